@@ -1,0 +1,27 @@
+#pragma once
+// The algorithms collsim knows, by collective and name, each with its one-line summary
+// and its cost formula. Names are unique within a collective.
+#include <string>
+#include <vector>
+
+#include "algorithms/collective.hpp"
+#include "model/cost_model.hpp"
+
+namespace collsim {
+
+struct AlgorithmInfo {
+  Collective collective;
+  std::string name;
+  std::string summary;
+  AlgorithmFn run;
+  ModelFn model;
+};
+
+const std::vector<AlgorithmInfo>& all_algorithms();
+
+// Throws InputError naming `field`, with "did you mean" and the allowed names.
+const AlgorithmInfo& find_algorithm(Collective collective, const std::string& name, std::string_view field);
+
+std::vector<std::string> algorithm_names(Collective collective);
+
+}  // namespace collsim

@@ -1,0 +1,63 @@
+#pragma once
+// Real data that algorithms move and reduce. A Buffer owns typed elements behind a
+// type-erased byte array, so that one algorithm source serves float32, float64 and int32.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collsim {
+
+enum class Dtype { float32, float64, int32 };
+
+size_t dtype_size(Dtype dtype);
+std::string_view dtype_name(Dtype dtype);
+Dtype parse_dtype(std::string_view name, std::string_view field);
+std::vector<std::string> dtype_names();
+
+// A window on consecutive elements of a Buffer (or of a received message).
+struct View {
+  std::byte* data = nullptr;
+  size_t count = 0;
+  size_t elem_bytes = 0;
+
+  size_t bytes() const { return count * elem_bytes; }
+  View sub(size_t offset, size_t length) const { return {data + offset * elem_bytes, length, elem_bytes}; }
+};
+
+class Buffer {
+public:
+  Buffer() = default;
+  Buffer(Dtype dtype, size_t count) : dtype_(dtype), count_(count), bytes_(count * dtype_size(dtype)) {}
+
+  Dtype dtype() const { return dtype_; }
+  size_t size() const { return count_; }
+  size_t elem_bytes() const { return dtype_size(dtype_); }
+  std::byte* data() { return bytes_.data(); }
+  const std::byte* data() const { return bytes_.data(); }
+
+  View all() { return {bytes_.data(), count_, elem_bytes()}; }
+  View view(size_t offset, size_t length) { return all().sub(offset, length); }
+
+  template <typename T> T* as() { return reinterpret_cast<T*>(bytes_.data()); }
+  template <typename T> const T* as() const { return reinterpret_cast<const T*>(bytes_.data()); }
+
+  // Element i widened to long double, whatever the dtype (for verification and tests).
+  long double get(size_t i) const;
+  void set(size_t i, long double value);
+
+private:
+  Dtype dtype_ = Dtype::float32;
+  size_t count_ = 0;
+  std::vector<std::byte> bytes_;
+};
+
+// Simulated bytes of a message carrying `elems` elements when each carried element stands
+// for `bytes_per_elem` logical bytes (see "logical vs carried size" in docs/).
+inline uint64_t simulated_bytes(size_t elems, double bytes_per_elem) {
+  return static_cast<uint64_t>(std::llround(static_cast<double>(elems) * bytes_per_elem));
+}
+
+}  // namespace collsim

@@ -1,0 +1,119 @@
+#include "comm/comm.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <stdexcept>
+
+#include "comm/comm_group.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+// What travels through a mailbox: a copy of the sender's elements (taken at send time, so
+// the sender may reuse its buffer once the send completes) and the sender's labels.
+struct Packet {
+  std::vector<std::byte> data;
+  double posted = 0;
+  int step = 0;
+  const char* phase = "";
+  int epoch = 0;
+};
+
+struct PendingTransfer {
+  sg4::CommPtr activity;
+  bool is_receive = false;
+  Packet* packet = nullptr;  // filled by SimGrid when a receive completes
+  View into;                 // where a receive lands
+  int peer = 0;              // group rank of the other side
+  double posted = 0;
+};
+
+Request::Request() = default;
+Request::Request(Request&&) noexcept = default;
+Request& Request::operator=(Request&&) noexcept = default;
+Request::~Request() = default;
+
+CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log)
+    : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
+      mailboxes_(members_.size() * members_.size(), nullptr) {}
+
+sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
+  sg4::Mailbox*& slot = mailboxes_[static_cast<size_t>(src) * members_.size() + static_cast<size_t>(dst)];
+  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, world_rank(src), world_rank(dst)));
+  return slot;
+}
+
+Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank) {}
+
+int Comm::size() const { return group_->size(); }
+
+Request Comm::isend(int dst, View data) {
+  auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),
+                            step_, phase_, group_->epoch()};
+  Request request;
+  request.pending_ = std::make_unique<PendingTransfer>();
+  request.pending_->peer = dst;
+  request.pending_->activity =
+      group_->mailbox(rank_, dst)->put_async(packet, simulated_bytes(data.count, group_->bytes_per_elem()));
+  return request;
+}
+
+Request Comm::irecv(int src, View into) {
+  Request request;
+  request.pending_ = std::make_unique<PendingTransfer>();
+  PendingTransfer& pending = *request.pending_;
+  pending.is_receive = true;
+  pending.into = into;
+  pending.peer = src;
+  pending.posted = sg4::Engine::get_clock();
+  pending.activity = group_->mailbox(src, rank_)->get_async<Packet>(&pending.packet);
+  return request;
+}
+
+void Comm::wait(Request& request) {
+  PendingTransfer& pending = *request.pending_;
+  if (group_->timeout() >= 0)
+    pending.activity->wait_for(group_->timeout());
+  else
+    pending.activity->wait();
+  if (!pending.is_receive) return;
+
+  std::unique_ptr<Packet> packet(pending.packet);
+  if (packet->epoch != group_->epoch())
+    throw std::logic_error(fmt::format("message of epoch {} delivered in epoch {}", packet->epoch, group_->epoch()));
+  if (packet->data.size() != pending.into.bytes())
+    throw std::logic_error(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_, pending.into.bytes(),
+                                       pending.peer, packet->data.size()));
+  if (!packet->data.empty()) std::memcpy(pending.into.data, packet->data.data(), packet->data.size());
+  group_->log().add({group_->world_rank(pending.peer), group_->world_rank(rank_),
+                     simulated_bytes(pending.into.count, group_->bytes_per_elem()),
+                     std::max(packet->posted, pending.posted), sg4::Engine::get_clock(), packet->step, packet->phase,
+                     packet->epoch});
+}
+
+void Comm::wait_all(std::vector<Request>& requests) {
+  for (Request& request : requests) wait(request);
+}
+
+void Comm::send(int dst, View data) {
+  Request request = isend(dst, data);
+  wait(request);
+}
+
+void Comm::recv(int src, View into) {
+  Request request = irecv(src, into);
+  wait(request);
+}
+
+void Comm::sendrecv(int dst, View data, int src, View into) {
+  Request sending = isend(dst, data);
+  Request receiving = irecv(src, into);
+  wait(receiving);
+  wait(sending);
+}
+
+}  // namespace collsim

@@ -1,0 +1,61 @@
+#pragma once
+// Comm: the only interface algorithms use. Ranks, neighbours, and point-to-point
+// transfers of buffer views, blocking or asynchronous. Every message is recorded with
+// the phase and step the sender labelled it with. No host, mailbox or SimGrid type here.
+#include <memory>
+#include <vector>
+
+#include "comm/buffer.hpp"
+
+namespace collsim {
+
+class CommGroup;
+struct PendingTransfer;
+
+// An asynchronous send or receive in flight; complete it with Comm::wait.
+class Request {
+public:
+  Request();
+  Request(Request&&) noexcept;
+  Request& operator=(Request&&) noexcept;
+  ~Request();
+
+private:
+  friend class Comm;
+  std::unique_ptr<PendingTransfer> pending_;
+};
+
+class Comm {
+public:
+  Comm(CommGroup& group, int rank);
+
+  int rank() const { return rank_; }
+  int size() const;
+  int left() const { return (rank_ + size() - 1) % size(); }
+  int right() const { return (rank_ + 1) % size(); }
+
+  // Names the phase and step of the messages sent from now on (for traces and pictures).
+  // `phase` must be a string literal.
+  void label(const char* phase, int step) {
+    phase_ = phase;
+    step_ = step;
+  }
+
+  void send(int dst, View data);
+  void recv(int src, View into);
+  // Sends to dst and receives from src at the same time; returns when both are done.
+  void sendrecv(int dst, View data, int src, View into);
+
+  Request isend(int dst, View data);
+  Request irecv(int src, View into);
+  void wait(Request& request);
+  void wait_all(std::vector<Request>& requests);
+
+private:
+  CommGroup* group_;
+  int rank_;
+  const char* phase_ = "collective";
+  int step_ = 0;
+};
+
+}  // namespace collsim

@@ -1,0 +1,35 @@
+#pragma once
+// Element-wise reductions: sum, prod, min, max, avg (avg = sum, then divide by the
+// group size once at the end, as NCCL's ncclAvg does).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/buffer.hpp"
+
+namespace collsim {
+
+enum class OpKind { sum, prod, min, max, avg };
+
+std::string_view op_name(OpKind op);
+OpKind parse_op(std::string_view name, std::string_view field);
+std::vector<std::string> op_names();
+
+class ReduceOp {
+public:
+  ReduceOp(OpKind kind, Dtype dtype) : kind_(kind), dtype_(dtype) {}
+
+  OpKind kind() const { return kind_; }
+  Dtype dtype() const { return dtype_; }
+
+  // into[i] = into[i] (op) from[i]; both views hold the same number of elements.
+  void combine(View into, View from) const;
+  // What happens once after the reduction completes (avg divides by the group size).
+  void finalize(View data, int group_size) const;
+
+private:
+  OpKind kind_;
+  Dtype dtype_;
+};
+
+}  // namespace collsim

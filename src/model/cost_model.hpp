@@ -1,0 +1,52 @@
+#pragma once
+// The alpha-beta cost model: the time each algorithm takes on a contention-free network
+// where every message costs alpha + bytes/B, links are full-duplex, and reductions are free
+// (gamma = 0). With `--network ideal` SimGrid reproduces these formulas exactly
+// whenever the element count divides evenly (otherwise the formulas use the largest
+// chunk and are an upper bound). docs/algorithms.md derives each one.
+#include <cstddef>
+
+#include "algorithms/collective.hpp"
+
+namespace collsim {
+
+struct ModelInput {
+  int p = 1;                    // ranks
+  double alpha = 0;             // latency of one message, seconds (the route's latency)
+  double bandwidth = 1;         // B, bytes per second (the route's bottleneck)
+  size_t elems = 0;             // carried elements per rank
+  double bytes_per_elem = 4;    // logical bytes each carried element stands for
+  size_t segment_elems = 1;     // pipelined algorithms
+
+  // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
+  double bytes(size_t count) const;
+  double message_time(size_t count) const { return alpha + bytes(count) / bandwidth; }
+};
+
+using ModelFn = double (*)(const ModelInput& in);
+
+int ceil_log2(int p);
+
+double model_broadcast_flat(const ModelInput& in);
+double model_broadcast_binomial(const ModelInput& in);
+double model_broadcast_pipeline(const ModelInput& in);
+double model_reduce_flat(const ModelInput& in);
+double model_reduce_binomial(const ModelInput& in);
+double model_allreduce_naive(const ModelInput& in);
+double model_allreduce_naive_binomial(const ModelInput& in);
+double model_allreduce_ring(const ModelInput& in);
+
+// No algorithm can beat these (allreduce: max(2(p-1)/p n/B, ceil(log2 p) alpha);
+// broadcast and reduce: max(n/B, ceil(log2 p) alpha)).
+struct LowerBound {
+  double bandwidth_term = 0;
+  double latency_term = 0;
+  double value() const { return bandwidth_term > latency_term ? bandwidth_term : latency_term; }
+};
+LowerBound lower_bound(Collective collective, const ModelInput& in);
+
+// nccl-tests' definitions: algbw = n / t; busbw = algbw * factor, where the factor is
+// 2(p-1)/p for allreduce and 1 for broadcast and reduce.
+double busbw_factor(Collective collective, int p);
+
+}  // namespace collsim

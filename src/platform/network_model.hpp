@@ -1,0 +1,22 @@
+#pragma once
+// The two network models (contract): `ideal` makes SimGrid reproduce the alpha-beta model
+// exactly; `realistic` keeps SimGrid's default TCP model (LV08).
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collsim {
+
+enum class NetworkModel { ideal, realistic };
+
+std::string_view network_model_name(NetworkModel model);
+NetworkModel parse_network_model(std::string_view name, std::string_view field);
+
+// SimGrid --cfg settings for the model, applied before the user's own --cfg options.
+std::vector<std::string> network_model_config(NetworkModel model);
+
+// Rejects a --cfg option that SimGrid would abort on instead of reporting (bad model names)
+// and anything not shaped KEY:VALUE.
+void check_simgrid_option(const std::string& option);
+
+}  // namespace collsim

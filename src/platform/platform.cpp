@@ -1,0 +1,121 @@
+#include "platform/platform.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <limits>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <sstream>
+
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+std::optional<StarGenerator> parse_generator(const std::string& topology, const std::string& field) {
+  if (topology.rfind("star:", 0) != 0) {
+    if (topology == "star")
+      throw InputError(fmt::format("{}: 'star' needs a host count, as in star:16 or star:16:10GBps:1us", field));
+    return std::nullopt;
+  }
+  std::vector<std::string> parts;
+  std::stringstream stream(topology);
+  for (std::string part; std::getline(stream, part, ':');) parts.push_back(part);
+  if (parts.size() < 2 || parts.size() > 4)
+    throw InputError(fmt::format("{}: '{}' is not star:P[:BW[:LAT]] (example: star:16:10GBps:1us)", field, topology));
+  StarGenerator star;
+  try {
+    size_t used = 0;
+    const long hosts = std::stol(parts[1], &used);
+    if (used != parts[1].size() || hosts < 1 || hosts > 1'000'000) throw std::invalid_argument("range");
+    star.hosts = static_cast<int>(hosts);
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: host count '{}' in '{}' must be an integer >= 1", field, parts[1], topology));
+  }
+  if (parts.size() > 2) {
+    star.bandwidth = parse_bandwidth(parts[2], field);
+    star.bandwidth_text = parts[2];
+  }
+  if (parts.size() > 3) {
+    star.latency = parse_time(parts[3], field);
+    star.latency_text = parts[3];
+  }
+  return star;
+}
+
+std::string resolve_platform_file(const std::string& topology, const std::string& scenario_dir,
+                                  const std::string& field) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates{fs::path(topology)};
+  if (fs::path(topology).is_relative()) {
+    if (!scenario_dir.empty()) candidates.push_back(fs::path(scenario_dir) / topology);
+    candidates.push_back(fs::path(COLLSIM_SOURCE_DIR) / topology);
+    candidates.push_back(fs::path(COLLSIM_SOURCE_DIR) / "topologies" / topology);
+  }
+  for (const auto& candidate : candidates)
+    if (fs::is_regular_file(candidate)) return candidate.string();
+  throw InputError(fmt::format("{}: platform file '{}' not found (give a SimGrid XML file, e.g. "
+                               "topologies/star-8.xml, or a generator such as star:8; `collsim list topologies`)",
+                               field, topology));
+}
+
+namespace {
+
+void generate_star(const StarGenerator& star) {
+  // Each host gets a split-duplex private link: sending uses its UP half, receiving its
+  // DOWN half, so a host can send and receive at full speed at the same time.
+  auto* zone = sg4::create_star_zone("star");
+  for (int i = 0; i < star.hosts; ++i) {
+    const std::string name = fmt::format("host-{}", i);
+    const sg4::Host* host = zone->create_host(name, 1e9);
+    sg4::Link* link = zone->create_split_duplex_link(name + "_link", star.bandwidth)->set_latency(star.latency);
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  }
+  zone->seal();
+}
+
+}  // namespace
+
+PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, const std::string& scenario_dir) {
+  PlatformInfo info;
+  info.source = topology;
+  if (auto star = parse_generator(topology, "topology")) {
+    info.kind = "generator";
+    generate_star(*star);
+  } else {
+    info.kind = "file";
+    info.source = resolve_platform_file(topology, scenario_dir, "topology");
+    try {
+      engine.load_platform(info.source);
+    } catch (const std::exception& error) {
+      std::string message = error.what();
+      message = message.substr(0, message.find('\n'));
+      throw InputError(fmt::format("topology: cannot load '{}': {}", info.source, message));
+    }
+  }
+  info.hosts = engine.get_all_hosts();
+  // SimGrid lists hosts by name ("host-10" before "host-2"); ranks follow the platform
+  // file's order instead, which is the order in which the hosts were created.
+  std::sort(info.hosts.begin(), info.hosts.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return a->get_netpoint()->id() < b->get_netpoint()->id(); });
+  info.link_count = engine.get_link_count();
+  if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));
+  return info;
+}
+
+RouteCost route_cost(const sg4::Host* from, const sg4::Host* to) {
+  std::vector<sg4::Link*> links;
+  RouteCost cost;
+  from->route_to(to, links, &cost.latency);
+  cost.bandwidth = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* link : links) cost.bandwidth = std::min(cost.bandwidth, link->get_bandwidth());
+  return cost;
+}
+
+}  // namespace collsim

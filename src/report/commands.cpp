@@ -1,0 +1,172 @@
+#include "report/commands.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <simgrid/s4u/Engine.hpp>
+#include <sstream>
+
+#include "algorithms/registry.hpp"
+#include "platform/platform.hpp"
+#include "report/summary.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/input_data.hpp"
+#include "sim/simulation.hpp"
+#include "trace/trace.hpp"
+#include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+#include "util/suggest.hpp"
+#include "util/units.hpp"
+
+namespace fs = std::filesystem;
+
+namespace collsim {
+namespace {
+
+Scenario load_scenario(const RunRequest& request) {
+  nlohmann::json document = nlohmann::json::object();
+  std::string source_dir;
+  if (!request.scenario_path.empty()) {
+    document = load_scenario_json(request.scenario_path);
+    source_dir = fs::path(request.scenario_path).parent_path().string();
+  }
+  for (const auto& assignment : request.overrides) apply_override(document, assignment);
+  return parse_scenario(document, source_dir);
+}
+
+// The first line of a file's opening comment (XML <!-- --> or a JSON "description").
+std::string describe_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string contents = text.str();
+  if (path.extension() == ".json") {
+    try {
+      const auto document = nlohmann::json::parse(contents);
+      const auto& description = document.value("description", nlohmann::json());
+      if (description.is_string()) return description.get<std::string>();
+      if (description.is_array() && !description.empty() && description[0].is_string())
+        return description[0].get<std::string>();
+    } catch (const std::exception&) {
+      return "(malformed JSON)";
+    }
+    return "";
+  }
+  const auto open = contents.find("<!--");
+  if (open == std::string::npos) return "";
+  std::stringstream comment(contents.substr(open + 4, contents.find("-->", open) - open - 4));
+  for (std::string line; std::getline(comment, line);) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos) return line.substr(first);
+  }
+  return "";
+}
+
+std::vector<fs::path> files_in(const fs::path& folder, const std::string& extension) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(folder))
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+int command_run(const RunRequest& request) {
+  const Scenario scenario = load_scenario(request);
+  SimOptions options;
+  options.cfg = request.cfg;
+  SimResult result = run_simulation(scenario, options);
+  const Verification verification =
+      verify_results(scenario.collective.kind, scenario.collective.op, scenario.collective.root, result.results,
+                     [&](int rank, Buffer& buf) { fill_input(buf, rank, scenario.collective.op, scenario.seed); });
+  const RunSummary summary = summarize(scenario.collective.kind, result, verification);
+  if (!request.trace_path.empty())
+    write_file_atomically(request.trace_path, build_trace(scenario, result, summary, request.full_detail).dump(1) + "\n");
+  if (!request.quiet) std::cout << format_summary(scenario, result, summary) << std::flush;
+  if (!verification.verified) {
+    std::cerr << "collsim: verification failed: " << verification.failure << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int command_validate(const RunRequest& request) {
+  const Scenario scenario = load_scenario(request);
+  SimOptions options;
+  options.cfg = request.cfg;
+  options.check_only = true;
+  const SimResult result = run_simulation(scenario, options);
+  std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network)\n", scenario.name,
+                           collective_name(scenario.collective.kind), scenario.collective.algorithm, result.workers,
+                           result.topology, network_model_name(scenario.network));
+  return 0;
+}
+
+int command_list(const std::string& what) {
+  const fs::path root(COLLSIM_SOURCE_DIR);
+  const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios"};
+  if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end())
+    throw InputError(fmt::format("list: unknown list '{}'{}; allowed: {}", what, did_you_mean(what, kinds), join(kinds)));
+
+  if (what.empty() || what == "algorithms") {
+    for (const auto& a : all_algorithms())
+      std::cout << fmt::format("{:<10} {:<15} {}\n", collective_name(a.collective), a.name, a.summary);
+  }
+  if (what.empty() || what == "topologies") {
+    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "TOPOLOGY", "HOSTS", "LINKS", "DESCRIPTION");
+    for (const auto& file : files_in(root / "topologies", ".xml")) {
+      // Each platform loads in its own process: SimGrid has one engine per process.
+      const ChildOutcome counts = run_in_child([&] {
+        int argc = 2;
+        char name[] = "collsim", quiet[] = "--log=root.thresh:critical";
+        char* argv[] = {name, quiet, nullptr};
+        simgrid::s4u::Engine engine(&argc, argv);
+        engine.load_platform(file.string());
+        return fmt::format("{:>6} {:>6}", engine.get_host_count(), engine.get_link_count());
+      });
+      const std::string shown = fs::relative(file, root).string();
+      std::cout << fmt::format("{:<28} {}  {}\n", shown, counts.exit_code == 0 ? counts.output : "  (broken file)",
+                               describe_file(file));
+    }
+    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "star:P[:BW[:LAT]]", "P", "2P",
+                             "generator: P hosts, private split-duplex links (default 10GBps, 1us) to one switch");
+  }
+  if (what.empty() || what == "scenarios") {
+    for (const auto& file : files_in(root / "scenarios", ".json"))
+      std::cout << fmt::format("{:<34} {}\n", fs::relative(file, root).string(), describe_file(file));
+  }
+  return 0;
+}
+
+int command_model(const ModelRequest& request) {
+  const Collective collective = parse_collective(request.collective, "--collective");
+  const std::string name =
+      request.algorithm.empty() ? (collective == Collective::allreduce ? "ring" : "binomial") : request.algorithm;
+  const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
+  if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
+  if (request.size.empty() || request.bandwidth.empty() || request.latency.empty())
+    throw InputError("model: --size, --bandwidth and --latency are required");
+  const Dtype dtype = parse_dtype(request.dtype, "--dtype");
+  ModelInput in;
+  in.p = request.workers;
+  const double bytes = parse_size(request.size, "--size");
+  if (bytes <= 0) throw InputError("--size: must be > 0 bytes");
+  in.bytes_per_elem = static_cast<double>(dtype_size(dtype));
+  in.elems = static_cast<size_t>(bytes / in.bytes_per_elem);
+  if (static_cast<double>(in.elems) * in.bytes_per_elem != bytes)
+    throw InputError(fmt::format("--size: {} bytes is not a whole number of {} elements", bytes, dtype_name(dtype)));
+  in.bandwidth = parse_bandwidth(request.bandwidth, "--bandwidth");
+  in.alpha = parse_time(request.latency, "--latency");
+  const double segment = parse_size(request.segment, "--segment");
+  if (segment <= 0) throw InputError("--segment: must be > 0 bytes");
+  in.segment_elems = std::max<size_t>(1, static_cast<size_t>(segment / in.bytes_per_elem));
+  std::cout << format_model(collective, algorithm, in);
+  return 0;
+}
+
+}  // namespace collsim

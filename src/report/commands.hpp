@@ -1,0 +1,34 @@
+#pragma once
+// What each collsim subcommand does, as library calls (src/main.cpp only parses flags).
+// Each returns the process exit status: 0 success, 1 the run failed (verification),
+// and throws InputError for bad input (status 2).
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collsim {
+
+struct RunRequest {
+  std::string scenario_path;             // may be empty: flags only
+  std::vector<std::string> overrides;    // "key.path=value", applied in order (--set, then flags)
+  std::vector<std::string> cfg;          // SimGrid --cfg options
+  std::string trace_path;
+  bool full_detail = false;
+  bool quiet = false;
+};
+
+int command_run(const RunRequest& request);
+int command_validate(const RunRequest& request);
+int command_list(const std::string& what);
+
+struct ModelRequest {
+  std::string collective = "allreduce";
+  std::string algorithm;
+  int workers = 0;
+  std::string size, bandwidth, latency;
+  std::string dtype = "float32";
+  std::string segment = "1MiB";
+};
+int command_model(const ModelRequest& request);
+
+}  // namespace collsim

@@ -1,0 +1,86 @@
+#include "report/summary.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "util/units.hpp"
+
+namespace collsim {
+
+RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification) {
+  RunSummary s;
+  s.simulated_time = result.simulated_time;
+  double total = 0;
+  for (const auto& round : result.rounds) total += round.end - round.collective_start;
+  s.collective_time = result.rounds.empty() ? 0 : total / static_cast<double>(result.rounds.size());
+  s.model_time = result.algorithm->model(result.model);
+  s.bound = lower_bound(collective, result.model);
+  s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
+  s.algbw = s.collective_time > 0 ? result.payload.logical_bytes / s.collective_time : 0;
+  s.busbw = s.algbw * busbw_factor(collective, result.workers);
+  s.verification = verification;
+  s.message_count = result.messages.records().size();
+  return s;
+}
+
+std::string format_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+  size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, row.first.size());
+  std::string out;
+  for (const auto& [label, value] : rows) out += fmt::format("  {:<{}}  {}\n", label, width, value);
+  return out;
+}
+
+std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
+  const auto& v = s.verification;
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.algorithm->name)},
+      {"workers", fmt::format("{} on {}", result.workers, result.topology)},
+      {"network", fmt::format("{} (alpha {}, B {})", network_model_name(scenario.network), format_time(result.model.alpha),
+                              format_bandwidth(result.model.bandwidth))},
+      {"size", fmt::format("{} {} per rank ({} elements carried)", format_size(result.payload.logical_bytes),
+                           dtype_name(scenario.collective.dtype), result.payload.carried_elems)},
+  };
+  if (scenario.training.rounds > 1)
+    rows.emplace_back("rounds", fmt::format("{} (total {})", scenario.training.rounds, format_time(s.simulated_time)));
+  rows.emplace_back("simulated time", format_time(s.collective_time));
+  rows.emplace_back("model time", fmt::format("{} (simulated/model = {:.6f})", format_time(s.model_time),
+                                              s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
+  rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
+                                               format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
+  rows.emplace_back("efficiency", fmt::format("{:.1f}% of the lower bound", 100 * s.efficiency));
+  rows.emplace_back("algbw", format_bandwidth(s.algbw));
+  rows.emplace_back("busbw", format_bandwidth(s.busbw));
+  rows.emplace_back("messages", fmt::format("{}", s.message_count));
+  rows.emplace_back("verified", v.verified ? fmt::format("yes ({} ranks, max error {:.3g}, {})", v.checked_ranks,
+                                                         v.max_error,
+                                                         v.bitwise_identical ? "bitwise identical"
+                                                                             : "ranks differ in the last bits")
+                                           : fmt::format("NO: {}", v.failure));
+  std::string out = format_table(rows);
+  for (const auto& note : result.notes) out += fmt::format("  note: {}\n", note);
+  return out;
+}
+
+std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in) {
+  const double time = algorithm.model(in);
+  const LowerBound bound = lower_bound(collective, in);
+  const double bytes = in.bytes(in.elems);
+  const double algbw = time > 0 ? bytes / time : 0;
+  return format_table({
+      {"collective", fmt::format("{} / {}", collective_name(collective), algorithm.name)},
+      {"formula", algorithm.summary},
+      {"workers", fmt::format("{}", in.p)},
+      {"size", format_size(bytes)},
+      {"alpha", format_time(in.alpha)},
+      {"bandwidth", format_bandwidth(in.bandwidth)},
+      {"model time", format_time(time)},
+      {"lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(bound.value()),
+                                  format_time(bound.bandwidth_term), format_time(bound.latency_term))},
+      {"efficiency", fmt::format("{:.1f}% of the lower bound", time > 0 ? 100 * bound.value() / time : 100.0)},
+      {"algbw", format_bandwidth(algbw)},
+      {"busbw", format_bandwidth(algbw * busbw_factor(collective, in.p))},
+  });
+}
+
+}  // namespace collsim

@@ -1,0 +1,35 @@
+#pragma once
+// The figures a run reports, computed once for the printed table and the trace.
+#include <string>
+#include <vector>
+
+#include "model/cost_model.hpp"
+#include "sim/simulation.hpp"
+#include "sim/verify.hpp"
+
+namespace collsim {
+
+struct RunSummary {
+  double simulated_time = 0;   // the whole run (all rounds)
+  double collective_time = 0;  // one collective, averaged over rounds
+  double model_time = 0;       // the algorithm's alpha-beta formula
+  LowerBound bound;            // no algorithm can do better
+  double efficiency = 0;       // bound / collective_time
+  double algbw = 0;            // logical bytes / collective_time
+  double busbw = 0;            // algbw * busbw_factor
+  Verification verification;
+  size_t message_count = 0;
+};
+
+RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification);
+
+// An aligned two-column table, one figure per line, units shown.
+std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& summary);
+
+// What `collsim model` prints: the same figures from the formulas alone.
+std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in);
+
+// Rows of "label  value" padded to one column width.
+std::string format_table(const std::vector<std::pair<std::string, std::string>>& rows);
+
+}  // namespace collsim

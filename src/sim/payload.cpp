@@ -1,0 +1,24 @@
+#include "sim/payload.hpp"
+
+#include <algorithm>
+
+namespace collsim {
+
+Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements) {
+  Payload payload;
+  payload.logical_bytes = logical_bytes;
+  payload.logical_elems = static_cast<uint64_t>(logical_bytes / static_cast<double>(dtype_size(dtype)));
+  const auto ranks = static_cast<uint64_t>(p);
+  if (carried_elements) {
+    payload.carried_elems = std::min(*carried_elements, payload.logical_elems);
+  } else if (payload.logical_elems * ranks <= carried_budget_elements) {
+    payload.carried_elems = payload.logical_elems;
+  } else {
+    const uint64_t per_chunk = std::max<uint64_t>(1, carried_budget_elements / ranks / ranks);
+    payload.carried_elems = std::min(payload.logical_elems, per_chunk * ranks);
+  }
+  payload.bytes_per_elem = logical_bytes / static_cast<double>(payload.carried_elems);
+  return payload;
+}
+
+}  // namespace collsim

@@ -1,0 +1,28 @@
+#pragma once
+// Logical vs carried size. The network carries the logical size (say 1 GiB per rank);
+// memory holds only the carried elements (so that p=4096 needs no 4 TiB of RAM). Each
+// message's simulated bytes are its carried elements times bytes_per_elem.
+#include <cstdint>
+#include <optional>
+
+#include "comm/buffer.hpp"
+
+namespace collsim {
+
+struct Payload {
+  double logical_bytes = 0;     // per rank, what the network carries
+  uint64_t logical_elems = 0;   // logical_bytes / dtype size
+  uint64_t carried_elems = 0;   // elements in memory per rank
+  double bytes_per_elem = 0;    // logical bytes each carried element stands for
+
+  bool downscaled() const { return carried_elems != logical_elems; }
+};
+
+// Total carried elements across all ranks stay under this unless the user asks for more.
+constexpr uint64_t carried_budget_elements = uint64_t{1} << 25;
+
+// Carries everything when it fits the budget; otherwise a multiple of p elements, so that
+// every ring chunk stands for exactly logical_bytes / p.
+Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements);
+
+}  // namespace collsim

@@ -1,0 +1,55 @@
+#pragma once
+// One simulation: build the SimGrid engine and platform, start one worker actor per
+// rank running the collective on real buffers, run, and collect what happened.
+// SimGrid allows one engine per process: call run_simulation once per process.
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "comm/message_log.hpp"
+#include "model/cost_model.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/payload.hpp"
+#include "sim/verify.hpp"
+
+namespace collsim {
+
+struct RoundRecord {
+  int round = 0;
+  int epoch = 0;
+  std::vector<int> group;        // world ranks taking part
+  double start = 0;              // first rank starts computing
+  double compute_end = 0;        // last rank done computing
+  double collective_start = 0;   // first rank enters the collective
+  double end = 0;                // last rank leaves the collective
+};
+
+struct SimOptions {
+  std::vector<std::string> cfg;  // the user's --cfg options, applied after the model's
+  InputFn input;                 // rank inputs; default: fill_input with the scenario's seed
+  bool check_only = false;       // stop once the platform and placement are checked
+};
+
+struct SimResult {
+  int workers = 0;
+  std::string topology;                  // file path or generator string
+  std::string platform_kind;             // "file" or "generator"
+  std::vector<std::string> all_hosts;    // platform order
+  std::vector<std::string> rank_hosts;   // host of each rank
+  size_t link_count = 0;
+  const AlgorithmInfo* algorithm = nullptr;
+  Payload payload;
+  ModelInput model;                      // alpha and B as read from the platform's routes
+  double simulated_time = 0;
+  std::vector<RoundRecord> rounds;
+  MessageLog messages;
+  std::vector<Buffer> results;           // each rank's buffer after the last round
+  std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
+};
+
+SimResult run_simulation(const Scenario& scenario, const SimOptions& options);
+
+// The SimGrid command line collsim builds: model settings, speed settings, then the user's.
+std::vector<std::string> engine_arguments(const Scenario& scenario, const std::vector<std::string>& user_cfg);
+
+}  // namespace collsim

@@ -1,0 +1,29 @@
+#pragma once
+// Every run checks every rank's result against a reference computed independently, in
+// long double, from the same inputs (regenerated, not taken from the simulation).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/collective.hpp"
+
+namespace collsim {
+
+struct Verification {
+  bool verified = true;
+  double max_error = 0;          // largest |result - reference| over checked ranks and elements
+  bool bitwise_identical = true;  // all checked ranks hold the same bits
+  int checked_ranks = 0;
+  std::string failure;           // first failing rank and element, if any
+};
+
+using InputFn = std::function<void(int rank, Buffer& buf)>;
+
+// `results[r]` is rank r's buffer after the collective. Broadcast must reproduce the root's
+// input exactly on every rank; reduce is checked at the root; allreduce on every rank.
+// Floating-point sums may differ from the reference by the usual rounding bound
+// ((p-1) eps sum|x|), products by p eps |x|; min, max and integers must be exact.
+Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
+                            const InputFn& input);
+
+}  // namespace collsim

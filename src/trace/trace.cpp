@@ -1,0 +1,99 @@
+#include "trace/trace.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+using nlohmann::json;
+
+namespace collsim {
+namespace {
+
+json full_messages(const MessageLog& log) {
+  json messages = json::array();
+  for (const auto& m : log.records())
+    messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
+                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}});
+  return messages;
+}
+
+// One entry per (epoch, phase, step): how many messages, how many bytes, first start,
+// last end; listed in order of first start.
+json messages_per_step(const MessageLog& log) {
+  struct Aggregate {
+    int epoch = 0, step = 0;
+    std::string_view phase;
+    size_t count = 0;
+    double bytes = 0, start = 0, end = 0;
+  };
+  std::map<std::tuple<int, std::string_view, int>, Aggregate> steps;
+  for (const auto& m : log.records()) {
+    auto [it, inserted] = steps.try_emplace({m.epoch, m.phase, m.step}, Aggregate{m.epoch, m.step, m.phase, 0, 0, m.start, m.end});
+    Aggregate& a = it->second;
+    ++a.count;
+    a.bytes += static_cast<double>(m.bytes);
+    a.start = std::min(a.start, m.start);
+    a.end = std::max(a.end, m.end);
+  }
+  std::vector<Aggregate> ordered;
+  for (const auto& entry : steps) ordered.push_back(entry.second);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const Aggregate& a, const Aggregate& b) { return a.start < b.start; });
+  json messages = json::array();
+  for (const auto& a : ordered)
+    messages.push_back({{"epoch", a.epoch}, {"phase", a.phase}, {"step", a.step}, {"count", a.count},
+                        {"bytes", a.bytes}, {"start", a.start}, {"end", a.end}});
+  return messages;
+}
+
+}  // namespace
+
+json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool full_detail) {
+  const auto& v = s.verification;
+  json rounds = json::array();
+  for (const auto& r : result.rounds)
+    rounds.push_back({{"round", r.round}, {"epoch", r.epoch}, {"group", r.group}, {"start", r.start},
+                      {"end", r.end}, {"compute", r.compute_end - r.start}, {"collective", r.end - r.collective_start}});
+  const bool full = full_detail || result.messages.records().size() <= full_detail_message_limit;
+  return json{
+      {"format", trace_format},
+      {"collsim_version", COLLSIM_VERSION},
+      {"scenario", scenario_to_json(scenario, result.workers, result.topology)},
+      {"platform",
+       {{"source", result.topology},
+        {"kind", result.platform_kind},
+        {"hosts", result.all_hosts.size()},
+        {"links", result.link_count},
+        {"rank_hosts", result.rank_hosts},
+        {"alpha", result.model.alpha},
+        {"bandwidth", result.model.bandwidth}}},
+      {"payload",
+       {{"logical_bytes", result.payload.logical_bytes},
+        {"logical_elements", result.payload.logical_elems},
+        {"carried_elements", result.payload.carried_elems},
+        {"bytes_per_element", result.payload.bytes_per_elem}}},
+      {"summary",
+       {{"simulated_time", s.simulated_time},
+        {"collective_time", s.collective_time},
+        {"model_time", s.model_time},
+        {"lower_bound", s.bound.value()},
+        {"lower_bound_bandwidth", s.bound.bandwidth_term},
+        {"lower_bound_latency", s.bound.latency_term},
+        {"efficiency", s.efficiency},
+        {"algbw", s.algbw},
+        {"busbw", s.busbw},
+        {"verified", v.verified},
+        {"max_error", v.max_error},
+        {"bitwise_identical", v.bitwise_identical},
+        {"message_count", s.message_count}}},
+      {"rounds", rounds},
+      {"messages_detail", full ? "full" : "per-step"},
+      {"messages", full ? full_messages(result.messages) : messages_per_step(result.messages)},
+      {"faults", json::array()},
+      {"recovery", json::array()},
+      {"notes", result.notes},
+  };
+}
+
+}  // namespace collsim

@@ -1,0 +1,54 @@
+#include "util/child_process.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace collsim {
+namespace {
+
+void write_all(int fd, const std::string& text) {
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n <= 0) return;
+    written += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+ChildOutcome run_in_child(const std::function<std::string()>& work) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork() failed");
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    int code = 0;
+    std::string output;
+    try {
+      output = work();
+    } catch (const std::exception& error) {
+      output = error.what();
+      code = 2;
+    }
+    write_all(pipe_fds[1], output);
+    ::close(pipe_fds[1]);
+    std::fflush(nullptr);
+    ::_exit(code);  // skip static destructors: the engine is not ours to tear down
+  }
+  ::close(pipe_fds[1]);
+  ChildOutcome outcome;
+  char chunk[65536];
+  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;) outcome.output.append(chunk, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return outcome;
+}
+
+}  // namespace collsim
