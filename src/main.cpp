@@ -2,6 +2,7 @@
 // This file only turns command-line flags into library calls (src/report/commands.cpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <algorithm>
 #include <iostream>
 
 #include "report/commands.hpp"
@@ -77,6 +78,13 @@ int main(int argc, char** argv) {
   model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
 
+  // CLI11 would only say "A subcommand is required" for a mistyped command.
+  const std::vector<std::string> commands{"run", "validate", "list", "model"};
+  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::cerr << fmt::format("collsim: error: unknown command '{}'; allowed: run, validate, list, model "
+                             "(see collsim --help)\n", argv[1]);
+    return exit_bad_input;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

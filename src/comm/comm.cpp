@@ -21,6 +21,7 @@ struct Packet {
   int step = 0;
   const char* phase = "";
   int epoch = 0;
+  int round = 0;
 };
 
 struct PendingTransfer {
@@ -53,7 +54,7 @@ int Comm::size() const { return group_->size(); }
 
 Request Comm::isend(int dst, View data) {
   auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),
-                            step_, phase_, group_->epoch()};
+                            step_, phase_, group_->epoch(), round_};
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
@@ -80,19 +81,30 @@ void Comm::wait(Request& request) {
     pending.activity->wait_for(group_->timeout());
   else
     pending.activity->wait();
-  if (!pending.is_receive) return;
+  // The transfer may have finished before this wait began (wait_all waits in order).
+  if (pending.is_receive)
+    deliver(pending.packet, pending.peer, pending.into, pending.posted, pending.activity->get_finish_time());
+}
 
-  std::unique_ptr<Packet> packet(pending.packet);
+// A blocking get is one simcall where get_async + wait are two: the hot path of every
+// ring step goes through here.
+Packet* Comm::receive_packet(int src) {
+  sg4::Mailbox* mailbox = group_->mailbox(src, rank_);
+  return group_->timeout() >= 0 ? mailbox->get<Packet>(group_->timeout()) : mailbox->get<Packet>();
+}
+
+// Checks, copies into place and records a message that has arrived, then frees it.
+void Comm::deliver(Packet* arrived, int src, View into, double posted, double arrival) {
+  std::unique_ptr<Packet> packet(arrived);
   if (packet->epoch != group_->epoch())
     throw std::logic_error(fmt::format("message of epoch {} delivered in epoch {}", packet->epoch, group_->epoch()));
-  if (packet->data.size() != pending.into.bytes())
-    throw std::logic_error(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_, pending.into.bytes(),
-                                       pending.peer, packet->data.size()));
-  if (!packet->data.empty()) std::memcpy(pending.into.data, packet->data.data(), packet->data.size());
-  group_->log().add({group_->world_rank(pending.peer), group_->world_rank(rank_),
-                     simulated_bytes(pending.into.count, group_->bytes_per_elem()),
-                     std::max(packet->posted, pending.posted), sg4::Engine::get_clock(), packet->step, packet->phase,
-                     packet->epoch});
+  if (packet->data.size() != into.bytes())
+    throw std::logic_error(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_, into.bytes(), src,
+                                       packet->data.size()));
+  if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
+  group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
+                     std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
+                     packet->round});
 }
 
 void Comm::wait_all(std::vector<Request>& requests) {
@@ -105,14 +117,14 @@ void Comm::send(int dst, View data) {
 }
 
 void Comm::recv(int src, View into) {
-  Request request = irecv(src, into);
-  wait(request);
+  const double posted = sg4::Engine::get_clock();
+  Packet* packet = receive_packet(src);
+  deliver(packet, src, into, posted, sg4::Engine::get_clock());
 }
 
 void Comm::sendrecv(int dst, View data, int src, View into) {
   Request sending = isend(dst, data);
-  Request receiving = irecv(src, into);
-  wait(receiving);
+  recv(src, into);
   wait(sending);
 }
 

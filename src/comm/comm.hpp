@@ -10,6 +10,7 @@
 namespace collsim {
 
 class CommGroup;
+struct Packet;
 struct PendingTransfer;
 
 // An asynchronous send or receive in flight; complete it with Comm::wait.
@@ -41,6 +42,9 @@ public:
     step_ = step;
   }
 
+  // Which training round the messages sent from now on belong to (set by the worker loop).
+  void set_round(int round) { round_ = round; }
+
   void send(int dst, View data);
   void recv(int src, View into);
   // Sends to dst and receives from src at the same time; returns when both are done.
@@ -52,10 +56,14 @@ public:
   void wait_all(std::vector<Request>& requests);
 
 private:
+  Packet* receive_packet(int src);
+  void deliver(Packet* packet, int src, View into, double posted, double arrival);
+
   CommGroup* group_;
   int rank_;
   const char* phase_ = "collective";
   int step_ = 0;
+  int round_ = 0;
 };
 
 }  // namespace collsim

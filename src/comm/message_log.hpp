@@ -14,6 +14,7 @@ struct MessageRecord {
   int step = 0;             // algorithm step, as labelled by the sender
   const char* phase = "";   // algorithm phase ("reduce-scatter", ...), a string literal
   int epoch = 0;            // group generation
+  int round = 0;            // training round of the sender
 };
 
 class MessageLog {

@@ -15,8 +15,9 @@ NetworkModel parse_network_model(std::string_view name, std::string_view field);
 // SimGrid --cfg settings for the model, applied before the user's own --cfg options.
 std::vector<std::string> network_model_config(NetworkModel model);
 
-// Rejects a --cfg option that SimGrid would abort on instead of reporting (bad model names)
-// and anything not shaped KEY:VALUE.
-void check_simgrid_option(const std::string& option);
+// Rejects a SimGrid option that is not shaped KEY:VALUE, or that SimGrid would abort,
+// crash or hang on instead of reporting (unknown model names, non-positive precisions and
+// sizes). `field` names where the option came from ("--cfg", "cfg.0").
+void check_simgrid_option(const std::string& option, const std::string& field);
 
 }  // namespace collsim

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
-#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -85,6 +84,11 @@ void generate_star(const StarGenerator& star) {
 PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, const std::string& scenario_dir) {
   PlatformInfo info;
   info.source = topology;
+  // Ranks follow the order in which hosts are created (the platform file's order), across
+  // all zones; SimGrid's own host list is sorted by name ("host-10" before "host-2").
+  // (static: the callback stays connected for the life of the engine, i.e. the process)
+  static std::vector<sg4::Host*> created;
+  sg4::Host::on_creation_cb([](sg4::Host& host) { created.push_back(&host); });
   if (auto star = parse_generator(topology, "topology")) {
     info.kind = "generator";
     generate_star(*star);
@@ -94,16 +98,16 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
     try {
       engine.load_platform(info.source);
     } catch (const std::exception& error) {
+      // SimGrid's messages may run over several lines (lists of names): keep one.
       std::string message = error.what();
-      message = message.substr(0, message.find('\n'));
+      std::replace(message.begin(), message.end(), '\n', ' ');
+      if (message.size() > 300) message = message.substr(0, 300) + "...";
       throw InputError(fmt::format("topology: cannot load '{}': {}", info.source, message));
     }
   }
-  info.hosts = engine.get_all_hosts();
-  // SimGrid lists hosts by name ("host-10" before "host-2"); ranks follow the platform
-  // file's order instead, which is the order in which the hosts were created.
-  std::sort(info.hosts.begin(), info.hosts.end(),
-            [](const sg4::Host* a, const sg4::Host* b) { return a->get_netpoint()->id() < b->get_netpoint()->id(); });
+  // Routing tables (Floyd, Dijkstra) are only complete once the platform is sealed.
+  engine.seal_platform();
+  info.hosts = created;
   info.link_count = engine.get_link_count();
   if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));
   return info;

@@ -85,8 +85,13 @@ int command_run(const RunRequest& request) {
       verify_results(scenario.collective.kind, scenario.collective.op, scenario.collective.root, result.results,
                      [&](int rank, Buffer& buf) { fill_input(buf, rank, scenario.collective.op, scenario.seed); });
   const RunSummary summary = summarize(scenario.collective.kind, result, verification);
-  if (!request.trace_path.empty())
-    write_file_atomically(request.trace_path, build_trace(scenario, result, summary, request.full_detail).dump(1) + "\n");
+  if (!request.trace_path.empty()) {
+    // The trace describes the run completely: --cfg options join the scenario's own.
+    Scenario traced = scenario;
+    traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
+    write_file_atomically(request.trace_path, build_trace(traced, result, summary, request.full_detail).dump(1) + "\n",
+                          "--trace");
+  }
   if (!request.quiet) std::cout << format_summary(scenario, result, summary) << std::flush;
   if (!verification.verified) {
     std::cerr << "collsim: verification failed: " << verification.failure << "\n";

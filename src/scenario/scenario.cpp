@@ -49,7 +49,9 @@ long long get_integer(const json& value, const std::string& field, long long min
 double get_quantity(const json& value, const std::string& field, double (*parse)(std::string_view, std::string_view)) {
   if (value.is_number()) {
     const double number = value.get<double>();
-    if (number < 0) throw InputError(fmt::format("{}: {} is negative; must be >= 0", field, value.dump()));
+    if (number < 0)
+      throw InputError(fmt::format("{}: {} is negative; must be {}", field, value.dump(),
+                                   parse == parse_time ? ">= 0 seconds" : "> 0 bytes"));
     return number;
   }
   if (value.is_string()) return parse(value.get<std::string>(), field);
@@ -181,7 +183,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     if (!document["cfg"].is_array()) throw InputError("cfg: must be a list of \"KEY:VALUE\" SimGrid options");
     for (size_t i = 0; i < document["cfg"].size(); ++i) {
       scenario.cfg.push_back(get_string(document["cfg"][i], fmt::format("cfg.{}", i)));
-      check_simgrid_option(scenario.cfg.back());
+      check_simgrid_option(scenario.cfg.back(), fmt::format("cfg.{}", i));
     }
   }
   if (document.contains("seed"))
@@ -202,14 +204,22 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   return scenario;
 }
 
+namespace {
+// Whole numbers of bytes print as integers (1048576, not 1048576.0).
+json bytes_json(double bytes) {
+  if (bytes == std::floor(bytes) && bytes < 1.8e19) return static_cast<uint64_t>(bytes);
+  return bytes;
+}
+}  // namespace
+
 json scenario_to_json(const Scenario& s, int workers, const std::string& topology) {
   json collective{{"kind", collective_name(s.collective.kind)},
                   {"algorithm", s.collective.algorithm},
-                  {"size", s.collective.size},
+                  {"size", bytes_json(s.collective.size)},
                   {"dtype", dtype_name(s.collective.dtype)},
                   {"op", op_name(s.collective.op)},
                   {"root", s.collective.root},
-                  {"segment", s.collective.segment}};
+                  {"segment", bytes_json(s.collective.segment)}};
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   return json{{"name", s.name},
               {"topology", topology},

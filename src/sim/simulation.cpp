@@ -12,6 +12,7 @@
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
 #include "sim/input_data.hpp"
+#include "sim/simgrid_guard.hpp"
 #include "util/errors.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -70,14 +71,17 @@ void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput
 
 }  // namespace
 
-std::vector<std::string> engine_arguments(const Scenario& scenario, const std::vector<std::string>& user_cfg) {
-  std::vector<std::string> args{"collsim", "--log=root.thresh:warning", "--log=no_loc"};
-  for (const auto& option : network_model_config(scenario.network)) args.push_back("--cfg=" + option);
-  // Small actor stacks keep p=1024 fast (our actors are shallow); users can override.
-  args.push_back("--cfg=contexts/stack-size:128");
-  for (const auto& option : scenario.cfg) args.push_back("--cfg=" + option);
-  for (const auto& option : user_cfg) args.push_back("--cfg=" + option);
-  return args;
+std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
+                                                                const std::vector<std::string>& user_cfg) {
+  std::vector<std::pair<std::string, std::string>> options;
+  for (const auto& option : network_model_config(scenario.network)) options.emplace_back(option, "network");
+  // Small actor stacks without guard pages keep p=1024 fast (our actors are shallow:
+  // algorithms loop, they do not recurse); users can override both.
+  options.emplace_back("contexts/stack-size:64", "collsim");
+  options.emplace_back("contexts/guard-size:0", "collsim");
+  for (size_t i = 0; i < scenario.cfg.size(); ++i) options.emplace_back(scenario.cfg[i], fmt::format("cfg.{}", i));
+  for (const auto& option : user_cfg) options.emplace_back(option, "--cfg");
+  return options;
 }
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
@@ -85,23 +89,29 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (engine_created) throw std::logic_error("run_simulation: SimGrid allows one engine per process");
   engine_created = true;
 
-  for (const auto& option : options.cfg) check_simgrid_option(option);
-  std::vector<std::string> engine_args = engine_arguments(scenario, options.cfg);
-  std::vector<char*> argv;
-  for (auto& arg : engine_args) argv.push_back(arg.data());
-  int argc = static_cast<int>(argv.size());
-  argv.push_back(nullptr);
+  const auto settings = simgrid_options(scenario, options.cfg);
+  for (const auto& [option, field] : settings) check_simgrid_option(option, field);
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
-  static std::unique_ptr<sg4::Engine> engine;
-  try {
-    engine = std::make_unique<sg4::Engine>(&argc, argv.data());
-  } catch (const std::exception& error) {
-    std::string message = error.what();
-    throw InputError(fmt::format("--cfg: {}", message.substr(0, message.find('\n'))));
+  std::string program = "collsim", quiet = "--log=root.thresh:warning", no_location = "--log=no_loc";
+  char* argv[] = {program.data(), quiet.data(), no_location.data(), nullptr};
+  int argc = 3;
+  SimGridGuard guard;
+  static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv);
+  guard.catch_crashes();
+  guard.set_context("SimGrid options");
+  // Options one by one, so that an error names the one at fault and where it came from.
+  for (const auto& [option, field] : settings) {
+    try {
+      sg4::Engine::set_config(option);
+    } catch (const std::exception& error) {
+      const std::string message = error.what();
+      throw InputError(fmt::format("{}: {}: {}", field, option, message.substr(0, message.find('\n'))));
+    }
   }
 
   SimResult result;
+  guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
   const PlatformInfo platform = build_platform(*engine, scenario.topology, scenario.source_dir);
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
@@ -153,6 +163,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
         buf = Buffer(scenario.collective.dtype, result.payload.carried_elems);
         for (int round = 0; round < rounds; ++round) {
           RankTimes& t = times[static_cast<size_t>(round)][static_cast<size_t>(r)];
+          comm.set_round(round);
           t.start = sg4::Engine::get_clock();
           input(r, buf);
           if (scenario.training.compute > 0) sg4::this_actor::execute(scenario.training.compute * sg4::this_actor::get_host()->get_speed());

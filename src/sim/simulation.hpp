@@ -49,7 +49,9 @@ struct SimResult {
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);
 
-// The SimGrid command line collsim builds: model settings, speed settings, then the user's.
-std::vector<std::string> engine_arguments(const Scenario& scenario, const std::vector<std::string>& user_cfg);
+// The SimGrid options collsim sets, each with where it came from: the network model's,
+// collsim's speed settings, the scenario's "cfg", then the user's --cfg (later ones win).
+std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
+                                                                const std::vector<std::string>& user_cfg);
 
 }  // namespace collsim

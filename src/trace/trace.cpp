@@ -15,25 +15,27 @@ json full_messages(const MessageLog& log) {
   json messages = json::array();
   for (const auto& m : log.records())
     messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
-                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}});
+                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round}});
   return messages;
 }
 
-// One entry per (epoch, phase, step): how many messages, how many bytes, first start,
+// One entry per (round, epoch, phase, step): how many messages, how many bytes, first start,
 // last end; listed in order of first start.
 json messages_per_step(const MessageLog& log) {
   struct Aggregate {
-    int epoch = 0, step = 0;
+    int round = 0, epoch = 0, step = 0;
     std::string_view phase;
     size_t count = 0;
-    double bytes = 0, start = 0, end = 0;
+    uint64_t bytes = 0;
+    double start = 0, end = 0;
   };
-  std::map<std::tuple<int, std::string_view, int>, Aggregate> steps;
+  std::map<std::tuple<int, int, std::string_view, int>, Aggregate> steps;
   for (const auto& m : log.records()) {
-    auto [it, inserted] = steps.try_emplace({m.epoch, m.phase, m.step}, Aggregate{m.epoch, m.step, m.phase, 0, 0, m.start, m.end});
+    auto [it, inserted] = steps.try_emplace({m.round, m.epoch, m.phase, m.step},
+                                            Aggregate{m.round, m.epoch, m.step, m.phase, 0, 0, m.start, m.end});
     Aggregate& a = it->second;
     ++a.count;
-    a.bytes += static_cast<double>(m.bytes);
+    a.bytes += m.bytes;
     a.start = std::min(a.start, m.start);
     a.end = std::max(a.end, m.end);
   }
@@ -42,7 +44,7 @@ json messages_per_step(const MessageLog& log) {
   std::stable_sort(ordered.begin(), ordered.end(), [](const Aggregate& a, const Aggregate& b) { return a.start < b.start; });
   json messages = json::array();
   for (const auto& a : ordered)
-    messages.push_back({{"epoch", a.epoch}, {"phase", a.phase}, {"step", a.step}, {"count", a.count},
+    messages.push_back({{"round", a.round}, {"epoch", a.epoch}, {"phase", a.phase}, {"step", a.step}, {"count", a.count},
                         {"bytes", a.bytes}, {"start", a.start}, {"end", a.end}});
   return messages;
 }

@@ -5,6 +5,7 @@
 
 namespace collsim {
 
-void write_file_atomically(const std::string& path, const std::string& contents);
+// `field` names the option that asked for the file, for the error message.
+void write_file_atomically(const std::string& path, const std::string& contents, const std::string& field);
 
 }  // namespace collsim

@@ -40,7 +40,8 @@ double parse_with_units(std::string_view text, std::string_view field, std::stri
   for (const Unit& u : units) {
     if (u.suffix == unit) {
       if (value < 0)
-        throw InputError(fmt::format("{}: '{}' is negative; a {} must be >= 0", field, text, what));
+        throw InputError(fmt::format("{}: '{}' is negative; a {} must be {}", field, text, what,
+                                     what == "time" ? ">= 0" : "> 0"));
       return value * u.factor;
     }
   }

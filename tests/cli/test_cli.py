@@ -1,0 +1,337 @@
+"""The collsim command line as a user meets it: run the binary, check the exit status,
+the output, and for bad input the one error line (like CLI11's own tests).
+
+    COLLSIM=/work/main/build/collsim /usr/bin/python3 -m unittest tests/cli/test_cli.py -v
+
+Exit status (DESIGN.md): 0 success, 1 the run failed, 2 bad input or usage. Bad input
+gives exactly one stderr line "collsim: error: FIELD: ... allowed ...", nothing on
+stdout, and no output file.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+SMALL = ["--workers", "4", "--size", "4096", "--topology", "star:4"]
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+# Four hosts of a SimGrid cluster: a valid platform file of our own.
+CLUSTER_XML = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="c" prefix="node-" suffix="" radical="0-3" speed="1Gf" bw="10GBps" lat="1us"/>
+</platform>
+"""
+# Well-formed XML, but the two hosts have no route between them.
+NO_ROUTE_XML = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="1Gf"/>
+  </zone>
+</platform>
+"""
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self):
+        temporary = tempfile.TemporaryDirectory(prefix="collsim-cli-")
+        self.addCleanup(temporary.cleanup)
+        self.tmp = Path(temporary.name)
+        self.trace = self.tmp / "out.json"
+
+    def collsim(self, *args, cwd=None, timeout=30):
+        try:
+            return subprocess.run([COLLSIM, *map(str, args)], cwd=cwd or self.tmp, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.fail(f"collsim {' '.join(map(str, args))}: still running after {timeout} s")
+
+    def write(self, name, text):
+        path = self.tmp / name
+        path.write_text(text)
+        return path
+
+    def scenario(self, document, name="scenario.json"):
+        return self.write(name, json.dumps(document))
+
+    def assert_ok(self, *args, cwd=None):
+        done = self.collsim(*args, cwd=cwd)
+        self.assertEqual(done.returncode, 0, f"collsim {' '.join(map(str, args))}\nstderr: {done.stderr}")
+        self.assertEqual(done.stderr, "")
+        return done.stdout
+
+    def assert_bad_input(self, args, *patterns, timeout=30):
+        """Exit 2, one stderr line matching every pattern, no stdout, no trace file."""
+        args = [str(a) for a in args]
+        if args[0] == "run":
+            args += ["--trace", str(self.trace)]
+        done = self.collsim(*args, timeout=timeout)
+        context = f"collsim {' '.join(args)}\nexit {done.returncode}\nstderr: {done.stderr!r}"
+        self.assertNotIn("Backtrace", done.stderr, context)
+        self.assertNotIn("[xbt", done.stderr, context)
+        self.assertEqual(done.returncode, 2, context)
+        lines = done.stderr.splitlines()
+        self.assertEqual(len(lines), 1, context)
+        self.assertTrue(lines[0].startswith("collsim: error: "), context)
+        for pattern in patterns:
+            self.assertRegex(lines[0], pattern, context)
+        self.assertEqual(done.stdout, "", context)
+        self.assertFalse(self.trace.exists(), context)
+        self.assertEqual([p.name for p in self.tmp.glob("out.json*")], [], context)
+        return lines[0]
+
+
+class HappyPaths(CliTest):
+    def test_run_with_flags_only_is_verified(self):
+        out = self.assert_ok("run", "--algorithm", "ring", *SMALL)
+        self.assertRegex(out, r"(?m)^\s*collective\s+allreduce / ring$")
+        self.assertRegex(out, r"(?m)^\s*workers\s+4 on star:4$")
+        self.assertRegex(out, r"(?m)^\s*verified\s+yes\b")
+
+    def test_run_writes_trace(self):
+        self.assert_ok("run", *SMALL, "--trace", self.trace)
+        trace = json.loads(self.trace.read_text())
+        self.assertEqual(trace["format"], "collsim-trace/1")
+        self.assertIs(trace["summary"]["verified"], True)
+        self.assertEqual(trace["scenario"]["workers"], 4)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["out.json"])  # no temporary left
+
+    def test_run_quiet_prints_nothing(self):
+        self.assertEqual(self.assert_ok("run", *SMALL, "--quiet"), "")
+        self.assertEqual(self.assert_ok("run", *SMALL, "-q"), "")
+
+    def test_list_algorithms_one_line_each(self):
+        out = self.assert_ok("list", "algorithms")
+        rows = [re.fullmatch(r"(\S+) +(\S+) +(\S.*)", line) for line in out.splitlines()]
+        self.assertTrue(all(rows), out)
+        pairs = [(row[1], row[2]) for row in rows]
+        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce"}, out)
+        self.assertEqual(len(pairs), len(set(pairs)), out)
+        for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat")]:
+            self.assertIn(pair, pairs)
+
+    def test_every_listed_algorithm_runs(self):
+        for line in self.assert_ok("list", "algorithms").splitlines():
+            collective, algorithm = line.split()[:2]
+            with self.subTest(collective=collective, algorithm=algorithm):
+                self.assert_ok("run", "--collective", collective, "--algorithm", algorithm, *SMALL, "-q")
+
+    def test_list_algorithms_agrees_with_the_allowed_names(self):
+        listed = [line.split()[1] for line in self.assert_ok("list", "algorithms").splitlines()
+                  if line.startswith("allreduce ")]
+        line = self.assert_bad_input(["run", "--algorithm", "nope", *SMALL], r"allowed: ")
+        self.assertEqual(line.split("allowed: ")[1].split(", "), listed)
+
+    def test_list_everything(self):
+        out = self.assert_ok("list", cwd=REPO)
+        self.assertRegex(out, r"(?m)^allreduce +ring +\S")
+        self.assertRegex(out, r"(?m)^TOPOLOGY +HOSTS +LINKS +DESCRIPTION$")
+        self.assertRegex(out, r"(?m)^star:P\S* +P +2P +generator")
+        self.assert_ok("list", "topologies")
+        self.assert_ok("list", "scenarios")
+
+    def test_model_ring_time(self):
+        out = self.assert_ok("model", "--algorithm", "ring", "--workers", "64", "--size", "1GiB", "--bandwidth",
+                             "10GBps", "--latency", "1us")
+        value, unit = re.search(r"(?m)^\s*model time\s+([0-9.eE+-]+) ?(s|ms|us|ns)\b", out).groups()
+        expected = 2 * 63 * (1e-6 + 2**30 / 64 / 1e10)
+        self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5),
+                        f"{value} {unit} != {expected} s")
+
+    def test_validate_scenario_file(self):
+        path = self.scenario({"name": "cli-validate", "topology": "star:4", "workers": 4,
+                              "collective": {"kind": "allreduce", "algorithm": "ring", "size": "4KiB"}})
+        out = self.assert_ok("validate", path)
+        self.assertRegex(out, r"^ok: cli-validate: allreduce / ring, 4 workers on star:4 \(ideal network\)$")
+
+    def test_topology_relative_to_the_scenario_file(self):
+        self.write("cluster.xml", CLUSTER_XML)
+        path = self.scenario({"topology": "cluster.xml", "workers": 4, "collective": {"size": 4096}})
+        out = self.assert_ok("run", path, cwd=REPO)
+        self.assertRegex(out, r"(?m)^\s*workers\s+4 on .*cluster\.xml$")
+        self.assertRegex(out, r"(?m)^\s*verified\s+yes\b")
+
+    def test_set_changes_the_algorithm(self):
+        out = self.assert_ok("run", *SMALL, "--set", "collective.algorithm=naive")
+        self.assertRegex(out, r"(?m)^\s*collective\s+allreduce / naive$")
+
+    def test_flags_override_scenario_fields(self):
+        path = self.scenario({"topology": "star:4", "workers": 4, "collective": {"algorithm": "ring", "size": 4096}})
+        out = self.assert_ok("run", path, "--algorithm", "naive-binomial", "--workers", "2")
+        self.assertRegex(out, r"(?m)^\s*collective\s+allreduce / naive-binomial$")
+        self.assertRegex(out, r"(?m)^\s*workers\s+2 on star:4$")
+
+    def test_flags_override_set(self):
+        out = self.assert_ok("run", *SMALL, "--set", "collective.algorithm=naive", "--algorithm", "ring")
+        self.assertRegex(out, r"(?m)^\s*collective\s+allreduce / ring$")
+
+    def test_version(self):
+        version = re.search(r"project\(collsim VERSION (\S+)", (REPO / "CMakeLists.txt").read_text())[1]
+        self.assertRegex(self.assert_ok("--version"), rf"^(collsim )?{re.escape(version)}\n$")
+
+    def test_help_of_each_subcommand(self):
+        expected = {
+            (): ["run", "validate", "list", "model", "Exit status"],
+            ("run",): ["--collective", "--algorithm", "--workers", "--size", "--topology", "--network", "--rounds",
+                       "--set", "--cfg", "--trace", "--detail", "--quiet"],
+            ("validate",): ["--algorithm", "--workers", "--topology", "--set", "--cfg"],
+            ("model",): ["--algorithm", "--workers", "--size", "--bandwidth", "--latency"],
+            ("list",): ["algorithms", "topologies", "scenarios"],
+        }
+        for command, words in expected.items():
+            with self.subTest(command=command):
+                out = self.assert_ok(*command, "--help")
+                for word in words:
+                    self.assertIn(word, out)
+
+
+class BadInput(CliTest):
+    def test_malformed_json(self):
+        path = self.write("broken.json", '{"workers": 4,\n')
+        self.assert_bad_input(["run", path], re.escape(str(path)) + r": malformed JSON")
+
+    def test_unknown_top_level_key(self):
+        path = self.scenario({"wokers": 4})
+        self.assert_bad_input(["run", path], r"error: wokers: unknown key", r"did you mean 'workers'", r"allowed: .*")
+
+    def test_unknown_collective_key(self):
+        path = self.scenario({"collective": {"algoritm": "ring"}})
+        self.assert_bad_input(["run", path], r"error: collective\.algoritm: unknown key",
+                              r"did you mean 'algorithm'", r"allowed: .*\bsize\b")
+
+    def test_unknown_algorithm(self):
+        self.assert_bad_input(["run", "--algorithm", "rnig", *SMALL], r"(--algorithm|collective\.algorithm): .*'rnig'",
+                              r"did you mean 'ring'", r"allowed: .*\bring\b")
+
+    def test_unknown_collective(self):
+        self.assert_bad_input(["run", "--collective", "allredcue", *SMALL], r"(--collective|collective\.kind): .*'allredcue'",
+                              r"did you mean 'allreduce'", r"allowed: allreduce, broadcast, reduce")
+
+    def test_negative_size(self):
+        # 0 bytes is refused too, so the line must not say ">= 0".
+        self.assert_bad_input(["run", "--workers", "4", "--topology", "star:4", "--size", "-4096"],
+                              r"(--size|collective\.size): .*-4096", r"must be > 0")
+
+    def test_zero_size(self):
+        self.assert_bad_input(["run", "--workers", "4", "--topology", "star:4", "--size", "0"],
+                              r"(--size|collective\.size): .*must be > 0")
+
+    def test_size_with_a_bad_unit(self):
+        self.assert_bad_input(["run", "--workers", "4", "--topology", "star:4", "--size", "64MIB"],
+                              r"(--size|collective\.size): .*'64MIB'", r"allowed: .*\bMiB\b.*\bMB\b")
+
+    def test_zero_workers(self):
+        self.assert_bad_input(["run", "--size", "4096", "--topology", "star:4", "--workers", "0"],
+                              r"(--workers|workers): 0\b", r"allowed: 1 to")
+
+    def test_negative_workers(self):
+        self.assert_bad_input(["run", "--size", "4096", "--topology", "star:4", "--workers", "-1"],
+                              r"(--workers|workers): -1\b", r"allowed: 1 to")
+
+    def test_more_workers_than_hosts(self):
+        self.assert_bad_input(["run", "--size", "4096", "--workers", "9", "--topology", "star:8"],
+                              r"(--workers|workers): 9\b", r"star:8", r"\b8 hosts")
+
+    def test_missing_platform_file(self):
+        missing = self.tmp / "nope.xml"
+        self.assert_bad_input(["run", "--size", "4096", "--topology", missing],
+                              r"topology: .*" + re.escape(str(missing)) + r".* not found")
+
+    def test_broken_platform_file(self):
+        path = self.write("garbage.xml", "<platform version='4.1'><zone id=\n this is not XML <<<")
+        self.assert_bad_input(["run", "--size", "4096", "--topology", path], r"topology: .*" + re.escape(str(path)))
+
+    def test_platform_without_routes(self):
+        # SimGrid used to crash here (segmentation fault).
+        path = self.write("no-route.xml", NO_ROUTE_XML)
+        self.assert_bad_input(["run", "--size", "4096", "--topology", path], r"topology: .*" + re.escape(str(path)))
+
+    def test_bad_cfg_model_name(self):
+        self.assert_bad_input(["run", *SMALL, "--cfg=network/model:XX"], r"--cfg: .*'XX'.*network/model",
+                              r"allowed: .*\bCM02\b")
+
+    def test_cfg_without_a_colon(self):
+        self.assert_bad_input(["run", *SMALL, "--cfg=nonsense"], r"--cfg: 'nonsense' .*KEY:VALUE")
+
+    def test_cfg_unknown_key(self):
+        self.assert_bad_input(["run", *SMALL, "--cfg=no/such-key:1"], r"--cfg: .*no/such-key")
+
+    def test_cfg_bad_value_names_the_key(self):
+        self.assert_bad_input(["run", *SMALL, "--cfg=network/TCP-gamma:abc"], r"--cfg: .*network/TCP-gamma",
+                              r"abc")
+
+    def test_cfg_values_simgrid_would_crash_on(self):
+        # Left to SimGrid, each of these aborts, segfaults or (surf/precision) never ends.
+        for option in ["network/model:Constant",  # the Constant model refuses every link of star:4
+                       "contexts/stack-size:0", "network/optim:Bogus", "cpu/optim:Bogus", "contexts/synchro:bogus",
+                       "plugin:bogus", "maxmin/precision:-1", "network/bandwidth-factor:-1", "surf/precision:-1"]:
+            key = option.split(":")[0]
+            with self.subTest(option=option):
+                self.assert_bad_input(["run", *SMALL, f"--cfg={option}"], rf"--cfg: .*{re.escape(key)}", timeout=5)
+
+    def test_bad_cfg_in_scenario_names_the_field(self):
+        path = self.scenario({"cfg": ["network/model:XX"]})
+        self.assert_bad_input(["run", path, *SMALL], r"error: cfg(\.0)?: .*'XX'")
+
+    def test_bad_set_syntax(self):
+        self.assert_bad_input(["run", *SMALL, "--set", "collective.algorithm"],
+                              r"--set: 'collective\.algorithm' .*KEY\.PATH=VALUE")
+        self.assert_bad_input(["run", *SMALL, "--set", "collective..algorithm=ring"],
+                              r"--set: 'collective\.\.algorithm' ")
+
+    def test_unknown_network_model(self):
+        self.assert_bad_input(["run", *SMALL, "--network", "idael"], r"(--network|network): .*'idael'",
+                              r"did you mean 'ideal'", r"allowed: ideal, realistic")
+
+    def test_root_out_of_range(self):
+        self.assert_bad_input(["run", "--collective", "reduce", *SMALL, "--set", "collective.root=4"],
+                              r"collective\.root: 4\b.*allowed: 0 to 3")
+
+    def test_root_out_of_range_of_the_platform(self):
+        # No --workers: the rank count comes from the platform, known only once it is loaded.
+        self.assert_bad_input(["run", "--collective", "reduce", "--size", "4096", "--topology", "star:4",
+                               "--set", "collective.root=4"], r"collective\.root: 4\b.*allowed: 0 to 3")
+
+    def test_unknown_subcommand(self):
+        self.assert_bad_input(["frobnicate"], r"frobnicate", r"\brun\b", r"\bvalidate\b", r"\blist\b", r"\bmodel\b")
+
+    def test_unknown_option(self):
+        self.assert_bad_input(["run", *SMALL, "--wrokers", "4"], r"--wrokers")
+
+    def test_unknown_list(self):
+        self.assert_bad_input(["list", "algoritms"], r"list: .*'algoritms'", r"did you mean 'algorithms'",
+                              r"allowed: algorithms, topologies, scenarios")
+
+    def test_scenario_file_does_not_exist(self):
+        missing = self.tmp / "missing.json"
+        self.assert_bad_input(["run", missing], re.escape(str(missing)) + r": .*(does it exist|not found)")
+        self.assert_bad_input(["validate", missing], re.escape(str(missing)) + r": .*(does it exist|not found)")
+
+    def test_trace_path_is_a_folder(self):
+        done = self.collsim("run", *SMALL, "--trace", self.tmp)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        self.assertRegex(done.stderr, r"^collsim: error: --trace: .*" + re.escape(str(self.tmp)))
+        self.assertEqual(list(self.tmp.iterdir()), [])
+
+    def test_model_bad_input(self):
+        model = ["model", "--size", "1MiB"]
+        self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps", "--latency", "1us", "--algorithm",
+                                       "rnig"], r"--algorithm: .*'rnig'", r"did you mean 'ring'")
+        self.assert_bad_input(model + ["--workers", "0", "--bandwidth", "10GBps", "--latency", "1us"],
+                              r"--workers: 0\b")
+        self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10", "--latency", "1us"],
+                              r"--bandwidth: '10' needs a unit")
+        self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps"], r"--latency is required")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,183 @@
+"""The JSON trace (collsim-trace/1) as a user meets it: run the binary, validate the trace
+against docs/trace.schema.json, and check a few figures computed here, independently.
+
+Run with Debian's interpreter (it has python3-jsonschema):
+    COLLSIM=build/collsim /usr/bin/python3 -m unittest -v test_trace_schema
+"""
+import copy
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import jsonschema
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SCHEMA_PATH = HERE / "../../docs/trace.schema.json"
+COLLSIM = os.environ.get("COLLSIM", "/work/main/build/collsim")
+TWO_RACKS = REPO / "topologies" / "two-racks.xml"
+
+LINK_BW = 10e9  # bytes/s, the star generator's default (10GBps)
+LINK_LAT = 1e-6  # s per link; a star route crosses two links
+ALPHA = 2 * LINK_LAT
+
+
+def ring_allreduce_time(p, n):
+    """2(p-1) steps of alpha + (n/p)/B: the alpha-beta formula, exact on a star."""
+    return 2 * (p - 1) * (ALPHA + n / p / LINK_BW)
+
+
+def pipeline_broadcast_time(p, k, hop_time):
+    """Chain broadcast from rank 0 in k segments, each rank forwarding segment j while it
+    receives segment j+1 and waiting for both; a transfer starts once both sides posted it.
+    hop_time(i) is the time of one segment from rank i to rank i+1."""
+    begin = [[0.0] * k for _ in range(p)]     # rank i starts iteration j
+    received = [[0.0] * k for _ in range(p)]  # rank i holds segment j
+    for j in range(k):
+        for i in range(p):
+            if i > 0:
+                posted = 0.0 if j == 0 else begin[i][j - 1]
+                received[i][j] = max(begin[i - 1][j], posted) + hop_time(i - 1)
+            if j == 0:
+                begin[i][0] = received[i][0]
+            else:
+                waits = [begin[i][j - 1], received[i][j]]
+                if i + 1 < p:
+                    waits.append(received[i + 1][j - 1])
+                begin[i][j] = max(waits)
+    return max(max(begin[i][k - 1], received[i + 1][k - 1] if i + 1 < p else 0.0) for i in range(p))
+
+
+class TraceSchemaTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.schema = json.loads(SCHEMA_PATH.read_text())
+        jsonschema.Draft202012Validator.check_schema(cls.schema)
+        cls.validator = jsonschema.Draft202012Validator(cls.schema)
+        cls.folder = tempfile.TemporaryDirectory(prefix="collsim-trace-")
+        cls.traces = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def trace(self, name, *args):
+        """Runs `collsim run ARGS --trace NAME.json` once per class and returns the trace."""
+        if name not in self.traces:
+            path = Path(self.folder.name) / f"{name}.json"
+            run = subprocess.run([COLLSIM, "run", *args, "--trace", str(path), "--quiet"], cwd=self.folder.name,
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, f"collsim run {' '.join(args)}: {run.stderr}")
+            self.traces[name] = json.loads(path.read_text())
+        return self.traces[name]
+
+    def assert_valid(self, trace):
+        errors = sorted(self.validator.iter_errors(trace), key=lambda e: list(e.path))
+        self.assertEqual([], [f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5]])
+
+    def assert_close(self, actual, expected, rel=1e-9):
+        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
+
+    # Ring allreduce, 8 ranks, 1 MiB: 112 messages, listed one by one.
+    def ring8(self):
+        return self.trace("ring8", "--topology", "star:8", "--size", "1MiB")
+
+    def test_small_ring_lists_every_message(self):
+        trace = self.ring8()
+        self.assert_valid(trace)
+        p, n = 8, 1 << 20
+        self.assertEqual(trace["format"], "collsim-trace/1")
+        self.assertEqual(trace["messages_detail"], "full")
+        self.assertEqual(trace["summary"]["message_count"], 2 * p * (p - 1))
+        self.assertEqual(len(trace["messages"]), 2 * p * (p - 1))
+        self.assertEqual({m["bytes"] for m in trace["messages"]}, {n // p})
+        self.assertEqual({m["phase"] for m in trace["messages"]}, {"reduce-scatter", "allgather"})
+        self.assertEqual({(m["src"] + 1) % p == m["dst"] for m in trace["messages"]}, {True})
+        self.assertTrue(all(0 <= m["start"] <= m["end"] <= trace["summary"]["simulated_time"]
+                            for m in trace["messages"]))
+
+    def test_small_ring_times_equal_the_formula(self):
+        summary = self.ring8()["summary"]
+        self.assert_close(summary["simulated_time"], ring_allreduce_time(8, 1 << 20))
+        self.assert_close(summary["collective_time"], ring_allreduce_time(8, 1 << 20))
+        self.assert_close(summary["model_time"], ring_allreduce_time(8, 1 << 20))
+        self.assert_close(summary["algbw"], (1 << 20) / summary["collective_time"])
+        self.assert_close(summary["busbw"], summary["algbw"] * 2 * 7 / 8)
+        self.assertTrue(summary["verified"])
+
+    def test_small_ring_records_what_was_run(self):
+        trace = self.ring8()
+        self.assertEqual(trace["scenario"]["collective"]["kind"], "allreduce")
+        self.assertEqual(trace["scenario"]["collective"]["algorithm"], "ring")
+        self.assertEqual(trace["scenario"]["network"], "ideal")
+        self.assertEqual(trace["platform"]["rank_hosts"], [f"host-{r}" for r in range(8)])
+        self.assertEqual((trace["platform"]["alpha"], trace["platform"]["bandwidth"]), (ALPHA, LINK_BW))
+        self.assertEqual(trace["payload"]["logical_bytes"], 1 << 20)
+        self.assertEqual(trace["payload"]["carried_elements"], (1 << 20) // 4)
+
+    # Ring allreduce, 128 ranks: 32512 messages, above the 20000 limit: one entry per step.
+    def test_many_messages_are_listed_per_step(self):
+        trace = self.trace("ring128", "--topology", "star:128", "--size", "1MiB")
+        self.assert_valid(trace)
+        p, n = 128, 1 << 20
+        self.assertEqual(trace["messages_detail"], "per-step")
+        self.assertEqual(trace["summary"]["message_count"], 2 * p * (p - 1))
+        self.assertEqual(len(trace["messages"]), 2 * (p - 1))
+        self.assertEqual({(s["count"], s["bytes"]) for s in trace["messages"]}, {(p, n)})
+        self.assertEqual(sorted((s["phase"], s["step"]) for s in trace["messages"]),
+                         sorted((phase, step) for phase in ("reduce-scatter", "allgather") for step in range(p - 1)))
+        self.assert_close(trace["summary"]["simulated_time"], ring_allreduce_time(p, n))
+
+    def test_detail_full_lists_every_message_above_the_limit(self):
+        p, n = 101, 101 * 4 * 64  # 20200 messages; 64 elements per chunk
+        trace = self.trace("ring101full", "--topology", "star:101", "--size", str(n), "--detail", "full")
+        self.assert_valid(trace)
+        self.assertEqual(trace["messages_detail"], "full")
+        self.assertEqual(len(trace["messages"]), 2 * p * (p - 1))
+        self.assertEqual(trace["summary"]["message_count"], 2 * p * (p - 1))
+        self.assert_close(trace["summary"]["simulated_time"], ring_allreduce_time(p, n))
+
+    # Pipelined broadcast over two racks: the one slow inter-rack hop (rank 7 to rank 8) paces the chain.
+    def test_pipeline_broadcast_on_two_racks(self):
+        p, n, segment = 16, 4 << 20, 512 << 10
+        trace = self.trace("pipeline", "--collective", "broadcast", "--algorithm", "pipeline", "--workers", str(p),
+                           "--size", str(n), "--set", f"collective.segment={segment}", "--topology", str(TWO_RACKS))
+        self.assert_valid(trace)
+        k = n // segment
+        self.assertEqual(trace["scenario"]["collective"]["kind"], "broadcast")
+        self.assertEqual(trace["platform"]["kind"], "file")
+        self.assertEqual(trace["platform"]["rank_hosts"], [f"host-{r}" for r in range(p)])
+        self.assertEqual((trace["platform"]["alpha"], trace["platform"]["bandwidth"]), (12e-6, 1.25e9))
+        self.assertEqual(trace["summary"]["message_count"], (p - 1) * k)
+        self.assertEqual({m["bytes"] for m in trace["messages"]}, {segment})
+
+        def hop(i):
+            return 12e-6 + segment / 1.25e9 if i == 7 else ALPHA + segment / LINK_BW
+
+        self.assert_close(trace["summary"]["simulated_time"], pipeline_broadcast_time(p, k, hop))
+
+    # The schema can fail: a missing field, a mistyped one, an unknown one, a wrong form.
+    def test_schema_rejects_broken_traces(self):
+        trace = self.ring8()
+        breakages = {
+            "summary.busbw removed": lambda t: t["summary"].pop("busbw"),
+            "messages[3].phase removed": lambda t: t["messages"][3].pop("phase"),
+            "summary.verified a string": lambda t: t["summary"].__setitem__("verified", "yes"),
+            "scenario.network unknown": lambda t: t["scenario"].__setitem__("network", "fast"),
+            "top-level field unknown": lambda t: t.__setitem__("extra", 1),
+            "full messages as per-step": lambda t: t.__setitem__("messages_detail", "per-step"),
+            "format /2": lambda t: t.__setitem__("format", "collsim-trace/2"),
+        }
+        for what, breakage in breakages.items():
+            with self.subTest(what):
+                broken = copy.deepcopy(trace)
+                breakage(broken)
+                with self.assertRaises(jsonschema.ValidationError):
+                    self.validator.validate(broken)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,61 @@
+#include "sim_harness.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+
+#include "sim/simulation.hpp"
+#include "util/child_process.hpp"
+
+namespace collsim::testing {
+
+Scenario make_scenario(Collective kind, const std::string& algorithm, int p, size_t elements, Dtype dtype, OpKind op,
+                       int root) {
+  Scenario s;
+  s.name = "test";
+  s.workers = p;
+  s.topology = fmt::format("star:{}", p);
+  s.collective.kind = kind;
+  s.collective.algorithm = algorithm;
+  s.collective.dtype = dtype;
+  s.collective.op = op;
+  s.collective.root = root;
+  s.collective.size = static_cast<double>(elements * dtype_size(dtype));
+  return s;
+}
+
+// Child output: simulated time, model time, then each rank's raw bytes.
+ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
+  const ChildOutcome outcome = run_in_child([&] {
+    SimOptions options;
+    options.input = input;
+    SimResult result = run_simulation(scenario, options);
+    std::string out(2 * sizeof(double), '\0');
+    const double times[2] = {result.simulated_time, result.algorithm->model(result.model)};
+    std::memcpy(out.data(), times, sizeof times);
+    for (const Buffer& b : result.results)
+      out.append(reinterpret_cast<const char*>(b.data()), b.size() * b.elem_bytes());
+    return out;
+  });
+  ChildRun run;
+  run.exit_code = outcome.exit_code;
+  if (outcome.exit_code != 0) {
+    run.error = outcome.output;
+    return run;
+  }
+  double times[2];
+  std::memcpy(times, outcome.output.data(), sizeof times);
+  run.simulated_time = times[0];
+  run.model_time = times[1];
+  const int p = *scenario.workers;
+  const size_t count = static_cast<size_t>(scenario.collective.size) / dtype_size(scenario.collective.dtype);
+  const size_t bytes = count * dtype_size(scenario.collective.dtype);
+  size_t offset = sizeof times;
+  for (int r = 0; r < p; ++r, offset += bytes) {
+    Buffer b(scenario.collective.dtype, count);
+    if (offset + bytes <= outcome.output.size()) std::memcpy(b.data(), outcome.output.data() + offset, bytes);
+    run.results.push_back(std::move(b));
+  }
+  return run;
+}
+
+}  // namespace collsim::testing

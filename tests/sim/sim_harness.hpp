@@ -1,0 +1,26 @@
+#pragma once
+// Runs one simulation in a forked child (one SimGrid engine per process) and brings back
+// its simulated time and every rank's final buffer, so that tests check them in the parent.
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/verify.hpp"
+
+namespace collsim::testing {
+
+struct ChildRun {
+  int exit_code = 0;
+  std::string error;
+  double simulated_time = 0;
+  double model_time = 0;
+  std::vector<Buffer> results;
+};
+
+ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input = {});
+
+// A scenario on star:P (10GBps, 1us per link) unless a topology is given.
+Scenario make_scenario(Collective kind, const std::string& algorithm, int p, size_t elements, Dtype dtype = Dtype::float32,
+                       OpKind op = OpKind::sum, int root = 0);
+
+}  // namespace collsim::testing

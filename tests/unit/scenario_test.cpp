@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include "scenario/scenario.hpp"
+#include "util/errors.hpp"
+
+using namespace collsim;
+using nlohmann::json;
+
+TEST_CASE("a full scenario resolves its units") {
+  const auto s = parse_scenario(json::parse(R"({"name": "x", "topology": "star:8:10Gbps:1us", "workers": 8,
+      "collective": {"kind": "allreduce", "algorithm": "naive", "size": "64MiB", "dtype": "float64", "op": "max"},
+      "training": {"rounds": 3, "compute": "20ms"}, "seed": 7})"),
+                                "");
+  CHECK(s.workers == 8);
+  CHECK(s.collective.size == 64.0 * 1024 * 1024);
+  CHECK(s.collective.dtype == Dtype::float64);
+  CHECK(s.collective.op == OpKind::max);
+  CHECK(s.training.rounds == 3);
+  CHECK(s.training.compute == doctest::Approx(0.02));
+  CHECK(s.seed == 7);
+}
+
+TEST_CASE("defaults: ring on star:8, ideal network") {
+  const auto s = parse_scenario(json::object(), "");
+  CHECK(s.collective.algorithm == "ring");
+  CHECK(s.topology == "star:8");
+  CHECK(s.network == NetworkModel::ideal);
+  CHECK(parse_scenario(json::parse(R"({"collective": {"kind": "broadcast"}})"), "").collective.algorithm == "binomial");
+}
+
+TEST_CASE("unknown keys and bad values are named, with did-you-mean") {
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"wokers": 4})"), ""),
+                       doctest::Contains("wokers: unknown key (did you mean 'workers'?)"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"algoritm": "ring"}})"), ""),
+                       doctest::Contains("collective.algoritm: unknown key (did you mean 'algorithm'?)"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"algorithm": "rnig"}})"), ""),
+                       doctest::Contains("did you mean 'ring'?"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 0})"), ""), doctest::Contains("workers: 0 is out of range"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"size": -4}})"), ""),
+                       doctest::Contains("collective.size: -4 is negative"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 4, "collective": {"root": 4}})"), ""),
+                       doctest::Contains("collective.root: 4 is not a rank"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"network": "idael"})"), ""), doctest::Contains("did you mean 'ideal'?"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"size": 6}})"), ""),
+                       doctest::Contains("not a whole number of float32"), InputError);
+}
+
+TEST_CASE("--set overrides nested fields, creating objects and parsing values") {
+  json doc = json::object();
+  apply_override(doc, "collective.algorithm=naive");
+  apply_override(doc, "workers=4");
+  apply_override(doc, "collective.size=1MiB");
+  CHECK(doc["collective"]["algorithm"] == "naive");
+  CHECK(doc["workers"] == 4);
+  CHECK(doc["collective"]["size"] == "1MiB");
+  CHECK_THROWS_AS(apply_override(doc, "novalue"), InputError);
+  CHECK_THROWS_AS(apply_override(doc, "a..b=1"), InputError);
+}
