@@ -35,8 +35,11 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
   command->add_option("--topology", flags.topology, "Platform file (topologies/*.xml) or generator star:P[:BW[:LAT]]");
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
   command->add_option("--rounds", flags.rounds, "Repeat compute + collective N times");
-  command->add_option("--set", request.overrides, "Override any scenario field: key.path=value (repeatable)");
-  command->add_option("--cfg", request.cfg, "Pass a SimGrid option KEY:VALUE through (repeatable)");
+  // One value per occurrence, so that a scenario file after --set is not taken as a value.
+  command->add_option("--set", request.overrides, "Override any scenario field: key.path=value (repeatable)")
+      ->allow_extra_args(false);
+  command->add_option("--cfg", request.cfg, "Pass a SimGrid option KEY:VALUE through (repeatable)")
+      ->allow_extra_args(false);
 }
 
 }  // namespace
@@ -46,6 +49,14 @@ int main(int argc, char** argv) {
                "buffers over SimGrid network platforms.\nExit status: 0 success, 1 the run failed "
                "(verification), 2 bad input or usage."};
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  collsim run scenarios/quickstart.json --trace out/quickstart.json\n"
+      "  collsim run --algorithm ring --workers 16 --size 64MiB --topology star:16 --network ideal\n"
+      "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
+      "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
+      "  collsim list algorithms\n"
+      "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md");
   app.set_version_flag("--version", COLLSIM_VERSION);
 
   collsim::RunRequest run_request;

@@ -138,12 +138,15 @@ int command_list(const std::string& what) {
       std::cout << fmt::format("{:<28} {}  {}\n", shown, counts.exit_code == 0 ? counts.output : "  (broken file)",
                                describe_file(file));
     }
-    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "star:P[:BW[:LAT]]", "P", "2P",
+    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "star:P[:BW[:LAT]]", "P", "2P+1",
                              "generator: P hosts, private split-duplex links (default 10GBps, 1us) to one switch");
   }
   if (what.empty() || what == "scenarios") {
-    for (const auto& file : files_in(root / "scenarios", ".json"))
-      std::cout << fmt::format("{:<34} {}\n", fs::relative(file, root).string(), describe_file(file));
+    const auto files = files_in(root / "scenarios", ".json");
+    size_t width = 0;
+    for (const auto& file : files) width = std::max(width, fs::relative(file, root).string().size());
+    for (const auto& file : files)
+      std::cout << fmt::format("{:<{}}  {}\n", fs::relative(file, root).string(), width, describe_file(file));
   }
   return 0;
 }

@@ -19,7 +19,7 @@ struct Payload {
 };
 
 // Total carried elements across all ranks stay under this unless the user asks for more.
-constexpr uint64_t carried_budget_elements = uint64_t{1} << 25;
+constexpr uint64_t carried_budget_elements = uint64_t{1} << 22;
 
 // Carries everything when it fits the budget; otherwise a multiple of p elements, so that
 // every ring chunk stands for exactly logical_bytes / p.

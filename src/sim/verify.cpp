@@ -5,78 +5,77 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
+#include <type_traits>
 
 namespace collsim {
 namespace {
 
-long double epsilon(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::float32: return std::numeric_limits<float>::epsilon();
-    case Dtype::float64: return std::numeric_limits<double>::epsilon();
-    case Dtype::int32: return 0;
-  }
-  return 0;
-}
+// The reference is accumulated in a wider type than the data: double for float32 and
+// int32 (exact for the integer inputs collsim generates), long double for float64.
+template <typename T>
+using Wide = std::conditional_t<std::is_same_v<T, double>, long double, double>;
 
+template <typename T>
 struct Reference {
-  std::vector<long double> value;
-  std::vector<long double> magnitude;  // sum of |x| over ranks, for the rounding bound
+  std::vector<Wide<T>> value;
+  std::vector<Wide<T>> magnitude;  // sum of |x| over ranks, for the rounding bound
 };
 
-Reference reduce_reference(OpKind op, int p, const Buffer& shape, const InputFn& input) {
+template <typename T>
+Reference<T> reduce_reference(OpKind op, int p, const Buffer& shape, const InputFn& input) {
+  using W = Wide<T>;
   const size_t n = shape.size();
-  Reference ref{std::vector<long double>(n), std::vector<long double>(n, 0)};
+  Reference<T> ref{std::vector<W>(n), std::vector<W>(n, 0)};
   Buffer in(shape.dtype(), n);
   for (int r = 0; r < p; ++r) {
     input(r, in);
+    const T* x = in.as<T>();
     for (size_t i = 0; i < n; ++i) {
-      const long double x = in.get(i);
-      long double& v = ref.value[i];
-      if (r == 0) v = x;
-      else if (op == OpKind::sum || op == OpKind::avg) v += x;
-      else if (op == OpKind::prod) v *= x;
-      else if (op == OpKind::min) v = std::min(v, x);
-      else v = std::max(v, x);
-      ref.magnitude[i] += std::fabs(x);
+      const W v = static_cast<W>(x[i]);
+      W& acc = ref.value[i];
+      if (r == 0) acc = v;
+      else if (op == OpKind::sum || op == OpKind::avg) acc += v;
+      else if (op == OpKind::prod) acc *= v;
+      else if (op == OpKind::min) acc = std::min(acc, v);
+      else acc = std::max(acc, v);
+      ref.magnitude[i] += std::fabs(v);
     }
   }
-  if (op == OpKind::avg) {
-    for (long double& v : ref.value)
-      v = shape.dtype() == Dtype::int32 ? std::trunc(v / p) : v / p;
-  }
+  if (op == OpKind::avg)
+    for (W& v : ref.value) v = std::is_integral_v<T> ? std::trunc(v / p) : v / p;
   return ref;
 }
 
-long double tolerance(OpKind op, Dtype dtype, int p, long double value, long double magnitude) {
-  const long double eps = epsilon(dtype);
+template <typename T>
+Wide<T> tolerance(OpKind op, int p, Wide<T> value, Wide<T> magnitude) {
+  if constexpr (std::is_integral_v<T>) return 0;
+  const Wide<T> eps = std::numeric_limits<T>::epsilon();
   switch (op) {
     case OpKind::sum: return (p - 1) * eps * magnitude;
     case OpKind::avg: return (p - 1) * eps * magnitude / p + eps * std::fabs(value);
-    case OpKind::prod: return p * eps * std::fabs(value) * 1.01L;
+    case OpKind::prod: return p * eps * std::fabs(value) * 1.01;
     case OpKind::min:
     case OpKind::max: return 0;
   }
   return 0;
 }
 
-}  // namespace
-
-Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
-                            const InputFn& input) {
+template <typename T>
+Verification verify_typed(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
+                          const InputFn& input) {
+  using W = Wide<T>;
   Verification v;
   const int p = static_cast<int>(results.size());
   const Buffer& shape = results[static_cast<size_t>(root)];
   const size_t n = shape.size();
 
-  Reference ref;
+  Reference<T> ref;
   if (collective == Collective::broadcast) {
     Buffer original(shape.dtype(), n);
     input(root, original);
-    ref.value.resize(n);
-    ref.magnitude.assign(n, 0);
-    for (size_t i = 0; i < n; ++i) ref.value[i] = original.get(i);
+    ref.value.assign(original.as<T>(), original.as<T>() + n);
   } else {
-    ref = reduce_reference(op, p, shape, input);
+    ref = reduce_reference<T>(op, p, shape, input);
   }
 
   std::vector<int> checked;
@@ -86,21 +85,33 @@ Verification verify_results(Collective collective, OpKind op, int root, const st
   for (int r : checked) {
     const Buffer& result = results[static_cast<size_t>(r)];
     ++v.checked_ranks;
-    if (std::memcmp(result.data(), shape.data(), n * shape.elem_bytes()) != 0) v.bitwise_identical = false;
+    if (std::memcmp(result.data(), shape.data(), n * sizeof(T)) != 0) v.bitwise_identical = false;
+    const T* got = result.as<T>();
     for (size_t i = 0; i < n; ++i) {
-      const long double error = std::fabs(result.get(i) - ref.value[i]);
+      const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
       v.max_error = std::max(v.max_error, static_cast<double>(error));
-      const long double allowed =
-          collective == Collective::broadcast ? 0 : tolerance(op, shape.dtype(), p, ref.value[i], ref.magnitude[i]);
+      const W allowed = collective == Collective::broadcast ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude[i]);
       if (!(error <= allowed) && v.verified) {
         v.verified = false;
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,
-                                static_cast<double>(result.get(i)), static_cast<double>(ref.value[i]),
+                                static_cast<double>(got[i]), static_cast<double>(ref.value[i]),
                                 static_cast<double>(allowed));
       }
     }
   }
   return v;
+}
+
+}  // namespace
+
+Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
+                            const InputFn& input) {
+  switch (results[static_cast<size_t>(root)].dtype()) {
+    case Dtype::float32: return verify_typed<float>(collective, op, root, results, input);
+    case Dtype::float64: return verify_typed<double>(collective, op, root, results, input);
+    case Dtype::int32: return verify_typed<int32_t>(collective, op, root, results, input);
+  }
+  return {};
 }
 
 }  // namespace collsim
