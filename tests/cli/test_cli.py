@@ -134,7 +134,7 @@ class HappyPaths(CliTest):
         out = self.assert_ok("list", cwd=REPO)
         self.assertRegex(out, r"(?m)^allreduce +ring +\S")
         self.assertRegex(out, r"(?m)^TOPOLOGY +HOSTS +LINKS +DESCRIPTION$")
-        self.assertRegex(out, r"(?m)^star:P\S* +P +2P +generator")
+        self.assertRegex(out, r"(?m)^star:P\S* +P +2P\+1 +generator")
         self.assert_ok("list", "topologies")
         self.assert_ok("list", "scenarios")
 
