@@ -27,10 +27,19 @@ struct Packet {
 struct PendingTransfer {
   sg4::CommPtr activity;
   bool is_receive = false;
-  Packet* packet = nullptr;  // filled by SimGrid when a receive completes
+  Packet* packet = nullptr;  // a send's packet, or filled by SimGrid when a receive completes
   View into;                 // where a receive lands
   int peer = 0;              // group rank of the other side
   double posted = 0;
+
+  // A transfer abandoned by an exception (timeout, failed peer) is cancelled, so that
+  // nothing of an abandoned operation stays in flight; its packet was never delivered.
+  ~PendingTransfer() {
+    if (activity && activity->get_state() == sg4::Activity::State::STARTED) {
+      activity->cancel();
+      if (!is_receive) delete packet;
+    }
+  }
 };
 
 Request::Request() = default;
@@ -58,6 +67,7 @@ Request Comm::isend(int dst, View data) {
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
+  request.pending_->packet = packet;
   request.pending_->activity =
       group_->mailbox(rank_, dst)->put_async(packet, simulated_bytes(data.count, group_->bytes_per_elem()));
   return request;
@@ -77,10 +87,12 @@ Request Comm::irecv(int src, View into) {
 
 void Comm::wait(Request& request) {
   PendingTransfer& pending = *request.pending_;
+  group_->note_wait(rank_, pending.peer, pending.is_receive ? "receive from" : "send to", sg4::Engine::get_clock());
   if (group_->timeout() >= 0)
     pending.activity->wait_for(group_->timeout());
   else
     pending.activity->wait();
+  group_->clear_wait(rank_);
   // The transfer may have finished before this wait began (wait_all waits in order).
   if (pending.is_receive)
     deliver(pending.packet, pending.peer, pending.into, pending.posted, pending.activity->get_finish_time());
@@ -90,7 +102,10 @@ void Comm::wait(Request& request) {
 // ring step goes through here.
 Packet* Comm::receive_packet(int src) {
   sg4::Mailbox* mailbox = group_->mailbox(src, rank_);
-  return group_->timeout() >= 0 ? mailbox->get<Packet>(group_->timeout()) : mailbox->get<Packet>();
+  group_->note_wait(rank_, src, "receive from", sg4::Engine::get_clock());
+  Packet* packet = group_->timeout() >= 0 ? mailbox->get<Packet>(group_->timeout()) : mailbox->get<Packet>();
+  group_->clear_wait(rank_);
+  return packet;
 }
 
 // Checks, copies into place and records a message that has arrived, then frees it.

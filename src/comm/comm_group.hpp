@@ -13,6 +13,13 @@ class Mailbox;
 
 namespace collsim {
 
+// Whom a rank is blocked on, for the stall report of a run that never completes.
+struct WaitState {
+  int peer = -1;             // world rank, -1 when not waiting
+  double since = 0;
+  const char* what = "";     // "receive from", "send to"
+};
+
 class CommGroup {
 public:
   CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log);
@@ -31,6 +38,15 @@ public:
   // an abandoned epoch can never be matched in a new one. Looked up once, then cached.
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
 
+  // Where ranks note what they block on (indexed by world rank); optional.
+  void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
+  void note_wait(int group_rank, int peer_group_rank, const char* what, double now) {
+    if (waits_ != nullptr) (*waits_)[static_cast<size_t>(world_rank(group_rank))] = {world_rank(peer_group_rank), now, what};
+  }
+  void clear_wait(int group_rank) {
+    if (waits_ != nullptr) (*waits_)[static_cast<size_t>(world_rank(group_rank))].peer = -1;
+  }
+
 private:
   int epoch_;
   std::vector<int> members_;
@@ -38,6 +54,7 @@ private:
   MessageLog* log_;
   double timeout_ = -1;
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  std::vector<WaitState>* waits_ = nullptr;
 };
 
 }  // namespace collsim

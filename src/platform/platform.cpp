@@ -107,7 +107,9 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   }
   // Routing tables (Floyd, Dijkstra) are only complete once the platform is sealed.
   engine.seal_platform();
-  info.hosts = created;
+  // SimGrid 3.32 signals the creation of a host from a platform file twice: keep the first.
+  for (sg4::Host* host : created)
+    if (std::find(info.hosts.begin(), info.hosts.end(), host) == info.hosts.end()) info.hosts.push_back(host);
   info.link_count = engine.get_link_count();
   if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));
   return info;

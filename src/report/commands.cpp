@@ -1,6 +1,7 @@
 #include "report/commands.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -172,7 +173,7 @@ int command_model(const ModelRequest& request) {
   in.alpha = parse_time(request.latency, "--latency");
   const double segment = parse_size(request.segment, "--segment");
   if (segment <= 0) throw InputError("--segment: must be > 0 bytes");
-  in.segment_elems = std::max<size_t>(1, static_cast<size_t>(segment / in.bytes_per_elem));
+  in.segment_elems = std::max<size_t>(1, static_cast<size_t>(std::llround(segment / in.bytes_per_elem)));
   std::cout << format_model(collective, algorithm, in);
   return 0;
 }

@@ -48,7 +48,11 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
-  rows.emplace_back("efficiency", fmt::format("{:.1f}% of the lower bound", 100 * s.efficiency));
+  rows.emplace_back("efficiency",
+                    fmt::format("{:.1f}% of the lower bound{}", 100 * s.efficiency,
+                                s.efficiency > 1 ? " (above 100%: ranks sent to several peers at once, which the "
+                                                   "single-port latency term ceil(log2 p) alpha does not allow)"
+                                                 : ""));
   rows.emplace_back("algbw", format_bandwidth(s.algbw));
   rows.emplace_back("busbw", format_bandwidth(s.busbw));
   rows.emplace_back("messages", fmt::format("{}", s.message_count));

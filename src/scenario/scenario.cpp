@@ -83,10 +83,131 @@ CollectiveSpec parse_collective_spec(const json& object) {
 }
 
 TrainingSpec parse_training(const json& object) {
-  check_keys(object, "training", {"rounds", "compute"});
+  check_keys(object, "training",
+             {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
-  if (object.contains("compute")) spec.compute = get_quantity(object["compute"], "training.compute", parse_time);
+  if (object.contains("compute")) {
+    // "20ms" is a time; "2Gf" is an amount of work at the host's speed (flops).
+    const json& compute = object["compute"];
+    const std::string text = compute.is_string() ? compute.get<std::string>() : "";
+    if (!text.empty() && text.back() == 'f') {
+      spec.compute_flops = parse_flops(text, "training.compute");
+    } else {
+      spec.compute = get_quantity(compute, "training.compute", parse_time);
+    }
+  }
+  if (object.contains("model")) {
+    spec.model = get_string(object["model"], "training.model");
+    const std::vector<std::string> models{"none", "linear-regression"};
+    if (std::find(models.begin(), models.end(), spec.model) == models.end())
+      throw InputError(fmt::format("training.model: unknown model '{}'{}; allowed: {}", spec.model,
+                                   did_you_mean(spec.model, models), join(models)));
+  }
+  if (object.contains("parameters"))
+    spec.parameters = static_cast<int>(get_integer(object["parameters"], "training.parameters", 1, 1 << 24));
+  if (object.contains("samples"))
+    spec.samples = static_cast<int>(get_integer(object["samples"], "training.samples", 1, 1 << 26));
+  if (object.contains("learning_rate")) {
+    if (!object["learning_rate"].is_number() || object["learning_rate"].get<double>() <= 0)
+      throw InputError("training.learning_rate: must be a number > 0");
+    spec.learning_rate = object["learning_rate"].get<double>();
+  }
+  if (object.contains("gradient_size")) {
+    spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
+    if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
+  }
+  if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
+      !spec.has_model())
+    throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");
+  return spec;
+}
+
+FaultSpec parse_fault(const json& object, const std::string& where, int rounds) {
+  check_keys(object, where, {"kind", "at", "at_round", "link", "host", "rank", "factor", "latency", "duration", "return_after"});
+  FaultSpec fault;
+  const std::vector<std::string> kinds{"slow-link", "slow-host", "preempt", "link-down"};
+  if (!object.contains("kind")) throw InputError(fmt::format("{}.kind: missing; allowed: {}", where, join(kinds)));
+  const std::string kind = get_string(object["kind"], where + ".kind");
+  const auto found = std::find(kinds.begin(), kinds.end(), kind);
+  if (found == kinds.end())
+    throw InputError(fmt::format("{}.kind: unknown fault '{}'{}; allowed: {}", where, kind, did_you_mean(kind, kinds),
+                                 join(kinds)));
+  fault.kind = static_cast<FaultKind>(found - kinds.begin());
+
+  if (object.contains("at") == object.contains("at_round"))
+    throw InputError(fmt::format("{}: give exactly one of \"at\" (a time) or \"at_round\" (a round)", where));
+  if (object.contains("at")) fault.at = get_quantity(object["at"], where + ".at", parse_time);
+  if (object.contains("at_round")) {
+    fault.at_round = static_cast<int>(get_integer(object["at_round"], where + ".at_round", 0, 1 << 30));
+    if (*fault.at_round >= rounds)
+      throw InputError(fmt::format("{}.at_round: round {} does not exist; the scenario has rounds 0 to {}", where,
+                                   *fault.at_round, rounds - 1));
+  }
+  const int targets = object.contains("link") + object.contains("host") + object.contains("rank");
+  const bool link_fault = fault.kind == FaultKind::slow_link || fault.kind == FaultKind::link_down;
+  if (targets != 1)
+    throw InputError(fmt::format("{}: name exactly one target: {}", where,
+                                 link_fault ? "\"link\", \"host\" (its NIC) or \"rank\"" : "\"host\" or \"rank\""));
+  if (object.contains("link")) {
+    if (!link_fault) throw InputError(fmt::format("{}.link: a {} fault targets a host or a rank", where, kind));
+    fault.link = get_string(object["link"], where + ".link");
+  }
+  if (object.contains("host")) fault.host = get_string(object["host"], where + ".host");
+  if (object.contains("rank")) fault.rank = static_cast<int>(get_integer(object["rank"], where + ".rank", 0, 1 << 30));
+
+  if (object.contains("factor")) {
+    if (fault.kind == FaultKind::preempt || fault.kind == FaultKind::link_down)
+      throw InputError(fmt::format("{}.factor: a {} fault has no factor", where, kind));
+    if (!object["factor"].is_number() || object["factor"].get<double>() <= 0)
+      throw InputError(fmt::format("{}.factor: must be a number > 0 (0.1 = ten times slower)", where));
+    fault.factor = object["factor"].get<double>();
+  }
+  if (object.contains("latency")) {
+    if (fault.kind != FaultKind::slow_link) throw InputError(fmt::format("{}.latency: only a slow-link has one", where));
+    fault.latency = get_quantity(object["latency"], where + ".latency", parse_time);
+  }
+  if (fault.kind == FaultKind::slow_link && !object.contains("factor") && !object.contains("latency"))
+    throw InputError(fmt::format("{}: a slow-link needs \"factor\" (bandwidth multiplier) and/or \"latency\"", where));
+  if (fault.kind == FaultKind::slow_host && !object.contains("factor"))
+    throw InputError(fmt::format("{}: a slow-host needs \"factor\" (speed multiplier, 0.25 = four times slower)", where));
+  if (object.contains("duration")) {
+    if (fault.kind == FaultKind::preempt)
+      throw InputError(fmt::format("{}.duration: a preempted worker does not come back by itself", where));
+    fault.duration = get_quantity(object["duration"], where + ".duration", parse_time);
+  }
+  if (object.contains("return_after"))
+    throw InputError(fmt::format("{}.return_after: rejoining after a preemption is not available in collsim {} yet",
+                                 where, COLLSIM_VERSION));
+  return fault;
+}
+
+RecoverySpec parse_recovery(const json& object) {
+  check_keys(object, "recovery", {"policy", "timeout"});
+  RecoverySpec spec;
+  if (object.contains("policy")) {
+    const std::string policy = get_string(object["policy"], "recovery.policy");
+    if (policy == "rebuild") spec.policy = RecoveryPolicy::rebuild;
+    else if (policy != "none")
+      throw InputError(fmt::format("recovery.policy: unknown policy '{}'{}; allowed: none, rebuild", policy,
+                                   did_you_mean(policy, {"none", "rebuild"})));
+  }
+  if (object.contains("timeout")) {
+    const json& timeout = object["timeout"];
+    const std::string text = timeout.is_string() ? timeout.get<std::string>() : "";
+    if (!text.empty() && text.back() == 'x') {
+      char* end = nullptr;
+      spec.timeout_factor = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size() - 1 || !(spec.timeout_factor > 0))
+        throw InputError(fmt::format("recovery.timeout: '{}' is not a time (\"50ms\") or a multiple of the "
+                                     "model's collective time (\"3x\")", text));
+    } else {
+      spec.timeout_is_factor = false;
+      spec.timeout = get_quantity(timeout, "recovery.timeout", parse_time);
+      if (spec.timeout <= 0) throw InputError("recovery.timeout: must be > 0");
+    }
+    spec.timeout_text = timeout.is_string() ? text : timeout.dump();
+  }
   return spec;
 }
 
@@ -153,15 +274,24 @@ void apply_override(json& document, const std::string& assignment) {
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
                             "placement", "cfg", "seed", "faults", "recovery"});
+  // NOT-YET-BEGIN
   for (const char* later : {"faults", "recovery"})
     if (document.contains(later))
       throw InputError(fmt::format("{}: fault injection and recovery are not available in collsim {} yet", later,
                                    COLLSIM_VERSION));
+  if (document.contains("training") && document["training"].is_object() && document["training"].contains("model") &&
+      document["training"]["model"] != "none")
+    throw InputError(fmt::format("training.model: training a model is not available in collsim {} yet", COLLSIM_VERSION));
+  // NOT-YET-END
   Scenario scenario;
   scenario.source_dir = source_dir;
   if (document.contains("name")) scenario.name = get_string(document["name"], "name");
-  if (document.contains("description") && !document["description"].is_string() && !document["description"].is_array())
-    throw InputError("description: must be a string or a list of strings");
+  if (document.contains("description")) {
+    const json& description = document["description"];
+    const bool lines = description.is_array() &&
+                       std::all_of(description.begin(), description.end(), [](const json& line) { return line.is_string(); });
+    if (!description.is_string() && !lines) throw InputError("description: must be a string or a list of strings");
+  }
   if (document.contains("topology")) {
     scenario.topology = get_string(document["topology"], "topology");
     if (!parse_generator(scenario.topology, "topology"))
@@ -174,6 +304,12 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
   else scenario.collective = parse_collective_spec(json::object());
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
+  if (document.contains("faults")) {
+    if (!document["faults"].is_array()) throw InputError("faults: must be a list of faults");
+    for (size_t i = 0; i < document["faults"].size(); ++i)
+      scenario.faults.push_back(parse_fault(document["faults"][i], fmt::format("faults.{}", i), scenario.training.rounds));
+  }
+  if (document.contains("recovery")) scenario.recovery = parse_recovery(document["recovery"]);
   if (document.contains("placement")) {
     if (!document["placement"].is_array()) throw InputError("placement: must be a list of host names");
     for (size_t i = 0; i < document["placement"].size(); ++i)
@@ -194,7 +330,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
                                  *scenario.workers - 1));
   if (!scenario.placement.empty() && scenario.workers &&
       static_cast<int>(scenario.placement.size()) != *scenario.workers)
-    throw InputError(fmt::format("placement: {} hosts listed for {} workers", scenario.placement.size(),
+    throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(),
                                  *scenario.workers));
   if (scenario.topology.empty()) {
     const int workers = scenario.workers.value_or(8);
@@ -212,6 +348,29 @@ json bytes_json(double bytes) {
 }
 }  // namespace
 
+std::string_view fault_kind_name(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::slow_link: return "slow-link";
+    case FaultKind::slow_host: return "slow-host";
+    case FaultKind::preempt: return "preempt";
+    case FaultKind::link_down: return "link-down";
+  }
+  return "slow-link";
+}
+
+json fault_to_json(const FaultSpec& f) {
+  json out{{"kind", fault_kind_name(f.kind)}};
+  if (f.at) out["at"] = *f.at;
+  if (f.at_round) out["at_round"] = *f.at_round;
+  if (!f.link.empty()) out["link"] = f.link;
+  if (!f.host.empty()) out["host"] = f.host;
+  if (f.rank) out["rank"] = *f.rank;
+  if (f.kind == FaultKind::slow_link || f.kind == FaultKind::slow_host) out["factor"] = f.factor;
+  if (f.latency) out["latency"] = *f.latency;
+  if (f.duration) out["duration"] = *f.duration;
+  return out;
+}
+
 json scenario_to_json(const Scenario& s, int workers, const std::string& topology) {
   json collective{{"kind", collective_name(s.collective.kind)},
                   {"algorithm", s.collective.algorithm},
@@ -221,12 +380,25 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                   {"root", s.collective.root},
                   {"segment", bytes_json(s.collective.segment)}};
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
+  json training{{"rounds", s.training.rounds}, {"compute", s.training.compute}, {"model", s.training.model}};
+  if (s.training.compute_flops > 0) training["compute_flops"] = s.training.compute_flops;
+  if (s.training.has_model()) {
+    training["parameters"] = s.training.parameters;
+    training["samples"] = s.training.samples;
+    training["learning_rate"] = s.training.learning_rate;
+    if (s.training.gradient_size) training["gradient_size"] = bytes_json(*s.training.gradient_size);
+  }
+  json faults = json::array();
+  for (const auto& f : s.faults) faults.push_back(fault_to_json(f));
   return json{{"name", s.name},
               {"topology", topology},
               {"network", network_model_name(s.network)},
               {"workers", workers},
               {"collective", collective},
-              {"training", {{"rounds", s.training.rounds}, {"compute", s.training.compute}}},
+              {"training", training},
+              {"faults", faults},
+              {"recovery", {{"policy", s.recovery.policy == RecoveryPolicy::rebuild ? "rebuild" : "none"},
+                            {"timeout", s.recovery.timeout_text}}},
               {"placement", s.placement},
               {"cfg", s.cfg},
               {"seed", s.seed}};

@@ -27,7 +27,44 @@ struct CollectiveSpec {
 
 struct TrainingSpec {
   int rounds = 1;
-  double compute = 0;  // seconds of computation before each collective
+  double compute = 0;          // seconds of computation before each collective, or
+  double compute_flops = 0;    // flops, at the speed of the worker's host ("2Gf")
+  std::string model = "none";  // "linear-regression": real gradients, averaged and applied
+  int parameters = 1024;       // d, the model's parameter count
+  int samples = 0;             // rows of the synthetic data set (0: 64 per worker)
+  double learning_rate = 0.1;
+  std::optional<double> gradient_size;  // logical bytes of the gradient (default: d elements)
+
+  bool has_model() const { return model != "none"; }
+};
+
+enum class FaultKind { slow_link, slow_host, preempt, link_down };
+std::string_view fault_kind_name(FaultKind kind);
+
+// One injected fault (docs/scenario-format.md). Targets are checked against the platform
+// when the simulation starts.
+struct FaultSpec {
+  FaultKind kind = FaultKind::slow_link;
+  std::optional<double> at;        // simulated seconds, or
+  std::optional<int> at_round;     // when the first worker starts that round
+  std::string link;                // slow-link, link-down
+  std::string host;                // any kind (a host's NIC for link faults)
+  std::optional<int> rank;         // the host of that rank
+  double factor = 1;               // bandwidth or speed multiplier (0.1 = ten times slower)
+  std::optional<double> latency;   // slow-link: new latency of the link(s)
+  std::optional<double> duration;  // then the fault is undone
+};
+
+enum class RecoveryPolicy { none, rebuild };
+
+struct RecoverySpec {
+  RecoveryPolicy policy = RecoveryPolicy::none;
+  // A wait longer than this is a failure: a fixed time, or a multiple of the model's
+  // time for the collective in the current group ("3x").
+  double timeout = 0;
+  double timeout_factor = 3;
+  bool timeout_is_factor = true;
+  std::string timeout_text = "3x";
 };
 
 struct Scenario {
@@ -37,6 +74,8 @@ struct Scenario {
   std::optional<int> workers;      // empty = every host of the topology
   CollectiveSpec collective;
   TrainingSpec training;
+  std::vector<FaultSpec> faults;
+  RecoverySpec recovery;
   std::vector<std::string> placement;  // host names for ranks 0..p-1, or empty
   std::vector<std::string> cfg;        // SimGrid options "KEY:VALUE"
   uint64_t seed = 1;

@@ -33,7 +33,7 @@ std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo
   if (scenario.placement.empty())
     return std::vector<sg4::Host*>(platform.hosts.begin(), platform.hosts.begin() + workers);
   if (static_cast<int>(scenario.placement.size()) != workers)
-    throw InputError(fmt::format("placement: {} hosts listed for {} workers", scenario.placement.size(), workers));
+    throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(), workers));
   std::vector<sg4::Host*> hosts;
   for (size_t i = 0; i < scenario.placement.size(); ++i) {
     sg4::Host* host = engine.host_by_name_or_null(scenario.placement[i]);
@@ -138,6 +138,16 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   model.bytes_per_elem = result.payload.bytes_per_elem;
   model.segment_elems = std::max<size_t>(
       1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
+  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    if (effective != scenario.collective.segment)
+      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+                                         effective, scenario.collective.segment));
+  }
+  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                       *scenario.collective.carried_elements, result.payload.logical_elems,
+                                       result.payload.carried_elems));
   read_route_costs(hosts, scenario.collective.root, model);
   if (options.check_only) return result;
 
@@ -166,7 +176,9 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
           comm.set_round(round);
           t.start = sg4::Engine::get_clock();
           input(r, buf);
-          if (scenario.training.compute > 0) sg4::this_actor::execute(scenario.training.compute * sg4::this_actor::get_host()->get_speed());
+          if (scenario.training.compute > 0)
+            sg4::this_actor::execute(scenario.training.compute * sg4::this_actor::get_host()->get_speed());
+          if (scenario.training.compute_flops > 0) sg4::this_actor::execute(scenario.training.compute_flops);
           t.compute_end = t.collective_start = sg4::Engine::get_clock();
           result.algorithm->run(comm, buf, args);
           const bool holds_result = scenario.collective.kind != Collective::reduce || r == args.root;

@@ -71,7 +71,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
         {"alpha", result.model.alpha},
         {"bandwidth", result.model.bandwidth}}},
       {"payload",
-       {{"logical_bytes", result.payload.logical_bytes},
+       {{"logical_bytes", static_cast<uint64_t>(result.payload.logical_bytes)},
         {"logical_elements", result.payload.logical_elems},
         {"carried_elements", result.payload.carried_elems},
         {"bytes_per_element", result.payload.bytes_per_elem}}},

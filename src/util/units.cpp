@@ -25,9 +25,10 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   const double value = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(value))
     throw InputError(fmt::format("{}: '{}' is not a {} (examples: {})", field, text, what,
-                                 what == "size" ? "\"64MiB\", \"30MB\", 4096"
+                                 what == "size"        ? "\"64MiB\", \"30MB\", 4096"
                                  : what == "bandwidth" ? "\"10Gbps\", \"10GBps\""
-                                                       : "\"1us\", \"20ms\", 0.5"));
+                                 : what == "time"      ? "\"1us\", \"20ms\", 0.5"
+                                                       : "\"2Gf\", \"500Mf\""));
   std::string_view unit = text.substr(static_cast<size_t>(end - begin));
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   return {value, unit};
@@ -78,6 +79,11 @@ double parse_time(std::string_view text, std::string_view field) {
   static const std::array<Unit, 6> units{{{"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9},
                                          {"min", 60}}};
   return parse_with_units(text, field, "time", units, "s, ms, us, ns, min");
+}
+
+double parse_flops(std::string_view text, std::string_view field) {
+  static const std::array<Unit, 5> units{{{"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}}};
+  return parse_with_units(text, field, "amount of computation", units, "f, kf, Mf, Gf, Tf");
 }
 
 std::string format_size(double bytes) {

@@ -12,6 +12,8 @@ namespace collsim {
 double parse_size(std::string_view text, std::string_view field);
 double parse_bandwidth(std::string_view text, std::string_view field);
 double parse_time(std::string_view text, std::string_view field);
+// Amounts of computation, as in SimGrid platform files: "2Gf", "500Mf", "1e9f".
+double parse_flops(std::string_view text, std::string_view field);
 
 // Human-readable forms for tables: "64 MiB", "10 GB/s", "1.23 ms".
 std::string format_size(double bytes);

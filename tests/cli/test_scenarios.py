@@ -70,6 +70,15 @@ class ReadyScenarios(unittest.TestCase):
         # ideal binomial reduce: ceil(log2 64) = 6 rounds of alpha + n/B
         self.assertAlmostEqual(ideal / (6 * (ALPHA + 4 * MiB / LINK_BW)), 1, places=9)
 
+    def test_platform_file_without_workers_uses_each_host_once(self):
+        with tempfile.TemporaryDirectory() as folder:
+            trace = Path(folder) / "t.json"
+            subprocess.run([COLLSIM, "run", "--topology", "topologies/two-racks.xml", "--size", "4KiB", "--quiet",
+                            "--trace", str(trace)], cwd=REPO, check=True)
+            platform = json.loads(trace.read_text())["platform"]
+        self.assertEqual(platform["hosts"], 16)
+        self.assertEqual(platform["rank_hosts"], [f"host-{i}" for i in range(16)])
+
     def test_same_scenario_same_times_to_the_last_digit(self):
         first = run(REPO / "scenarios/broadcast-two-racks.json")
         second = run(REPO / "scenarios/broadcast-two-racks.json")

@@ -26,6 +26,12 @@ TEST_CASE("times") {
   CHECK(parse_time("1ns", "f") == doctest::Approx(1e-9));
 }
 
+TEST_CASE("amounts of computation") {
+  CHECK(parse_flops("2Gf", "f") == 2e9);
+  CHECK(parse_flops("500Mf", "f") == 5e8);
+  CHECK_THROWS_AS(parse_flops("2G", "f"), InputError);
+}
+
 TEST_CASE("bad unit strings name the field and what is allowed") {
   CHECK_THROWS_WITH_AS(parse_size("64MIB", "collective.size"),
                        "collective.size: unknown unit 'MIB' in '64MIB' (allowed: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)",

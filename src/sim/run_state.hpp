@@ -1,0 +1,95 @@
+#pragma once
+// What the actors of one simulation share: the workers, the fault injectors and the
+// coordinator all run in this process, so they meet here (SimGrid runs one actor at a
+// time: no locks are needed).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "comm/comm_group.hpp"
+#include "comm/message_log.hpp"
+#include "model/cost_model.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/payload.hpp"
+#include "sim/verify.hpp"
+#include "training/linear_regression.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace collsim {
+
+// One rank's view of one round (times in simulated seconds).
+struct RankRound {
+  double start = -1, compute_end = -1, collective_start = -1, end = -1;
+  int epoch = 0;
+  uint64_t model_hash = 0;  // of the weights after the update (training with a model)
+};
+
+struct FaultEvent {
+  int fault = 0;            // index in scenario.faults
+  std::string kind;
+  std::string target;       // "link host-3_link", "host host-5 (rank 5)"
+  std::string action;       // "applied" or "undone"
+  double time = 0;
+};
+
+struct RecoveryEvent {
+  int epoch_before = 0, epoch_after = 0;
+  int round = 0;                  // the round whose collective restarts
+  double fault_time = -1;         // the last fault applied before detection (-1: none)
+  double detected = 0;            // first rank reports a timeout or failure
+  double rebuilt = 0;             // the coordinator announces the new group
+  double resumed = -1;            // the first survivor restarts the collective
+  double round_completed = -1;    // the round completes in the new group
+  std::vector<int> dropped_ranks;
+  std::vector<std::string> dropped_hosts;
+  std::vector<int> group;         // survivors (world ranks), re-numbered 0.. in this order
+  std::string reason;             // how the dropped ranks were chosen
+};
+
+enum class WorkerFate { running, finished, preempted, dropped, aborted };
+
+struct WorkerState {
+  WorkerFate fate = WorkerFate::running;
+  double fate_time = 0;
+  int round = 0;
+  std::vector<double> weights;  // model copy (training with a model)
+  Buffer result;                // the collective's output of the last completed round
+  Buffer input;                 // the gradient that went into it
+};
+
+struct RunState {
+  const Scenario* scenario = nullptr;
+  const AlgorithmInfo* algorithm = nullptr;
+  Payload payload;
+  ModelInput model;               // for the full group; coordinator recomputes per group
+  std::unique_ptr<ReduceOp> op;
+  CollectiveArgs args;
+  std::vector<simgrid::s4u::Host*> rank_hosts;
+  simgrid::s4u::Host* control_host = nullptr;  // where injectors and the coordinator run
+  std::unique_ptr<LinearRegression> regression;
+  InputFn input;                  // synthetic gradients when there is no model
+
+  MessageLog messages;
+  std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current
+  std::vector<WaitState> waits;                    // per world rank: whom it waits on
+  std::vector<WorkerState> workers;
+  std::vector<std::vector<RankRound>> rounds;      // [round][world rank]
+  std::vector<double> round_loss;                  // [round], with a model
+  std::vector<FaultEvent> fault_events;
+  std::vector<RecoveryEvent> recoveries;
+  std::vector<double> host_speed_factor;           // by rank: slow-host faults
+  int highest_round_started = -1;
+  std::string abort_reason;                        // coordinator gave up
+
+  int world_size() const { return static_cast<int>(workers.size()); }
+  CommGroup& current_group() { return *groups.back(); }
+  // The timeout of a wait in a group of p ranks (recovery.timeout), or -1 (wait forever).
+  double timeout_for(int p) const;
+};
+
+}  // namespace collsim
