@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
   run->add_option("--detail", detail, "full: list every message in the trace, however many")
       ->check(CLI::IsMember({"full"}));
   run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
+  run->add_flag("--baseline", run_request.baseline,
+                "Also run the scenario without its faults and report the time lost to them");
 
   collsim::RunRequest validate_request;
   ScenarioFlags validate_flags;

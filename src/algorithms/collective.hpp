@@ -22,6 +22,10 @@ struct CollectiveArgs {
   size_t segment_elems = 1;      // pipelined algorithms: elements per segment
 };
 
+// The root inside a group of `size` ranks: the scenario's root, or rank 0 once a rebuilt
+// group is too small to have it.
+inline int root_in_group(int root, int size) { return root < size ? root : 0; }
+
 using AlgorithmFn = void (*)(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 }  // namespace collsim

@@ -33,13 +33,12 @@ struct PendingTransfer {
   double posted = 0;
 
   // A transfer abandoned by an exception (timeout, failed peer) is cancelled, so that
-  // nothing of an abandoned operation stays in flight; its packet was never delivered.
+  // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
+  // may have taken it just before (the sender's view still says STARTED until a wait).
   ~PendingTransfer() {
-    if (activity && activity->get_state() == sg4::Activity::State::STARTED) {
-      activity->cancel();
-      if (!is_receive) delete packet;
-    }
+    if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) activity->cancel();
   }
+  bool cancel = false;
 };
 
 Request::Request() = default;
@@ -68,6 +67,7 @@ Request Comm::isend(int dst, View data) {
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
   request.pending_->packet = packet;
+  request.pending_->cancel = group_->cancel_abandoned();
   request.pending_->activity =
       group_->mailbox(rank_, dst)->put_async(packet, simulated_bytes(data.count, group_->bytes_per_elem()));
   return request;
@@ -78,6 +78,7 @@ Request Comm::irecv(int src, View into) {
   request.pending_ = std::make_unique<PendingTransfer>();
   PendingTransfer& pending = *request.pending_;
   pending.is_receive = true;
+  pending.cancel = group_->cancel_abandoned();
   pending.into = into;
   pending.peer = src;
   pending.posted = sg4::Engine::get_clock();

@@ -33,6 +33,9 @@ public:
   // Waits longer than this throw a timeout (recovery); < 0 waits forever.
   double timeout() const { return timeout_; }
   void set_timeout(double seconds) { timeout_ = seconds; }
+  // Under recovery, transfers abandoned by a failure are cancelled so that the group can
+  // move on; without it they stay pending, and peers keep waiting as they would for real.
+  bool cancel_abandoned() const { return timeout_ >= 0; }
 
   // One mailbox per ordered (src, dst) pair, named after the epoch so that a message of
   // an abandoned epoch can never be matched in a new one. Looked up once, then cached.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <simgrid/s4u/Engine.hpp>
 #include <sstream>
 
@@ -77,15 +78,48 @@ std::vector<fs::path> files_in(const fs::path& folder, const std::string& extens
 
 }  // namespace
 
+namespace {
+
+// The same scenario without faults, run in a child process (one engine per process).
+Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg) {
+  Scenario twin = scenario;
+  twin.faults.clear();
+  twin.recovery.policy = RecoveryPolicy::none;
+  const ChildOutcome outcome = run_in_child([&] {
+    SimOptions options;
+    options.cfg = cfg;
+    const SimResult result = run_simulation(twin, options);
+    nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
+    for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
+    return out.dump();
+  });
+  if (outcome.exit_code != 0) throw InputError(fmt::format("--baseline: the fault-free run failed: {}", outcome.output));
+  const auto out = nlohmann::json::parse(outcome.output);
+  Baseline baseline;
+  baseline.simulated_time = out["simulated_time"].get<double>();
+  for (const auto& duration : out["rounds"]) baseline.round_times.push_back(duration.get<double>());
+  return baseline;
+}
+
+}  // namespace
+
 int command_run(const RunRequest& request) {
   const Scenario scenario = load_scenario(request);
+  std::optional<Baseline> baseline;
+  if (request.baseline) baseline = run_fault_free_twin(scenario, request.cfg);
   SimOptions options;
   options.cfg = request.cfg;
   SimResult result = run_simulation(scenario, options);
-  const Verification verification =
-      verify_results(scenario.collective.kind, scenario.collective.op, scenario.collective.root, result.results,
-                     [&](int rank, Buffer& buf) { fill_input(buf, rank, scenario.collective.op, scenario.seed); });
-  const RunSummary summary = summarize(scenario.collective.kind, result, verification);
+  Verification verification;
+  if (result.stall.empty()) {
+    const int root = root_in_group(scenario.collective.root, static_cast<int>(result.results.size()));
+    verification = verify_results(scenario.collective.kind, scenario.collective.op, root, result.results,
+                                  [&](int rank, Buffer& buf) { buf = result.inputs[static_cast<size_t>(rank)]; });
+  } else {
+    verification.verified = false;
+    verification.failure = "the run did not complete";
+  }
+  const RunSummary summary = summarize(scenario.collective.kind, result, verification, baseline);
   if (!request.trace_path.empty()) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
@@ -94,6 +128,10 @@ int command_run(const RunRequest& request) {
                           "--trace");
   }
   if (!request.quiet) std::cout << format_summary(scenario, result, summary) << std::flush;
+  if (!result.stall.empty()) {
+    std::cerr << "collsim: stalled: " << result.stall << "\n";
+    return 1;
+  }
   if (!verification.verified) {
     std::cerr << "collsim: verification failed: " << verification.failure << "\n";
     return 1;

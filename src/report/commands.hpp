@@ -15,6 +15,7 @@ struct RunRequest {
   std::string trace_path;
   bool full_detail = false;
   bool quiet = false;
+  bool baseline = false;                 // also run the fault-free twin and report the time lost
 };
 
 int command_run(const RunRequest& request);

@@ -3,16 +3,27 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "util/suggest.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
 
-RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification) {
+RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
+                     const std::optional<Baseline>& baseline) {
   RunSummary s;
   s.simulated_time = result.simulated_time;
+  s.baseline = baseline;
+  if (baseline) s.time_lost = result.simulated_time - baseline->simulated_time;
+  // One collective's time: averaged over the rounds of the first group (before any fault
+  // rebuilt it), so that it compares with the model.
   double total = 0;
-  for (const auto& round : result.rounds) total += round.end - round.collective_start;
-  s.collective_time = result.rounds.empty() ? 0 : total / static_cast<double>(result.rounds.size());
+  int counted = 0;
+  for (const auto& round : result.rounds)
+    if (round.epoch == 0) {
+      total += round.end - round.collective_start;
+      ++counted;
+    }
+  s.collective_time = counted == 0 ? 0 : total / counted;
   s.model_time = result.algorithm->model(result.model);
   s.bound = lower_bound(collective, result.model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
@@ -61,7 +72,42 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                                          v.bitwise_identical ? "bitwise identical"
                                                                              : "ranks differ in the last bits")
                                            : fmt::format("NO: {}", v.failure));
+  if (!result.faults.empty() || !result.recoveries.empty() || scenario.training.rounds > 1) {
+    if (scenario.recovery.policy == RecoveryPolicy::rebuild)
+      rows.emplace_back("recovery", fmt::format("rebuild, timeout {} ({} per wait)", scenario.recovery.timeout_text,
+                                                format_time(result.timeout)));
+    rows.emplace_back("rounds done", fmt::format("{} of {}, total {}", result.stall.empty() ? result.rounds.size() : 0,
+                                                 scenario.training.rounds, format_time(s.simulated_time)));
+    if (s.baseline)
+      rows.emplace_back("time lost", fmt::format("{} against the fault-free run ({})", format_time(s.time_lost),
+                                                 format_time(s.baseline->simulated_time)));
+    if (!result.models_identical) rows.emplace_back("model copies", "DIFFER between ranks");
+  }
   std::string out = format_table(rows);
+  for (const auto& f : result.faults)
+    out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);
+  for (const auto& r : result.recoveries) {
+    std::vector<std::string> dropped;
+    for (size_t i = 0; i < r.dropped_ranks.size(); ++i)
+      dropped.push_back(fmt::format("rank {} ({})", r.dropped_ranks[i], r.dropped_hosts[i]));
+    out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
+                       r.reason);
+    out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",
+                       r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
+                       format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,
+                       r.round_completed < 0 ? "never" : format_time(r.round_completed));
+  }
+  if (result.rounds.size() > 1 || !result.recoveries.empty()) {
+    out += "  round  epoch  ranks  time";
+    out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";
+    for (size_t i = 0; i < result.rounds.size() && i < 20; ++i) {
+      const RoundRecord& r = result.rounds[i];
+      out += fmt::format("  {:>5}  {:>5}  {:>5}  ", r.round, r.epoch, r.group.size());
+      out += r.loss ? fmt::format("{:<14}{:.6g}", format_time(r.end - r.start), *r.loss) : format_time(r.end - r.start);
+      out += "\n";
+    }
+    if (result.rounds.size() > 20) out += fmt::format("  ... {} rounds in all (see the trace)\n", result.rounds.size());
+  }
   for (const auto& note : result.notes) out += fmt::format("  note: {}\n", note);
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 // The figures a run reports, computed once for the printed table and the trace.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,12 @@
 #include "sim/verify.hpp"
 
 namespace collsim {
+
+// The same scenario without faults (run --baseline).
+struct Baseline {
+  double simulated_time = 0;
+  std::vector<double> round_times;
+};
 
 struct RunSummary {
   double simulated_time = 0;   // the whole run (all rounds)
@@ -19,9 +26,12 @@ struct RunSummary {
   double busbw = 0;            // algbw * busbw_factor
   Verification verification;
   size_t message_count = 0;
+  std::optional<Baseline> baseline;
+  double time_lost = 0;        // simulated_time - baseline's (with a baseline)
 };
 
-RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification);
+RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
+                     const std::optional<Baseline>& baseline = std::nullopt);
 
 // An aligned two-column table, one figure per line, units shown.
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& summary);

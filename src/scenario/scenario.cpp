@@ -274,15 +274,6 @@ void apply_override(json& document, const std::string& assignment) {
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
                             "placement", "cfg", "seed", "faults", "recovery"});
-  // NOT-YET-BEGIN
-  for (const char* later : {"faults", "recovery"})
-    if (document.contains(later))
-      throw InputError(fmt::format("{}: fault injection and recovery are not available in collsim {} yet", later,
-                                   COLLSIM_VERSION));
-  if (document.contains("training") && document["training"].is_object() && document["training"].contains("model") &&
-      document["training"]["model"] != "none")
-    throw InputError(fmt::format("training.model: training a model is not available in collsim {} yet", COLLSIM_VERSION));
-  // NOT-YET-END
   Scenario scenario;
   scenario.source_dir = source_dir;
   if (document.contains("name")) scenario.name = get_string(document["name"], "name");
@@ -310,6 +301,23 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
       scenario.faults.push_back(parse_fault(document["faults"][i], fmt::format("faults.{}", i), scenario.training.rounds));
   }
   if (document.contains("recovery")) scenario.recovery = parse_recovery(document["recovery"]);
+  if (scenario.training.has_model()) {
+    // Workers average their gradients: an allreduce with op avg.
+    if (scenario.collective.kind != Collective::allreduce)
+      throw InputError("collective.kind: training a model needs an allreduce of the gradients");
+    const json& collective = document.contains("collective") ? document["collective"] : json::object();
+    if (collective.contains("op") && scenario.collective.op != OpKind::avg)
+      throw InputError("collective.op: training a model averages the gradients: use \"avg\" or leave it out");
+    scenario.collective.op = OpKind::avg;
+    if (scenario.training.gradient_size) scenario.collective.size = *scenario.training.gradient_size;
+    const double smallest = static_cast<double>(scenario.training.parameters) * static_cast<double>(dtype_size(scenario.collective.dtype));
+    if (scenario.collective.size < smallest)
+      throw InputError(fmt::format("training.gradient_size: {} bytes is less than the model's {} parameters of {} "
+                                   "bytes; the network must carry at least {} bytes",
+                                   scenario.collective.size, scenario.training.parameters,
+                                   dtype_size(scenario.collective.dtype), smallest));
+    scenario.collective.carried_elements = static_cast<uint64_t>(scenario.training.parameters);
+  }
   if (document.contains("placement")) {
     if (!document["placement"].is_array()) throw InputError("placement: must be a list of host names");
     for (size_t i = 0; i < document["placement"].size(); ++i)

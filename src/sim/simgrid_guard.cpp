@@ -80,6 +80,13 @@ void SimGridGuard::set_context(const std::string& text) {
   std::snprintf(context, sizeof context, "%s", text.c_str());
 }
 
+void SimGridGuard::discard() {
+  if (capture_fd < 0) return;
+  std::fflush(stderr);
+  if (::ftruncate(capture_fd, 0) != 0) return;
+  ::lseek(capture_fd, 0, SEEK_SET);
+}
+
 void SimGridGuard::catch_crashes() {
   std::signal(SIGABRT, on_crash);
   std::signal(SIGSEGV, on_crash);

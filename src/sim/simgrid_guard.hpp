@@ -20,6 +20,8 @@ public:
   void catch_crashes();
   // What the error line names as the likely cause, e.g. "topology: 'two-racks.xml'".
   void set_context(const std::string& context);
+  // Forget what SimGrid logged (its deadlock dump, when collsim reports the stall itself).
+  void discard();
 };
 
 }  // namespace collsim

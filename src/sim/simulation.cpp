@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <iostream>
+#include <simgrid/Exception.hpp>
 #include <limits>
 #include <memory>
 #include <simgrid/s4u/Actor.hpp>
@@ -12,17 +14,17 @@
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
 #include "sim/input_data.hpp"
+#include "sim/coordinator.hpp"
+#include "sim/faults.hpp"
 #include "sim/simgrid_guard.hpp"
+#include "sim/worker.hpp"
 #include "util/errors.hpp"
+#include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-struct RankTimes {
-  double start = 0, compute_end = 0, collective_start = 0, end = 0;
-};
 
 // Ranks map to hosts in platform order, or as the scenario's placement says.
 std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
@@ -66,6 +68,125 @@ void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput
   for (int r = 0; r < p; ++r) {
     consider(r, (r + 1) % p);
     consider(root, r);
+  }
+}
+
+}  // namespace
+
+double RunState::timeout_for(int p) const {
+  const RecoverySpec& recovery = scenario->recovery;
+  if (recovery.policy == RecoveryPolicy::none) return -1;
+  if (!recovery.timeout_is_factor) return recovery.timeout;
+  ModelInput in = model;
+  in.p = p;
+  return recovery.timeout_factor * algorithm->model(in);
+}
+
+namespace {
+
+int training_samples(const Scenario& scenario, int p) {
+  return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
+}
+
+// A fixed timeout shorter than one chunk's transfer would drop healthy workers.
+void warn_about_short_timeout(const RunState& state, SimResult& result) {
+  const RecoverySpec& recovery = state.scenario->recovery;
+  if (recovery.policy != RecoveryPolicy::rebuild || recovery.timeout_is_factor) return;
+  const ModelInput& m = state.model;
+  const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
+  if (recovery.timeout < chunk) {
+    const std::string warning =
+        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({} s): healthy workers would be "
+                    "dropped", recovery.timeout_text, chunk);
+    std::cerr << "collsim: warning: " << warning << "\n";
+    result.notes.push_back(warning);
+  }
+}
+
+// The paragraph a user reads when the group never completes (recovery.policy "none").
+std::string describe_stall(const RunState& state) {
+  std::string text;
+  int stuck_round = state.scenario->training.rounds;
+  for (const WorkerState& w : state.workers)
+    if (w.fate != WorkerFate::finished) stuck_round = std::min(stuck_round, w.round);
+  text += fmt::format("the group stalled in round {}: its {} never completed.", stuck_round,
+                      collective_name(state.scenario->collective.kind));
+  for (size_t r = 0; r < state.workers.size(); ++r) {
+    const WorkerState& w = state.workers[r];
+    if (w.fate == WorkerFate::preempted)
+      text += fmt::format(" Rank {} ({}) was preempted at {}.", r, state.rank_hosts[r]->get_name(), format_time(w.fate_time));
+  }
+  int listed = 0, more = 0;
+  for (size_t r = 0; r < state.workers.size(); ++r) {
+    const WorkerState& w = state.workers[r];
+    if (w.fate == WorkerFate::preempted || w.fate == WorkerFate::finished) continue;
+    const WaitState& wait = state.waits[r];
+    std::string line;
+    if (w.fate == WorkerFate::aborted)
+      line = fmt::format(" Rank {} lost its transfer with rank {} at {}.", r, wait.peer, format_time(w.fate_time));
+    else if (wait.peer >= 0)
+      line = fmt::format(" Rank {} waits to {} rank {} since {}.", r, wait.what, wait.peer, format_time(wait.since));
+    else
+      line = fmt::format(" Rank {} waits outside the collective.", r);
+    if (listed++ < 8) text += line;
+    else ++more;
+  }
+  if (more > 0) text += fmt::format(" ({} more ranks wait likewise.)", more);
+  text += " With recovery.policy \"none\" the group waits forever; \"rebuild\" would drop the lost worker and go on.";
+  return text;
+}
+
+void collect_results(RunState& state, SimResult& result) {
+  result.simulated_time = sg4::Engine::get_clock();
+  result.messages = std::move(state.messages);
+  result.faults = state.fault_events;
+  result.recoveries = state.recoveries;
+  if (!state.abort_reason.empty()) result.stall = "recovery gave up: " + state.abort_reason + ".";
+  const CommGroup& last = *state.groups.back();
+  for (int g = 0; g < last.size(); ++g) result.final_group.push_back(last.world_rank(g));
+
+  const bool every_member_finished = std::all_of(result.final_group.begin(), result.final_group.end(), [&](int w) {
+    return state.workers[static_cast<size_t>(w)].fate == WorkerFate::finished;
+  });
+  if (!every_member_finished && result.stall.empty()) result.stall = describe_stall(state);
+
+  for (size_t round = 0; round < state.rounds.size(); ++round) {
+    RoundRecord record;
+    record.round = static_cast<int>(round);
+    record.start = record.collective_start = std::numeric_limits<double>::infinity();
+    record.epoch = -1;
+    uint64_t first_hash = 0;
+    for (size_t w = 0; w < state.rounds[round].size(); ++w) {
+      const RankRound& t = state.rounds[round][w];
+      if (t.end < 0) continue;
+      // Count a rank only in the epoch that completed the round last.
+      record.epoch = std::max(record.epoch, t.epoch);
+    }
+    if (record.epoch < 0) break;  // nobody completed this round
+    for (size_t w = 0; w < state.rounds[round].size(); ++w) {
+      const RankRound& t = state.rounds[round][w];
+      if (t.end < 0 || t.epoch != record.epoch) continue;
+      if (record.group.empty()) first_hash = t.model_hash;
+      record.group.push_back(static_cast<int>(w));
+      record.start = std::min(record.start, t.start);
+      record.compute_end = std::max(record.compute_end, t.compute_end);
+      record.collective_start = std::min(record.collective_start, t.collective_start);
+      record.end = std::max(record.end, t.end);
+      if (t.model_hash != first_hash) record.models_identical = false;
+    }
+    if (state.regression) record.loss = state.round_loss[round];
+    result.models_identical = result.models_identical && record.models_identical;
+    result.rounds.push_back(record);
+  }
+  for (RecoveryEvent& event : result.recoveries)
+    for (const RoundRecord& record : result.rounds)
+      if (record.round == event.round && record.epoch >= event.epoch_after) event.round_completed = record.end;
+  result.rounds_completed = result.stall.empty() ? static_cast<int>(result.rounds.size()) : 0;
+  if (result.stall.empty()) {
+    for (int w : result.final_group) {
+      result.results.push_back(state.workers[static_cast<size_t>(w)].result);
+      result.inputs.push_back(state.workers[static_cast<size_t>(w)].input);
+    }
   }
 }
 
@@ -151,40 +272,48 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   read_route_costs(hosts, scenario.collective.root, model);
   if (options.check_only) return result;
 
-  const InputFn input = options.input ? options.input : [&](int rank, Buffer& buf) {
+  // The run's shared state: workers, fault injectors and the coordinator meet here.
+  static RunState state;
+  state.scenario = &scenario;
+  state.algorithm = result.algorithm;
+  state.payload = result.payload;
+  state.model = model;
+  state.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
+  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems};
+  state.rank_hosts = hosts;
+  state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
-  const ReduceOp op(scenario.collective.op, scenario.collective.dtype);
-  const CollectiveArgs args{&op, scenario.collective.root, model.segment_elems};
-  const int rounds = scenario.training.rounds;
+  if (scenario.training.has_model())
+    state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
+                                                          scenario.seed);
+  state.workers.assign(static_cast<size_t>(p), WorkerState{});
+  state.waits.assign(static_cast<size_t>(p), WaitState{});
+  state.host_speed_factor.assign(static_cast<size_t>(p), 1.0);
+  state.rounds.assign(static_cast<size_t>(scenario.training.rounds), std::vector<RankRound>(static_cast<size_t>(p)));
+  state.round_loss.assign(static_cast<size_t>(scenario.training.rounds), std::numeric_limits<double>::quiet_NaN());
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-  CommGroup group(0, everyone, result.payload.bytes_per_elem, result.messages);
-  result.results.assign(static_cast<size_t>(p), Buffer());
-  std::vector<std::vector<RankTimes>> times(static_cast<size_t>(rounds), std::vector<RankTimes>(static_cast<size_t>(p)));
-  std::exception_ptr failure;
+  auto first_group = std::make_shared<CommGroup>(0, everyone, result.payload.bytes_per_elem, state.messages);
+  first_group->track_waits(&state.waits);
+  first_group->set_timeout(state.timeout_for(p));
+  result.timeout = first_group->timeout();
+  state.groups.push_back(first_group);
+  warn_about_short_timeout(state, result);
 
+  const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
+  state.control_host = choose_control_host(faults, platform.hosts, hosts);
+  start_fault_injectors(state, faults);
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) start_coordinator(state);
+
+  std::exception_ptr failure;
   for (int r = 0; r < p; ++r) {
-    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [&, r] {
+    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [&failure, r] {
       try {
-        Comm comm(group, r);
-        Buffer& buf = result.results[static_cast<size_t>(r)];
-        buf = Buffer(scenario.collective.dtype, result.payload.carried_elems);
-        for (int round = 0; round < rounds; ++round) {
-          RankTimes& t = times[static_cast<size_t>(round)][static_cast<size_t>(r)];
-          comm.set_round(round);
-          t.start = sg4::Engine::get_clock();
-          input(r, buf);
-          if (scenario.training.compute > 0)
-            sg4::this_actor::execute(scenario.training.compute * sg4::this_actor::get_host()->get_speed());
-          if (scenario.training.compute_flops > 0) sg4::this_actor::execute(scenario.training.compute_flops);
-          t.compute_end = t.collective_start = sg4::Engine::get_clock();
-          result.algorithm->run(comm, buf, args);
-          const bool holds_result = scenario.collective.kind != Collective::reduce || r == args.root;
-          if (holds_result && scenario.collective.kind != Collective::broadcast) op.finalize(buf.all(), p);
-          t.end = sg4::Engine::get_clock();
-        }
+        run_worker(state, r);
+      } catch (const simgrid::ForcefulKillException&) {
+        throw;
       } catch (...) {
         if (!failure) failure = std::current_exception();
       }
@@ -192,23 +321,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   }
   engine->run();
   if (failure) std::rethrow_exception(failure);
-
-  result.simulated_time = sg4::Engine::get_clock();
-  for (int round = 0; round < rounds; ++round) {
-    const auto& rt = times[static_cast<size_t>(round)];
-    RoundRecord record;
-    record.round = round;
-    record.group = everyone;
-    record.start = std::min_element(rt.begin(), rt.end(), [](auto& a, auto& b) { return a.start < b.start; })->start;
-    record.compute_end =
-        std::max_element(rt.begin(), rt.end(), [](auto& a, auto& b) { return a.compute_end < b.compute_end; })->compute_end;
-    record.collective_start =
-        std::min_element(rt.begin(), rt.end(), [](auto& a, auto& b) { return a.collective_start < b.collective_start; })
-            ->collective_start;
-    record.end = std::max_element(rt.begin(), rt.end(), [](auto& a, auto& b) { return a.end < b.end; })->end;
-    result.rounds.push_back(record);
-  }
+  collect_results(state, result);
+  if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;
 }
+
 
 }  // namespace collsim

@@ -2,6 +2,7 @@
 // One simulation: build the SimGrid engine and platform, start one worker actor per
 // rank running the collective on real buffers, run, and collect what happened.
 // SimGrid allows one engine per process: call run_simulation once per process.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,18 +11,21 @@
 #include "model/cost_model.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
+#include "sim/run_state.hpp"
 #include "sim/verify.hpp"
 
 namespace collsim {
 
 struct RoundRecord {
   int round = 0;
-  int epoch = 0;
-  std::vector<int> group;        // world ranks taking part
+  int epoch = 0;                 // the group generation that completed the round
+  std::vector<int> group;        // world ranks that completed it
   double start = 0;              // first rank starts computing
   double compute_end = 0;        // last rank done computing
   double collective_start = 0;   // first rank enters the collective
   double end = 0;                // last rank leaves the collective
+  std::optional<double> loss;    // training loss after the update (with a model)
+  bool models_identical = true;  // every rank of the group holds the same weights
 };
 
 struct SimOptions {
@@ -43,8 +47,16 @@ struct SimResult {
   double simulated_time = 0;
   std::vector<RoundRecord> rounds;
   MessageLog messages;
-  std::vector<Buffer> results;           // each rank's buffer after the last round
+  std::vector<Buffer> results;           // final group: each rank's buffer after the last round
+  std::vector<Buffer> inputs;            // final group: what each rank put into it
+  std::vector<int> final_group;          // world ranks of the last group
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
+  std::vector<FaultEvent> faults;
+  std::vector<RecoveryEvent> recoveries;
+  std::string stall;                     // why the run never completed (empty if it did)
+  int rounds_completed = 0;
+  bool models_identical = true;
+  double timeout = -1;                   // per wait in the first group, when recovering
 };
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);

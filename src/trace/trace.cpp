@@ -54,9 +54,49 @@ json messages_per_step(const MessageLog& log) {
 json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool full_detail) {
   const auto& v = s.verification;
   json rounds = json::array();
-  for (const auto& r : result.rounds)
-    rounds.push_back({{"round", r.round}, {"epoch", r.epoch}, {"group", r.group}, {"start", r.start},
-                      {"end", r.end}, {"compute", r.compute_end - r.start}, {"collective", r.end - r.collective_start}});
+  for (const auto& r : result.rounds) {
+    json round{{"round", r.round}, {"epoch", r.epoch}, {"group", r.group}, {"start", r.start}, {"end", r.end},
+               {"compute", r.compute_end - r.start}, {"collective", r.end - r.collective_start},
+               {"models_identical", r.models_identical}};
+    if (r.loss) round["loss"] = *r.loss;
+    rounds.push_back(round);
+  }
+  json faults = json::array();
+  for (const auto& f : result.faults)
+    faults.push_back({{"fault", f.fault}, {"kind", f.kind}, {"target", f.target}, {"action", f.action}, {"time", f.time}});
+  json recovery = json::array();
+  for (const auto& r : result.recoveries) {
+    json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},
+               {"detected", r.detected}, {"rebuilt", r.rebuilt}, {"dropped_ranks", r.dropped_ranks},
+               {"dropped_hosts", r.dropped_hosts}, {"group", r.group}, {"reason", r.reason}};
+    // Times that did not happen are left out rather than given a sentinel value.
+    if (r.fault_time >= 0) event["fault_time"] = r.fault_time;
+    if (r.resumed >= 0) event["resumed"] = r.resumed;
+    if (r.round_completed >= 0) event["round_completed"] = r.round_completed;
+    recovery.push_back(event);
+  }
+  json summary{{"simulated_time", s.simulated_time},
+               {"collective_time", s.collective_time},
+               {"model_time", s.model_time},
+               {"lower_bound", s.bound.value()},
+               {"lower_bound_bandwidth", s.bound.bandwidth_term},
+               {"lower_bound_latency", s.bound.latency_term},
+               {"efficiency", s.efficiency},
+               {"algbw", s.algbw},
+               {"busbw", s.busbw},
+               {"verified", v.verified},
+               {"max_error", v.max_error},
+               {"bitwise_identical", v.bitwise_identical},
+               {"message_count", s.message_count},
+               {"rounds_completed", result.rounds_completed},
+               {"models_identical", result.models_identical},
+               {"final_group", result.final_group}};
+  if (!result.stall.empty()) summary["stalled"] = result.stall;
+  if (result.timeout >= 0) summary["timeout"] = result.timeout;
+  if (s.baseline) {
+    summary["baseline_time"] = s.baseline->simulated_time;
+    summary["time_lost"] = s.time_lost;
+  }
   const bool full = full_detail || result.messages.records().size() <= full_detail_message_limit;
   return json{
       {"format", trace_format},
@@ -75,25 +115,12 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
         {"logical_elements", result.payload.logical_elems},
         {"carried_elements", result.payload.carried_elems},
         {"bytes_per_element", result.payload.bytes_per_elem}}},
-      {"summary",
-       {{"simulated_time", s.simulated_time},
-        {"collective_time", s.collective_time},
-        {"model_time", s.model_time},
-        {"lower_bound", s.bound.value()},
-        {"lower_bound_bandwidth", s.bound.bandwidth_term},
-        {"lower_bound_latency", s.bound.latency_term},
-        {"efficiency", s.efficiency},
-        {"algbw", s.algbw},
-        {"busbw", s.busbw},
-        {"verified", v.verified},
-        {"max_error", v.max_error},
-        {"bitwise_identical", v.bitwise_identical},
-        {"message_count", s.message_count}}},
+      {"summary", summary},
       {"rounds", rounds},
       {"messages_detail", full ? "full" : "per-step"},
       {"messages", full ? full_messages(result.messages) : messages_per_step(result.messages)},
-      {"faults", json::array()},
-      {"recovery", json::array()},
+      {"faults", faults},
+      {"recovery", recovery},
       {"notes", result.notes},
   };
 }

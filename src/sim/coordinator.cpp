@@ -1,0 +1,157 @@
+#include "sim/coordinator.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+constexpr uint64_t control_message_bytes = 64;
+
+sg4::Mailbox* coordinator_mailbox() { return sg4::Mailbox::by_name("coordinator"); }
+sg4::Mailbox* news_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("news:{}", world)); }
+
+void tell(int world, GroupNews news) {
+  // Detached: the coordinator must not block on a worker; a dead worker never reads it.
+  news_mailbox(world)->put_init(new GroupNews(std::move(news)), control_message_bytes)->detach();
+}
+
+double compute_seconds(const RunState& state) {
+  const auto& training = state.scenario->training;
+  double slowest = 1;
+  for (double factor : state.host_speed_factor) slowest = std::min(slowest, factor);
+  const double speed = state.rank_hosts.front()->get_speed();
+  return (training.compute + training.compute_flops / speed) / slowest;
+}
+
+class Coordinator {
+public:
+  explicit Coordinator(RunState& state) : state_(state) {}
+
+  void run() {
+    for (;;) {
+      std::unique_ptr<Report> first(coordinator_mailbox()->get<Report>());
+      if (!answer_stale(*first)) rebuild(std::move(first));
+    }
+  }
+
+private:
+  // A report from an older epoch comes from a worker already left out: tell it so.
+  bool answer_stale(const Report& report) {
+    if (report.epoch == state_.current_group().epoch()) return false;
+    tell(report.world, GroupNews{true, nullptr, 0});
+    return true;
+  }
+
+  void rebuild(std::unique_ptr<Report> first) {
+    CommGroup& group = state_.current_group();
+    const double detected = sg4::Engine::get_clock();
+    const double window = 2 * state_.timeout_for(group.size()) + compute_seconds(state_);
+    std::map<int, Report> reports{{first->world, *first}};
+    std::map<int, double> arrival{{first->world, detected}};
+
+    // Collect the other members' reports until all are in or the window closes.
+    const double deadline = detected + window;
+    while (static_cast<int>(reports.size()) < group.size() && sg4::Engine::get_clock() < deadline) {
+      try {
+        std::unique_ptr<Report> next(coordinator_mailbox()->get<Report>(deadline - sg4::Engine::get_clock()));
+        if (!answer_stale(*next)) {
+          reports.emplace(next->world, *next);
+          arrival.emplace(next->world, sg4::Engine::get_clock());
+        }
+      } catch (const simgrid::TimeoutException&) {
+        break;
+      }
+    }
+
+    // Decide whom to drop.
+    std::vector<int> dropped;
+    std::string reason;
+    for (int g = 0; g < group.size(); ++g)
+      if (!reports.count(group.world_rank(g))) dropped.push_back(group.world_rank(g));
+    const double timeout = state_.timeout_for(group.size());
+    if (!dropped.empty()) {
+      reason = "did not report within the detection window (dead or stuck)";
+    } else if (std::any_of(arrival.begin(), arrival.end(), [&](auto& a) { return a.second > detected + timeout; })) {
+      // Healthy members time out together; one that reports a timeout later was busy
+      // elsewhere (a straggler still computing, or stuck behind a slow link).
+      for (const auto& [world, time] : arrival)
+        if (time > detected + timeout) dropped.push_back(world);
+      reason = "reported more than one timeout after the others (a straggler)";
+    } else {
+      std::map<int, int> accusations;
+      for (const auto& [world, report] : reports)
+        if (report.suspect >= 0) ++accusations[report.suspect];
+      int most = 0;
+      for (const auto& [world, count] : accusations) most = std::max(most, count);
+      if (most >= 2)
+        for (const auto& [world, count] : accusations)
+          if (count == most) dropped.push_back(world);
+      reason = fmt::format("{} of the {} members were waiting on it", most, group.size());
+    }
+
+    std::vector<int> survivors;
+    for (int g = 0; g < group.size(); ++g)
+      if (std::find(dropped.begin(), dropped.end(), group.world_rank(g)) == dropped.end())
+        survivors.push_back(group.world_rank(g));
+    if (dropped.empty() || survivors.empty()) {
+      // No culprit can be named (or nobody would be left): give up rather than loop.
+      state_.abort_reason = dropped.empty()
+                                ? fmt::format("the coordinator could not tell which worker stalled epoch {}", group.epoch())
+                                : "every worker would have to be dropped";
+      for (const auto& [world, report] : reports) tell(world, GroupNews{true, nullptr, 0});
+      return;
+    }
+
+    int resume_round = first->round;
+    for (const auto& [world, report] : reports) resume_round = std::min(resume_round, report.round);
+    auto next = std::make_shared<CommGroup>(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
+    next->set_timeout(state_.timeout_for(next->size()));
+    next->track_waits(&state_.waits);
+    state_.groups.push_back(next);
+
+    RecoveryEvent event;
+    event.epoch_before = group.epoch();
+    event.epoch_after = next->epoch();
+    event.round = resume_round;
+    for (const FaultEvent& fault : state_.fault_events)
+      if (fault.action == "applied" && fault.time <= detected) event.fault_time = fault.time;
+    event.detected = detected;
+    event.rebuilt = sg4::Engine::get_clock();
+    event.dropped_ranks = dropped;
+    for (int world : dropped) event.dropped_hosts.push_back(state_.rank_hosts[static_cast<size_t>(world)]->get_name());
+    event.group = survivors;
+    event.reason = reason;
+    state_.recoveries.push_back(event);
+
+    for (int world : survivors) tell(world, GroupNews{false, next, resume_round});
+    for (int world : dropped)
+      if (reports.count(world)) tell(world, GroupNews{true, nullptr, 0});
+  }
+
+  RunState& state_;
+};
+
+}  // namespace
+
+void start_coordinator(RunState& state) {
+  sg4::ActorPtr actor = sg4::Actor::create("coordinator", state.control_host, [&state] { Coordinator(state).run(); });
+  actor->daemonize();  // it waits for reports forever; the run ends with the workers
+}
+
+GroupNews report_failure(const Report& report) {
+  coordinator_mailbox()->put(new Report(report), control_message_bytes);
+  std::unique_ptr<GroupNews> news(news_mailbox(report.world)->get<GroupNews>());
+  return *news;
+}
+
+}  // namespace collsim

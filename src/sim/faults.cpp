@@ -1,0 +1,224 @@
+#include "sim/faults.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "util/errors.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+std::string some_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 6; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 6) out += fmt::format(", ... ({} in all)", names.size());
+  return out;
+}
+
+sg4::Host* find_host(const std::string& name, const std::string& field, const sg4::Engine& engine,
+                     const std::vector<sg4::Host*>& all_hosts) {
+  sg4::Host* host = engine.host_by_name_or_null(name);
+  if (host == nullptr) {
+    std::vector<std::string> names;
+    for (const auto* h : all_hosts) names.push_back(h->get_name());
+    throw InputError(fmt::format("{}: no host '{}' in the platform; hosts are {}", field, name, some_names(names)));
+  }
+  return host;
+}
+
+// A host's NIC: the first link on its way out and the last link on its way in.
+std::vector<sg4::Link*> nic_links(sg4::Host* host, const std::vector<sg4::Host*>& all_hosts, const std::string& field) {
+  const auto other = std::find_if(all_hosts.begin(), all_hosts.end(), [&](sg4::Host* h) { return h != host; });
+  if (other == all_hosts.end()) throw InputError(fmt::format("{}: host '{}' talks to no other host", field, host->get_name()));
+  std::vector<sg4::Link*> out, in;
+  double latency = 0;
+  host->route_to(*other, out, &latency);
+  (*other)->route_to(host, in, &latency);
+  std::vector<sg4::Link*> links;
+  if (!out.empty()) links.push_back(out.front());
+  if (!in.empty() && (links.empty() || in.back() != links.front())) links.push_back(in.back());
+  return links;
+}
+
+void record(RunState& state, const ResolvedFault& fault, const char* action) {
+  state.fault_events.push_back({fault.index, std::string(fault_kind_name(fault.spec.kind)), fault.target, action,
+                                sg4::Engine::get_clock()});
+}
+
+// Links as they were before a slow-link fault, to restore them after its duration.
+std::map<int, std::vector<std::pair<double, double>>> saved_links;
+
+void apply(RunState& state, const ResolvedFault& fault) {
+  switch (fault.spec.kind) {
+    case FaultKind::slow_link:
+      for (sg4::Link* link : fault.links) {
+        saved_links[fault.index].emplace_back(link->get_bandwidth(), link->get_latency());
+        link->set_bandwidth(link->get_bandwidth() * fault.spec.factor);
+        if (fault.spec.latency) link->set_latency(*fault.spec.latency);
+      }
+      break;
+    case FaultKind::link_down:
+      for (sg4::Link* link : fault.links) link->turn_off();
+      break;
+    case FaultKind::slow_host:
+      for (int rank : fault.ranks) state.host_speed_factor[static_cast<size_t>(rank)] *= fault.spec.factor;
+      break;
+    case FaultKind::preempt:
+      for (int rank : fault.ranks) {
+        state.workers[static_cast<size_t>(rank)].fate = WorkerFate::preempted;
+        state.workers[static_cast<size_t>(rank)].fate_time = sg4::Engine::get_clock();
+      }
+      record(state, fault, "applied");
+      fault.host->turn_off();  // kills the workers on it
+      return;
+  }
+  record(state, fault, "applied");
+}
+
+void undo(RunState& state, const ResolvedFault& fault) {
+  switch (fault.spec.kind) {
+    case FaultKind::slow_link:
+      for (size_t i = 0; i < fault.links.size(); ++i) {
+        fault.links[i]->set_bandwidth(saved_links[fault.index][i].first);
+        fault.links[i]->set_latency(saved_links[fault.index][i].second);
+      }
+      break;
+    case FaultKind::link_down:
+      for (sg4::Link* link : fault.links) link->turn_on();
+      break;
+    case FaultKind::slow_host:
+      for (int rank : fault.ranks) state.host_speed_factor[static_cast<size_t>(rank)] /= fault.spec.factor;
+      break;
+    case FaultKind::preempt:
+      return;
+  }
+  record(state, fault, "undone");
+}
+
+// An actor on the control host: waits `delay`, applies the fault if asked, and undoes
+// it after its duration.
+void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first) {
+  sg4::ActorPtr injector =
+      sg4::Actor::create(fmt::format("fault-{}", fault.index), state.control_host, [&state, fault, delay, apply_first] {
+        if (delay > 0) sg4::this_actor::sleep_for(delay);
+        if (apply_first) apply(state, fault);
+        if (!fault.spec.duration) return;
+        sg4::this_actor::sleep_for(*fault.spec.duration);
+        undo(state, fault);
+      });
+  injector->daemonize();  // the run ends when the workers do, whatever faults are still pending
+}
+
+std::vector<ResolvedFault>* pending_round_faults = nullptr;
+
+}  // namespace
+
+std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const sg4::Engine& engine,
+                                          const std::vector<sg4::Host*>& all_hosts,
+                                          const std::vector<sg4::Host*>& rank_hosts) {
+  std::vector<ResolvedFault> faults;
+  std::vector<sg4::Host*> preempted;
+  const int p = static_cast<int>(rank_hosts.size());
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const FaultSpec& spec = scenario.faults[i];
+    const std::string where = fmt::format("faults.{}", i);
+    ResolvedFault fault{spec, static_cast<int>(i), "", {}, nullptr, {}};
+    if (spec.rank) {
+      if (*spec.rank >= p)
+        throw InputError(fmt::format("{}.rank: {} is not a rank; allowed: 0 to {}", where, *spec.rank, p - 1));
+      fault.host = rank_hosts[static_cast<size_t>(*spec.rank)];
+    } else if (!spec.host.empty()) {
+      fault.host = find_host(spec.host, where + ".host", engine, all_hosts);
+    }
+    if (!spec.link.empty()) {
+      // A split-duplex link is named for both halves ("host-3_link" = _UP and _DOWN).
+      if (sg4::Link* link = engine.link_by_name_or_null(spec.link)) {
+        fault.links.push_back(link);
+      } else {
+        for (const char* half : {"_UP", "_DOWN"})
+          if (sg4::Link* part = engine.link_by_name_or_null(spec.link + half)) fault.links.push_back(part);
+      }
+      if (fault.links.empty()) {
+        std::vector<std::string> names;
+        for (const auto* link : engine.get_all_links())
+          if (link->get_name() != "__loopback__") names.push_back(link->get_name());
+        std::sort(names.begin(), names.end());
+        throw InputError(fmt::format("{}.link: no link '{}' in the platform; links are {}", where, spec.link,
+                                     some_names(names)));
+      }
+      fault.target = "link " + spec.link;
+    } else if (spec.kind == FaultKind::slow_link || spec.kind == FaultKind::link_down) {
+      fault.links = nic_links(fault.host, all_hosts, where);
+      fault.target = fmt::format("NIC of host {}", fault.host->get_name());
+    }
+    if (fault.host != nullptr) {
+      for (int r = 0; r < p; ++r)
+        if (rank_hosts[static_cast<size_t>(r)] == fault.host) fault.ranks.push_back(r);
+      if (fault.target.empty()) fault.target = "host " + fault.host->get_name();
+      if (!fault.ranks.empty())
+        fault.target += fmt::format(" (rank{} {})", fault.ranks.size() > 1 ? "s" : "",
+                                    fmt::join(fault.ranks, ", "));
+    }
+    if (spec.kind == FaultKind::slow_host && fault.ranks.empty())
+      throw InputError(fmt::format("{}: host '{}' runs no worker: slowing it changes nothing", where,
+                                   fault.host->get_name()));
+    if (spec.kind == FaultKind::preempt) preempted.push_back(fault.host);
+    faults.push_back(fault);
+  }
+  if (!preempted.empty() && std::all_of(rank_hosts.begin(), rank_hosts.end(), [&](sg4::Host* h) {
+        return std::find(preempted.begin(), preempted.end(), h) != preempted.end();
+      }))
+    throw InputError("faults: every worker is preempted: no group would be left to continue");
+  return faults;
+}
+
+sg4::Host* choose_control_host(const std::vector<ResolvedFault>& faults, const std::vector<sg4::Host*>& all_hosts,
+                               const std::vector<sg4::Host*>& rank_hosts) {
+  auto preempted = [&](sg4::Host* host) {
+    return std::any_of(faults.begin(), faults.end(),
+                       [&](const ResolvedFault& f) { return f.spec.kind == FaultKind::preempt && f.host == host; });
+  };
+  for (sg4::Host* host : all_hosts)
+    if (!preempted(host) && std::find(rank_hosts.begin(), rank_hosts.end(), host) == rank_hosts.end()) return host;
+  for (sg4::Host* host : rank_hosts)
+    if (!preempted(host)) return host;
+  return rank_hosts.front();
+}
+
+void start_fault_injectors(RunState& state, const std::vector<ResolvedFault>& faults) {
+  static std::vector<ResolvedFault> round_faults;
+  round_faults.clear();
+  for (const ResolvedFault& fault : faults) {
+    if (fault.spec.at) start_injector(state, fault, *fault.spec.at, true);
+    else round_faults.push_back(fault);
+  }
+  pending_round_faults = &round_faults;
+}
+
+bool announce_round(RunState& state, int round) {
+  if (round <= state.highest_round_started) return false;
+  state.highest_round_started = round;
+  if (pending_round_faults == nullptr) return true;
+  // Faults of this round strike now, before any of its work: slowdowns at once from the
+  // announcing worker; preemptions from the control host (the announcing worker may be
+  // one of the victims).
+  for (const ResolvedFault& fault : *pending_round_faults) {
+    if (*fault.spec.at_round != round) continue;
+    if (fault.spec.kind == FaultKind::preempt) {
+      start_injector(state, fault, 0, true);
+    } else {
+      apply(state, fault);
+      if (fault.spec.duration) start_injector(state, fault, 0, false);
+    }
+  }
+  return true;
+}
+
+}  // namespace collsim

@@ -1,0 +1,173 @@
+#include "sim/worker.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <fmt/format.h>
+
+#include "sim/coordinator.hpp"
+#include "sim/faults.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+uint64_t hash_bytes(const void* data, size_t bytes) {
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
+  return hash;
+}
+
+int group_rank_of(const CommGroup& group, int world) {
+  for (int g = 0; g < group.size(); ++g)
+    if (group.world_rank(g) == world) return g;
+  return -1;
+}
+
+// What a worker keeps of a round so that it can run the round's collective again:
+// the model before the update and the gradient that went into the collective.
+struct Snapshot {
+  int round = -1;
+  std::vector<double> weights;
+  Buffer gradient;
+};
+
+class Worker {
+public:
+  Worker(RunState& state, int world) : state_(state), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
+
+  void run() {
+    const Scenario& scenario = *state_.scenario;
+    std::shared_ptr<CommGroup> group = state_.groups.back();
+    Buffer buf(scenario.collective.dtype, state_.payload.carried_elems);
+    if (state_.regression) me_.weights.assign(static_cast<size_t>(state_.regression->parameters()), 0.0);
+    Snapshot current, previous;
+
+    for (int round = 0; round < scenario.training.rounds;) {
+      announce_round(state_, round);  // faults of this round strike before its work begins
+      me_.round = round;
+      RankRound& times = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+      times.start = sg4::Engine::get_clock();
+      compute();
+      make_gradient(buf);
+      times.compute_end = times.collective_start = sg4::Engine::get_clock();
+      previous = std::move(current);
+      current = Snapshot{round, me_.weights, buf};
+
+      // Run the collective; on a failure, report and restart it in the rebuilt group.
+      for (;;) {
+        try {
+          const int g = group_rank_of(*group, world_);
+          Comm comm(*group, g);
+          comm.set_round(round);
+          CollectiveArgs args = state_.args;
+          args.root = root_in_group(args.root, group->size());
+          state_.algorithm->run(comm, buf, args);
+          const bool holds_result = scenario.collective.kind != Collective::reduce || g == args.root;
+          if (holds_result && scenario.collective.kind != Collective::broadcast)
+            state_.op->finalize(buf.all(), group->size());
+          break;
+        } catch (const simgrid::Exception& failure) {
+          if (scenario.recovery.policy == RecoveryPolicy::none) {
+            // The group waits: this rank cannot go on without its peer, and it stays (ending
+            // the actor would cancel its other transfers and wake its peers).
+            me_.fate = WorkerFate::aborted;
+            me_.fate_time = sg4::Engine::get_clock();
+            sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
+            return;
+          }
+          const bool timed_out = dynamic_cast<const simgrid::TimeoutException*>(&failure) != nullptr;
+          const WaitState& wait = state_.waits[static_cast<size_t>(world_)];
+          const GroupNews news = report_failure(
+              Report{world_, group->epoch(), round, wait.peer, timed_out ? "timeout" : "peer failure"});
+          if (news.dropped) {
+            me_.fate = WorkerFate::dropped;
+            me_.fate_time = sg4::Engine::get_clock();
+            return;
+          }
+          group = news.group;
+          note_resumed();
+          // Go back to the round the group resumes from (at most one round back).
+          if (news.resume_round != round) {
+            round = news.resume_round;
+            current = std::move(previous);
+          }
+          me_.weights = current.weights;
+          buf = current.gradient;
+          RankRound& redo = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+          redo.collective_start = sg4::Engine::get_clock();
+        }
+      }
+
+      apply_update(buf);
+      me_.input = current.gradient;
+      me_.result = buf;
+      RankRound& done = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+      done.end = sg4::Engine::get_clock();
+      done.epoch = group->epoch();
+      if (state_.regression) {
+        done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
+        if (group->world_rank(0) == world_)
+          state_.round_loss[static_cast<size_t>(round)] = state_.regression->loss(me_.weights);
+      }
+      ++round;
+    }
+    me_.round = scenario.training.rounds;
+    me_.fate = WorkerFate::finished;
+    me_.fate_time = sg4::Engine::get_clock();
+  }
+
+private:
+  // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
+  void compute() {
+    const auto& training = state_.scenario->training;
+    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
+    if (flops > 0) sg4::this_actor::execute(flops / factor);
+  }
+
+  void make_gradient(Buffer& buf) {
+    if (!state_.regression) {
+      state_.input(world_, buf);
+      return;
+    }
+    const int workers = state_.world_size();
+    state_.regression->gradient(me_.weights, state_.regression->partition(world_, workers), gradient_);
+    for (size_t i = 0; i < gradient_.size(); ++i) buf.set(i, gradient_[i]);
+  }
+
+  void apply_update(const Buffer& averaged) {
+    if (!state_.regression) return;
+    const double rate = state_.scenario->training.learning_rate;
+    for (size_t i = 0; i < me_.weights.size(); ++i) me_.weights[i] -= rate * static_cast<double>(averaged.get(i));
+  }
+
+  void note_resumed() {
+    RecoveryEvent& event = state_.recoveries.back();
+    const double now = sg4::Engine::get_clock();
+    if (event.resumed < 0 || now < event.resumed) event.resumed = now;
+  }
+
+  RunState& state_;
+  int world_;
+  WorkerState& me_;
+  std::vector<double> gradient_;
+};
+
+}  // namespace
+
+void run_worker(RunState& state, int world) {
+  try {
+    Worker(state, world).run();
+  } catch (const simgrid::ForcefulKillException&) {
+    throw;  // preempted: SimGrid unwinds the actor
+  }
+}
+
+}  // namespace collsim

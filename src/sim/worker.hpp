@@ -1,0 +1,10 @@
+#pragma once
+// The worker actor of one rank: rounds of compute, collective and update, and, under
+// recovery.policy "rebuild", the restart of an abandoned collective in a rebuilt group.
+#include "sim/run_state.hpp"
+
+namespace collsim {
+
+void run_worker(RunState& state, int world);
+
+}  // namespace collsim
