@@ -67,10 +67,11 @@ std::string describe_file(const fs::path& path) {
   return "";
 }
 
+// Files with `extension` under `folder`, subfolders included, in name order.
 std::vector<fs::path> files_in(const fs::path& folder, const std::string& extension) {
   std::vector<fs::path> files;
   if (fs::is_directory(folder))
-    for (const auto& entry : fs::directory_iterator(folder))
+    for (const auto& entry : fs::recursive_directory_iterator(folder))
       if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;

@@ -18,26 +18,38 @@ ALPHA = 2 * LINK_LAT                    # a route crosses two private links
 CROSS_ALPHA, CROSS_BW = 12e-6, 1.25e9   # two-racks: 1us + 10us + 1us, 1.25 GB/s bottleneck
 
 
-def run(scenario, *extra):
+def run(scenario, *extra, expect=0):
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "trace.json"
         done = subprocess.run([COLLSIM, "run", str(scenario), "--quiet", "--trace", str(trace), *extra], cwd=REPO,
                               capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
+        if done.returncode != expect:
             raise AssertionError(f"{scenario}: exit {done.returncode}: {done.stderr}")
         return json.loads(trace.read_text())
 
 
+def stalls(document):
+    """A scenario whose group must stall: a preemption and nobody to rebuild the group."""
+    waits = document.get("recovery", {}).get("policy", "none") == "none"
+    return waits and any(f["kind"] == "preempt" for f in document.get("faults", []))
+
+
 class ReadyScenarios(unittest.TestCase):
     def test_every_scenario_runs_and_verifies(self):
-        scenarios = sorted((REPO / "scenarios").glob("*.json"))
-        self.assertGreaterEqual(len(scenarios), 5)
+        scenarios = sorted((REPO / "scenarios").rglob("*.json"))
+        self.assertGreaterEqual(len(scenarios), 20)
         for scenario in scenarios:
-            with self.subTest(scenario=scenario.name):
+            with self.subTest(scenario=str(scenario.relative_to(REPO))):
                 document = json.loads(scenario.read_text())
                 self.assertIn("description", document, "each scenario says what it shows")
+                if stalls(document):
+                    summary = run(scenario, expect=1)["summary"]
+                    self.assertIn("stalled", summary)
+                    self.assertEqual(summary["rounds_completed"], 0)
+                    continue
                 summary = run(scenario)["summary"]
                 self.assertTrue(summary["verified"])
+                self.assertTrue(summary["models_identical"])
 
     def test_quickstart_ring_time(self):
         p, n = 8, 64 * MiB

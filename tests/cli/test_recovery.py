@@ -1,0 +1,172 @@
+"""Faults and recovery, checked against values worked out here from the links' alpha and B
+and the scenario's timings (docs/recovery.md).
+
+    COLLSIM=build/collsim /usr/bin/python3 -m unittest test_recovery -v   (from tests/cli)
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+MiB = 1024 * 1024
+ALPHA, B = 2e-6, 10e9     # star generator and star-8.xml: two 1us links, 10 GB/s
+
+
+def run(scenario, *extra, expect=0):
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "trace.json"
+        done = subprocess.run([COLLSIM, "run", str(REPO / scenario), "--quiet", "--trace", str(trace), *extra],
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
+        if done.returncode != expect:
+            raise AssertionError(f"{scenario}: exit {done.returncode}, wanted {expect}: {done.stderr}")
+        return json.loads(trace.read_text()), done.stderr
+
+
+def ring_time(p, n, bandwidth):
+    return 2 * (p - 1) * (ALPHA + n / p / bandwidth)
+
+
+class SlowLink(unittest.TestCase):
+    def test_waiting_stretches_the_round_as_the_formula_says(self):
+        trace, _ = run("scenarios/faults/slow-link-3-wait.json")
+        rounds = trace["rounds"]
+        self.assertEqual(len(rounds), 5)
+        healthy, slowed = ring_time(3, 64 * MiB, B), ring_time(3, 64 * MiB, 0.01 * B)
+        for r in rounds:
+            want = healthy if r["round"] < 2 else slowed  # the fault strikes as round 2 starts
+            self.assertAlmostEqual(r["collective"] / want, 1, delta=1e-7, msg=f"round {r['round']}")
+            self.assertAlmostEqual(r["compute"], 0.020, delta=1e-12)
+
+    def test_rebuild_drops_the_cut_off_worker_and_detects_one_timeout_after_the_stall(self):
+        trace, _ = run("scenarios/faults/slow-link-3-rebuild.json")
+        [event] = trace["recovery"]
+        self.assertEqual(event["dropped_ranks"], [2])
+        self.assertEqual(event["group"], [0, 1])
+        timeout = trace["summary"]["timeout"]
+        self.assertAlmostEqual(timeout / (3 * ring_time(3, 64 * MiB, B)), 1, delta=1e-7)
+        # The group stalls when round 2's collective begins, after its 20 ms of compute.
+        stalled = event["fault_time"] + 0.020
+        step = ALPHA + 64 * MiB / 3 / B
+        self.assertGreaterEqual(event["detected"], stalled + timeout - 1e-12)
+        self.assertLessEqual(event["detected"], stalled + timeout + step)
+        self.assertLessEqual(event["detected"], event["rebuilt"])
+        self.assertLessEqual(event["rebuilt"], event["resumed"])
+        self.assertLess(event["resumed"], event["round_completed"])
+        # After the rebuild two workers run the ring: 2(p-1)(alpha + n/(pB)) with p = 2 (the
+        # carried elements were split for p = 3, so the two halves differ by one element: 1e-6).
+        for r in trace["rounds"][3:]:
+            self.assertEqual(r["group"], [0, 1])
+            self.assertAlmostEqual(r["collective"] / ring_time(2, 64 * MiB, B), 1, delta=1e-6)
+
+    def test_rebuilding_costs_less_than_waiting(self):
+        rebuild, _ = run("scenarios/faults/slow-link-3-rebuild.json", "--baseline")
+        wait, _ = run("scenarios/faults/slow-link-3-wait.json", "--baseline")
+        self.assertEqual(rebuild["summary"]["baseline_time"], wait["summary"]["baseline_time"])
+        self.assertGreater(rebuild["summary"]["time_lost"], 0)
+        self.assertLess(rebuild["summary"]["time_lost"], wait["summary"]["time_lost"])
+        # the fault-free twin: five rounds of 20 ms compute and a healthy ring
+        self.assertAlmostEqual(wait["summary"]["baseline_time"] / (5 * (0.020 + ring_time(3, 64 * MiB, B))), 1,
+                               delta=1e-7)
+
+
+class Preemption(unittest.TestCase):
+    def test_waiting_group_stalls_with_a_clear_report_and_a_trace(self):
+        trace, stderr = run("scenarios/faults/preempt-8-wait.json", expect=1)
+        lines = [line for line in stderr.splitlines() if line]
+        self.assertEqual(len(lines), 1, stderr)
+        self.assertIn("Rank 5 (host-5) was preempted at 25 ms", lines[0])
+        self.assertIn("Rank 6 lost its transfer with rank 5", lines[0])
+        self.assertNotIn("Deadlock", stderr)
+        self.assertIn("stalled", trace["summary"])
+        self.assertFalse(trace["summary"]["verified"])
+        self.assertEqual(trace["faults"][0]["kind"], "preempt")
+
+    def test_rebuild_drops_the_preempted_worker_and_keeps_the_models_identical(self):
+        trace, _ = run("scenarios/faults/preempt-8-rebuild.json")
+        [event] = trace["recovery"]
+        self.assertEqual(event["dropped_ranks"], [5])
+        self.assertEqual(event["dropped_hosts"], ["host-5"])
+        self.assertEqual(event["fault_time"], 0.025)
+        # the survivors' transfers with rank 5 fail at once: detection is immediate
+        self.assertLess(event["detected"] - event["fault_time"], 1e-3)
+        summary = trace["summary"]
+        self.assertTrue(summary["verified"])
+        self.assertEqual(summary["final_group"], [0, 1, 2, 3, 4, 6, 7])
+        self.assertEqual(summary["rounds_completed"], 4)
+        for r in trace["rounds"]:
+            self.assertTrue(r["models_identical"])
+            self.assertEqual(len(r["group"]), 8 if r["round"] < event["round"] else 7)
+        losses = [r["loss"] for r in trace["rounds"]]
+        self.assertEqual(losses, sorted(losses, reverse=True), "training makes progress")
+
+
+class Straggler(unittest.TestCase):
+    def test_waiting_pays_the_straggler_every_round(self):
+        trace, _ = run("scenarios/faults/straggler-8-wait.json")
+        healthy = ring_time(8, 16 * MiB, B)
+        for r in trace["rounds"]:
+            # from round 1 rank 3 computes 10 ms / 0.2 = 50 ms and everyone waits for it
+            self.assertAlmostEqual((r["end"] - r["start"]) / ((0.010 if r["round"] == 0 else 0.050) + healthy), 1,
+                                   delta=1e-7)
+
+    def test_rebuild_drops_only_the_straggler(self):
+        trace, _ = run("scenarios/faults/straggler-8-rebuild.json")
+        [event] = trace["recovery"]
+        self.assertEqual(event["dropped_ranks"], [3])
+        self.assertIn("straggler", event["reason"])
+
+
+class BadInput(unittest.TestCase):
+    def bad(self, document, *patterns):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(document))
+            done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(Path(folder) / "t.json")], cwd=REPO,
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+            for pattern in patterns:
+                self.assertRegex(done.stderr, pattern)
+            self.assertFalse((Path(folder) / "t.json").exists())
+
+    BASE = {"topology": "star:4", "workers": 4, "collective": {"size": "4KiB"}, "training": {"rounds": 3}}
+
+    def with_faults(self, *faults, **extra):
+        return {**self.BASE, "faults": list(faults), **extra}
+
+    def test_fault_on_a_missing_host(self):
+        self.bad(self.with_faults({"kind": "preempt", "host": "host-9", "at": "1ms"}),
+                 r"faults\.0\.host: no host 'host-9'.*host-0")
+
+    def test_fault_on_a_missing_link(self):
+        self.bad(self.with_faults({"kind": "link-down", "link": "nolink", "at": "1ms"}), r"faults\.0\.link: no link 'nolink'")
+
+    def test_at_round_beyond_the_rounds(self):
+        self.bad(self.with_faults({"kind": "preempt", "rank": 1, "at_round": 3}),
+                 r"faults\.0\.at_round: round 3 does not exist; the scenario has rounds 0 to 2")
+
+    def test_preempting_every_worker(self):
+        self.bad(self.with_faults(*[{"kind": "preempt", "rank": r, "at": "1ms"} for r in range(4)]),
+                 r"every worker is preempted")
+
+    def test_policy_typo(self):
+        self.bad({**self.BASE, "recovery": {"policy": "rebiuld"}}, r"recovery\.policy: .*did you mean 'rebuild'")
+
+    def test_unknown_fault_kind(self):
+        self.bad(self.with_faults({"kind": "slow-links", "host": "host-1", "at": "1ms"}), r"did you mean 'slow-link'")
+
+    def test_short_timeout_warns(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps({**self.BASE, "recovery": {"policy": "rebuild", "timeout": "1ns"}}))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], cwd=REPO, capture_output=True, text=True,
+                                  timeout=60)
+        self.assertRegex(done.stderr, r"warning: recovery\.timeout 1ns is shorter than one chunk's transfer")
+
+
+if __name__ == "__main__":
+    unittest.main()
