@@ -90,6 +90,11 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     std::vector<std::string> dropped;
     for (size_t i = 0; i < r.dropped_ranks.size(); ++i)
       dropped.push_back(fmt::format("rank {} ({})", r.dropped_ranks[i], r.dropped_hosts[i]));
+    if (!r.joined_ranks.empty()) {
+      out += fmt::format("  recovery  epoch {} -> {}: {} ({} ranks)\n", r.epoch_before, r.epoch_after, r.reason,
+                         r.group.size());
+      continue;
+    }
     out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
                        r.reason);
     out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",

@@ -176,9 +176,11 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
       throw InputError(fmt::format("{}.duration: a preempted worker does not come back by itself", where));
     fault.duration = get_quantity(object["duration"], where + ".duration", parse_time);
   }
-  if (object.contains("return_after"))
-    throw InputError(fmt::format("{}.return_after: rejoining after a preemption is not available in collsim {} yet",
-                                 where, COLLSIM_VERSION));
+  if (object.contains("return_after")) {
+    if (fault.kind != FaultKind::preempt)
+      throw InputError(fmt::format("{}.return_after: only a preempted host comes back (use duration)", where));
+    fault.return_after = get_quantity(object["return_after"], where + ".return_after", parse_time);
+  }
   return fault;
 }
 
@@ -301,6 +303,10 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
       scenario.faults.push_back(parse_fault(document["faults"][i], fmt::format("faults.{}", i), scenario.training.rounds));
   }
   if (document.contains("recovery")) scenario.recovery = parse_recovery(document["recovery"]);
+  for (size_t i = 0; i < scenario.faults.size(); ++i)
+    if (scenario.faults[i].return_after && scenario.recovery.policy != RecoveryPolicy::rebuild)
+      throw InputError(fmt::format("faults.{}.return_after: a worker can only rejoin a group that is rebuilt; set "
+                                   "recovery.policy to \"rebuild\"", i));
   if (scenario.training.has_model()) {
     // Workers average their gradients: an allreduce with op avg.
     if (scenario.collective.kind != Collective::allreduce)
@@ -376,6 +382,7 @@ json fault_to_json(const FaultSpec& f) {
   if (f.kind == FaultKind::slow_link || f.kind == FaultKind::slow_host) out["factor"] = f.factor;
   if (f.latency) out["latency"] = *f.latency;
   if (f.duration) out["duration"] = *f.duration;
+  if (f.return_after) out["return_after"] = *f.return_after;
   return out;
 }
 

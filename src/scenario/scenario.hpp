@@ -53,6 +53,7 @@ struct FaultSpec {
   double factor = 1;               // bandwidth or speed multiplier (0.1 = ten times slower)
   std::optional<double> latency;   // slow-link: new latency of the link(s)
   std::optional<double> duration;  // then the fault is undone
+  std::optional<double> return_after;  // preempt: the host comes back and its worker rejoins
 };
 
 enum class RecoveryPolicy { none, rebuild };

@@ -40,11 +40,43 @@ public:
   void run() {
     for (;;) {
       std::unique_ptr<Report> first(coordinator_mailbox()->get<Report>());
-      if (!answer_stale(*first)) rebuild(std::move(first));
+      if (first->reason == "join") admit(first->world);
+      else if (!answer_stale(*first)) rebuild(std::move(first));
     }
   }
 
 private:
+  // A returning worker joins at the next round that no worker has started yet, so that
+  // every member switches group at the same round boundary.
+  void admit(int world) {
+    const CommGroup& group = state_.current_group();
+    const int round = state_.highest_round_started + 1;
+    if (round >= state_.scenario->training.rounds) {
+      tell(world, GroupNews{true, nullptr, 0});  // training is over before it could join
+      return;
+    }
+    std::vector<int> members;
+    for (int g = 0; g < group.size(); ++g) members.push_back(group.world_rank(g));
+    members.push_back(world);
+    std::sort(members.begin(), members.end());
+    auto next = std::make_shared<CommGroup>(group.epoch() + 1, members, group.bytes_per_elem(), state_.messages);
+    next->set_timeout(state_.timeout_for(next->size()));
+    next->track_waits(&state_.waits);
+    state_.groups.push_back(next);
+    state_.pending_switch = {round, world, next};
+
+    RecoveryEvent event;
+    event.epoch_before = group.epoch();
+    event.epoch_after = next->epoch();
+    event.round = round;
+    event.detected = event.rebuilt = sg4::Engine::get_clock();
+    event.joined_ranks = {world};
+    event.group = members;
+    event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
+    state_.recoveries.push_back(event);
+    tell(world, GroupNews{false, next, round});
+  }
+
   // A report from an older epoch comes from a worker already left out: tell it so.
   bool answer_stale(const Report& report) {
     if (report.epoch == state_.current_group().epoch()) return false;

@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "sim/worker.hpp"
 #include "util/errors.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -102,6 +103,14 @@ void undo(RunState& state, const ResolvedFault& fault) {
   record(state, fault, "undone");
 }
 
+// The preempted host comes back; its workers start again and ask to rejoin.
+void bring_back(RunState& state, const ResolvedFault& fault) {
+  fault.host->turn_on();
+  record(state, fault, "returned");
+  for (int rank : fault.ranks)
+    sg4::Actor::create(fmt::format("rank-{}", rank), fault.host, [&state, rank] { run_returning_worker(state, rank); });
+}
+
 // An actor on the control host: waits `delay`, applies the fault if asked, and undoes
 // it after its duration.
 void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first) {
@@ -109,6 +118,10 @@ void start_injector(RunState& state, const ResolvedFault& fault, double delay, b
       sg4::Actor::create(fmt::format("fault-{}", fault.index), state.control_host, [&state, fault, delay, apply_first] {
         if (delay > 0) sg4::this_actor::sleep_for(delay);
         if (apply_first) apply(state, fault);
+        if (fault.spec.return_after) {
+          sg4::this_actor::sleep_for(*fault.spec.return_after);
+          bring_back(state, fault);
+        }
         if (!fault.spec.duration) return;
         sg4::this_actor::sleep_for(*fault.spec.duration);
         undo(state, fault);

@@ -2,6 +2,7 @@
 // What the actors of one simulation share: the workers, the fault injectors and the
 // coordinator all run in this process, so they meet here (SimGrid runs one actor at a
 // time: no locks are needed).
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,9 +50,10 @@ struct RecoveryEvent {
   std::vector<std::string> dropped_hosts;
   std::vector<int> group;         // survivors (world ranks), re-numbered 0.. in this order
   std::string reason;             // how the dropped ranks were chosen
+  std::vector<int> joined_ranks;  // a returning worker rejoins (round = the round it joins at)
 };
 
-enum class WorkerFate { running, finished, preempted, dropped, aborted };
+enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };
 
 struct WorkerState {
   WorkerFate fate = WorkerFate::running;
@@ -84,7 +86,14 @@ struct RunState {
   std::vector<RecoveryEvent> recoveries;
   std::vector<double> host_speed_factor;           // by rank: slow-host faults
   int highest_round_started = -1;
+  // A group that takes over at the start of a round (a returning worker joins it).
+  struct Switch {
+    int round = -1;
+    int joiner = -1;  // world rank
+    std::shared_ptr<CommGroup> group;
+  } pending_switch;
   std::string abort_reason;                        // coordinator gave up
+  std::exception_ptr failure;                      // the first error inside an actor (a bug)
 
   int world_size() const { return static_cast<int>(workers.size()); }
   CommGroup& current_group() { return *groups.back(); }

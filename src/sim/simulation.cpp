@@ -307,20 +307,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   start_fault_injectors(state, faults);
   if (scenario.recovery.policy == RecoveryPolicy::rebuild) start_coordinator(state);
 
-  std::exception_ptr failure;
-  for (int r = 0; r < p; ++r) {
-    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [&failure, r] {
-      try {
-        run_worker(state, r);
-      } catch (const simgrid::ForcefulKillException&) {
-        throw;
-      } catch (...) {
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  }
+  for (int r = 0; r < p; ++r)
+    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
   engine->run();
-  if (failure) std::rethrow_exception(failure);
+  if (state.failure) std::rethrow_exception(state.failure);
   collect_results(state, result);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;

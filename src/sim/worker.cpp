@@ -11,6 +11,7 @@
 
 #include "sim/coordinator.hpp"
 #include "sim/faults.hpp"
+#include "algorithms/algorithms.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -42,18 +43,24 @@ class Worker {
 public:
   Worker(RunState& state, int world) : state_(state), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
 
-  void run() {
+  void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *state_.scenario;
-    std::shared_ptr<CommGroup> group = state_.groups.back();
     Buffer buf(scenario.collective.dtype, state_.payload.carried_elems);
     if (state_.regression) me_.weights.assign(static_cast<size_t>(state_.regression->parameters()), 0.0);
     Snapshot current, previous;
 
-    for (int round = 0; round < scenario.training.rounds;) {
+    for (int round = first_round; round < scenario.training.rounds;) {
       announce_round(state_, round);  // faults of this round strike before its work begins
       me_.round = round;
       RankRound& times = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
       times.start = sg4::Engine::get_clock();
+      // A returning worker joins at the start of this round: everyone moves to the new
+      // group and the joiner receives the current model.
+      const auto& joining = state_.pending_switch;
+      if (joining.round == round && (joining.group->epoch() > group->epoch() || joining.joiner == world_)) {
+        group = state_.pending_switch.group;
+        share_model(*group, round);
+      }
       compute();
       make_gradient(buf);
       times.compute_end = times.collective_start = sg4::Engine::get_clock();
@@ -123,7 +130,37 @@ public:
     me_.fate_time = sg4::Engine::get_clock();
   }
 
+  // The rejoin protocol of a worker whose host came back: ask, then wait for the answer.
+  void rejoin() {
+    me_.fate = WorkerFate::rejoining;
+    const GroupNews news = report_failure(Report{world_, -1, -1, -1, "join"});
+    if (news.dropped) {
+      me_.fate = WorkerFate::dropped;
+      me_.fate_time = sg4::Engine::get_clock();
+      return;
+    }
+    me_.fate = WorkerFate::running;
+    run(news.resume_round, news.group);
+  }
+
 private:
+  // At the round a worker rejoins, the longest-standing member broadcasts its weights
+  // (binomial tree over the new group) so that the joiner starts from the same model.
+  void share_model(CommGroup& group, int round) {
+    if (!state_.regression) return;
+    int root = 0;
+    while (group.world_rank(root) == state_.pending_switch.joiner) ++root;
+    const int g = group_rank_of(group, world_);
+    Buffer model(Dtype::float64, me_.weights.size());
+    if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));
+    Comm comm(group, g);
+    comm.set_round(round);
+    CollectiveArgs args;
+    args.root = root;
+    broadcast_binomial(comm, model, args);
+    std::memcpy(me_.weights.data(), model.data(), me_.weights.size() * sizeof(double));
+  }
+
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
   void compute() {
     const auto& training = state_.scenario->training;
@@ -162,12 +199,29 @@ private:
 
 }  // namespace
 
-void run_worker(RunState& state, int world) {
+namespace {
+
+// An error inside an actor (a bug, not a simulated failure) is kept for the end of the
+// run instead of letting SimGrid abort; a preemption's kill goes through.
+template <typename Body>
+void guarded(RunState& state, Body body) {
   try {
-    Worker(state, world).run();
+    body();
   } catch (const simgrid::ForcefulKillException&) {
-    throw;  // preempted: SimGrid unwinds the actor
+    throw;
+  } catch (...) {
+    if (!state.failure) state.failure = std::current_exception();
   }
+}
+
+}  // namespace
+
+void run_worker(RunState& state, int world) {
+  guarded(state, [&] { Worker(state, world).run(0, state.groups.back()); });
+}
+
+void run_returning_worker(RunState& state, int world) {
+  guarded(state, [&] { Worker(state, world).rejoin(); });
 }
 
 }  // namespace collsim

@@ -68,7 +68,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
   for (const auto& r : result.recoveries) {
     json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},
                {"detected", r.detected}, {"rebuilt", r.rebuilt}, {"dropped_ranks", r.dropped_ranks},
-               {"dropped_hosts", r.dropped_hosts}, {"group", r.group}, {"reason", r.reason}};
+               {"dropped_hosts", r.dropped_hosts}, {"joined_ranks", r.joined_ranks}, {"group", r.group},
+               {"reason", r.reason}};
     // Times that did not happen are left out rather than given a sentinel value.
     if (r.fault_time >= 0) event["fault_time"] = r.fault_time;
     if (r.resumed >= 0) event["resumed"] = r.resumed;

@@ -104,6 +104,32 @@ class Preemption(unittest.TestCase):
         self.assertEqual(losses, sorted(losses, reverse=True), "training makes progress")
 
 
+    def test_a_returning_worker_rejoins_with_the_same_model(self):
+        trace, _ = run("scenarios/faults/preempt-8-return.json")
+        dropped, joined = trace["recovery"]
+        self.assertEqual(dropped["dropped_ranks"], [5])
+        self.assertEqual(joined["joined_ranks"], [5])
+        self.assertEqual(joined["group"], list(range(8)))
+        self.assertEqual([f["action"] for f in trace["faults"]], ["applied", "returned"])
+        self.assertAlmostEqual(trace["faults"][1]["time"], 0.055, delta=1e-12)
+        for r in trace["rounds"]:
+            self.assertTrue(r["models_identical"], f"round {r['round']}")
+            if r["round"] >= joined["round"]:
+                self.assertEqual(r["group"], list(range(8)))
+        self.assertEqual(trace["summary"]["final_group"], list(range(8)))
+        self.assertTrue(trace["summary"]["verified"])
+
+    def test_return_after_needs_rebuild(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            document = json.loads((REPO / "scenarios/faults/preempt-8-return.json").read_text())
+            document["recovery"]["policy"] = "none"
+            path.write_text(json.dumps(document))
+            done = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("faults.0.return_after: a worker can only rejoin a group that is rebuilt", done.stderr)
+
+
 class Straggler(unittest.TestCase):
     def test_waiting_pays_the_straggler_every_round(self):
         trace, _ = run("scenarios/faults/straggler-8-wait.json")
