@@ -146,9 +146,14 @@ int command_validate(const RunRequest& request) {
   options.cfg = request.cfg;
   options.check_only = true;
   const SimResult result = run_simulation(scenario, options);
-  std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network)\n", scenario.name,
+  std::string extras;
+  if (scenario.training.rounds > 1) extras += fmt::format(", {} rounds", scenario.training.rounds);
+  if (scenario.training.has_model()) extras += ", model " + scenario.training.model;
+  if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) extras += ", recovery rebuild";
+  std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network{})\n", scenario.name,
                            collective_name(scenario.collective.kind), scenario.collective.algorithm, result.workers,
-                           result.topology, network_model_name(scenario.network));
+                           result.topology, network_model_name(scenario.network), extras);
   return 0;
 }
 

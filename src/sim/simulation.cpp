@@ -270,6 +270,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
   read_route_costs(hosts, scenario.collective.root, model);
+  const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   if (options.check_only) return result;
 
   // The run's shared state: workers, fault injectors and the coordinator meet here.
@@ -302,7 +303,6 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.groups.push_back(first_group);
   warn_about_short_timeout(state, result);
 
-  const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   state.control_host = choose_control_host(faults, platform.hosts, hosts);
   start_fault_injectors(state, faults);
   if (scenario.recovery.policy == RecoveryPolicy::rebuild) start_coordinator(state);
