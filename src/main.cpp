@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
       "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
       "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
       "  collsim list algorithms\n"
+      "  collsim compare tests/baselines out/baselines --format markdown\n"
       "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md");
   app.set_version_flag("--version", COLLSIM_VERSION);
 
@@ -92,12 +93,35 @@ int main(int argc, char** argv) {
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
 
   // CLI11 would only say "A subcommand is required" for a mistyped command.
-  const std::vector<std::string> commands{"run", "validate", "list", "model"};
+  const std::vector<std::string> commands{"run", "validate", "list", "model", "compare", "baseline"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::cerr << fmt::format("collsim: error: unknown command '{}'; allowed: run, validate, list, model "
+    std::cerr << fmt::format("collsim: error: unknown command '{}'; allowed: run, validate, list, model, compare, baseline "
                              "(see collsim --help)\n", argv[1]);
     return exit_bad_input;
   }
+  collsim::CompareRequest compare_request;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare simulated timings against a baseline; exit 1 on a regression or a missing entry");
+  compare->add_option("baseline", compare_request.baseline, "Baseline: a trace, baseline file, results table or folder")
+      ->required();
+  compare->add_option("current", compare_request.current, "Current: the same kinds of input")->required();
+  compare->add_option("--tolerance", compare_request.tolerances,
+                      "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable)")
+      ->allow_extra_args(false);
+  compare->add_option("--format", compare_request.format, "text (default), markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+
+  std::string scenarios_dir = std::string(COLLSIM_SOURCE_DIR) + "/scenarios";
+  std::string baselines_dir = std::string(COLLSIM_SOURCE_DIR) + "/tests/baselines";
+  bool baseline_quiet = false;
+  CLI::App* baseline = app.add_subcommand("baseline", "Regenerate the baselines of the ready scenarios");
+  baseline->require_subcommand(1);
+  CLI::App* baseline_update =
+      baseline->add_subcommand("update", "Run every scenario and write its baseline (one small JSON file each)");
+  baseline_update->add_option("--scenarios", scenarios_dir, "Folder of scenarios (default: the repository's)");
+  baseline_update->add_option("--out", baselines_dir, "Folder of baselines (default: tests/baselines)");
+  baseline_update->add_flag("--quiet,-q", baseline_quiet, "Print nothing but errors");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -123,6 +147,8 @@ int main(int argc, char** argv) {
     }
     if (list->parsed()) return collsim::command_list(list_what);
     if (model->parsed()) return collsim::command_model(model_request);
+    if (compare->parsed()) return collsim::command_compare(compare_request);
+    if (baseline_update->parsed()) return collsim::command_baseline_update(scenarios_dir, baselines_dir, baseline_quiet);
   } catch (const collsim::InputError& error) {
     std::cerr << "collsim: error: " << error.what() << "\n";
     return exit_bad_input;

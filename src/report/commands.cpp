@@ -12,6 +12,8 @@
 
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
+#include "report/baseline.hpp"
+#include "report/compare.hpp"
 #include "report/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/input_data.hpp"
@@ -104,39 +106,97 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
 
 }  // namespace
 
+namespace {
+
+// A run from scenario to summary (the steps `run` and `baseline` share).
+struct RunOutcome {
+  SimResult result;
+  Verification verification;
+  RunSummary summary;
+};
+
+RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg, const std::optional<Baseline>& twin) {
+  SimOptions options;
+  options.cfg = cfg;
+  RunOutcome run{run_simulation(scenario, options), {}, {}};
+  if (run.result.stall.empty()) {
+    const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
+    run.verification =
+        verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results,
+                       [&](int rank, Buffer& buf) { buf = run.result.inputs[static_cast<size_t>(rank)]; });
+  } else {
+    run.verification.verified = false;
+    run.verification.failure = "the run did not complete";
+  }
+  run.summary = summarize(scenario.collective.kind, run.result, run.verification, twin);
+  return run;
+}
+
+}  // namespace
+
+nlohmann::json baseline_of_scenario(const std::string& path) {
+  RunRequest request;
+  request.scenario_path = path;
+  const Scenario scenario = load_scenario(request);
+  const RunOutcome run = execute(scenario, {}, std::nullopt);
+  const RunSummary& s = run.summary;
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
+  return {{"format", baseline_format},
+          {"identity", scenario.name},
+          {"collsim_version", COLLSIM_VERSION},
+          {"metrics",
+           {{"simulated_time", s.simulated_time},
+            {"collective_time", s.collective_time},
+            {"algbw", s.algbw},
+            {"busbw", s.busbw},
+            {"efficiency", s.efficiency},
+            {"message_count", s.message_count},
+            {"verified", s.verification.verified},
+            {"models_identical", run.result.models_identical},
+            {"rounds_completed", run.result.rounds_completed},
+            {"stalled", !run.result.stall.empty()}}},
+          {"round_times", rounds}};
+}
+
 int command_run(const RunRequest& request) {
   const Scenario scenario = load_scenario(request);
-  std::optional<Baseline> baseline;
-  if (request.baseline) baseline = run_fault_free_twin(scenario, request.cfg);
-  SimOptions options;
-  options.cfg = request.cfg;
-  SimResult result = run_simulation(scenario, options);
-  Verification verification;
-  if (result.stall.empty()) {
-    const int root = root_in_group(scenario.collective.root, static_cast<int>(result.results.size()));
-    verification = verify_results(scenario.collective.kind, scenario.collective.op, root, result.results,
-                                  [&](int rank, Buffer& buf) { buf = result.inputs[static_cast<size_t>(rank)]; });
-  } else {
-    verification.verified = false;
-    verification.failure = "the run did not complete";
-  }
-  const RunSummary summary = summarize(scenario.collective.kind, result, verification, baseline);
+  std::optional<Baseline> twin;
+  if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg);
+  const RunOutcome run = execute(scenario, request.cfg, twin);
+  const SimResult& result = run.result;
   if (!request.trace_path.empty()) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
-    write_file_atomically(request.trace_path, build_trace(traced, result, summary, request.full_detail).dump(1) + "\n",
+    write_file_atomically(request.trace_path, build_trace(traced, result, run.summary, request.full_detail).dump(1) + "\n",
                           "--trace");
   }
-  if (!request.quiet) std::cout << format_summary(scenario, result, summary) << std::flush;
+  if (!request.quiet) std::cout << format_summary(scenario, result, run.summary) << std::flush;
   if (!result.stall.empty()) {
     std::cerr << "collsim: stalled: " << result.stall << "\n";
     return 1;
   }
-  if (!verification.verified) {
-    std::cerr << "collsim: verification failed: " << verification.failure << "\n";
+  if (!run.verification.verified) {
+    std::cerr << "collsim: verification failed: " << run.verification.failure << "\n";
     return 1;
   }
+  return 0;
+}
+
+int command_compare(const CompareRequest& request) {
+  CompareOptions options;
+  for (const auto& tolerance : request.tolerances) parse_tolerance(tolerance, options);
+  const auto baseline = load_metric_sets(request.baseline, "BASELINE");
+  const auto current = load_metric_sets(request.current, "CURRENT");
+  const auto rows = compare_metric_sets(baseline, current, options);
+  std::cout << format_comparison(rows, request.format);
+  return comparison_exit_status(rows);
+}
+
+int command_baseline_update(const std::string& scenarios_dir, const std::string& out_dir, bool quiet) {
+  const int written = update_baselines(scenarios_dir, out_dir, quiet);
+  if (!quiet) std::cout << fmt::format("{} baselines written to {}\n", written, out_dir);
   return 0;
 }
 

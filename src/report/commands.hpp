@@ -2,6 +2,7 @@
 // What each collsim subcommand does, as library calls (src/main.cpp only parses flags).
 // Each returns the process exit status: 0 success, 1 the run failed (verification),
 // and throws InputError for bad input (status 2).
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,18 @@ struct RunRequest {
 };
 
 int command_run(const RunRequest& request);
+
+// Runs a scenario file and returns its baseline (collsim-baseline/1); one engine: call in
+// a process of its own.
+nlohmann::json baseline_of_scenario(const std::string& path);
+
+struct CompareRequest {
+  std::string baseline, current;
+  std::vector<std::string> tolerances;  // "0.5%", "simulated_time=0"
+  std::string format = "text";
+};
+int command_compare(const CompareRequest& request);
+int command_baseline_update(const std::string& scenarios_dir, const std::string& out_dir, bool quiet);
 int command_validate(const RunRequest& request);
 int command_list(const std::string& what);
 

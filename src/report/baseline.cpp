@@ -1,0 +1,39 @@
+#include "report/baseline.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "report/commands.hpp"
+#include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace collsim {
+
+int update_baselines(const std::string& scenarios_dir, const std::string& out_dir, bool quiet) {
+  if (!fs::is_directory(scenarios_dir))
+    throw InputError(fmt::format("--scenarios: '{}' is not a folder", scenarios_dir));
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(scenarios_dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  int written = 0;
+  for (const auto& file : files) {
+    // One engine per process: each scenario runs in a child.
+    const ChildOutcome outcome = run_in_child([&] { return baseline_of_scenario(file.string()).dump(); });
+    if (outcome.exit_code != 0)
+      throw InputError(fmt::format("baseline: {} failed: {}", file.string(), outcome.output));
+    auto baseline = nlohmann::json::parse(outcome.output);
+    baseline["scenario_file"] = fs::relative(file, fs::path(scenarios_dir).parent_path()).string();
+    const fs::path target = fs::path(out_dir) / fs::relative(file, scenarios_dir);
+    write_file_atomically(target.string(), baseline.dump(2) + "\n", "--out");
+    ++written;
+    if (!quiet) std::cout << fmt::format("{}  {}\n", target.string(), baseline["identity"].get<std::string>());
+  }
+  return written;
+}
+
+}  // namespace collsim

@@ -1,0 +1,316 @@
+#include "report/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "util/errors.hpp"
+#include "util/suggest.hpp"
+#include "util/units.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace collsim {
+namespace {
+
+// The metrics compared, and which way is better.
+enum class Better { lower, higher };
+const std::map<std::string, Better>& known_metrics() {
+  static const std::map<std::string, Better> metrics{
+      {"simulated_time", Better::lower}, {"collective_time", Better::lower}, {"time_lost", Better::lower},
+      {"message_count", Better::lower},  {"stalled", Better::lower},         {"algbw", Better::higher},
+      {"busbw", Better::higher},         {"efficiency", Better::higher},     {"verified", Better::higher},
+      {"models_identical", Better::higher}, {"rounds_completed", Better::higher}};
+  return metrics;
+}
+
+std::vector<std::string> metric_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, better] : known_metrics()) names.push_back(name);
+  return names;
+}
+
+std::string read_text(const fs::path& path, const std::string& field) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", field, path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void take_metrics(const json& object, MetricSet& set) {
+  for (const auto& [name, better] : known_metrics()) {
+    if (!object.contains(name)) continue;
+    const json& value = object[name];
+    if (value.is_boolean()) set.metrics[name] = value.get<bool>() ? 1 : 0;
+    else if (value.is_number()) set.metrics[name] = value.get<double>();
+  }
+}
+
+// A result row's identity: its non-metric columns, in column order.
+std::string row_identity(const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : columns)
+    if (!known_metrics().count(name) && name != "wall_time" && name != "error" && name != "status")
+      parts.push_back(name + "=" + value);
+  return join(parts, ", ");
+}
+
+std::vector<MetricSet> from_json(const json& document, const std::string& source, const std::string& field) {
+  std::vector<MetricSet> sets;
+  const std::string format = document.is_object() ? document.value("format", "") : "";
+  if (format == "collsim-trace/1") {
+    MetricSet set{document["scenario"].value("name", source), source, {}};
+    take_metrics(document["summary"], set);
+    set.metrics["stalled"] = document["summary"].contains("stalled") ? 1 : 0;
+    sets.push_back(set);
+  } else if (format == "collsim-baseline/1") {
+    MetricSet set{document.value("identity", source), source, {}};
+    take_metrics(document["metrics"], set);
+    sets.push_back(set);
+  } else if (document.is_array()) {
+    for (const json& row : document) {
+      if (!row.is_object()) throw InputError(fmt::format("{}: '{}' is a list whose entries are not objects", field, source));
+      std::vector<std::pair<std::string, std::string>> columns;
+      for (const auto& [name, value] : row.items())
+        columns.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());
+      MetricSet set{row_identity(columns), source, {}};
+      take_metrics(row, set);
+      sets.push_back(set);
+    }
+  } else {
+    throw InputError(fmt::format("{}: '{}' is not a collsim trace, baseline or results list", field, source));
+  }
+  return sets;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cell += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+std::vector<MetricSet> from_csv(const std::string& text, const std::string& source, const std::string& field) {
+  std::stringstream stream(text);
+  std::string line;
+  if (!std::getline(stream, line)) throw InputError(fmt::format("{}: '{}' is empty", field, source));
+  const auto header = split_csv_line(line);
+  std::vector<MetricSet> sets;
+  for (int number = 2; std::getline(stream, line); ++number) {
+    if (line.empty()) continue;
+    const auto cells = split_csv_line(line);
+    if (cells.size() != header.size())
+      throw InputError(fmt::format("{}: '{}' line {} has {} cells for {} columns", field, source, number, cells.size(),
+                                   header.size()));
+    std::vector<std::pair<std::string, std::string>> columns;
+    for (size_t i = 0; i < header.size(); ++i) columns.emplace_back(header[i], cells[i]);
+    MetricSet set{row_identity(columns), source, {}};
+    for (const auto& [name, value] : columns) {
+      if (!known_metrics().count(name) || value.empty()) continue;
+      if (value == "true" || value == "false") set.metrics[name] = value == "true" ? 1 : 0;
+      else set.metrics[name] = std::strtod(value.c_str(), nullptr);
+    }
+    sets.push_back(set);
+  }
+  return sets;
+}
+
+std::vector<MetricSet> load_file(const fs::path& path, const std::string& field) {
+  const std::string text = read_text(path, field);
+  if (path.extension() == ".csv") return from_csv(text, path.string(), field);
+  try {
+    return from_json(json::parse(text), path.string(), field);
+  } catch (const json::exception& error) {
+    throw InputError(fmt::format("{}: '{}' is not valid JSON: {}", field, path.string(), error.what()));
+  }
+}
+
+std::string format_value(const std::string& metric, double value) {
+  if (metric == "simulated_time" || metric == "collective_time" || metric == "time_lost") return format_time(value);
+  if (metric == "algbw" || metric == "busbw") return format_bandwidth(value);
+  if (metric == "verified" || metric == "models_identical" || metric == "stalled") return value != 0 ? "yes" : "no";
+  return fmt::format("{:.6g}", value);
+}
+
+const char* change_name(Change change) {
+  switch (change) {
+    case Change::unchanged: return "unchanged";
+    case Change::regression: return "regression";
+    case Change::improvement: return "improvement";
+    case Change::missing: return "missing";
+    case Change::added: return "new";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<MetricSet> load_metric_sets(const std::string& path, const std::string& field) {
+  const fs::path root(path);
+  if (!fs::exists(root)) throw InputError(fmt::format("{}: '{}' does not exist", field, path));
+  std::vector<MetricSet> sets;
+  if (fs::is_directory(root)) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(root))
+      if (entry.is_regular_file() && (entry.path().extension() == ".json" || entry.path().extension() == ".csv"))
+        files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files)
+      for (auto& set : load_file(file, field)) sets.push_back(std::move(set));
+  } else {
+    sets = load_file(root, field);
+  }
+  std::set<std::string> seen;
+  for (const auto& set : sets)
+    if (!seen.insert(set.identity).second)
+      throw InputError(fmt::format("{}: '{}' appears twice (in {}): identities must be unique", field, set.identity,
+                                   set.source));
+  return sets;
+}
+
+void parse_tolerance(const std::string& text, CompareOptions& options) {
+  std::string metric, value = text;
+  if (const auto equals = text.find('='); equals != std::string::npos) {
+    metric = text.substr(0, equals);
+    value = text.substr(equals + 1);
+    if (!known_metrics().count(metric))
+      throw InputError(fmt::format("--tolerance: unknown metric '{}'{}; allowed: {}", metric,
+                                   did_you_mean(metric, metric_names()), join(metric_names())));
+  }
+  const bool percent = !value.empty() && value.back() == '%';
+  const std::string number = percent ? value.substr(0, value.size() - 1) : value;
+  char* end = nullptr;
+  double tolerance = std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || tolerance < 0)
+    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance such as 0.5% or simulated_time=0.1%", text));
+  if (percent) tolerance /= 100;
+  if (metric.empty()) options.tolerance = tolerance;
+  else options.per_metric[metric] = tolerance;
+}
+
+std::vector<Comparison> compare_metric_sets(const std::vector<MetricSet>& baseline, const std::vector<MetricSet>& current,
+                                            const CompareOptions& options) {
+  std::map<std::string, const MetricSet*> now;
+  for (const auto& set : current) now[set.identity] = &set;
+  std::vector<Comparison> rows;
+  std::set<std::string> matched;
+  for (const auto& before : baseline) {
+    const auto it = now.find(before.identity);
+    if (it == now.end()) {
+      rows.push_back({Change::missing, before.identity, "", 0, 0, 0, 0});
+      continue;
+    }
+    matched.insert(before.identity);
+    for (const auto& [metric, base] : before.metrics) {
+      const auto value = it->second->metrics.find(metric);
+      if (value == it->second->metrics.end()) continue;
+      Comparison row{Change::unchanged, before.identity, metric, base, value->second, 0, options.tolerance};
+      if (auto override = options.per_metric.find(metric); override != options.per_metric.end())
+        row.tolerance = override->second;
+      const double difference = row.current - row.baseline;
+      // Relative change; against a zero baseline the change itself is compared.
+      row.relative = row.baseline != 0 ? difference / std::fabs(row.baseline) : difference;
+      if (std::fabs(row.relative) > row.tolerance) {
+        const bool better = known_metrics().at(metric) == Better::lower ? difference < 0 : difference > 0;
+        row.change = better ? Change::improvement : Change::regression;
+      }
+      rows.push_back(row);
+    }
+  }
+  for (const auto& set : current)
+    if (!matched.count(set.identity)) rows.push_back({Change::added, set.identity, "", 0, 0, 0, 0});
+  return rows;
+}
+
+int comparison_exit_status(const std::vector<Comparison>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Comparison& row) {
+    return row.change == Change::regression || row.change == Change::missing;
+  }) ? 1 : 0;
+}
+
+std::string format_comparison(const std::vector<Comparison>& rows, const std::string& format) {
+  std::map<Change, int> counts;
+  std::set<std::string> compared;  // entries present on both sides
+  for (const auto& row : rows) {
+    if (row.change != Change::unchanged) ++counts[row.change];
+    if (!row.metric.empty()) compared.insert(row.identity);
+  }
+  const std::string summary =
+      fmt::format("{} regression(s), {} improvement(s), {} missing, {} new; {} entries compared",
+                  counts[Change::regression], counts[Change::improvement], counts[Change::missing], counts[Change::added],
+                  compared.size());
+
+  if (format == "json") {
+    json out{{"summary", {{"regressions", counts[Change::regression]}, {"improvements", counts[Change::improvement]},
+                          {"missing", counts[Change::missing]}, {"new", counts[Change::added]}}},
+             {"changes", json::array()}};
+    for (const auto& row : rows) {
+      if (row.change == Change::unchanged) continue;
+      json entry{{"status", change_name(row.change)}, {"identity", row.identity}};
+      if (!row.metric.empty())
+        entry.update({{"metric", row.metric}, {"baseline", row.baseline}, {"current", row.current},
+                      {"relative_change", row.relative}, {"tolerance", row.tolerance}});
+      out["changes"].push_back(entry);
+    }
+    return out.dump(2) + "\n";
+  }
+
+  std::vector<std::vector<std::string>> table;
+  for (const auto& row : rows) {
+    if (row.change == Change::unchanged) continue;
+    if (row.metric.empty()) {
+      table.push_back({change_name(row.change), row.identity, "", "", "", ""});
+      continue;
+    }
+    table.push_back({change_name(row.change), row.identity, row.metric, format_value(row.metric, row.baseline),
+                     format_value(row.metric, row.current), fmt::format("{:+.3f}%", 100 * row.relative)});
+  }
+  const std::vector<std::string> header{"STATUS", "ENTRY", "METRIC", "BASELINE", "CURRENT", "CHANGE"};
+  std::string out;
+  if (format == "markdown") {
+    out += "| " + join({"status", "entry", "metric", "baseline", "current", "change"}, " | ") + " |\n";
+    out += "|---|---|---|---:|---:|---:|\n";
+    for (const auto& cells : table) out += "| " + join(cells, " | ") + " |\n";
+    return out + "\n" + summary + "\n";
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& cells : table) width[c] = std::max(width[c], cells[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t c = 0; c < cells.size(); ++c) text += fmt::format("{:<{}}  ", cells[c], width[c]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text + "\n";
+  };
+  if (!table.empty()) {
+    out += line(header);
+    for (const auto& cells : table) out += line(cells);
+  }
+  return out + summary + "\n";
+}
+
+}  // namespace collsim
