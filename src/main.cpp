@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "report/commands.hpp"
+#include "sweep/plot.hpp"
+#include "sweep/runner.hpp"
 #include "util/errors.hpp"
 
 namespace {
@@ -28,7 +30,7 @@ struct ScenarioFlags {
 
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunRequest& request) {
   command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
-  command->add_option("--collective", flags.collective, "allreduce (default), broadcast or reduce");
+  command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
   command->add_option("--algorithm", flags.algorithm, "Algorithm name (`collsim list algorithms`)");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
@@ -66,6 +68,10 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Simulate one scenario and print its summary");
   add_scenario_flags(run, run_flags, run_request);
   run->add_option("--trace", run_request.trace_path, "Write the JSON trace (collsim-trace/1) to this file");
+  run->add_option("--svg", run_request.svg_path, "Draw the timeline of the run (SVG)");
+  run->add_option("--html", run_request.html_path, "Write a self-contained HTML report of the run");
+  run->add_option("--perfetto", run_request.perfetto_path,
+                  "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
   run->add_option("--detail", detail, "full: list every message in the trace, however many")
       ->check(CLI::IsMember({"full"}));
   run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
@@ -83,7 +89,7 @@ int main(int argc, char** argv) {
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");
-  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast or reduce");
+  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
   model->add_option("--algorithm", model_request.algorithm, "Algorithm name (default: ring / binomial)");
   model->add_option("--workers", model_request.workers, "Number of ranks P")->required();
   model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
@@ -92,10 +98,25 @@ int main(int argc, char** argv) {
   model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
 
+  collsim::RenderRequest render_request;
+  CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");
+  render->add_option("trace", render_request.trace_path,
+                     "Trace file (collsim-trace/1), or a sweep's results table with --plot")->required();
+  std::string render_plot;
+  collsim::PlotSpec render_plot_spec;
+  render->add_option("--plot", render_plot, "Results table (sweep --out) as an SVG line plot");
+  render->add_option("--x", render_plot_spec.x, "With --plot: axis on the x axis (default: the first numeric axis)");
+  render->add_option("--y", render_plot_spec.y, "With --plot: metric on the y axis (default: simulated_time)");
+  render->add_option("--series", render_plot_spec.series, "With --plot: axis with one line per value");
+  render->add_option("--svg", render_request.svg_path, "Timeline (SVG)");
+  render->add_option("--html", render_request.html_path, "Self-contained HTML report");
+  render->add_option("--perfetto", render_request.perfetto_path,
+                     "Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
+
   // CLI11 would only say "A subcommand is required" for a mistyped command.
-  const std::vector<std::string> commands{"run", "validate", "list", "model", "compare", "baseline"};
+  const std::vector<std::string> commands{"run", "validate", "list", "model", "render", "compare", "baseline", "sweep"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::cerr << fmt::format("collsim: error: unknown command '{}'; allowed: run, validate, list, model, compare, baseline "
+    std::cerr << fmt::format("collsim: error: unknown command '{}'; allowed: run, validate, list, model, render, compare, baseline, sweep "
                              "(see collsim --help)\n", argv[1]);
     return exit_bad_input;
   }
@@ -108,6 +129,8 @@ int main(int argc, char** argv) {
   compare->add_option("--tolerance", compare_request.tolerances,
                       "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable)")
       ->allow_extra_args(false);
+  compare->add_flag("--strict", compare_request.strict,
+                    "Fail on any change, improvements and new entries included (baselines must be updated)");
   compare->add_option("--format", compare_request.format, "text (default), markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
 
@@ -121,6 +144,32 @@ int main(int argc, char** argv) {
   baseline_update->add_option("--scenarios", scenarios_dir, "Folder of scenarios (default: the repository's)");
   baseline_update->add_option("--out", baselines_dir, "Folder of baselines (default: tests/baselines)");
   baseline_update->add_flag("--quiet,-q", baseline_quiet, "Print nothing but errors");
+
+  std::string sweep_path, shard;
+  collsim::SweepOptions sweep_options;
+  CLI::App* sweep = app.add_subcommand("sweep", "Run a scenario over axes of values (SWEEP.json), each point in its own process");
+  sweep->add_option("sweep", sweep_path, "Sweep file: a base scenario and axes (docs/sweeps.md)");
+  sweep->add_option("--out", sweep_options.out, "Results table: .csv (default results.csv) or .json");
+  sweep->add_option("--jobs,-j", sweep_options.jobs, "Points run at once (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--shard", shard, "Run only shard K of N (K/N), e.g. for a Slurm job array");
+  sweep->add_flag("--resume", sweep_options.resume, "Skip the points already in --out");
+  sweep->add_flag("--quiet,-q", sweep_options.quiet, "No progress, only errors");
+  sweep->add_option("--plot", sweep_options.plot, "Also draw simulated time over the first numeric axis (SVG)");
+  sweep->add_flag("--plan", sweep_options.plan, "Check every point and list them, run nothing");
+  std::string plot_results, plot_out;
+  collsim::PlotSpec plot_spec;
+  CLI::App* sweep_plot = sweep->add_subcommand("plot", "Draw a results table as an SVG line plot");
+  sweep_plot->add_option("results", plot_results, "Results table (.csv or .json)")->required();
+  sweep_plot->add_option("--plot", plot_out, "The SVG file to write")->required();
+  sweep_plot->add_option("--x", plot_spec.x, "Axis on the x axis (default: the first numeric axis)");
+  sweep_plot->add_option("--y", plot_spec.y, "Metric on the y axis (default: simulated_time)");
+  sweep_plot->add_option("--series", plot_spec.series, "Axis that makes one line per value (default: all others)");
+  std::vector<std::string> merge_parts;
+  std::string merge_out = "results.csv";
+  CLI::App* sweep_merge = sweep->add_subcommand("merge", "Join the results of sweep shards into one table");
+  sweep_merge->add_option("parts", merge_parts, "Result tables of the shards")->required();
+  sweep_merge->add_option("--out", merge_out, "Merged table (.csv or .json)");
 
   try {
     app.parse(argc, argv);
@@ -147,7 +196,17 @@ int main(int argc, char** argv) {
     }
     if (list->parsed()) return collsim::command_list(list_what);
     if (model->parsed()) return collsim::command_model(model_request);
+    if (render->parsed() && !render_plot.empty())
+      return collsim::plot_sweep_results(render_request.trace_path, render_plot, render_plot_spec);
+    if (render->parsed()) return collsim::command_render(render_request);
     if (compare->parsed()) return collsim::command_compare(compare_request);
+    if (sweep_merge->parsed()) return collsim::merge_sweep_results(merge_parts, merge_out);
+    if (sweep_plot->parsed()) return collsim::plot_sweep_results(plot_results, plot_out, plot_spec);
+    if (sweep->parsed()) {
+      if (sweep_path.empty()) throw collsim::InputError("sweep: give the sweep file (SWEEP.json)");
+      if (!shard.empty()) sweep_options.shard = collsim::parse_shard(shard);
+      return collsim::run_sweep(sweep_path, sweep_options);
+    }
     if (baseline_update->parsed()) return collsim::command_baseline_update(scenarios_dir, baselines_dir, baseline_quiet);
   } catch (const collsim::InputError& error) {
     std::cerr << "collsim: error: " << error.what() << "\n";

@@ -1,6 +1,7 @@
 #pragma once
 // Every algorithm, one per file. Each works for any p >= 1, any element count (also
 // fewer elements than ranks) and any root. The registry (registry.hpp) names them.
+#include "algorithms/chunks.hpp"
 #include "algorithms/collective.hpp"
 
 namespace collsim {
@@ -8,6 +9,7 @@ namespace collsim {
 void broadcast_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void broadcast_flat(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void broadcast_pipeline(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void broadcast_scatter_allgather(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 void reduce_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void reduce_flat(Comm& comm, Buffer& buf, const CollectiveArgs& args);
@@ -15,5 +17,49 @@ void reduce_flat(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_naive(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_naive_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_rabenseifner(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_double_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
+// Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
+void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
+// Allgather: rank r starts with chunk r of split_evenly(n, p) and ends with every chunk.
+void allgather_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allgather_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
+// Building blocks shared by several algorithms (building_blocks.cpp).
+
+// The first step of the fold onto a power of two: an even rank below 2 rem sends its whole
+// vector to the odd rank above it, which folds it into its own. Returns false for the
+// even rank, which then sits out.
+bool fold_vector_in(Comm& comm, Buffer& buf, const ReduceOp& op, const PowerOfTwoFold& fold);
+
+// The last step of the fold: an odd rank below 2 rem sends `result` (its even partner's
+// share of the result) to the even rank below it. Nothing for the other ranks.
+void unfold_result(Comm& comm, const PowerOfTwoFold& fold, View result);
+
+// Recursive halving among the pof2 ranks left by the fold (distance pof2/2 first): new rank
+// i ends with blocks[i] reduced over all of them. `blocks` are consecutive, one per new rank.
+void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const PowerOfTwoFold& fold,
+                            const std::vector<Chunk>& blocks);
+
+// Recursive doubling among the pof2 ranks left by the fold (distance 1 first): new rank i
+// starts with blocks[i] and ends with all of them.
+void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks);
+
+// Ring allgather: this rank starts with chunks[mine], its right neighbour with
+// chunks[mine + 1] (mod p); after p-1 steps every rank holds every chunk.
+void ring_allgather(Comm& comm, Buffer& buf, const std::vector<Chunk>& chunks, int mine);
+
+// One phase of a pipelined tree schedule: tree t carries segments[t]. Broadcast: the
+// root's segments go down; reduce: every rank folds its children's partial results (with
+// `op`) into its own and passes them up.
+enum class TreePhase { reduce, broadcast };
+void run_tree_phase(Comm& comm, Buffer& buf, const ReduceOp* op, const TreeSchedule& schedule,
+                    const std::vector<std::vector<Chunk>>& segments, TreePhase phase);
 
 }  // namespace collsim

@@ -1,23 +1,37 @@
 #pragma once
 // What every algorithm receives besides its Comm and Buffer, and the collectives it serves.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "algorithms/chunks.hpp"
 #include "comm/comm.hpp"
 #include "comm/reduce_op.hpp"
 
 namespace collsim {
 
-enum class Collective { allreduce, broadcast, reduce };
+// allreduce: every rank ends with the reduction of all vectors. broadcast: every rank ends
+// with the root's vector. reduce: the root ends with the reduction. reduce-scatter: rank r
+// ends with chunk r of split_evenly(n, p), reduced (the rest of its buffer is scratch).
+// allgather: rank r contributes chunk r of its vector (the rest is overwritten) and every
+// rank ends with every rank's chunk.
+enum class Collective { allreduce, broadcast, reduce, reduce_scatter, allgather };
 
 std::string_view collective_name(Collective collective);
 Collective parse_collective(std::string_view name, std::string_view field);
 std::vector<std::string> collective_names();
+// The algorithm a scenario gets when it names none.
+std::string default_algorithm(Collective collective);
+
+// The part of a rank's buffer that holds a reduction result when the collective is done
+// (what avg divides once at the end), if any: the whole vector for allreduce and at the
+// root of a reduce, chunk `rank` for reduce-scatter, nothing for broadcast and allgather.
+std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank, int size, int root);
 
 struct CollectiveArgs {
-  const ReduceOp* op = nullptr;  // unused by broadcast
+  const ReduceOp* op = nullptr;  // unused by broadcast and allgather
   int root = 0;                  // broadcast and reduce (and naive allreduce's meeting point)
   size_t segment_elems = 1;      // pipelined algorithms: elements per segment
 };

@@ -13,17 +13,50 @@ std::string_view collective_name(Collective collective) {
     case Collective::allreduce: return "allreduce";
     case Collective::broadcast: return "broadcast";
     case Collective::reduce: return "reduce";
+    case Collective::reduce_scatter: return "reduce-scatter";
+    case Collective::allgather: return "allgather";
   }
   return "allreduce";
 }
 
-std::vector<std::string> collective_names() { return {"allreduce", "broadcast", "reduce"}; }
+namespace {
+constexpr Collective every_collective[] = {Collective::allreduce, Collective::broadcast, Collective::reduce,
+                                           Collective::reduce_scatter, Collective::allgather};
+}  // namespace
+
+std::vector<std::string> collective_names() {
+  std::vector<std::string> names;
+  for (Collective c : every_collective) names.emplace_back(collective_name(c));
+  return names;
+}
 
 Collective parse_collective(std::string_view name, std::string_view field) {
-  for (Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce})
+  for (Collective c : every_collective)
     if (collective_name(c) == name) return c;
   throw InputError(fmt::format("{}: unknown collective '{}'{}; allowed: {}", field, name,
                                did_you_mean(name, collective_names()), join(collective_names())));
+}
+
+std::string default_algorithm(Collective collective) {
+  switch (collective) {
+    case Collective::allreduce:
+    case Collective::reduce_scatter:
+    case Collective::allgather: return "ring";
+    case Collective::broadcast:
+    case Collective::reduce: return "binomial";
+  }
+  return "ring";
+}
+
+std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank, int size, int root) {
+  switch (collective) {
+    case Collective::allreduce: return Chunk{0, count};
+    case Collective::reduce: return rank == root ? std::optional<Chunk>(Chunk{0, count}) : std::nullopt;
+    case Collective::reduce_scatter: return split_evenly(count, size)[static_cast<size_t>(rank)];
+    case Collective::broadcast:
+    case Collective::allgather: return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 const std::vector<AlgorithmInfo>& all_algorithms() {
@@ -36,6 +69,22 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {Collective::allreduce, "ring",
        "ring reduce-scatter then ring allgather (Patarasuk & Yuan 2009): 2(p-1)(alpha + n/(pB))", allreduce_ring,
        model_allreduce_ring},
+      {Collective::allreduce, "recursive-doubling",
+       "whole vectors swapped at distance 1, 2, 4, ...: log2 p (alpha + n/B), 2 steps more if p is not a power of 2",
+       allreduce_recursive_doubling, model_allreduce_recursive_doubling},
+      {Collective::allreduce, "rabenseifner",
+       "recursive-halving reduce-scatter, recursive-doubling allgather: 2 log2 p alpha + 2(p-1)/p n/B (p a power of 2)",
+       allreduce_rabenseifner, model_allreduce_rabenseifner},
+      {Collective::allreduce, "binary-tree",
+       "pipelined reduce then broadcast on a binary tree, k segments: 2(2k-2+W)(alpha + n/(kB)), W weighted depth",
+       allreduce_binary_tree, model_allreduce_binary_tree},
+      {Collective::allreduce, "double-binary-tree",
+       "NCCL's two complementary trees, half the vector each in k segments: 2(2k+2 log2 p-3)(alpha + n/(2kB)) (p a "
+       "power of 2)",
+       allreduce_double_binary_tree, model_allreduce_double_binary_tree},
+      {Collective::allreduce, "direct",
+       "every rank sends its vector to all others at once, reduces in rank order: alpha + (p-1) n/B", allreduce_direct,
+       model_allreduce_direct},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, model_broadcast_binomial},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,
@@ -43,10 +92,24 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {Collective::broadcast, "pipeline",
        "chain from the root, message cut into segments: (p+k-2)(alpha + n/(kB)) for k segments",
        broadcast_pipeline, model_broadcast_pipeline},
+      {Collective::broadcast, "scatter-allgather",
+       "binomial scatter of p chunks then ring allgather (van de Geijn): (log2 p + p-1) alpha + 2(p-1)/p n/B (p a "
+       "power of 2)",
+       broadcast_scatter_allgather, model_broadcast_scatter_allgather},
       {Collective::reduce, "binomial", "binomial tree towards the root: ceil(log2 p)(alpha + n/B)", reduce_binomial,
        model_reduce_binomial},
       {Collective::reduce, "flat", "every rank sends to the root at once: alpha + (p-1) n/B", reduce_flat,
        model_reduce_flat},
+      {Collective::reduce_scatter, "ring", "ring, rank r ends with chunk r: (p-1)(alpha + n/(pB))",
+       reduce_scatter_ring, model_reduce_scatter_ring},
+      {Collective::reduce_scatter, "recursive-halving",
+       "halves swapped at distance p/2, p/4, ...: log2 p alpha + (p-1)/p n/B (p a power of 2)",
+       reduce_scatter_recursive_halving, model_reduce_scatter_recursive_halving},
+      {Collective::allgather, "ring", "ring, rank r starts with chunk r: (p-1)(alpha + n/(pB))", allgather_ring,
+       model_allgather_ring},
+      {Collective::allgather, "recursive-doubling",
+       "everything held swapped at distance 1, 2, 4, ...: log2 p alpha + (p-1)/p n/B (p a power of 2)",
+       allgather_recursive_doubling, model_allgather_recursive_doubling},
   };
   return algorithms;
 }

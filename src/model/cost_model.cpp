@@ -1,5 +1,7 @@
 #include "model/cost_model.hpp"
 
+#include <algorithm>
+
 #include "algorithms/chunks.hpp"
 #include "comm/buffer.hpp"
 
@@ -12,6 +14,44 @@ int ceil_log2(int p) {
   while ((1 << rounds) < p) ++rounds;
   return rounds;
 }
+
+namespace {
+
+// The largest of the messages that carry `width` consecutive blocks, aligned on multiples
+// of width (the partner windows of recursive halving and doubling).
+size_t largest_window(const std::vector<Chunk>& blocks, int width) {
+  size_t largest = 0;
+  for (int first = 0; first < static_cast<int>(blocks.size()); first += width)
+    largest = std::max(largest, span_of(blocks, first, width).count);
+  return largest;
+}
+
+size_t largest_chunk(size_t elems, int p) { return (elems + static_cast<size_t>(p) - 1) / static_cast<size_t>(p); }
+
+// The time of the steps of recursive halving (or doubling: the same windows in the other
+// order) among the pof2 ranks left by the fold, each step paced by its largest message.
+double halving_steps(const ModelInput& in, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks) {
+  double time = 0;
+  for (int width = fold.pof2 / 2; width > 0; width /= 2) time += in.message_time(largest_window(blocks, width));
+  return time;
+}
+
+// Two phases of schedule.steps() steps, each paced by the largest segment; with one edge
+// (p = 2) the segments simply stream, one per step.
+double tree_phases(const ModelInput& in, const TreeSchedule& schedule,
+                   const std::vector<std::vector<Chunk>>& segments) {
+  std::vector<size_t> counts;
+  size_t largest = 0, most = 0;
+  for (const auto& s : segments) {
+    counts.push_back(s.size());
+    most = std::max(most, s.size());
+    largest = std::max(largest, s.front().count);
+  }
+  const int steps = in.p == 2 ? static_cast<int>(most) : schedule.steps(counts);
+  return 2 * steps * in.message_time(largest);
+}
+
+}  // namespace
 
 // All p-1 copies leave (or reach) the root together and share its link.
 double model_broadcast_flat(const ModelInput& in) {
@@ -39,9 +79,68 @@ double model_allreduce_naive(const ModelInput& in) { return 2 * model_broadcast_
 double model_allreduce_naive_binomial(const ModelInput& in) { return 2 * model_broadcast_binomial(in); }
 
 double model_allreduce_ring(const ModelInput& in) {
-  const size_t largest_chunk = (in.elems + static_cast<size_t>(in.p) - 1) / static_cast<size_t>(in.p);
-  return 2 * (in.p - 1) * in.message_time(largest_chunk);
+  return 2 * (in.p - 1) * in.message_time(largest_chunk(in.elems, in.p));
 }
+
+
+// Fold, log2 pof2 swaps of the whole vector, unfold.
+double model_allreduce_recursive_doubling(const ModelInput& in) {
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  return (ceil_log2(fold.pof2) + (fold.rem > 0 ? 2 : 0)) * in.message_time(in.elems);
+}
+
+// Fold (whole vector), halving and doubling over pof2 blocks, unfold (whole vector).
+double model_allreduce_rabenseifner(const ModelInput& in) {
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const double fold_time = fold.rem > 0 ? 2 * in.message_time(in.elems) : 0;
+  return fold_time + 2 * halving_steps(in, fold, split_evenly(in.elems, fold.pof2));
+}
+
+
+double model_allreduce_binary_tree(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  return tree_phases(in, schedule_binary_tree(in.p, 0), {split_into_segments(in.elems, in.segment_elems)});
+}
+
+double model_allreduce_double_binary_tree(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  std::vector<std::vector<Chunk>> segments;
+  for (const Chunk& half : split_evenly(in.elems, 2))
+    segments.push_back(split_into_segments(half.count, in.segment_elems));
+  return tree_phases(in, schedule_double_binary_tree(in.p), segments);
+}
+
+// p-1 flows leave and reach every rank at once, sharing its link.
+double model_allreduce_direct(const ModelInput& in) { return model_broadcast_flat(in); }
+
+// The root's scatter messages (min(2^i, p - 2^i) chunks each) then p-1 ring steps.
+double model_broadcast_scatter_allgather(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  const auto chunks = split_evenly(in.elems, in.p);
+  double time = 0;
+  for (int mask = 1; mask < in.p; mask *= 2)
+    time += in.message_time(span_of(chunks, mask, std::min(mask, in.p - mask)).count);
+  return time + model_allgather_ring(in);
+}
+
+double model_reduce_scatter_ring(const ModelInput& in) {
+  return (in.p - 1) * in.message_time(largest_chunk(in.elems, in.p));
+}
+
+// Fold (whole vector), halving over the pof2 blocks (two chunks for a folded pair), unfold
+// (one chunk).
+double model_reduce_scatter_recursive_halving(const ModelInput& in) {
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const double fold_time =
+      fold.rem > 0 ? in.message_time(in.elems) + in.message_time(largest_chunk(in.elems, in.p)) : 0;
+  return fold_time + halving_steps(in, fold, fold.blocks(split_evenly(in.elems, in.p)));
+}
+
+double model_allgather_ring(const ModelInput& in) { return model_reduce_scatter_ring(in); }
+
+// Fold (one chunk), doubling over the pof2 blocks, unfold (whole vector): the
+// reduce-scatter's messages in reverse order.
+double model_allgather_recursive_doubling(const ModelInput& in) { return model_reduce_scatter_recursive_halving(in); }
 
 LowerBound lower_bound(Collective collective, const ModelInput& in) {
   if (in.p == 1) return {};
@@ -51,12 +150,21 @@ LowerBound lower_bound(Collective collective, const ModelInput& in) {
     case Collective::allreduce: return {2.0 * (in.p - 1) / in.p * n / in.bandwidth, latency_term};
     case Collective::broadcast:
     case Collective::reduce: return {n / in.bandwidth, latency_term};
+    case Collective::reduce_scatter:
+    case Collective::allgather: return {1.0 * (in.p - 1) / in.p * n / in.bandwidth, latency_term};
   }
   return {};
 }
 
 double busbw_factor(Collective collective, int p) {
-  return collective == Collective::allreduce ? 2.0 * (p - 1) / p : 1.0;
+  switch (collective) {
+    case Collective::allreduce: return 2.0 * (p - 1) / p;
+    case Collective::reduce_scatter:
+    case Collective::allgather: return 1.0 * (p - 1) / p;
+    case Collective::broadcast:
+    case Collective::reduce: return 1.0;
+  }
+  return 1.0;
 }
 
 }  // namespace collsim

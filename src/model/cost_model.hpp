@@ -3,7 +3,8 @@
 // where every message costs alpha + bytes/B, links are full-duplex, and reductions are free
 // (gamma = 0). With `--network ideal` SimGrid reproduces these formulas exactly
 // whenever the element count divides evenly (otherwise the formulas use the largest
-// chunk and are an upper bound). docs/algorithms.md derives each one.
+// chunk and are an upper bound). The tree allreduces count the steps of their schedule
+// (TreeSchedule::steps) instead of a closed form. docs/algorithms.md derives each one.
 #include <cstddef>
 
 #include "algorithms/collective.hpp"
@@ -35,9 +36,20 @@ double model_reduce_binomial(const ModelInput& in);
 double model_allreduce_naive(const ModelInput& in);
 double model_allreduce_naive_binomial(const ModelInput& in);
 double model_allreduce_ring(const ModelInput& in);
+double model_allreduce_recursive_doubling(const ModelInput& in);
+double model_allreduce_rabenseifner(const ModelInput& in);
+double model_allreduce_binary_tree(const ModelInput& in);
+double model_allreduce_double_binary_tree(const ModelInput& in);
+double model_allreduce_direct(const ModelInput& in);
+double model_broadcast_scatter_allgather(const ModelInput& in);
+double model_reduce_scatter_ring(const ModelInput& in);
+double model_reduce_scatter_recursive_halving(const ModelInput& in);
+double model_allgather_ring(const ModelInput& in);
+double model_allgather_recursive_doubling(const ModelInput& in);
 
 // No algorithm can beat these (allreduce: max(2(p-1)/p n/B, ceil(log2 p) alpha);
-// broadcast and reduce: max(n/B, ceil(log2 p) alpha)).
+// broadcast and reduce: max(n/B, ceil(log2 p) alpha); reduce-scatter and allgather:
+// max((p-1)/p n/B, ceil(log2 p) alpha)).
 struct LowerBound {
   double bandwidth_term = 0;
   double latency_term = 0;
@@ -46,7 +58,8 @@ struct LowerBound {
 LowerBound lower_bound(Collective collective, const ModelInput& in);
 
 // nccl-tests' definitions: algbw = n / t; busbw = algbw * factor, where the factor is
-// 2(p-1)/p for allreduce and 1 for broadcast and reduce.
+// 2(p-1)/p for allreduce, (p-1)/p for reduce-scatter and allgather (n being the whole
+// vector, p chunks), and 1 for broadcast and reduce.
 double busbw_factor(Collective collective, int p);
 
 }  // namespace collsim

@@ -66,17 +66,20 @@ std::string resolve_platform_file(const std::string& topology, const std::string
 
 namespace {
 
-void generate_star(const StarGenerator& star) {
+std::vector<sg4::Host*> generate_star(const StarGenerator& star) {
+  std::vector<sg4::Host*> hosts;
   // Each host gets a split-duplex private link: sending uses its UP half, receiving its
   // DOWN half, so a host can send and receive at full speed at the same time.
   auto* zone = sg4::create_star_zone("star");
   for (int i = 0; i < star.hosts; ++i) {
     const std::string name = fmt::format("host-{}", i);
-    const sg4::Host* host = zone->create_host(name, 1e9);
+    sg4::Host* host = zone->create_host(name, 1e9);
+    hosts.push_back(host);
     sg4::Link* link = zone->create_split_duplex_link(name + "_link", star.bandwidth)->set_latency(star.latency);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}}, true);
   }
   zone->seal();
+  return hosts;
 }
 
 }  // namespace
@@ -89,9 +92,10 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   // (static: the callback stays connected for the life of the engine, i.e. the process)
   static std::vector<sg4::Host*> created;
   sg4::Host::on_creation_cb([](sg4::Host& host) { created.push_back(&host); });
+  std::vector<sg4::Host*> generated;
   if (auto star = parse_generator(topology, "topology")) {
     info.kind = "generator";
-    generate_star(*star);
+    generated = generate_star(*star);  // in host-0, host-1, ... order (signals come sorted by name)
   } else {
     info.kind = "file";
     info.source = resolve_platform_file(topology, scenario_dir, "topology");
@@ -108,7 +112,7 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   // Routing tables (Floyd, Dijkstra) are only complete once the platform is sealed.
   engine.seal_platform();
   // SimGrid 3.32 signals the creation of a host from a platform file twice: keep the first.
-  for (sg4::Host* host : created)
+  for (sg4::Host* host : generated.empty() ? created : generated)
     if (std::find(info.hosts.begin(), info.hosts.end(), host) == info.hosts.end()) info.hosts.push_back(host);
   info.link_count = engine.get_link_count();
   if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));

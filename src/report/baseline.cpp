@@ -18,7 +18,10 @@ int update_baselines(const std::string& scenarios_dir, const std::string& out_di
     throw InputError(fmt::format("--scenarios: '{}' is not a folder", scenarios_dir));
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(scenarios_dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+    // scenarios/sweeps/ holds sweeps (base + axes), not scenarios
+    if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+        entry.path().parent_path().filename() != "sweeps")
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   int written = 0;
   for (const auto& file : files) {

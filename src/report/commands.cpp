@@ -24,6 +24,7 @@
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
+#include "viz/render.hpp"
 
 namespace fs = std::filesystem;
 
@@ -134,28 +135,37 @@ RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg
 
 }  // namespace
 
-nlohmann::json baseline_of_scenario(const std::string& path) {
-  RunRequest request;
-  request.scenario_path = path;
-  const Scenario scenario = load_scenario(request);
+nlohmann::json run_metrics(const Scenario& scenario) {
   const RunOutcome run = execute(scenario, {}, std::nullopt);
   const RunSummary& s = run.summary;
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
+  return {{"simulated_time", s.simulated_time},
+          {"collective_time", s.collective_time},
+          {"model_time", s.model_time},
+          {"lower_bound", s.bound.value()},
+          {"algbw", s.algbw},
+          {"busbw", s.busbw},
+          {"efficiency", s.efficiency},
+          {"message_count", s.message_count},
+          {"verified", s.verification.verified},
+          {"models_identical", run.result.models_identical},
+          {"rounds_completed", run.result.rounds_completed},
+          {"stalled", !run.result.stall.empty()},
+          {"round_times", rounds}};
+}
+
+nlohmann::json baseline_of_scenario(const std::string& path) {
+  RunRequest request;
+  request.scenario_path = path;
+  const Scenario scenario = load_scenario(request);
+  nlohmann::json metrics = run_metrics(scenario);
+  nlohmann::json rounds = metrics["round_times"];
+  for (const char* informational : {"round_times", "model_time", "lower_bound"}) metrics.erase(informational);
   return {{"format", baseline_format},
           {"identity", scenario.name},
           {"collsim_version", COLLSIM_VERSION},
-          {"metrics",
-           {{"simulated_time", s.simulated_time},
-            {"collective_time", s.collective_time},
-            {"algbw", s.algbw},
-            {"busbw", s.busbw},
-            {"efficiency", s.efficiency},
-            {"message_count", s.message_count},
-            {"verified", s.verification.verified},
-            {"models_identical", run.result.models_identical},
-            {"rounds_completed", run.result.rounds_completed},
-            {"stalled", !run.result.stall.empty()}}},
+          {"metrics", metrics},
           {"round_times", rounds}};
 }
 
@@ -165,12 +175,16 @@ int command_run(const RunRequest& request) {
   if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg);
   const RunOutcome run = execute(scenario, request.cfg, twin);
   const SimResult& result = run.result;
-  if (!request.trace_path.empty()) {
+  for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
+  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
+  if (!request.trace_path.empty() || pictures.any()) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
-    write_file_atomically(request.trace_path, build_trace(traced, result, run.summary, request.full_detail).dump(1) + "\n",
-                          "--trace");
+    const nlohmann::json trace = build_trace(traced, result, run.summary, request.full_detail);
+    if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
+    // The pictures are drawn from the trace, as `collsim render` draws them from its file.
+    if (pictures.any()) viz::write_pictures(viz::read_trace(trace, "the run's trace"), pictures);
   }
   if (!request.quiet) std::cout << format_summary(scenario, result, run.summary) << std::flush;
   if (!result.stall.empty()) {
@@ -184,6 +198,13 @@ int command_run(const RunRequest& request) {
   return 0;
 }
 
+int command_render(const RenderRequest& request) {
+  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
+  if (!pictures.any()) throw InputError("render: give at least one of --svg OUT.svg, --html OUT.html, --perfetto OUT.json");
+  viz::write_pictures(viz::load_trace_file(request.trace_path), pictures);
+  return 0;
+}
+
 int command_compare(const CompareRequest& request) {
   CompareOptions options;
   for (const auto& tolerance : request.tolerances) parse_tolerance(tolerance, options);
@@ -191,7 +212,7 @@ int command_compare(const CompareRequest& request) {
   const auto current = load_metric_sets(request.current, "CURRENT");
   const auto rows = compare_metric_sets(baseline, current, options);
   std::cout << format_comparison(rows, request.format);
-  return comparison_exit_status(rows);
+  return comparison_exit_status(rows, request.strict);
 }
 
 int command_baseline_update(const std::string& scenarios_dir, const std::string& out_dir, bool quiet) {
@@ -224,8 +245,14 @@ int command_list(const std::string& what) {
     throw InputError(fmt::format("list: unknown list '{}'{}; allowed: {}", what, did_you_mean(what, kinds), join(kinds)));
 
   if (what.empty() || what == "algorithms") {
+    size_t kind_width = 0, name_width = 0;
+    for (const auto& a : all_algorithms()) {
+      kind_width = std::max(kind_width, collective_name(a.collective).size());
+      name_width = std::max(name_width, a.name.size());
+    }
     for (const auto& a : all_algorithms())
-      std::cout << fmt::format("{:<10} {:<15} {}\n", collective_name(a.collective), a.name, a.summary);
+      std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", collective_name(a.collective), kind_width, a.name, name_width,
+                               a.summary);
   }
   if (what.empty() || what == "topologies") {
     std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "TOPOLOGY", "HOSTS", "LINKS", "DESCRIPTION");
@@ -259,7 +286,7 @@ int command_list(const std::string& what) {
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
   const std::string name =
-      request.algorithm.empty() ? (collective == Collective::allreduce ? "ring" : "binomial") : request.algorithm;
+      request.algorithm.empty() ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty() || request.bandwidth.empty() || request.latency.empty())

@@ -17,9 +17,22 @@ struct RunRequest {
   bool full_detail = false;
   bool quiet = false;
   bool baseline = false;                 // also run the fault-free twin and report the time lost
+  std::string svg_path, html_path, perfetto_path;  // pictures of the run (src/viz)
 };
 
 int command_run(const RunRequest& request);
+
+// `collsim render TRACE.json`: the pictures of a trace written earlier.
+struct RenderRequest {
+  std::string trace_path;
+  std::string svg_path, html_path, perfetto_path;
+};
+int command_render(const RenderRequest& request);
+
+struct Scenario;
+// Runs a scenario and returns its metrics (summary figures, verified, round times); one
+// engine: call in a process of its own.
+nlohmann::json run_metrics(const Scenario& scenario);
 
 // Runs a scenario file and returns its baseline (collsim-baseline/1); one engine: call in
 // a process of its own.
@@ -29,6 +42,7 @@ struct CompareRequest {
   std::string baseline, current;
   std::vector<std::string> tolerances;  // "0.5%", "simulated_time=0"
   std::string format = "text";
+  bool strict = false;                  // any change fails, improvements included
 };
 int command_compare(const CompareRequest& request);
 int command_baseline_update(const std::string& scenarios_dir, const std::string& out_dir, bool quiet);

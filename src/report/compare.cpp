@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/csv.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
@@ -57,7 +58,8 @@ void take_metrics(const json& object, MetricSet& set) {
 std::string row_identity(const std::vector<std::pair<std::string, std::string>>& columns) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : columns)
-    if (!known_metrics().count(name) && name != "wall_time" && name != "error" && name != "status")
+    if (!known_metrics().count(name) && name != "wall_time" && name != "error" && name != "status" &&
+        name != "point" && name != "model_time" && name != "lower_bound")
       parts.push_back(name + "=" + value);
   return join(parts, ", ");
 }
@@ -88,28 +90,6 @@ std::vector<MetricSet> from_json(const json& document, const std::string& source
     throw InputError(fmt::format("{}: '{}' is not a collsim trace, baseline or results list", field, source));
   }
   return sets;
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      cell += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      cells.push_back(cell);
-      cell.clear();
-    } else {
-      cell += c;
-    }
-  }
-  cells.push_back(cell);
-  return cells;
 }
 
 std::vector<MetricSet> from_csv(const std::string& text, const std::string& source, const std::string& field) {
@@ -244,9 +224,10 @@ std::vector<Comparison> compare_metric_sets(const std::vector<MetricSet>& baseli
   return rows;
 }
 
-int comparison_exit_status(const std::vector<Comparison>& rows) {
-  return std::any_of(rows.begin(), rows.end(), [](const Comparison& row) {
-    return row.change == Change::regression || row.change == Change::missing;
+int comparison_exit_status(const std::vector<Comparison>& rows, bool strict) {
+  return std::any_of(rows.begin(), rows.end(), [strict](const Comparison& row) {
+    return row.change == Change::regression || row.change == Change::missing ||
+           (strict && row.change != Change::unchanged);
   }) ? 1 : 0;
 }
 

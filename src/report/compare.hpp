@@ -45,7 +45,8 @@ std::vector<Comparison> compare_metric_sets(const std::vector<MetricSet>& baseli
 // "text" (aligned table), "markdown" (a table for a CI comment) or "json".
 std::string format_comparison(const std::vector<Comparison>& rows, const std::string& format);
 
-// 1 when anything regressed or went missing, else 0.
-int comparison_exit_status(const std::vector<Comparison>& rows);
+// 1 when anything regressed or went missing (with `strict`, when anything changed at
+// all, improvements and new entries included), else 0.
+int comparison_exit_status(const std::vector<Comparison>& rows, bool strict = false);
 
 }  // namespace collsim

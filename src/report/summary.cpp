@@ -13,13 +13,16 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   RunSummary s;
   s.simulated_time = result.simulated_time;
   s.baseline = baseline;
-  if (baseline) s.time_lost = result.simulated_time - baseline->simulated_time;
+  if (baseline && result.stall.empty()) s.time_lost = result.simulated_time - baseline->simulated_time;
   // One collective's time: averaged over the rounds of the first group (before any fault
   // rebuilt it), so that it compares with the model.
+  // (all rounds when a fault struck in the very first one)
+  const bool first_group_completed = std::any_of(result.rounds.begin(), result.rounds.end(),
+                                                 [](const RoundRecord& r) { return r.epoch == 0; });
   double total = 0;
   int counted = 0;
   for (const auto& round : result.rounds)
-    if (round.epoch == 0) {
+    if ((round.epoch == 0 || !first_group_completed) && round.end >= round.collective_start) {
       total += round.end - round.collective_start;
       ++counted;
     }
@@ -76,9 +79,9 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     if (scenario.recovery.policy == RecoveryPolicy::rebuild)
       rows.emplace_back("recovery", fmt::format("rebuild, timeout {} ({} per wait)", scenario.recovery.timeout_text,
                                                 format_time(result.timeout)));
-    rows.emplace_back("rounds done", fmt::format("{} of {}, total {}", result.stall.empty() ? result.rounds.size() : 0,
+    rows.emplace_back("rounds done", fmt::format("{} of {}, total {}", result.rounds_completed,
                                                  scenario.training.rounds, format_time(s.simulated_time)));
-    if (s.baseline)
+    if (s.baseline && result.stall.empty())
       rows.emplace_back("time lost", fmt::format("{} against the fault-free run ({})", format_time(s.time_lost),
                                                  format_time(s.baseline->simulated_time)));
     if (!result.models_identical) rows.emplace_back("model copies", "DIFFER between ranks");

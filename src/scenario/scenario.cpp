@@ -62,7 +62,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
-  spec.algorithm = spec.kind == Collective::allreduce ? "ring" : "binomial";
+  spec.algorithm = default_algorithm(spec.kind);
   if (object.contains("algorithm")) spec.algorithm = get_string(object["algorithm"], "collective.algorithm");
   find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
   if (object.contains("dtype")) spec.dtype = parse_dtype(get_string(object["dtype"], "collective.dtype"), "collective.dtype");
@@ -315,6 +315,8 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     if (collective.contains("op") && scenario.collective.op != OpKind::avg)
       throw InputError("collective.op: training a model averages the gradients: use \"avg\" or leave it out");
     scenario.collective.op = OpKind::avg;
+    if (scenario.collective.dtype == Dtype::int32)
+      throw InputError("collective.dtype: training a model needs float32 or float64 gradients");
     if (scenario.training.gradient_size) scenario.collective.size = *scenario.training.gradient_size;
     const double smallest = static_cast<double>(scenario.training.parameters) * static_cast<double>(dtype_size(scenario.collective.dtype));
     if (scenario.collective.size < smallest)
@@ -395,11 +397,13 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                   {"root", s.collective.root},
                   {"segment", bytes_json(s.collective.segment)}};
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
-  json training{{"rounds", s.training.rounds}, {"compute", s.training.compute}, {"model", s.training.model}};
-  if (s.training.compute_flops > 0) training["compute_flops"] = s.training.compute_flops;
+  // Written so that it reads back as a scenario: work in flops as "2e+09f".
+  json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
+  training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
+                                                     : json(s.training.compute);
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
-    training["samples"] = s.training.samples;
+    training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;
     training["learning_rate"] = s.training.learning_rate;
     if (s.training.gradient_size) training["gradient_size"] = bytes_json(*s.training.gradient_size);
   }

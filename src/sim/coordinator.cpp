@@ -25,12 +25,10 @@ void tell(int world, GroupNews news) {
   news_mailbox(world)->put_init(new GroupNews(std::move(news)), control_message_bytes)->detach();
 }
 
+// A round's computation at nominal speed (what the coordinator can know: not the faults).
 double compute_seconds(const RunState& state) {
   const auto& training = state.scenario->training;
-  double slowest = 1;
-  for (double factor : state.host_speed_factor) slowest = std::min(slowest, factor);
-  const double speed = state.rank_hosts.front()->get_speed();
-  return (training.compute + training.compute_flops / speed) / slowest;
+  return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
 }
 
 class Coordinator {
@@ -39,7 +37,8 @@ public:
 
   void run() {
     for (;;) {
-      std::unique_ptr<Report> first(coordinator_mailbox()->get<Report>());
+      std::unique_ptr<Report> first = receive(-1);
+      if (!first) continue;  // a report lost on a failed link: its sender will be missing
       if (first->reason == "join") admit(first->world);
       else if (!answer_stale(*first)) rebuild(std::move(first));
     }
@@ -50,6 +49,12 @@ private:
   // every member switches group at the same round boundary.
   void admit(int world) {
     const CommGroup& group = state_.current_group();
+    // Back before anyone noticed it was gone: it joins once the rebuild has dropped it.
+    for (int g = 0; g < group.size(); ++g)
+      if (group.world_rank(g) == world) {
+        waiting_joins_.push_back(world);
+        return;
+      }
     const int round = state_.highest_round_started + 1;
     if (round >= state_.scenario->training.rounds) {
       tell(world, GroupNews{true, nullptr, 0});  // training is over before it could join
@@ -77,6 +82,17 @@ private:
     tell(world, GroupNews{false, next, round});
   }
 
+  // The next report, or nullptr when the transfer failed (the sender's link is down) or
+  // `timeout` (>= 0) passed; a timeout throws TimeoutException.
+  std::unique_ptr<Report> receive(double timeout) {
+    try {
+      return std::unique_ptr<Report>(timeout < 0 ? coordinator_mailbox()->get<Report>()
+                                                 : coordinator_mailbox()->get<Report>(timeout));
+    } catch (const simgrid::NetworkFailureException&) {
+      return nullptr;
+    }
+  }
+
   // A report from an older epoch comes from a worker already left out: tell it so.
   bool answer_stale(const Report& report) {
     if (report.epoch == state_.current_group().epoch()) return false;
@@ -95,7 +111,12 @@ private:
     const double deadline = detected + window;
     while (static_cast<int>(reports.size()) < group.size() && sg4::Engine::get_clock() < deadline) {
       try {
-        std::unique_ptr<Report> next(coordinator_mailbox()->get<Report>(deadline - sg4::Engine::get_clock()));
+        std::unique_ptr<Report> next = receive(deadline - sg4::Engine::get_clock());
+        if (!next) continue;
+        if (next->reason == "join") {
+          waiting_joins_.push_back(next->world);  // admitted once this rebuild is done
+          continue;
+        }
         if (!answer_stale(*next)) {
           reports.emplace(next->world, *next);
           arrival.emplace(next->world, sg4::Engine::get_clock());
@@ -111,23 +132,26 @@ private:
     for (int g = 0; g < group.size(); ++g)
       if (!reports.count(group.world_rank(g))) dropped.push_back(group.world_rank(g));
     const double timeout = state_.timeout_for(group.size());
+    const double late = detected + timeout + 1.5 * compute_seconds(state_) + 100 * state_.model.alpha;
     if (!dropped.empty()) {
-      reason = "did not report within the detection window (dead or stuck)";
-    } else if (std::any_of(arrival.begin(), arrival.end(), [&](auto& a) { return a.second > detected + timeout; })) {
-      // Healthy members time out together; one that reports a timeout later was busy
-      // elsewhere (a straggler still computing, or stuck behind a slow link).
+      reason = "did not report within the detection window (dead, or a straggler still busy)";
+    } else if (std::any_of(arrival.begin(), arrival.end(), [&](auto& a) { return a.second > late; })) {
+      // Healthy members time out together (a member one round ahead computes once more
+      // first); one that reports later still was busy elsewhere: a straggler.
       for (const auto& [world, time] : arrival)
-        if (time > detected + timeout) dropped.push_back(world);
-      reason = "reported more than one timeout after the others (a straggler)";
+        if (time > late) dropped.push_back(world);
+      reason = "reported its timeout well after the others (a straggler)";
     } else {
       std::map<int, int> accusations;
       for (const auto& [world, report] : reports)
         if (report.suspect >= 0) ++accusations[report.suspect];
       int most = 0;
       for (const auto& [world, count] : accusations) most = std::max(most, count);
-      if (most >= 2)
-        for (const auto& [world, count] : accusations)
-          if (count == most) dropped.push_back(world);
+      std::vector<int> accused;
+      for (const auto& [world, count] : accusations)
+        if (count == most) accused.push_back(world);
+      // Only a single clear culprit is dropped; a tie would drop healthy workers too.
+      if (most >= 2 && accused.size() == 1) dropped = accused;
       reason = fmt::format("{} of the {} members were waiting on it", most, group.size());
     }
 
@@ -168,9 +192,14 @@ private:
     for (int world : survivors) tell(world, GroupNews{false, next, resume_round});
     for (int world : dropped)
       if (reports.count(world)) tell(world, GroupNews{true, nullptr, 0});
+    // Workers that came back meanwhile join now.
+    std::vector<int> joins;
+    joins.swap(waiting_joins_);
+    for (int world : joins) admit(world);
   }
 
   RunState& state_;
+  std::vector<int> waiting_joins_;
 };
 
 }  // namespace
@@ -181,7 +210,16 @@ void start_coordinator(RunState& state) {
 }
 
 GroupNews report_failure(const Report& report) {
-  coordinator_mailbox()->put(new Report(report), control_message_bytes);
+  for (;;) {
+    try {
+      coordinator_mailbox()->put(new Report(report), control_message_bytes);
+      break;
+    } catch (const simgrid::TimeoutException&) {
+      // The coordinator closed its detection window while this report travelled: again.
+    } catch (const simgrid::NetworkFailureException&) {
+      return GroupNews{true, nullptr, 0};  // cut off from the coordinator: leave the run
+    }
+  }
   std::unique_ptr<GroupNews> news(news_mailbox(report.world)->get<GroupNews>());
   return *news;
 }

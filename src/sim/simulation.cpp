@@ -95,11 +95,9 @@ void warn_about_short_timeout(const RunState& state, SimResult& result) {
   const ModelInput& m = state.model;
   const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
   if (recovery.timeout < chunk) {
-    const std::string warning =
-        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({} s): healthy workers would be "
-                    "dropped", recovery.timeout_text, chunk);
-    std::cerr << "collsim: warning: " << warning << "\n";
-    result.notes.push_back(warning);
+    result.warnings.push_back(
+        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy workers would be dropped",
+                    recovery.timeout_text, format_time(chunk)));
   }
 }
 
@@ -181,7 +179,10 @@ void collect_results(RunState& state, SimResult& result) {
   for (RecoveryEvent& event : result.recoveries)
     for (const RoundRecord& record : result.rounds)
       if (record.round == event.round && record.epoch >= event.epoch_after) event.round_completed = record.end;
-  result.rounds_completed = result.stall.empty() ? static_cast<int>(result.rounds.size()) : 0;
+  result.rounds_completed = static_cast<int>(result.rounds.size());
+  // The run ends when the last round completes; a dropped straggler still computing
+  // afterwards does not count.
+  if (result.stall.empty() && !result.rounds.empty()) result.simulated_time = result.rounds.back().end;
   if (result.stall.empty()) {
     for (int w : result.final_group) {
       result.results.push_back(state.workers[static_cast<size_t>(w)].result);
@@ -309,9 +310,12 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
+  static LinkUsageRecorder link_usage;
+  link_usage.start(hosts);
   engine->run();
   if (state.failure) std::rethrow_exception(state.failure);
   collect_results(state, result);
+  result.link_usage = link_usage.finish(result.messages, result.simulated_time);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;
 }

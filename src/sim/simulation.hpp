@@ -8,6 +8,7 @@
 
 #include "algorithms/registry.hpp"
 #include "comm/message_log.hpp"
+#include "sim/link_usage.hpp"
 #include "model/cost_model.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
@@ -51,12 +52,14 @@ struct SimResult {
   std::vector<Buffer> inputs;            // final group: what each rank put into it
   std::vector<int> final_group;          // world ranks of the last group
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
+  std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)
   std::vector<FaultEvent> faults;
   std::vector<RecoveryEvent> recoveries;
   std::string stall;                     // why the run never completed (empty if it did)
   int rounds_completed = 0;
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
+  LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
 };
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);

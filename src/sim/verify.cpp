@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "algorithms/chunks.hpp"
+
 namespace collsim {
 namespace {
 
@@ -69,11 +71,24 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   const Buffer& shape = results[static_cast<size_t>(root)];
   const size_t n = shape.size();
 
+  // Broadcast and allgather copy data: the result must equal the inputs bit for bit.
+  const bool copies = collective == Collective::broadcast || collective == Collective::allgather;
+  const auto chunks = split_evenly(n, p);
   Reference<T> ref;
   if (collective == Collective::broadcast) {
     Buffer original(shape.dtype(), n);
     input(root, original);
     ref.value.assign(original.as<T>(), original.as<T>() + n);
+  } else if (collective == Collective::allgather) {
+    // chunk j of the result is chunk j of rank j's input
+    ref.value.resize(n);
+    Buffer original(shape.dtype(), n);
+    for (int j = 0; j < p; ++j) {
+      input(j, original);
+      const Chunk& c = chunks[static_cast<size_t>(j)];
+      const T* from = original.as<T>() + c.offset;
+      std::copy(from, from + c.count, ref.value.begin() + static_cast<std::ptrdiff_t>(c.offset));
+    }
   } else {
     ref = reduce_reference<T>(op, p, shape, input);
   }
@@ -85,12 +100,15 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   for (int r : checked) {
     const Buffer& result = results[static_cast<size_t>(r)];
     ++v.checked_ranks;
-    if (std::memcmp(result.data(), shape.data(), n * sizeof(T)) != 0) v.bitwise_identical = false;
+    // reduce-scatter: rank r holds only chunk r; the ranks hold no common result to compare
+    Chunk part{0, n};
+    if (collective == Collective::reduce_scatter) part = chunks[static_cast<size_t>(r)];
+    else if (std::memcmp(result.data(), shape.data(), n * sizeof(T)) != 0) v.bitwise_identical = false;
     const T* got = result.as<T>();
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = part.offset; i < part.offset + part.count; ++i) {
       const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
       v.max_error = std::max(v.max_error, static_cast<double>(error));
-      const W allowed = collective == Collective::broadcast ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude[i]);
+      const W allowed = copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude[i]);
       if (!(error <= allowed) && v.verified) {
         v.verified = false;
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,

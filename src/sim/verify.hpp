@@ -19,8 +19,13 @@ struct Verification {
 
 using InputFn = std::function<void(int rank, Buffer& buf)>;
 
-// `results[r]` is rank r's buffer after the collective. Broadcast must reproduce the root's
-// input exactly on every rank; reduce is checked at the root; allreduce on every rank.
+// `results[r]` is rank r's buffer after the collective; `input(r, buf)` regenerates rank r's
+// input. Broadcast must reproduce the root's input exactly on every rank; reduce is checked
+// at the root; allreduce on every rank. Reduce-scatter: rank r's chunk r of
+// split_evenly(n, p) only (the rest of its buffer is scratch), against the reduction
+// (bitwise_identical stays true: no two ranks hold the same result). Allgather: every rank
+// must hold, exactly, chunk j of rank j's input in its chunk j, for every j (a rank's input
+// counts only in its own chunk).
 // Floating-point sums may differ from the reference by the usual rounding bound
 // ((p-1) eps sum|x|), products by p eps |x|; min, max and integers must be exact.
 Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,

@@ -76,9 +76,8 @@ public:
           CollectiveArgs args = state_.args;
           args.root = root_in_group(args.root, group->size());
           state_.algorithm->run(comm, buf, args);
-          const bool holds_result = scenario.collective.kind != Collective::reduce || g == args.root;
-          if (holds_result && scenario.collective.kind != Collective::broadcast)
-            state_.op->finalize(buf.all(), group->size());
+          if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
+            state_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
         } catch (const simgrid::Exception& failure) {
           if (scenario.recovery.policy == RecoveryPolicy::none) {

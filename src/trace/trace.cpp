@@ -49,6 +49,24 @@ json messages_per_step(const MessageLog& log) {
   return messages;
 }
 
+// Per link: bytes, busy time, peak concurrent flows and bytes per time bin (docs/trace-format.md#links).
+json links_section(const LinkUsage& usage) {
+  json links = json::array();
+  for (const auto& link : usage.links) {
+    json entry{{"name", link.name},           {"bandwidth", link.bandwidth}, {"latency", link.latency},
+               {"bytes", link.bytes},         {"flows", link.flows},         {"busy_time", link.busy_time},
+               {"peak_flows", link.peak_flows}, {"peak_at", link.peak_at}};
+    if (!link.series.empty()) entry["series"] = link.series;
+    if (!link.bandwidth_changes.empty()) {
+      entry["bandwidth_changes"] = json::array();
+      for (const auto& change : link.bandwidth_changes)
+        entry["bandwidth_changes"].push_back({{"time", change.time}, {"bandwidth", change.bandwidth}});
+    }
+    links.push_back(entry);
+  }
+  return json{{"bins", usage.bins}, {"bin_width", usage.bin_width}, {"list", links}};
+}
+
 }  // namespace
 
 json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool full_detail) {
@@ -56,7 +74,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
   json rounds = json::array();
   for (const auto& r : result.rounds) {
     json round{{"round", r.round}, {"epoch", r.epoch}, {"group", r.group}, {"start", r.start}, {"end", r.end},
-               {"compute", r.compute_end - r.start}, {"collective", r.end - r.collective_start},
+               {"compute", std::max(0.0, r.compute_end - r.start)},
+               {"collective", std::max(0.0, r.end - r.collective_start)},
                {"models_identical", r.models_identical}};
     if (r.loss) round["loss"] = *r.loss;
     rounds.push_back(round);
@@ -94,7 +113,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"final_group", result.final_group}};
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) summary["timeout"] = result.timeout;
-  if (s.baseline) {
+  if (s.baseline && result.stall.empty()) {
     summary["baseline_time"] = s.baseline->simulated_time;
     summary["time_lost"] = s.time_lost;
   }
@@ -122,6 +141,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
       {"messages", full ? full_messages(result.messages) : messages_per_step(result.messages)},
       {"faults", faults},
       {"recovery", recovery},
+      {"links", links_section(result.link_usage)},
       {"notes", result.notes},
   };
 }

@@ -2,19 +2,14 @@
 
 #include <cmath>
 
+#include "util/random.hpp"
+
 namespace collsim {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [-1, 1).
 double uniform(uint64_t seed, uint64_t index) {
-  return 2.0 * static_cast<double>(mix(seed ^ mix(index)) >> 11) * 0x1.0p-53 - 1.0;
+  return 2.0 * unit_interval(splitmix64(seed ^ splitmix64(index))) - 1.0;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "util/child_process.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -19,7 +20,7 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-ChildOutcome run_in_child(const std::function<std::string()>& work) {
+RunningChild start_child(const std::function<std::string()>& work) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
   std::fflush(nullptr);
@@ -41,14 +42,36 @@ ChildOutcome run_in_child(const std::function<std::string()>& work) {
     ::_exit(code);  // skip static destructors: the engine is not ours to tear down
   }
   ::close(pipe_fds[1]);
-  ChildOutcome outcome;
+  return RunningChild{pid, pipe_fds[0], ""};
+}
+
+bool read_child_output(RunningChild& child) {
   char chunk[65536];
-  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;) outcome.output.append(chunk, static_cast<size_t>(n));
-  ::close(pipe_fds[0]);
+  const ssize_t n = ::read(child.fd, chunk, sizeof chunk);
+  if (n > 0) {
+    child.output.append(chunk, static_cast<size_t>(n));
+    return false;
+  }
+  if (n < 0 && errno == EINTR) return false;
+  return true;
+}
+
+ChildOutcome finish_child(RunningChild& child) {
+  ::close(child.fd);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ChildOutcome outcome;
+  outcome.output = std::move(child.output);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return outcome;
+}
+
+ChildOutcome run_in_child(const std::function<std::string()>& work) {
+  RunningChild child = start_child(work);
+  while (!read_child_output(child)) {
+  }
+  return finish_child(child);
 }
 
 }  // namespace collsim

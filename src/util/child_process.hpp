@@ -17,4 +17,17 @@ struct ChildOutcome {
 // engine in this process.
 ChildOutcome run_in_child(const std::function<std::string()>& work);
 
+// The same, without waiting: start a child, then collect its outcome when `fd` (the read
+// end of its output) reaches end of file. For running several children at once.
+struct RunningChild {
+  int pid = -1;
+  int fd = -1;
+  std::string output;
+};
+RunningChild start_child(const std::function<std::string()>& work);
+// Reads what is available; true once the child closed its output.
+bool read_child_output(RunningChild& child);
+// Waits for the child to exit (after read_child_output returned true).
+ChildOutcome finish_child(RunningChild& child);
+
 }  // namespace collsim

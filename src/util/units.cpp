@@ -24,7 +24,8 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   char* end = nullptr;
   const double value = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(value))
-    throw InputError(fmt::format("{}: '{}' is not a {} (examples: {})", field, text, what,
+    throw InputError(fmt::format("{}: '{}' is not {} {} (examples: {})", field, text,
+                                 what.front() == 'a' ? "an" : "a", what,
                                  what == "size"        ? "\"64MiB\", \"30MB\", 4096"
                                  : what == "bandwidth" ? "\"10Gbps\", \"10GBps\""
                                  : what == "time"      ? "\"1us\", \"20ms\", 0.5"

@@ -113,7 +113,7 @@ class HappyPaths(CliTest):
         rows = [re.fullmatch(r"(\S+) +(\S+) +(\S.*)", line) for line in out.splitlines()]
         self.assertTrue(all(rows), out)
         pairs = [(row[1], row[2]) for row in rows]
-        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce"}, out)
+        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather"}, out)
         self.assertEqual(len(pairs), len(set(pairs)), out)
         for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat")]:
             self.assertIn(pair, pairs)

@@ -36,7 +36,7 @@ def stalls(document):
 
 class ReadyScenarios(unittest.TestCase):
     def test_every_scenario_runs_and_verifies(self):
-        scenarios = sorted((REPO / "scenarios").rglob("*.json"))
+        scenarios = sorted(p for p in (REPO / "scenarios").rglob("*.json") if p.parent.name != "sweeps")
         self.assertGreaterEqual(len(scenarios), 20)
         for scenario in scenarios:
             with self.subTest(scenario=str(scenario.relative_to(REPO))):
@@ -45,7 +45,7 @@ class ReadyScenarios(unittest.TestCase):
                 if stalls(document):
                     summary = run(scenario, expect=1)["summary"]
                     self.assertIn("stalled", summary)
-                    self.assertEqual(summary["rounds_completed"], 0)
+                    self.assertLess(summary["rounds_completed"], document["training"]["rounds"])
                     continue
                 summary = run(scenario)["summary"]
                 self.assertTrue(summary["verified"])
@@ -90,6 +90,14 @@ class ReadyScenarios(unittest.TestCase):
             platform = json.loads(trace.read_text())["platform"]
         self.assertEqual(platform["hosts"], 16)
         self.assertEqual(platform["rank_hosts"], [f"host-{i}" for i in range(16)])
+
+    def test_generated_star_places_ranks_in_host_number_order(self):
+        with tempfile.TemporaryDirectory() as folder:
+            trace = Path(folder) / "t.json"
+            subprocess.run([COLLSIM, "run", "--topology", "star:12", "--size", "4KiB", "--quiet", "--trace", str(trace)],
+                           cwd=REPO, check=True)
+            platform = json.loads(trace.read_text())["platform"]
+        self.assertEqual(platform["rank_hosts"], [f"host-{i}" for i in range(12)])
 
     def test_same_scenario_same_times_to_the_last_digit(self):
         first = run(REPO / "scenarios/broadcast-two-racks.json")

@@ -1,10 +1,14 @@
 // Every algorithm on real buffers, against a reference computed here from inputs chosen
 // here (small integers, so every exact result is representable and comparisons are exact).
 // p in {1,2,3,4,5,7,8,13,16,33}, counts {1, p-1, p, 1000, 1001}, several roots.
+// Reduce-scatter and allgather cut the vector into split_evenly(count, p) chunks, written
+// out here: rank r's chunk r holds count/p elements, one more for r < count % p.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <set>
+#include <utility>
 
 #include "algorithms/registry.hpp"
 #include "sim_harness.hpp"
@@ -34,10 +38,34 @@ long long input_value(int r, size_t i, OpKind op, int p) {
   return static_cast<long long>((r * 7 + i * 3) % 11) - 5;
 }
 
-InputFn test_input(OpKind op, int p) {
-  return [op, p](int rank, Buffer& buf) {
-    for (size_t i = 0; i < buf.size(); ++i) buf.set(i, static_cast<long double>(input_value(rank, i, op, p)));
+// Chunk r of `count` elements over p ranks: [first, first + length).
+std::pair<size_t, size_t> chunk_of(size_t count, int p, int r) {
+  const size_t base = count / static_cast<size_t>(p), extra = count % static_cast<size_t>(p);
+  const auto rank = static_cast<size_t>(r);
+  return {rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
+}
+
+bool in_chunk(size_t count, int p, int r, size_t i) {
+  const auto [first, length] = chunk_of(count, p, r);
+  return i >= first && i < first + length;
+}
+
+// An allgather rank starts with only its own chunk: the rest of its buffer holds -77, a
+// value no result may keep.
+InputFn test_input(Collective collective, OpKind op, int p) {
+  return [collective, op, p](int rank, Buffer& buf) {
+    for (size_t i = 0; i < buf.size(); ++i) {
+      const bool mine = collective != Collective::allgather || in_chunk(buf.size(), p, rank, i);
+      buf.set(i, mine ? static_cast<long double>(input_value(rank, i, op, p)) : -77.0L);
+    }
   };
+}
+
+// The rank whose chunk holds element i.
+int owner_of(size_t count, int p, size_t i) {
+  int r = 0;
+  while (!in_chunk(count, p, r, i)) ++r;
+  return r;
 }
 
 // The reduced value of element i over all ranks, computed in the result's own type for avg.
@@ -71,16 +99,23 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
   CAPTURE(root);
   Scenario s = make_scenario(algorithm.collective, algorithm.name, p, count, dtype, op, root);
   s.collective.segment = static_cast<double>(7 * dtype_size(dtype));  // many uneven pipeline segments
-  const auto run = simulate_in_child(s, test_input(op, p));
+  const auto run = simulate_in_child(s, test_input(algorithm.collective, op, p));
   REQUIRE_MESSAGE(run.exit_code == 0, run.error);
   size_t mismatches = 0;
   std::string first;
   for (int r = 0; r < p; ++r) {
     if (algorithm.collective == Collective::reduce && r != root) continue;
     for (size_t i = 0; i < count; ++i) {
-      const long double want = algorithm.collective == Collective::broadcast
-                                   ? static_cast<long double>(input_value(root, i, op, p))
-                                   : expected_reduction(op, dtype, p, i);
+      // reduce-scatter: rank r answers for its chunk only
+      if (algorithm.collective == Collective::reduce_scatter && !in_chunk(count, p, r, i)) continue;
+      long double want = 0;
+      switch (algorithm.collective) {
+        case Collective::broadcast: want = static_cast<long double>(input_value(root, i, op, p)); break;
+        case Collective::allgather:
+          want = static_cast<long double>(input_value(owner_of(count, p, i), i, op, p));
+          break;
+        default: want = expected_reduction(op, dtype, p, i);
+      }
       const long double got = run.results[static_cast<size_t>(r)].get(i);
       if (got != want && mismatches++ == 0)
         first = fmt::format("rank {} element {}: got {} want {}", r, i, static_cast<double>(got),
@@ -91,13 +126,19 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
 }
 
 void check_collective(Collective collective) {
+  const bool rooted = collective == Collective::broadcast || collective == Collective::reduce;
+  const bool copies = collective == Collective::broadcast || collective == Collective::allgather;
   for (const auto& algorithm : all_algorithms()) {
     if (algorithm.collective != collective) continue;
     for (int p : test_ps) {
-      const std::vector<int> roots = collective == Collective::allreduce ? std::vector<int>{0} : roots_for(p);
+      const std::vector<int> roots = rooted ? roots_for(p) : std::vector<int>{0};
       for (size_t count : counts_for(p)) {
+        // allreduce trees and the naive allreduces meet at the root: other roots, with one op
+        if (collective == Collective::allreduce)
+          for (int root : roots_for(p))
+            if (root != 0) check_run(algorithm, p, count, Dtype::float32, OpKind::sum, root);
         for (int root : roots) {
-          if (collective == Collective::broadcast) {
+          if (copies) {
             for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int32})
               check_run(algorithm, p, count, dtype, OpKind::sum, root);
             continue;
@@ -118,4 +159,8 @@ TEST_SUITE("sim") {
   TEST_CASE("allreduce algorithms give every rank the reduction of all inputs") { check_collective(Collective::allreduce); }
   TEST_CASE("reduce algorithms give the root the reduction of all inputs") { check_collective(Collective::reduce); }
   TEST_CASE("broadcast algorithms give every rank the root's input") { check_collective(Collective::broadcast); }
+  TEST_CASE("reduce-scatter algorithms give rank r the reduction of chunk r") {
+    check_collective(Collective::reduce_scatter);
+  }
+  TEST_CASE("allgather algorithms give every rank every rank's chunk") { check_collective(Collective::allgather); }
 }

@@ -44,6 +44,13 @@ TEST_CASE("a failed verification is a regression") {
   CHECK(change_of(compare_metric_sets(one("a", 1.0), current, {}), "verified") == Change::regression);
 }
 
+TEST_CASE("strict: any change fails, improvements included") {
+  const auto rows = compare_metric_sets(one("a", 1.0), one("a", 0.9), {});
+  CHECK(comparison_exit_status(rows) == 0);
+  CHECK(comparison_exit_status(rows, true) == 1);
+  CHECK(comparison_exit_status(compare_metric_sets(one("a", 1.0), one("a", 1.0), {}), true) == 0);
+}
+
 TEST_CASE("missing entries fail, new entries do not") {
   const auto missing = compare_metric_sets(one("a", 1.0), {}, {});
   REQUIRE(missing.size() == 1);

@@ -53,3 +53,69 @@ TEST_CASE("lower bounds and bus bandwidth factors") {
   CHECK(ceil_log2(5) == 3);
   CHECK(ceil_log2(64) == 6);
 }
+
+TEST_CASE("recursive doubling: log2 p whole-vector steps, two more to fold when p is not a power of 2") {
+  // p=8: 3 * (1us + 4us) = 15 us; p=6: (2 + 2) * 5us = 20 us
+  CHECK(model_allreduce_recursive_doubling(input(8, 1000)) == doctest::Approx(15e-6));
+  CHECK(model_allreduce_recursive_doubling(input(6, 1000)) == doctest::Approx(20e-6));
+  CHECK(model_allreduce_recursive_doubling(input(1, 1000)) == 0);
+}
+
+TEST_CASE("rabenseifner: 2 log2 p alpha + 2(p-1)/p n/B, plus a whole-vector fold and unfold") {
+  // p=4, n=4000 B: 2*2*1us + 2*3/4*4us = 10 us
+  CHECK(model_allreduce_rabenseifner(input(4, 1000)) == doctest::Approx(10e-6));
+  // p=5: the same over pof2=4, plus 2 * (1us + 4us)
+  CHECK(model_allreduce_rabenseifner(input(5, 1000)) == doctest::Approx(20e-6));
+  // uneven: 1001 elements over 4 blocks (251,250,250,250): halves of 501 then 251 elements
+  CHECK(model_allreduce_rabenseifner(input(4, 1001)) == doctest::Approx(2 * ((1e-6 + 2004e-9) + (1e-6 + 1004e-9))));
+}
+
+TEST_CASE("binary tree: 2(2k-2+W) steps of one segment; two ranks stream k segments per phase") {
+  ModelInput in = input(8, 1000);
+  in.segment_elems = 250;  // k = 4 segments of 1000 B, 2 us each; heap of 8: W = 4 (position 7: depth 2, 2 turns)
+  CHECK(model_allreduce_binary_tree(in) == doctest::Approx(2 * (2 * 4 - 2 + 4) * 2e-6));
+  in.p = 2;
+  CHECK(model_allreduce_binary_tree(in) == doctest::Approx(2 * 4 * 2e-6));
+  in.p = 1;
+  CHECK(model_allreduce_binary_tree(in) == 0);
+}
+
+TEST_CASE("double binary tree: 2(2k + 2 log2 p - 3) steps of one segment at powers of two") {
+  ModelInput in = input(16, 1000);
+  in.segment_elems = 125;  // halves of 500 elements: k = 4 segments of 500 B, 1.5 us each
+  CHECK(model_allreduce_double_binary_tree(in) == doctest::Approx(2 * (8 + 8 - 3) * 1.5e-6));
+  in.p = 2;
+  CHECK(model_allreduce_double_binary_tree(in) == doctest::Approx(2 * 4 * 1.5e-6));
+}
+
+TEST_CASE("direct allreduce: one latency, p-1 vectors through each link") {
+  CHECK(model_allreduce_direct(input(4, 1000)) == doctest::Approx(1e-6 + 3 * 4e-6));
+}
+
+TEST_CASE("reduce-scatter and allgather: ring (p-1) steps of n/p; recursive halving and doubling") {
+  // p=4, n=4000 B: 3 * (1us + 1us) = 6 us; log2 4 * 1us + 3/4 * 4us = 5 us
+  CHECK(model_reduce_scatter_ring(input(4, 1000)) == doctest::Approx(6e-6));
+  CHECK(model_allgather_ring(input(4, 1000)) == doctest::Approx(6e-6));
+  CHECK(model_reduce_scatter_recursive_halving(input(4, 1000)) == doctest::Approx(5e-6));
+  CHECK(model_allgather_recursive_doubling(input(4, 1000)) == doctest::Approx(5e-6));
+  // p=3, 999 elements (333 each = 1332 B): fold (1us + 3996 ns), one step of two chunks
+  // (1us + 2664 ns), unfold (1us + 1332 ns)
+  CHECK(model_reduce_scatter_recursive_halving(input(3, 999)) == doctest::Approx(3e-6 + 7992e-9));
+  CHECK(model_allgather_recursive_doubling(input(3, 999)) == doctest::Approx(3e-6 + 7992e-9));
+}
+
+TEST_CASE("scatter-allgather broadcast: binomial scatter then ring allgather") {
+  // p=4, n=4000 B, chunks of 1000 B: scatter 2 chunks then 1 (1us+2us, 1us+1us), ring 3 * 2us
+  CHECK(model_broadcast_scatter_allgather(input(4, 1000)) == doctest::Approx(5e-6 + 6e-6));
+  // p=5, 1000 elements (200 = 800 B each): scatter 1, 2, 1 chunks, ring 4 steps
+  CHECK(model_broadcast_scatter_allgather(input(5, 1000)) == doctest::Approx(3e-6 + 4 * 800e-9 + 4 * 1.8e-6));
+}
+
+TEST_CASE("reduce-scatter and allgather: lower bound (p-1)/p n/B, busbw factor (p-1)/p") {
+  const LowerBound b = lower_bound(Collective::reduce_scatter, input(4, 1000));
+  CHECK(b.bandwidth_term == doctest::Approx(3.0 / 4 * 4e-6));
+  CHECK(b.latency_term == doctest::Approx(2e-6));
+  CHECK(lower_bound(Collective::allgather, input(5, 1000)).latency_term == doctest::Approx(3e-6));
+  CHECK(busbw_factor(Collective::reduce_scatter, 8) == doctest::Approx(7.0 / 8));
+  CHECK(busbw_factor(Collective::allgather, 4) == doctest::Approx(0.75));
+}

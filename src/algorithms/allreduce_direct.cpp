@@ -1,0 +1,31 @@
+// Direct allreduce: every rank sends its whole vector to every other rank at once and
+// reduces all p vectors in rank order (so every rank holds the same bits). One latency,
+// but the p-1 flows leaving (and reaching) each rank share its link: alpha + (p-1) n/B.
+// Memory: p-1 incoming vectors per rank.
+#include "algorithms/algorithms.hpp"
+
+namespace collsim {
+
+void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const int p = comm.size();
+  const int r = comm.rank();
+  std::vector<Buffer> incoming(static_cast<size_t>(p));
+  std::vector<Request> transfers;
+  comm.label("exchange", 0);
+  // post every receive and every send at once
+  for (int peer = 0; peer < p; ++peer) {
+    if (peer == r) continue;
+    incoming[static_cast<size_t>(peer)] = Buffer(buf.dtype(), buf.size());
+    transfers.push_back(comm.irecv(peer, incoming[static_cast<size_t>(peer)].all()));
+  }
+  for (int peer = 0; peer < p; ++peer)
+    if (peer != r) transfers.push_back(comm.isend(peer, buf.all()));
+  comm.wait_all(transfers);
+  // reduce in rank order: x0 op x1 op ... op x(p-1)
+  Buffer result = r == 0 ? buf : incoming[0];
+  for (int q = 1; q < p; ++q)
+    args.op->combine(result.all(), q == r ? buf.all() : incoming[static_cast<size_t>(q)].all());
+  buf = std::move(result);
+}
+
+}  // namespace collsim

@@ -1,0 +1,202 @@
+#include "sweep/plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "util/errors.hpp"
+#include "util/suggest.hpp"
+#include "util/units.hpp"
+
+using nlohmann::json;
+
+namespace collsim {
+namespace {
+
+const char* const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+struct Scale {
+  double lo, hi;
+  bool log;
+  double base;  // log scales: 10, or 16 for sizes in bytes (1 KiB, 16 KiB, 256 KiB, ...)
+  double pixel_lo, pixel_hi;
+  double at(double v) const {
+    const double t = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
+    return pixel_lo + t * (pixel_hi - pixel_lo);
+  }
+};
+
+Scale make_scale(std::vector<double> values, double pixel_lo, double pixel_hi, bool bytes) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
+  double lo = values.empty() ? 0 : *std::min_element(values.begin(), values.end());
+  double hi = values.empty() ? 1 : *std::max_element(values.begin(), values.end());
+  // Logarithmic when everything is positive and the values span more than a decade.
+  const bool log = lo > 0 && hi / lo > 20;
+  const double base = bytes ? 16 : 10;
+  if (log) {
+    const double unit = bytes ? 1024 : 1;  // sizes: powers of 16 from 1 KiB
+    lo = unit * std::pow(base, std::floor(std::log(lo / unit) / std::log(base)));
+    hi = unit * std::pow(base, std::ceil(std::log(hi / unit) / std::log(base)));
+  } else {
+    if (lo > 0 && lo < hi / 3) lo = 0;
+    if (hi == lo) hi = lo + (lo == 0 ? 1 : std::fabs(lo));
+    const double pad = (hi - lo) * 0.05;
+    hi += pad;
+    if (lo != 0) lo -= pad;
+  }
+  return {lo, hi, log, base, pixel_lo, pixel_hi};
+}
+
+std::vector<double> ticks(const Scale& s) {
+  std::vector<double> out;
+  if (s.log) {
+    for (double v = s.lo; v <= s.hi * 1.0001; v *= s.base) out.push_back(v);
+    return out;
+  }
+  const double raw = (s.hi - s.lo) / 5;
+  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
+  const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  for (double v = std::ceil(s.lo / step) * step; v <= s.hi; v += step) out.push_back(v);
+  return out;
+}
+
+std::string label_of(const std::string& column, double v) {
+  if (column.find("time") != std::string::npos || column == "lower_bound") return format_time(v);
+  if (column.find("size") != std::string::npos || column.find("segment") != std::string::npos) return format_size(v);
+  if (column.find("bw") != std::string::npos) return format_bandwidth(v);
+  return fmt::format("{:g}", v);
+}
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
+std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
+  std::vector<ResultRow> rows;
+  for (const auto& row : all_rows)
+    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
+  if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
+  std::vector<std::string> columns;
+  for (const auto& [name, value] : rows.front().axes) columns.push_back(name);
+  PlotSpec spec = given;
+  if (spec.x.empty())
+    for (const auto& column : columns) {
+      std::vector<double> seen;
+      bool numeric = true;
+      for (const auto& row : rows)
+        for (const auto& [name, value] : row.axes)
+          if (name == column) {
+            numeric = numeric && value.is_number();
+            if (value.is_number()) seen.push_back(value.get<double>());
+          }
+      std::sort(seen.begin(), seen.end());
+      if (numeric && std::unique(seen.begin(), seen.end()) - seen.begin() > 1) {
+        spec.x = column;
+        break;
+      }
+    }
+  if (std::find(columns.begin(), columns.end(), spec.x) == columns.end())
+    throw InputError(fmt::format("--x: '{}' is not a numeric axis of the results{}; axes: {}", spec.x,
+                                 did_you_mean(spec.x, columns), join(columns)));
+
+  // Group points into series by the other axis values, each sorted by x.
+  struct Point {
+    double x, y, model, bound;
+  };
+  std::map<std::string, std::vector<Point>> series;
+  std::vector<double> xs, ys;
+  for (const auto& row : rows) {
+    double x = 0;
+    std::vector<std::string> name;
+    for (const auto& [column, value] : row.axes) {
+      if (column == spec.x) x = value.is_number() ? value.get<double>() : 0;
+      else if (spec.series.empty() || column == spec.series) name.push_back(column + "=" + value_text(value));
+    }
+    auto number = [&](const char* metric) {
+      return row.metrics.contains(metric) && row.metrics[metric].is_number() ? row.metrics[metric].get<double>() : NAN;
+    };
+    const Point p{x, row.metrics[spec.y].get<double>(), number("model_time"), number("lower_bound")};
+    series[join(name, ", ")].push_back(p);
+    xs.push_back(p.x);
+    ys.push_back(p.y);
+    if (spec.y == "simulated_time" || spec.y == "collective_time") {
+      ys.push_back(p.model);
+      ys.push_back(p.bound);
+    }
+  }
+  for (auto& [name, points] : series)
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+
+  const double width = 820, height = 520, left = 90, right = 250, top = 50, bottom = 70;
+  auto is_size = [](const std::string& column) {
+    return column.find("size") != std::string::npos || column.find("segment") != std::string::npos;
+  };
+  const Scale sx = make_scale(xs, left, width - right, is_size(spec.x));
+  const Scale sy = make_scale(ys, height - bottom, top, is_size(spec.y));
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      width, height, width, height);
+  svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", left,
+                     escape(spec.title.empty() ? fmt::format("{} by {}", spec.y, spec.x) : spec.title));
+  // Grid, ticks and axis labels.
+  for (double t : ticks(sx))
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                       sx.at(t), top, height - bottom, height - bottom + 18, escape(label_of(spec.x, t)));
+  for (double t : ticks(sy))
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                       left, sy.at(t), width - right, left - 6, sy.at(t) + 4, escape(label_of(spec.y, t)));
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", left, top,
+                     width - right - left, height - bottom - top);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (left + width - right) / 2,
+                     height - 25, escape(spec.x), sx.log ? " (log scale)" : "");
+  svg += fmt::format("<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>\n",
+                     (top + height - bottom) / 2, escape(spec.y), sy.log ? " (log scale)" : "");
+
+  // One solid line per series, its model dashed; the lower bound dotted grey.
+  size_t index = 0;
+  double legend_y = top + 10;
+  for (const auto& [name, points] : series) {
+    const char* colour = palette[index++ % std::size(palette)];
+    auto polyline = [&](auto value, const char* style) {
+      std::string line = "<polyline fill=\"none\" " + std::string(style) + " points=\"";
+      for (const Point& p : points)
+        if (std::isfinite(value(p)) && (!sy.log || value(p) > 0)) line += fmt::format("{:.1f},{:.1f} ", sx.at(p.x), sy.at(value(p)));
+      return line + "\"/>\n";
+    };
+    svg += polyline([](const Point& p) { return p.y; }, fmt::format("stroke=\"{}\" stroke-width=\"2\"", colour).c_str());
+    for (const Point& p : points)
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
+    const bool with_model = spec.y == "simulated_time" || spec.y == "collective_time";
+    if (with_model) {
+      svg += polyline([](const Point& p) { return p.model; },
+                      fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"", colour).c_str());
+      svg += polyline([](const Point& p) { return p.bound; }, "stroke=\"#888\" stroke-width=\"1\" stroke-dasharray=\"2 3\"");
+    }
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"/>"
+                       "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+                       width - right + 12, legend_y, width - right + 36, colour, width - right + 42, legend_y + 4,
+                       escape(name.empty() ? spec.y : name));
+    legend_y += 18;
+  }
+  if (spec.y == "simulated_time" || spec.y == "collective_time") {
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\" stroke-dasharray=\"6 4\"/>"
+                       "<text x=\"{3}\" y=\"{4}\">model (alpha-beta)</text>\n",
+                       width - right + 12, legend_y + 6, width - right + 36, width - right + 42, legend_y + 10);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\" stroke-dasharray=\"2 3\"/>"
+                       "<text x=\"{3}\" y=\"{4}\">lower bound</text>\n",
+                       width - right + 12, legend_y + 24, width - right + 36, width - right + 42, legend_y + 28);
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace collsim

@@ -1,0 +1,29 @@
+#pragma once
+// Sweep results: one row per point with every axis value and the run's figures, as a tidy
+// CSV or JSON table (docs/sweeps.md). Rewritten whole and atomically after every point.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace collsim {
+
+struct ResultRow {
+  int point = 0;
+  std::vector<std::pair<std::string, nlohmann::json>> axes;  // path -> value
+  std::string status = "ok";                                 // "ok" or "failed"
+  std::string error;
+  nlohmann::json metrics = nlohmann::json::object();         // simulated_time, ...
+  double wall_time = 0;                                      // seconds of real time
+};
+
+// The metric columns, in table order.
+const std::vector<std::string>& result_metric_columns();
+
+// Writes `rows` (sorted by point) to `path`: CSV unless it ends in ".json".
+void write_results(const std::string& path, std::vector<ResultRow> rows, const std::vector<std::string>& axis_columns,
+                   const std::string& field);
+
+// Reads a results table written by write_results (for --resume and `sweep merge`).
+std::vector<ResultRow> read_results(const std::string& path, const std::string& field);
+
+}  // namespace collsim

@@ -1,0 +1,205 @@
+#include "sweep/runner.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+#include "report/commands.hpp"
+#include "scenario/scenario.hpp"
+#include "sweep/plot.hpp"
+#include "sweep/results.hpp"
+#include "util/atomic_file.hpp"
+#include "sweep/sweep_spec.hpp"
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+void on_interrupt(int) { interrupted = 1; }
+
+using Clock = std::chrono::steady_clock;
+
+// One line per finished point when stderr is a file or a pipe; a bar that redraws itself
+// on a terminal.
+class Progress {
+public:
+  Progress(size_t total, bool quiet) : total_(total), quiet_(quiet), terminal_(::isatty(2)), start_(Clock::now()) {}
+
+  void point_done(size_t done, const std::string& what) {
+    if (quiet_) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double eta = done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+    if (!terminal_) {
+      std::cerr << fmt::format("sweep: {}/{} {} (ETA {:.0f} s)\n", done, total_, what, eta);
+      return;
+    }
+    const size_t width = 30, filled = total_ == 0 ? width : width * done / total_;
+    std::cerr << fmt::format("\r[{}{}] {}/{}  ETA {:.0f} s   ", std::string(filled, '#'), std::string(width - filled, '.'),
+                             done, total_, eta)
+              << std::flush;
+    if (done == total_) std::cerr << "\n";
+  }
+
+private:
+  size_t total_;
+  bool quiet_, terminal_;
+  Clock::time_point start_;
+};
+
+ResultRow row_of(const SweepPoint& point) {
+  ResultRow row;
+  row.point = point.index;
+  row.axes = point.settings;
+  return row;
+}
+
+}  // namespace
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  int k = 0, n = 0;
+  char slash = 0;
+  std::stringstream stream(text);
+  if (!(stream >> k >> slash >> n) || slash != '/' || !stream.eof() || n < 1 || k < 1 || k > n)
+    throw InputError(fmt::format("--shard: '{}' is not K/N with 1 <= K <= N (e.g. 2/4)", text));
+  return {k, n};
+}
+
+int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
+  const Sweep sweep = load_sweep(sweep_path);
+  const std::vector<SweepPoint> points = expand_sweep(sweep);  // validates every point first
+  const std::vector<std::string> columns = sweep.columns();
+  if (options.plan) {
+    for (const SweepPoint& point : points)
+      if (!options.shard || point.index % options.shard->second == options.shard->first - 1)
+        std::cout << fmt::format("{}  {}\n", point.index, describe_point(point));
+    std::cout << fmt::format("{} points, all valid\n", points.size());
+    return 0;
+  }
+
+  std::vector<ResultRow> rows;
+  std::set<int> done;
+  if (options.resume && ::access(options.out.c_str(), F_OK) == 0) {
+    for (ResultRow& row : read_results(options.out, "--resume")) {
+      if (row.status != "ok") continue;  // failed points run again
+      done.insert(row.point);
+      rows.push_back(std::move(row));
+    }
+  }
+  std::vector<const SweepPoint*> todo;
+  for (const SweepPoint& point : points) {
+    if (options.shard && point.index % options.shard->second != options.shard->first - 1) continue;
+    if (!done.count(point.index)) todo.push_back(&point);
+  }
+
+  const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (!options.quiet)
+    std::cerr << fmt::format("sweep {}: {} points{}, {} to run, {} at a time, results in {}\n", sweep.name,
+                             points.size(), options.shard ? fmt::format(" (shard {}/{})", options.shard->first,
+                                                                        options.shard->second)
+                                                          : "",
+                             todo.size(), jobs, options.out);
+  write_results(options.out, rows, columns, "--out");
+
+  interrupted = 0;
+  auto previous_handler = std::signal(SIGINT, on_interrupt);
+  Progress progress(todo.size(), options.quiet);
+  struct Active {
+    const SweepPoint* point;
+    RunningChild child;
+    Clock::time_point started;
+  };
+  std::vector<Active> active;
+  size_t next = 0, finished = 0, failed = 0;
+  while ((next < todo.size() || !active.empty()) && !interrupted) {
+    while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
+      const SweepPoint* point = todo[next++];
+      active.push_back({point, start_child([&sweep, point] {
+                          std::signal(SIGINT, SIG_DFL);
+                          const Scenario scenario = parse_scenario(point->scenario, sweep.source_dir);
+                          return run_metrics(scenario).dump();
+                        }),
+                        Clock::now()});
+    }
+    std::vector<pollfd> fds;
+    for (const Active& a : active) fds.push_back({a.child.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 200) <= 0) continue;
+    for (size_t i = active.size(); i-- > 0;) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (!read_child_output(active[i].child)) continue;
+      const ChildOutcome outcome = finish_child(active[i].child);
+      ResultRow row = row_of(*active[i].point);
+      row.wall_time = std::chrono::duration<double>(Clock::now() - active[i].started).count();
+      if (outcome.exit_code == 0) {
+        row.metrics = nlohmann::json::parse(outcome.output);
+        row.metrics.erase("round_times");
+        row.metrics.erase("models_identical");
+      } else {
+        row.status = "failed";
+        row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
+        ++failed;
+      }
+      if (!interrupted) {
+        rows.push_back(row);
+        write_results(options.out, rows, columns, "--out");  // incremental: a crash keeps what is done
+        progress.point_done(++finished, describe_point(*active[i].point));
+      }
+      active.erase(active.begin() + static_cast<long>(i));
+    }
+  }
+  if (interrupted) {
+    // Points still running are dropped (their children got the same Ctrl-C).
+    for (Active& a : active) {
+      ::kill(a.child.pid, SIGTERM);
+      finish_child(a.child);
+    }
+    std::signal(SIGINT, previous_handler);
+    std::cerr << fmt::format("\nsweep: interrupted; {} of {} points done are in {} (--resume goes on from there)\n",
+                             rows.size(), points.size(), options.out);
+    return 130;
+  }
+  std::signal(SIGINT, previous_handler);
+  if (!options.plot.empty()) {
+    PlotSpec spec;
+    spec.title = fmt::format("{}: simulated time", sweep.name);
+    write_file_atomically(options.plot, plot_svg(rows, spec), "--plot");
+  }
+  if (!options.quiet)
+    std::cerr << fmt::format("sweep: {} points done, {} failed; results in {}\n", finished, failed, options.out);
+  return failed > 0 ? 1 : 0;
+}
+
+int plot_sweep_results(const std::string& results, const std::string& out, const PlotSpec& spec) {
+  write_file_atomically(out, plot_svg(read_results(results, "RESULTS"), spec), "--plot");
+  return 0;
+}
+
+int merge_sweep_results(const std::vector<std::string>& parts, const std::string& out) {
+  if (parts.empty()) throw InputError("sweep merge: give the part files to merge");
+  std::map<int, ResultRow> merged;
+  std::vector<std::string> columns;
+  for (const auto& part : parts) {
+    for (ResultRow& row : read_results(part, "sweep merge")) {
+      for (const auto& [name, value] : row.axes)
+        if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+      auto [it, inserted] = merged.emplace(row.point, row);
+      if (!inserted && (it->second.axes != row.axes || it->second.metrics != row.metrics))
+        throw InputError(fmt::format("sweep merge: point {} differs between parts ({})", row.point, part));
+    }
+  }
+  std::vector<ResultRow> rows;
+  for (auto& [point, row] : merged) rows.push_back(std::move(row));
+  write_results(out, rows, columns, "--out");
+  std::cerr << fmt::format("sweep merge: {} points from {} parts into {}\n", rows.size(), parts.size(), out);
+  return 0;
+}
+
+}  // namespace collsim

@@ -1,0 +1,304 @@
+#include "viz/trace_view.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "util/errors.hpp"
+#include "viz/svg.hpp"
+
+using nlohmann::json;
+
+namespace collsim::viz {
+namespace {
+
+constexpr const char* expected_format = "collsim-trace/1";
+
+// Field access that names the field when it is missing or of the wrong type.
+class Reader {
+public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw InputError(fmt::format("{}: {}: {}", source_, path, what));
+  }
+
+  const json& field(const json& object, const char* key, const std::string& path) const {
+    if (!object.is_object()) fail(path, "not an object");
+    const auto it = object.find(key);
+    if (it == object.end()) fail(join(path, key), "missing");
+    return *it;
+  }
+
+  double number(const json& object, const char* key, const std::string& path) const {
+    const json& value = field(object, key, path);
+    if (!value.is_number()) fail(join(path, key), fmt::format("{} is not a number", value.dump()));
+    return value.get<double>();
+  }
+
+  std::optional<double> optional_number(const json& object, const char* key, const std::string& path) const {
+    if (!object.contains(key) || object[key].is_null()) return std::nullopt;
+    return number(object, key, path);
+  }
+
+  int integer(const json& object, const char* key, const std::string& path) const {
+    const json& value = field(object, key, path);
+    if (!value.is_number_integer()) fail(join(path, key), fmt::format("{} is not an integer", value.dump()));
+    return value.get<int>();
+  }
+
+  uint64_t count(const json& object, const char* key, const std::string& path) const {
+    const json& value = field(object, key, path);
+    if (!value.is_number_integer() || value.get<int64_t>() < 0)
+      fail(join(path, key), fmt::format("{} is not a count", value.dump()));
+    return value.get<uint64_t>();
+  }
+
+  std::string text(const json& object, const char* key, const std::string& path) const {
+    const json& value = field(object, key, path);
+    if (!value.is_string()) fail(join(path, key), fmt::format("{} is not a string", value.dump()));
+    return value.get<std::string>();
+  }
+
+  const json& array(const json& object, const char* key, const std::string& path) const {
+    const json& value = field(object, key, path);
+    if (!value.is_array()) fail(join(path, key), "not an array");
+    return value;
+  }
+
+  std::vector<int> ranks(const json& object, const char* key, const std::string& path) const {
+    std::vector<int> out;
+    const std::string where = join(path, key);
+    const json& values = array(object, key, path);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!values[i].is_number_integer()) fail(fmt::format("{}[{}]", where, i), "not a rank");
+      out.push_back(values[i].get<int>());
+    }
+    return out;
+  }
+
+  static std::string join(const std::string& path, const char* key) {
+    return path.empty() ? std::string(key) : path + "." + key;
+  }
+
+private:
+  std::string source_;
+};
+
+// "host host-5 (rank 5)" -> 5
+int rank_in_target(const std::string& target) {
+  const auto at = target.rfind("(rank ");
+  if (at == std::string::npos) return -1;
+  try {
+    return std::stoi(target.substr(at + 6));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+std::string topology_label(const std::string& topology) {
+  const auto at = topology.rfind("topologies/");
+  if (at != std::string::npos) return topology.substr(at);
+  const auto slash = topology.rfind('/');
+  return slash == std::string::npos ? topology : topology.substr(slash + 1);
+}
+
+}  // namespace
+
+double TraceView::end_time() const {
+  double end = simulated_time;
+  for (const auto& m : messages) end = std::max(end, m.end);
+  for (const auto& r : rounds) end = std::max(end, r.end);
+  for (const auto& f : faults) end = std::max(end, f.time);
+  for (const auto& r : recovery) {
+    end = std::max({end, r.detected, r.rebuilt, r.resumed.value_or(0), r.round_completed.value_or(0)});
+  }
+  return end;
+}
+
+TraceView read_trace(const json& trace, const std::string& source) {
+  const Reader read(source);
+  if (!trace.is_object()) read.fail("trace", "not a JSON object (is this a collsim trace?)");
+  if (!trace.contains("format") || !trace["format"].is_string())
+    read.fail("format", "missing: not a collsim trace (expected \"format\": \"collsim-trace/1\")");
+  if (trace["format"] != expected_format)
+    read.fail("format", fmt::format("{} is not a format this collsim reads (expected \"{}\")", trace["format"].dump(),
+                                    expected_format));
+  TraceView view;
+  view.source = source;
+  view.version = read.text(trace, "collsim_version", "");
+
+  const json& scenario = read.field(trace, "scenario", "");
+  view.name = read.text(scenario, "name", "scenario");
+  view.topology = read.text(scenario, "topology", "scenario");
+  view.network = read.text(scenario, "network", "scenario");
+  view.workers = read.integer(scenario, "workers", "scenario");
+  if (view.workers < 1) read.fail("scenario.workers", "must be >= 1");
+  const json& collective = read.field(scenario, "collective", "scenario");
+  view.kind = read.text(collective, "kind", "scenario.collective");
+  view.algorithm = read.text(collective, "algorithm", "scenario.collective");
+  view.size = read.number(collective, "size", "scenario.collective");
+  view.dtype = read.text(collective, "dtype", "scenario.collective");
+  view.op = read.text(collective, "op", "scenario.collective");
+  view.root = read.integer(collective, "root", "scenario.collective");
+  view.segment = read.number(collective, "segment", "scenario.collective");
+
+  const json& platform = read.field(trace, "platform", "");
+  for (const auto& host : read.array(platform, "rank_hosts", "platform"))
+    view.rank_hosts.push_back(host.is_string() ? host.get<std::string>() : "");
+
+  view.summary = read.field(trace, "summary", "");
+  view.simulated_time = read.number(view.summary, "simulated_time", "summary");
+  view.message_count = read.count(view.summary, "message_count", "summary");
+  if (view.summary.contains("stalled") && view.summary["stalled"].is_string())
+    view.stalled = view.summary["stalled"].get<std::string>();
+
+  const std::string detail = read.text(trace, "messages_detail", "");
+  if (detail != "full" && detail != "per-step")
+    read.fail("messages_detail", fmt::format("'{}' is not \"full\" or \"per-step\"", detail));
+  view.per_step = detail == "per-step";
+  const json& messages = read.array(trace, "messages", "");
+  view.messages.reserve(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string path = fmt::format("messages[{}]", i);
+    TraceMessage message;
+    if (!view.per_step) {
+      message.src = read.integer(m, "src", path);
+      message.dst = read.integer(m, "dst", path);
+      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
+      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
+    } else {
+      message.count = read.count(m, "count", path);
+    }
+    message.bytes = read.number(m, "bytes", path);
+    message.start = read.number(m, "start", path);
+    message.end = read.number(m, "end", path);
+    message.step = read.integer(m, "step", path);
+    message.epoch = read.integer(m, "epoch", path);
+    message.round = read.integer(m, "round", path);
+    const std::string phase = read.text(m, "phase", path);
+    auto known = std::find(view.phases.begin(), view.phases.end(), phase);
+    if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
+    message.phase = static_cast<int>(known - view.phases.begin());
+    view.messages.push_back(message);
+  }
+
+  const json& rounds = read.array(trace, "rounds", "");
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const std::string path = fmt::format("rounds[{}]", i);
+    TraceRound round;
+    round.round = read.integer(rounds[i], "round", path);
+    round.epoch = read.integer(rounds[i], "epoch", path);
+    round.group = read.ranks(rounds[i], "group", path);
+    round.start = read.number(rounds[i], "start", path);
+    round.end = read.number(rounds[i], "end", path);
+    round.compute = read.number(rounds[i], "compute", path);
+    round.collective = read.number(rounds[i], "collective", path);
+    view.rounds.push_back(round);
+  }
+
+  const json& faults = read.array(trace, "faults", "");
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const std::string path = fmt::format("faults[{}]", i);
+    TraceFault fault;
+    fault.fault = read.integer(faults[i], "fault", path);
+    fault.kind = read.text(faults[i], "kind", path);
+    fault.target = read.text(faults[i], "target", path);
+    fault.action = read.text(faults[i], "action", path);
+    fault.time = read.number(faults[i], "time", path);
+    fault.rank = rank_in_target(fault.target);
+    view.faults.push_back(fault);
+  }
+
+  const json& recovery = read.array(trace, "recovery", "");
+  for (size_t i = 0; i < recovery.size(); ++i) {
+    const std::string path = fmt::format("recovery[{}]", i);
+    const json& r = recovery[i];
+    TraceRecovery event;
+    event.epoch_before = read.integer(r, "epoch_before", path);
+    event.epoch_after = read.integer(r, "epoch_after", path);
+    event.round = read.integer(r, "round", path);
+    event.fault_time = read.optional_number(r, "fault_time", path);
+    event.detected = read.number(r, "detected", path);
+    event.rebuilt = read.number(r, "rebuilt", path);
+    event.resumed = read.optional_number(r, "resumed", path);
+    event.round_completed = read.optional_number(r, "round_completed", path);
+    event.dropped_ranks = read.ranks(r, "dropped_ranks", path);
+    event.group = read.ranks(r, "group", path);
+    if (r.contains("joined_ranks")) event.joined_ranks = read.ranks(r, "joined_ranks", path);
+    if (r.contains("reason") && r["reason"].is_string()) event.reason = r["reason"].get<std::string>();
+    view.recovery.push_back(event);
+  }
+
+  // Traces written before collsim measured links have no "links": the report says so.
+  if (trace.contains("links")) {
+    const json& links = trace["links"];
+    view.has_links = true;
+    view.link_bins = read.integer(links, "bins", "links");
+    view.link_bin_width = read.number(links, "bin_width", "links");
+    const json& list = read.array(links, "list", "links");
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string path = fmt::format("links.list[{}]", i);
+      const json& l = list[i];
+      TraceLink link;
+      link.name = read.text(l, "name", path);
+      link.bandwidth = read.number(l, "bandwidth", path);
+      link.latency = read.number(l, "latency", path);
+      link.bytes = read.number(l, "bytes", path);
+      link.flows = read.count(l, "flows", path);
+      link.busy_time = read.number(l, "busy_time", path);
+      link.peak_flows = read.integer(l, "peak_flows", path);
+      link.peak_at = read.number(l, "peak_at", path);
+      if (l.contains("series")) {
+        const json& series = read.array(l, "series", path);
+        for (size_t b = 0; b < series.size(); ++b) {
+          if (!series[b].is_number()) read.fail(fmt::format("{}.series[{}]", path, b), "not a number");
+          link.series.push_back(series[b].get<double>());
+        }
+      }
+      if (l.contains("bandwidth_changes"))
+        for (const json& change : read.array(l, "bandwidth_changes", path))
+          link.bandwidth_changes.emplace_back(read.number(change, "time", path + ".bandwidth_changes"),
+                                              read.number(change, "bandwidth", path + ".bandwidth_changes"));
+      view.links.push_back(std::move(link));
+    }
+  }
+  if (trace.contains("notes") && trace["notes"].is_array())
+    for (const auto& note : trace["notes"])
+      if (note.is_string()) view.notes.push_back(note.get<std::string>());
+  return view;
+}
+
+std::string describe_run(const TraceView& trace) {
+  return fmt::format("{} / {}, {} rank{}, {} per rank", trace.kind, trace.algorithm, trace.workers,
+                     trace.workers == 1 ? "" : "s", short_size(trace.size));
+}
+
+std::string describe_outcome(const TraceView& trace) {
+  std::string text = fmt::format("{}, {} network · simulated time {} · {} messages", topology_label(trace.topology),
+                                 trace.network, short_time(trace.simulated_time), thousands(trace.message_count));
+  if (trace.rounds.size() > 1) text += fmt::format(" · {} rounds", trace.rounds.size());
+  if (trace.summary.contains("verified") && trace.summary["verified"].is_boolean())
+    text += trace.summary["verified"].get<bool>() ? " · verified" : " · NOT verified";
+  return text;
+}
+
+TraceView load_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the trace file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::parse_error& error) {
+    std::string message = error.what();
+    if (const auto at = message.find("at line"); at != std::string::npos) message = message.substr(at);
+    throw InputError(fmt::format("{}: not valid JSON: {}", path, message));
+  }
+  return read_trace(document, path);
+}
+
+}  // namespace collsim::viz

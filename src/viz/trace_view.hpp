@@ -1,0 +1,93 @@
+#pragma once
+// A JSON trace (collsim-trace/1, docs/trace-format.md) read into plain structs for the
+// pictures: the SVG timeline, the HTML report and the Perfetto export all start here,
+// both for `collsim render TRACE.json` and for `collsim run --svg/--html/--perfetto`.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collsim::viz {
+
+// One message (messages_detail "full", count 1), or one step of all ranks ("per-step":
+// src and dst are -1 and count says how many messages).
+struct TraceMessage {
+  int src = -1, dst = -1;
+  double bytes = 0;
+  double start = 0, end = 0;
+  int step = 0;
+  int phase = 0;  // index into TraceView::phases
+  int epoch = 0, round = 0;
+  uint64_t count = 1;
+};
+
+struct TraceRound {
+  int round = 0, epoch = 0;
+  std::vector<int> group;
+  double start = 0, end = 0, compute = 0, collective = 0;
+};
+
+struct TraceFault {
+  int fault = 0;
+  std::string kind, target, action;
+  double time = 0;
+  int rank = -1;  // the rank named in `target` ("host host-5 (rank 5)"), or -1
+};
+
+struct TraceRecovery {
+  int epoch_before = 0, epoch_after = 0, round = 0;
+  std::optional<double> fault_time, resumed, round_completed;
+  double detected = 0, rebuilt = 0;
+  std::vector<int> dropped_ranks, joined_ranks, group;
+  std::string reason;
+};
+
+struct TraceLink {
+  std::string name;
+  double bandwidth = 0, latency = 0, bytes = 0, busy_time = 0, peak_at = 0;
+  uint64_t flows = 0;
+  int peak_flows = 0;
+  std::vector<double> series;
+  std::vector<std::pair<double, double>> bandwidth_changes;  // (time, bytes/s)
+};
+
+struct TraceView {
+  std::string source;  // file name, for messages
+  std::string name, kind, algorithm, topology, network, dtype, op, version;
+  int workers = 0, root = 0;
+  double size = 0, segment = 0;
+  std::vector<std::string> rank_hosts;
+  double simulated_time = 0;
+  uint64_t message_count = 0;
+  bool per_step = false;
+  std::vector<std::string> phases;  // in order of first appearance
+  std::vector<TraceMessage> messages;
+  std::vector<TraceRound> rounds;
+  std::vector<TraceFault> faults;
+  std::vector<TraceRecovery> recovery;
+  bool has_links = false;
+  int link_bins = 0;
+  double link_bin_width = 0;
+  std::vector<TraceLink> links;
+  std::vector<std::string> notes;
+  std::string stalled;  // summary.stalled, or ""
+  nlohmann::json summary;  // as written, for tables
+
+  // The end of everything drawn: the run, the last message, round and recovery event.
+  double end_time() const;
+};
+
+// What the header of every picture says about the run: "allreduce / ring, 8 ranks, 64 MiB per rank".
+std::string describe_run(const TraceView& trace);
+// "topologies/star-8.xml, ideal network · simulated time 11.8 ms · 112 messages · verified"
+std::string describe_outcome(const TraceView& trace);
+
+// Reads a trace document; a missing or mistyped field is an InputError naming it
+// ("out.json: messages[3].start: missing").
+TraceView read_trace(const nlohmann::json& trace, const std::string& source);
+
+// Reads a trace file: InputError when it cannot be read, is not JSON or not a trace.
+TraceView load_trace_file(const std::string& path);
+
+}  // namespace collsim::viz

@@ -1,0 +1,141 @@
+"""collsim sweep as a user meets it: values checked against formulas worked out here,
+resume, a failing point, shards merged back into the full sweep.
+
+    COLLSIM=build/collsim /usr/bin/python3 -m unittest test_sweep -v   (from tests/cli)
+"""
+import csv
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+ALPHA, B = 2e-6, 10e9
+SIZE = 1024 * 1024
+
+SWEEP = {"name": "test", "base": {"topology": "star:16", "collective": {"size": "1MiB"}},
+         "axes": {"collective.algorithm": ["ring", "naive"], "workers": {"from": 2, "to": 16, "times": 2}}}
+
+
+def formula(algorithm, p):
+    if algorithm == "ring":
+        return 2 * (p - 1) * (ALPHA + SIZE / p / B)
+    return 2 * (ALPHA + (p - 1) * SIZE / B)
+
+
+class Sweep(unittest.TestCase):
+    def setUp(self):
+        temporary = tempfile.TemporaryDirectory()
+        self.addCleanup(temporary.cleanup)
+        self.tmp = Path(temporary.name)
+
+    def sweep(self, document, *args, expect=0):
+        path = self.tmp / "sweep.json"
+        path.write_text(json.dumps(document))
+        done = subprocess.run([COLLSIM, "sweep", str(path), *map(str, args)], capture_output=True, text=True,
+                              timeout=120, cwd=self.tmp)
+        self.assertEqual(done.returncode, expect, done.stderr)
+        return done
+
+    @staticmethod
+    def rows(path):
+        with open(path) as f:
+            return list(csv.DictReader(f))
+
+    def test_csv_values_match_the_formulas(self):
+        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "--jobs", "2")
+        rows = self.rows(self.tmp / "r.csv")
+        self.assertEqual([(r["collective.algorithm"], int(r["workers"])) for r in rows],
+                         [(a, p) for a in ("ring", "naive") for p in (2, 4, 8, 16)])
+        for r in rows:
+            self.assertEqual(r["status"], "ok")
+            self.assertEqual(r["verified"], "true")
+            want = formula(r["collective.algorithm"], int(r["workers"]))
+            self.assertAlmostEqual(float(r["simulated_time"]) / want, 1, delta=1e-9, msg=str(r))
+            self.assertAlmostEqual(float(r["model_time"]) / want, 1, delta=1e-9)
+            p = int(r["workers"])
+            self.assertAlmostEqual(float(r["busbw"]), SIZE / want * 2 * (p - 1) / p, delta=1e-3)
+            want_messages = 2 * p * (p - 1) if r["collective.algorithm"] == "ring" else 2 * (p - 1)
+            self.assertEqual(int(r["message_count"]), want_messages)
+
+    def test_json_output(self):
+        self.sweep(SWEEP, "--out", self.tmp / "r.json", "-q")
+        rows = json.loads((self.tmp / "r.json").read_text())
+        self.assertEqual(len(rows), 8)
+        self.assertEqual(rows[3]["workers"], 16)
+        self.assertAlmostEqual(rows[3]["simulated_time"], formula("ring", 16), delta=1e-15)
+        self.assertIs(rows[3]["verified"], True)
+
+    def test_resume_runs_only_the_missing_points(self):
+        out = self.tmp / "r.csv"
+        self.sweep(SWEEP, "--out", out, "-q")
+        full = self.rows(out)
+        lines = out.read_text().splitlines()
+        out.write_text("\n".join(lines[:4]) + "\n")  # header and three points
+        done = self.sweep(SWEEP, "--out", out, "--resume")
+        self.assertIn("8 points, 5 to run", done.stderr)
+        strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
+        self.assertEqual(strip(self.rows(out)), strip(full))
+
+    def test_a_failing_point_is_recorded_and_the_sweep_goes_on(self):
+        document = {"base": {"topology": "star:8", "collective": {"size": "4KiB"}}, "axes": {"workers": [4, 9, 8]}}
+        self.sweep(document, "--out", self.tmp / "r.csv", "-q", expect=1)
+        rows = self.rows(self.tmp / "r.csv")
+        self.assertEqual([r["status"] for r in rows], ["ok", "failed", "ok"])
+        self.assertIn("9 workers but 'star:8' has only 8 hosts", rows[1]["error"])
+
+    def test_an_invalid_point_stops_the_sweep_before_it_runs(self):
+        document = {"base": {"collective": {"size": "4KiB"}}, "axes": {"collective.algorithm": ["ring", "rnig"]}}
+        done = self.sweep(document, "--out", self.tmp / "r.csv", expect=2)
+        self.assertRegex(done.stderr, r"^collsim: error: point 1 \(collective.algorithm=rnig\): .*did you mean 'ring'")
+        self.assertFalse((self.tmp / "r.csv").exists())
+
+    def test_shards_merge_into_the_full_sweep(self):
+        self.sweep(SWEEP, "--out", self.tmp / "full.csv", "-q")
+        for k in (1, 2, 3):
+            self.sweep(SWEEP, "--out", self.tmp / f"part{k}.csv", "--shard", f"{k}/3", "-q")
+        self.assertEqual(len(self.rows(self.tmp / "part1.csv")), 3)  # points 0, 3, 6
+        subprocess.run([COLLSIM, "sweep", "merge", *(self.tmp / f"part{k}.csv" for k in (1, 2, 3)), "--out",
+                        self.tmp / "merged.csv"], check=True, capture_output=True, timeout=60)
+        strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
+        self.assertEqual(strip(self.rows(self.tmp / "merged.csv")), strip(self.rows(self.tmp / "full.csv")))
+
+    def test_plot_has_one_line_per_series_with_model_and_bound(self):
+        import xml.etree.ElementTree as ET
+        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "--plot", self.tmp / "r.svg", "-q")
+        svg = ET.parse(self.tmp / "r.svg").getroot()
+        ns = "{http://www.w3.org/2000/svg}"
+        lines = svg.findall(f"{ns}polyline")
+        solid = [l for l in lines if l.get("stroke-width") == "2"]
+        dashed = [l for l in lines if l.get("stroke-dasharray") == "6 4"]
+        self.assertEqual(len(solid), 2)   # ring, naive
+        self.assertEqual(len(dashed), 2)  # their models
+        for line in solid:
+            self.assertEqual(len(line.get("points").split()), 4)  # p = 2, 4, 8, 16
+        texts = " ".join(t.text or "" for t in svg.iter(f"{ns}text"))
+        self.assertIn("collective.algorithm=ring", texts)
+        self.assertIn("workers", texts)
+        self.assertIn("lower bound", texts)
+        # the same plot from the table, through render
+        subprocess.run([COLLSIM, "render", self.tmp / "r.csv", "--plot", self.tmp / "again.svg"], check=True,
+                       timeout=30)
+        self.assertEqual((self.tmp / "again.svg").read_text(), (self.tmp / "r.svg").read_text().replace(
+            "test: simulated time", "simulated_time by workers"))
+
+    def test_the_ready_sweeps_expand(self):
+        for path in sorted((REPO / "scenarios" / "sweeps").glob("*.json")):
+            with self.subTest(sweep=path.name):
+                document = json.loads(path.read_text())
+                self.assertIn("description", document)
+                # --shard 1/1000 runs at most a point or two: enough to prove it expands and runs
+                done = subprocess.run([COLLSIM, "sweep", str(path), "--shard", "1/1000", "-q", "--out",
+                                       self.tmp / f"{path.stem}.csv"], capture_output=True, text=True, timeout=120,
+                                      cwd=REPO)
+                self.assertEqual(done.returncode, 0, done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
