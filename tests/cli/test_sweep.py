@@ -125,6 +125,27 @@ class Sweep(unittest.TestCase):
         self.assertEqual((self.tmp / "again.svg").read_text(), (self.tmp / "r.svg").read_text().replace(
             "test: simulated time", "simulated_time by workers"))
 
+    def test_ctrl_c_keeps_finished_points_and_resume_finishes(self):
+        import signal
+        import time
+        document = {"base": {"topology": "star:64", "collective": {"size": "64MiB"}},
+                    "axes": {"seed": list(range(1, 25)), "workers": [64]}}
+        path, out = self.tmp / "slow.json", self.tmp / "slow.csv"
+        path.write_text(json.dumps(document))
+        sweep = subprocess.Popen([COLLSIM, "sweep", str(path), "--out", str(out), "--jobs", "1"],
+                                 stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        sweep.send_signal(signal.SIGINT)
+        _, stderr = sweep.communicate(timeout=60)
+        self.assertEqual(sweep.returncode, 130, stderr)
+        self.assertIn("interrupted", stderr)
+        done = len(self.rows(out))
+        self.assertGreater(done, 0)
+        self.assertLess(done, 24)
+        resumed = self.sweep(document, "--out", out, "--resume", "--jobs", "2")
+        self.assertIn(f"24 points, {24 - done} to run", resumed.stderr)
+        self.assertEqual([int(r["point"]) for r in self.rows(out)], list(range(24)))
+
     def test_the_ready_sweeps_expand(self):
         for path in sorted((REPO / "scenarios" / "sweeps").glob("*.json")):
             with self.subTest(sweep=path.name):
