@@ -31,7 +31,8 @@ struct ScenarioFlags {
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunRequest& request) {
   command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
   command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
-  command->add_option("--algorithm", flags.algorithm, "Algorithm name (`collsim list algorithms`)");
+  command->add_option("--algorithm", flags.algorithm,
+                      "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
   command->add_option("--topology", flags.topology, "Platform file (topologies/*.xml) or generator star:P[:BW[:LAT]]");

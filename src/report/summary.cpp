@@ -87,6 +87,11 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     if (!result.models_identical) rows.emplace_back("model copies", "DIFFER between ranks");
   }
   std::string out = format_table(rows);
+  if (!result.auto_candidates.empty()) {
+    out += "  auto      candidates by model time (best first):\n";
+    for (const auto& [name, time] : result.auto_candidates)
+      out += fmt::format("            {:<20} {}{}\n", name, format_time(time), name == result.algorithm->name ? "  <- runs" : "");
+  }
   for (const auto& f : result.faults)
     out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);
   for (const auto& r : result.recoveries) {

@@ -64,7 +64,8 @@ CollectiveSpec parse_collective_spec(const json& object) {
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
   if (object.contains("algorithm")) spec.algorithm = get_string(object["algorithm"], "collective.algorithm");
-  find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  // "auto" picks the algorithm with the best cost formula on the platform (at run time).
+  if (spec.algorithm != "auto") find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
   if (object.contains("dtype")) spec.dtype = parse_dtype(get_string(object["dtype"], "collective.dtype"), "collective.dtype");
   if (object.contains("op")) spec.op = parse_op(get_string(object["op"], "collective.op"), "collective.op");
   if (object.contains("size")) spec.size = get_quantity(object["size"], "collective.size", parse_size);

@@ -193,6 +193,29 @@ void collect_results(RunState& state, SimResult& result) {
 
 }  // namespace
 
+// --algorithm auto: every algorithm of the collective, ranked by its cost formula on this
+// platform's alpha and B; the fastest runs, and the table says why.
+const AlgorithmInfo& choose_by_model(Collective collective, SimResult& result) {
+  const AlgorithmInfo* best = nullptr;
+  for (const AlgorithmInfo& candidate : all_algorithms()) {
+    if (candidate.collective != collective) continue;
+    const double time = candidate.model(result.model);
+    result.auto_candidates.emplace_back(candidate.name, time);
+    if (best == nullptr || time < best->model(result.model)) best = &candidate;
+  }
+  std::stable_sort(result.auto_candidates.begin(), result.auto_candidates.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::string why = fmt::format("auto chose {}: predicted {}", best->name, format_time(result.auto_candidates[0].second));
+  if (result.auto_candidates.size() > 1)
+    why += fmt::format(", {:.2f}x faster than {} ({})", result.auto_candidates[1].second / result.auto_candidates[0].second,
+                       result.auto_candidates[1].first, format_time(result.auto_candidates[1].second));
+  const LowerBound bound = lower_bound(collective, result.model);
+  why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
+                                                   : "; bandwidth-bound: bytes per link matter most";
+  result.notes.push_back(why);
+  return *best;
+}
+
 std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
@@ -246,7 +269,9 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   result.link_count = platform.link_count;
   for (const sg4::Host* host : platform.hosts) result.all_hosts.push_back(host->get_name());
   for (const sg4::Host* host : hosts) result.rank_hosts.push_back(host->get_name());
-  result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
+  const bool automatic = scenario.collective.algorithm == "auto";
+  if (!automatic)
+    result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
                                 scenario.collective.carried_elements);
   if (result.payload.downscaled())
@@ -260,17 +285,18 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   model.bytes_per_elem = result.payload.bytes_per_elem;
   model.segment_elems = std::max<size_t>(
       1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
+  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                       *scenario.collective.carried_elements, result.payload.logical_elems,
+                                       result.payload.carried_elems));
+  read_route_costs(hosts, scenario.collective.root, model);
+  if (automatic) result.algorithm = &choose_by_model(scenario.collective.kind, result);
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)
       result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
                                          effective, scenario.collective.segment));
   }
-  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
-    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
-                                       *scenario.collective.carried_elements, result.payload.logical_elems,
-                                       result.payload.carried_elems));
-  read_route_costs(hosts, scenario.collective.root, model);
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   if (options.check_only) return result;
 

@@ -59,6 +59,7 @@ struct SimResult {
   int rounds_completed = 0;
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
+  std::vector<std::pair<std::string, double>> auto_candidates;  // --algorithm auto: model times, best first
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
 };
 

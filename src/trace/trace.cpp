@@ -67,6 +67,14 @@ json links_section(const LinkUsage& usage) {
   return json{{"bins", usage.bins}, {"bin_width", usage.bin_width}, {"list", links}};
 }
 
+// --algorithm auto: the choice and the table it was made from (null otherwise).
+json auto_section(const SimResult& result) {
+  if (result.auto_candidates.empty()) return nullptr;
+  json candidates = json::array();
+  for (const auto& [name, time] : result.auto_candidates) candidates.push_back({{"algorithm", name}, {"model_time", time}});
+  return {{"chosen", result.algorithm->name}, {"by", "model"}, {"candidates", candidates}};
+}
+
 }  // namespace
 
 json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool full_detail) {
@@ -143,6 +151,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
       {"recovery", recovery},
       {"links", links_section(result.link_usage)},
       {"notes", result.notes},
+      {"auto", auto_section(result)},
   };
 }
 
