@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   sweep->add_option("sweep", sweep_path, "Sweep file: a base scenario and axes (docs/sweeps.md)");
   sweep->add_option("--out", sweep_options.out, "Results table: .csv (default results.csv) or .json");
   sweep->add_option("--jobs,-j", sweep_options.jobs, "Points run at once (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1024));
   sweep->add_option("--shard", shard, "Run only shard K of N (K/N), e.g. for a Slurm job array");
   sweep->add_flag("--resume", sweep_options.resume, "Skip the points already in --out");
   sweep->add_flag("--quiet,-q", sweep_options.quiet, "No progress, only errors");

@@ -93,19 +93,9 @@ std::vector<MetricSet> from_json(const json& document, const std::string& source
 }
 
 std::vector<MetricSet> from_csv(const std::string& text, const std::string& source, const std::string& field) {
-  std::stringstream stream(text);
-  std::string line;
-  if (!std::getline(stream, line)) throw InputError(fmt::format("{}: '{}' is empty", field, source));
-  const auto header = split_csv_line(line);
+  if (text.empty()) throw InputError(fmt::format("{}: '{}' is empty", field, source));
   std::vector<MetricSet> sets;
-  for (int number = 2; std::getline(stream, line); ++number) {
-    if (line.empty()) continue;
-    const auto cells = split_csv_line(line);
-    if (cells.size() != header.size())
-      throw InputError(fmt::format("{}: '{}' line {} has {} cells for {} columns", field, source, number, cells.size(),
-                                   header.size()));
-    std::vector<std::pair<std::string, std::string>> columns;
-    for (size_t i = 0; i < header.size(); ++i) columns.emplace_back(header[i], cells[i]);
+  for (const CsvRow& columns : parse_csv_table(text, source, field)) {
     MetricSet set{row_identity(columns), source, {}};
     for (const auto& [name, value] : columns) {
       if (!known_metrics().count(name) || value.empty()) continue;

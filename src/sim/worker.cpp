@@ -64,7 +64,8 @@ public:
       compute();
       make_gradient(buf);
       times.compute_end = times.collective_start = sg4::Engine::get_clock();
-      previous = std::move(current);
+      // The previous round is kept only where a rebuild may roll back to it.
+      if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
       current = Snapshot{round, me_.weights, buf};
 
       // Run the collective; on a failure, report and restart it in the rebuilt group.
@@ -112,8 +113,6 @@ public:
       }
 
       apply_update(buf);
-      me_.input = current.gradient;
-      me_.result = buf;
       RankRound& done = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
       done.end = sg4::Engine::get_clock();
       done.epoch = group->epoch();
@@ -124,6 +123,9 @@ public:
       }
       ++round;
     }
+    // Verification looks at the last round only: keep its input and result, once.
+    me_.input = std::move(current.gradient);
+    me_.result = std::move(buf);
     me_.round = scenario.training.rounds;
     me_.fate = WorkerFate::finished;
     me_.fate_time = sg4::Engine::get_clock();

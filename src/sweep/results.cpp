@@ -92,7 +92,6 @@ std::vector<ResultRow> read_results(const std::string& path, const std::string& 
   const std::string text = buffer.str();
   const auto& metrics = result_metric_columns();
   auto is_metric = [&](const std::string& name) { return std::find(metrics.begin(), metrics.end(), name) != metrics.end(); };
-  std::vector<std::pair<std::string, json>> cells_of_row;
   std::vector<ResultRow> rows;
   auto add_row = [&](const std::vector<std::pair<std::string, json>>& cells) {
     ResultRow row;
@@ -122,19 +121,10 @@ std::vector<ResultRow> read_results(const std::string& path, const std::string& 
     }
     return rows;
   }
-  std::stringstream lines(text);
-  std::string line;
-  if (!std::getline(lines, line)) return rows;
-  const auto header = split_csv_line(line);
-  for (int number = 2; std::getline(lines, line); ++number) {
-    if (line.empty()) continue;
-    const auto cells = split_csv_line(line);
-    if (cells.size() != header.size())
-      throw InputError(fmt::format("{}: '{}' line {} has {} cells for {} columns", field, path, number, cells.size(),
-                                   header.size()));
+  for (const CsvRow& cells : parse_csv_table(text, path, field)) {
     std::vector<std::pair<std::string, json>> row;
-    for (size_t i = 0; i < header.size(); ++i)
-      row.emplace_back(header[i], header[i] == "error" || header[i] == "status" ? json(cells[i]) : parse_cell(cells[i]));
+    for (const auto& [name, cell] : cells)
+      row.emplace_back(name, name == "error" || name == "status" ? json(cell) : parse_cell(cell));
     add_row(row);
   }
   return rows;
