@@ -145,13 +145,14 @@ double model_allgather_recursive_doubling(const ModelInput& in) { return model_r
 LowerBound lower_bound(Collective collective, const ModelInput& in) {
   if (in.p == 1) return {};
   const double n = in.bytes(in.elems);
-  const double latency_term = ceil_log2(in.p) * in.alpha;
+  const double latency_term = ceil_log2(in.p) * (in.min_alpha >= 0 ? in.min_alpha : in.alpha);
+  const double b = in.injection_bandwidth > 0 ? in.injection_bandwidth : in.bandwidth;
   switch (collective) {
-    case Collective::allreduce: return {2.0 * (in.p - 1) / in.p * n / in.bandwidth, latency_term};
+    case Collective::allreduce: return {2.0 * (in.p - 1) / in.p * n / b, latency_term};
     case Collective::broadcast:
-    case Collective::reduce: return {n / in.bandwidth, latency_term};
+    case Collective::reduce: return {n / b, latency_term};
     case Collective::reduce_scatter:
-    case Collective::allgather: return {1.0 * (in.p - 1) / in.p * n / in.bandwidth, latency_term};
+    case Collective::allgather: return {1.0 * (in.p - 1) / in.p * n / b, latency_term};
   }
   return {};
 }

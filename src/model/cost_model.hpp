@@ -18,6 +18,11 @@ struct ModelInput {
   size_t elems = 0;             // carried elements per rank
   double bytes_per_elem = 4;    // logical bytes each carried element stands for
   size_t segment_elems = 1;     // pipelined algorithms
+  // What the lower bound assumes of the ranks' own links (unset: bandwidth and alpha): the
+  // mean injection bandwidth (total bytes / the sum of the ranks' link bandwidths bounds
+  // the time) and the smallest latency between two ranks.
+  double injection_bandwidth = 0;
+  double min_alpha = -1;
 
   // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
   double bytes(size_t count) const;

@@ -59,7 +59,8 @@ std::string row_identity(const std::vector<std::pair<std::string, std::string>>&
   std::vector<std::string> parts;
   for (const auto& [name, value] : columns)
     if (!known_metrics().count(name) && name != "wall_time" && name != "error" && name != "status" &&
-        name != "point" && name != "model_time" && name != "lower_bound")
+        name != "point" && name != "model_time" && name != "lower_bound" && name != "topology_bound" &&
+        name != "topology_efficiency")
       parts.push_back(name + "=" + value);
   return join(parts, ", ");
 }

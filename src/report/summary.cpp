@@ -30,6 +30,8 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   s.model_time = result.algorithm->model(result.model);
   s.bound = lower_bound(collective, result.model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
+  s.topology_bound = std::max(s.bound.value(), result.topology_bound.time);
+  s.topology_efficiency = s.collective_time > 0 ? s.topology_bound / s.collective_time : 1.0;
   s.algbw = s.collective_time > 0 ? result.payload.logical_bytes / s.collective_time : 0;
   s.busbw = s.algbw * busbw_factor(collective, result.workers);
   s.verification = verification;
@@ -62,8 +64,18 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
+  const CutBound& cut = result.topology_bound;
+  if (cut.time > s.bound.value())
+    rows.emplace_back("topology bound",
+                      fmt::format("{} (cut {}: {} at {}{})", format_time(s.topology_bound), cut.cut, format_size(cut.bytes),
+                                  format_bandwidth(cut.capacity),
+                                  cut.bottleneck_links.empty() ? "" : ", through " + join(cut.bottleneck_links)));
+  else
+    rows.emplace_back("topology bound", fmt::format("{} (no cut of the platform is tighter than the lower bound)",
+                                                    format_time(s.topology_bound)));
   rows.emplace_back("efficiency",
-                    fmt::format("{:.1f}% of the lower bound{}", 100 * s.efficiency,
+                    fmt::format("{:.1f}% of the lower bound, {:.1f}% of the topology bound{}", 100 * s.efficiency,
+                                100 * s.topology_efficiency,
                                 s.efficiency > 1 ? " (above 100%: ranks sent to several peers at once, which the "
                                                    "single-port latency term ceil(log2 p) alpha does not allow)"
                                                  : ""));

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
 
 #include "comm/comm_group.hpp"
@@ -69,6 +70,37 @@ void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput
     consider(r, (r + 1) % p);
     consider(root, r);
   }
+  // The lower bound's inputs: each rank's own links (the first link of its route to its
+  // ring neighbour, the last link of the route into it) and the shortest latency.
+  std::vector<double> out(static_cast<size_t>(p), 0), in(static_cast<size_t>(p), 0);
+  model.min_alpha = std::numeric_limits<double>::infinity();
+  std::vector<sg4::Link*> route;
+  for (int r = 0; r < p; ++r) {
+    const int next = (r + 1) % p;
+    route.clear();
+    double latency = 0;
+    hosts[static_cast<size_t>(r)]->route_to(hosts[static_cast<size_t>(next)], route, &latency);
+    model.min_alpha = std::min(model.min_alpha, latency);
+    out[static_cast<size_t>(r)] = route.empty() ? model.bandwidth : route.front()->get_bandwidth();
+    in[static_cast<size_t>(next)] = route.empty() ? model.bandwidth : route.back()->get_bandwidth();
+  }
+  // Up to 128 ranks, every pair (a latency-optimal tree may avoid the slow pairs); above,
+  // the ring neighbours' and the root's routes only (p^2 lookups would cost seconds).
+  auto shortest = [&](int a, int b) {
+    if (a != b) model.min_alpha = std::min(model.min_alpha, route_cost(hosts[static_cast<size_t>(a)], hosts[static_cast<size_t>(b)]).latency);
+  };
+  if (p <= 128) {
+    for (int a = 0; a < p; ++a)
+      for (int b = 0; b < p; ++b) shortest(a, b);
+  } else {
+    for (int r = 0; r < p; ++r) shortest(root, r);
+  }
+  double out_sum = 0, in_sum = 0;
+  for (int r = 0; r < p; ++r) {
+    out_sum += out[static_cast<size_t>(r)];
+    in_sum += in[static_cast<size_t>(r)];
+  }
+  model.injection_bandwidth = std::min(out_sum, in_sum) / p;
 }
 
 }  // namespace
@@ -299,6 +331,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   }
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   if (options.check_only) return result;
+  result.topology_bound =
+      topology_cut_bound(scenario.collective.kind, hosts, platform.hosts, scenario.collective.root, model.bytes(model.elems));
 
   // The run's shared state: workers, fault injectors and the coordinator meet here.
   static RunState state;

@@ -10,6 +10,7 @@
 #include "comm/message_log.hpp"
 #include "sim/link_usage.hpp"
 #include "model/cost_model.hpp"
+#include "platform/cut_bound.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
 #include "sim/run_state.hpp"
@@ -61,6 +62,7 @@ struct SimResult {
   double timeout = -1;                   // per wait in the first group, when recovering
   std::vector<std::pair<std::string, double>> auto_candidates;  // --algorithm auto: model times, best first
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
+  CutBound topology_bound;               // the platform's tightest cut (platform/cut_bound.hpp)
 };
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);

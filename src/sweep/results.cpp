@@ -32,8 +32,9 @@ json parse_cell(const std::string& text) {
 }  // namespace
 
 const std::vector<std::string>& result_metric_columns() {
-  static const std::vector<std::string> columns{"simulated_time", "collective_time", "model_time", "lower_bound",
-                                                "efficiency",     "algbw",           "busbw",      "verified",
+  static const std::vector<std::string> columns{"simulated_time", "collective_time", "model_time",     "lower_bound",
+                                                "efficiency",     "topology_bound",  "topology_efficiency",
+                                                "algbw",          "busbw",           "verified",
                                                 "message_count",  "rounds_completed", "stalled"};
   return columns;
 }

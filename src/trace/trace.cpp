@@ -110,6 +110,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"lower_bound_bandwidth", s.bound.bandwidth_term},
                {"lower_bound_latency", s.bound.latency_term},
                {"efficiency", s.efficiency},
+               {"topology_bound", s.topology_bound},
+               {"topology_efficiency", s.topology_efficiency},
                {"algbw", s.algbw},
                {"busbw", s.busbw},
                {"verified", v.verified},
@@ -119,6 +121,12 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"rounds_completed", result.rounds_completed},
                {"models_identical", result.models_identical},
                {"final_group", result.final_group}};
+  if (result.topology_bound.time > 0)
+    summary["topology_cut"] = json{{"cut", result.topology_bound.cut},
+                                   {"bytes", result.topology_bound.bytes},
+                                   {"capacity", result.topology_bound.capacity},
+                                   {"time", result.topology_bound.time},
+                                   {"bottleneck_links", result.topology_bound.bottleneck_links}};
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) summary["timeout"] = result.timeout;
   if (s.baseline && result.stall.empty()) {
@@ -137,7 +145,9 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
         {"links", result.link_count},
         {"rank_hosts", result.rank_hosts},
         {"alpha", result.model.alpha},
-        {"bandwidth", result.model.bandwidth}}},
+        {"bandwidth", result.model.bandwidth},
+        {"injection_bandwidth", result.model.injection_bandwidth},
+        {"min_alpha", std::max(0.0, result.model.min_alpha)}}},
       {"payload",
        {{"logical_bytes", static_cast<uint64_t>(result.payload.logical_bytes)},
         {"logical_elements", result.payload.logical_elems},

@@ -1,0 +1,256 @@
+#include "platform/cut_bound.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <limits>
+#include <map>
+#include <set>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+constexpr double unlimited = std::numeric_limits<double>::infinity();
+
+// Dinic's maximum flow on a small graph (a few thousand nodes at most: two per link).
+class MaxFlow {
+public:
+  explicit MaxFlow(int nodes) : edges_of_(static_cast<size_t>(nodes)), level_(static_cast<size_t>(nodes)),
+                                next_(static_cast<size_t>(nodes)) {}
+
+  void add_edge(int from, int to, double capacity) {
+    edges_of_[static_cast<size_t>(from)].push_back(edges_.size());
+    edges_.push_back({to, capacity});
+    edges_of_[static_cast<size_t>(to)].push_back(edges_.size());
+    edges_.push_back({from, 0});
+  }
+
+  double run(int source, int sink) {
+    double total = 0;
+    while (levels_from(source, sink)) {
+      std::fill(next_.begin(), next_.end(), 0);
+      while (true) {
+        const double pushed = push(source, sink, unlimited);
+        if (pushed <= 0) break;
+        total += pushed;
+        if (total == unlimited) return total;
+      }
+    }
+    return total;
+  }
+
+  // After run(): can `node` still be reached from the source through unsaturated edges?
+  bool reachable(int node) const { return level_[static_cast<size_t>(node)] >= 0; }
+
+private:
+  struct Edge {
+    int to;
+    double capacity;
+  };
+
+  bool levels_from(int source, int sink) {
+    std::fill(level_.begin(), level_.end(), -1);
+    std::vector<int> queue{source};
+    level_[static_cast<size_t>(source)] = 0;
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const int node = queue[head];
+      for (size_t e : edges_of_[static_cast<size_t>(node)]) {
+        const Edge& edge = edges_[e];
+        if (edge.capacity > 0 && level_[static_cast<size_t>(edge.to)] < 0) {
+          level_[static_cast<size_t>(edge.to)] = level_[static_cast<size_t>(node)] + 1;
+          queue.push_back(edge.to);
+        }
+      }
+    }
+    return level_[static_cast<size_t>(sink)] >= 0;
+  }
+
+  double push(int node, int sink, double limit) {
+    if (node == sink) return limit;
+    auto& list = edges_of_[static_cast<size_t>(node)];
+    for (size_t& i = next_[static_cast<size_t>(node)]; i < list.size(); ++i) {
+      Edge& edge = edges_[list[i]];
+      if (edge.capacity <= 0 || level_[static_cast<size_t>(edge.to)] != level_[static_cast<size_t>(node)] + 1) continue;
+      const double pushed = push(edge.to, sink, std::min(limit, edge.capacity));
+      if (pushed > 0) {
+        edge.capacity -= pushed;
+        edges_[list[i] ^ 1].capacity += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+
+  std::vector<Edge> edges_;
+  std::vector<std::vector<size_t>> edges_of_;
+  std::vector<int> level_;
+  std::vector<size_t> next_;
+};
+
+// A link limits the flows through it unless it is a fatpipe (each flow gets it all).
+double capacity_of(const sg4::Link* link) {
+  return link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE ? unlimited : link->get_bandwidth();
+}
+
+struct CutFlow {
+  double capacity = 0;
+  std::vector<std::string> saturated;
+};
+
+// The maximum flow from the hosts of S to the hosts of T along their routes: every link
+// is a node of capacity bandwidth (split into an in-node and an out-node), consecutive
+// links of a route are joined, the source feeds every route's first link and every
+// route's last link drains into the sink.
+CutFlow max_flow_across(const std::vector<sg4::Host*>& from, const std::vector<sg4::Host*>& to) {
+  std::map<const sg4::Link*, int> index;
+  std::vector<const sg4::Link*> links;
+  std::set<std::pair<int, int>> joins;  // (out-node of one link, in-node of the next)
+  std::set<int> firsts, lasts;
+  bool direct = false;                  // a route without links: nothing limits it
+  std::vector<sg4::Link*> route;
+  auto node_of = [&](const sg4::Link* link) {
+    auto [it, added] = index.emplace(link, static_cast<int>(links.size()));
+    if (added) links.push_back(link);
+    return it->second;
+  };
+  for (const sg4::Host* a : from)
+    for (const sg4::Host* b : to) {
+      route.clear();
+      double latency = 0;
+      a->route_to(b, route, &latency);
+      if (route.empty()) {
+        direct = true;
+        continue;
+      }
+      int previous = -1;
+      for (const sg4::Link* link : route) {
+        const int node = node_of(link);
+        if (previous < 0) firsts.insert(node);
+        else joins.emplace(previous, node);
+        previous = node;
+      }
+      lasts.insert(previous);
+    }
+  if (direct) return {unlimited, {}};
+  const int count = static_cast<int>(links.size());
+  const int source = 2 * count, sink = 2 * count + 1;
+  MaxFlow flow(2 * count + 2);
+  for (int i = 0; i < count; ++i) flow.add_edge(2 * i, 2 * i + 1, capacity_of(links[static_cast<size_t>(i)]));
+  for (auto [a, b] : joins) flow.add_edge(2 * a + 1, 2 * b, unlimited);
+  for (int node : firsts) flow.add_edge(source, 2 * node, unlimited);
+  for (int node : lasts) flow.add_edge(2 * node + 1, sink, unlimited);
+  CutFlow result{flow.run(source, sink), {}};
+  for (int i = 0; i < count; ++i)
+    if (flow.reachable(2 * i) && !flow.reachable(2 * i + 1))
+      result.saturated.push_back(links[static_cast<size_t>(i)]->get_name());
+  return result;
+}
+
+std::string describe_ranks(const std::vector<int>& ranks) {
+  if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
+  const bool consecutive = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+  if (consecutive) return fmt::format("ranks {}-{}", ranks.front(), ranks.back());
+  if (ranks.size() <= 8) return fmt::format("ranks {}", fmt::join(ranks, ","));
+  return fmt::format("{} ranks ({},...)", ranks.size(), fmt::join(ranks.begin(), ranks.begin() + 4, ","));
+}
+
+}  // namespace
+
+double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n) {
+  const auto s_count = static_cast<double>(std::count(in_s.begin(), in_s.end(), true));
+  const auto p = static_cast<double>(in_s.size());
+  const double t_count = p - s_count;
+  if (s_count == 0 || t_count == 0) return 0;
+  const bool root_in_s = in_s[static_cast<size_t>(root)];
+  switch (collective) {
+    // T needs the reduction of S's vectors (n elements), and the other way round.
+    case Collective::allreduce: return n;
+    case Collective::broadcast: return root_in_s ? n : 0;
+    case Collective::reduce: return root_in_s ? 0 : n;
+    // T's chunks (|T|/p of the vector) depend on S's vectors.
+    case Collective::reduce_scatter: return n * t_count / p;
+    // T must receive S's chunks.
+    case Collective::allgather: return n * s_count / p;
+  }
+  return 0;
+}
+
+CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>& rank_hosts,
+                            const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
+                            int max_singletons) {
+  const int p = static_cast<int>(rank_hosts.size());
+  CutBound best;
+  if (p < 2) return best;
+  // Candidate sides S (the other side is the rest), each with a name.
+  std::vector<std::pair<std::vector<int>, std::string>> sides;
+  std::vector<int> half;
+  for (int r = 0; r < p / 2; ++r) half.push_back(r);
+  sides.emplace_back(half, "(bisection)");
+  // The same in platform order, for placements that scatter ranks across the platform.
+  std::vector<int> by_host(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) by_host[static_cast<size_t>(r)] = r;
+  auto position = [&](int r) {
+    const auto it = std::find(platform_hosts.begin(), platform_hosts.end(), rank_hosts[static_cast<size_t>(r)]);
+    return it - platform_hosts.begin();
+  };
+  std::stable_sort(by_host.begin(), by_host.end(), [&](int a, int b) { return position(a) < position(b); });
+  by_host.resize(static_cast<size_t>(p / 2));
+  std::sort(by_host.begin(), by_host.end());
+  if (by_host != half) sides.emplace_back(by_host, "(bisection in platform order)");
+  std::map<const sg4::NetZone*, std::vector<int>> zones;
+  for (int r = 0; r < p; ++r) zones[rank_hosts[static_cast<size_t>(r)]->get_englobing_zone()].push_back(r);
+  if (zones.size() > 1)
+    for (const auto& [zone, ranks] : zones) sides.emplace_back(ranks, fmt::format("(zone {})", zone->get_name()));
+  // Every rank alone (a slow host link shows up here), or on large platforms the ranks
+  // whose own first link is slowest.
+  std::vector<int> singles(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
+  if (p > max_singletons) {
+    std::vector<double> first_link(static_cast<size_t>(p), unlimited);
+    std::vector<sg4::Link*> route;
+    for (int r = 0; r < p; ++r) {
+      route.clear();
+      rank_hosts[static_cast<size_t>(r)]->route_to(rank_hosts[static_cast<size_t>((r + 1) % p)], route, nullptr);
+      if (!route.empty()) first_link[static_cast<size_t>(r)] = capacity_of(route.front());
+    }
+    std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
+      return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
+    });
+    singles.resize(static_cast<size_t>(max_singletons / 8));
+  }
+  for (int r : singles) sides.emplace_back(std::vector<int>{r}, "");
+
+  for (const auto& [side, label] : sides) {
+    std::vector<bool> in_s(static_cast<size_t>(p), false);
+    for (int r : side) in_s[static_cast<size_t>(r)] = true;
+    std::vector<sg4::Host*> s_hosts, t_hosts;
+    std::vector<int> others;
+    for (int r = 0; r < p; ++r) {
+      (in_s[static_cast<size_t>(r)] ? s_hosts : t_hosts).push_back(rank_hosts[static_cast<size_t>(r)]);
+      if (!in_s[static_cast<size_t>(r)]) others.push_back(r);
+    }
+    std::vector<bool> in_t(in_s.size());
+    for (size_t i = 0; i < in_s.size(); ++i) in_t[i] = !in_s[i];
+    // Both directions: S -> T and T -> S.
+    const std::pair<double, bool> directions[] = {{bytes_across(collective, in_s, root, bytes_per_rank), true},
+                                                  {bytes_across(collective, in_t, root, bytes_per_rank), false}};
+    for (const auto& [bytes, forward] : directions) {
+      if (bytes <= 0) continue;
+      const CutFlow flow = forward ? max_flow_across(s_hosts, t_hosts) : max_flow_across(t_hosts, s_hosts);
+      const double time = bytes / flow.capacity;
+      if (time > best.time) {
+        const std::string from = describe_ranks(forward ? side : others), to = describe_ranks(forward ? others : side);
+        best = {time, bytes, flow.capacity, fmt::format("{} -> {}{}", from, to, label.empty() ? "" : " " + label),
+                flow.saturated};
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace collsim

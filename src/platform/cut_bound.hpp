@@ -1,0 +1,40 @@
+#pragma once
+// The topology-aware lower bound: whatever the algorithm, the bytes that one set of ranks
+// must receive from the others have to cross the links between them. For a cut of the
+// ranks into S and T, every byte from S to T travels on a route from a host of S to a
+// host of T, so the cut's capacity is at most the maximum flow from S to T through the
+// links of those routes (each link a capacity of its bandwidth; fatpipe links unlimited).
+// Time >= bytes(S -> T) / maxflow(S -> T). The injection bound 2(p-1)/p n/B assumes that
+// nothing but the ranks' own links limits them; this one sees the network behind them.
+#include <string>
+#include <vector>
+
+#include "algorithms/collective.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace collsim {
+
+struct CutBound {
+  double time = 0;              // seconds: bytes / capacity of the tightest cut (0 if none)
+  double bytes = 0;             // bytes that must cross it (in its tight direction)
+  double capacity = 0;          // bytes/s: the maximum flow across it
+  std::string cut;              // which cut, e.g. "ranks 0-7 | ranks 8-15 (bisection)"
+  std::vector<std::string> bottleneck_links;  // the saturated links of a minimum cut
+};
+
+// The tightest of these cuts: the bisection in rank order and in platform order (the
+// ranks on the first half of the platform's hosts against the rest), every zone holding some
+// but not all ranks, and every rank alone (for p > max_singletons only the max_singletons/8
+// ranks whose first link is slowest: each cut costs p route lookups and a max flow). `bytes_per_rank` is
+// the logical size of one rank's vector.
+CutBound topology_cut_bound(Collective collective, const std::vector<simgrid::s4u::Host*>& rank_hosts,
+                            const std::vector<simgrid::s4u::Host*>& platform_hosts, int root, double bytes_per_rank,
+                            int max_singletons = 64);
+
+// Bytes that must cross from the ranks marked true in `in_s` to the others.
+double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n);
+
+}  // namespace collsim
