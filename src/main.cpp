@@ -16,13 +16,13 @@ constexpr int exit_bad_input = 2;
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, workers, size, topology, network, rounds;
+  std::string collective, algorithm, auto_by, workers, size, topology, network, rounds;
 
   void append_overrides(std::vector<std::string>& overrides) const {
     const std::pair<const char*, const std::string*> fields[]{
         {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
         {"collective.size", &size},       {"topology", &topology},              {"network", &network},
-        {"training.rounds", &rounds}};
+        {"training.rounds", &rounds},     {"collective.auto", &auto_by}};
     for (const auto& [path, value] : fields)
       if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
   }
@@ -33,6 +33,9 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
   command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
   command->add_option("--algorithm", flags.algorithm,
                       "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform");
+  command->add_option("--auto", flags.auto_by,
+                      "How --algorithm auto chooses: model (cost formulas, default) or simulate (a short simulation "
+                      "of every candidate on this platform; costs one run each)");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
   command->add_option("--topology", flags.topology, "Platform file (topologies/*.xml) or generator star:P[:BW[:LAT]]");

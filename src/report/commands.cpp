@@ -16,6 +16,7 @@
 #include "report/compare.hpp"
 #include "report/summary.hpp"
 #include "scenario/scenario.hpp"
+#include "sim/auto_choice.hpp"
 #include "sim/input_data.hpp"
 #include "sim/simulation.hpp"
 #include "trace/trace.hpp"
@@ -85,13 +86,15 @@ std::vector<fs::path> files_in(const fs::path& folder, const std::string& extens
 namespace {
 
 // The same scenario without faults, run in a child process (one engine per process).
-Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg) {
+Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg,
+                             const std::vector<AutoCandidate>& auto_trials) {
   Scenario twin = scenario;
   twin.faults.clear();
   twin.recovery.policy = RecoveryPolicy::none;
   const ChildOutcome outcome = run_in_child([&] {
     SimOptions options;
     options.cfg = cfg;
+    options.auto_simulated = auto_trials;
     const SimResult result = run_simulation(twin, options);
     nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
     for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
@@ -116,9 +119,18 @@ struct RunOutcome {
   RunSummary summary;
 };
 
-RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg, const std::optional<Baseline>& twin) {
+// --algorithm auto --auto simulate: the trials of every candidate, run before this
+// process makes its engine (empty otherwise: auto then goes by the formulas).
+std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vector<std::string>& cfg) {
+  if (scenario.collective.algorithm != "auto" || scenario.collective.auto_by != "simulate") return {};
+  return simulate_candidates(scenario, cfg);
+}
+
+RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg, const std::optional<Baseline>& twin,
+                   const std::vector<AutoCandidate>& trials) {
   SimOptions options;
   options.cfg = cfg;
+  options.auto_simulated = trials;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
   if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
@@ -136,7 +148,7 @@ RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg
 }  // namespace
 
 nlohmann::json run_metrics(const Scenario& scenario) {
-  const RunOutcome run = execute(scenario, {}, std::nullopt);
+  const RunOutcome run = execute(scenario, {}, std::nullopt, auto_trials(scenario, {}));
   const RunSummary& s = run.summary;
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
@@ -147,6 +159,8 @@ nlohmann::json run_metrics(const Scenario& scenario) {
           {"algbw", s.algbw},
           {"busbw", s.busbw},
           {"efficiency", s.efficiency},
+          {"topology_bound", s.topology_bound},
+          {"topology_efficiency", s.topology_efficiency},
           {"message_count", s.message_count},
           {"verified", s.verification.verified},
           {"models_identical", run.result.models_identical},
@@ -161,7 +175,8 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
   const Scenario scenario = load_scenario(request);
   nlohmann::json metrics = run_metrics(scenario);
   nlohmann::json rounds = metrics["round_times"];
-  for (const char* informational : {"round_times", "model_time", "lower_bound"}) metrics.erase(informational);
+  for (const char* informational : {"round_times", "model_time", "lower_bound", "topology_bound", "topology_efficiency"})
+    metrics.erase(informational);
   return {{"format", baseline_format},
           {"identity", scenario.name},
           {"collsim_version", COLLSIM_VERSION},
@@ -171,9 +186,10 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
 
 int command_run(const RunRequest& request) {
   const Scenario scenario = load_scenario(request);
+  const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);
   std::optional<Baseline> twin;
-  if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg);
-  const RunOutcome run = execute(scenario, request.cfg, twin);
+  if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg, trials);
+  const RunOutcome run = execute(scenario, request.cfg, twin, trials);
   const SimResult& result = run.result;
   for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
   const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};

@@ -100,9 +100,14 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   }
   std::string out = format_table(rows);
   if (!result.auto_candidates.empty()) {
-    out += "  auto      candidates by model time (best first):\n";
-    for (const auto& [name, time] : result.auto_candidates)
-      out += fmt::format("            {:<20} {}{}\n", name, format_time(time), name == result.algorithm->name ? "  <- runs" : "");
+    const bool simulated = result.auto_by == "simulate";
+    out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
+                     : "  auto      candidates by model time (best first):\n";
+    for (const auto& c : result.auto_candidates) {
+      std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
+      if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
+      out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.algorithm->name ? "  <- runs" : "");
+    }
   }
   for (const auto& f : result.faults)
     out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);

@@ -59,13 +59,19 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
 }
 
 CollectiveSpec parse_collective_spec(const json& object) {
-  check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements"});
+  check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
+                                           "auto"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
   if (object.contains("algorithm")) spec.algorithm = get_string(object["algorithm"], "collective.algorithm");
   // "auto" picks the algorithm with the best cost formula on the platform (at run time).
   if (spec.algorithm != "auto") find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  if (object.contains("auto")) {
+    spec.auto_by = get_string(object["auto"], "collective.auto");
+    if (spec.auto_by != "model" && spec.auto_by != "simulate")
+      throw InputError(fmt::format("collective.auto: '{}' is not a way to choose; allowed: model, simulate", spec.auto_by));
+  }
   if (object.contains("dtype")) spec.dtype = parse_dtype(get_string(object["dtype"], "collective.dtype"), "collective.dtype");
   if (object.contains("op")) spec.op = parse_op(get_string(object["op"], "collective.op"), "collective.op");
   if (object.contains("size")) spec.size = get_quantity(object["size"], "collective.size", parse_size);
@@ -398,6 +404,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                   {"root", s.collective.root},
                   {"segment", bytes_json(s.collective.segment)}};
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
+  if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
   training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))

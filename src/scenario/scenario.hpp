@@ -17,6 +17,7 @@ namespace collsim {
 struct CollectiveSpec {
   Collective kind = Collective::allreduce;
   std::string algorithm;           // defaults per collective (ring, binomial, binomial)
+  std::string auto_by = "model";   // algorithm "auto": choose by "model" or "simulate"
   double size = 64.0 * 1024 * 1024;  // logical bytes per rank
   Dtype dtype = Dtype::float32;
   OpKind op = OpKind::sum;

@@ -15,6 +15,7 @@
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
 #include "sim/input_data.hpp"
+#include "sim/auto_choice.hpp"
 #include "sim/coordinator.hpp"
 #include "sim/faults.hpp"
 #include "sim/simgrid_guard.hpp"
@@ -225,29 +226,6 @@ void collect_results(RunState& state, SimResult& result) {
 
 }  // namespace
 
-// --algorithm auto: every algorithm of the collective, ranked by its cost formula on this
-// platform's alpha and B; the fastest runs, and the table says why.
-const AlgorithmInfo& choose_by_model(Collective collective, SimResult& result) {
-  const AlgorithmInfo* best = nullptr;
-  for (const AlgorithmInfo& candidate : all_algorithms()) {
-    if (candidate.collective != collective) continue;
-    const double time = candidate.model(result.model);
-    result.auto_candidates.emplace_back(candidate.name, time);
-    if (best == nullptr || time < best->model(result.model)) best = &candidate;
-  }
-  std::stable_sort(result.auto_candidates.begin(), result.auto_candidates.end(),
-                   [](const auto& a, const auto& b) { return a.second < b.second; });
-  std::string why = fmt::format("auto chose {}: predicted {}", best->name, format_time(result.auto_candidates[0].second));
-  if (result.auto_candidates.size() > 1)
-    why += fmt::format(", {:.2f}x faster than {} ({})", result.auto_candidates[1].second / result.auto_candidates[0].second,
-                       result.auto_candidates[1].first, format_time(result.auto_candidates[1].second));
-  const LowerBound bound = lower_bound(collective, result.model);
-  why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
-                                                   : "; bandwidth-bound: bytes per link matter most";
-  result.notes.push_back(why);
-  return *best;
-}
-
 std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
@@ -322,7 +300,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
   read_route_costs(hosts, scenario.collective.root, model);
-  if (automatic) result.algorithm = &choose_by_model(scenario.collective.kind, result);
+  if (automatic) result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, result);
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)

@@ -30,10 +30,19 @@ struct RoundRecord {
   bool models_identical = true;  // every rank of the group holds the same weights
 };
 
+// One row of --algorithm auto's table.
+struct AutoCandidate {
+  std::string algorithm;
+  double model_time = 0;                 // its cost formula on this platform
+  std::optional<double> simulated_time;  // its short simulation (auto by "simulate")
+  std::string error;                     // why its simulation failed, if it did
+};
+
 struct SimOptions {
   std::vector<std::string> cfg;  // the user's --cfg options, applied after the model's
   InputFn input;                 // rank inputs; default: fill_input with the scenario's seed
   bool check_only = false;       // stop once the platform and placement are checked
+  std::vector<AutoCandidate> auto_simulated;  // algorithm "auto" by "simulate": the trials
 };
 
 struct SimResult {
@@ -60,7 +69,8 @@ struct SimResult {
   int rounds_completed = 0;
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
-  std::vector<std::pair<std::string, double>> auto_candidates;  // --algorithm auto: model times, best first
+  std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
+  std::string auto_by;                   // "model" or "simulate"
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
   CutBound topology_bound;               // the platform's tightest cut (platform/cut_bound.hpp)
 };

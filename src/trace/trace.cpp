@@ -71,8 +71,13 @@ json links_section(const LinkUsage& usage) {
 json auto_section(const SimResult& result) {
   if (result.auto_candidates.empty()) return nullptr;
   json candidates = json::array();
-  for (const auto& [name, time] : result.auto_candidates) candidates.push_back({{"algorithm", name}, {"model_time", time}});
-  return {{"chosen", result.algorithm->name}, {"by", "model"}, {"candidates", candidates}};
+  for (const auto& c : result.auto_candidates) {
+    json row{{"algorithm", c.algorithm}, {"model_time", c.model_time}};
+    if (c.simulated_time) row["simulated_time"] = *c.simulated_time;
+    if (!c.error.empty()) row["error"] = c.error;
+    candidates.push_back(row);
+  }
+  return {{"chosen", result.algorithm->name}, {"by", result.auto_by}, {"candidates", candidates}};
 }
 
 }  // namespace

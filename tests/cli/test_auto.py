@@ -23,6 +23,13 @@ def auto_run(size):
         return json.loads(trace.read_text())
 
 
+def trace_of(*args):
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "t.json"
+        subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *args], check=True, timeout=300)
+        return json.loads(trace.read_text())
+
+
 class Auto(unittest.TestCase):
     def test_tiny_messages_pick_a_few_step_algorithm(self):
         trace = auto_run(4)
@@ -43,6 +50,47 @@ class Auto(unittest.TestCase):
         # within 2% of the bandwidth bound 2(p-1)/p n/B
         self.assertLess(chosen, 1.02 * 2 * (P - 1) / P * n / B)
         self.assertAlmostEqual(trace["summary"]["collective_time"], chosen, delta=chosen * 1e-9)
+
+
+class AutoBySimulation(unittest.TestCase):
+    def test_on_an_ideal_star_every_trial_equals_its_formula(self):
+        trace = trace_of("--algorithm", "auto", "--auto", "simulate", "--workers", "16", "--topology", "star:16",
+                         "--size", "1MiB")
+        self.assertEqual("simulate", trace["auto"]["by"])
+        rows = trace["auto"]["candidates"]
+        self.assertGreaterEqual(len(rows), 8)
+        for row in rows:
+            self.assertAlmostEqual(row["simulated_time"], row["model_time"], delta=row["model_time"] * 1e-6,
+                                   msg=row["algorithm"])
+        times = [row["simulated_time"] for row in rows]
+        self.assertEqual(sorted(times), times)
+        self.assertEqual(rows[0]["algorithm"], trace["auto"]["chosen"])
+
+    def test_contention_on_two_racks_overrules_the_formulas(self):
+        racks = str(REPO / "topologies" / "two-racks.xml")
+        args = ["--workers", "16", "--topology", racks, "--size", "64MiB", "--network", "realistic"]
+        trace = trace_of("--algorithm", "auto", "--auto", "simulate", *args)
+        rows = {row["algorithm"]: row for row in trace["auto"]["candidates"]}
+        by_model = min(rows.values(), key=lambda row: row["model_time"])["algorithm"]
+        chosen = trace["auto"]["chosen"]
+        # Rabenseifner's formula wins, but its halving steps pair rack A with rack B and
+        # squeeze 8 flows through the inter-rack link; the trials see it.
+        self.assertEqual("rabenseifner", by_model)
+        self.assertNotEqual(by_model, chosen)
+        self.assertGreater(rows[by_model]["simulated_time"], 2 * rows[chosen]["simulated_time"])
+        # a trial is the same simulation as running that algorithm on its own
+        for name in (chosen, by_model):
+            alone = trace_of("--algorithm", name, *args)
+            self.assertEqual(alone["summary"]["collective_time"], rows[name]["simulated_time"], name)
+        self.assertEqual(rows[chosen]["simulated_time"], trace["summary"]["collective_time"])
+
+    def test_a_bad_way_to_choose_is_refused(self):
+        done = subprocess.run([COLLSIM, "run", "--algorithm", "auto", "--auto", "guess"], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(2, done.returncode)
+        self.assertEqual(1, len(done.stderr.strip().splitlines()))
+        self.assertIn("collective.auto", done.stderr)
+        self.assertIn("model, simulate", done.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+#include "sim/auto_choice.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+
+std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg) {
+  std::vector<AutoCandidate> table;
+  for (const std::string& name : algorithm_names(scenario.collective.kind)) {
+    // The collective alone: one round, nothing injected, nobody recovering.
+    Scenario trial = scenario;
+    trial.collective.algorithm = name;
+    trial.training.rounds = 1;
+    trial.faults.clear();
+    trial.recovery.policy = RecoveryPolicy::none;
+    const ChildOutcome outcome = run_in_child([&] {
+      SimOptions options;
+      options.cfg = cfg;
+      const SimResult result = run_simulation(trial, options);
+      if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
+      const RoundRecord& round = result.rounds.front();
+      return nlohmann::json{{"model", result.algorithm->model(result.model)},
+                            {"simulated", round.end - round.collective_start}}
+          .dump();
+    });
+    AutoCandidate candidate{name, 0, std::nullopt, {}};
+    if (outcome.exit_code == 0) {
+      const auto out = nlohmann::json::parse(outcome.output);
+      candidate.model_time = out["model"].get<double>();
+      candidate.simulated_time = out["simulated"].get<double>();
+    } else {
+      // An InputError here is the scenario's (the real run will report it); anything else
+      // is this candidate's and only rules it out.
+      candidate.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
+      if (outcome.exit_code == 2 && name == algorithm_names(scenario.collective.kind).front())
+        throw InputError(candidate.error);
+    }
+    table.push_back(candidate);
+  }
+  return table;
+}
+
+const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      SimResult& result) {
+  const bool by_simulation = !simulated.empty();
+  std::vector<AutoCandidate> table = simulated;
+  if (!by_simulation)
+    for (const AlgorithmInfo& candidate : all_algorithms())
+      if (candidate.collective == collective) table.push_back({candidate.name, candidate.model(result.model), {}, {}});
+  // Best first: by simulated time when simulated (failed candidates last), else by model.
+  auto key = [&](const AutoCandidate& c) {
+    if (!by_simulation) return c.model_time;
+    return c.simulated_time ? *c.simulated_time : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  if (table.empty() || key(table.front()) == std::numeric_limits<double>::infinity())
+    throw InputError(fmt::format("collective.algorithm: auto found no {} algorithm that completes here",
+                                 collective_name(collective)));
+  const AlgorithmInfo& best = find_algorithm(collective, table.front().algorithm, "collective.algorithm");
+  const char* measure = by_simulation ? "simulated" : "predicted";
+  std::string why = fmt::format("auto chose {} by {}: {} {}", best.name, by_simulation ? "simulation" : "model",
+                                measure, format_time(key(table.front())));
+  if (table.size() > 1 && key(table[1]) != std::numeric_limits<double>::infinity())
+    why += fmt::format(", {:.2f}x faster than {} ({})", key(table[1]) / key(table[0]), table[1].algorithm,
+                       format_time(key(table[1])));
+  const LowerBound bound = lower_bound(collective, result.model);
+  why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
+                                                   : "; bandwidth-bound: bytes per link matter most";
+  if (by_simulation) {
+    const auto by_model = std::min_element(table.begin(), table.end(),
+                                           [](const auto& a, const auto& b) { return a.model_time < b.model_time; });
+    if (by_model->algorithm != best.name)
+      why += fmt::format("; the formulas would have chosen {} (the simulation sees what they do not: contention, "
+                         "the network model)",
+                         by_model->algorithm);
+  }
+  result.notes.push_back(why);
+  result.auto_candidates = table;
+  result.auto_by = by_simulation ? "simulate" : "model";
+  return best;
+}
+
+}  // namespace collsim

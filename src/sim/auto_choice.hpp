@@ -1,0 +1,22 @@
+#pragma once
+// --algorithm auto: which algorithm of the collective runs. By "model", every candidate's
+// cost formula on this platform's alpha and B; by "simulate", a short simulation of every
+// candidate (one round, no faults) on the scenario's own platform and network, each in its
+// own process, which also sees contention and the realistic network the formulas ignore.
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+
+namespace collsim {
+
+// Simulates every algorithm of the scenario's collective; call before this process
+// creates its engine. The table comes back in registry order.
+std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg);
+
+// Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
+// result.auto_candidates (best first) and a note saying why the winner won.
+const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      SimResult& result);
+
+}  // namespace collsim
