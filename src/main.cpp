@@ -16,13 +16,13 @@ constexpr int exit_bad_input = 2;
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, auto_by, workers, size, topology, network, rounds;
+  std::string collective, algorithm, auto_by, workers, size, topology, network, overhead, rounds;
 
   void append_overrides(std::vector<std::string>& overrides) const {
     const std::pair<const char*, const std::string*> fields[]{
         {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
         {"collective.size", &size},       {"topology", &topology},              {"network", &network},
-        {"training.rounds", &rounds},     {"collective.auto", &auto_by}};
+        {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead}};
     for (const auto& [path, value] : fields)
       if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
   }
@@ -40,6 +40,8 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
   command->add_option("--topology", flags.topology, "Platform file (topologies/*.xml) or generator star:P[:BW[:LAT]]");
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
+  command->add_option("--overhead", flags.overhead,
+                      "Per-message overhead o (LogP), e.g. 1us: a rank's messages leave one after another (default 0)");
   command->add_option("--rounds", flags.rounds, "Repeat compute + collective N times");
   // One value per occurrence, so that a scenario file after --set is not taken as a value.
   command->add_option("--set", request.overrides, "Override any scenario field: key.path=value (repeatable)")
@@ -101,6 +103,8 @@ int main(int argc, char** argv) {
   model->add_option("--latency", model_request.latency, "Latency alpha of one message, e.g. 1us")->required();
   model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
+  model->add_option("--overhead", model_request.overhead,
+                    "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
 
   collsim::RenderRequest render_request;
   CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");

@@ -18,8 +18,9 @@ void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
     incoming[static_cast<size_t>(peer)] = Buffer(buf.dtype(), buf.size());
     transfers.push_back(comm.irecv(peer, incoming[static_cast<size_t>(peer)].all()));
   }
-  for (int peer = 0; peer < p; ++peer)
-    if (peer != r) transfers.push_back(comm.isend(peer, buf.all()));
+  // r+1, r+2, ...: with a per-message overhead the sends leave one after another, and this
+  // order gives every receiver one new sender at a time instead of all of them at once
+  for (int k = 1; k < p; ++k) transfers.push_back(comm.isend((r + k) % p, buf.all()));
   comm.wait_all(transfers);
   // reduce in rank order: x0 op x1 op ... op x(p-1)
   Buffer result = r == 0 ? buf : incoming[0];

@@ -33,6 +33,10 @@ public:
   // Waits longer than this throw a timeout (recovery); < 0 waits forever.
   double timeout() const { return timeout_; }
   void set_timeout(double seconds) { timeout_ = seconds; }
+  // The per-message overhead o (LogP): a rank spends it before each message leaves, so
+  // the messages it posts leave one after another. 0: the pure alpha-beta network.
+  double overhead() const { return overhead_; }
+  void set_overhead(double seconds) { overhead_ = seconds; }
   // Under recovery, transfers abandoned by a failure are cancelled so that the group can
   // move on; without it they stay pending, and peers keep waiting as they would for real.
   bool cancel_abandoned() const { return timeout_ >= 0; }
@@ -56,6 +60,7 @@ private:
   double bytes_per_elem_;
   MessageLog* log_;
   double timeout_ = -1;
+  double overhead_ = 0;
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;
   std::vector<WaitState>* waits_ = nullptr;
 };

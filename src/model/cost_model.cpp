@@ -53,12 +53,26 @@ double tree_phases(const ModelInput& in, const TreeSchedule& schedule,
 
 }  // namespace
 
-// All p-1 copies leave (or reach) the root together and share its link.
-double model_broadcast_flat(const ModelInput& in) {
-  return in.p == 1 ? 0 : in.alpha + (in.p - 1) * in.bytes(in.elems) / in.bandwidth;
+namespace {
+
+// One rank posts p-1 messages of `count` elements: the k-th leaves after k overheads and
+// they share the sender's link. The link never idles once the first is through its
+// latency, so the last byte is out at max over k of (k o + alpha + (p-k) bytes/B): the
+// overheads or the bytes dominate (without overhead: alpha + (p-1) bytes/B).
+double fan_out_time(const ModelInput& in, size_t count) {
+  const double b = in.bytes(count) / in.bandwidth;
+  return in.alpha + std::max(in.overhead + (in.p - 1) * b, (in.p - 1) * in.overhead + b);
 }
 
-double model_reduce_flat(const ModelInput& in) { return model_broadcast_flat(in); }
+}  // namespace
+
+// All p-1 copies leave the root one overhead apart and share its link.
+double model_broadcast_flat(const ModelInput& in) { return in.p == 1 ? 0 : fan_out_time(in, in.elems); }
+
+// All p-1 senders post at once (one overhead each) and share the root's link.
+double model_reduce_flat(const ModelInput& in) {
+  return in.p == 1 ? 0 : in.overhead + in.alpha + (in.p - 1) * in.bytes(in.elems) / in.bandwidth;
+}
 
 double model_broadcast_binomial(const ModelInput& in) { return ceil_log2(in.p) * in.message_time(in.elems); }
 
@@ -74,7 +88,7 @@ double model_broadcast_pipeline(const ModelInput& in) {
   return (k + links - 2) * in.message_time(segments.front().count) + in.message_time(segments.back().count);
 }
 
-double model_allreduce_naive(const ModelInput& in) { return 2 * model_broadcast_flat(in); }
+double model_allreduce_naive(const ModelInput& in) { return model_reduce_flat(in) + model_broadcast_flat(in); }
 
 double model_allreduce_naive_binomial(const ModelInput& in) { return 2 * model_broadcast_binomial(in); }
 
@@ -110,8 +124,9 @@ double model_allreduce_double_binary_tree(const ModelInput& in) {
   return tree_phases(in, schedule_double_binary_tree(in.p), segments);
 }
 
-// p-1 flows leave and reach every rank at once, sharing its link.
-double model_allreduce_direct(const ModelInput& in) { return model_broadcast_flat(in); }
+// Every rank fans out to r+1, r+2, ...: each link carries p-1 flows, staggered by the
+// overhead as in a flat broadcast.
+double model_allreduce_direct(const ModelInput& in) { return in.p == 1 ? 0 : fan_out_time(in, in.elems); }
 
 // The root's scatter messages (min(2^i, p - 2^i) chunks each) then p-1 ring steps.
 double model_broadcast_scatter_allgather(const ModelInput& in) {

@@ -26,7 +26,9 @@ struct ModelInput {
 
   // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
   double bytes(size_t count) const;
-  double message_time(size_t count) const { return alpha + bytes(count) / bandwidth; }
+  double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
+  // One message on its own: the sender's overhead, the route's latency, the bytes.
+  double message_time(size_t count) const { return overhead + alpha + bytes(count) / bandwidth; }
 };
 
 using ModelFn = double (*)(const ModelInput& in);

@@ -321,6 +321,8 @@ int command_model(const ModelRequest& request) {
   const double segment = parse_size(request.segment, "--segment");
   if (segment <= 0) throw InputError("--segment: must be > 0 bytes");
   in.segment_elems = std::max<size_t>(1, static_cast<size_t>(std::llround(segment / in.bytes_per_elem)));
+  in.overhead = parse_time(request.overhead, "--overhead");
+  if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
   std::cout << format_model(collective, algorithm, in);
   return 0;
 }

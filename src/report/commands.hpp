@@ -56,6 +56,7 @@ struct ModelRequest {
   std::string size, bandwidth, latency;
   std::string dtype = "float32";
   std::string segment = "1MiB";
+  std::string overhead = "0";
 };
 int command_model(const ModelRequest& request);
 

@@ -1,5 +1,6 @@
 #include "scenario/scenario.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -282,7 +283,7 @@ void apply_override(json& document, const std::string& assignment) {
 
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
-                            "placement", "cfg", "seed", "faults", "recovery"});
+                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
   Scenario scenario;
   scenario.source_dir = source_dir;
   if (document.contains("name")) scenario.name = get_string(document["name"], "name");
@@ -299,6 +300,11 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   }
   if (document.contains("network"))
     scenario.network = parse_network_model(get_string(document["network"], "network"), "network");
+  if (document.contains("message_overhead")) {
+    scenario.message_overhead = get_quantity(document["message_overhead"], "message_overhead", parse_time);
+    if (scenario.message_overhead < 0 || !std::isfinite(scenario.message_overhead))
+      throw InputError("message_overhead: must be a time >= 0, e.g. \"1us\"");
+  }
   if (document.contains("workers"))
     scenario.workers = static_cast<int>(get_integer(document["workers"], "workers", 1, 1'000'000));
   if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
@@ -420,6 +426,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   return json{{"name", s.name},
               {"topology", topology},
               {"network", network_model_name(s.network)},
+              {"message_overhead", s.message_overhead},
               {"workers", workers},
               {"collective", collective},
               {"training", training},

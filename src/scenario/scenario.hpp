@@ -73,6 +73,7 @@ struct Scenario {
   std::string name = "cli";
   std::string topology;            // file or generator; empty = star:<workers>
   NetworkModel network = NetworkModel::ideal;
+  double message_overhead = 0;     // o, seconds a rank spends before each message leaves
   std::optional<int> workers;      // empty = every host of the topology
   CollectiveSpec collective;
   TrainingSpec training;

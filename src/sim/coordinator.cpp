@@ -66,6 +66,7 @@ private:
     std::sort(members.begin(), members.end());
     auto next = std::make_shared<CommGroup>(group.epoch() + 1, members, group.bytes_per_elem(), state_.messages);
     next->set_timeout(state_.timeout_for(next->size()));
+    next->set_overhead(group.overhead());
     next->track_waits(&state_.waits);
     state_.groups.push_back(next);
     state_.pending_switch = {round, world, next};
@@ -172,6 +173,7 @@ private:
     for (const auto& [world, report] : reports) resume_round = std::min(resume_round, report.round);
     auto next = std::make_shared<CommGroup>(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
     next->set_timeout(state_.timeout_for(next->size()));
+    next->set_overhead(group.overhead());
     next->track_waits(&state_.waits);
     state_.groups.push_back(next);
 

@@ -292,6 +292,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   ModelInput& model = result.model;
   model.p = p;
   model.elems = result.payload.carried_elems;
+  model.overhead = scenario.message_overhead;
   model.bytes_per_elem = result.payload.bytes_per_elem;
   model.segment_elems = std::max<size_t>(
       1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
@@ -338,6 +339,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   auto first_group = std::make_shared<CommGroup>(0, everyone, result.payload.bytes_per_elem, state.messages);
   first_group->track_waits(&state.waits);
   first_group->set_timeout(state.timeout_for(p));
+  first_group->set_overhead(scenario.message_overhead);
   result.timeout = first_group->timeout();
   state.groups.push_back(first_group);
   warn_about_short_timeout(state, result);

@@ -15,11 +15,11 @@ COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
 ALPHA, B, P = 2e-6, 10e9, 64
 
 
-def auto_run(size):
+def auto_run(size, *extra):
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "t.json"
         subprocess.run([COLLSIM, "run", "--algorithm", "auto", "--workers", str(P), "--topology", f"star:{P}",
-                        "--size", str(size), "--quiet", "--trace", str(trace)], check=True, timeout=120)
+                        "--size", str(size), "--quiet", "--trace", str(trace), *extra], check=True, timeout=120)
         return json.loads(trace.read_text())
 
 
@@ -41,6 +41,23 @@ class Auto(unittest.TestCase):
         self.assertAlmostEqual(table["ring"], 2 * (P - 1) * (ALPHA + 4 / B), delta=1e-12)
         self.assertEqual(trace["summary"]["model_time"], min(table.values()))
         self.assertEqual(trace["scenario"]["collective"]["algorithm"], "auto")
+
+    def test_with_a_per_message_overhead_tiny_messages_pick_a_log_latency_algorithm(self):
+        # o = 1 us per message: direct's 63 messages leave one after another (63 o + alpha),
+        # recursive doubling sends log2 p = 6, one per step: 6 (o + alpha)
+        o = 1e-6
+        trace = auto_run(4, "--overhead", "1us")
+        table = {c["algorithm"]: c["model_time"] for c in trace["auto"]["candidates"]}
+        self.assertEqual("recursive-doubling", trace["auto"]["chosen"])
+        self.assertAlmostEqual(table["recursive-doubling"], 6 * (o + ALPHA + 4 / B), delta=1e-12)
+        self.assertAlmostEqual(table["direct"], (P - 1) * o + ALPHA + 4 / B, delta=1e-12)
+        self.assertAlmostEqual(trace["summary"]["collective_time"], table["recursive-doubling"], delta=1e-12)
+
+    def test_with_a_per_message_overhead_large_messages_pick_a_bandwidth_optimal_algorithm(self):
+        n = 64 * 1024 * 1024
+        trace = auto_run("64MiB", "--overhead", "1us")
+        self.assertIn(trace["auto"]["chosen"], ("ring", "rabenseifner"))
+        self.assertLess(trace["summary"]["collective_time"], 1.02 * 2 * (P - 1) / P * n / B)
 
     def test_large_messages_pick_a_bandwidth_optimal_algorithm(self):
         n = 64 * 1024 * 1024
