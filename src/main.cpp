@@ -5,14 +5,23 @@
 #include <algorithm>
 #include <iostream>
 
+#include "platform/generator_spec.hpp"
 #include "report/commands.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
 #include "util/errors.hpp"
+#include "util/suggest.hpp"
 
 namespace {
 
 constexpr int exit_bad_input = 2;
+
+std::string topology_help() {
+  std::vector<std::string> syntaxes;
+  for (const auto& family : collsim::generator_families()) syntaxes.push_back(family.syntax);
+  return "Platform file (topologies/*.xml) or generator: " + collsim::join(syntaxes) +
+         " (`collsim list topologies`, docs/topologies.md)";
+}
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
@@ -38,7 +47,7 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
                       "of every candidate on this platform; costs one run each)");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
-  command->add_option("--topology", flags.topology, "Platform file (topologies/*.xml) or generator star:P[:BW[:LAT]]");
+  command->add_option("--topology", flags.topology, topology_help());
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
   command->add_option("--overhead", flags.overhead,
                       "Per-message overhead o (LogP), e.g. 1us: a rank's messages leave one after another (default 0)");
@@ -62,10 +71,11 @@ int main(int argc, char** argv) {
       "  collsim run scenarios/quickstart.json --trace out/quickstart.json\n"
       "  collsim run --algorithm ring --workers 16 --size 64MiB --topology star:16 --network ideal\n"
       "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
+      "  collsim run --topology nodes:4:8 --size 64MiB    (4 nodes of 8 devices; see collsim list topologies)\n"
       "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
       "  collsim list algorithms\n"
       "  collsim compare tests/baselines out/baselines --format markdown\n"
-      "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md");
+      "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md, docs/topologies.md");
   app.set_version_flag("--version", COLLSIM_VERSION);
 
   collsim::RunRequest run_request;
@@ -91,7 +101,9 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   CLI::App* list = app.add_subcommand("list", "List algorithms, topologies or ready scenarios");
-  list->add_option("what", list_what, "algorithms | topologies | scenarios (default: all three)");
+  list->add_option("what", list_what,
+                   "algorithms | topologies (files, and generators with an example each) | scenarios (default: all "
+                   "three)");
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");

@@ -1,9 +1,11 @@
 #pragma once
 // Where the simulated hosts and links come from: a SimGrid platform file from
-// topologies/, or a generator string such as "star:16:10GBps:1us".
-#include <optional>
+// topologies/, or a generator string such as "star:16:10GBps:1us" or "nodes:4:8"
+// (generator_spec.hpp lists the families, docs/topologies.md describes them).
 #include <string>
 #include <vector>
+
+#include "platform/generator_spec.hpp"
 
 namespace simgrid::s4u {
 class Engine;
@@ -11,19 +13,6 @@ class Host;
 }  // namespace simgrid::s4u
 
 namespace collsim {
-
-// star:P[:BW[:LAT]]: P hosts, each with a private split-duplex link of bandwidth BW and
-// latency LAT to a central switch (a route crosses two links: alpha = 2 LAT).
-struct StarGenerator {
-  int hosts = 0;
-  double bandwidth = 10e9;  // bytes/s
-  double latency = 1e-6;    // seconds, per link
-  std::string bandwidth_text = "10GBps";
-  std::string latency_text = "1us";
-};
-
-// Parses "star:..." (throws InputError naming `field`); nullopt if `topology` names no generator.
-std::optional<StarGenerator> parse_generator(const std::string& topology, const std::string& field);
 
 // Finds a platform file: as given, then beside the scenario, then in the collsim data
 // folder. Throws InputError naming `field` when none exists.

@@ -71,6 +71,20 @@ std::string describe_file(const fs::path& path) {
   return "";
 }
 
+// "  HOSTS  LINKS" of a platform file or generator string, counted by building it in a
+// child process (SimGrid has one engine per process); `failed` if it cannot be built.
+std::string count_hosts_and_links(const std::string& topology, const std::string& failed) {
+  const ChildOutcome counts = run_in_child([&] {
+    int argc = 2;
+    char name[] = "collsim", quiet[] = "--log=root.thresh:critical";
+    char* argv[] = {name, quiet, nullptr};
+    simgrid::s4u::Engine engine(&argc, argv);
+    const PlatformInfo platform = build_platform(engine, topology, "");
+    return fmt::format("{:>6} {:>6}", platform.hosts.size(), platform.link_count);
+  });
+  return counts.exit_code == 0 ? counts.output : failed;
+}
+
 // Files with `extension` under `folder`, subfolders included, in name order.
 std::vector<fs::path> files_in(const fs::path& folder, const std::string& extension) {
   std::vector<fs::path> files;
@@ -271,23 +285,23 @@ int command_list(const std::string& what) {
                                a.summary);
   }
   if (what.empty() || what == "topologies") {
-    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "TOPOLOGY", "HOSTS", "LINKS", "DESCRIPTION");
-    for (const auto& file : files_in(root / "topologies", ".xml")) {
-      // Each platform loads in its own process: SimGrid has one engine per process.
-      const ChildOutcome counts = run_in_child([&] {
-        int argc = 2;
-        char name[] = "collsim", quiet[] = "--log=root.thresh:critical";
-        char* argv[] = {name, quiet, nullptr};
-        simgrid::s4u::Engine engine(&argc, argv);
-        engine.load_platform(file.string());
-        return fmt::format("{:>6} {:>6}", engine.get_host_count(), engine.get_link_count());
-      });
-      const std::string shown = fs::relative(file, root).string();
-      std::cout << fmt::format("{:<28} {}  {}\n", shown, counts.exit_code == 0 ? counts.output : "  (broken file)",
-                               describe_file(file));
-    }
-    std::cout << fmt::format("{:<28} {:>6} {:>6}  {}\n", "star:P[:BW[:LAT]]", "P", "2P+1",
-                             "generator: P hosts, private split-duplex links (default 10GBps, 1us) to one switch");
+    const auto files = files_in(root / "topologies", ".xml");
+    size_t width = 28;
+    for (const auto& file : files) width = std::max(width, fs::relative(file, root).string().size());
+    for (const auto& family : generator_families())
+      for (const auto& example : family.examples) width = std::max(width, example.size());
+    std::cout << fmt::format("{:<{}} {:>6} {:>6}  {}\n", "TOPOLOGY", width, "HOSTS", "LINKS", "DESCRIPTION");
+    for (const auto& file : files)
+      std::cout << fmt::format("{:<{}} {}  {}\n", fs::relative(file, root).string(), width,
+                               count_hosts_and_links(file.string(), "  (broken file)"), describe_file(file));
+    // Each generator's examples, counted by generating them.
+    std::cout << fmt::format("\n{:<{}} {:>6} {:>6}  {}\n", "GENERATOR (EXAMPLE)", width, "HOSTS", "LINKS",
+                             "SYNTAX: DESCRIPTION");
+    for (const auto& family : generator_families())
+      for (size_t i = 0; i < family.examples.size(); ++i)
+        std::cout << fmt::format("{:<{}} {}  {}\n", family.examples[i], width,
+                                 count_hosts_and_links(family.examples[i], "  (failed)"),
+                                 i == 0 ? family.syntax + ": " + family.summary : family.syntax);
   }
   if (what.empty() || what == "scenarios") {
     const auto files = files_in(root / "scenarios", ".json");

@@ -134,7 +134,7 @@ class HappyPaths(CliTest):
         out = self.assert_ok("list", cwd=REPO)
         self.assertRegex(out, r"(?m)^allreduce +ring +\S")
         self.assertRegex(out, r"(?m)^TOPOLOGY +HOSTS +LINKS +DESCRIPTION$")
-        self.assertRegex(out, r"(?m)^star:P\S* +P +2P\+1 +generator")
+        self.assertRegex(out, r"(?m)^star:8 +8 +17  star:P\[:BW\[:LAT\]\]: ")
         self.assert_ok("list", "topologies")
         self.assert_ok("list", "scenarios")
 

@@ -1,0 +1,81 @@
+#pragma once
+// Generator strings ("torus:4x4:10GBps:1us", "nodes:4:8") parsed into plain descriptions.
+// No SimGrid here: scenarios are checked before any engine exists, and the unit tests
+// exercise the parsers directly. src/platform/generators.cpp builds them with s4u.
+// docs/topologies.md describes each family with its diagram and route costs.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace collsim {
+
+// Every generated link is split-duplex (full duplex): its UP and DOWN halves each carry
+// the full bandwidth.
+struct LinkSpec {
+  double bandwidth = 10e9;  // bytes/s
+  double latency = 1e-6;    // seconds
+};
+
+// star:P[:BW[:LAT]]: P hosts, each with a private link to one switch.
+struct StarSpec {
+  int hosts = 0;
+  LinkSpec link;
+};
+
+// rack:P:SLOW:SLOW_BW[:BW[:LAT]]: star:P[:BW[:LAT]] whose host SLOW has a SLOW_BW link.
+struct RackSpec {
+  int hosts = 0;
+  int slow_host = 0;
+  double slow_bandwidth = 0;
+  LinkSpec link;
+};
+
+// fat-tree:LEVELS:DOWN:UP:COUNT[:BW[:LAT]]: SimGrid's FAT_TREE cluster (s4u::FatTreeParams);
+// DOWN, UP and COUNT hold one value per level, from the hosts upwards.
+struct FatTreeSpec {
+  unsigned levels = 0;
+  std::vector<unsigned> down, up, count;
+  LinkSpec link;
+};
+
+// torus:XxY[xZ][:BW[:LAT]]: SimGrid's TORUS cluster, one host per torus node.
+struct TorusSpec {
+  std::vector<unsigned long> dimensions;
+  LinkSpec link;
+};
+
+// dragonfly:G[,GL]:R[,RL]:N[:BW[:LAT]]: SimGrid's DRAGONFLY cluster with one chassis per
+// group: G groups of R all-to-all connected routers with N hosts each.
+struct DragonflySpec {
+  unsigned groups = 0, global_links = 1;   // G groups; GL parallel links between two groups
+  unsigned routers = 0, local_links = 1;   // R routers per group; RL parallel links between two
+  unsigned nodes = 0;                      // N hosts per router
+  LinkSpec link;
+};
+
+// nodes:N:G[:INTRA_BW[:NIC_BW[:INTRA_LAT[:NIC_LAT]]]]: N nodes (one netzone each) of G
+// devices on fast intra-node links, each node with one NIC link to a top-level switch.
+struct NodesSpec {
+  int nodes = 0;
+  int devices = 0;
+  LinkSpec intra{100e9, 0.5e-6};
+  LinkSpec nic{12.5e9, 2e-6};
+};
+
+using GeneratorSpec = std::variant<StarSpec, RackSpec, FatTreeSpec, TorusSpec, DragonflySpec, NodesSpec>;
+
+// What `collsim list topologies`, --help, error messages and docs say about a family.
+struct GeneratorFamily {
+  std::string name;                   // "torus"
+  std::string syntax;                 // "torus:XxY[xZ][:BW[:LAT]]"
+  std::vector<std::string> examples;  // instances listed with their counts; the first is quoted in errors
+  std::string summary;                // one line
+};
+const std::vector<GeneratorFamily>& generator_families();
+
+// Parses a generator string, throwing InputError naming `field` (with the family's syntax
+// and an example) when it is malformed; nullopt if `topology` names no generator (a file).
+std::optional<GeneratorSpec> parse_generator(const std::string& topology, const std::string& field);
+
+}  // namespace collsim
