@@ -109,7 +109,16 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   // Group points into series by the other axis values, each sorted by x.
   struct Point {
     double x, y, model, bound;
+    bool stalled;  // the run never finished: its time is when it stopped, not a result
   };
+  // The model and the bound are one collective's time: beside the whole run's time they
+  // only make sense when the run is one collective.
+  const bool one_collective =
+      spec.y == "collective_time" ||
+      (spec.y == "simulated_time" && std::all_of(rows.begin(), rows.end(), [](const auto& row) {
+         return !row.metrics.contains("rounds_completed") || !row.metrics["rounds_completed"].is_number() ||
+                row.metrics["rounds_completed"].template get<double>() <= 1;
+       }));
   std::map<std::string, std::vector<Point>> series;
   std::vector<double> xs, ys;
   for (const auto& row : rows) {
@@ -122,11 +131,13 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     auto number = [&](const char* metric) {
       return row.metrics.contains(metric) && row.metrics[metric].is_number() ? row.metrics[metric].get<double>() : NAN;
     };
-    const Point p{x, row.metrics[spec.y].get<double>(), number("model_time"), number("lower_bound")};
+    const bool stalled = row.metrics.contains("stalled") && row.metrics["stalled"].is_boolean() &&
+                         row.metrics["stalled"].get<bool>();
+    const Point p{x, row.metrics[spec.y].get<double>(), number("model_time"), number("lower_bound"), stalled};
     series[join(name, ", ")].push_back(p);
     xs.push_back(p.x);
     ys.push_back(p.y);
-    if (spec.y == "simulated_time" || spec.y == "collective_time") {
+    if (one_collective) {
       ys.push_back(p.model);
       ys.push_back(p.bound);
     }
@@ -165,6 +176,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   // One solid line per series, its model dashed; the lower bound dotted grey.
   size_t index = 0;
   double legend_y = top + 10;
+  bool any_stalled = false;
   for (const auto& [name, points] : series) {
     const char* colour = palette[index++ % std::size(palette)];
     auto polyline = [&](auto value, const char* style) {
@@ -173,11 +185,18 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
         if (std::isfinite(value(p)) && (!sy.log || value(p) > 0)) line += fmt::format("{:.1f},{:.1f} ", sx.at(p.x), sy.at(value(p)));
       return line + "\"/>\n";
     };
-    svg += polyline([](const Point& p) { return p.y; }, fmt::format("stroke=\"{}\" stroke-width=\"2\"", colour).c_str());
-    for (const Point& p : points)
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
-    const bool with_model = spec.y == "simulated_time" || spec.y == "collective_time";
-    if (with_model) {
+    svg += polyline([](const Point& p) { return p.stalled ? NAN : p.y; },
+                    fmt::format("stroke=\"{}\" stroke-width=\"2\"", colour).c_str());
+    for (const Point& p : points) {
+      if (!p.stalled) {
+        svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
+        continue;
+      }
+      any_stalled = true;
+      svg += fmt::format("<path d=\"M{0:.1f} {1:.1f}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>\n",
+                         sx.at(p.x) - 4, sy.at(p.y) - 4);
+    }
+    if (one_collective) {
       svg += polyline([](const Point& p) { return p.model; },
                       fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"", colour).c_str());
       svg += polyline([](const Point& p) { return p.bound; }, "stroke=\"#888\" stroke-width=\"1\" stroke-dasharray=\"2 3\"");
@@ -188,7 +207,13 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
                        escape(name.empty() ? spec.y : name));
     legend_y += 18;
   }
-  if (spec.y == "simulated_time" || spec.y == "collective_time") {
+  if (any_stalled) {
+    svg += fmt::format("<path d=\"M{0} {1}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>"
+                       "<text x=\"{2}\" y=\"{3}\">stalled (time when it stopped)</text>\n",
+                       width - right + 20, legend_y - 4, width - right + 42, legend_y + 4);
+    legend_y += 18;
+  }
+  if (one_collective) {
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\" stroke-dasharray=\"6 4\"/>"
                        "<text x=\"{3}\" y=\"{4}\">model (alpha-beta)</text>\n",
                        width - right + 12, legend_y + 6, width - right + 36, width - right + 42, legend_y + 10);
