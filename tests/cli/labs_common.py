@@ -1,0 +1,55 @@
+"""What the lab tests share: a lab page's commands, run as a student would run them.
+
+A lab page (docs/labs/*.md) gives its commands in ```sh blocks, one command per line, run
+from the repository root; `collsim` is the built program. run_lab_commands() runs every
+one of them (outputs go to out/labs/, which git ignores) and returns their stdout, so
+that each test then checks the page's claims against what the commands produced.
+"""
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# absolute: the commands run from the repository root
+COLLSIM = os.path.abspath(os.environ.get("COLLSIM", str(REPO / "build" / "collsim")))
+
+
+def page_text(name):
+    return (REPO / "docs" / "labs" / name).read_text()
+
+
+def commands_of(name):
+    """Every command line of the page's ```sh blocks, in order."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", page_text(name), re.S):
+        for line in block.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                commands.append(line)
+    return commands
+
+
+def run_lab_commands(name, timeout=300):
+    """Runs the page's commands from the repository root; returns {command: stdout}."""
+    outputs = {}
+    for command in commands_of(name):
+        words = shlex.split(command)
+        if words[0] == "mkdir":
+            (REPO / words[-1]).mkdir(parents=True, exist_ok=True)
+            continue
+        if words[0] != "collsim":
+            raise AssertionError(f"{name}: a lab command must start with collsim or mkdir: {command}")
+        done = subprocess.run([COLLSIM, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        # a stalled run exits 1 on purpose (lab 4 shows one); anything else must succeed
+        if done.returncode not in (0, 1) or (done.returncode == 1 and "stalled" not in done.stderr):
+            raise AssertionError(f"{name}: `{command}` failed ({done.returncode}): {done.stderr}")
+        outputs[command] = done.stdout
+    return outputs
+
+
+def figures_in_page(name):
+    """The page's text with every run of white space made one space, for checking that a
+    figure the test computed is the one the page quotes (line breaks do not matter)."""
+    return " ".join(page_text(name).split())
