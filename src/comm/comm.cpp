@@ -60,6 +60,8 @@ Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank) {}
 
 int Comm::size() const { return group_->size(); }
 
+int Comm::locality(int rank) const { return group_->locality(rank); }
+
 Request Comm::isend(int dst, View data) {
   auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),
                             step_, phase_, group_->epoch(), round_};

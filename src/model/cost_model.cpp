@@ -1,8 +1,10 @@
 #include "model/cost_model.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "algorithms/chunks.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "comm/buffer.hpp"
 
 namespace collsim {
@@ -112,6 +114,38 @@ double model_allreduce_double_binary_tree(const ModelInput& in) {
 
 // p-1 flows leave and reach every rank at once, sharing its link.
 double model_allreduce_direct(const ModelInput& in) { return model_broadcast_flat(in); }
+
+// Inside the groups: g_k - 1 ring steps each way, paced by the group's largest chunk, the
+// slowest group last; between them: G - 1 steps each way, paced by the largest part of a
+// piece. Exact for equal groups (the pieces are the chunks):
+// 2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB')); with unequal groups an estimate.
+double model_allreduce_hierarchical(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  const std::vector<int> sizes = in.group_sizes.empty() ? std::vector<int>{in.p} : in.group_sizes;
+  int ranks = 0;
+  for (int size : sizes) ranks += size;
+  if (ranks != in.p) throw std::logic_error("model_allreduce_hierarchical: group sizes do not add up to p");
+  auto step = [&](const std::optional<SharedRoutes>& routes, size_t count) {
+    const SharedRoutes r = routes.value_or(SharedRoutes{in.alpha, in.bandwidth, 1});
+    return r.alpha + in.bytes(count) / r.per_message_bandwidth();
+  };
+  const HierarchyPlan plan = plan_hierarchy(consecutive_groups(sizes), in.elems);
+  double inside = 0;
+  for (const auto& chunks : plan.group_chunks)
+    inside = std::max(inside, static_cast<double>(chunks.size() - 1) * step(in.intra, chunks.front().count));
+  const auto groups = static_cast<int>(sizes.size());
+  size_t largest_part = 0;
+  for (const auto& piece : plan.pieces) largest_part = std::max(largest_part, largest_chunk(piece.span.count, groups));
+  return 2 * inside + 2 * (groups - 1) * step(in.inter, largest_part);
+}
+
+// Push, then pull: each phase p-1 flows of a shard share a server's link (its downlink,
+// then its uplink), the largest shard last to finish.
+double model_allreduce_parameter_server(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  const int servers = servers_in_group(in.servers, in.p);
+  return 2 * (in.alpha + (in.p - 1) * in.bytes(largest_chunk(in.elems, servers)) / in.bandwidth);
+}
 
 // The root's scatter messages (min(2^i, p - 2^i) chunks each) then p-1 ring steps.
 double model_broadcast_scatter_allgather(const ModelInput& in) {
