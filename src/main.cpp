@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
       "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
       "  collsim run --topology nodes:4:8 --size 64MiB    (4 nodes of 8 devices; see collsim list topologies)\n"
       "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
+      "  collsim model --algorithm hierarchical --workers 64 --group-size 8 --size 1GiB --bandwidth 100GBps --latency 1us\n"
+      "                --inter-bandwidth 25GBps --inter-latency 5us --inter-flows 8\n"
       "  collsim list algorithms\n"
       "  collsim compare tests/baselines out/baselines --format markdown\n"
       "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md, docs/topologies.md");
@@ -117,6 +119,16 @@ int main(int argc, char** argv) {
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
   model->add_option("--overhead", model_request.overhead,
                     "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
+  model->add_option("--servers", model_request.servers, "parameter-server: number of servers S, 1 to P (default 1)");
+  model->add_option("--group-size", model_request.group_size,
+                    "hierarchical: ranks per group (default: one group of all P ranks)");
+  model->add_option("--inter-bandwidth", model_request.inter_bandwidth,
+                    "hierarchical: bandwidth of the link between groups (default: --bandwidth)");
+  model->add_option("--inter-latency", model_request.inter_latency,
+                    "hierarchical: latency alpha of a message between groups (default: --latency)");
+  model->add_option("--inter-flows", model_request.inter_flows,
+                    "hierarchical: messages between groups that share that link at once (default 1; the group "
+                    "size when one NIC per group carries all of its rings)");
 
   collsim::RenderRequest render_request;
   CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");

@@ -22,6 +22,8 @@ void allreduce_rabenseifner(Comm& comm, Buffer& buf, const CollectiveArgs& args)
 void allreduce_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_double_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 // Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
@@ -54,6 +56,28 @@ void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, con
 // Ring allgather: this rank starts with chunks[mine], its right neighbour with
 // chunks[mine + 1] (mod p); after p-1 steps every rank holds every chunk.
 void ring_allgather(Comm& comm, Buffer& buf, const std::vector<Chunk>& chunks, int mine);
+
+// A ring over some of the group's ranks (a locality group, or one rank of each group) and
+// the part of the vector it works on: member i answers for chunks[i].
+struct RingTask {
+  std::vector<int> members;   // group ranks, in ring order
+  int position = 0;           // this rank's index in members
+  std::vector<Chunk> chunks;  // one per member
+
+  int size() const { return static_cast<int>(members.size()); }
+  int right() const { return members[static_cast<size_t>((position + 1) % size())]; }
+  int left() const { return members[static_cast<size_t>((position + size() - 1) % size())]; }
+};
+
+// Ring reduce-scatter on every ring of `rings` at once, in lock step (one message per ring
+// each way per step): after size-1 steps member i holds chunks[i] reduced over its ring.
+// Messages are labelled `phase` (a string literal) and the step.
+void rings_reduce_scatter(Comm& comm, Buffer& buf, const ReduceOp& op, const std::vector<RingTask>& rings,
+                          const char* phase);
+
+// Ring allgather on every ring at once: member i starts with chunks[i]; after size-1 steps
+// every member holds every chunk of its ring.
+void rings_allgather(Comm& comm, Buffer& buf, const std::vector<RingTask>& rings, const char* phase);
 
 // One phase of a pipelined tree schedule: tree t carries segments[t]. Broadcast: the
 // root's segments go down; reduce: every rank folds its children's partial results (with

@@ -1,5 +1,6 @@
 // Building blocks that several algorithms share: the fold onto a power of two, recursive
-// halving and doubling over blocks, the ring allgather, and the pipelined tree phases.
+// halving and doubling over blocks, rings (over the whole group or some of its ranks, one
+// or several at once), and the pipelined tree phases.
 #include <algorithm>
 #include <stdexcept>
 
@@ -60,12 +61,78 @@ void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, con
 }
 
 void ring_allgather(Comm& comm, Buffer& buf, const std::vector<Chunk>& chunks, int mine) {
+  // the whole group in rank order, turned so that this rank sits at `mine`
   const int p = comm.size();
-  auto chunk = [&](int index) { return buf.view(chunks[index].offset, chunks[index].count); };
-  for (int step = 0; step < p - 1; ++step) {
-    comm.label("allgather", step);
+  RingTask ring{{}, mine, chunks};
+  for (int i = 0; i < p; ++i) ring.members.push_back(mod(comm.rank() - mine + i, p));
+  rings_allgather(comm, buf, {ring}, "allgather");
+}
+
+namespace {
+
+// Chunk `index` (mod the ring's size) of a ring, in the buffer.
+View ring_chunk(Buffer& buf, const RingTask& ring, int index) {
+  const Chunk& c = ring.chunks[static_cast<size_t>(mod(index, ring.size()))];
+  return buf.view(c.offset, c.count);
+}
+
+int longest_ring(const std::vector<RingTask>& rings) {
+  int steps = 0;
+  for (const RingTask& ring : rings) steps = std::max(steps, ring.size() - 1);
+  return steps;
+}
+
+// One step of every ring still running (a ring of m members runs m-1 steps): send
+// outgoing(j) to ring j's right neighbour and receive incoming(j) from its left, all at
+// once. A single ring uses sendrecv (one simcall fewer per message). Sends to the same peer
+// are posted in ring order, and so are the peer's receives (both sides list their rings
+// in the same order), so that the mailbox matches them in order.
+template <typename Outgoing, typename Incoming>
+void ring_step(Comm& comm, const std::vector<RingTask>& rings, int step, Outgoing outgoing, Incoming incoming) {
+  if (rings.size() == 1) {
+    if (step < rings[0].size() - 1) comm.sendrecv(rings[0].right(), outgoing(0), rings[0].left(), incoming(0));
+    return;
+  }
+  std::vector<Request> pending;
+  for (size_t j = 0; j < rings.size(); ++j) {
+    if (step >= rings[j].size() - 1) continue;
+    pending.push_back(comm.isend(rings[j].right(), outgoing(j)));
+    pending.push_back(comm.irecv(rings[j].left(), incoming(j)));
+  }
+  comm.wait_all(pending);
+}
+
+}  // namespace
+
+void rings_reduce_scatter(Comm& comm, Buffer& buf, const ReduceOp& op, const std::vector<RingTask>& rings,
+                          const char* phase) {
+  auto chunk = [&](size_t j, int index) { return ring_chunk(buf, rings[j], index); };
+  std::vector<Buffer> partials;
+  for (const RingTask& ring : rings) {
+    size_t largest = 0;
+    for (const Chunk& c : ring.chunks) largest = std::max(largest, c.count);
+    partials.emplace_back(buf.dtype(), largest);
+  }
+  for (int step = 0; step < longest_ring(rings); ++step) {
+    comm.label(phase, step);
+    // after step s, member i holds the partial result of chunk i - s - 2 over s + 2 members
+    auto mine = [&](size_t j) { return rings[j].position; };
+    auto partial = [&](size_t j) { return partials[j].view(0, chunk(j, mine(j) - step - 2).count); };
+    // send my partial of chunk i - s - 1 to the right, receive the left's of chunk i - s - 2
+    ring_step(comm, rings, step, [&](size_t j) { return chunk(j, mine(j) - step - 1); }, partial);
+    for (size_t j = 0; j < rings.size(); ++j)
+      if (step < rings[j].size() - 1) op.combine(chunk(j, mine(j) - step - 2), partial(j));
+  }
+  // now member i holds chunk i reduced over its ring
+}
+
+void rings_allgather(Comm& comm, Buffer& buf, const std::vector<RingTask>& rings, const char* phase) {
+  auto chunk = [&](size_t j, int index) { return ring_chunk(buf, rings[j], index); };
+  for (int step = 0; step < longest_ring(rings); ++step) {
+    comm.label(phase, step);
     // pass on the chunk received last step (my own at first), receive the next from the left
-    comm.sendrecv(comm.right(), chunk(mod(mine - step, p)), comm.left(), chunk(mod(mine - step - 1, p)));
+    ring_step(comm, rings, step, [&](size_t j) { return chunk(j, rings[j].position - step); },
+              [&](size_t j) { return chunk(j, rings[j].position - step - 1); });
   }
 }
 

@@ -34,11 +34,16 @@ struct CollectiveArgs {
   const ReduceOp* op = nullptr;  // unused by broadcast and allgather
   int root = 0;                  // broadcast and reduce (and naive allreduce's meeting point)
   size_t segment_elems = 1;      // pipelined algorithms: elements per segment
+  int servers = 1;               // parameter-server: ranks 0 .. servers-1 serve a shard each
 };
 
 // The root inside a group of `size` ranks: the scenario's root, or rank 0 once a rebuilt
 // group is too small to have it.
 inline int root_in_group(int root, int size) { return root < size ? root : 0; }
+
+// The servers of a parameter server inside a group of `size` ranks: the scenario's count,
+// or every rank once a rebuilt group is smaller than that.
+inline int servers_in_group(int servers, int size) { return servers < 1 ? 1 : (servers < size ? servers : size); }
 
 using AlgorithmFn = void (*)(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 

@@ -85,6 +85,14 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {Collective::allreduce, "direct",
        "every rank sends its vector to all others at once, reduces in rank order: alpha + (p-1) n/B", allreduce_direct,
        model_allreduce_direct},
+      {Collective::allreduce, "hierarchical",
+       "ring reduce-scatter in each group (zone or group_size), ring allreduce across groups, ring allgather: "
+       "2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB'))",
+       allreduce_hierarchical, model_allreduce_hierarchical},
+      {Collective::allreduce, "parameter-server",
+       "S servers (ranks 0..S-1) reduce a shard each: every rank pushes shard s to server s, then pulls it back: "
+       "2(alpha + (p-1) n/(SB))",
+       allreduce_parameter_server, model_allreduce_parameter_server},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, model_broadcast_binomial},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,

@@ -60,6 +60,8 @@ Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank) {}
 
 int Comm::size() const { return group_->size(); }
 
+int Comm::locality(int rank) const { return group_->locality(rank); }
+
 Request Comm::isend(int dst, View data) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
   auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),

@@ -34,6 +34,9 @@ public:
   int size() const;
   int left() const { return (rank_ + size() - 1) % size(); }
   int right() const { return (rank_ + 1) % size(); }
+  // Ranks with the same locality id are close to each other (the same platform zone, or
+  // the same block of collective.group_size ranks); hierarchical algorithms group by it.
+  int locality(int rank) const;
 
   // Names the phase and step of the messages sent from now on (for traces and pictures).
   // `phase` must be a string literal.

@@ -3,6 +3,7 @@
 // between them, how carried elements scale to simulated bytes, and the message log.
 // Internal to comm/ and sim/: algorithms only ever see Comm.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/message_log.hpp"
@@ -27,8 +28,15 @@ public:
   int epoch() const { return epoch_; }
   int size() const { return static_cast<int>(members_.size()); }
   int world_rank(int group_rank) const { return members_[group_rank]; }
+  const std::vector<int>& members() const { return members_; }
   double bytes_per_elem() const { return bytes_per_elem_; }
   MessageLog& log() { return *log_; }
+
+  // The locality group (a platform zone, or a block of collective.group_size ranks) of
+  // each member, by group rank: members with the same id are close to each other. All 0
+  // (one group) unless set.
+  int locality(int group_rank) const { return localities_.empty() ? 0 : localities_[static_cast<size_t>(group_rank)]; }
+  void set_localities(std::vector<int> by_group_rank) { localities_ = std::move(by_group_rank); }
 
   // Waits longer than this throw a timeout (recovery); < 0 waits forever.
   double timeout() const { return timeout_; }
@@ -57,6 +65,7 @@ public:
 private:
   int epoch_;
   std::vector<int> members_;
+  std::vector<int> localities_;
   double bytes_per_elem_;
   MessageLog* log_;
   double timeout_ = -1;

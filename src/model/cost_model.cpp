@@ -1,8 +1,10 @@
 #include "model/cost_model.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "algorithms/chunks.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "comm/buffer.hpp"
 
 namespace collsim {
@@ -127,6 +129,46 @@ double model_allreduce_double_binary_tree(const ModelInput& in) {
 // Every rank fans out to r+1, r+2, ...: each link carries p-1 flows, staggered by the
 // overhead as in a flat broadcast.
 double model_allreduce_direct(const ModelInput& in) { return in.p == 1 ? 0 : fan_out_time(in, in.elems); }
+
+// Inside the groups: g_k - 1 ring steps each way, paced by the group's largest chunk, the
+// slowest group last; between them: G - 1 steps each way, paced by the largest part of a
+// piece. Exact for equal groups (the pieces are the chunks):
+// 2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB')); with unequal groups an estimate.
+double model_allreduce_hierarchical(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  const std::vector<int> sizes = in.group_sizes.empty() ? std::vector<int>{in.p} : in.group_sizes;
+  int ranks = 0;
+  for (int size : sizes) ranks += size;
+  if (ranks != in.p) throw std::logic_error("model_allreduce_hierarchical: group sizes do not add up to p");
+  auto step = [&](const std::optional<SharedRoutes>& routes, size_t count) {
+    const SharedRoutes r = routes.value_or(SharedRoutes{in.alpha, in.bandwidth, 1});
+    return in.overhead + r.alpha + in.bytes(count) / r.per_message_bandwidth();
+  };
+  const HierarchyPlan plan = plan_hierarchy(consecutive_groups(sizes), in.elems);
+  double inside = 0;
+  for (const auto& chunks : plan.group_chunks)
+    inside = std::max(inside, static_cast<double>(chunks.size() - 1) * step(in.intra, chunks.front().count));
+  const auto groups = static_cast<int>(sizes.size());
+  size_t largest_part = 0;
+  for (const auto& piece : plan.pieces) largest_part = std::max(largest_part, largest_chunk(piece.span.count, groups));
+  return 2 * inside + 2 * (groups - 1) * step(in.inter, largest_part);
+}
+
+// Push, then pull: each phase p-1 flows of a shard share a server's link (its downlink,
+// then its uplink), the largest shard last to finish. Without overhead:
+// 2 (alpha + (p-1) w), w = n/(SB). With an overhead o, every rank sends to servers 0, 1, ...
+// one o apart, so the last server's flows arrive at (S-1) o (from the other servers) and
+// S o (from the rest), and each server's pull is a fan-out of p-1 messages; that sum is
+// an estimate (the servers do not start their pulls at exactly the same time).
+double model_allreduce_parameter_server(const ModelInput& in) {
+  if (in.p == 1) return 0;
+  const int s = servers_in_group(in.servers, in.p);
+  const double w = in.bytes(largest_chunk(in.elems, s)) / in.bandwidth, o = in.overhead;
+  double push = (s - 1) * o + (in.p - 1) * w;
+  if (in.p > s) push = std::max(push, s * o + (in.p - s) * w);
+  const double pull = std::max(o + (in.p - 1) * w, (in.p - 1) * o + w);
+  return 2 * in.alpha + push + pull;
+}
 
 // The root's scatter messages (min(2^i, p - 2^i) chunks each) then p-1 ring steps.
 double model_broadcast_scatter_allgather(const ModelInput& in) {

@@ -4,12 +4,26 @@
 // (gamma = 0). With `--network ideal` SimGrid reproduces these formulas exactly
 // whenever the element count divides evenly (otherwise the formulas use the largest
 // chunk and are an upper bound). The tree allreduces count the steps of their schedule
-// (TreeSchedule::steps) instead of a closed form. docs/algorithms.md derives each one.
+// (TreeSchedule::steps) instead of a closed form. The hierarchical allreduce has two costs,
+// inside its groups and between them, where messages may share links (SharedRoutes); with
+// unequal groups its formula is an estimate. docs/algorithms.md derives each one.
 #include <cstddef>
+#include <optional>
+#include <vector>
 
 #include "algorithms/collective.hpp"
 
 namespace collsim {
+
+// The routes that the messages of one step use at once (the hierarchical allreduce's
+// messages inside groups, or between them): their largest latency, and the bottleneck:
+// the link whose bandwidth, shared equally by the messages crossing it, is the smallest.
+struct SharedRoutes {
+  double alpha = 0;
+  double bandwidth = 1;  // bytes/s of the bottleneck link
+  int sharing = 1;       // messages crossing it at once
+  double per_message_bandwidth() const { return bandwidth / sharing; }
+};
 
 struct ModelInput {
   int p = 1;                    // ranks
@@ -23,6 +37,12 @@ struct ModelInput {
   // the time) and the smallest latency between two ranks.
   double injection_bandwidth = 0;
   double min_alpha = -1;
+  int servers = 1;              // parameter-server: S (clamped to p)
+  // hierarchical: the sizes of the locality groups (they add up to p; empty: one group of
+  // p ranks), and the costs of a step inside the groups and between them (unset: alpha
+  // and bandwidth, unshared).
+  std::vector<int> group_sizes;
+  std::optional<SharedRoutes> intra, inter;
 
   // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
   double bytes(size_t count) const;
@@ -48,6 +68,8 @@ double model_allreduce_rabenseifner(const ModelInput& in);
 double model_allreduce_binary_tree(const ModelInput& in);
 double model_allreduce_double_binary_tree(const ModelInput& in);
 double model_allreduce_direct(const ModelInput& in);
+double model_allreduce_hierarchical(const ModelInput& in);
+double model_allreduce_parameter_server(const ModelInput& in);
 double model_broadcast_scatter_allgather(const ModelInput& in);
 double model_reduce_scatter_ring(const ModelInput& in);
 double model_reduce_scatter_recursive_halving(const ModelInput& in);

@@ -10,6 +10,8 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <sstream>
 
+#include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
@@ -313,6 +315,54 @@ int command_list(const std::string& what) {
   return 0;
 }
 
+namespace {
+
+// The parameters of the parameter-server and hierarchical formulas: servers, groups (blocks
+// of --group-size ranks) and the costs inside and between them.
+void read_model_parameters(const ModelRequest& request, ModelInput& in) {
+  if (request.servers < 1 || request.servers > in.p)
+    throw InputError(fmt::format("--servers: {} is out of range; allowed: 1 to {}", request.servers, in.p));
+  in.servers = request.servers;
+  if (request.group_size && *request.group_size < 1)
+    throw InputError(fmt::format("--group-size: {} must be >= 1", *request.group_size));
+  if (request.inter_flows < 1) throw InputError(fmt::format("--inter-flows: {} must be >= 1", request.inter_flows));
+  in.group_sizes = block_sizes(in.p, request.group_size.value_or(in.p));
+  in.intra = SharedRoutes{in.alpha, in.bandwidth, 1};
+  in.inter = SharedRoutes{
+      request.inter_latency.empty() ? in.alpha : parse_time(request.inter_latency, "--inter-latency"),
+      request.inter_bandwidth.empty() ? in.bandwidth : parse_bandwidth(request.inter_bandwidth, "--inter-bandwidth"),
+      request.inter_flows};
+}
+
+// Rows for those parameters, aligned with format_model's table (its widest label is
+// "lower bound"); none for the other algorithms.
+std::string describe_model_parameters(const AlgorithmInfo& algorithm, const ModelRequest& request, const ModelInput& in) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (algorithm.run == allreduce_parameter_server)
+    rows.emplace_back("servers", fmt::format("{} (ranks 0 to {}), shards of {}", in.servers, in.servers - 1,
+                                             format_size(in.bytes(in.elems) / in.servers)));
+  if (algorithm.run == allreduce_hierarchical) {
+    const auto& sizes = in.group_sizes;
+    if (sizes.size() == 1) {
+      rows.emplace_back("groups", fmt::format("one group of {} ranks: the ring's messages", in.p));
+    } else {
+      const std::string last = sizes.back() == sizes.front()
+                                   ? ""
+                                   : fmt::format(", the last of {}: unequal groups, the model is an estimate", sizes.back());
+      rows.emplace_back("groups", fmt::format("{} groups of {} ranks{} (--group-size {})", sizes.size(), sizes.front(),
+                                              last, *request.group_size));
+      const std::string shared = in.inter->sharing > 1 ? fmt::format(" shared by {} messages", in.inter->sharing) : "";
+      rows.emplace_back("between", fmt::format("alpha {}, B {}{}", format_time(in.inter->alpha),
+                                               format_bandwidth(in.inter->bandwidth), shared));
+    }
+  }
+  std::string out;
+  for (const auto& [label, value] : rows) out += fmt::format("  {:<{}}  {}\n", label, std::string_view("lower bound").size(), value);
+  return out;
+}
+
+}  // namespace
+
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
   const std::string name =
@@ -337,7 +387,8 @@ int command_model(const ModelRequest& request) {
   in.segment_elems = std::max<size_t>(1, static_cast<size_t>(std::llround(segment / in.bytes_per_elem)));
   in.overhead = parse_time(request.overhead, "--overhead");
   if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
-  std::cout << format_model(collective, algorithm, in);
+  read_model_parameters(request, in);
+  std::cout << format_model(collective, algorithm, in) << describe_model_parameters(algorithm, request, in);
   return 0;
 }
 

@@ -57,6 +57,10 @@ struct ModelRequest {
   std::string dtype = "float32";
   std::string segment = "1MiB";
   std::string overhead = "0";
+  int servers = 1;                 // parameter-server
+  std::optional<int> group_size;   // hierarchical: unset = one group of all ranks
+  std::string inter_bandwidth, inter_latency;  // hierarchical, between groups (default: as inside)
+  int inter_flows = 1;             // messages between groups sharing one link at once
 };
 int command_model(const ModelRequest& request);
 

@@ -61,7 +61,7 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
 
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
-                                           "auto"});
+                                    "servers", "group_size", "auto"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -87,6 +87,10 @@ CollectiveSpec parse_collective_spec(const json& object) {
   if (object.contains("carried_elements"))
     spec.carried_elements =
         static_cast<uint64_t>(get_integer(object["carried_elements"], "collective.carried_elements", 1, 1LL << 32));
+  if (object.contains("servers"))
+    spec.servers = static_cast<int>(get_integer(object["servers"], "collective.servers", 1, 1'000'000));
+  if (object.contains("group_size"))
+    spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   return spec;
 }
 
@@ -281,6 +285,12 @@ void apply_override(json& document, const std::string& assignment) {
   set_path(document, assignment.substr(0, equals), value);
 }
 
+void check_servers(const CollectiveSpec& collective, int workers) {
+  if (collective.servers && *collective.servers > workers)
+    throw InputError(fmt::format("collective.servers: {} servers for {} workers; allowed: 1 to {}", *collective.servers,
+                                 workers, workers));
+}
+
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
                             "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
@@ -357,6 +367,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   if (scenario.workers && scenario.collective.root >= *scenario.workers)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));
+  if (scenario.workers) check_servers(scenario.collective, *scenario.workers);
   if (!scenario.placement.empty() && scenario.workers &&
       static_cast<int>(scenario.placement.size()) != *scenario.workers)
     throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(),
@@ -411,6 +422,10 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                   {"segment", bytes_json(s.collective.segment)}};
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
+  // Recorded when given, and the servers of a parameter server always (the default 1 too).
+  if (s.collective.servers || s.collective.algorithm == "parameter-server")
+    collective["servers"] = s.collective.servers.value_or(1);
+  if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
   training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))

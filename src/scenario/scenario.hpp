@@ -24,6 +24,9 @@ struct CollectiveSpec {
   int root = 0;
   double segment = 1024.0 * 1024;  // logical bytes per segment of pipelined algorithms
   std::optional<uint64_t> carried_elements;  // elements kept in memory per rank
+  std::optional<int> servers;      // parameter-server: S, 1 to workers (default 1)
+  std::optional<int> group_size;   // hierarchical: groups of this many consecutive ranks
+                                   // (default: the ranks of each platform zone)
 };
 
 struct TrainingSpec {
@@ -94,6 +97,10 @@ void set_path(nlohmann::json& document, const std::string& path, const nlohmann:
 
 // Validates everything that can be checked without a platform; errors name the field.
 Scenario parse_scenario(const nlohmann::json& document, const std::string& source_dir);
+
+// A parameter server's servers are ranks: at most `workers` of them (checked at parse time
+// when the scenario gives workers, else once the platform says how many).
+void check_servers(const CollectiveSpec& collective, int workers);
 
 // The fully resolved scenario, as the trace records it.
 nlohmann::json scenario_to_json(const Scenario& scenario, int workers, const std::string& topology);

@@ -64,10 +64,7 @@ private:
     for (int g = 0; g < group.size(); ++g) members.push_back(group.world_rank(g));
     members.push_back(world);
     std::sort(members.begin(), members.end());
-    auto next = std::make_shared<CommGroup>(group.epoch() + 1, members, group.bytes_per_elem(), state_.messages);
-    next->set_timeout(state_.timeout_for(next->size()));
-    next->set_overhead(group.overhead());
-    next->track_waits(&state_.waits);
+    auto next = state_.new_group(group.epoch() + 1, members);
     state_.groups.push_back(next);
     state_.pending_switch = {round, world, next};
 
@@ -104,7 +101,7 @@ private:
   void rebuild(std::unique_ptr<Report> first) {
     CommGroup& group = state_.current_group();
     const double detected = sg4::Engine::get_clock();
-    const double window = 2 * state_.timeout_for(group.size()) + compute_seconds(state_);
+    const double window = 2 * state_.timeout_for(group) + compute_seconds(state_);
     std::map<int, Report> reports{{first->world, *first}};
     std::map<int, double> arrival{{first->world, detected}};
 
@@ -132,7 +129,7 @@ private:
     std::string reason;
     for (int g = 0; g < group.size(); ++g)
       if (!reports.count(group.world_rank(g))) dropped.push_back(group.world_rank(g));
-    const double timeout = state_.timeout_for(group.size());
+    const double timeout = state_.timeout_for(group);
     const double late = detected + timeout + 1.5 * compute_seconds(state_) + 100 * state_.model.alpha;
     if (!dropped.empty()) {
       reason = "did not report within the detection window (dead, or a straggler still busy)";
@@ -171,10 +168,7 @@ private:
 
     int resume_round = first->round;
     for (const auto& [world, report] : reports) resume_round = std::min(resume_round, report.round);
-    auto next = std::make_shared<CommGroup>(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
-    next->set_timeout(state_.timeout_for(next->size()));
-    next->set_overhead(group.overhead());
-    next->track_waits(&state_.waits);
+    auto next = state_.new_group(group.epoch() + 1, survivors);
     state_.groups.push_back(next);
 
     RecoveryEvent event;

@@ -72,6 +72,7 @@ struct RunState {
   std::unique_ptr<ReduceOp> op;
   CollectiveArgs args;
   std::vector<simgrid::s4u::Host*> rank_hosts;
+  std::vector<int> rank_localities;  // by world rank: the hierarchical allreduce's groups
   simgrid::s4u::Host* control_host = nullptr;  // where injectors and the coordinator run
   std::unique_ptr<LinearRegression> regression;
   InputFn input;                  // synthetic gradients when there is no model
@@ -97,8 +98,14 @@ struct RunState {
 
   int world_size() const { return static_cast<int>(workers.size()); }
   CommGroup& current_group() { return *groups.back(); }
-  // The timeout of a wait in a group of p ranks (recovery.timeout), or -1 (wait forever).
-  double timeout_for(int p) const;
+  // A group of these world ranks (numbered 0.. in this order) for `epoch`, with their
+  // localities, its wait timeout and the stall tracking set; not yet in `groups`.
+  std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members);
+  // The model's input for a group: its size, its locality groups (the platform's costs
+  // are those of the first group).
+  ModelInput model_for(const CommGroup& group) const;
+  // The timeout of a wait in this group (recovery.timeout), or -1 (wait forever).
+  double timeout_for(const CommGroup& group) const;
 };
 
 }  // namespace collsim

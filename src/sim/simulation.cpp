@@ -12,10 +12,12 @@
 #include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
 
+#include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
+#include "sim/locality.hpp"
 #include "sim/coordinator.hpp"
 #include "sim/faults.hpp"
 #include "sim/simgrid_guard.hpp"
@@ -106,13 +108,29 @@ void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput
 
 }  // namespace
 
-double RunState::timeout_for(int p) const {
+ModelInput RunState::model_for(const CommGroup& group) const {
+  ModelInput in = model;
+  in.p = group.size();
+  if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(rank_localities, group.members());
+  return in;
+}
+
+double RunState::timeout_for(const CommGroup& group) const {
   const RecoverySpec& recovery = scenario->recovery;
   if (recovery.policy == RecoveryPolicy::none) return -1;
   if (!recovery.timeout_is_factor) return recovery.timeout;
-  ModelInput in = model;
-  in.p = p;
-  return recovery.timeout_factor * algorithm->model(in);
+  return recovery.timeout_factor * algorithm->model(model_for(group));
+}
+
+std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
+  auto group = std::make_shared<CommGroup>(epoch, std::move(members), payload.bytes_per_elem, messages);
+  std::vector<int> localities;
+  for (int world : group->members()) localities.push_back(rank_localities[static_cast<size_t>(world)]);
+  group->set_localities(std::move(localities));
+  group->set_timeout(timeout_for(*group));
+  group->set_overhead(model.overhead);
+  group->track_waits(&waits);
+  return group;
 }
 
 namespace {
@@ -301,7 +319,14 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
   read_route_costs(hosts, scenario.collective.root, model);
+  check_servers(scenario.collective, p);
+  model.servers = scenario.collective.servers.value_or(1);
+  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
+  const RankLocality locality = rank_locality(scenario, hosts);
+  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical))
+    read_hierarchy(hosts, locality.ids, model);
   if (automatic) result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, result);
+  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)
@@ -320,8 +345,9 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.payload = result.payload;
   state.model = model;
   state.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
-  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems};
+  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers};
   state.rank_hosts = hosts;
+  state.rank_localities = locality.ids;
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
@@ -336,10 +362,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-  auto first_group = std::make_shared<CommGroup>(0, everyone, result.payload.bytes_per_elem, state.messages);
-  first_group->track_waits(&state.waits);
-  first_group->set_timeout(state.timeout_for(p));
-  first_group->set_overhead(scenario.message_overhead);
+  auto first_group = state.new_group(0, everyone);
   result.timeout = first_group->timeout();
   state.groups.push_back(first_group);
   warn_about_short_timeout(state, result);

@@ -76,6 +76,7 @@ public:
           comm.set_round(round);
           CollectiveArgs args = state_.args;
           args.root = root_in_group(args.root, group->size());
+          args.servers = servers_in_group(args.servers, group->size());
           state_.algorithm->run(comm, buf, args);
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
             state_.op->finalize(buf.view(part->offset, part->count), group->size());

@@ -15,6 +15,8 @@ struct Known {
 constexpr Known known_phases[] = {
     {"reduce-scatter", "#4e79a7"}, {"allgather", "#59a14f"}, {"broadcast", "#f28e2b"}, {"reduce", "#e15759"},
     {"gather", "#b07aa1"},         {"scatter", "#9c755f"},   {"collective", "#76b7b2"},
+    // a parameter server's push is a reduce to the servers, its pull a broadcast from them
+    {"push", "#e15759"},           {"pull", "#f28e2b"},
 };
 constexpr const char* spare_colors[] = {"#b07aa1", "#edc948", "#ff9da7", "#9c755f", "#76b7b2", "#86bcb6", "#d37295",
                                         "#a0cbe8", "#ffbe7d", "#8cd17d"};
@@ -32,7 +34,9 @@ std::string tint(std::string_view color, double amount) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(r), mix(g), mix(b));
 }
 
-bool phase_reduces(std::string_view phase) { return phase.find("reduce") != std::string_view::npos; }
+bool phase_reduces(std::string_view phase) {
+  return phase.find("reduce") != std::string_view::npos || phase == "push";
+}
 
 Palette::Palette(const std::vector<std::string>& phases) {
   // Known phases first, then spare colours that none of them shows, in order of appearance.

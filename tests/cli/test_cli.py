@@ -146,6 +146,41 @@ class HappyPaths(CliTest):
         self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5),
                         f"{value} {unit} != {expected} s")
 
+    def test_model_hierarchical_time(self):
+        # two zones of 8 ranks: 7 steps each way inside (2 us, 10 GB/s), 1 between, where the
+        # 8 rings share a 1.25 GB/s link: as on topologies/two-zones.xml
+        out = self.assert_ok("model", "--algorithm", "hierarchical", "--workers", "16", "--group-size", "8", "--size",
+                             "64MiB", "--bandwidth", "10GBps", "--latency", "2us", "--inter-bandwidth", "1.25GBps",
+                             "--inter-latency", "12us", "--inter-flows", "8")
+        n = 64 * 2**20
+        expected = 2 * 7 * (2e-6 + n / 8 / 10e9) + 2 * 1 * (12e-6 + n / 16 / (1.25e9 / 8))
+        value, unit = re.search(r"(?m)^\s*model time\s+([0-9.eE+-]+) ?(s|ms|us|ns)\b", out).groups()
+        self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5), f"{value} {unit}")
+        self.assertRegex(out, r"(?m)^\s*groups\s+2 groups of 8 ranks \(--group-size 8\)$")
+        self.assertRegex(out, r"(?m)^\s*between\s+alpha 12 us, B 1\.25 GB/s shared by 8 messages$")
+
+    def test_model_parameter_server_time(self):
+        out = self.assert_ok("model", "--algorithm", "parameter-server", "--servers", "4", "--workers", "8", "--size",
+                             "64MiB", "--bandwidth", "10GBps", "--latency", "2us")
+        value, unit = re.search(r"(?m)^\s*model time\s+([0-9.eE+-]+) ?(s|ms|us|ns)\b", out).groups()
+        expected = 2 * (2e-6 + 7 * 64 * 2**20 / 4 / 10e9)
+        self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5), f"{value} {unit}")
+        self.assertRegex(out, r"(?m)^\s*servers\s+4 \(ranks 0 to 3\), shards of 16 MiB$")
+
+    def test_run_records_servers_and_group_size_in_the_trace(self):
+        self.assert_ok("run", *SMALL, "--algorithm", "parameter-server", "--set", "collective.servers=2", "--trace",
+                       self.trace)
+        collective = json.loads(self.trace.read_text())["scenario"]["collective"]
+        self.assertEqual((collective["algorithm"], collective["servers"]), ("parameter-server", 2))
+        self.assertNotIn("group_size", collective)
+        out = self.assert_ok("run", *SMALL, "--algorithm", "hierarchical", "--set", "collective.group_size=2",
+                             "--trace", self.trace)
+        self.assertRegex(out, r"(?m)^\s*note: hierarchical: 2 groups of 2 ranks \(collective\.group_size 2\)")
+        trace = json.loads(self.trace.read_text())
+        self.assertEqual(trace["scenario"]["collective"]["group_size"], 2)
+        self.assertNotIn("servers", trace["scenario"]["collective"])
+        self.assertTrue(any(note.startswith("hierarchical: 2 groups of 2 ranks") for note in trace["notes"]))
+
     def test_validate_scenario_file(self):
         path = self.scenario({"name": "cli-validate", "topology": "star:4", "workers": 4,
                               "collective": {"kind": "allreduce", "algorithm": "ring", "size": "4KiB"}})
@@ -322,6 +357,26 @@ class BadInput(CliTest):
         self.assertRegex(done.stderr, r"^collsim: error: --trace: .*" + re.escape(str(self.tmp)))
         self.assertEqual(list(self.tmp.iterdir()), [])
 
+    def test_servers_and_group_size_bad_input(self):
+        ps = ["run", *SMALL, "--algorithm", "parameter-server"]
+        self.assert_bad_input(ps + ["--set", "collective.servers=0"],
+                              r"collective\.servers: 0 is out of range; allowed: 1 to 1000000")
+        self.assert_bad_input(ps + ["--set", "collective.servers=5"],
+                              r"collective\.servers: 5 servers for 4 workers; allowed: 1 to 4")
+        self.assert_bad_input(ps + ["--set", "collective.servers=two"], r'collective\.servers: must be an integer, got "two"')
+        # without --workers the rank count is known once the platform is loaded
+        self.assert_bad_input(["run", "--algorithm", "parameter-server", "--size", "4096", "--topology", "star:4",
+                               "--set", "collective.servers=5"], r"collective\.servers: 5 servers for 4 workers")
+        self.assert_bad_input(["validate", "--size", "4096", "--topology", "star:4", "--set", "collective.servers=5"],
+                              r"collective\.servers: 5 servers for 4 workers")
+        hierarchical = ["run", *SMALL, "--algorithm", "hierarchical"]
+        self.assert_bad_input(hierarchical + ["--set", "collective.group_size=0"],
+                              r"collective\.group_size: 0 is out of range; allowed: 1 to 1000000")
+        self.assert_bad_input(hierarchical + ["--set", "collective.group_size=1.5"],
+                              r"collective\.group_size: must be an integer, got 1\.5")
+        self.assert_bad_input(hierarchical + ["--set", "collective.group_sise=2"],
+                              r"collective\.group_sise: unknown key \(did you mean 'group_size'\?\)")
+
     def test_model_bad_input(self):
         model = ["model", "--size", "1MiB"]
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps", "--latency", "1us", "--algorithm",
@@ -331,6 +386,16 @@ class BadInput(CliTest):
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10", "--latency", "1us"],
                               r"--bandwidth: '10' needs a unit")
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps"], r"--latency is required")
+        model += ["--workers", "4", "--bandwidth", "10GBps", "--latency", "1us"]
+        self.assert_bad_input(model + ["--algorithm", "parameter-server", "--servers", "5"],
+                              r"--servers: 5 is out of range; allowed: 1 to 4")
+        self.assert_bad_input(model + ["--algorithm", "parameter-server", "--servers", "0"], r"--servers: 0 is out of range")
+        self.assert_bad_input(model + ["--algorithm", "hierarchical", "--group-size", "0"], r"--group-size: 0 must be >= 1")
+        self.assert_bad_input(model + ["--algorithm", "hierarchical", "--group-size", "two"], r"--group-size")
+        self.assert_bad_input(model + ["--algorithm", "hierarchical", "--inter-bandwidth", "10"],
+                              r"--inter-bandwidth: '10' needs a unit")
+        self.assert_bad_input(model + ["--algorithm", "hierarchical", "--inter-latency", "-1us"], r"--inter-latency: ")
+        self.assert_bad_input(model + ["--algorithm", "hierarchical", "--inter-flows", "0"], r"--inter-flows: 0 must be >= 1")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,25 @@ class ReadyScenarios(unittest.TestCase):
         want = (CROSS_ALPHA + n / CROSS_BW) + 3 * (ALPHA + n / LINK_BW)
         self.assertAlmostEqual(summary["collective_time"] / want, 1, places=9)
 
+    def test_hierarchical_over_two_zones(self):
+        # 7 ring steps each way inside a rack (n/8), 1 across, where 8 rings share the
+        # inter-rack link (n/16 each at CROSS_BW / 8)
+        p, n = 16, 64 * MiB
+        summary = run(REPO / "scenarios/hierarchical-16.json")["summary"]
+        want = 2 * 7 * (ALPHA + n / 8 / LINK_BW) + 2 * (CROSS_ALPHA + n / 16 / (CROSS_BW / 8))
+        self.assertAlmostEqual(summary["collective_time"] / want, 1, places=9)
+        ring = run(REPO / "scenarios/hierarchical-16.json", "--set", "collective.algorithm=ring")["summary"]
+        self.assertAlmostEqual(ring["collective_time"] / (2 * (p - 1) * (CROSS_ALPHA + n / p / CROSS_BW)), 1, places=9)
+
+    def test_parameter_server_time(self):
+        p, n = 8, 64 * MiB
+        for servers in (2, 8):
+            with self.subTest(servers=servers):
+                summary = run(REPO / "scenarios/parameter-server-8.json", "--set",
+                              f"collective.servers={servers}")["summary"]
+                want = 2 * (ALPHA + (p - 1) * n / servers / LINK_BW)
+                self.assertAlmostEqual(summary["collective_time"] / want, 1, places=9)
+
     def test_realistic_tcp_is_slower_than_ideal(self):
         realistic = run(REPO / "scenarios/reduce-64-realistic.json")["summary"]["collective_time"]
         ideal = run(REPO / "scenarios/reduce-64-realistic.json", "--network", "ideal")["summary"]["collective_time"]

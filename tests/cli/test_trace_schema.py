@@ -19,6 +19,7 @@ REPO = HERE.parents[1]
 SCHEMA_PATH = HERE / "../../docs/trace.schema.json"
 COLLSIM = os.environ.get("COLLSIM", "/work/main/build/collsim")
 TWO_RACKS = REPO / "topologies" / "two-racks.xml"
+TWO_ZONES = REPO / "topologies" / "two-zones.xml"
 
 LINK_BW = 10e9  # bytes/s, the star generator's default (10GBps)
 LINK_LAT = 1e-6  # s per link; a star route crosses two links
@@ -159,6 +160,45 @@ class TraceSchemaTest(unittest.TestCase):
 
         self.assert_close(trace["summary"]["simulated_time"], pipeline_broadcast_time(p, k, hop))
 
+    # Hierarchical allreduce over the two zones of two-zones.xml: rings of 8 inside each zone,
+    # 8 rings of 2 between them.
+    def test_hierarchical_on_two_zones(self):
+        p, n = 16, 1 << 20
+        trace = self.trace("hierarchical", "--algorithm", "hierarchical", "--size", str(n), "--topology",
+                           str(TWO_ZONES))
+        self.assert_valid(trace)
+        messages = trace["messages"]
+        phases = {phase: [m for m in messages if m["phase"] == phase]
+                  for phase in ("reduce-scatter", "inter-reduce-scatter", "inter-allgather", "allgather")}
+        self.assertEqual(sum(map(len, phases.values())), len(messages))
+        zone = lambda rank: rank // 8
+        for phase in ("reduce-scatter", "allgather"):  # 2 zones x 8 ranks x 7 steps, n/8 each, inside a zone
+            self.assertEqual(len(phases[phase]), 2 * 8 * 7)
+            self.assertEqual({m["bytes"] for m in phases[phase]}, {n // 8})
+            self.assertEqual({zone(m["src"]) == zone(m["dst"]) for m in phases[phase]}, {True})
+        for phase in ("inter-reduce-scatter", "inter-allgather"):  # 8 rings of 2 ranks, 1 step, n/16 each
+            self.assertEqual(len(phases[phase]), 8 * 2)
+            self.assertEqual({m["bytes"] for m in phases[phase]}, {n // 16})
+            self.assertEqual({(m["src"] + 8) % 16 == m["dst"] for m in phases[phase]}, {True})
+        expected = 2 * 7 * (ALPHA + n / 8 / LINK_BW) + 2 * (12e-6 + n / 16 / (1.25e9 / 8))
+        self.assert_close(trace["summary"]["simulated_time"], expected)
+        self.assert_close(trace["summary"]["model_time"], expected)
+        self.assertIn("hierarchical: 2 groups of 8 ranks (platform zones rack-a, rack-b)", " ".join(trace["notes"]))
+
+    # Parameter server, 3 servers of 8 ranks: S(p-1) pushes, then as many pulls.
+    def test_parameter_server_records_its_servers(self):
+        p, n, servers = 8, 3 << 16, 3
+        trace = self.trace("parameter-server", "--algorithm", "parameter-server", "--workers", str(p), "--topology",
+                           f"star:{p}", "--size", str(n), "--set", f"collective.servers={servers}")
+        self.assert_valid(trace)
+        self.assertEqual(trace["scenario"]["collective"]["servers"], servers)
+        for phase, into_servers in (("push", True), ("pull", False)):
+            moved = [m for m in trace["messages"] if m["phase"] == phase]
+            self.assertEqual(len(moved), servers * (p - 1))
+            self.assertEqual({(m["dst"] if into_servers else m["src"]) < servers for m in moved}, {True})
+            self.assertEqual({m["bytes"] for m in moved}, {n // servers})
+        self.assert_close(trace["summary"]["simulated_time"], 2 * (ALPHA + (p - 1) * n / servers / LINK_BW))
+
     # The schema can fail: a missing field, a mistyped one, an unknown one, a wrong form.
     def test_schema_rejects_broken_traces(self):
         trace = self.ring8()
@@ -170,6 +210,7 @@ class TraceSchemaTest(unittest.TestCase):
             "top-level field unknown": lambda t: t.__setitem__("extra", 1),
             "full messages as per-step": lambda t: t.__setitem__("messages_detail", "per-step"),
             "format /2": lambda t: t.__setitem__("format", "collsim-trace/2"),
+            "collective.servers zero": lambda t: t["scenario"]["collective"].__setitem__("servers", 0),
         }
         for what, breakage in breakages.items():
             with self.subTest(what):

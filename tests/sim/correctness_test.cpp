@@ -1,12 +1,16 @@
 // Every algorithm on real buffers, against a reference computed here from inputs chosen
 // here (small integers, so every exact result is representable and comparisons are exact).
-// p in {1,2,3,4,5,7,8,13,16,33}, counts {1, p-1, p, 1000, 1001}, several roots.
+// p in {1,2,3,4,5,7,8,13,16,33}, counts {1, p-1, p, 1000, 1001}, several roots; the
+// hierarchical allreduce over equal and unequal groups (blocks of group_size ranks, and
+// the zones of a platform file, also with ranks placed across them), the parameter server
+// with S in {1, 2, 3, p} servers.
 // Reduce-scatter and allgather cut the vector into split_evenly(count, p) chunks, written
 // out here: rank r's chunk r holds count/p elements, one more for r < count % p.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -90,7 +94,12 @@ long double expected_reduction(OpKind op, Dtype dtype, int p, size_t i) {
   return 0;
 }
 
-void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype, OpKind op, int root) {
+// Changes a test scenario (the groups of the hierarchical allreduce, the servers of the
+// parameter server, the platform) before it runs.
+using Adjust = std::function<void(Scenario&)>;
+
+void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype, OpKind op, int root,
+               const Adjust& adjust = {}) {
   CAPTURE(algorithm.name);
   CAPTURE(p);
   CAPTURE(count);
@@ -99,6 +108,10 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
   CAPTURE(root);
   Scenario s = make_scenario(algorithm.collective, algorithm.name, p, count, dtype, op, root);
   s.collective.segment = static_cast<double>(7 * dtype_size(dtype));  // many uneven pipeline segments
+  if (adjust) adjust(s);
+  CAPTURE(s.collective.group_size.value_or(0));
+  CAPTURE(s.collective.servers.value_or(1));
+  CAPTURE(s.topology);
   const auto run = simulate_in_child(s, test_input(algorithm.collective, op, p));
   REQUIRE_MESSAGE(run.exit_code == 0, run.error);
   size_t mismatches = 0;
@@ -153,9 +166,61 @@ void check_collective(Collective collective) {
   }
 }
 
+// Every op in float32, sum and avg in float64 and int32 (as check_collective does), or
+// only a float32 sum and an int32 avg.
+void check_ops(const AlgorithmInfo& algorithm, int p, size_t count, bool every_op, const Adjust& adjust) {
+  if (!every_op) {
+    check_run(algorithm, p, count, Dtype::float32, OpKind::sum, 0, adjust);
+    check_run(algorithm, p, count, Dtype::int32, OpKind::avg, 0, adjust);
+    return;
+  }
+  for (OpKind op : {OpKind::sum, OpKind::prod, OpKind::min, OpKind::max, OpKind::avg})
+    check_run(algorithm, p, count, Dtype::float32, op, 0, adjust);
+  for (Dtype dtype : {Dtype::float64, Dtype::int32})
+    for (OpKind op : {OpKind::sum, OpKind::avg}) check_run(algorithm, p, count, dtype, op, 0, adjust);
+}
+
+const int variant_ps[] = {1, 2, 3, 5, 7, 8, 13, 16};
+
 }  // namespace
 
 TEST_SUITE("sim") {
+  TEST_CASE("hierarchical allreduce: correct over blocks of group_size ranks, equal or not") {
+    const AlgorithmInfo& hierarchical = find_algorithm(Collective::allreduce, "hierarchical", "test");
+    // group sizes 2 and 3 give equal groups where they divide p and a smaller last group
+    // where they do not (p = 13: six of 2 and one of 1, four of 3 and one of 1); 1 gives
+    // groups of one rank, 5 a few large groups and a small one
+    for (int p : variant_ps)
+      for (int group_size : {1, 2, 3, 5})
+        for (size_t count : counts_for(p))
+          check_ops(hierarchical, p, count, group_size == 2 || group_size == 3,
+                    [group_size](Scenario& s) { s.collective.group_size = group_size; });
+  }
+  TEST_CASE("hierarchical allreduce: correct over a platform's zones, also with ranks placed across them") {
+    const AlgorithmInfo& hierarchical = find_algorithm(Collective::allreduce, "hierarchical", "test");
+    const std::string zones = COLLSIM_SOURCE_DIR "/topologies/two-zones.xml";  // host-0..7, host-8..15
+    // 16 ranks: 8 + 8; 12: 8 + 4; 5: all in the first zone
+    for (int p : {16, 12, 5})
+      for (size_t count : counts_for(p)) check_ops(hierarchical, p, count, p == 12, [&](Scenario& s) { s.topology = zones; });
+    // ranks alternate between the zones, then stay in the second: groups {0,2,4} and {1,3,5,6}
+    const std::vector<std::string> across{"host-0", "host-8", "host-1", "host-9", "host-2", "host-10", "host-11"};
+    for (size_t count : counts_for(7))
+      check_ops(hierarchical, 7, count, true, [&](Scenario& s) {
+        s.topology = zones;
+        s.placement = across;
+      });
+  }
+  TEST_CASE("parameter-server allreduce: correct with 1, 2, 3 and p servers") {
+    const AlgorithmInfo& server = find_algorithm(Collective::allreduce, "parameter-server", "test");
+    for (int p : variant_ps) {
+      std::set<int> counts_of_servers{1, 2, 3, p};
+      for (int servers : counts_of_servers) {
+        if (servers > p) continue;
+        for (size_t count : counts_for(p))
+          check_ops(server, p, count, servers == 2 || servers == p, [servers](Scenario& s) { s.collective.servers = servers; });
+      }
+    }
+  }
   TEST_CASE("allreduce algorithms give every rank the reduction of all inputs") { check_collective(Collective::allreduce); }
   TEST_CASE("reduce algorithms give the root the reduction of all inputs") { check_collective(Collective::reduce); }
   TEST_CASE("broadcast algorithms give every rank the root's input") { check_collective(Collective::broadcast); }

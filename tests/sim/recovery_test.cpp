@@ -1,6 +1,7 @@
 // Recovery checked against an independent reference: the training loop written out here
 // (plain gradient descent on the same data set), with everyone before the preemption and
-// only the survivors from the redone round on. And the per-epoch mailboxes: a message
+// only the survivors from the redone round on (by the ring, and by the hierarchical and
+// parameter-server allreduces, whose groups and servers change with the group). And the per-epoch mailboxes: a message
 // of an abandoned epoch is never delivered in a new one.
 #include <doctest/doctest.h>
 
@@ -51,12 +52,36 @@ Scenario preempted_training(int p, int rounds, RecoveryPolicy policy) {
 
 TEST_SUITE("sim") {
   TEST_CASE("after a preemption the survivors train exactly like a group of survivors from that round on") {
-    const int p = 5, rounds = 5, preempted = 2, from_round = 2;
-    const Scenario scenario = preempted_training(p, rounds, RecoveryPolicy::rebuild);
+    const int p = 5, rounds = 5, preempted = 2;
+    Scenario scenario = preempted_training(p, rounds, RecoveryPolicy::rebuild);
+    // Rank 2 is preempted when the first worker starts round 2. The ring's ranks all finish
+    // round 1 first, so the survivors take over at round 2.
+    int from_round = 2;
+    // The rebuilt group of 4 also changes the shape of these algorithms: blocks of 2 world
+    // ranks {0,1} {2,3} {4} leave unequal groups {0,1} {3} {4}; 5 servers become 4; of 3
+    // servers the preempted rank 2 was one, and ranks 0, 1, 3 serve instead.
+    SUBCASE("ring") {}
+    SUBCASE("hierarchical, group_size 2") {
+      scenario.collective.algorithm = "hierarchical";
+      scenario.collective.group_size = 2;
+      // Rank 4, a group of its own, has no allgather inside its group: it starts round 2
+      // while ranks 2 and 3 still allgather round 1, which the survivors then redo.
+      from_round = 1;
+    }
+    SUBCASE("parameter-server, 5 servers") {
+      scenario.collective.algorithm = "parameter-server";
+      scenario.collective.servers = 5;
+    }
+    SUBCASE("parameter-server, 3 servers") {
+      scenario.collective.algorithm = "parameter-server";
+      scenario.collective.servers = 3;
+    }
+    CAPTURE(scenario.collective.algorithm);
     const ChildOutcome child = run_in_child([&] {
       const SimResult result = run_simulation(scenario, {});
       nlohmann::json out{{"final_group", result.final_group}, {"losses", nlohmann::json::array()},
-                         {"identical", result.models_identical}, {"recoveries", result.recoveries.size()}};
+                         {"identical", result.models_identical}, {"recoveries", result.recoveries.size()},
+                         {"resumed_round", result.recoveries.empty() ? -1 : result.recoveries[0].round}};
       for (const auto& round : result.rounds) out["losses"].push_back(*round.loss);
       return out.dump();
     });
@@ -65,6 +90,7 @@ TEST_SUITE("sim") {
     CHECK(out["identical"] == true);
     CHECK(out["recoveries"] == 1);
     CHECK(out["final_group"] == std::vector<int>{0, 1, 3, 4});
+    CHECK(out["resumed_round"] == from_round);
 
     // Reference: gradient descent written out here, float32 gradients averaged in double.
     const LinearRegression data(64, 40 * p, scenario.seed);

@@ -1,12 +1,17 @@
 // On an ideal network without contention, simulated time equals the alpha-beta formula of
 // every registered algorithm, written out here from alpha and B (not taken from src/model);
 // the double binary tree's closed form holds at powers of two (elsewhere it is a bound).
+// The hierarchical allreduce also over blocks of group_size ranks and over the zones of
+// topologies/two-zones.xml (messages between the zones share its inter-rack link), the
+// parameter server with 1, 2, 3 and p servers.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "algorithms/registry.hpp"
 #include "sim/simulation.hpp"
@@ -58,6 +63,10 @@ double formula(Collective collective, const std::string& algorithm, int p, doubl
       if (algorithm == "rabenseifner")
         return 2.0 * floor_log2(p) * alpha + 2.0 * (pof2 - 1) / pof2 * n / B + (p == pof2 ? 0 : 2 * (alpha + n / B));
       if (algorithm == "direct") return alpha + (p - 1) * n / B;
+      // one zone and no group_size: one group, the ring's messages
+      if (algorithm == "hierarchical") return 2.0 * (p - 1) * (alpha + n / p / B);
+      // one server by default: the naive allreduce's flows
+      if (algorithm == "parameter-server") return 2.0 * (alpha + (p - 1) * n / B);
       if (algorithm == "binary-tree") {
         const double k = n / segment;
         const double steps = p == 2 ? k : 2 * k - 2 + heap_weighted_depth(p);
@@ -149,9 +158,80 @@ double time_64mib(Collective collective, const std::string& algorithm, int p) {
   return std::stod(outcome.output);
 }
 
+// One run of `elements` float32 on star:p (or `topology`), with its scenario adjusted.
+collsim::testing::ChildRun timed_run(const std::string& algorithm, int p, size_t elements,
+                                     const std::function<void(Scenario&)>& adjust) {
+  Scenario s = make_scenario(Collective::allreduce, algorithm, p, elements);
+  adjust(s);
+  auto run = simulate_in_child(s);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+  return run;
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
+  TEST_CASE("hierarchical on star:p with group_size: 2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha + n/(gGB))") {
+    const double alpha = 2e-6, B = 10e9;
+    // (p, g): G = p/g groups; g = p is one group (the ring), g = 1 a ring between single ranks
+    const std::pair<int, int> shapes[] = {{4, 2}, {8, 2}, {8, 4}, {12, 3}, {12, 4}, {16, 4}, {16, 8}, {16, 16}, {16, 1}};
+    for (const auto& [p, g] : shapes) {
+      CAPTURE(p);
+      CAPTURE(g);
+      const size_t elements = static_cast<size_t>(p) * 512;  // every chunk and part equal
+      const double n = static_cast<double>(elements) * 4;
+      const int groups = p / g;
+      const double want = 2.0 * (g - 1) * (alpha + n / g / B) + 2.0 * (groups - 1) * (alpha + n / g / groups / B);
+      const auto run = timed_run("hierarchical", p, elements, [g](Scenario& s) { s.collective.group_size = g; });
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+    }
+  }
+  TEST_CASE("hierarchical over the two zones of two-zones.xml: the 8 rings between them share the inter-rack link") {
+    // inside a zone: alpha 2 us, 10 GB/s; between: alpha 1 + 10 + 1 us, 1.25 GB/s per direction
+    const double alpha = 2e-6, B = 10e9, alpha_between = 12e-6, B_between = 1.25e9;
+    const size_t elements = 16 * 1024;
+    const double n = static_cast<double>(elements) * 4;
+    auto on_zones = [](int group_size) {
+      return [group_size](Scenario& s) {
+        s.topology = COLLSIM_SOURCE_DIR "/topologies/two-zones.xml";
+        if (group_size > 0) s.collective.group_size = group_size;
+      };
+    };
+    SUBCASE("groups from the zones: g = 8, G = 2, 8 messages on each half of the link") {
+      const double want = 2.0 * 7 * (alpha + n / 8 / B) + 2.0 * 1 * (alpha_between + n / 16 / (B_between / 8));
+      const auto run = timed_run("hierarchical", 16, elements, on_zones(0));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+    }
+    SUBCASE("group_size 4: G = 4 groups, each of the 4 rings crosses the link both ways once per step") {
+      const double want = 2.0 * 3 * (alpha + n / 4 / B) + 2.0 * 3 * (alpha_between + n / 16 / (B_between / 4));
+      const auto run = timed_run("hierarchical", 16, elements, on_zones(4));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+    }
+    SUBCASE("the ring over the same hosts pays the slow link at every step") {
+      const double want = 2.0 * 15 * (alpha_between + n / 16 / B_between);
+      const auto run = timed_run("ring", 16, elements, on_zones(0));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+    }
+  }
+  TEST_CASE("parameter-server on star:p: 2(alpha + (p-1) n/(SB)) for S = 1, 2, 3, p servers") {
+    const double alpha = 2e-6, B = 10e9;
+    for (int p : {2, 3, 4, 7, 8, 16}) {
+      for (int servers : {1, 2, 3, p}) {
+        if (servers > p) continue;
+        CAPTURE(p);
+        CAPTURE(servers);
+        const size_t elements = static_cast<size_t>(p) * 512 * 3;  // shards equal for S = 1, 2, 3 and p
+        const double n = static_cast<double>(elements) * 4;
+        const double want = 2.0 * (alpha + (p - 1) * n / servers / B);
+        const auto run = timed_run("parameter-server", p, elements, [servers](Scenario& s) { s.collective.servers = servers; });
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+      }
+    }
+  }
   TEST_CASE("simulated time equals the alpha-beta formula on generated stars") {
     check_timing("", 1e-6, 10e9, false);
   }

@@ -119,3 +119,39 @@ TEST_CASE("reduce-scatter and allgather: lower bound (p-1)/p n/B, busbw factor (
   CHECK(busbw_factor(Collective::reduce_scatter, 8) == doctest::Approx(7.0 / 8));
   CHECK(busbw_factor(Collective::allgather, 4) == doctest::Approx(0.75));
 }
+
+TEST_CASE("parameter server: push and pull, p-1 shards of n/S through a server's link each") {
+  ModelInput in = input(4, 1000);
+  // S = 1: the naive allreduce, 2 * (1us + 3 * 4us) = 26 us
+  CHECK(model_allreduce_parameter_server(in) == doctest::Approx(26e-6));
+  in.servers = 2;  // shards of 2000 B: 2 * (1us + 3 * 2us) = 14 us
+  CHECK(model_allreduce_parameter_server(in) == doctest::Approx(14e-6));
+  in.servers = 4;  // shards of 1000 B: 2 * (1us + 3 * 1us) = 8 us, like a direct reduce-scatter + allgather
+  CHECK(model_allreduce_parameter_server(in) == doctest::Approx(8e-6));
+  in.servers = 3;  // 1000 elements over 3 shards: the largest of 334 elements = 1336 B
+  CHECK(model_allreduce_parameter_server(in) == doctest::Approx(2 * (1e-6 + 3 * 1336e-9)));
+  in.servers = 9;  // more servers than ranks (a shrunken group): every rank serves
+  CHECK(model_allreduce_parameter_server(in) == doctest::Approx(8e-6));
+  CHECK(model_allreduce_parameter_server(input(1, 1000)) == 0);
+}
+
+TEST_CASE("hierarchical: 2(g-1) steps of n/g inside, 2(G-1) steps of n/(gG) between") {
+  ModelInput in = input(8, 1200);  // n = 4800 B
+  // no groups given: one group of 8, the ring: 14 * (1us + 600 ns)
+  CHECK(model_allreduce_hierarchical(in) == doctest::Approx(14 * 1.6e-6));
+  CHECK(model_allreduce_hierarchical(in) == doctest::Approx(model_allreduce_ring(in)));
+  // 2 groups of 4: 6 * (1us + 1200 ns) inside, 2 * (5us + 600 B / (2 GB/s / 4)) between
+  in.group_sizes = {4, 4};
+  in.inter = SharedRoutes{5e-6, 2e9, 4};
+  CHECK(model_allreduce_hierarchical(in) == doctest::Approx(6 * 2.2e-6 + 2 * (5e-6 + 1.2e-6)));
+  // groups of one: a ring between the 8 groups, of the whole vector: 14 * (5us + 600 B / 0.5 GB/s)
+  in.group_sizes = std::vector<int>(8, 1);
+  CHECK(model_allreduce_hierarchical(in) == doctest::Approx(14 * (5e-6 + 1.2e-6)));
+  // unequal groups 3 and 5 (an estimate): inside, the group of 5 (4 steps of 240 elements)
+  // is slower than the group of 3 (2 steps of 400); between, pieces of 240, 160, 80, 240,
+  // 80, 160, 240 elements cut in 2: 120 elements = 480 B at most
+  in.group_sizes = {3, 5};
+  in.inter = SharedRoutes{5e-6, 2e9, 1};
+  CHECK(model_allreduce_hierarchical(in) == doctest::Approx(2 * 4 * (1e-6 + 960e-9) + 2 * (5e-6 + 240e-9)));
+  CHECK(model_allreduce_hierarchical(input(1, 1000)) == 0);
+}

@@ -58,3 +58,28 @@ TEST_CASE("--set overrides nested fields, creating objects and parsing values") 
   CHECK_THROWS_AS(apply_override(doc, "novalue"), InputError);
   CHECK_THROWS_AS(apply_override(doc, "a..b=1"), InputError);
 }
+
+TEST_CASE("collective.servers and collective.group_size: integers, servers at most the workers, echoed when used") {
+  const auto s = parse_scenario(
+      json::parse(R"({"workers": 8, "collective": {"algorithm": "parameter-server", "servers": 3, "group_size": 4}})"), "");
+  CHECK(s.collective.servers == 3);
+  CHECK(s.collective.group_size == 4);
+  const json echoed = scenario_to_json(s, 8, "star:8")["collective"];
+  CHECK(echoed["servers"] == 3);
+  CHECK(echoed["group_size"] == 4);
+  // the default server count is recorded for a parameter server, nothing for the ring
+  const auto ps = parse_scenario(json::parse(R"({"collective": {"algorithm": "parameter-server"}})"), "");
+  CHECK(scenario_to_json(ps, 8, "star:8")["collective"]["servers"] == 1);
+  const json ring = scenario_to_json(parse_scenario(json::object(), ""), 8, "star:8")["collective"];
+  CHECK_FALSE(ring.contains("servers"));
+  CHECK_FALSE(ring.contains("group_size"));
+
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 8, "collective": {"servers": 9}})"), ""),
+                       doctest::Contains("collective.servers: 9 servers for 8 workers; allowed: 1 to 8"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"servers": 0}})"), ""),
+                       doctest::Contains("collective.servers: 0 is out of range"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"group_size": 0}})"), ""),
+                       doctest::Contains("collective.group_size: 0 is out of range"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"group_size": "four"}})"), ""),
+                       doctest::Contains("collective.group_size: must be an integer"), InputError);
+}

@@ -5,6 +5,7 @@
 
 #include "sim/link_usage.hpp"
 #include "util/errors.hpp"
+#include "viz/palette.hpp"
 #include "viz/step_through.hpp"
 #include "viz/svg.hpp"
 
@@ -50,6 +51,15 @@ nlohmann::json ring_messages(int p, double size) {
 }
 
 }  // namespace
+
+TEST_CASE("the phases whose messages the receiver reduces, and their fixed colours") {
+  for (const char* phase : {"reduce-scatter", "reduce", "inter-reduce-scatter", "push"}) CHECK(phase_reduces(phase));
+  for (const char* phase : {"allgather", "broadcast", "inter-allgather", "pull", "fold"}) CHECK_FALSE(phase_reduces(phase));
+  // a parameter server's push looks like a reduce, its pull like a broadcast
+  const Palette palette({"reduce", "push", "broadcast", "pull"});
+  CHECK(palette.color(1) == palette.color(0));
+  CHECK(palette.color(3) == palette.color(2));
+}
 
 TEST_CASE("nice ticks are round numbers inside the range") {
   CHECK(nice_ticks(0, 11.77e-3, 10) == std::vector<double>{0, 2e-3, 4e-3, 6e-3, 8e-3, 10e-3});

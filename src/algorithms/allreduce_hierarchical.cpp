@@ -1,0 +1,46 @@
+// Hierarchical allreduce (as in NCCL's and Horovod's two-level schemes): the ranks form
+// locality groups (a platform zone each, or blocks of collective.group_size ranks).
+// 1. ring reduce-scatter inside each group: member i ends with chunk i of its group;
+// 2. ring allreduce of each chunk among the members that hold it, one per group (g such
+//    rings at once, each over the G groups): only n/g bytes per rank cross between groups;
+// 3. ring allgather inside each group.
+// G groups of g ranks: 2(g-1)(alpha + n/(gB)) inside, 2(G-1)(alpha' + n/(gGB')) between.
+// Groups of different sizes cut the vector differently: then each piece that lies in one
+// chunk of every group is allreduced by its owners (hierarchy.hpp), which is the same
+// algorithm when the groups are equal. One group is the ring; groups of one rank, a ring
+// over all ranks of the whole vector.
+#include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
+
+namespace collsim {
+
+// hierarchical-begin
+void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  std::vector<int> locality;
+  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
+  const HierarchyPlan plan = plan_hierarchy(locality_groups(locality), buf.size());
+  const auto [group, local] = plan.place(comm.rank());
+  const int groups = static_cast<int>(plan.groups.size());
+
+  // 1. reduce-scatter inside my group: I end with chunk `local` of my group's cut
+  const RingTask inside{plan.groups[group], local, plan.group_chunks[group]};
+  rings_reduce_scatter(comm, buf, *args.op, {inside}, "reduce-scatter");
+
+  // 2. allreduce each piece of my chunk with its owners in the other groups: one ring over
+  //    the groups per piece (one piece when the groups are equal), all of them at once
+  std::vector<RingTask> across;
+  for (const HierarchyPlan::Piece& piece : plan.pieces) {
+    if (piece.owners[group] != comm.rank()) continue;
+    std::vector<Chunk> parts = split_evenly(piece.span.count, groups);
+    for (Chunk& part : parts) part.offset += piece.span.offset;
+    across.push_back({piece.owners, group, parts});
+  }
+  rings_reduce_scatter(comm, buf, *args.op, across, "inter-reduce-scatter");
+  rings_allgather(comm, buf, across, "inter-allgather");
+
+  // 3. allgather inside my group: every member passes on its complete chunk
+  rings_allgather(comm, buf, {inside}, "allgather");
+}
+// hierarchical-end
+
+}  // namespace collsim

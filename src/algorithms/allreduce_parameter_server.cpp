@@ -1,0 +1,57 @@
+// Parameter-server allreduce (Li et al. 2014; the pattern allreduce replaced in data-parallel
+// training): S servers, co-located on ranks 0 .. S-1 (each also a worker), each own one of
+// S shards of the vector. Push: every rank sends shard s to server s, all at once, and
+// server s reduces the p contributions; pull: server s sends the reduced shard to every
+// rank. On a star the p-1 flows into (then out of) a server share its link:
+// 2 (alpha + (p-1) n/(S B)). S = 1 is the naive allreduce; S = p a direct reduce-scatter
+// and allgather, bandwidth-optimal.
+#include <cstring>
+
+#include "algorithms/algorithms.hpp"
+
+namespace collsim {
+
+// parameter-server-begin
+void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const int p = comm.size();
+  const int r = comm.rank();
+  const int servers = servers_in_group(args.servers, p);
+  const auto shards = split_evenly(buf.size(), servers);  // shard s lives on server s
+  auto shard = [&](int s) { return buf.view(shards[s].offset, shards[s].count); };
+  const bool server = r < servers;
+
+  // 1. push: send shard s to server s; as a server, receive every other rank's copy of mine
+  comm.label("push", 0);
+  std::vector<Buffer> pushed(static_cast<size_t>(p));
+  std::vector<Request> transfers;
+  if (server)
+    for (int q = 0; q < p; ++q)
+      if (q != r) {
+        pushed[q] = Buffer(buf.dtype(), shards[r].count);
+        transfers.push_back(comm.irecv(q, pushed[q].all()));
+      }
+  for (int s = 0; s < servers; ++s)
+    if (s != r) transfers.push_back(comm.isend(s, shard(s)));
+  comm.wait_all(transfers);
+
+  // the server reduces in rank order, x0 op x1 op ... op x(p-1), so every rank gets the same bits
+  if (server) {
+    pushed[r] = Buffer(buf.dtype(), shards[r].count);
+    std::memcpy(pushed[r].data(), shard(r).data, shard(r).bytes());
+    for (int q = 1; q < p; ++q) args.op->combine(pushed[0].all(), pushed[q].all());
+    std::memcpy(shard(r).data, pushed[0].data(), shard(r).bytes());
+  }
+
+  // 2. pull: as a server, send my reduced shard to every rank; receive every other shard
+  comm.label("pull", 0);
+  transfers.clear();
+  if (server)
+    for (int q = 0; q < p; ++q)
+      if (q != r) transfers.push_back(comm.isend(q, shard(r)));
+  for (int s = 0; s < servers; ++s)
+    if (s != r) transfers.push_back(comm.irecv(s, shard(s)));
+  comm.wait_all(transfers);
+}
+// parameter-server-end
+
+}  // namespace collsim

@@ -1,0 +1,49 @@
+#pragma once
+// The arithmetic of the hierarchical allreduce, shared by the algorithm, its cost formula
+// and the simulation's route analysis: the locality groups, the chunk each member answers
+// for inside its group, and the pieces that the groups then allreduce with each other.
+#include <cstddef>
+#include <vector>
+
+#include "algorithms/chunks.hpp"
+
+namespace collsim {
+
+// Ranks that share a locality id form a group: each group's ranks in rank order, groups in
+// the order of their lowest rank. locality[r] is rank r's id (any integers).
+std::vector<std::vector<int>> locality_groups(const std::vector<int>& locality);
+
+// Groups of consecutive ranks with these sizes (what the cost formula needs: the plan
+// below depends on the sizes only).
+std::vector<std::vector<int>> consecutive_groups(const std::vector<int>& sizes);
+
+// Consecutive blocks of `block` ranks out of p; the last one holds the rest.
+std::vector<int> block_sizes(int p, int block);
+
+// Where every element goes. Member i of group k first answers for chunk i of
+// split_evenly(count, g_k) (its group's reduce-scatter). The groups' cuts differ when their
+// sizes differ, so the vector is cut at every group's chunk boundaries into pieces; each
+// piece lies inside one chunk of every group, and its owners (one per group, in group
+// order) allreduce it with each other. With equal groups the pieces are the chunks and
+// piece i's owners are the members of local index i.
+struct HierarchyPlan {
+  struct Piece {
+    Chunk span;
+    std::vector<int> owners;  // one rank per group, in group order
+  };
+  std::vector<std::vector<int>> groups;
+  std::vector<std::vector<Chunk>> group_chunks;  // [group][local index]
+  std::vector<Piece> pieces;                     // non-empty, in vector order
+
+  // The group of `rank` and its index inside it.
+  struct Place {
+    int group = 0;
+    int local = 0;
+  };
+  Place place(int rank) const;
+  bool even() const;  // every group the same size
+};
+
+HierarchyPlan plan_hierarchy(std::vector<std::vector<int>> groups, size_t count);
+
+}  // namespace collsim
