@@ -1,0 +1,188 @@
+"""Lab 3 (docs/labs/lab3-topology-matters.md): every command of the page runs, and every
+figure it quotes is checked against the alpha-beta arithmetic written out here.
+
+    COLLSIM=build/collsim /usr/bin/python3 -m unittest test_lab3 -v   (from tests/cli)
+"""
+import csv
+import json
+import re
+import unittest
+
+from labs_common import REPO, figures_in_page, page_text, run_lab_commands
+
+PAGE, ANSWERS = "lab3-topology-matters.md", "answers-lab3.md"
+N, P, MIB = 64 * 2**20, 16, 2**20
+US = 1e-6
+
+
+def ring(alpha, bandwidth, n=N, p=P, sharing=1):
+    return 2 * (p - 1) * (alpha + sharing * n / p / bandwidth)
+
+
+def hierarchical(alpha_in, b_in, alpha_out, b_out, n=N, g=8, groups=2):
+    # g rings of n/(g groups) between the groups share the link: g messages at a time
+    return 2 * (g - 1) * (alpha_in + n / g / b_in) + 2 * (groups - 1) * (alpha_out + g * n / (g * groups) / b_out)
+
+
+STAR = ring(2 * US, 10e9)
+RACKS = ring(12 * US, 1.25e9)
+ALTERNATING = ring(12 * US, 1.25e9, sharing=8)
+RACKS_HIER = hierarchical(2 * US, 10e9, 12 * US, 1.25e9)
+NODES = ring(5 * US, 12.5e9)
+NODES_HIER = hierarchical(1 * US, 100e9, 5 * US, 12.5e9)
+
+
+class Lab3(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        run_lab_commands(PAGE)
+        out = REPO / "out" / "labs"
+        cls.t = {name: json.loads((out / f"lab3-{name}.json").read_text())
+                 for name in ("star", "two-racks", "alternating", "two-racks-hierarchical", "nodes",
+                              "nodes-hierarchical", "auto")}
+        with open(out / "lab3-sizes.csv") as table:
+            cls.sizes = {(row["topology"], row["collective.algorithm"], int(float(row["collective.size"]))):
+                         float(row["collective_time"]) for row in csv.DictReader(table)}
+        cls.html = " ".join(re.sub(r"<[^>]+>", " ", (out / "lab3-two-racks.html").read_text()).split())
+        cls.page = figures_in_page(PAGE)
+        cls.answers = " ".join(page_text(ANSWERS).split())
+
+    def assertClose(self, expected, actual, rel=1e-6):
+        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
+
+    def assertQuoted(self, text, where="page"):
+        self.assertTrue(text in getattr(self, where), f"{where} does not say '{text}'")
+
+    def time(self, name):
+        return self.t[name]["summary"]["collective_time"]
+
+    def test_one_switch(self):
+        self.assertClose(STAR, self.time("star"))
+        self.assertClose(12.64e-3, STAR, rel=1e-3)
+        self.assertQuoted("the ring takes 12.64 ms, 99.5% of the lower bound")
+        s = self.t["star"]["summary"]
+        self.assertEqual(s["lower_bound"], s["topology_bound"])
+        self.assertClose(0.995, s["efficiency"], rel=1e-3)
+        self.assertClose(STAR, self.sizes[("star:16", "hierarchical", N)])
+
+    def test_two_racks_ring_is_paced_by_the_slow_link(self):
+        self.assertClose(RACKS, self.time("two-racks"))
+        self.assertClose(101.0e-3, RACKS, rel=1e-3)
+        self.assertQuoted("101.0 ms = 30 x (12 us + 4 MiB / 1.25 GB/s), eight times the star")
+        self.assertClose(8, RACKS / STAR, rel=0.01)
+        s = self.t["two-racks"]["summary"]
+        self.assertClose(N / 1.25e9, s["topology_bound"])
+        self.assertClose(53.69e-3, s["topology_bound"], rel=1e-3)
+        self.assertIn("inter-rack_UP", s["topology_cut"]["bottleneck_links"])
+        self.assertQuoted("through inter-rack_UP")
+        self.assertClose(0.531, s["topology_efficiency"], rel=1e-3)
+        self.assertQuoted("The ring reaches 53.1% of it")
+        self.assertQuoted("1.875 n")
+        self.assertClose(1.875, 2 * (P - 1) / P)
+
+    def test_the_report_shows_the_bottleneck_link(self):
+        self.assertQuoted("inter-rack_UP: 100% of 1.25 GB/s from 0 s to 101 ms", "html")
+        self.assertQuoted("inter-rack_DOWN: 100% of 1.25 GB/s from 0 s to 101 ms", "html")
+        links = {l["name"]: l for l in self.t["two-racks"]["links"]["list"]}
+        busy = {name: l["bytes"] / (l["bandwidth"] * self.time("two-racks")) for name, l in links.items()}
+        self.assertEqual({"inter-rack_UP", "inter-rack_DOWN"}, {n for n, b in busy.items() if b > 0.99})
+        host_links = [b for n, b in busy.items() if "link_" in n]
+        self.assertClose(0.125, max(host_links), rel=0.01)
+        self.assertEqual(30 * 4 * MIB, links["inter-rack_UP"]["bytes"])
+        self.assertQuoted("(30 chunks of 4 MiB, 120 MiB each)")
+        self.assertQuoted("on average they are busy 12.5% of the time, in bursts of 0.42 ms per 3.37 ms step")
+        self.assertClose(0.42e-3, 4 * MIB / 10e9, rel=0.01)
+        self.assertClose(3.37e-3, 12 * US + 4 * MIB / 1.25e9, rel=0.01)
+
+    def test_alternating_placement(self):
+        self.assertClose(ALTERNATING, self.time("alternating"))
+        self.assertClose(805.7e-3, ALTERNATING, rel=1e-4)
+        self.assertQuoted("805.7 ms, 8 times slower again")
+        self.assertClose(self.t["two-racks"]["summary"]["topology_bound"],
+                         self.t["alternating"]["summary"]["topology_bound"])
+
+    def test_hierarchical_on_two_racks(self):
+        self.assertClose(RACKS_HIER, self.time("two-racks-hierarchical"))
+        self.assertClose(65.48e-3, RACKS_HIER, rel=1e-4)
+        self.assertQuoted("65.48 ms, 1.54 times faster than the ring and 82.0% of the topology bound")
+        self.assertClose(1.54, RACKS / RACKS_HIER, rel=3e-3)
+        self.assertClose(0.820, N / 1.25e9 / RACKS_HIER, rel=1e-3)
+        self.assertClose(0.84e-3, 2 * US + 8 * MIB / 10e9, rel=0.01)
+        self.assertClose(26.86e-3, 12 * US + 8 * 4 * MIB / 1.25e9, rel=1e-3)
+        self.assertQuoted("14 steps of 8 MiB inside the racks (0.84 ms each) and 2 steps in which 8 messages of 4 MiB share the slow link (26.86 ms each)")
+
+    def test_two_nodes_of_eight_devices(self):
+        self.assertClose(NODES, self.time("nodes"))
+        self.assertClose(NODES_HIER, self.time("nodes-hierarchical"))
+        s = self.t["nodes"]["summary"]
+        self.assertClose(N / 12.5e9, s["topology_bound"])
+        self.assertIn("node-0-nic_UP", s["topology_cut"]["bottleneck_links"])
+        self.assertQuoted("the ring takes 10.22 ms = 30 x (5 us + 4 MiB / 12.5 GB/s)")
+        self.assertQuoted("the topology bound is 5.369 ms through a NIC (`node-0-nic_UP`)")
+        self.assertQuoted("takes 6.567 ms (81.8% of it), 1.56 times faster than the ring")
+        self.assertClose(10.22e-3, NODES, rel=1e-3)
+        self.assertClose(5.369e-3, N / 12.5e9, rel=1e-3)
+        self.assertClose(6.567e-3, NODES_HIER, rel=1e-3)
+        self.assertClose(0.818, N / 12.5e9 / NODES_HIER, rel=1e-3)
+        self.assertClose(1.56, NODES / NODES_HIER, rel=3e-3)
+
+    def test_small_messages_favour_the_hierarchy_more(self):
+        n = 4096
+        ring_racks = self.sizes[("topologies/two-zones.xml", "ring", n)]
+        hier_racks = self.sizes[("topologies/two-zones.xml", "hierarchical", n)]
+        self.assertClose(ring(12 * US, 1.25e9, n=n), ring_racks)
+        self.assertClose(hierarchical(2 * US, 10e9, 12 * US, 1.25e9, n=n), hier_racks)
+        self.assertQuoted("6.5 times faster on the two racks (56.0 us against 366.1 us)")
+        self.assertClose(6.5, ring_racks / hier_racks, rel=0.01)
+        self.assertClose(56.0e-6, hier_racks, rel=1e-3)
+        self.assertClose(366.1e-6, ring_racks, rel=1e-3)
+        ring_nodes = self.sizes[("nodes:2:8", "ring", n)]
+        hier_nodes = self.sizes[("nodes:2:8", "hierarchical", n)]
+        self.assertClose(ring(5 * US, 12.5e9, n=n), ring_nodes)
+        self.assertClose(hierarchical(1 * US, 100e9, 5 * US, 12.5e9, n=n), hier_nodes)
+        self.assertQuoted("6.2 times faster (24.4 us against 150.6 us)")
+        self.assertClose(6.2, ring_nodes / hier_nodes, rel=0.01)
+        self.assertClose(24.4e-6, hier_nodes, rel=2e-3)
+        self.assertClose(150.6e-6, ring_nodes, rel=1e-3)
+        # the hierarchy wins at every size on both networks, and never loses on the star
+        for topology in ("topologies/two-zones.xml", "nodes:2:8"):
+            for (t, algorithm, size), value in self.sizes.items():
+                if t == topology and algorithm == "ring":
+                    self.assertLess(self.sizes[(t, "hierarchical", size)], value)
+
+    def test_auto_by_simulation_sees_the_contention(self):
+        auto = self.t["auto"]["auto"]
+        self.assertEqual("hierarchical", auto["chosen"])
+        rows = {c["algorithm"]: c for c in auto["candidates"]}
+        raben = rows["rabenseifner"]
+        self.assertClose(100.8e-3, raben["model_time"], rel=1e-3)
+        self.assertClose(435.4e-3, raben["simulated_time"], rel=1e-4)
+        self.assertQuoted("Rabenseifner's formula says 100.8 ms")
+        self.assertQuoted("it takes 435.4 ms")
+        # its first and last steps: 8 messages of n/2 through one direction of the slow link
+        self.assertClose(214.8e-3, 12 * US + 8 * (N / 2) / 1.25e9, rel=1e-3)
+        self.assertQuoted("1.25 GB/s = 214.8 ms", "answers")
+        self.assertQuoted("4.3 times the formula", "answers")
+        self.assertClose(4.3, raben["simulated_time"] / raben["model_time"], rel=0.01)
+
+    def test_answers_arithmetic(self):
+        self.assertClose(3.367e-3, 12 * US + 4 * MIB / 1.25e9, rel=1e-3)
+        self.assertQuoted("= 3.367 ms", "answers")
+        self.assertClose(0.421e-3, 2 * US + 4 * MIB / 10e9, rel=2e-3)
+        self.assertQuoted("30 x 0.421 ms", "answers")
+        self.assertClose(11.77e-3, 14 * (2 * US + 8 * MIB / 10e9), rel=1e-3)
+        self.assertClose(53.71e-3, 2 * (12 * US + 8 * 4 * MIB / 1.25e9), rel=1e-3)
+        self.assertQuoted("= 11.77 ms inside the racks", "answers")
+        self.assertQuoted("= 53.71 ms between them: 65.48 ms", "answers")
+        self.assertClose(26.86e-3, 12 * US + 8 * 4 * MIB / 1.25e9, rel=1e-3)
+
+    def test_pictures_are_committed_and_current(self):
+        out = REPO / "out" / "labs"
+        for name in ("lab3-sizes.svg", "lab3-two-racks-hierarchical.svg"):
+            committed = REPO / "docs" / "labs" / "pictures" / name
+            self.assertEqual((out / name).read_text(), committed.read_text(),
+                             f"{committed} is stale: run the lab's commands and copy out/labs/{name}")
+
+
+if __name__ == "__main__":
+    unittest.main()
