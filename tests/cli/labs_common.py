@@ -6,6 +6,7 @@ one of them (outputs go to out/labs/, which git ignores) and returns their stdou
 that each test then checks the page's claims against what the commands produced.
 """
 import os
+import unittest
 import re
 import shlex
 import subprocess
@@ -53,3 +54,34 @@ def figures_in_page(name):
     """The page's text with every run of white space made one space, for checking that a
     figure the test computed is the one the page quotes (line breaks do not matter)."""
     return " ".join(page_text(name).split())
+
+
+OUT = REPO / "out" / "labs"
+
+
+def rows_of(name):
+    """The rows of a results table the commands wrote to out/labs/."""
+    import csv
+    with open(OUT / name) as f:
+        return list(csv.DictReader(f))
+
+
+def fmt_time(seconds):
+    """Six significant digits, as the pages write them."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.6g} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.6g} ms"
+    return f"{seconds:.6g} s"
+
+
+class LabTest(unittest.TestCase):
+    """Assertions every lab test uses; subclasses set self.page and self.answers (texts
+    flattened by figures_in_page)."""
+
+    def assertClose(self, expected, actual, rel=1e-6):
+        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
+
+    def assertQuoted(self, figure, where=("page", "answers")):
+        for name in (where,) if isinstance(where, str) else where:
+            self.assertIn(figure, getattr(self, name), f"{name} should quote {figure!r}")

@@ -14,11 +14,10 @@ import unittest
 from pathlib import Path
 
 import labs_common
-from labs_common import REPO, COLLSIM
+from labs_common import REPO, COLLSIM, OUT, fmt_time, rows_of
 
 PAGE = "lab1-reduce-and-broadcast.md"
 ANSWERS = "answers-lab1.md"
-OUT = REPO / "out" / "labs"
 P, ALPHA, B, O = 16, 2e-6, 10e9, 1e-6   # star:16: two 1 us, 10 GB/s links per route; o = 1 us
 SEG = 1 << 20                           # 1 MiB segments
 MiB, KiB = 1 << 20, 1 << 10
@@ -45,18 +44,8 @@ def formula(kind, algorithm, n, o=O):
     raise ValueError(algorithm)
 
 
-def fmt_time(seconds):
-    """Six significant digits, as the page writes them."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.6g} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.6g} ms"
-    return f"{seconds:.6g} s"
 
 
-def rows_of(name):
-    with open(OUT / name) as f:
-        return list(csv.DictReader(f))
 
 
 def time_of(rows, kind, algorithm, n):
@@ -65,16 +54,14 @@ def time_of(rows, kind, algorithm, n):
     return float(row["collective_time"])
 
 
-def flat(text):
-    return re.sub(r"\s+", " ", text)
 
 
-class Lab1(unittest.TestCase):
+class Lab1(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = labs_common.run_lab_commands(PAGE)
-        cls.page = flat(labs_common.page_text(PAGE))
-        cls.answers = flat(labs_common.page_text(ANSWERS))
+        cls.page = labs_common.figures_in_page(PAGE)
+        cls.answers = labs_common.figures_in_page(ANSWERS)
         cls.broadcast = rows_of("lab1-broadcast.csv")
         cls.reduce = rows_of("lab1-reduce.csv")
         cls.crossover = rows_of("lab1-crossover.csv")
@@ -84,13 +71,6 @@ class Lab1(unittest.TestCase):
             row["collective.kind"] = "reduce"
         cls.traces = {name: json.loads((OUT / f"lab1-{name}.json").read_text())
                       for name in ("flat-o1", "flat-o0", "pipeline-5MiB")}
-
-    def assertClose(self, expected, actual, rel=1e-6):
-        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
-
-    def assertQuoted(self, figure, where=("page", "answers")):
-        for name in where:
-            self.assertIn(figure, getattr(self, name), f"{name} should quote {figure!r}")
 
     def sim(self, kind, algorithm, n):
         return time_of(self.reduce if kind == "reduce" else self.broadcast, kind, algorithm, n)

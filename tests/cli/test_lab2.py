@@ -14,11 +14,10 @@ import unittest
 from pathlib import Path
 
 import labs_common
-from labs_common import REPO, COLLSIM
+from labs_common import REPO, COLLSIM, OUT, fmt_time, rows_of
 
 PAGE = "lab2-bandwidth-optimality.md"
 ANSWERS = "answers-lab2.md"
-OUT = REPO / "out" / "labs"
 ALPHA, B = 2e-6, 10e9          # star:P: two 1 us, 10 GB/s links per route
 MiB = 1 << 20
 N = 64 * MiB
@@ -45,13 +44,6 @@ def busbw(p, t, n=N):
     return 2 * (p - 1) / p * n / t
 
 
-def fmt_time(seconds):
-    """Six significant digits, as the page writes them."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.6g} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.6g} ms"
-    return f"{seconds:.6g} s"
 
 
 def fmt_rate(bytes_per_second, digits=4):
@@ -73,32 +65,20 @@ def size_of(text):
     return int(text)
 
 
-def rows_of(name):
-    with open(OUT / name) as f:
-        return list(csv.DictReader(f))
 
 
-def flat(text):
-    return re.sub(r"\s+", " ", text)
 
 
-class Lab2(unittest.TestCase):
+class Lab2(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = labs_common.run_lab_commands(PAGE)
-        cls.page = flat(labs_common.page_text(PAGE))
-        cls.answers = flat(labs_common.page_text(ANSWERS))
+        cls.page = labs_common.figures_in_page(PAGE)
+        cls.answers = labs_common.figures_in_page(ANSWERS)
         cls.main = {(r["collective.algorithm"], int(r["workers"])): r for r in rows_of("lab2.csv")}
         cls.sizes = {(size_of(r["collective.size"]), int(r["workers"])): r for r in rows_of("lab2-ring-sizes.csv")}
         cls.p52 = json.loads((OUT / "lab2-ring-1MiB-p52.json").read_text())
         cls.p53 = json.loads((OUT / "lab2-ring-1MiB-p53.json").read_text())
-
-    def assertClose(self, expected, actual, rel=1e-6):
-        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
-
-    def assertQuoted(self, figure, where=("page", "answers")):
-        for name in where:
-            self.assertIn(figure, getattr(self, name), f"{name} should quote {figure!r}")
 
     def time(self, algorithm, p):
         return float(self.main[(algorithm, p)]["collective_time"])

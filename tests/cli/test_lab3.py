@@ -8,7 +8,7 @@ import json
 import re
 import unittest
 
-from labs_common import REPO, figures_in_page, page_text, run_lab_commands
+from labs_common import REPO, LabTest, figures_in_page, run_lab_commands
 
 PAGE, ANSWERS = "lab3-topology-matters.md", "answers-lab3.md"
 N, P, MIB = 64 * 2**20, 16, 2**20
@@ -32,7 +32,7 @@ NODES = ring(5 * US, 12.5e9)
 NODES_HIER = hierarchical(1 * US, 100e9, 5 * US, 12.5e9)
 
 
-class Lab3(unittest.TestCase):
+class Lab3(LabTest):
     @classmethod
     def setUpClass(cls):
         run_lab_commands(PAGE)
@@ -45,13 +45,7 @@ class Lab3(unittest.TestCase):
                          float(row["collective_time"]) for row in csv.DictReader(table)}
         cls.html = " ".join(re.sub(r"<[^>]+>", " ", (out / "lab3-two-racks.html").read_text()).split())
         cls.page = figures_in_page(PAGE)
-        cls.answers = " ".join(page_text(ANSWERS).split())
-
-    def assertClose(self, expected, actual, rel=1e-6):
-        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
-
-    def assertQuoted(self, text, where="page"):
-        self.assertTrue(text in getattr(self, where), f"{where} does not say '{text}'")
+        cls.answers = figures_in_page(ANSWERS)
 
     def time(self, name):
         return self.t[name]["summary"]["collective_time"]
@@ -59,7 +53,7 @@ class Lab3(unittest.TestCase):
     def test_one_switch(self):
         self.assertClose(STAR, self.time("star"))
         self.assertClose(12.64e-3, STAR, rel=1e-3)
-        self.assertQuoted("the ring takes 12.64 ms, 99.5% of the lower bound")
+        self.assertQuoted("the ring takes 12.64 ms, 99.5% of the lower bound", "page")
         s = self.t["star"]["summary"]
         self.assertEqual(s["lower_bound"], s["topology_bound"])
         self.assertClose(0.995, s["efficiency"], rel=1e-3)
@@ -68,16 +62,16 @@ class Lab3(unittest.TestCase):
     def test_two_racks_ring_is_paced_by_the_slow_link(self):
         self.assertClose(RACKS, self.time("two-racks"))
         self.assertClose(101.0e-3, RACKS, rel=1e-3)
-        self.assertQuoted("101.0 ms = 30 x (12 us + 4 MiB / 1.25 GB/s), eight times the star")
+        self.assertQuoted("101.0 ms = 30 x (12 us + 4 MiB / 1.25 GB/s), eight times the star", "page")
         self.assertClose(8, RACKS / STAR, rel=0.01)
         s = self.t["two-racks"]["summary"]
         self.assertClose(N / 1.25e9, s["topology_bound"])
         self.assertClose(53.69e-3, s["topology_bound"], rel=1e-3)
         self.assertIn("inter-rack_UP", s["topology_cut"]["bottleneck_links"])
-        self.assertQuoted("through inter-rack_UP")
+        self.assertQuoted("through inter-rack_UP", "page")
         self.assertClose(0.531, s["topology_efficiency"], rel=1e-3)
-        self.assertQuoted("The ring reaches 53.1% of it")
-        self.assertQuoted("1.875 n")
+        self.assertQuoted("The ring reaches 53.1% of it", "page")
+        self.assertQuoted("1.875 n", "page")
         self.assertClose(1.875, 2 * (P - 1) / P)
 
     def test_the_report_shows_the_bottleneck_link(self):
@@ -89,27 +83,27 @@ class Lab3(unittest.TestCase):
         host_links = [b for n, b in busy.items() if "link_" in n]
         self.assertClose(0.125, max(host_links), rel=0.01)
         self.assertEqual(30 * 4 * MIB, links["inter-rack_UP"]["bytes"])
-        self.assertQuoted("(30 chunks of 4 MiB, 120 MiB each)")
-        self.assertQuoted("on average they are busy 12.5% of the time, in bursts of 0.42 ms per 3.37 ms step")
+        self.assertQuoted("(30 chunks of 4 MiB, 120 MiB each)", "page")
+        self.assertQuoted("on average they are busy 12.5% of the time, in bursts of 0.42 ms per 3.37 ms step", "page")
         self.assertClose(0.42e-3, 4 * MIB / 10e9, rel=0.01)
         self.assertClose(3.37e-3, 12 * US + 4 * MIB / 1.25e9, rel=0.01)
 
     def test_alternating_placement(self):
         self.assertClose(ALTERNATING, self.time("alternating"))
         self.assertClose(805.7e-3, ALTERNATING, rel=1e-4)
-        self.assertQuoted("805.7 ms, 8 times slower again")
+        self.assertQuoted("805.7 ms, 8 times slower again", "page")
         self.assertClose(self.t["two-racks"]["summary"]["topology_bound"],
                          self.t["alternating"]["summary"]["topology_bound"])
 
     def test_hierarchical_on_two_racks(self):
         self.assertClose(RACKS_HIER, self.time("two-racks-hierarchical"))
         self.assertClose(65.48e-3, RACKS_HIER, rel=1e-4)
-        self.assertQuoted("65.48 ms, 1.54 times faster than the ring and 82.0% of the topology bound")
+        self.assertQuoted("65.48 ms, 1.54 times faster than the ring and 82.0% of the topology bound", "page")
         self.assertClose(1.54, RACKS / RACKS_HIER, rel=3e-3)
         self.assertClose(0.820, N / 1.25e9 / RACKS_HIER, rel=1e-3)
         self.assertClose(0.84e-3, 2 * US + 8 * MIB / 10e9, rel=0.01)
         self.assertClose(26.86e-3, 12 * US + 8 * 4 * MIB / 1.25e9, rel=1e-3)
-        self.assertQuoted("14 steps of 8 MiB inside the racks (0.84 ms each) and 2 steps in which 8 messages of 4 MiB share the slow link (26.86 ms each)")
+        self.assertQuoted("14 steps of 8 MiB inside the racks (0.84 ms each) and 2 steps in which 8 messages of 4 MiB share the slow link (26.86 ms each)", "page")
 
     def test_two_nodes_of_eight_devices(self):
         self.assertClose(NODES, self.time("nodes"))
@@ -117,9 +111,9 @@ class Lab3(unittest.TestCase):
         s = self.t["nodes"]["summary"]
         self.assertClose(N / 12.5e9, s["topology_bound"])
         self.assertIn("node-0-nic_UP", s["topology_cut"]["bottleneck_links"])
-        self.assertQuoted("the ring takes 10.22 ms = 30 x (5 us + 4 MiB / 12.5 GB/s)")
-        self.assertQuoted("the topology bound is 5.369 ms through a NIC (`node-0-nic_UP`)")
-        self.assertQuoted("takes 6.567 ms (81.8% of it), 1.56 times faster than the ring")
+        self.assertQuoted("the ring takes 10.22 ms = 30 x (5 us + 4 MiB / 12.5 GB/s)", "page")
+        self.assertQuoted("the topology bound is 5.369 ms through a NIC (`node-0-nic_UP`)", "page")
+        self.assertQuoted("takes 6.567 ms (81.8% of it), 1.56 times faster than the ring", "page")
         self.assertClose(10.22e-3, NODES, rel=1e-3)
         self.assertClose(5.369e-3, N / 12.5e9, rel=1e-3)
         self.assertClose(6.567e-3, NODES_HIER, rel=1e-3)
@@ -132,7 +126,7 @@ class Lab3(unittest.TestCase):
         hier_racks = self.sizes[("topologies/two-zones.xml", "hierarchical", n)]
         self.assertClose(ring(12 * US, 1.25e9, n=n), ring_racks)
         self.assertClose(hierarchical(2 * US, 10e9, 12 * US, 1.25e9, n=n), hier_racks)
-        self.assertQuoted("6.5 times faster on the two racks (56.0 us against 366.1 us)")
+        self.assertQuoted("6.5 times faster on the two racks (56.0 us against 366.1 us)", "page")
         self.assertClose(6.5, ring_racks / hier_racks, rel=0.01)
         self.assertClose(56.0e-6, hier_racks, rel=1e-3)
         self.assertClose(366.1e-6, ring_racks, rel=1e-3)
@@ -140,7 +134,7 @@ class Lab3(unittest.TestCase):
         hier_nodes = self.sizes[("nodes:2:8", "hierarchical", n)]
         self.assertClose(ring(5 * US, 12.5e9, n=n), ring_nodes)
         self.assertClose(hierarchical(1 * US, 100e9, 5 * US, 12.5e9, n=n), hier_nodes)
-        self.assertQuoted("6.2 times faster (24.4 us against 150.6 us)")
+        self.assertQuoted("6.2 times faster (24.4 us against 150.6 us)", "page")
         self.assertClose(6.2, ring_nodes / hier_nodes, rel=0.01)
         self.assertClose(24.4e-6, hier_nodes, rel=2e-3)
         self.assertClose(150.6e-6, ring_nodes, rel=1e-3)
@@ -157,8 +151,8 @@ class Lab3(unittest.TestCase):
         raben = rows["rabenseifner"]
         self.assertClose(100.8e-3, raben["model_time"], rel=1e-3)
         self.assertClose(435.4e-3, raben["simulated_time"], rel=1e-4)
-        self.assertQuoted("Rabenseifner's formula says 100.8 ms")
-        self.assertQuoted("it takes 435.4 ms")
+        self.assertQuoted("Rabenseifner's formula says 100.8 ms", "page")
+        self.assertQuoted("it takes 435.4 ms", "page")
         # its first and last steps: 8 messages of n/2 through one direction of the slow link
         self.assertClose(214.8e-3, 12 * US + 8 * (N / 2) / 1.25e9, rel=1e-3)
         self.assertQuoted("1.25 GB/s = 214.8 ms", "answers")

@@ -7,7 +7,7 @@ import csv
 import json
 import unittest
 
-from labs_common import REPO, figures_in_page, run_lab_commands
+from labs_common import REPO, LabTest, figures_in_page, run_lab_commands
 
 PAGE = "lab4-stalls-and-recovery.md"
 N, P, ALPHA, B, C, F = 64 * 2**20, 3, 2e-6, 10e9, 20e-3, 0.01
@@ -21,7 +21,7 @@ def step(p, bandwidth=B):
     return ALPHA + N / (p * bandwidth)
 
 
-class Lab4(unittest.TestCase):
+class Lab4(LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = run_lab_commands(PAGE)
@@ -32,26 +32,21 @@ class Lab4(unittest.TestCase):
         with open(out / "lab4-timeout.csv") as table:
             cls.sweep = {round(float(row["recovery.timeout"]) * 1000): row for row in csv.DictReader(table)}
         cls.page = figures_in_page(PAGE)
-
-    def assertClose(self, expected, actual, rel=1e-6):
-        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
-
-    def assertQuoted(self, text):
-        self.assertTrue(text in self.page, f"{PAGE} does not say '{text}'")
+        cls.answers = figures_in_page("answers-lab4.md")
 
     def test_background_figures(self):
         self.assertClose(8.956e-3, ring(3), rel=1e-4)
-        self.assertQuoted("T(3) = 8.956 ms")
+        self.assertQuoted("T(3) = 8.956 ms", "page")
         self.assertClose(2.239e-3, step(3), rel=1e-3)
-        self.assertQuoted("2.239 ms")
+        self.assertQuoted("2.239 ms", "page")
         self.assertClose(894.8e-3, ring(3, F * B), rel=1e-4)
-        self.assertQuoted("894.8 ms")
+        self.assertQuoted("894.8 ms", "page")
         self.assertClose(6.715e-3, ring(2), rel=1e-4)
-        self.assertQuoted("6.715 ms")
+        self.assertQuoted("6.715 ms", "page")
         self.assertClose(26.87e-3, 3 * ring(3), rel=1e-3)
         self.assertClose(20.14e-3, 3 * ring(2), rel=1e-3)
-        self.assertQuoted("26.87 ms")
-        self.assertQuoted("20.14 ms")
+        self.assertQuoted("26.87 ms", "page")
+        self.assertQuoted("20.14 ms", "page")
 
     def test_waiting_stretches_every_round_after_the_fault(self):
         rounds = [r["end"] - r["start"] for r in self.wait["rounds"]]
@@ -62,11 +57,11 @@ class Lab4(unittest.TestCase):
         total = 2 * (C + ring(3)) + 3 * (C + ring(3, F * B))
         self.assertClose(total, self.wait["summary"]["simulated_time"])
         self.assertClose(total - 5 * (C + ring(3)), self.wait["summary"]["time_lost"])
-        self.assertQuoted("28.96 ms")
-        self.assertQuoted("914.8 ms")
-        self.assertQuoted("2.802 s")
-        self.assertQuoted("144.8 ms")
-        self.assertQuoted("2.658 s lost")
+        self.assertQuoted("28.96 ms", "page")
+        self.assertQuoted("914.8 ms", "page")
+        self.assertQuoted("2.802 s", "page")
+        self.assertQuoted("144.8 ms", "page")
+        self.assertQuoted("2.658 s lost", "page")
         self.assertClose(2.802, total, rel=1e-3)
         self.assertClose(0.1448, 5 * (C + ring(3)), rel=1e-3)
         self.assertClose(2.658, total - 5 * (C + ring(3)), rel=1e-3)
@@ -78,17 +73,17 @@ class Lab4(unittest.TestCase):
         # the first wait expires one timeout later; its report reaches the coordinator one
         # small message (alpha) after that
         self.assertClose(started + 3 * ring(3) + ALPHA, recovery["detected"])
-        self.assertQuoted("77.91 ms")
-        self.assertQuoted("104.78 ms (77.91 + 26.87, plus the 2 us the report")
+        self.assertQuoted("77.91 ms", "page")
+        self.assertQuoted("104.78 ms (77.91 + 26.87, plus the 2 us the report", "page")
         self.assertClose(104.78e-3, recovery["detected"], rel=1e-4)
         self.assertClose(recovery["resumed"] + ring(2), recovery["round_completed"])
         for later in self.rebuild["rounds"][3:]:
             self.assertClose(C + ring(2), later["end"] - later["start"])
-        self.assertQuoted("26.71 ms")
+        self.assertQuoted("26.71 ms", "page")
         summary = self.rebuild["summary"]
         self.assertClose(164.9e-3, summary["simulated_time"], rel=1e-3)
         self.assertClose(20.15e-3, summary["time_lost"], rel=1e-3)
-        self.assertQuoted("164.9 ms: 20.15 ms lost")
+        self.assertQuoted("164.9 ms: 20.15 ms lost", "page")
         # the whole rebuilt run ends before waiting gets through the first slowed round
         wait_round2_end = self.wait["rounds"][2]["end"]
         self.assertLess(summary["simulated_time"], wait_round2_end)
@@ -114,11 +109,11 @@ class Lab4(unittest.TestCase):
         expected = 2 * (C + ring(3)) + C + ring(2) + 2 * (C + ring(2))
         self.assertClose(expected, constant, rel=1e-4)
         self.assertClose(138.07e-3, constant, rel=1e-4)
-        self.assertQuoted("138.07 ms + timeout")
+        self.assertQuoted("138.07 ms + timeout", "page")
 
     def test_timeouts_longer_than_a_slowed_step_never_fire(self):
         self.assertClose(223.7e-3, step(3, F * B), rel=1e-4)
-        self.assertQuoted("223.7 ms")
+        self.assertQuoted("223.7 ms", "page")
         for ms in (256, 512):
             self.assertLess(step(3, F * B), ms * 1e-3)
             self.assertClose(self.wait["summary"]["simulated_time"], float(self.sweep[ms]["simulated_time"]), rel=1e-9)
@@ -127,7 +122,7 @@ class Lab4(unittest.TestCase):
         self.assertLess(step(3), 3e-3)
         self.assertLess(3e-3, step(2))
         self.assertClose(3.357e-3, step(2), rel=1e-3)
-        self.assertQuoted("3.357 ms")
+        self.assertQuoted("3.357 ms", "page")
         self.assertEqual(2, self.short["summary"]["rounds_completed"])
         self.assertIn("stalled", self.short["summary"])
         self.assertEqual([2], self.short["recovery"][0]["dropped_ranks"])
@@ -137,12 +132,11 @@ class Lab4(unittest.TestCase):
         self.assertIn("rounds done     1 of 4", self.outputs[command])
 
     def test_the_answers_quote_the_same_figures(self):
-        answers = " ".join((REPO / "docs" / "labs" / "answers-lab4.md").read_text().split())
         # each of these is computed and asserted in the tests above
         for figure in ("4 x 2.2390 ms = 8.956 ms", "144.8 ms", "894.8 ms", "914.8 ms", "2.802 s", "2.658 s lost",
                        "57.91 ms", "77.91 ms", "26.87 ms", "104.78 ms", "6.715 ms", "26.71 ms", "164.9 ms",
                        "223.7 ms", "138.07 ms", "3.357 ms", "2.239 ms", "53.43 ms"):
-            self.assertTrue(figure in answers, f"answers-lab4.md does not say '{figure}'")
+            self.assertQuoted(figure, "answers")
         self.assertClose(53.43e-3, 2 * (C + ring(2)), rel=1e-3)
         self.assertClose(2.2390e-3, step(3), rel=1e-4)
 
