@@ -182,7 +182,7 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
 
 CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>& rank_hosts,
                             const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons) {
+                            int max_singletons, int max_zones) {
   const int p = static_cast<int>(rank_hosts.size());
   CutBound best;
   if (p < 2) return best;
@@ -204,8 +204,18 @@ CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>
   if (by_host != half) sides.emplace_back(by_host, "(bisection in platform order)");
   std::map<const sg4::NetZone*, std::vector<int>> zones;
   for (int r = 0; r < p; ++r) zones[rank_hosts[static_cast<size_t>(r)]->get_englobing_zone()].push_back(r);
-  if (zones.size() > 1)
-    for (const auto& [zone, ranks] : zones) sides.emplace_back(ranks, fmt::format("(zone {})", zone->get_name()));
+  // Each zone cut costs p route lookups per rank in it: above max_zones zones (128 nodes of
+  // 8 devices would take seconds), every k-th zone in platform order.
+  if (zones.size() > 1) {
+    std::vector<std::pair<int, const sg4::NetZone*>> ordered;  // by their first rank
+    for (const auto& [zone, ranks] : zones) ordered.emplace_back(ranks.front(), zone);
+    std::sort(ordered.begin(), ordered.end());
+    const size_t stride = (ordered.size() + max_zones - 1) / max_zones;
+    for (size_t i = 0; i < ordered.size(); i += stride) {
+      const sg4::NetZone* zone = ordered[i].second;
+      sides.emplace_back(zones[zone], fmt::format("(zone {})", zone->get_name()));
+    }
+  }
   // Every rank alone (a slow host link shows up here), or on large platforms the ranks
   // whose own first link is slowest.
   std::vector<int> singles(static_cast<size_t>(p));

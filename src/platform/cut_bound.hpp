@@ -28,11 +28,12 @@ struct CutBound {
 // The tightest of these cuts: the bisection in rank order and in platform order (the
 // ranks on the first half of the platform's hosts against the rest), every zone holding some
 // but not all ranks, and every rank alone (for p > max_singletons only the max_singletons/8
-// ranks whose first link is slowest: each cut costs p route lookups and a max flow). `bytes_per_rank` is
+// ranks whose first link is slowest: each cut costs p route lookups and a max flow; above
+// max_zones zones, every k-th zone in platform order). `bytes_per_rank` is
 // the logical size of one rank's vector.
 CutBound topology_cut_bound(Collective collective, const std::vector<simgrid::s4u::Host*>& rank_hosts,
                             const std::vector<simgrid::s4u::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons = 64);
+                            int max_singletons = 64, int max_zones = 16);
 
 // Bytes that must cross from the ranks marked true in `in_s` to the others.
 double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n);
