@@ -102,10 +102,10 @@ int main(int argc, char** argv) {
   add_scenario_flags(validate, validate_flags, validate_request);
 
   std::string list_what;
-  CLI::App* list = app.add_subcommand("list", "List algorithms, topologies or ready scenarios");
+  CLI::App* list = app.add_subcommand("list", "List algorithms, topologies, ready scenarios or ready sweeps");
   list->add_option("what", list_what,
-                   "algorithms | topologies (files, and generators with an example each) | scenarios (default: all "
-                   "three)");
+                   "algorithms | topologies (files, and generators with an example each) | scenarios | sweeps "
+                   "(scenarios/**/sweeps/; default: all four)");
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");

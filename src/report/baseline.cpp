@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "report/commands.hpp"
+#include "sweep/sweep_spec.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
@@ -18,9 +19,7 @@ int update_baselines(const std::string& scenarios_dir, const std::string& out_di
     throw InputError(fmt::format("--scenarios: '{}' is not a folder", scenarios_dir));
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(scenarios_dir))
-    // scenarios/sweeps/ holds sweeps (base + axes), not scenarios
-    if (entry.is_regular_file() && entry.path().extension() == ".json" &&
-        entry.path().parent_path().filename() != "sweeps")
+    if (entry.is_regular_file() && entry.path().extension() == ".json" && !is_sweep_file(entry.path().string()))
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   int written = 0;

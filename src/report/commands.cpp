@@ -21,6 +21,7 @@
 #include "sim/auto_choice.hpp"
 #include "sim/input_data.hpp"
 #include "sim/simulation.hpp"
+#include "sweep/sweep_spec.hpp"
 #include "trace/trace.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
@@ -272,7 +273,7 @@ int command_validate(const RunRequest& request) {
 
 int command_list(const std::string& what) {
   const fs::path root(COLLSIM_SOURCE_DIR);
-  const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios"};
+  const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios", "sweeps"};
   if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end())
     throw InputError(fmt::format("list: unknown list '{}'{}; allowed: {}", what, did_you_mean(what, kinds), join(kinds)));
 
@@ -305,12 +306,21 @@ int command_list(const std::string& what) {
                                  count_hosts_and_links(family.examples[i], "  (failed)"),
                                  i == 0 ? family.syntax + ": " + family.summary : family.syntax);
   }
-  if (what.empty() || what == "scenarios") {
-    const auto files = files_in(root / "scenarios", ".json");
-    size_t width = 0;
-    for (const auto& file : files) width = std::max(width, fs::relative(file, root).string().size());
-    for (const auto& file : files)
-      std::cout << fmt::format("{:<{}}  {}\n", fs::relative(file, root).string(), width, describe_file(file));
+  if (what.empty() || what == "scenarios" || what == "sweeps") {
+    std::vector<fs::path> scenarios, sweeps;
+    for (const auto& file : files_in(root / "scenarios", ".json"))
+      (is_sweep_file(file.string()) ? sweeps : scenarios).push_back(file);
+    auto list_described = [&](const std::vector<fs::path>& files) {
+      size_t width = 0;
+      for (const auto& file : files) width = std::max(width, fs::relative(file, root).string().size());
+      for (const auto& file : files)
+        std::cout << fmt::format("{:<{}}  {}\n", fs::relative(file, root).string(), width, describe_file(file));
+    };
+    if (what != "sweeps") list_described(scenarios);
+    if (what != "scenarios") {
+      std::cout << (what.empty() ? "\nSWEEPS\n" : "SWEEPS\n");
+      list_described(sweeps);
+    }
   }
   return 0;
 }

@@ -55,8 +55,9 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
       {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.model.alpha),
                               format_bandwidth(result.model.bandwidth),
                               result.model.overhead > 0 ? ", overhead o " + format_time(result.model.overhead) : "")},
-      {"size", fmt::format("{} {} per rank ({} elements carried)", format_size(result.payload.logical_bytes),
-                           dtype_name(scenario.collective.dtype), result.payload.carried_elems)},
+      {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.payload.logical_bytes),
+                           dtype_name(scenario.collective.dtype), result.payload.carried_elems,
+                           result.payload.carried_elems == 1 ? "" : "s")},
   };
   if (scenario.training.rounds > 1)
     rows.emplace_back("rounds", fmt::format("{} (total {})", scenario.training.rounds, format_time(s.simulated_time)));

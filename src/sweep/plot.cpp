@@ -20,6 +20,7 @@ struct Scale {
   double lo, hi;
   bool log;
   double base;  // log scales: 10, or 16 for sizes in bytes (1 KiB, 16 KiB, 256 KiB, ...)
+  bool bytes;   // sizes: linear ticks at powers of two bytes (512 KiB, 1 MiB, 2 MiB, ...)
   double pixel_lo, pixel_hi;
   double at(double v) const {
     const double t = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
@@ -45,7 +46,7 @@ Scale make_scale(std::vector<double> values, double pixel_lo, double pixel_hi, b
     hi += pad;
     if (lo != 0) lo -= pad;
   }
-  return {lo, hi, log, base, pixel_lo, pixel_hi};
+  return {lo, hi, log, base, bytes, pixel_lo, pixel_hi};
 }
 
 std::vector<double> ticks(const Scale& s) {
@@ -54,9 +55,12 @@ std::vector<double> ticks(const Scale& s) {
     for (double v = s.lo; v <= s.hi * 1.0001; v *= s.base) out.push_back(v);
     return out;
   }
+  // About five steps: sizes by a power of two bytes, so that labels read whole (2 MiB, 4 MiB, ...);
+  // other values by 2, 5 or 10 times a power of ten.
   const double raw = (s.hi - s.lo) / 5;
   const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-  const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  const double step = s.bytes ? std::max(1.0, std::exp2(std::ceil(std::log2(raw))))
+                     : raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
   for (double v = std::ceil(s.lo / step) * step; v <= s.hi; v += step) out.push_back(v);
   return out;
 }
@@ -121,6 +125,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
        }));
   std::map<std::string, std::vector<Point>> series;
   std::vector<double> xs, ys;
+  bool any_stalled = false;
   for (const auto& row : rows) {
     double x = 0;
     std::vector<std::string> name;
@@ -135,6 +140,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
                          row.metrics["stalled"].get<bool>();
     const Point p{x, row.metrics[spec.y].get<double>(), number("model_time"), number("lower_bound"), stalled};
     series[join(name, ", ")].push_back(p);
+    any_stalled = any_stalled || stalled;
     xs.push_back(p.x);
     ys.push_back(p.y);
     if (one_collective) {
@@ -145,7 +151,13 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   for (auto& [name, points] : series)
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
 
-  const double width = 820, height = 520, left = 90, right = 250, top = 50, bottom = 70;
+  // The legend sits right of the plot, in a margin of 250 px widened for its longest label, at
+  // an estimated 7 px per character of 12 px sans-serif (most take less): no label runs off.
+  const std::string stalled_label = "stalled (time when it stopped)";
+  size_t longest = any_stalled ? stalled_label.size() : 0;
+  for (const auto& [name, points] : series) longest = std::max(longest, (name.empty() ? spec.y : name).size());
+  const double left = 90, right = std::max(250.0, 42 + 7.0 * longest), width = left + 480 + right;
+  const double height = 520, top = 50, bottom = 70;
   auto is_size = [](const std::string& column) {
     return column.find("size") != std::string::npos || column.find("segment") != std::string::npos;
   };
@@ -176,7 +188,6 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   // One solid line per series, its model dashed; the lower bound dotted grey.
   size_t index = 0;
   double legend_y = top + 10;
-  bool any_stalled = false;
   for (const auto& [name, points] : series) {
     const char* colour = palette[index++ % std::size(palette)];
     auto polyline = [&](auto value, const char* style) {
@@ -192,7 +203,6 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
         continue;
       }
-      any_stalled = true;
       svg += fmt::format("<path d=\"M{0:.1f} {1:.1f}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>\n",
                          sx.at(p.x) - 4, sy.at(p.y) - 4);
     }
@@ -209,8 +219,8 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   }
   if (any_stalled) {
     svg += fmt::format("<path d=\"M{0} {1}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>"
-                       "<text x=\"{2}\" y=\"{3}\">stalled (time when it stopped)</text>\n",
-                       width - right + 20, legend_y - 4, width - right + 42, legend_y + 4);
+                       "<text x=\"{2}\" y=\"{3}\">{4}</text>\n",
+                       width - right + 20, legend_y - 4, width - right + 42, legend_y + 4, stalled_label);
     legend_y += 18;
   }
   if (one_collective) {

@@ -143,6 +143,8 @@ Sweep parse_sweep(const nlohmann::ordered_json& document, const std::string& sou
   return sweep;
 }
 
+bool is_sweep_file(const std::string& path) { return std::filesystem::path(path).parent_path().filename() == "sweeps"; }
+
 Sweep load_sweep(const std::string& path) {
   // Read through the scenario loader for its error messages, then again keeping key order.
   load_scenario_json(path);

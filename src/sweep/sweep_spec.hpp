@@ -27,6 +27,10 @@ struct Sweep {
   std::vector<std::string> columns() const;     // every axis path, in order
 };
 
+// The ready sweeps sit in sweeps/ folders among the scenarios (scenarios/sweeps/,
+// scenarios/labs/sweeps/); every other JSON file there is a scenario.
+bool is_sweep_file(const std::string& path);
+
 // Reads SWEEP.json (InputError naming the field on bad input).
 Sweep load_sweep(const std::string& path);
 // (ordered: the axes keep the order in which the file lists them)

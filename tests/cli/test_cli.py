@@ -135,8 +135,32 @@ class HappyPaths(CliTest):
         self.assertRegex(out, r"(?m)^allreduce +ring +\S")
         self.assertRegex(out, r"(?m)^TOPOLOGY +HOSTS +LINKS +DESCRIPTION$")
         self.assertRegex(out, r"(?m)^star:8 +8 +17  star:P\[:BW\[:LAT\]\]: ")
+        self.assertRegex(out, r"(?m)^scenarios/quickstart\.json +Ring allreduce\b[^\n]*\n(.+\n)*\nSWEEPS\n")
         self.assert_ok("list", "topologies")
         self.assert_ok("list", "scenarios")
+
+    def test_list_scenarios_leaves_out_the_sweeps(self):
+        listed = [line.split()[0] for line in self.assert_ok("list", "scenarios").splitlines()]
+        ready = [str(p.relative_to(REPO)) for p in sorted((REPO / "scenarios").rglob("*.json"))
+                 if p.parent.name != "sweeps"]
+        self.assertEqual(listed, ready)
+
+    def test_list_sweeps_shows_each_with_its_description(self):
+        lines = self.assert_ok("list", "sweeps").splitlines()
+        self.assertEqual(lines[0], "SWEEPS")
+        sweeps = sorted((REPO / "scenarios").glob("**/sweeps/*.json"))
+        self.assertGreaterEqual(len(sweeps), 2)
+        self.assertEqual(len(lines[1:]), len(sweeps))
+        for line, path in zip(lines[1:], sweeps):
+            description = json.loads(path.read_text())["description"]
+            first = description if isinstance(description, str) else description[0]
+            self.assertEqual(re.split(r"  +", line, maxsplit=1), [str(path.relative_to(REPO)), first])
+
+    def test_size_row_says_element_for_one(self):
+        out = self.assert_ok("run", "--workers", "2", "--size", "4", "--topology", "star:2")
+        self.assertRegex(out, r"(?m)^\s*size\s+4 B float32 per rank \(1 element carried\)$")
+        out = self.assert_ok("run", *SMALL)
+        self.assertRegex(out, r"(?m)^\s*size\s+4 KiB float32 per rank \(1024 elements carried\)$")
 
     def test_model_ring_time(self):
         out = self.assert_ok("model", "--algorithm", "ring", "--workers", "64", "--size", "1GiB", "--bandwidth",
@@ -219,7 +243,7 @@ class HappyPaths(CliTest):
                        "--set", "--cfg", "--trace", "--detail", "--quiet"],
             ("validate",): ["--algorithm", "--workers", "--topology", "--set", "--cfg"],
             ("model",): ["--algorithm", "--workers", "--size", "--bandwidth", "--latency"],
-            ("list",): ["algorithms", "topologies", "scenarios"],
+            ("list",): ["algorithms", "topologies", "scenarios", "sweeps"],
         }
         for command, words in expected.items():
             with self.subTest(command=command):
@@ -343,7 +367,7 @@ class BadInput(CliTest):
 
     def test_unknown_list(self):
         self.assert_bad_input(["list", "algoritms"], r"list: .*'algoritms'", r"did you mean 'algorithms'",
-                              r"allowed: algorithms, topologies, scenarios")
+                              r"allowed: algorithms, topologies, scenarios, sweeps$")
 
     def test_scenario_file_does_not_exist(self):
         missing = self.tmp / "missing.json"

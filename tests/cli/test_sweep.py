@@ -6,6 +6,7 @@ resume, a failing point, shards merged back into the full sweep.
 import csv
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -18,6 +19,7 @@ SIZE = 1024 * 1024
 
 SWEEP = {"name": "test", "base": {"topology": "star:16", "collective": {"size": "1MiB"}},
          "axes": {"collective.algorithm": ["ring", "naive"], "workers": {"from": 2, "to": 16, "times": 2}}}
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def formula(algorithm, p):
@@ -103,27 +105,51 @@ class Sweep(unittest.TestCase):
         strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
         self.assertEqual(strip(self.rows(self.tmp / "merged.csv")), strip(self.rows(self.tmp / "full.csv")))
 
-    def test_plot_has_one_line_per_series_with_model_and_bound(self):
+    def plot(self, document):
+        """Runs the sweep into r.csv and plots it into r.svg; the picture's root element."""
         import xml.etree.ElementTree as ET
-        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "--plot", self.tmp / "r.svg", "-q")
-        svg = ET.parse(self.tmp / "r.svg").getroot()
-        ns = "{http://www.w3.org/2000/svg}"
-        lines = svg.findall(f"{ns}polyline")
+        self.sweep(document, "--out", self.tmp / "r.csv", "--plot", self.tmp / "r.svg", "-q", "--jobs", "2")
+        return ET.parse(self.tmp / "r.svg").getroot()
+
+    def test_plot_has_one_line_per_series_with_model_and_bound(self):
+        svg = self.plot(SWEEP)
+        lines = svg.findall(f"{SVG}polyline")
         solid = [l for l in lines if l.get("stroke-width") == "2"]
         dashed = [l for l in lines if l.get("stroke-dasharray") == "6 4"]
         self.assertEqual(len(solid), 2)   # ring, naive
         self.assertEqual(len(dashed), 2)  # their models
         for line in solid:
             self.assertEqual(len(line.get("points").split()), 4)  # p = 2, 4, 8, 16
-        texts = " ".join(t.text or "" for t in svg.iter(f"{ns}text"))
+        texts = " ".join(t.text or "" for t in svg.iter(f"{SVG}text"))
         self.assertIn("collective.algorithm=ring", texts)
         self.assertIn("workers", texts)
         self.assertIn("lower bound", texts)
+        self.assertEqual(svg.get("width"), "820")  # its legend labels fit beside the plot
         # the same plot from the table, through render
         subprocess.run([COLLSIM, "render", self.tmp / "r.csv", "--plot", self.tmp / "again.svg"], check=True,
                        timeout=30)
         self.assertEqual((self.tmp / "again.svg").read_text(), (self.tmp / "r.svg").read_text().replace(
             "test: simulated time", "simulated_time by workers"))
+
+    def test_long_legend_labels_fit_inside_the_picture(self):
+        svg = self.plot({"base": {"topology": "star:4", "collective": {"size": "4KiB"}},
+                         "axes": {"collective.kind": ["broadcast", "reduce"],
+                                  "collective.algorithm": ["binomial", "flat"], "workers": [2, 4]}})
+        width = float(svg.get("width"))
+        self.assertEqual(svg.get("viewBox"), f"0 0 {svg.get('width')} 520")
+        labels = [t for t in svg.iter(f"{SVG}text") if t.get("text-anchor") is None]  # title and legend
+        self.assertIn("collective.kind=broadcast, collective.algorithm=binomial", [t.text for t in labels])
+        for label in labels:
+            # at most 7 px per character of 12 px sans-serif
+            self.assertLessEqual(float(label.get("x")) + 7 * len(label.text), width, label.text)
+
+    def test_a_linear_size_axis_is_labelled_in_whole_mib(self):
+        svg = self.plot({"base": {"topology": "star:2", "workers": 2},
+                         "axes": {"collective.size": {"from": "1MiB", "to": "8MiB", "times": 2}}})
+        texts = [t.text for t in svg.iter(f"{SVG}text")]
+        self.assertIn("collective.size", texts)  # linear: not "collective.size (log scale)"
+        ticks = [text for text in texts if re.fullmatch(r"[0-9.]+ (B|KiB|MiB|GiB)", text)]
+        self.assertEqual(ticks, ["0 B", "2 MiB", "4 MiB", "6 MiB", "8 MiB"])
 
     def test_ctrl_c_keeps_finished_points_and_resume_finishes(self):
         import signal
