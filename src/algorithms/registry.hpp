@@ -9,12 +9,19 @@
 
 namespace collsim {
 
+// Whose routes the cost model reads alpha and B from: the worst route between ranks that
+// talk. Ring algorithms only ever talk to their ring neighbours; for the others collsim
+// takes the ring neighbours and the root with every rank (an approximation of their
+// partners: trees and butterflies talk to farther ranks too).
+enum class Partners { ring_and_root, ring };
+
 struct AlgorithmInfo {
   Collective collective;
   std::string name;
   std::string summary;
   AlgorithmFn run;
   ModelFn model;
+  Partners partners = Partners::ring_and_root;
 };
 
 const std::vector<AlgorithmInfo>& all_algorithms();

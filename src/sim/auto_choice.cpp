@@ -47,12 +47,14 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
 }
 
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
                                       SimResult& result) {
   const bool by_simulation = !simulated.empty();
   std::vector<AutoCandidate> table = simulated;
   if (!by_simulation)
     for (const AlgorithmInfo& candidate : all_algorithms())
-      if (candidate.collective == collective) table.push_back({candidate.name, candidate.model(result.model), {}, {}});
+      if (candidate.collective == collective)
+        table.push_back({candidate.name, candidate.model(model_for(candidate)), {}, {}});
   // Best first: by simulated time when simulated (failed candidates last), else by model.
   auto key = [&](const AutoCandidate& c) {
     if (!by_simulation) return c.model_time;

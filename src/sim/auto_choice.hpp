@@ -3,6 +3,7 @@
 // cost formula on this platform's alpha and B; by "simulate", a short simulation of every
 // candidate (one round, no faults) on the scenario's own platform and network, each in its
 // own process, which also sees contention and the realistic network the formulas ignore.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,9 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
 
 // Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
 // result.auto_candidates (best first) and a note saying why the winner won.
+// `model_for` gives each candidate's cost model input (alpha and B of its partners' routes).
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
                                       SimResult& result);
 
 }  // namespace collsim

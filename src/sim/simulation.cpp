@@ -52,15 +52,10 @@ std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo
   return hosts;
 }
 
-// The model's alpha and B: the worst route between ranks that talk to each other
-// (ring neighbours, and the root with everyone).
-void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput& model) {
+// The model's alpha and B for an algorithm: the worst route between ranks that talk to
+// each other (registry.hpp, Partners).
+void read_partner_routes(const std::vector<sg4::Host*>& hosts, int root, Partners partners, ModelInput& model) {
   const int p = static_cast<int>(hosts.size());
-  if (p == 1) {
-    model.alpha = 0;
-    model.bandwidth = std::numeric_limits<double>::infinity();
-    return;
-  }
   model.alpha = 0;
   model.bandwidth = std::numeric_limits<double>::infinity();
   auto consider = [&](int a, int b) {
@@ -71,8 +66,14 @@ void read_route_costs(const std::vector<sg4::Host*>& hosts, int root, ModelInput
   };
   for (int r = 0; r < p; ++r) {
     consider(r, (r + 1) % p);
-    consider(root, r);
+    if (partners == Partners::ring_and_root) consider(root, r);
   }
+}
+
+// The lower bound's view of the platform (the ranks' own links, the shortest route).
+void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& model) {
+  const int p = static_cast<int>(hosts.size());
+  if (p == 1) return;
   // The lower bound's inputs: each rank's own links (the first link of its route to its
   // ring neighbour, the last link of the route into it) and the shortest latency.
   std::vector<double> out(static_cast<size_t>(p), 0), in(static_cast<size_t>(p), 0);
@@ -318,14 +319,24 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
-  read_route_costs(hosts, scenario.collective.root, model);
+  // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
+  auto model_for = [&](const AlgorithmInfo& algorithm) {
+    ModelInput in = model;
+    read_partner_routes(hosts, scenario.collective.root, algorithm.partners, in);
+    return in;
+  };
+  read_partner_routes(hosts, scenario.collective.root, Partners::ring_and_root, model);
+  read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
   if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical))
     read_hierarchy(hosts, locality.ids, model);
-  if (automatic) result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, result);
+  if (automatic)
+    result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  if (result.algorithm->partners != Partners::ring_and_root)
+    read_partner_routes(hosts, scenario.collective.root, result.algorithm->partners, model);
   if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));

@@ -117,6 +117,10 @@ class RankOrderAndRing(TopologyTest):
                 self.assertTrue(summary["verified"])
                 self.assertAlmostEqual(summary["collective_time"] / ring_time(len(order), n, alpha, bandwidth), 1,
                                        places=9)
+                # the ring's model reads its ring neighbours' routes only: the same alpha and B
+                self.assertAlmostEqual(platform["alpha"] / alpha, 1, places=9)
+                self.assertAlmostEqual(platform["bandwidth"] / bandwidth, 1, places=9)
+                self.assertAlmostEqual(summary["model_time"] / summary["collective_time"], 1, places=9)
 
     def test_rank_order_of_the_older_files(self):
         for topology, (order, links) in OLD_FILES.items():
