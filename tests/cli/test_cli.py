@@ -162,6 +162,10 @@ class HappyPaths(CliTest):
         out = self.assert_ok("run", *SMALL)
         self.assertRegex(out, r"(?m)^\s*size\s+4 KiB float32 per rank \(1024 elements carried\)$")
 
+    def test_verified_row_says_rank_for_one(self):
+        out = self.assert_ok("run", "--workers", "1", "--size", "4", "--topology", "star:1")
+        self.assertRegex(out, r"(?m)^\s*verified\s+yes \(1 rank, ")
+
     def test_model_ring_time(self):
         out = self.assert_ok("model", "--algorithm", "ring", "--workers", "64", "--size", "1GiB", "--bandwidth",
                              "10GBps", "--latency", "1us")
