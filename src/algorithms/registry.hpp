@@ -5,15 +5,10 @@
 #include <vector>
 
 #include "algorithms/collective.hpp"
+#include "algorithms/partners.hpp"
 #include "model/cost_model.hpp"
 
 namespace collsim {
-
-// Whose routes the cost model reads alpha and B from: the worst route between ranks that
-// talk. Ring algorithms only ever talk to their ring neighbours; for the others collsim
-// takes the ring neighbours and the root with every rank (an approximation of their
-// partners: trees and butterflies talk to farther ranks too).
-enum class Partners { ring_and_root, ring };
 
 struct AlgorithmInfo {
   Collective collective;
@@ -21,7 +16,8 @@ struct AlgorithmInfo {
   std::string summary;
   AlgorithmFn run;
   ModelFn model;
-  Partners partners = Partners::ring_and_root;
+  // Which ranks talk: the cost model's alpha and B are the worst of their routes.
+  PartnersFn partners = ring_and_root_partners;
 };
 
 const std::vector<AlgorithmInfo>& all_algorithms();

@@ -53,20 +53,17 @@ std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo
 }
 
 // The model's alpha and B for an algorithm: the worst route between ranks that talk to
-// each other (registry.hpp, Partners).
-void read_partner_routes(const std::vector<sg4::Host*>& hosts, int root, Partners partners, ModelInput& model) {
-  const int p = static_cast<int>(hosts.size());
+// each other (algorithms/partners.hpp), either way.
+void read_partner_routes(const std::vector<sg4::Host*>& hosts, const RankPairs& pairs, ModelInput& model) {
   model.alpha = 0;
   model.bandwidth = std::numeric_limits<double>::infinity();
-  auto consider = [&](int a, int b) {
-    if (a == b) return;
-    const RouteCost cost = route_cost(hosts[static_cast<size_t>(a)], hosts[static_cast<size_t>(b)]);
-    model.alpha = std::max(model.alpha, cost.latency);
-    model.bandwidth = std::min(model.bandwidth, cost.bandwidth);
-  };
-  for (int r = 0; r < p; ++r) {
-    consider(r, (r + 1) % p);
-    if (partners == Partners::ring_and_root) consider(root, r);
+  for (auto [a, b] : pairs) {
+    if (a == b) continue;
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      const RouteCost cost = route_cost(hosts[static_cast<size_t>(from)], hosts[static_cast<size_t>(to)]);
+      model.alpha = std::max(model.alpha, cost.latency);
+      model.bandwidth = std::min(model.bandwidth, cost.bandwidth);
+    }
   }
 }
 
@@ -320,12 +317,13 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
   // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
+  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo& algorithm) {
     ModelInput in = model;
-    read_partner_routes(hosts, scenario.collective.root, algorithm.partners, in);
+    read_partner_routes(hosts, algorithm.partners(p, root, servers), in);
     return in;
   };
-  read_partner_routes(hosts, scenario.collective.root, Partners::ring_and_root, model);
+  read_partner_routes(hosts, ring_and_root_partners(p, root, servers), model);
   read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
@@ -335,8 +333,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     read_hierarchy(hosts, locality.ids, model);
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
-  if (result.algorithm->partners != Partners::ring_and_root)
-    read_partner_routes(hosts, scenario.collective.root, result.algorithm->partners, model);
+  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
   if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
