@@ -68,9 +68,18 @@ const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<A
   const char* measure = by_simulation ? "simulated" : "predicted";
   std::string why = fmt::format("auto chose {} by {}: {} {}", best.name, by_simulation ? "simulation" : "model",
                                 measure, format_time(key(table.front())));
-  if (table.size() > 1 && key(table[1]) != std::numeric_limits<double>::infinity())
-    why += fmt::format(", {:.2f}x faster than {} ({})", key(table[1]) / key(table[0]), table[1].algorithm,
-                       format_time(key(table[1])));
+  if (table.size() > 1 && key(table[1]) != std::numeric_limits<double>::infinity()) {
+    const double ratio = key(table[1]) / key(table[0]);
+    // a tie (the same schedule under two names, as hierarchical with one group and ring)
+    // goes to the first in registry order
+    if (ratio <= 1 + 1e-9)
+      why += fmt::format(", tied with {}", table[1].algorithm);
+    else if (ratio < 1.1)
+      why += fmt::format(", {:.2g}% faster than {} ({})", 100 * (ratio - 1), table[1].algorithm,
+                         format_time(key(table[1])));
+    else
+      why += fmt::format(", {:.2f}x faster than {} ({})", ratio, table[1].algorithm, format_time(key(table[1])));
+  }
   const LowerBound bound = lower_bound(collective, result.model);
   why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
                                                    : "; bandwidth-bound: bytes per link matter most";
