@@ -92,6 +92,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
   PlotSpec spec = given;
   if (spec.x.empty())
     for (const auto& column : columns) {
+      if (column == spec.series) continue;  // the lines' axis is not the x axis
       std::vector<double> seen;
       bool numeric = true;
       for (const auto& row : rows)
@@ -106,6 +107,9 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
         break;
       }
     }
+  if (spec.x.empty())
+    throw InputError(fmt::format("--x: no numeric axis with several values to plot over{}; axes: {}",
+                                 spec.series.empty() ? "" : " besides --series " + spec.series, join(columns)));
   if (std::find(columns.begin(), columns.end(), spec.x) == columns.end())
     throw InputError(fmt::format("--x: '{}' is not a numeric axis of the results{}; axes: {}", spec.x,
                                  did_you_mean(spec.x, columns), join(columns)));
@@ -131,7 +135,8 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     std::vector<std::string> name;
     for (const auto& [column, value] : row.axes) {
       if (column == spec.x) x = value.is_number() ? value.get<double>() : 0;
-      else if (spec.series.empty() || column == spec.series) name.push_back(column + "=" + value_text(value));
+      else if (spec.series.empty() || column == spec.series)
+        name.push_back(column + "=" + (value.is_number() ? label_of(column, value.get<double>()) : value_text(value)));
     }
     auto number = [&](const char* metric) {
       return row.metrics.contains(metric) && row.metrics[metric].is_number() ? row.metrics[metric].get<double>() : NAN;

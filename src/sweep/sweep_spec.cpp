@@ -42,7 +42,24 @@ json quantity_value(double value, const std::string& kind) {
 std::vector<json> axis_values(const json& spec, const std::string& field) {
   if (spec.is_array()) {
     if (spec.empty()) throw InputError(fmt::format("{}: the list of values is empty", field));
-    return {spec.begin(), spec.end()};
+    // A list of sizes or times ("1MiB", "64MiB") is written as bytes or seconds, as a range
+    // is, so that the results table has one form and the axis can be plotted.
+    std::vector<json> values;
+    std::string common_kind;
+    for (const json& value : spec) {
+      if (!value.is_string()) return {spec.begin(), spec.end()};
+      std::pair<double, std::string> quantity;
+      try {
+        quantity = read_quantity(value, field);
+      } catch (const InputError&) {
+        return {spec.begin(), spec.end()};  // names, "3x": kept as written
+      }
+      if (quantity.second == "number" || (!common_kind.empty() && quantity.second != common_kind))
+        return {spec.begin(), spec.end()};
+      common_kind = quantity.second;
+      values.push_back(quantity_value(quantity.first, quantity.second));
+    }
+    return values;
   }
   if (spec.is_object()) return expand_range(spec, field);
   throw InputError(fmt::format("{}: must be a list of values or a range such as {{\"from\": 2, \"to\": 64, \"times\": 2}}",

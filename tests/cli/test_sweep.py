@@ -151,6 +151,21 @@ class Sweep(unittest.TestCase):
         ticks = [text for text in texts if re.fullmatch(r"[0-9.]+ (B|KiB|MiB|GiB)", text)]
         self.assertEqual(ticks, ["0 B", "2 MiB", "4 MiB", "6 MiB", "8 MiB"])
 
+    def test_a_list_of_sizes_is_written_in_bytes_and_plotted_over(self):
+        document = {"base": {"topology": "star:4", "workers": 4},
+                    "axes": {"collective.size": ["1MiB", "4MiB"], "collective.algorithm": ["ring", "naive"]}}
+        svg = self.plot(document)
+        rows = self.rows(self.tmp / "r.csv")
+        self.assertEqual(sorted({r["collective.size"] for r in rows}), ["1048576", "4194304"])
+        self.assertEqual({r["collective.algorithm"] for r in rows}, {"ring", "naive"})  # names stay as written
+        texts = [t.text for t in svg.iter(f"{SVG}text")]
+        self.assertIn("collective.size", texts)
+        # with the sizes as the lines, x is the next numeric axis: none here, so plotting fails clearly
+        done = subprocess.run([COLLSIM, "sweep", "plot", str(self.tmp / "r.csv"), "--plot", str(self.tmp / "s.svg"),
+                               "--series", "collective.size"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(2, done.returncode)
+        self.assertIn("--x", done.stderr)
+
     def test_ctrl_c_keeps_finished_points_and_resume_finishes(self):
         import signal
         import time
