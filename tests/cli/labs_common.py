@@ -85,3 +85,16 @@ class LabTest(unittest.TestCase):
     def assertQuoted(self, figure, where=("page", "answers")):
         for name in (where,) if isinstance(where, str) else where:
             self.assertIn(figure, getattr(self, name), f"{name} should quote {figure!r}")
+
+    def assertPicturesCurrent(self, page, count):
+        """Every picture the page shows (pictures/NAME.svg) is committed and byte-equal to
+        the one its commands wrote to out/labs/."""
+        import re
+        pictures = re.findall(r"\]\(pictures/([^)]+\.svg)\)", page_text(page))
+        self.assertEqual(count, len(pictures), f"{page} shows {pictures}")
+        for name in pictures:
+            with self.subTest(picture=name):
+                committed = REPO / "docs" / "labs" / "pictures" / name
+                self.assertTrue(committed.is_file(), f"{committed} is missing")
+                self.assertEqual(committed.read_bytes(), (OUT / name).read_bytes(),
+                                 f"docs/labs/pictures/{name} is stale: copy out/labs/{name} over it")

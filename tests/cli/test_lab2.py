@@ -233,14 +233,7 @@ class Lab2(labs_common.LabTest):
         self.assertQuoted(fmt_time(s["collective_time"]), ("answers",))
 
     def test_pictures_are_the_commands_output(self):
-        pictures = re.findall(r"\]\(pictures/([^)]+\.svg)\)", labs_common.page_text(PAGE))
-        self.assertEqual(3, len(pictures))
-        for name in pictures:
-            with self.subTest(picture=name):
-                committed = REPO / "docs" / "labs" / "pictures" / name
-                self.assertTrue(committed.is_file(), f"{committed} is missing")
-                self.assertEqual(committed.read_bytes(), (OUT / name).read_bytes(),
-                                 f"docs/labs/pictures/{name} is stale: copy out/labs/{name} over it")
+        self.assertPicturesCurrent(PAGE, 3)
 
 
 if __name__ == "__main__":

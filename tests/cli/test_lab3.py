@@ -170,12 +170,8 @@ class Lab3(LabTest):
         self.assertQuoted("= 53.71 ms between them: 65.48 ms", "answers")
         self.assertClose(26.86e-3, 12 * US + 8 * 4 * MIB / 1.25e9, rel=1e-3)
 
-    def test_pictures_are_committed_and_current(self):
-        out = REPO / "out" / "labs"
-        for name in ("lab3-sizes.svg", "lab3-two-racks-hierarchical.svg"):
-            committed = REPO / "docs" / "labs" / "pictures" / name
-            self.assertEqual((out / name).read_text(), committed.read_text(),
-                             f"{committed} is stale: run the lab's commands and copy out/labs/{name}")
+    def test_pictures_are_the_commands_output(self):
+        self.assertPicturesCurrent(PAGE, 2)
 
 
 if __name__ == "__main__":
