@@ -22,6 +22,7 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
     const ChildOutcome outcome = run_in_child([&] {
       SimOptions options;
       options.cfg = cfg;
+      options.topology_bound = false;  // the trial's time is all it reports
       const SimResult result = run_simulation(trial, options);
       if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
       const RoundRecord& round = result.rounds.front();

@@ -1,6 +1,7 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <iostream>
 #include <simgrid/Exception.hpp>
@@ -82,8 +83,10 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
     double latency = 0;
     hosts[static_cast<size_t>(r)]->route_to(hosts[static_cast<size_t>(next)], route, &latency);
     model.min_alpha = std::min(model.min_alpha, latency);
-    out[static_cast<size_t>(r)] = route.empty() ? model.bandwidth : route.front()->get_bandwidth();
-    in[static_cast<size_t>(next)] = route.empty() ? model.bandwidth : route.back()->get_bandwidth();
+    // (a route without links limits nothing)
+    const double unlimited = std::numeric_limits<double>::infinity();
+    out[static_cast<size_t>(r)] = route.empty() ? unlimited : route.front()->get_bandwidth();
+    in[static_cast<size_t>(next)] = route.empty() ? unlimited : route.back()->get_bandwidth();
   }
   // Up to 128 ranks, every pair (a latency-optimal tree may avoid the slow pairs); above,
   // the ring neighbours' and the root's routes only (p^2 lookups would cost seconds).
@@ -101,7 +104,9 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
     out_sum += out[static_cast<size_t>(r)];
     in_sum += in[static_cast<size_t>(r)];
   }
-  model.injection_bandwidth = std::min(out_sum, in_sum) / p;
+  // infinite when no rank has a link of its own: left unset (0), the bound then uses B
+  const double mean = std::min(out_sum, in_sum) / p;
+  model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
 }
 
 }  // namespace
@@ -323,7 +328,6 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     read_partner_routes(hosts, algorithm.partners(p, root, servers), in);
     return in;
   };
-  read_partner_routes(hosts, ring_and_root_partners(p, root, servers), model);
   read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
@@ -343,8 +347,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   }
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   if (options.check_only) return result;
-  result.topology_bound =
-      topology_cut_bound(scenario.collective.kind, hosts, platform.hosts, scenario.collective.root, model.bytes(model.elems));
+  if (options.topology_bound)
+    result.topology_bound = topology_cut_bound(scenario.collective.kind, hosts, platform.hosts, scenario.collective.root, model.bytes(model.elems));
 
   // The run's shared state: workers, fault injectors and the coordinator meet here.
   static RunState state;

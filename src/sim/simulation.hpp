@@ -43,6 +43,7 @@ struct SimOptions {
   InputFn input;                 // rank inputs; default: fill_input with the scenario's seed
   bool check_only = false;       // stop once the platform and placement are checked
   std::vector<AutoCandidate> auto_simulated;  // algorithm "auto" by "simulate": the trials
+  bool topology_bound = true;    // look for the platform's tightest cut (a trial needs no bound)
 };
 
 struct SimResult {

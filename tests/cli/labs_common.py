@@ -5,16 +5,12 @@ from the repository root; `collsim` is the built program. run_lab_commands() run
 one of them (outputs go to out/labs/, which git ignores) and returns their stdout, so
 that each test then checks the page's claims against what the commands produced.
 """
-import os
-import unittest
 import re
 import shlex
 import subprocess
-from pathlib import Path
+import unittest
 
-REPO = Path(__file__).resolve().parents[2]
-# absolute: the commands run from the repository root
-COLLSIM = os.path.abspath(os.environ.get("COLLSIM", str(REPO / "build" / "collsim")))
+from cli_common import COLLSIM, REPO
 
 
 def page_text(name):

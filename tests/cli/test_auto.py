@@ -3,31 +3,19 @@ platform's alpha and B, runs the best, and records the table in the trace.
 
     COLLSIM=build/collsim /usr/bin/python3 -m unittest test_auto -v   (from tests/cli)
 """
-import json
-import os
 import subprocess
-import tempfile
 import unittest
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+from cli_common import COLLSIM, REPO, traced_run
+
 ALPHA, B, P = 2e-6, 10e9, 64
 
 
 def auto_run(size, *extra):
-    with tempfile.TemporaryDirectory() as folder:
-        trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", "--algorithm", "auto", "--workers", str(P), "--topology", f"star:{P}",
-                        "--size", str(size), "--quiet", "--trace", str(trace), *extra], check=True, timeout=120)
-        return json.loads(trace.read_text())
+    return traced_run("--algorithm", "auto", "--workers", P, "--topology", f"star:{P}", "--size", size, *extra)
 
 
-def trace_of(*args):
-    with tempfile.TemporaryDirectory() as folder:
-        trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *args], check=True, timeout=300)
-        return json.loads(trace.read_text())
+trace_of = traced_run
 
 
 class Auto(unittest.TestCase):

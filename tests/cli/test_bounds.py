@@ -4,14 +4,11 @@ platform), each checked against values worked out by hand from the platform file
     COLLSIM=build/collsim /usr/bin/python3 -m unittest test_bounds -v   (from tests/cli)
 """
 import json
-import os
 import subprocess
-import tempfile
 import unittest
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+from cli_common import COLLSIM, REPO, traced_run
+
 N = 64 * 1024 * 1024          # bytes per rank
 FAST, SLOW = 10e9, 1.25e9     # two-racks.xml: host links, the inter-rack link
 TWO_RACKS = str(REPO / "topologies" / "two-racks.xml")
@@ -19,11 +16,7 @@ ONE_SLOW = str(REPO / "tests" / "cli" / "data" / "star-one-slow-link.xml")
 
 
 def trace_of(*args):
-    with tempfile.TemporaryDirectory() as folder:
-        trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", "--size", "64MiB", "--quiet", "--trace", str(trace), *args], check=True,
-                       timeout=120)
-        return json.loads(trace.read_text())
+    return traced_run("--size", "64MiB", *args)
 
 
 class Bounds(unittest.TestCase):

@@ -3,23 +3,15 @@ messages it posts leave one after another. Checked against formulas written out 
 
     COLLSIM=build/collsim /usr/bin/python3 -m unittest test_overhead -v   (from tests/cli)
 """
-import json
-import os
 import subprocess
-import tempfile
 import unittest
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+from cli_common import COLLSIM, traced_run
+
 ALPHA, B, O = 2e-6, 10e9, 1e-6   # star:P: two 1 us links per route, 10 GB/s; o = 1 us
 
 
-def summary_of(*args):
-    with tempfile.TemporaryDirectory() as folder:
-        trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *args], check=True, timeout=120)
-        return json.loads(trace.read_text())
+summary_of = traced_run  # the run's trace: its summary, scenario, ...
 
 
 class Overhead(unittest.TestCase):

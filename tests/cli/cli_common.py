@@ -1,0 +1,20 @@
+"""What the command-line test suites share: where the repository and the program are, and
+a run whose trace the test reads."""
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# absolute: some suites run their commands from the repository root
+COLLSIM = os.path.abspath(os.environ.get("COLLSIM", str(REPO / "build" / "collsim")))
+
+
+def traced_run(*args, timeout=300):
+    """`collsim run ARGS --quiet --trace T`, which must succeed; returns the trace."""
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "t.json"
+        subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *map(str, args)], check=True,
+                       timeout=timeout)
+        return json.loads(trace.read_text())
