@@ -16,7 +16,7 @@
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
 #include "report/compare.hpp"
-#include "report/summary.hpp"
+#include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/input_data.hpp"
