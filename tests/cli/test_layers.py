@@ -1,5 +1,6 @@
 """The folders of src/ include each other one way only (tools/check-layers), and
-docs/architecture.md draws the same layers the check enforces.
+docs/architecture.md draws the same layers the check enforces; no function grows past
+120 lines (tools/check-function-length).
 
     cd tests/cli && /usr/bin/python3 -m unittest -v test_layers
 """
@@ -13,6 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CHECK = REPO / "tools" / "check-layers"
+FUNCTION_LENGTH = REPO / "tools" / "check-function-length"
 
 
 def load_check():
@@ -81,6 +83,42 @@ class LayersTest(unittest.TestCase):
         for level, folders in enumerate(load_check().LAYERS):
             with self.subTest(level=level):
                 self.assertIn(f"| {level} | " + ", ".join(f"`{folder}`" for folder in folders) + " |", page)
+
+
+
+class FunctionLengthTest(unittest.TestCase):
+    def check(self, root=None, *args):
+        command = [str(FUNCTION_LENGTH), *args] + (["--root", str(root)] if root else [])
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    def tree_with(self, name, text):
+        temporary = tempfile.TemporaryDirectory(prefix="collsim-functions-")
+        self.addCleanup(temporary.cleanup)
+        root = Path(temporary.name)
+        shutil.copytree(REPO / "src", root / "src")
+        (root / "src" / "util" / name).write_text(text)
+        return root
+
+    def test_the_tree_is_clean(self):
+        run = self.check()
+        self.assertEqual(run.returncode, 0, run.stderr)
+
+    def test_a_long_function_fails_with_its_length(self):
+        body = "".join(f"  total += {i};\n" for i in range(125))
+        root = self.tree_with("long.cpp", "int long_one(int total) {\n" + body + "  return total;\n}\n")
+        run = self.check(root)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("util/long.cpp:long_one is 128 lines (at most 120)", run.stderr)
+
+    def test_lambdas_braces_in_strings_and_classes_are_counted_right(self):
+        lines = ["struct Box {", "  int get() const {", "    auto add = [&](int x) {", "      return x + 1;", "    };",
+                 '    const char* css = "a { b } {";', '    const char* raw = R"~(}})~";', "    return add(1);",
+                 "  }", "};", "Box::Box(int v) : v_(v) {", "  if (v) {", "  }", "}"]
+        root = self.tree_with("shapes.cpp", "\n".join(lines) + "\n")
+        top = self.check(root, "--top", "1000").stdout
+        self.assertRegex(top, r"\n\s+8  util/shapes.cpp:get\n")
+        self.assertRegex(top, r"\n\s+4  util/shapes.cpp:Box\n")
+        self.assertNotIn("util/shapes.cpp:add", top)
 
 
 if __name__ == "__main__":
