@@ -15,6 +15,7 @@
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
+#include "viz/trace_view.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -57,10 +58,12 @@ std::string row_identity(const std::vector<std::pair<std::string, std::string>>&
 std::vector<MetricSet> from_json(const json& document, const std::string& source, const std::string& field) {
   std::vector<MetricSet> sets;
   const std::string format = document.is_object() ? document.value("format", "") : "";
-  if (format == "collsim-trace/1") {
-    MetricSet set{document["scenario"].value("name", source), source, {}};
-    take_metrics(document["summary"], set);
-    set.metrics["stalled"] = document["summary"].contains("stalled") ? 1 : 0;
+  if (format.rfind("collsim-trace/", 0) == 0) {
+    // Traces are read by the one trace reader that the pictures use too.
+    const viz::TraceView trace = viz::read_trace(document, source);
+    MetricSet set{trace.name, source, {}};
+    take_metrics(trace.summary, set);
+    set.metrics["stalled"] = trace.stalled.empty() ? 0 : 1;
     sets.push_back(set);
   } else if (format == "collsim-baseline/1") {
     MetricSet set{document.value("identity", source), source, {}};
