@@ -11,6 +11,7 @@
 
 #include "util/csv.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -38,11 +39,7 @@ std::vector<std::string> metric_names() {
 }
 
 std::string read_text(const fs::path& path, const std::string& field) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", field, path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path.string(), field + " file");
 }
 
 void take_metrics(const json& object, MetricSet& set) {
@@ -112,9 +109,10 @@ std::vector<MetricSet> load_file(const fs::path& path, const std::string& field)
   const std::string text = read_text(path, field);
   if (path.extension() == ".csv") return from_csv(text, path.string(), field);
   try {
-    return from_json(json::parse(text), path.string(), field);
+    return from_json(parse_json(text, fmt::format("{}: '{}'", field, path.string())), path.string(), field);
   } catch (const json::exception& error) {
-    throw InputError(fmt::format("{}: '{}' is not valid JSON: {}", field, path.string(), error.what()));
+    throw InputError(fmt::format("{}: '{}' is not a collsim trace, baseline or results list: {}", field, path.string(),
+                                 error.what()));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -53,7 +54,8 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
     if (number < 0)
       throw InputError(fmt::format("{}: {} is negative; must be {}", field, value.dump(),
                                    parse == parse_time ? ">= 0 seconds" : "> 0 bytes"));
-    return number;
+    // the same range checks as a unit string ("1e308" bytes is too large)
+    return parse(fmt::format("{}", number), field);
   }
   if (value.is_string()) return parse(value.get<std::string>(), field);
   throw InputError(fmt::format("{}: must be a number or a string with a unit, got {}", field, value.dump()));
@@ -228,18 +230,7 @@ RecoverySpec parse_recovery(const json& object) {
 }  // namespace
 
 json load_scenario_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read the scenario file (does it exist?)", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    std::string message = error.what();
-    const auto cut = message.find("] ");
-    if (cut != std::string::npos) message = message.substr(cut + 2);
-    throw InputError(fmt::format("{}: malformed JSON: {}", path, message));
-  }
+  return parse_json(read_input_file(path, "scenario file"), path);
 }
 
 void set_path(json& document, const std::string& path, const json& value) {
@@ -278,8 +269,8 @@ void apply_override(json& document, const std::string& assignment) {
   const std::string text = assignment.substr(equals + 1);
   json value;
   try {
-    value = json::parse(text);
-  } catch (const json::parse_error&) {
+    value = parse_json(text, "--set " + assignment.substr(0, equals));
+  } catch (const InputError&) {
     value = text;  // a bare word such as naive or 64MiB
   }
   set_path(document, assignment.substr(0, equals), value);

@@ -21,6 +21,8 @@
 #include "sim/locality.hpp"
 #include "sim/coordinator.hpp"
 #include "sim/faults.hpp"
+#include "sim/run_limits.hpp"
+#include "util/atomic_file.hpp"
 #include "sim/simgrid_guard.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
@@ -137,6 +139,12 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
 }
 
 namespace {
+
+// Carried elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, const Payload& payload) {
+  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
+}
 
 int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
@@ -267,6 +275,14 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   const auto settings = simgrid_options(scenario, options.cfg);
   for (const auto& [option, field] : settings) check_simgrid_option(option, field);
+  // Refuse what would not fit the stated limits before building anything.
+  const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
+  {
+    const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
+    const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
+                                         scenario.collective.carried_elements);
+    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned));
+  }
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
   std::string program = "collsim", quiet = "--log=root.thresh:warning", no_location = "--log=no_loc";
@@ -275,6 +291,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   SimGridGuard guard;
   static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv);
   guard.catch_crashes();
+  remove_temporaries_on_interrupt();  // the engine installed its own SIGINT handler
   guard.set_context("SimGrid options");
   // Options one by one, so that an error names the one at fault and where it came from.
   for (const auto& [option, field] : settings) {
@@ -315,8 +332,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   model.elems = result.payload.carried_elems;
   model.overhead = scenario.message_overhead;
   model.bytes_per_elem = result.payload.bytes_per_elem;
-  model.segment_elems = std::max<size_t>(
-      1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
+  model.segment_elems = segment_elements(scenario.collective.segment, result.payload);
   if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
