@@ -271,6 +271,9 @@ int command_compare(const CompareRequest& request) {
   for (const auto& tolerance : request.tolerances) parse_tolerance(tolerance, options);
   const auto baseline = load_metric_sets(request.baseline, "BASELINE");
   const auto current = load_metric_sets(request.current, "CURRENT");
+  if (baseline.empty() && current.empty())
+    throw InputError(fmt::format("compare: nothing to compare: neither '{}' nor '{}' holds a trace, baseline or "
+                                 "results table (.json or .csv)", request.baseline, request.current));
   const auto rows = compare_metric_sets(baseline, current, options);
   std::cout << format_comparison(rows, request.format);
   return comparison_exit_status(rows, request.strict);

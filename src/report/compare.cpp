@@ -172,8 +172,14 @@ void parse_tolerance(const std::string& text, CompareOptions& options) {
   const std::string number = percent ? value.substr(0, value.size() - 1) : value;
   char* end = nullptr;
   double tolerance = std::strtod(number.c_str(), &end);
-  if (number.empty() || *end != '\0' || tolerance < 0)
-    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance such as 0.5% or simulated_time=0.1%", text));
+  // plain decimals only: strtod would also take "nan", "inf" and hexadecimal
+  const bool decimal = number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (number.empty() || *end != '\0' || !decimal || !std::isfinite(tolerance) || tolerance < 0)
+    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance such as 0.5%, 0.005 or simulated_time=0.1% "
+                                 "(a finite number >= 0)", text));
+  if (!percent && tolerance > 1)
+    throw InputError(fmt::format("--tolerance: '{}' is ambiguous: a bare number is a fraction (0.05 = 5%); write "
+                                 "{}% for {} percent", text, number, number));
   if (percent) tolerance /= 100;
   if (metric.empty()) options.tolerance = tolerance;
   else options.per_metric[metric] = tolerance;

@@ -33,6 +33,15 @@ void check_keys(const json& object, const std::string& where, const std::vector<
   }
 }
 
+// A host or link name: not empty, printable, no spaces (SimGrid's names never have them).
+void check_name(const std::string& name, const std::string& field) {
+  if (name.empty()) throw InputError(fmt::format("{}: the name is empty", field));
+  for (const char c : name)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      throw InputError(fmt::format("{}: {} has a space or a control character; names are printable, without spaces",
+                                   field, json(name).dump()));
+}
+
 std::string get_string(const json& value, const std::string& field) {
   if (!value.is_string()) throw InputError(fmt::format("{}: must be a string, got {}", field, value.dump()));
   return value.get<std::string>();
@@ -167,7 +176,11 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
     if (!link_fault) throw InputError(fmt::format("{}.link: a {} fault targets a host or a rank", where, kind));
     fault.link = get_string(object["link"], where + ".link");
   }
-  if (object.contains("host")) fault.host = get_string(object["host"], where + ".host");
+  if (object.contains("link")) check_name(fault.link, where + ".link");
+  if (object.contains("host")) {
+    fault.host = get_string(object["host"], where + ".host");
+    check_name(fault.host, where + ".host");
+  }
   if (object.contains("rank")) fault.rank = static_cast<int>(get_integer(object["rank"], where + ".rank", 0, 1 << 30));
 
   if (object.contains("factor")) {

@@ -285,16 +285,23 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   }
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
-  std::string program = "collsim", quiet = "--log=root.thresh:warning", no_location = "--log=no_loc";
-  char* argv[] = {program.data(), quiet.data(), no_location.data(), nullptr};
-  int argc = 3;
+  // Options the engine reads while it is created (the context factory) go in its
+  // command line: set afterwards, SimGrid would silently ignore them.
+  std::vector<std::string> arguments{"collsim", "--log=root.thresh:warning", "--log=no_loc"};
+  for (const auto& [option, field] : settings)
+    if (option.rfind("contexts/factory:", 0) == 0) arguments.push_back("--cfg=" + option);
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(arguments.size());
   SimGridGuard guard;
-  static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv);
+  static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv.data());
   guard.catch_crashes();
   remove_temporaries_on_interrupt();  // the engine installed its own SIGINT handler
   guard.set_context("SimGrid options");
   // Options one by one, so that an error names the one at fault and where it came from.
   for (const auto& [option, field] : settings) {
+    if (option.rfind("contexts/factory:", 0) == 0) continue;  // given at creation
     try {
       sg4::Engine::set_config(option);
     } catch (const std::exception& error) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "util/errors.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -41,6 +42,7 @@ public:
   explicit Exporter(const TraceView& trace) : t_(trace) {}
 
   json run() {
+    check_expansion();
     json events = json::array();
     events.push_back(metadata("process_name", run_pid, 0, {{"name", "collsim: " + t_.name}}));
     events.push_back(metadata("process_sort_index", run_pid, 0, {{"sort_index", 0}}));
@@ -202,6 +204,22 @@ private:
       events.push_back(metadata("thread_name", run_pid, tracks[k].tid, {{"name", name}}));
       events.push_back(metadata("thread_sort_index", run_pid, tracks[k].tid, {{"sort_index", lane.sort * 10 + static_cast<int>(k)}}));
     }
+  }
+
+  // A trace's events are bounded by what it holds: a small file that declares a million
+  // ranks (each a track) must not become hundreds of MB.
+  void check_expansion() const {
+    double entries = static_cast<double>(t_.messages.size() + t_.rounds.size() + t_.recovery.size() + t_.faults.size());
+    for (const auto& r : t_.rounds) entries += static_cast<double>(r.group.size());
+    for (const auto& link : t_.links) entries += static_cast<double>(link.series.size());
+    double events = 2.0 * t_.workers + 3 * static_cast<double>(t_.messages.size());
+    for (const auto& r : t_.rounds) events += 3.0 * static_cast<double>(r.group.size());
+    const double allowed = std::max(perfetto_min_event_budget, perfetto_events_per_entry * entries);
+    if (events > allowed)
+      throw InputError(fmt::format("--perfetto: '{}' would expand to about {:.3g} events ({} ranks, {:.0f} entries); "
+                                   "at most {} per entry of the trace, or {:.0f}",
+                                   t_.source, events, t_.workers, entries, perfetto_events_per_entry,
+                                   perfetto_min_event_budget));
   }
 
   // One arrow per message, from the sender's step slice to the receiver's, both bound to
