@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
                       "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable)")
       ->allow_extra_args(false);
   compare->add_flag("--strict", compare_request.strict,
-                    "Fail on any change, improvements and new entries included (baselines must be updated)");
+                    "Exit 1 on any change: improvements and new entries as well as regressions and missing entries "
+                    "(then the baselines must be updated)");
   compare->add_option("--format", compare_request.format, "text (default), markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
 

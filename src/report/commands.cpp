@@ -38,6 +38,15 @@ namespace fs = std::filesystem;
 namespace collsim {
 namespace {
 
+// The name of an unnamed run from flags only: "cli-" and a digest of the flags (FNV-1a),
+// so that two different runs never share an identity in `compare`.
+std::string name_of_flags(const std::vector<std::string>& overrides) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const auto& assignment : overrides)
+    for (const char c : assignment + '\n') hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return fmt::format("cli-{:08x}", static_cast<uint32_t>(hash ^ (hash >> 32)));
+}
+
 Scenario load_scenario(const RunRequest& request) {
   nlohmann::json document = nlohmann::json::object();
   std::string source_dir;
@@ -46,6 +55,10 @@ Scenario load_scenario(const RunRequest& request) {
     source_dir = fs::path(request.scenario_path).parent_path().string();
   }
   for (const auto& assignment : request.overrides) apply_override(document, assignment);
+  // Unnamed: the file's stem, or a digest of the flags.
+  if (document.is_object() && !document.contains("name"))
+    document["name"] = request.scenario_path.empty() ? name_of_flags(request.overrides)
+                                                     : fs::path(request.scenario_path).stem().string();
   return parse_scenario(document, source_dir);
 }
 

@@ -26,11 +26,12 @@ std::string join_path(const std::string& prefix, const std::string& key) {
 void check_keys(const json& object, const std::string& where, const std::vector<std::string>& allowed) {
   if (!object.is_object())
     throw InputError(fmt::format("{}: must be a JSON object", where.empty() ? "scenario" : where));
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    throw InputError(fmt::format("{}: unknown key{}; allowed: {}", join_path(where, key), did_you_mean(key, allowed),
-                                 join(allowed)));
-  }
+  // every unknown key at once: fixing one typo should not reveal the next
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : object.items())
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      unknown.push_back(join_path(where, key) + ": unknown key" + did_you_mean(key, allowed));
+  if (!unknown.empty()) throw InputError(fmt::format("{}; allowed: {}", join(unknown, "; "), join(allowed)));
 }
 
 // A host or link name: not empty, printable, no spaces (SimGrid's names never have them).

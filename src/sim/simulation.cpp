@@ -259,10 +259,15 @@ std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario&
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
   for (const auto& option : network_model_config(scenario.network)) options.emplace_back(option, "network");
+#ifdef COLLSIM_SANITIZE
+  // ASan follows real thread stacks, not raw context switches (CMakeLists.txt).
+  options.emplace_back("contexts/factory:thread", "collsim");
+#else
   // Small actor stacks without guard pages keep p=1024 fast (our actors are shallow:
   // algorithms loop, they do not recurse); users can override both.
   options.emplace_back("contexts/stack-size:64", "collsim");
   options.emplace_back("contexts/guard-size:0", "collsim");
+#endif
   for (size_t i = 0; i < scenario.cfg.size(); ++i) options.emplace_back(scenario.cfg[i], fmt::format("cfg.{}", i));
   for (const auto& option : user_cfg) options.emplace_back(option, "--cfg");
   return options;
