@@ -222,21 +222,23 @@ private:
                                    perfetto_min_event_budget));
   }
 
-  // One arrow per message, from the sender's step slice to the receiver's, both bound to
-  // the slice enclosing the middle of the transfer.
+  // One arrow per message, from the sender's step slice to the receiver's (the slices
+  // enclosing the middle of the transfer): it leaves when the message starts and lands
+  // when it ends, each clamped into its slice, so that the arrow has the message's length.
   void add_flows(json& events) {
     if (t_.messages.size() > perfetto_max_flows) return;
     for (size_t i = 0; i < t_.messages.size(); ++i) {
       const TraceMessage& m = t_.messages[i];
       const auto& [sender, receiver] = step_of_message_[i];
-      const int64_t start = to_ns(m.start), end = to_ns(m.end);
-      const double middle = to_us(start + (end - start) / 2);
+      const Slice& from = lanes_[sender.first].slices[sender.second];
+      const Slice& to = lanes_[receiver.first].slices[receiver.second];
+      const int64_t leaves = std::clamp(to_ns(m.start), from.start, from.end);
+      const int64_t lands = std::clamp(to_ns(m.end), to.start, to.end);
       const json args{{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start_s", m.start}, {"end_s", m.end}};
-      events.push_back({{"ph", "s"}, {"id", i + 1}, {"pid", run_pid}, {"tid", lanes_[sender.first].slices[sender.second].tid},
-                        {"ts", middle}, {"name", "message"}, {"cat", "message"}, {"args", args}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", i + 1}, {"pid", run_pid},
-                        {"tid", lanes_[receiver.first].slices[receiver.second].tid}, {"ts", middle}, {"name", "message"},
-                        {"cat", "message"}});
+      events.push_back({{"ph", "s"}, {"id", i + 1}, {"pid", run_pid}, {"tid", from.tid}, {"ts", to_us(leaves)},
+                        {"name", "message"}, {"cat", "message"}, {"args", args}});
+      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", i + 1}, {"pid", run_pid}, {"tid", to.tid},
+                        {"ts", to_us(std::max(lands, leaves))}, {"name", "message"}, {"cat", "message"}});
     }
   }
 

@@ -191,6 +191,12 @@ class RenderTest(unittest.TestCase):
         matching = {e["id"]: e for e in finishes}
         for flow in starts:
             self.assertEqual(matching[flow["id"]]["tid"], tid_of_rank[flow["args"]["dst"]])
+            # the arrow spans the transfer: it leaves at the start and lands at the end
+            # (each step slice of this ring holds its whole message)
+            args = flow["args"]
+            self.assertAlmostEqual(flow["ts"], args["start_s"] * 1e6, delta=1e-3)
+            self.assertAlmostEqual(matching[flow["id"]]["ts"], args["end_s"] * 1e6, delta=1e-3)
+            self.assertGreater(matching[flow["id"]]["ts"], flow["ts"])
 
     def test_perfetto_phase_slices_span_the_messages_of_each_rank(self):
         paths = self.ring4()
