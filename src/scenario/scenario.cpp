@@ -187,8 +187,11 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
   if (object.contains("factor")) {
     if (fault.kind == FaultKind::preempt || fault.kind == FaultKind::link_down)
       throw InputError(fmt::format("{}.factor: a {} fault has no factor", where, kind));
-    if (!object["factor"].is_number() || object["factor"].get<double>() <= 0)
-      throw InputError(fmt::format("{}.factor: must be a number > 0 (0.1 = ten times slower)", where));
+    // a denormal factor leaves a link with no bandwidth at all; a huge one overflows it
+    if (!object["factor"].is_number() || !(object["factor"].get<double>() >= 1e-6) ||
+        !(object["factor"].get<double>() <= 1e6))
+      throw InputError(fmt::format("{}.factor: must be a number from 1e-06 to 1e+06 (0.1 = ten times slower), got {}",
+                                   where, object["factor"].dump()));
     fault.factor = object["factor"].get<double>();
   }
   if (object.contains("latency")) {
@@ -228,9 +231,9 @@ RecoverySpec parse_recovery(const json& object) {
     if (!text.empty() && text.back() == 'x') {
       char* end = nullptr;
       spec.timeout_factor = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size() - 1 || !(spec.timeout_factor > 0))
+      if (end != text.c_str() + text.size() - 1 || !(spec.timeout_factor >= 1e-3) || !(spec.timeout_factor <= 1e6))
         throw InputError(fmt::format("recovery.timeout: '{}' is not a time (\"50ms\") or a multiple of the "
-                                     "model's collective time (\"3x\")", text));
+                                     "model's collective time from 0.001x to 1e+06x (\"3x\")", text));
     } else {
       spec.timeout_is_factor = false;
       spec.timeout = get_quantity(timeout, "recovery.timeout", parse_time);

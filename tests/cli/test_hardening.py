@@ -171,6 +171,17 @@ class Scenarios(Hardening):
                  "faults": [{"kind": "preempt", "at": 0, "rank": 1}, {"kind": "preempt", "at": 0.001, "rank": 1}]}
         self.assert_refused(["run", self.scenario(twice)], r"faults\.1", "preempted by an earlier fault")
 
+    def test_absurd_fault_factors_and_timeouts(self):
+        for factor in [5e-324, 1e-300, 1e300, 0]:
+            with self.subTest(factor=factor):
+                document = {"workers": 4, "topology": "star:4",
+                            "faults": [{"kind": "slow-link", "at": 0, "rank": 0, "factor": factor}]}
+                self.assert_refused(["run", self.scenario(document)], r"faults\.0\.factor", "1e-06 to 1e\+06")
+        for timeout in ["1e-300x", "1e300x", "nanx"]:
+            with self.subTest(timeout=timeout):
+                document = {"workers": 4, "topology": "star:4", "recovery": {"policy": "rebuild", "timeout": timeout}}
+                self.assert_refused(["run", self.scenario(document)], "recovery.timeout")
+
     def test_contexts_nthreads_is_refused(self):
         self.assert_refused(["run", *SMALL, "--cfg", "contexts/nthreads:2"], "contexts/nthreads", "one at a time")
         self.assert_refused(["run", self.scenario({"cfg": ["contexts/nthreads:4"]})], r"cfg\.0", "nthreads")
