@@ -97,8 +97,18 @@ std::vector<MetricSet> from_csv(const std::string& text, const std::string& sour
     MetricSet set{row_identity(columns), source, {}};
     for (const auto& [name, value] : columns) {
       if (!known_metrics().count(name) || value.empty()) continue;
-      if (value == "true" || value == "false") set.metrics[name] = value == "true" ? 1 : 0;
-      else set.metrics[name] = std::strtod(value.c_str(), nullptr);
+      if (value == "true" || value == "false") {
+        set.metrics[name] = value == "true" ? 1 : 0;
+        continue;
+      }
+      // the whole cell, a finite number: "nan" would compare equal to anything
+      char* end = nullptr;
+      const double number = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !std::isfinite(number) ||
+          value.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        throw InputError(fmt::format("{}: '{}' entry {}: {} '{}' is not a finite number", field, source,
+                                     set.identity, name, value));
+      set.metrics[name] = number;
     }
     sets.push_back(set);
   }

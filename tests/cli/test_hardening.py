@@ -338,6 +338,13 @@ class Compare(Hardening):
             with self.subTest(tolerance=tolerance):
                 self.assert_refused(["compare", old, new, "--tolerance", tolerance], "--tolerance", word)
 
+    def test_table_cells_that_are_not_finite_numbers(self):
+        good = self.write("a.csv", "point,workers,simulated_time\n0,2,1.0\n")
+        for cell in ["nan", "inf", "1e999", "0.5x", "0x1p-1"]:
+            with self.subTest(cell=cell):
+                bad = self.write("b.csv", f"point,workers,simulated_time\n0,2,{cell}\n")
+                self.assert_refused(["compare", good, bad], "b.csv", "simulated_time", "not a finite number")
+
     def test_two_empty_folders(self):
         (self.tmp / "a").mkdir()
         (self.tmp / "b").mkdir()
