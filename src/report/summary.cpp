@@ -104,10 +104,12 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   if (!result.auto_candidates.empty()) {
     const bool simulated = result.auto_by == "simulate";
     out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
-                     : "  auto      candidates by model time (best first):\n";
+                     : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
     for (const auto& c : result.auto_candidates) {
       std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
       if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
+      else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
+      else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
       out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.algorithm->name ? "  <- runs" : "");
     }
   }

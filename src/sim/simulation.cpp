@@ -16,6 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
+#include "platform/route_cache.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
@@ -115,6 +116,12 @@ ModelInput RunState::model_for(const CommGroup& group) const {
   ModelInput in = model;
   in.p = group.size();
   if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(rank_localities, group.members());
+  // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
+  in.endpoints = group.members();
+  if (!in.locality.empty()) {
+    in.locality.clear();
+    for (int world : group.members()) in.locality.push_back(rank_localities[static_cast<size_t>(world)]);
+  }
   return in;
 }
 
@@ -321,22 +328,23 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
-  // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
+  // The model prices each algorithm's schedule on the platform's own routes, each read once.
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
-  auto model_for = [&](const AlgorithmInfo& algorithm) {
-    ModelInput in = model;
-    read_partner_routes(hosts, algorithm.partners(p, root, servers), in);
-    return in;
-  };
+  model.network = std::make_shared<const RouteCache>(hosts);
+  model.root = root;
+  auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
-  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical))
+  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(hosts, locality.ids, model);
+    model.locality = locality.ids;
+  }
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
   if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
