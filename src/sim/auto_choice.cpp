@@ -61,14 +61,23 @@ AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& 
   return candidate;
 }
 
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
+  std::vector<AutoCandidate> table;
+  for (const AlgorithmInfo& candidate : all_algorithms())
+    if (candidate.collective == collective) table.push_back(model_candidate(candidate, in));
+  auto key = [](const AutoCandidate& c) {
+    return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  return table;
+}
+
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
                                       const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
                                       SimResult& result) {
   const bool by_simulation = !simulated.empty();
   std::vector<AutoCandidate> table = simulated;
-  if (!by_simulation)
-    for (const AlgorithmInfo& candidate : all_algorithms())
-      if (candidate.collective == collective) table.push_back(model_candidate(candidate, model_for(candidate)));
+  if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()));
   // Best first: by simulated time when simulated (failed candidates last), else by model
   // (impractical ones last).
   auto key = [&](const AutoCandidate& c) {
