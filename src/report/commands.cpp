@@ -380,8 +380,9 @@ int command_model(const ModelRequest& request) {
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
   if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
-  if (request.size.empty() || request.bandwidth.empty() || request.latency.empty())
-    throw InputError("model: --size, and either --topology or --bandwidth and --latency, are required");
+  if (request.size.empty()) throw InputError("model: --size is required");
+  if (request.bandwidth.empty()) throw InputError("model: --bandwidth is required without --topology");
+  if (request.latency.empty()) throw InputError("model: --latency is required without --topology");
   if (request.network != "ideal")
     throw InputError("--network: only with --topology (without one the model is the alpha-beta star, ideal by definition)");
   const Dtype dtype = parse_dtype(request.dtype, "--dtype");
