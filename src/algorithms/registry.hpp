@@ -7,7 +7,7 @@
 #include "algorithms/collective.hpp"
 #include "algorithms/partners.hpp"
 #include "model/cost_model.hpp"
-#include "model/schedule.hpp"
+#include "algorithms/schedule.hpp"
 
 namespace collsim {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Each algorithm's schedule for the cost model (model/schedule.hpp): which messages travel
+// Each algorithm's schedule for the cost model (algorithms/schedule.hpp): which messages travel
 // at once, step by step. One function beside each algorithm, in its own file; the shared
 // patterns (a ring step, the fold onto a power of two, recursive halving, a tree's
 // pipelined phases) are in schedule_blocks.cpp. Message sizes are those the algorithm
@@ -7,7 +7,7 @@
 // the largest, the schedule does too.
 #include "algorithms/chunks.hpp"
 #include "model/cost_model.hpp"
-#include "model/schedule.hpp"
+#include "algorithms/schedule.hpp"
 
 namespace collsim {
 

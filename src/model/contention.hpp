@@ -10,7 +10,7 @@
 #include <string>
 
 #include "model/cost_model.hpp"
-#include "model/schedule.hpp"
+#include "algorithms/schedule.hpp"
 
 namespace collsim {
 

@@ -54,7 +54,7 @@ struct ModelInput {
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int root = 0;                 // rooted collectives
 
-  // The platform's routes (platform/route_cache.hpp) and each rank's endpoint in it (empty:
+  // The platform's routes (model/route_cache.hpp) and each rank's endpoint in it (empty:
   // rank r is endpoint r); unset: the contention-free star of alpha and B above.
   std::shared_ptr<const Network> network;
   std::vector<int> endpoints;

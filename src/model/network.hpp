@@ -1,7 +1,7 @@
 #pragma once
 // The network a schedule is priced on: links (bandwidth, shared or not) and the route
 // between any two endpoints (its latency and links). Two kinds: the platform's own routes,
-// read from SimGrid once per pair (platform/route_cache.hpp), and the contention-free star
+// read from SimGrid once per pair (model/route_cache.hpp), and the contention-free star
 // of the closed-form formulas (uniform_network below), built from a ModelInput's alpha and B.
 #include <memory>
 #include <string>

@@ -7,9 +7,9 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "model/contention.hpp"
-#include "platform/cut_bound.hpp"
+#include "model/cut_bound.hpp"
 #include "report/commands.hpp"
-#include "report/summary.hpp"
+#include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/simulation.hpp"

@@ -33,9 +33,14 @@ struct RankRound {
 struct FaultEvent {
   int fault = 0;            // index in scenario.faults
   std::string kind;
-  std::string target;       // "link host-3_link", "host host-5 (rank 5)"
+  std::string target;       // for people: "link host-3_link", "host host-5 (rank 5)"
   std::string action;       // "applied" or "undone"
   double time = 0;
+  // The same as facts: the host struck (or whose NIC is), the links changed, and every
+  // rank running on that host (several when a host runs several workers).
+  std::string host;
+  std::vector<std::string> links;
+  std::vector<int> ranks;
 };
 
 struct RecoveryEvent {

@@ -16,7 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
-#include "platform/route_cache.hpp"
+#include "model/route_cache.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
@@ -108,6 +108,20 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
   // infinite when no rank has a link of its own: left unset (0), the bound then uses B
   const double mean = std::min(out_sum, in_sum) / p;
   model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
+}
+
+// The model's input from the scenario and payload; it prices each algorithm's schedule on
+// the platform's own routes, each read once (RouteCache).
+void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+                       ModelInput& model) {
+  model.p = static_cast<int>(hosts.size());
+  model.elems = payload.carried_elems;
+  model.overhead = scenario.message_overhead;
+  model.bytes_per_elem = payload.bytes_per_elem;
+  model.segment_elems =
+      std::max<size_t>(1, static_cast<size_t>(std::llround(scenario.collective.segment / payload.bytes_per_elem)));
+  model.network = std::make_shared<const RouteCache>(hosts);
+  model.root = scenario.collective.root;
 }
 
 }  // namespace
@@ -318,20 +332,12 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                        result.payload.bytes_per_elem));
 
   ModelInput& model = result.model;
-  model.p = p;
-  model.elems = result.payload.carried_elems;
-  model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = result.payload.bytes_per_elem;
-  model.segment_elems = std::max<size_t>(
-      1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
+  start_model_input(scenario, result.payload, hosts, model);
   if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
-  // The model prices each algorithm's schedule on the platform's own routes, each read once.
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
-  model.network = std::make_shared<const RouteCache>(hosts);
-  model.root = root;
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);

@@ -10,7 +10,7 @@
 #include "comm/message_log.hpp"
 #include "sim/link_usage.hpp"
 #include "model/cost_model.hpp"
-#include "platform/cut_bound.hpp"
+#include "model/cut_bound.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
 #include "sim/run_state.hpp"
@@ -76,7 +76,7 @@ struct SimResult {
   std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
   std::string auto_by;                   // "model" or "simulate"
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
-  CutBound topology_bound;               // the platform's tightest cut (platform/cut_bound.hpp)
+  CutBound topology_bound;               // the platform's tightest cut (model/cut_bound.hpp)
 };
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);

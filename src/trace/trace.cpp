@@ -100,8 +100,13 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     rounds.push_back(round);
   }
   json faults = json::array();
-  for (const auto& f : result.faults)
-    faults.push_back({{"fault", f.fault}, {"kind", f.kind}, {"target", f.target}, {"action", f.action}, {"time", f.time}});
+  for (const auto& f : result.faults) {
+    json fault{{"fault", f.fault}, {"kind", f.kind},   {"target", f.target},
+               {"action", f.action}, {"time", f.time}, {"ranks", f.ranks}};
+    if (!f.host.empty()) fault["host"] = f.host;
+    if (!f.links.empty()) fault["links"] = f.links;
+    faults.push_back(std::move(fault));
+  }
   json recovery = json::array();
   for (const auto& r : result.recoveries) {
     json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},

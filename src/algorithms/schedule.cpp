@@ -1,4 +1,4 @@
-#include "model/schedule.hpp"
+#include "algorithms/schedule.hpp"
 
 #include <numeric>
 

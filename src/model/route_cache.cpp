@@ -1,4 +1,4 @@
-#include "platform/route_cache.hpp"
+#include "model/route_cache.hpp"
 
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>

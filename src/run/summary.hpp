@@ -22,7 +22,7 @@ struct RunSummary {
   double model_time = 0;       // the algorithm's alpha-beta formula
   LowerBound bound;            // no algorithm can do better
   double efficiency = 0;       // bound / collective_time
-  double topology_bound = 0;   // max(bound, the platform's tightest cut): see platform/cut_bound.hpp
+  double topology_bound = 0;   // max(bound, the platform's tightest cut): see model/cut_bound.hpp
   double topology_efficiency = 0;  // topology_bound / collective_time
   double algbw = 0;            // logical bytes / collective_time
   double busbw = 0;            // algbw * busbw_factor

@@ -1,4 +1,4 @@
-#include "report/summary.hpp"
+#include "run/summary.hpp"
 
 #include "model/contention.hpp"
 
