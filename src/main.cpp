@@ -60,6 +60,44 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
       ->allow_extra_args(false);
 }
 
+// `collsim model`: its flags fill `request`.
+CLI::App* add_model_command(CLI::App& app, collsim::ModelRequest& model_request) {
+  CLI::App* model = app.add_subcommand(
+      "model", "Predict a collective's time without simulating: each algorithm's schedule priced on a platform's own "
+               "routes (--topology, links shared by max-min fairness) or on a contention-free star (--bandwidth, "
+               "--latency: the alpha-beta formulas)");
+  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
+  model->add_option("--algorithm", model_request.algorithm,
+                    "Algorithm name (default: ring / binomial), or all: rank every algorithm of the collective");
+  model->add_option("--topology", model_request.topology,
+                    "A platform (file or generator, e.g. nodes:8:8, fat-tree:2:4,4:1,2:1,1): price every message on "
+                    "its real route and print the bottleneck link and the topology bound (replaces --bandwidth and "
+                    "--latency)");
+  model->add_option("--network", model_request.network,
+                    "With --topology: ideal (default; the model matches SimGrid's sharing) or realistic (then only "
+                    "an estimate: TCP effects are not modelled)");
+  model->add_option("--workers", model_request.workers, "Number of ranks P")->required();
+  model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
+  model->add_option("--bandwidth", model_request.bandwidth,
+                    "Without --topology: link bandwidth B, e.g. 10GBps or 100Gbps");
+  model->add_option("--latency", model_request.latency, "Without --topology: latency alpha of one message, e.g. 1us");
+  model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
+  model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
+  model->add_option("--overhead", model_request.overhead,
+                    "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
+  model->add_option("--servers", model_request.servers, "parameter-server: number of servers S, 1 to P (default 1)");
+  model->add_option("--group-size", model_request.group_size,
+                    "hierarchical: ranks per group (default: one group of all P ranks)");
+  model->add_option("--inter-bandwidth", model_request.inter_bandwidth,
+                    "hierarchical: bandwidth of the link between groups (default: --bandwidth)");
+  model->add_option("--inter-latency", model_request.inter_latency,
+                    "hierarchical: latency alpha of a message between groups (default: --latency)");
+  model->add_option("--inter-flows", model_request.inter_flows,
+                    "hierarchical: messages between groups that share that link at once (default 1; the group "
+                    "size when one NIC per group carries all of its rings)");
+  return model;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,6 +112,7 @@ int main(int argc, char** argv) {
       "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
       "  collsim run --topology nodes:4:8 --size 64MiB    (4 nodes of 8 devices; see collsim list topologies)\n"
       "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
+      "  collsim model --algorithm all --workers 64 --size 1GiB --topology nodes:8:8   (ranked on real routes)\n"
       "  collsim model --algorithm hierarchical --workers 64 --group-size 8 --size 1GiB --bandwidth 100GBps --latency 1us\n"
       "                --inter-bandwidth 25GBps --inter-latency 5us --inter-flows 8\n"
       "  collsim list algorithms\n"
@@ -111,27 +150,7 @@ int main(int argc, char** argv) {
                    "tables use); default: all but metrics");
 
   collsim::ModelRequest model_request;
-  CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");
-  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
-  model->add_option("--algorithm", model_request.algorithm, "Algorithm name (default: ring / binomial)");
-  model->add_option("--workers", model_request.workers, "Number of ranks P")->required();
-  model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
-  model->add_option("--bandwidth", model_request.bandwidth, "Link bandwidth B, e.g. 10GBps or 100Gbps")->required();
-  model->add_option("--latency", model_request.latency, "Latency alpha of one message, e.g. 1us")->required();
-  model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
-  model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
-  model->add_option("--overhead", model_request.overhead,
-                    "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
-  model->add_option("--servers", model_request.servers, "parameter-server: number of servers S, 1 to P (default 1)");
-  model->add_option("--group-size", model_request.group_size,
-                    "hierarchical: ranks per group (default: one group of all P ranks)");
-  model->add_option("--inter-bandwidth", model_request.inter_bandwidth,
-                    "hierarchical: bandwidth of the link between groups (default: --bandwidth)");
-  model->add_option("--inter-latency", model_request.inter_latency,
-                    "hierarchical: latency alpha of a message between groups (default: --latency)");
-  model->add_option("--inter-flows", model_request.inter_flows,
-                    "hierarchical: messages between groups that share that link at once (default 1; the group "
-                    "size when one NIC per group carries all of its rings)");
+  CLI::App* model = add_model_command(app, model_request);
 
   collsim::RenderRequest render_request;
   CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");

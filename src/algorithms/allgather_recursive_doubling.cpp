@@ -4,6 +4,7 @@
 // chunk goes to the odd one) and the even ones get the whole vector back last.
 // Power of two: log2 p alpha + (p-1)/p n/B.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -26,6 +27,18 @@ void allgather_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs&
   allgather_doubling(comm, buf, fold, fold.blocks(chunks));
   // 3. unfold: give the even partner the whole vector
   unfold_result(comm, fold, buf.all());
+}
+
+// The reduce-scatter's messages in reverse: fold (one chunk), doubling, unfold (whole vector).
+Schedule schedule_allgather_recursive_doubling(const ModelInput& in) {
+  Schedule schedule;
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const auto chunks = split_evenly(in.elems, in.p);
+  fold_step(schedule, fold, FoldDirection::inward,
+            [&](int i) { return in.bytes(chunks[static_cast<size_t>(2 * i)].count); });
+  doubling_steps(schedule, in, fold, fold.blocks(chunks));
+  fold_step(schedule, fold, FoldDirection::outward, [&](int) { return in.bytes(in.elems); });
+  return schedule;
 }
 
 }  // namespace collsim

@@ -4,6 +4,7 @@
 // serving its two children on alternate steps: 2 (2k - 2 + W) (alpha + n/(kB)) for p >= 3,
 // W the tree's depth counted with 2 for every turn to a second child.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -14,6 +15,13 @@ void allreduce_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args) 
   run_tree_phase(comm, buf, args.op, schedule, segments, TreePhase::reduce);
   // 2. broadcast: the reduced segments flow back down
   run_tree_phase(comm, buf, args.op, schedule, segments, TreePhase::broadcast);
+}
+
+Schedule schedule_allreduce_binary_tree(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p > 1)
+    tree_phases(schedule, in, schedule_binary_tree(in.p, 0), {split_into_segments(in.elems, in.segment_elems)});
+  return schedule;
 }
 
 }  // namespace collsim

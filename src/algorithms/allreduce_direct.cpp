@@ -3,6 +3,7 @@
 // but the p-1 flows leaving (and reaching) each rank share its link: alpha + (p-1) n/B.
 // Memory: p-1 incoming vectors per rank.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -27,6 +28,16 @@ void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   for (int q = 1; q < p; ++q)
     args.op->combine(result.all(), q == r ? buf.all() : incoming[static_cast<size_t>(q)].all());
   buf = std::move(result);
+}
+
+// One step: every rank sends its vector to r+1, r+2, ... one overhead apart.
+Schedule schedule_allreduce_direct(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  Step& step = schedule.step();
+  for (int r = 0; r < in.p; ++r)
+    for (int k = 1; k < in.p; ++k) step.send(r, (r + k) % in.p, in.bytes(in.elems));
+  return schedule;
 }
 
 }  // namespace collsim

@@ -9,8 +9,11 @@
 // chunk of every group is allreduced by its owners (hierarchy.hpp), which is the same
 // algorithm when the groups are equal. One group is the ring; groups of one rank, a ring
 // over all ranks of the whole vector.
+#include <algorithm>
+
 #include "algorithms/algorithms.hpp"
 #include "algorithms/hierarchy.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -42,5 +45,51 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
   rings_allgather(comm, buf, {inside}, "allgather");
 }
 // hierarchical-end
+
+namespace {
+
+// One ring step in every group of each size at once; groups of different sizes run side
+// by side (each size its own chain of g-1 steps), all after the steps `after`. Returns the
+// last step of every chain.
+std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan,
+                                      const std::vector<int>& after) {
+  std::vector<int> ends;
+  std::vector<size_t> sizes;
+  for (const auto& group : plan.groups)
+    if (group.size() > 1 && std::find(sizes.begin(), sizes.end(), group.size()) == sizes.end()) sizes.push_back(group.size());
+  for (size_t size : sizes) {
+    Step& step = schedule.step_after(after, static_cast<int>(size) - 1);
+    for (size_t k = 0; k < plan.groups.size(); ++k) {
+      const auto& group = plan.groups[k];
+      if (group.size() != size) continue;
+      for (size_t i = 0; i < size; ++i)
+        step.send(group[i], group[(i + 1) % size], in.bytes(plan.group_chunks[k].front().count));
+    }
+    ends.push_back(schedule.last());
+  }
+  return ends.empty() ? after : ends;
+}
+
+}  // namespace
+
+// Reduce-scatter in the groups, 2(G-1) ring steps between them (each piece's owners), then
+// allgather in the groups.
+Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  const HierarchyPlan plan = plan_hierarchy(model_groups(in), in.elems);
+  std::vector<int> ends = ring_steps_in_groups(schedule, in, plan, {});
+  const auto groups = static_cast<int>(plan.groups.size());
+  if (groups > 1) {
+    Step& across = schedule.step_after(ends, 2 * (groups - 1));
+    for (const HierarchyPlan::Piece& piece : plan.pieces)
+      for (int k = 0; k < groups; ++k)
+        across.send(piece.owners[static_cast<size_t>(k)], piece.owners[static_cast<size_t>((k + 1) % groups)],
+                    in.bytes(split_evenly(piece.span.count, groups).front().count));
+    ends = {schedule.last()};
+  }
+  ring_steps_in_groups(schedule, in, plan, ends);
+  return schedule;
+}
 
 }  // namespace collsim

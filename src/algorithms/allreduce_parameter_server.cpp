@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -53,5 +54,23 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   comm.wait_all(transfers);
 }
 // parameter-server-end
+
+// Push: every rank sends shard s to server s (s = 0, 1, ...); pull: each server sends its
+// shard to every rank.
+Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  const int servers = servers_in_group(in.servers, in.p);
+  const auto shards = split_evenly(in.elems, servers);
+  Step& push = schedule.step();
+  for (int r = 0; r < in.p; ++r)
+    for (int s = 0; s < servers; ++s)
+      if (s != r) push.send(r, s, in.bytes(shards[static_cast<size_t>(s)].count));
+  Step& pull = schedule.step();
+  for (int s = 0; s < servers; ++s)
+    for (int q = 0; q < in.p; ++q)
+      if (q != s) pull.send(s, q, in.bytes(shards[static_cast<size_t>(s)].count));
+  return schedule;
+}
 
 }  // namespace collsim

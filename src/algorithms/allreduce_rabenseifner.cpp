@@ -5,6 +5,7 @@
 // 2 log2(pof2) alpha + 2 (pof2-1)/pof2 n/B, plus 2 (alpha + n/B) for the fold when p is not
 // a power of two.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -26,5 +27,18 @@ void allreduce_rabenseifner(Comm& comm, Buffer& buf, const CollectiveArgs& args)
   unfold_result(comm, fold, buf.all());
 }
 // rabenseifner-end
+
+// Fold (whole vector), recursive halving then doubling over pof2 blocks, unfold.
+Schedule schedule_allreduce_rabenseifner(const ModelInput& in) {
+  Schedule schedule;
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const double whole = in.bytes(in.elems);
+  const auto blocks = split_evenly(in.elems, fold.pof2);
+  fold_step(schedule, fold, FoldDirection::inward, [&](int) { return whole; });
+  halving_steps(schedule, in, fold, blocks);
+  doubling_steps(schedule, in, fold, blocks);
+  fold_step(schedule, fold, FoldDirection::outward, [&](int) { return whole; });
+  return schedule;
+}
 
 }  // namespace collsim

@@ -6,6 +6,7 @@
 //
 //   p=8:  step 0: 0<->1 2<->3 4<->5 6<->7   step 1: 0<->2 1<->3 ...   step 2: 0<->4 1<->5 ...
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -28,6 +29,20 @@ void allreduce_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs&
   }
   // 3. unfold: give the even partner its result
   unfold_result(comm, fold, buf.all());
+}
+
+// Fold, whole vectors swapped at distance 1, 2, 4, ... among pof2 ranks, unfold.
+Schedule schedule_allreduce_recursive_doubling(const ModelInput& in) {
+  Schedule schedule;
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const double whole = in.bytes(in.elems);
+  fold_step(schedule, fold, FoldDirection::inward, [&](int) { return whole; });
+  for (int distance = 1; distance < fold.pof2; distance *= 2) {
+    Step& step = schedule.step();
+    for (int v = 0; v < fold.pof2; ++v) step.send(fold.old_rank(v), fold.old_rank(v ^ distance), whole);
+  }
+  fold_step(schedule, fold, FoldDirection::outward, [&](int) { return whole; });
+  return schedule;
 }
 
 }  // namespace collsim

@@ -1,6 +1,7 @@
 // Ring allreduce: ring reduce-scatter then ring allgather, 2(p-1) steps of n/p bytes.
 // Bandwidth-optimal: each rank sends 2(p-1)/p * n bytes (Patarasuk & Yuan 2009).
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 #include "algorithms/chunks.hpp"
 
 namespace collsim {
@@ -35,5 +36,12 @@ void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   }
 }
 // ring-end
+
+// 2(p-1) identical steps, each paced by the largest chunk.
+Schedule schedule_allreduce_ring(const ModelInput& in) {
+  Schedule schedule;
+  ring_steps(schedule, in.p, in.bytes(split_evenly(in.elems, in.p).front().count), 2 * (in.p - 1));
+  return schedule;
+}
 
 }  // namespace collsim

@@ -4,6 +4,7 @@
 //
 //   p=8, root 0:  round 0: 0->4   round 1: 0->2, 4->6   round 2: 0->1, 2->3, 4->5, 6->7
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 #include "algorithms/chunks.hpp"
 
 namespace collsim {
@@ -34,6 +35,12 @@ void broadcast_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
     }
     mask >>= 1;
   }
+}
+
+Schedule schedule_broadcast_binomial(const ModelInput& in) {
+  Schedule schedule;
+  binomial_broadcast_steps(schedule, in.p, in.root, in.bytes(in.elems));
+  return schedule;
 }
 
 }  // namespace collsim

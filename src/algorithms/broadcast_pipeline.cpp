@@ -6,6 +6,7 @@
 //   0->1      s0    s1    s2
 //   1->2            s0    s1    s2 ...
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 #include "algorithms/chunks.hpp"
 
 namespace collsim {
@@ -29,6 +30,21 @@ void broadcast_pipeline(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
       pending.push_back(comm.irecv(prev, buf.view(segments[j + 1].offset, segments[j + 1].count)));
     comm.wait_all(pending);
   }
+}
+
+// Segment j crosses link i (root+i -> root+i+1) at step i + j: p-1 + k-1 steps.
+Schedule schedule_broadcast_pipeline(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  const auto segments = split_into_segments(in.elems, in.segment_elems);
+  const int k = static_cast<int>(segments.size()), links = in.p - 1;
+  for (int s = 0; s < k + links - 1; ++s) {
+    Step& step = schedule.step();
+    for (int i = std::max(0, s - k + 1); i <= std::min(s, links - 1); ++i)
+      step.send((in.root + i) % in.p, (in.root + i + 1) % in.p, in.bytes(segments[static_cast<size_t>(s - i)].count));
+    schedule.merge_last_if_repeated();
+  }
+  return schedule;
 }
 
 }  // namespace collsim

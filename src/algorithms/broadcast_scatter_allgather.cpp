@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -36,6 +37,23 @@ void broadcast_scatter_allgather(Comm& comm, Buffer& buf, const CollectiveArgs& 
   }
   // 2. ring allgather: relative rank q starts with chunk q
   ring_allgather(comm, buf, chunks, relative);
+}
+
+// The binomial scatter (relative rank v hands v+mask its subtree's chunks), then p-1 ring
+// steps paced by the largest chunk.
+Schedule schedule_broadcast_scatter_allgather(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  const int p = in.p;
+  const auto chunks = split_evenly(in.elems, p);
+  for (int mask = 1 << (ceil_log2(p) - 1); mask > 0; mask >>= 1) {
+    Step& step = schedule.step();
+    for (int v = 0; v + mask < p; v += 2 * mask)
+      step.send((v + in.root) % p, (v + mask + in.root) % p,
+                in.bytes(span_of(chunks, v + mask, std::min(mask, p - v - mask)).count));
+  }
+  ring_steps(schedule, p, in.bytes(chunks.front().count), p - 1);
+  return schedule;
 }
 
 }  // namespace collsim

@@ -2,6 +2,7 @@
 // broadcast. In round k, ranks whose relative rank has bit k set send their partial
 // result to the rank without it and drop out: ceil(log2 p) rounds of one message.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 #include "algorithms/chunks.hpp"
 
 namespace collsim {
@@ -24,6 +25,12 @@ void reduce_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
       args.op->combine(buf.all(), incoming.all());
     }
   }
+}
+
+Schedule schedule_reduce_binomial(const ModelInput& in) {
+  Schedule schedule;
+  binomial_reduce_steps(schedule, in.p, in.root, in.bytes(in.elems));
+  return schedule;
 }
 
 }  // namespace collsim

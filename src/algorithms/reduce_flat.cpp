@@ -1,6 +1,7 @@
 // Flat reduce: every rank sends its whole vector to the root at once (p-1 flows share
 // the root's downlink: alpha + (p-1) n/B); the root folds them in rank order.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -20,6 +21,16 @@ void reduce_flat(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   }
   comm.wait_all(receives);
   for (Buffer& partial : incoming) args.op->combine(buf.all(), partial.all());
+}
+
+// Every rank's vector to the root at once: they share the root's link.
+Schedule schedule_reduce_flat(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  Step& step = schedule.step();
+  for (int peer = 0; peer < in.p; ++peer)
+    if (peer != in.root) step.send(peer, in.root, in.bytes(in.elems));
+  return schedule;
 }
 
 }  // namespace collsim

@@ -4,6 +4,7 @@
 // fold in pairs first (the odd rank answers for both chunks) and the even ones get their
 // chunk back last. Power of two: log2 p alpha + (p-1)/p n/B.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/schedules.hpp"
 
 namespace collsim {
 
@@ -21,6 +22,19 @@ void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveA
   reduce_scatter_halving(comm, buf, *args.op, fold, fold.blocks(chunks));
   // 3. unfold: give the even partner its chunk (r - 1; the index wraps for ranks that do not unfold)
   unfold_result(comm, fold, chunk(mod(r - 1, comm.size())));
+}
+
+// Fold (whole vector), halving over the pof2 blocks (two chunks for a folded pair), unfold
+// (the even rank's chunk).
+Schedule schedule_reduce_scatter_recursive_halving(const ModelInput& in) {
+  Schedule schedule;
+  const PowerOfTwoFold fold = fold_to_power_of_two(in.p);
+  const auto chunks = split_evenly(in.elems, in.p);
+  fold_step(schedule, fold, FoldDirection::inward, [&](int) { return in.bytes(in.elems); });
+  halving_steps(schedule, in, fold, fold.blocks(chunks));
+  fold_step(schedule, fold, FoldDirection::outward,
+            [&](int i) { return in.bytes(chunks[static_cast<size_t>(2 * i)].count); });
+  return schedule;
 }
 
 }  // namespace collsim

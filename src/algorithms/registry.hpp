@@ -7,6 +7,7 @@
 #include "algorithms/collective.hpp"
 #include "algorithms/partners.hpp"
 #include "model/cost_model.hpp"
+#include "algorithms/schedule.hpp"
 
 namespace collsim {
 
@@ -15,7 +16,8 @@ struct AlgorithmInfo {
   std::string name;
   std::string summary;
   AlgorithmFn run;
-  ModelFn model;
+  ModelFn model;                                 // its schedule priced on the model's network
+  Schedule (*schedule)(const ModelInput& in);    // algorithms/schedules.hpp
   // Which ranks talk: the cost model's alpha and B are the worst of their routes.
   PartnersFn partners = ring_and_root_partners;
 };

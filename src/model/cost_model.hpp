@@ -1,19 +1,24 @@
 #pragma once
-// The alpha-beta cost model: the time each algorithm takes on a contention-free network
-// where every message costs alpha + bytes/B, links are full-duplex, and reductions are free
-// (gamma = 0). With `--network ideal` SimGrid reproduces these formulas exactly
-// whenever the element count divides evenly (otherwise the formulas use the largest
-// chunk and are an upper bound). The tree allreduces count the steps of their schedule
-// (TreeSchedule::steps) instead of a closed form. The hierarchical allreduce has two costs,
-// inside its groups and between them, where messages may share links (SharedRoutes); with
-// unequal groups its formula is an estimate. docs/algorithms.md derives each one.
+// The cost model: each algorithm's schedule (algorithms/schedules.hpp: steps of messages)
+// priced on a network (model/contention.hpp: every message on its route, links shared by
+// max-min fairness as SimGrid shares them, steps added up along their dependencies).
+// Without a platform (ModelInput::network unset) the network is the contention-free star
+// where every message costs alpha + bytes/B on full-duplex links of its own, and the result
+// is the closed-form alpha-beta formula of each algorithm (reductions are free, gamma = 0):
+// with `--network ideal` SimGrid reproduces them exactly whenever the element count divides
+// evenly (otherwise they pace each step by its largest message: an upper bound). The
+// hierarchical allreduce has two costs on that star, inside its groups and between them,
+// where messages may share links (SharedRoutes). docs/algorithms.md derives each formula.
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "algorithms/collective.hpp"
 
 namespace collsim {
+
+class Network;  // model/network.hpp
 
 // The routes that the messages of one step use at once (the hierarchical allreduce's
 // messages inside groups, or between them): their largest latency, and the bottleneck:
@@ -47,6 +52,15 @@ struct ModelInput {
   // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
+  int root = 0;                 // rooted collectives
+
+  // The platform's routes (model/route_cache.hpp) and each rank's endpoint in it (empty:
+  // rank r is endpoint r); unset: the contention-free star of alpha and B above.
+  std::shared_ptr<const Network> network;
+  std::vector<int> endpoints;
+  // hierarchical: each rank's locality id (ranks sharing one form a group); empty: groups
+  // of consecutive ranks of group_sizes.
+  std::vector<int> locality;
   // One message on its own: the sender's overhead, the route's latency, the bytes.
   double message_time(size_t count) const { return overhead + alpha + bytes(count) / bandwidth; }
 };
@@ -54,6 +68,12 @@ struct ModelInput {
 using ModelFn = double (*)(const ModelInput& in);
 
 int ceil_log2(int p);
+
+// The hierarchical allreduce's groups of ranks: by locality, else consecutive blocks of
+// group_sizes (one group of p when both are empty).
+std::vector<std::vector<int>> model_groups(const ModelInput& in);
+
+// Each algorithm's modelled time: its schedule priced on in's network.
 
 double model_broadcast_flat(const ModelInput& in);
 double model_broadcast_binomial(const ModelInput& in);

@@ -344,13 +344,17 @@ std::string describe_model_parameters(const AlgorithmInfo& algorithm, const Mode
 
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
-  const std::string name =
-      request.algorithm.empty() ? default_algorithm(collective) : request.algorithm;
+  const bool all = request.algorithm == "all";
+  const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));
-  if (request.size.empty() || request.bandwidth.empty() || request.latency.empty())
-    throw InputError("model: --size, --bandwidth and --latency are required");
+  if (!request.topology.empty()) return command_model_on_platform(request);
+  if (request.size.empty()) throw InputError("model: --size is required");
+  if (request.bandwidth.empty()) throw InputError("model: --bandwidth is required without --topology");
+  if (request.latency.empty()) throw InputError("model: --latency is required without --topology");
+  if (request.network != "ideal")
+    throw InputError("--network: only with --topology (without one the model is the alpha-beta star, ideal by definition)");
   const Dtype dtype = parse_dtype(request.dtype, "--dtype");
   ModelInput in;
   in.p = request.workers;
@@ -368,6 +372,13 @@ int command_model(const ModelRequest& request) {
   in.overhead = parse_time(request.overhead, "--overhead");
   if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
   read_model_parameters(request, in);
+  if (all) {
+    std::cout << fmt::format("  {} of {} on {} ranks, alpha {}, B {} (contention-free star), ranked by the model:\n",
+                             collective_name(collective), format_size(in.bytes(in.elems)), in.p, format_time(in.alpha),
+                             format_bandwidth(in.bandwidth))
+              << format_ranking(rank_by_model(collective, in));
+    return 0;
+  }
   std::cout << format_model(collective, algorithm, in) << describe_model_parameters(algorithm, request, in);
   return 0;
 }

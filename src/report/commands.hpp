@@ -46,7 +46,9 @@ int command_list(const std::string& what);
 
 struct ModelRequest {
   std::string collective = "allreduce";
-  std::string algorithm;
+  std::string algorithm;           // a name, or "all": rank every algorithm of the collective
+  std::string topology;            // a platform (file or generator): its own routes instead of --bandwidth/--latency
+  std::string network = "ideal";   // with --topology: ideal or realistic (the model is then an estimate)
   int workers = 0;
   std::string size, bandwidth, latency;
   std::string dtype = "float32";
@@ -58,5 +60,7 @@ struct ModelRequest {
   int inter_flows = 1;             // messages between groups sharing one link at once
 };
 int command_model(const ModelRequest& request);
+// `collsim model --topology`: the model on a platform's own routes (model_command.cpp).
+int command_model_on_platform(const ModelRequest& request);
 
 }  // namespace collsim

@@ -1,8 +1,11 @@
 #include "run/summary.hpp"
 
+#include "model/contention.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "model/contention.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -140,10 +143,12 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   if (!result.auto_candidates.empty()) {
     const bool simulated = result.auto_by == "simulate";
     out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
-                     : "  auto      candidates by model time (best first):\n";
+                     : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
     for (const auto& c : result.auto_candidates) {
       std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
       if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
+      else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
+      else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
       out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.algorithm->name ? "  <- runs" : "");
     }
   }
@@ -180,12 +185,34 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   return out;
 }
 
-std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in) {
-  const double time = algorithm.model(in);
+std::string format_ranking(const std::vector<AutoCandidate>& ranked) {
+  std::string out = "     algorithm            model time    bottleneck of the slowest step\n";
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const AutoCandidate& c = ranked[i];
+    std::string detail = c.bottleneck.empty() ? "latency and overheads only"
+                                              : fmt::format("{} ({} message{})", c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
+    if (!c.skipped.empty())
+      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.algorithm, "-", c.skipped);
+    else
+      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.algorithm, format_time(c.model_time), detail);
+  }
+  return out;
+}
+
+std::string describe_bottleneck(const ModelEstimate& estimate) {
+  if (estimate.bottleneck.empty()) return "none: latency and overheads only";
+  return fmt::format("{} ({}), crossed by {} message{} at once", estimate.bottleneck,
+                     format_bandwidth(estimate.bottleneck_bandwidth), estimate.sharing, estimate.sharing == 1 ? "" : "s");
+}
+
+std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in,
+                         const std::vector<std::pair<std::string, std::string>>& platform_rows) {
+  const ModelEstimate estimate = estimate_schedule(algorithm.schedule(in), in);
+  const double time = estimate.time;
   const LowerBound bound = lower_bound(collective, in);
   const double bytes = in.bytes(in.elems);
   const double algbw = time > 0 ? bytes / time : 0;
-  return format_table({
+  std::vector<std::pair<std::string, std::string>> rows{
       {"collective", fmt::format("{} / {}", collective_name(collective), algorithm.name)},
       {"formula", algorithm.summary},
       {"workers", fmt::format("{}", in.p)},
@@ -194,12 +221,19 @@ std::string format_model(Collective collective, const AlgorithmInfo& algorithm, 
       {"overhead", format_time(in.overhead)},
       {"bandwidth", format_bandwidth(in.bandwidth)},
       {"model time", format_time(time)},
+      {"steps", fmt::format("{} ({} distinct pattern{}); the slowest takes {}", estimate.steps, estimate.patterns, estimate.patterns == 1 ? "" : "s",
+                            format_time(estimate.slowest_step_time))},
+      {"bottleneck", describe_bottleneck(estimate)},
       {"lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(bound.value()),
                                   format_time(bound.bandwidth_term), format_time(bound.latency_term))},
+  };
+  rows.insert(rows.end(), platform_rows.begin(), platform_rows.end());
+  rows.insert(rows.end(), {
       {"efficiency", fmt::format("{:.1f}% of the lower bound", time > 0 ? 100 * bound.value() / time : 100.0)},
       {"algbw", format_bandwidth(algbw)},
       {"busbw", format_bandwidth(algbw * busbw_factor(collective, in.p))},
   });
+  return format_table(rows);
 }
 
 }  // namespace collsim

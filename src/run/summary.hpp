@@ -54,8 +54,17 @@ IterationFigures iteration_figures(const SimResult& result, std::optional<int> b
 // An aligned two-column table, one figure per line, units shown.
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& summary);
 
-// What `collsim model` prints: the same figures from the formulas alone.
-std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in);
+// What `collsim model` prints: the same figures from the cost model alone (its schedule
+// priced on in's network), with the bottleneck link of the slowest step; `platform_rows`
+// (the topology bound, ...) go after the lower bound.
+std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in,
+                         const std::vector<std::pair<std::string, std::string>>& platform_rows = {});
+
+struct ModelEstimate;
+// `collsim model --algorithm all`: the candidates ranked by model, one line each.
+std::string format_ranking(const std::vector<AutoCandidate>& ranked);
+// "LINK (BANDWIDTH), crossed by N messages at once", or why there is none.
+std::string describe_bottleneck(const ModelEstimate& estimate);
 
 // Rows of "label  value" padded to one column width.
 std::string format_table(const std::vector<std::pair<std::string, std::string>>& rows);

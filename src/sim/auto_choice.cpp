@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/contention.hpp"
 #include "util/child_process.hpp"
+#include "util/suggest.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
@@ -53,18 +55,39 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
   return table;
 }
 
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {
+  AutoCandidate candidate{algorithm.name, 0, std::nullopt, {}};
+  const Schedule schedule = algorithm.schedule(in);
+  candidate.skipped = impractical_reason(schedule);
+  if (!candidate.skipped.empty()) return candidate;
+  const ModelEstimate estimate = estimate_schedule(schedule, in);
+  candidate.model_time = estimate.time;
+  candidate.bottleneck = estimate.bottleneck;
+  candidate.sharing = estimate.sharing;
+  return candidate;
+}
+
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
+  std::vector<AutoCandidate> table;
+  for (const AlgorithmInfo& candidate : all_algorithms())
+    if (candidate.collective == collective) table.push_back(model_candidate(candidate, in));
+  auto key = [](const AutoCandidate& c) {
+    return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  return table;
+}
+
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
                                       const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
                                       SimResult& result) {
   const bool by_simulation = !simulated.empty();
   std::vector<AutoCandidate> table = simulated;
-  if (!by_simulation)
-    for (const AlgorithmInfo& candidate : all_algorithms())
-      if (candidate.collective == collective)
-        table.push_back({candidate.name, candidate.model(model_for(candidate)), {}, {}});
-  // Best first: by simulated time when simulated (failed candidates last), else by model.
+  if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()));
+  // Best first: by simulated time when simulated (failed candidates last), else by model
+  // (impractical ones last).
   auto key = [&](const AutoCandidate& c) {
-    if (!by_simulation) return c.model_time;
+    if (!by_simulation) return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
     return c.simulated_time ? *c.simulated_time : std::numeric_limits<double>::infinity();
   };
   std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
@@ -94,10 +117,17 @@ const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<A
     const auto by_model = std::min_element(table.begin(), table.end(),
                                            [](const auto& a, const auto& b) { return a.model_time < b.model_time; });
     if (by_model->algorithm != best.name)
-      why += fmt::format("; the formulas would have chosen {} (the simulation sees what they do not: contention, "
-                         "the network model)",
+      why += fmt::format("; the model would have chosen {} (the simulation sees what it does not: flows out of "
+                         "step, the realistic network's TCP effects)",
                          by_model->algorithm);
   }
+  std::vector<std::string> skipped;
+  for (const AutoCandidate& c : table)
+    if (!c.skipped.empty()) skipped.push_back(fmt::format("{} ({})", c.algorithm, c.skipped));
+  if (!skipped.empty()) why += "; impractical here, not considered: " + join(skipped, "; ");
+  if (!by_simulation && !table.front().bottleneck.empty())
+    why += fmt::format("; its slowest step is paced by {} ({} message{})", table.front().bottleneck,
+                       table.front().sharing, table.front().sharing == 1 ? "" : "s");
   result.notes.push_back(why);
   result.auto_candidates = table;
   result.auto_by = by_simulation ? "simulate" : "model";

@@ -15,6 +15,13 @@ namespace collsim {
 // creates its engine. The table comes back in registry order.
 std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg);
 
+// One candidate by model: its schedule priced on in's network, with the bottleneck link of
+// its slowest step, or why it is impractical here (then not priced).
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in);
+
+// Every algorithm of the collective by model, best first (impractical ones last).
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in);
+
 // Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
 // result.auto_candidates (best first) and a note saying why the winner won.
 // `model_for` gives each candidate's cost model input (alpha and B of its partners' routes).

@@ -16,6 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
+#include "model/route_cache.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
@@ -145,12 +146,37 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
   model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
 }
 
+// Carried elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, const Payload& payload) {
+  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
+}
+
+// The model's input from the scenario and payload; it prices each algorithm's schedule on
+// the platform's own routes, each read once (RouteCache).
+void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+                       ModelInput& model) {
+  model.p = static_cast<int>(hosts.size());
+  model.elems = payload.carried_elems;
+  model.overhead = scenario.message_overhead;
+  model.bytes_per_elem = payload.bytes_per_elem;
+  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.network = std::make_shared<const RouteCache>(hosts);
+  model.root = scenario.collective.root;
+}
+
 }  // namespace
 
 ModelInput RunState::model_for(const CommGroup& group) const {
   ModelInput in = model;
   in.p = group.size();
   if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(rank_localities, group.members());
+  // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
+  in.endpoints = group.members();
+  if (!in.locality.empty()) {
+    in.locality.clear();
+    for (int world : group.members()) in.locality.push_back(rank_localities[static_cast<size_t>(world)]);
+  }
   return in;
 }
 
@@ -173,12 +199,6 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
 }
 
 namespace {
-
-// Carried elements per pipeline segment (at least one).
-size_t segment_elements(double segment_bytes, const Payload& payload) {
-  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
-  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
-}
 
 int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
@@ -308,7 +328,10 @@ std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario&
   return options;
 }
 
-SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
+// The process's one SimGrid engine (SimGrid allows one per process: every simulation
+// runs in a process of its own), with the scenario's options set before it runs. Refuses
+// a run beyond the stated limits before building anything.
+sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, SimGridGuard& guard) {
   static bool engine_created = false;
   if (engine_created) throw std::logic_error("run_simulation: SimGrid allows one engine per process");
   engine_created = true;
@@ -334,7 +357,6 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(arguments.size());
-  SimGridGuard guard;
   static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv.data());
   guard.catch_crashes();
   remove_temporaries_on_interrupt();  // the engine installed its own SIGINT handler
@@ -349,14 +371,20 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
       throw InputError(fmt::format("{}: {}: {}", field, option, message.substr(0, message.find('\n'))));
     }
   }
+  return *engine;
+}
+
+SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
+  SimGridGuard guard;
+  sg4::Engine& engine = create_engine(scenario, options, guard);
 
   SimResult result;
   guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
-  const PlatformInfo platform = build_platform(*engine, scenario.topology, scenario.source_dir);
+  const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir);
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
-  const std::vector<sg4::Host*> hosts = place_ranks(scenario, platform, p, *engine);
+  const std::vector<sg4::Host*> hosts = place_ranks(scenario, platform, p, engine);
 
   result.workers = p;
   result.topology = platform.source;
@@ -372,27 +400,22 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   note_payload(scenario, result);
 
   ModelInput& model = result.model;
-  model.p = p;
-  model.elems = result.payload.carried_elems;
-  model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = result.payload.bytes_per_elem;
-  model.segment_elems = segment_elements(scenario.collective.segment, result.payload);
+  start_model_input(scenario, result.payload, hosts, model);
   // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
-  auto model_for = [&](const AlgorithmInfo& algorithm) {
-    ModelInput in = model;
-    read_partner_routes(hosts, algorithm.partners(p, root, servers), in);
-    return in;
-  };
+  auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(hosts, scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
-  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical))
+  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(hosts, locality.ids, model);
+    model.locality = locality.ids;
+  }
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
   if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
   if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
@@ -401,7 +424,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
       result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
                                          effective, scenario.collective.segment));
   }
-  const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
+  const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts);
   if (options.check_only) return result;
   if (options.topology_bound)
     result.topology_bound = topology_cut_bound(scenario.collective.kind, hosts, platform.hosts, scenario.collective.root, model.bytes(model.elems));
@@ -444,7 +467,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
   static LinkUsageRecorder link_usage;
   link_usage.start(hosts);
-  engine->run();
+  engine.run();
   if (state.failure) std::rethrow_exception(state.failure);
   collect_results(state, result);
   result.link_usage = link_usage.finish(result.messages, result.simulated_time);

@@ -37,6 +37,9 @@ struct AutoCandidate {
   double model_time = 0;                 // its cost formula on this platform
   std::optional<double> simulated_time;  // its short simulation (auto by "simulate")
   std::string error;                     // why its simulation failed, if it did
+  std::string bottleneck;                // the link that set the model's slowest step (empty: none)
+  int sharing = 0;                       // messages crossing it then
+  std::string skipped;                   // why auto by model did not consider it (impractical here)
 };
 
 struct SimOptions {

@@ -83,15 +83,11 @@ std::string value_text(const json& v) { return v.is_string() ? v.get<std::string
 
 }  // namespace
 
-std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
-  std::vector<ResultRow> rows;
-  for (const auto& row : all_rows)
-    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
-  if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
-  std::vector<std::string> columns;
-  for (const auto& [name, value] : rows.front().axes) columns.push_back(name);
-  PlotSpec spec = given;
-  if (spec.x.empty())
+// The numeric axis to plot over: --x, or the first numeric axis with several values
+// (not --series). Errors name what is there.
+std::string choose_x_axis(const std::vector<ResultRow>& rows, const std::vector<std::string>& columns,
+                          const PlotSpec& spec) {
+  if (spec.x.empty()) {
     for (const auto& column : columns) {
       if (column == spec.series) continue;  // the lines' axis is not the x axis
       std::vector<double> seen;
@@ -104,17 +100,20 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
           }
       std::sort(seen.begin(), seen.end());
       if (numeric && std::unique(seen.begin(), seen.end()) - seen.begin() > 1) {
-        spec.x = column;
-        break;
+        return column;
       }
     }
-  if (spec.x.empty())
     throw InputError(fmt::format("--x: no numeric axis with several values to plot over{}; axes: {}",
                                  spec.series.empty() ? "" : " besides --series " + spec.series, join(columns)));
+  }
   if (std::find(columns.begin(), columns.end(), spec.x) == columns.end())
     throw InputError(fmt::format("--x: '{}' is not a numeric axis of the results{}; axes: {}", spec.x,
                                  did_you_mean(spec.x, columns), join(columns)));
+  return spec.x;
+}
 
+std::set<std::string> axes_moving_with_x(const std::vector<ResultRow>& rows, const std::vector<std::string>& columns,
+                                         const PlotSpec& spec) {
   // Axes that move with x (a zip group: workers and size together) would make one series
   // per point: they are not series, x stands for them.
   std::set<std::string> moves_with_x;
@@ -134,6 +133,41 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     const bool one_per_x = std::all_of(values_at_x.begin(), values_at_x.end(), [](const auto& e) { return e.second.size() == 1; });
     if (one_per_x && values.size() > 1) moves_with_x.insert(column);
   }
+  return moves_with_x;
+}
+
+// The legend's lines for stalled points, the model and the lower bound, from legend_y down.
+std::string legend_extras(bool any_stalled, const std::string& stalled_label, bool one_collective, double left,
+                          double legend_y) {
+  std::string svg;
+  if (any_stalled) {
+    svg += fmt::format("<path d=\"M{0} {1}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>"
+                       "<text x=\"{2}\" y=\"{3}\">{4}</text>\n",
+                       left + 20, legend_y - 4, left + 42, legend_y + 4, stalled_label);
+    legend_y += 18;
+  }
+  if (one_collective) {
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\" stroke-dasharray=\"6 4\"/>"
+                       "<text x=\"{3}\" y=\"{4}\">model (alpha-beta)</text>\n",
+                       left + 12, legend_y + 6, left + 36, left + 42, legend_y + 10);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\" stroke-dasharray=\"2 3\"/>"
+                       "<text x=\"{3}\" y=\"{4}\">lower bound</text>\n",
+                       left + 12, legend_y + 24, left + 36, left + 42, legend_y + 28);
+  }
+  return svg;
+}
+
+std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
+  std::vector<ResultRow> rows;
+  for (const auto& row : all_rows)
+    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
+  if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
+  std::vector<std::string> columns;
+  for (const auto& [name, value] : rows.front().axes) columns.push_back(name);
+  PlotSpec spec = given;
+  spec.x = choose_x_axis(rows, columns, spec);
+
+  const std::set<std::string> moves_with_x = axes_moving_with_x(rows, columns, spec);
 
   // Group points into series by the other axis values, each sorted by x.
   struct Point {
@@ -243,20 +277,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
                        escape(name.empty() ? spec.y : name));
     legend_y += 18;
   }
-  if (any_stalled) {
-    svg += fmt::format("<path d=\"M{0} {1}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>"
-                       "<text x=\"{2}\" y=\"{3}\">{4}</text>\n",
-                       width - right + 20, legend_y - 4, width - right + 42, legend_y + 4, stalled_label);
-    legend_y += 18;
-  }
-  if (one_collective) {
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333\" stroke-dasharray=\"6 4\"/>"
-                       "<text x=\"{3}\" y=\"{4}\">model (alpha-beta)</text>\n",
-                       width - right + 12, legend_y + 6, width - right + 36, width - right + 42, legend_y + 10);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\" stroke-dasharray=\"2 3\"/>"
-                       "<text x=\"{3}\" y=\"{4}\">lower bound</text>\n",
-                       width - right + 12, legend_y + 24, width - right + 36, width - right + 42, legend_y + 28);
-  }
+  svg += legend_extras(any_stalled, stalled_label, one_collective, width - right, legend_y);
   return svg + "</svg>\n";
 }
 

@@ -72,7 +72,13 @@ json auto_section(const SimResult& result) {
   if (result.auto_candidates.empty()) return nullptr;
   json candidates = json::array();
   for (const auto& c : result.auto_candidates) {
-    json row{{"algorithm", c.algorithm}, {"model_time", c.model_time}};
+    json row{{"algorithm", c.algorithm}};
+    if (c.skipped.empty()) row["model_time"] = c.model_time;
+    else row["skipped"] = c.skipped;
+    if (!c.bottleneck.empty()) {
+      row["bottleneck"] = c.bottleneck;
+      row["sharing"] = c.sharing;
+    }
     if (c.simulated_time) row["simulated_time"] = *c.simulated_time;
     if (!c.error.empty()) row["error"] = c.error;
     candidates.push_back(row);

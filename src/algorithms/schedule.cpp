@@ -1,0 +1,50 @@
+#include "algorithms/schedule.hpp"
+
+#include <numeric>
+
+namespace collsim {
+
+Step& Step::send(int src, int dst, double bytes) {
+  if (static_cast<int>(sent_.size()) <= src) sent_.resize(static_cast<size_t>(src) + 1, 0);
+  flows.push_back({src, dst, bytes, sent_[static_cast<size_t>(src)]++});
+  return *this;
+}
+
+Step& Schedule::step(int repeat) {
+  return step_after(steps_.empty() ? std::vector<int>{} : std::vector<int>{last()}, repeat);
+}
+
+Step& Schedule::step_after(std::vector<int> after, int repeat) {
+  Step& s = steps_.emplace_back();
+  s.repeat = repeat;
+  s.after = std::move(after);
+  return s;
+}
+
+void Schedule::merge_last_if_repeated() {
+  if (steps_.size() < 2) return;
+  Step& last = steps_.back();
+  Step& before = steps_[steps_.size() - 2];
+  if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != before.flows) return;
+  before.repeat += last.repeat;
+  steps_.pop_back();
+}
+
+void Schedule::then(const Schedule& next) {
+  // The ends of this schedule: steps nobody waits for.
+  std::vector<bool> waited(steps_.size(), false);
+  for (const Step& s : steps_)
+    for (int a : s.after) waited[static_cast<size_t>(a)] = true;
+  std::vector<int> ends;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (!waited[i]) ends.push_back(static_cast<int>(i));
+  const int offset = static_cast<int>(steps_.size());
+  for (Step s : next.steps_) {
+    if (s.after.empty()) s.after = ends;
+    else
+      for (int& a : s.after) a += offset;
+    steps_.push_back(std::move(s));
+  }
+}
+
+}  // namespace collsim

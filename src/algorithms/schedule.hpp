@@ -1,0 +1,56 @@
+#pragma once
+// An algorithm's schedule as the cost model sees it: steps of messages (flows) that travel
+// at once, each step starting when the steps it depends on have ended. Every algorithm
+// describes its own schedule in one function beside it (schedule_allreduce_ring in
+// allreduce_ring.cpp, ...); the cost model (contention.hpp) then prices the schedule on a
+// network: the contention-free star of the closed-form formulas, or the platform's routes.
+//
+// Adding an algorithm's model is one function: build its steps with Schedule::step() and
+// Step::send(), chain them (by default each step follows the previous one) and register it
+// (AlgorithmInfo::schedule).
+#include <cstddef>
+#include <vector>
+
+namespace collsim {
+
+struct Flow {
+  int src = 0, dst = 0;  // ranks
+  double bytes = 0;      // simulated bytes
+  int order = 0;         // the sender's order-th message of the step: it leaves after order+1 overheads
+  bool operator==(const Flow&) const = default;
+};
+
+struct Step {
+  std::vector<Flow> flows;
+  int repeat = 1;              // the step runs this many times in a row (identical patterns priced once)
+  std::vector<int> after;      // the steps it waits for (indices of earlier steps); empty: starts at 0
+
+  // A message from src to dst; a sender's messages of one step leave one overhead apart,
+  // in the order they are added.
+  Step& send(int src, int dst, double bytes);
+
+private:
+  std::vector<int> sent_;  // messages added so far per sender
+};
+
+class Schedule {
+public:
+  // A new step after the last one added (the first starts at 0).
+  Step& step(int repeat = 1);
+  // A new step after these steps (none: it starts at 0).
+  Step& step_after(std::vector<int> after, int repeat = 1);
+  // The index of the last step added (-1 when there is none).
+  int last() const { return static_cast<int>(steps_.size()) - 1; }
+  // Merges the last step into the one before when it only follows it and carries the same
+  // messages: one step with a longer repeat (long runs of identical steps stay small).
+  void merge_last_if_repeated();
+  // Appends another schedule after this one (its first steps wait for all of this one's).
+  void then(const Schedule& next);
+
+  const std::vector<Step>& steps() const { return steps_; }
+
+private:
+  std::vector<Step> steps_;
+};
+
+}  // namespace collsim

@@ -1,0 +1,93 @@
+// The patterns several algorithms' schedules share (schedules.hpp).
+#include "algorithms/schedules.hpp"
+
+namespace collsim {
+
+void ring_steps(Schedule& schedule, int p, double bytes, int repeat) {
+  if (p < 2 || repeat < 1) return;
+  Step& step = schedule.step(repeat);
+  for (int r = 0; r < p; ++r) step.send(r, (r + 1) % p, bytes);
+}
+
+void halving_steps(Schedule& schedule, const ModelInput& in, const PowerOfTwoFold& fold,
+                   const std::vector<Chunk>& blocks) {
+  for (int distance = fold.pof2 / 2; distance > 0; distance /= 2) {
+    Step& step = schedule.step();
+    for (int v = 0; v < fold.pof2; ++v) {
+      const int partner = v ^ distance;
+      const Chunk half = span_of(blocks, partner & ~(distance - 1), distance);
+      step.send(fold.old_rank(v), fold.old_rank(partner), in.bytes(half.count));
+    }
+  }
+}
+
+void doubling_steps(Schedule& schedule, const ModelInput& in, const PowerOfTwoFold& fold,
+                    const std::vector<Chunk>& blocks) {
+  for (int distance = 1; distance < fold.pof2; distance *= 2) {
+    Step& step = schedule.step();
+    for (int v = 0; v < fold.pof2; ++v) {
+      const Chunk held = span_of(blocks, v & ~(distance - 1), distance);
+      step.send(fold.old_rank(v), fold.old_rank(v ^ distance), in.bytes(held.count));
+    }
+  }
+}
+
+void binomial_broadcast_steps(Schedule& schedule, int p, int root, double bytes) {
+  const int rounds = ceil_log2(p);
+  for (int round = 0; round < rounds; ++round) {
+    const int mask = 1 << (rounds - 1 - round);
+    Step& step = schedule.step();
+    for (int relative = 0; relative + mask < p; relative += 2 * mask)
+      step.send((relative + root) % p, (relative + mask + root) % p, bytes);
+  }
+}
+
+void binomial_reduce_steps(Schedule& schedule, int p, int root, double bytes) {
+  for (int mask = 1; mask < p; mask <<= 1) {
+    Step& step = schedule.step();
+    for (int relative = mask; relative < p; relative += 2 * mask)
+      step.send((relative + root) % p, (relative - mask + root) % p, bytes);
+  }
+}
+
+void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& trees,
+                 const std::vector<std::vector<Chunk>>& segments) {
+  const int p = in.p;
+  if (p < 2) return;
+  size_t largest = 0;
+  std::vector<size_t> counts;
+  for (const auto& s : segments) {
+    counts.push_back(s.size());
+    largest = std::max(largest, s.front().count);
+  }
+  // every step is paced by the largest segment, as the pipelined algorithms wait for it
+  const double bytes = in.bytes(largest);
+  if (p == 2) {
+    // one edge: the segments of every tree stream over it, one per step, up then down
+    size_t most = 0;
+    for (size_t c : counts) most = std::max(most, c);
+    const int child = trees.trees.front().root == 0 ? 1 : 0, root = 1 - child;
+    schedule.step(static_cast<int>(most)).send(child, root, bytes);
+    schedule.step(static_cast<int>(most)).send(root, child, bytes);
+    return;
+  }
+  const int steps = trees.steps(counts);
+  // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
+  // reduce is its mirror image in time, child to parent
+  auto phase_step = [&](int s, bool up) {
+    Step& step = schedule.step();
+    for (size_t t = 0; t < trees.trees.size(); ++t)
+      for (int v = 0; v < p; ++v) {
+        const int first = trees.first_step[t][static_cast<size_t>(v)];
+        const int parent = trees.trees[t].parent[static_cast<size_t>(v)];
+        if (parent < 0 || s < first || (s - first) % 2 != 0 || (s - first) / 2 >= static_cast<int>(counts[t])) continue;
+        if (up) step.send(v, parent, bytes);
+        else step.send(parent, v, bytes);
+      }
+    schedule.merge_last_if_repeated();
+  };
+  for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
+  for (int s = 0; s < steps; ++s) phase_step(s, false);
+}
+
+}  // namespace collsim

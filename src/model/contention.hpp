@@ -1,0 +1,40 @@
+#pragma once
+// Prices a schedule on a network the way SimGrid's fluid model (CM02, the `ideal` network)
+// does: every message waits its sender's overheads and its route's latency, then takes a
+// rate from each link it crosses; a shared link's bandwidth goes to the messages crossing
+// it by max-min fairness (SimGrid's lmm, each message weighted by 1 / its route latency), a
+// fatpipe gives each message all of it; when a message completes the others share again
+// (progressive filling, event by event). A step lasts until its slowest message arrives;
+// steps add up along their dependencies. On the contention-free star of uniform_network()
+// this is exactly the closed-form formulas of cost_model.hpp.
+#include <string>
+
+#include "model/cost_model.hpp"
+#include "algorithms/schedule.hpp"
+
+namespace collsim {
+
+struct ModelEstimate {
+  double time = 0;                 // seconds
+  int slowest_step = -1;           // index in the schedule of the longest single step
+  double slowest_step_time = 0;
+  // The link that set the rate of the slowest message of that step, its bandwidth and how
+  // many messages crossed it then (empty: the step is all latency and overhead).
+  std::string bottleneck;
+  double bottleneck_bandwidth = 0;
+  int sharing = 0;
+  size_t steps = 0;                // steps of the schedule, repeats counted
+  size_t patterns = 0;             // distinct step patterns priced
+  size_t largest_step = 0;         // messages in the largest step
+};
+
+ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
+
+// Why running this schedule is impractical, or empty: a step with more than
+// max_messages_per_step messages at once (direct at p = 1024 posts p(p-1) = 1M), or a rank
+// receiving more than max_receive_bytes in one step (buffers it must hold at once).
+constexpr size_t max_messages_per_step = 65536;
+constexpr double max_receive_bytes = 64.0 * (1ull << 30);
+std::string impractical_reason(const Schedule& schedule);
+
+}  // namespace collsim

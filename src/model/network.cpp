@@ -1,0 +1,53 @@
+#include "model/network.hpp"
+
+#include <cstdint>
+#include <fmt/format.h>
+#include <unordered_map>
+
+#include "model/cost_model.hpp"
+
+namespace collsim {
+namespace {
+
+class UniformNetwork : public Network {
+public:
+  explicit UniformNetwork(const ModelInput& in) {
+    const SharedRoutes plain{in.alpha, in.bandwidth, 1};
+    const SharedRoutes intra = in.intra.value_or(plain), inter = in.inter.value_or(plain);
+    for (size_t g = 0; g < in.group_sizes.size(); ++g) group_.insert(group_.end(), static_cast<size_t>(in.group_sizes[g]), static_cast<int>(g));
+    group_.resize(static_cast<size_t>(in.p), 0);
+    for (int r = 0; r < in.p; ++r) {
+      // links 4r, 4r+1: rank r's uplink and downlink inside its group; 4r+2, 4r+3: between groups
+      links_.push_back({fmt::format("rank-{}_UP", r), intra.per_message_bandwidth(), true});
+      links_.push_back({fmt::format("rank-{}_DOWN", r), intra.per_message_bandwidth(), true});
+      links_.push_back({fmt::format("rank-{}_inter_UP", r), inter.per_message_bandwidth(), true});
+      links_.push_back({fmt::format("rank-{}_inter_DOWN", r), inter.per_message_bandwidth(), true});
+    }
+    intra_alpha_ = intra.alpha;
+    inter_alpha_ = inter.alpha;
+  }
+
+  const NetworkRoute& route(int from, int to) const override {
+    NetworkRoute& route = routes_[static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)];
+    if (route.links.empty() && from != to) {
+      const bool inside = group_[static_cast<size_t>(from)] == group_[static_cast<size_t>(to)];
+      route.latency = inside ? intra_alpha_ : inter_alpha_;
+      route.links = {4 * from + (inside ? 0 : 2), 4 * to + (inside ? 1 : 3)};
+    }
+    return route;
+  }
+
+  const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
+
+private:
+  std::vector<int> group_;
+  std::vector<NetworkLink> links_;
+  double intra_alpha_ = 0, inter_alpha_ = 0;
+  mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Network> uniform_network(const ModelInput& in) { return std::make_shared<UniformNetwork>(in); }
+
+}  // namespace collsim

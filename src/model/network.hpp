@@ -1,0 +1,38 @@
+#pragma once
+// The network a schedule is priced on: links (bandwidth, shared or not) and the route
+// between any two endpoints (its latency and links). Two kinds: the platform's own routes,
+// read from SimGrid once per pair (model/route_cache.hpp), and the contention-free star
+// of the closed-form formulas (uniform_network below), built from a ModelInput's alpha and B.
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collsim {
+
+struct NetworkLink {
+  std::string name;
+  double bandwidth = 0;  // bytes/s
+  bool shared = true;    // false: a fatpipe, every flow gets the whole bandwidth
+};
+
+struct NetworkRoute {
+  double latency = 0;
+  std::vector<int> links;  // link ids, from the source to the destination
+};
+
+class Network {
+public:
+  virtual ~Network() = default;
+  virtual const NetworkRoute& route(int from, int to) const = 0;  // endpoints
+  virtual const NetworkLink& link(int id) const = 0;
+};
+
+struct ModelInput;
+
+// Rank r has an uplink and a downlink of bandwidth B of its own and every route costs
+// alpha: the star on which the closed-form formulas hold. With locality groups
+// (hierarchical), a route inside a group costs in.intra's alpha and B, a route between two
+// groups in.inter's, each message getting its share (B / sharing) on links of its own.
+std::shared_ptr<const Network> uniform_network(const ModelInput& in);
+
+}  // namespace collsim

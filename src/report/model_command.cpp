@@ -1,0 +1,98 @@
+// `collsim model --topology T`: the cost model on a platform's own routes, without
+// simulating: the platform is built in an engine, the ranks placed as a run would place
+// them, and each algorithm's schedule priced on the routes between them (model/contention.hpp).
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "model/contention.hpp"
+#include "model/cut_bound.hpp"
+#include "report/commands.hpp"
+#include "run/summary.hpp"
+#include "scenario/scenario.hpp"
+#include "sim/auto_choice.hpp"
+#include "sim/simulation.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+namespace {
+
+// The scenario a run with the same flags would simulate (its fields validated as a run's).
+Scenario scenario_of(const ModelRequest& request) {
+  if (!request.bandwidth.empty() || !request.latency.empty() || !request.inter_bandwidth.empty() ||
+      !request.inter_latency.empty() || request.inter_flows != 1)
+    throw InputError("--topology: the platform gives the routes; --bandwidth, --latency and --inter-* describe a "
+                     "platform without one: give either");
+  nlohmann::json document{{"topology", request.topology},
+                          {"workers", request.workers},
+                          {"network", request.network},
+                          {"message_overhead", request.overhead},
+                          {"collective",
+                           {{"kind", request.collective},
+                            {"algorithm", request.algorithm == "all" || request.algorithm.empty() ? "auto" : request.algorithm},
+                            {"size", request.size},
+                            {"dtype", request.dtype},
+                            {"segment", request.segment},
+                            {"servers", request.servers}}}};
+  if (request.group_size) document["collective"]["group_size"] = *request.group_size;
+  return parse_scenario(document, "");
+}
+
+std::vector<sg4::Host*> hosts_named(const std::vector<std::string>& names) {
+  std::vector<sg4::Host*> hosts;
+  for (const auto& name : names) hosts.push_back(sg4::Engine::get_instance()->host_by_name(name));
+  return hosts;
+}
+
+// What the model cannot see on this network.
+std::string exactness(const Scenario& scenario, const AlgorithmInfo* algorithm) {
+  if (scenario.network == NetworkModel::realistic)
+    return "an estimate: it prices the ideal network; under `realistic` SimGrid adds TCP effects (latency x13.01, "
+           "bandwidth x0.97, cross-traffic, the TCP window cap) that it does not model";
+  if (algorithm && (algorithm->name == "binary-tree" || algorithm->name == "double-binary-tree"))
+    return "an estimate: the pipelined trees' steps drift apart where links are shared, the model keeps them in "
+           "lock step (within about 20% on the shipped platforms, exact on a star)";
+  return "exact for step-synchronous schedules on the ideal network (SimGrid's own max-min sharing on these routes); "
+         "an estimate where messages of one step are uneven and the next step starts early";
+}
+
+}  // namespace
+
+int command_model_on_platform(const ModelRequest& request) {
+  if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
+  if (request.size.empty()) throw InputError("model: --size is required");
+  const Scenario scenario = scenario_of(request);
+  SimOptions options;
+  options.check_only = true;  // the platform, the placement and the model's input; no run
+  const SimResult result = run_simulation(scenario, options);
+  const Collective collective = scenario.collective.kind;
+  const std::vector<sg4::Host*> rank_hosts = hosts_named(result.rank_hosts);
+  const CutBound cut = topology_cut_bound(collective, rank_hosts, hosts_named(result.all_hosts),
+                                          scenario.collective.root, result.model.bytes(result.model.elems));
+  const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
+                                                         format_size(cut.bytes), format_bandwidth(cut.capacity))
+                                           : "none tighter than the lower bound";
+  if (request.algorithm == "all") {
+    std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
+                             collective_name(collective), format_size(result.model.bytes(result.model.elems)),
+                             result.workers, result.topology, network_model_name(scenario.network));
+    std::cout << format_ranking(result.auto_candidates);
+    std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
+                             format_time(lower_bound(collective, result.model).value()), cut_row,
+                             exactness(scenario, nullptr));
+    return 0;
+  }
+  std::cout << format_model(collective, *result.algorithm, result.model,
+                            {{"topology", fmt::format("{} ({} ranks)", result.topology, result.workers)},
+                             {"network", std::string(network_model_name(scenario.network))},
+                             {"topology bound", cut_row},
+                             {"exact?", exactness(scenario, result.algorithm)}});
+  return 0;
+}
+
+}  // namespace collsim

@@ -1,0 +1,124 @@
+// The contention-aware model on hand-built networks, against times worked out by hand:
+// max-min sharing, fatpipes, progressive filling, SimGrid's latency weights, overheads.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "model/contention.hpp"
+#include "model/network.hpp"
+
+using namespace collsim;
+
+namespace {
+
+// Endpoints 0..n-1; every route given by hand.
+class HandNetwork : public Network {
+public:
+  std::vector<NetworkLink> links;
+  std::map<std::pair<int, int>, NetworkRoute> routes;
+  const NetworkRoute& route(int from, int to) const override { return routes.at({from, to}); }
+  const NetworkLink& link(int id) const override { return links[static_cast<size_t>(id)]; }
+};
+
+ModelInput on(std::shared_ptr<HandNetwork> network, int p) {
+  ModelInput in;
+  in.p = p;
+  in.network = std::move(network);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("two messages on one link take twice as long; a fatpipe does not share") {
+  for (bool shared : {true, false}) {
+    CAPTURE(shared);
+    auto net = std::make_shared<HandNetwork>();
+    net->links = {{"backbone", 1e9, shared}};
+    net->routes[{0, 2}] = {1e-6, {0}};
+    net->routes[{1, 3}] = {1e-6, {0}};
+    Schedule schedule;
+    schedule.step().send(0, 2, 1e6).send(1, 3, 1e6);  // 1 MB each over 1 GB/s
+    const ModelEstimate e = estimate_schedule(schedule, on(net, 4));
+    // shared: 0.5 GB/s each, 2 ms; fatpipe: 1 GB/s each, 1 ms
+    CHECK(e.time == doctest::Approx(1e-6 + (shared ? 2e-3 : 1e-3)).epsilon(1e-12));
+    CHECK(e.bottleneck == "backbone");
+    CHECK(e.sharing == 2);
+  }
+}
+
+TEST_CASE("max-min: a message held back elsewhere leaves the rest of a link to the others") {
+  // a: 0->2 over L0 (1 GB/s) then L1 (0.25 GB/s); b: 1->3 over L0 only
+  auto net = std::make_shared<HandNetwork>();
+  net->links = {{"L0", 1e9, true}, {"L1", 0.25e9, true}};
+  net->routes[{0, 2}] = {1e-6, {0, 1}};
+  net->routes[{1, 3}] = {1e-6, {0}};
+  Schedule schedule;
+  schedule.step().send(0, 2, 1e6).send(1, 3, 1e6);
+  // a gets 0.25 GB/s (4 ms); b the remaining 0.75 GB/s: 1 MB in 1.333 ms
+  const ModelEstimate e = estimate_schedule(schedule, on(net, 4));
+  CHECK(e.time == doctest::Approx(1e-6 + 4e-3).epsilon(1e-12));
+  CHECK(e.bottleneck == "L1");
+  CHECK(e.sharing == 1);
+}
+
+TEST_CASE("progressive filling: when a message ends, the others share its bandwidth") {
+  auto net = std::make_shared<HandNetwork>();
+  net->links = {{"L", 1e9, true}};
+  net->routes[{0, 1}] = {1e-6, {0}};
+  net->routes[{2, 3}] = {1e-6, {0}};
+  Schedule schedule;
+  schedule.step().send(0, 1, 1e6).send(2, 3, 3e6);
+  // both at 0.5 GB/s until the 1 MB one ends (2 ms); the other's last 2 MB alone: 2 ms more
+  CHECK(estimate_schedule(schedule, on(net, 4)).time == doctest::Approx(1e-6 + 4e-3).epsilon(1e-12));
+}
+
+TEST_CASE("SimGrid weighs each message by 1 / its route's latency") {
+  // two messages on L, latencies 1 us and 3 us: rates 3:1 of 1 GB/s (CM02's sharing penalty)
+  auto net = std::make_shared<HandNetwork>();
+  net->links = {{"L", 1e9, true}};
+  net->routes[{0, 1}] = {1e-6, {0}};
+  net->routes[{2, 3}] = {3e-6, {0}};
+  Schedule schedule;
+  schedule.step().send(0, 1, 3e6).send(2, 3, 3e6);
+  // From 3 us (both started; the first alone at 1 GB/s for 2 us: 2 kB) the first runs at
+  // 0.75 GB/s and ends at 3 us + (3e6 - 2e3) / 0.75e9; the second got 0.25 GB/s meanwhile,
+  // then the whole link.
+  const double first_end = 3e-6 + (3e6 - 2e3) / 0.75e9;
+  const double second_left = 3e6 - 0.25e9 * (first_end - 3e-6);
+  CHECK(estimate_schedule(schedule, on(net, 4)).time == doctest::Approx(first_end + second_left / 1e9).epsilon(1e-12));
+}
+
+TEST_CASE("a sender's messages leave one overhead apart; steps add up along their dependencies") {
+  auto net = std::make_shared<HandNetwork>();
+  net->links = {{"up0", 1e9, true}, {"d1", 1e9, true}, {"d2", 1e9, true}};
+  net->routes[{0, 1}] = {1e-6, {0, 1}};
+  net->routes[{0, 2}] = {1e-6, {0, 2}};
+  ModelInput in = on(net, 3);
+  in.overhead = 10e-3;  // far longer than a message: they never overlap
+  Schedule schedule;
+  schedule.step().send(0, 1, 1e6).send(0, 2, 1e6);
+  // the second leaves at 2 o: 20 ms + 1 us + 1 ms
+  CHECK(estimate_schedule(schedule, in).time == doctest::Approx(2 * 10e-3 + 1e-6 + 1e-3).epsilon(1e-12));
+  // two chains side by side (3 steps and 1 step), then one step after both
+  Schedule dag;
+  dag.step_after({}, 3).send(0, 1, 1e6);
+  dag.step_after({}, 1).send(0, 2, 1e6);
+  dag.step_after({0, 1}).send(0, 1, 1e6);
+  in.overhead = 0;
+  CHECK(estimate_schedule(dag, in).time == doctest::Approx(4 * (1e-6 + 1e-3)).epsilon(1e-12));
+}
+
+TEST_CASE("impractical schedules are named, with the reason") {
+  Schedule many;
+  Step& step = many.step();
+  for (int r = 0; r < 300; ++r)
+    for (int q = 0; q < 300; ++q)
+      if (q != r) step.send(r, q, 1);
+  CHECK(impractical_reason(many).find("89700 messages at once") != std::string::npos);
+  Schedule big;
+  big.step().send(1, 0, 40.0 * (1ull << 30)).send(2, 0, 40.0 * (1ull << 30));
+  CHECK(impractical_reason(big).find("rank 0 receives 80 GiB") != std::string::npos);
+  Schedule fine;
+  fine.step().send(0, 1, 1e9);
+  CHECK(impractical_reason(fine).empty());
+}
