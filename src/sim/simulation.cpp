@@ -16,6 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
+#include "model/contention.hpp"
 #include "model/route_cache.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
@@ -350,6 +351,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   }
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
   if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
