@@ -1,9 +1,10 @@
 // The contention-aware cost model against the simulator: every algorithm of every
 // collective on a platform of every shipped family, simulated in a child process on the
 // ideal network; the model's time (computed in the same child from the same routes) must
-// be within 2% of the simulated time. The pipelined trees are the documented exception
-// where links are shared: the model keeps their steps in lock step, the simulation lets
-// them drift (docs/algorithms.md, "How exact is the model"). The default run covers p = 16;
+// be within 2% of the simulated time. The pipelined trees and the pipeline broadcast are
+// the documented exception where links are shared or hops differ: the model keeps their
+// steps in lock step, the simulation lets them drift (docs/algorithms.md, "How exact is
+// the model"); they are held to 60%, exact on the star. The default run covers p = 16;
 // p = 64 and 256 are the heavy matrix (TEST_SUITE "heavy": ctest -L heavy).
 #include <doctest/doctest.h>
 
@@ -30,7 +31,11 @@ namespace {
 // p-1 receive buffers per rank stay small at p = 256; the model sees the same chunks.
 uint64_t carried(int p) { return 16 * static_cast<uint64_t>(p); }
 
-bool pipelined_tree(const std::string& name) { return name == "binary-tree" || name == "double-binary-tree"; }
+// The pipelined schedules, whose ranks drift out of lock step (their estimate notes).
+bool pipelined(const AlgorithmInfo& algorithm) {
+  return algorithm.name == "binary-tree" || algorithm.name == "double-binary-tree" ||
+         (algorithm.collective == Collective::broadcast && algorithm.name == "pipeline");
+}
 
 void check_model_against_simulation(const std::vector<std::string>& topologies, int p,
                                     const std::vector<size_t>& sizes) {
@@ -48,7 +53,7 @@ void check_model_against_simulation(const std::vector<std::string>& topologies, 
         const auto run = simulate_in_child(s);
         REQUIRE_MESSAGE(run.exit_code == 0, run.error);
         const bool star = topology.rfind("star:", 0) == 0;
-        const double tolerance = star ? 1e-9 : pipelined_tree(algorithm.name) ? 0.6 : 0.02;
+        const double tolerance = star ? 1e-9 : pipelined(algorithm) ? 0.6 : 0.02;
         CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(tolerance));
       }
 }
