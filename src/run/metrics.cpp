@@ -40,6 +40,21 @@ const std::vector<Metric>& metric_table() {
        [](S, R r) { return json(r.rounds_completed); }},
       {"stalled", MetricUnit::flag, Better::lower, "the run never completed (a wait with no end)",
        [](S, R r) { return json(!r.stall.empty()); }},
+      {"iteration_time", MetricUnit::seconds, Better::lower, "a training iteration (with layers or a batch)",
+       [](S s, R) { return s.iterations ? json(s.iterations->iteration_time) : json(nullptr); }},
+      {"compute_time", MetricUnit::seconds, Better::lower, "forward and backward of an iteration, slowest rank",
+       [](S s, R) { return s.iterations ? json(s.iterations->compute_time) : json(nullptr); }},
+      {"comm_time", MetricUnit::seconds, Better::lower, "an iteration's collectives added up",
+       [](S s, R) { return s.iterations ? json(s.iterations->comm_time) : json(nullptr); }},
+      {"exposed_comm", MetricUnit::seconds, Better::lower, "iteration_time - compute_time: communication not hidden",
+       [](S s, R) { return s.iterations ? json(s.iterations->exposed_comm) : json(nullptr); }},
+      {"overlap_fraction", MetricUnit::ratio, Better::higher, "the part of comm_time hidden behind backward",
+       [](S s, R) { return s.iterations ? json(s.iterations->overlap_fraction) : json(nullptr); }},
+      {"samples_per_second", MetricUnit::count, Better::higher, "training.batch x workers / iteration_time",
+       [](S s, R) {
+         return s.iterations && s.iterations->samples_per_second ? json(*s.iterations->samples_per_second)
+                                                                 : json(nullptr);
+       }},
       {"time_lost", MetricUnit::seconds, Better::lower, "simulated_time minus the fault-free twin's",
        [](S s, R) { return s.baseline ? json(s.time_lost) : json(nullptr); }, true},
   };

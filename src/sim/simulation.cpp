@@ -23,6 +23,8 @@
 #include "sim/locality.hpp"
 #include "sim/coordinator.hpp"
 #include "sim/faults.hpp"
+#include "sim/run_limits.hpp"
+#include "util/atomic_file.hpp"
 #include "sim/simgrid_guard.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
@@ -32,6 +34,40 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
+
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const auto buckets =
+      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
+  if (slices.empty())
+    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+                                 "collective.carried_elements to at least {}",
+                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 buckets.size()));
+  return slices;
+}
+
+// What each iteration of training does besides one collective: its buckets and batch.
+void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
+  state.buckets = plan_bucket_slices(scenario, result.payload);
+  result.buckets = static_cast<int>(state.buckets.size());
+  result.batch = scenario.training.batch;
+}
+
+// The notes a user should read about the carried elements (logical vs carried size).
+void note_payload(const Scenario& scenario, SimResult& result) {
+  if (result.payload.downscaled())
+    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                       result.payload.carried_elems, result.payload.logical_elems,
+                                       result.payload.bytes_per_elem));
+  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                       *scenario.collective.carried_elements, result.payload.logical_elems,
+                                       result.payload.carried_elems));
+}
 
 // Ranks map to hosts in platform order, or as the scenario's placement says.
 std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
@@ -111,19 +147,6 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
   model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
 }
 
-// The model's input from the scenario and payload; it prices each algorithm's schedule on
-// the platform's own routes, each read once (RouteCache).
-void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
-                       ModelInput& model) {
-  model.p = static_cast<int>(hosts.size());
-  model.elems = payload.carried_elems;
-  model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = payload.bytes_per_elem;
-  model.segment_elems =
-      std::max<size_t>(1, static_cast<size_t>(std::llround(scenario.collective.segment / payload.bytes_per_elem)));
-  model.network = std::make_shared<const RouteCache>(hosts);
-  model.root = scenario.collective.root;
-}
 
 }  // namespace
 
@@ -159,6 +182,25 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
 }
 
 namespace {
+
+// Carried elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, const Payload& payload) {
+  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
+}
+
+// The model's input from the scenario and payload; it prices each algorithm's schedule on
+// the platform's own routes, each read once (RouteCache).
+void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+                       ModelInput& model) {
+  model.p = static_cast<int>(hosts.size());
+  model.elems = payload.carried_elems;
+  model.overhead = scenario.message_overhead;
+  model.bytes_per_elem = payload.bytes_per_elem;
+  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.network = std::make_shared<const RouteCache>(hosts);
+  model.root = scenario.collective.root;
+}
 
 int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
@@ -246,6 +288,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.compute_end = std::max(record.compute_end, t.compute_end);
       record.collective_start = std::min(record.collective_start, t.collective_start);
       record.end = std::max(record.end, t.end);
+      record.comm = std::max(record.comm, t.comm);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
     if (state.regression) record.loss = state.round_loss[round];
@@ -269,14 +312,56 @@ void collect_results(RunState& state, SimResult& result) {
 
 }  // namespace
 
+namespace {
+
+// The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
+// partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
+RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, const std::vector<sg4::Host*>& hosts,
+                           bool automatic, SimResult& result) {
+  ModelInput& model = result.model;
+  const int p = static_cast<int>(hosts.size());
+  start_model_input(scenario, result.payload, hosts, model);
+  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
+  auto model_for = [&](const AlgorithmInfo&) { return model; };
+  read_injection(hosts, scenario.collective.root, model);
+  check_servers(scenario.collective, p);
+  model.servers = scenario.collective.servers.value_or(1);
+  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
+  const RankLocality locality = rank_locality(scenario, hosts);
+  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
+    read_hierarchy(hosts, locality.ids, model);
+    model.locality = locality.ids;
+  }
+  if (automatic)
+    result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
+  // alpha and B as people read them: the worst route between the chosen algorithm's partners
+  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
+  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
+  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    if (effective != scenario.collective.segment)
+      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+                                         effective, scenario.collective.segment));
+  }
+  return locality;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
   for (const auto& option : network_model_config(scenario.network)) options.emplace_back(option, "network");
+#ifdef COLLSIM_SANITIZE
+  // ASan follows real thread stacks, not raw context switches (CMakeLists.txt).
+  options.emplace_back("contexts/factory:thread", "collsim");
+#else
   // Small actor stacks without guard pages keep p=1024 fast (our actors are shallow:
   // algorithms loop, they do not recurse); users can override both.
   options.emplace_back("contexts/stack-size:64", "collsim");
   options.emplace_back("contexts/guard-size:0", "collsim");
+#endif
   for (size_t i = 0; i < scenario.cfg.size(); ++i) options.emplace_back(scenario.cfg[i], fmt::format("cfg.{}", i));
   for (const auto& option : user_cfg) options.emplace_back(option, "--cfg");
   return options;
@@ -289,17 +374,33 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   const auto settings = simgrid_options(scenario, options.cfg);
   for (const auto& [option, field] : settings) check_simgrid_option(option, field);
+  // Refuse what would not fit the stated limits before building anything.
+  const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
+  {
+    const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
+    const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
+                                         scenario.collective.carried_elements);
+    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned));
+  }
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
-  std::string program = "collsim", quiet = "--log=root.thresh:warning", no_location = "--log=no_loc";
-  char* argv[] = {program.data(), quiet.data(), no_location.data(), nullptr};
-  int argc = 3;
+  // Options the engine reads while it is created (the context factory) go in its
+  // command line: set afterwards, SimGrid would silently ignore them.
+  std::vector<std::string> arguments{"collsim", "--log=root.thresh:warning", "--log=no_loc"};
+  for (const auto& [option, field] : settings)
+    if (option.rfind("contexts/factory:", 0) == 0) arguments.push_back("--cfg=" + option);
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(arguments.size());
   SimGridGuard guard;
-  static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv);
+  static std::unique_ptr<sg4::Engine> engine = std::make_unique<sg4::Engine>(&argc, argv.data());
   guard.catch_crashes();
+  remove_temporaries_on_interrupt();  // the engine installed its own SIGINT handler
   guard.set_context("SimGrid options");
   // Options one by one, so that an error names the one at fault and where it came from.
   for (const auto& [option, field] : settings) {
+    if (option.rfind("contexts/factory:", 0) == 0) continue;  // given at creation
     try {
       sg4::Engine::set_config(option);
     } catch (const std::exception& error) {
@@ -327,40 +428,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
                                 scenario.collective.carried_elements);
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  note_payload(scenario, result);
 
-  ModelInput& model = result.model;
-  start_model_input(scenario, result.payload, hosts, model);
-  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
-    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
-                                       *scenario.collective.carried_elements, result.payload.logical_elems,
-                                       result.payload.carried_elems));
-  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
-  auto model_for = [&](const AlgorithmInfo&) { return model; };
-  read_injection(hosts, scenario.collective.root, model);
-  check_servers(scenario.collective, p);
-  model.servers = scenario.collective.servers.value_or(1);
-  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
-  const RankLocality locality = rank_locality(scenario, hosts);
-  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
-    read_hierarchy(hosts, locality.ids, model);
-    model.locality = locality.ids;
-  }
-  if (automatic)
-    result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
-  if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
-  // alpha and B as people read them: the worst route between the chosen algorithm's partners
-  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
-  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
-  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
-    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
-    if (effective != scenario.collective.segment)
-      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
-                                         effective, scenario.collective.segment));
-  }
+  const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
+  const ModelInput& model = result.model;
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, *engine, platform.hosts, hosts);
   if (options.check_only) return result;
   if (options.topology_bound)
@@ -379,6 +450,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
+  plan_iterations(scenario, state, result);
   if (scenario.training.has_model())
     state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
                                                           scenario.seed);

@@ -75,7 +75,8 @@ class MetricTableTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="collsim-metrics-") as folder:
             scenarios = Path(folder) / "scenarios"
             scenarios.mkdir()
-            (scenarios / "two.json").write_text(json.dumps({"name": "two", "workers": 2}))
+            # a batch gives the iteration metrics too: every compared metric but time_lost
+            (scenarios / "two.json").write_text(json.dumps({"name": "two", "workers": 2, "training": {"batch": 8}}))
             run = subprocess.run([COLLSIM, "baseline", "update", "--scenarios", str(scenarios),
                                   "--out", str(Path(folder) / "out"), "--quiet"],
                                  capture_output=True, text=True, timeout=120)
