@@ -9,6 +9,7 @@
 // Step::send(), chain them (by default each step follows the previous one) and register it
 // (AlgorithmInfo::schedule).
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace collsim {
@@ -49,8 +50,14 @@ public:
 
   const std::vector<Step>& steps() const { return steps_; }
 
+  // Why pricing the steps in lock step is only an estimate for this schedule (empty: it is
+  // what SimGrid computes on the ideal network).
+  void mark_estimate(std::string why) { estimate_note_ = std::move(why); }
+  const std::string& estimate_note() const { return estimate_note_; }
+
 private:
   std::vector<Step> steps_;
+  std::string estimate_note_;
 };
 
 }  // namespace collsim

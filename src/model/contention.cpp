@@ -240,7 +240,13 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
     }
   }
   estimate.patterns = priced.size();
+  estimate.estimate_note = schedule.estimate_note();
   return estimate;
+}
+
+std::string realistic_network_caveat() {
+  return "the model prices the ideal network; under `realistic` SimGrid adds TCP effects (latency x13.01, "
+         "bandwidth x0.97, cross-traffic, the TCP window cap) that it does not model";
 }
 
 std::string impractical_reason(const Schedule& schedule) {

@@ -26,6 +26,7 @@ struct ModelEstimate {
   size_t steps = 0;                // steps of the schedule, repeats counted
   size_t patterns = 0;             // distinct step patterns priced
   size_t largest_step = 0;         // messages in the largest step
+  std::string estimate_note;       // the schedule's: why lock step is only an estimate (empty: exact)
 };
 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
@@ -36,5 +37,8 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
 constexpr size_t max_messages_per_step = 65536;
 constexpr double max_receive_bytes = 64.0 * (1ull << 30);
 std::string impractical_reason(const Schedule& schedule);
+
+// What the model does not see under SimGrid's realistic (TCP) network.
+std::string realistic_network_caveat();
 
 }  // namespace collsim

@@ -347,9 +347,9 @@ int command_model(const ModelRequest& request) {
   const bool all = request.algorithm == "all";
   const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
+  if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));
-  if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.size.empty()) throw InputError("model: --size is required");
   if (request.bandwidth.empty()) throw InputError("model: --bandwidth is required without --topology");
   if (request.latency.empty()) throw InputError("model: --latency is required without --topology");

@@ -50,13 +50,9 @@ std::vector<sg4::Host*> hosts_named(const std::vector<std::string>& names) {
 }
 
 // What the model cannot see on this network.
-std::string exactness(const Scenario& scenario, const AlgorithmInfo* algorithm) {
-  if (scenario.network == NetworkModel::realistic)
-    return "an estimate: it prices the ideal network; under `realistic` SimGrid adds TCP effects (latency x13.01, "
-           "bandwidth x0.97, cross-traffic, the TCP window cap) that it does not model";
-  if (algorithm && (algorithm->name == "binary-tree" || algorithm->name == "double-binary-tree"))
-    return "an estimate: the pipelined trees' steps drift apart where links are shared, the model keeps them in "
-           "lock step (within about 20% on the shipped platforms, exact on a star)";
+std::string exactness(const Scenario& scenario, const std::string& estimate_note) {
+  if (scenario.network == NetworkModel::realistic) return "an estimate: " + realistic_network_caveat();
+  if (!estimate_note.empty()) return "an estimate: " + estimate_note;
   return "exact for step-synchronous schedules on the ideal network (SimGrid's own max-min sharing on these routes); "
          "an estimate where messages of one step are uneven and the next step starts early";
 }
@@ -84,14 +80,15 @@ int command_model_on_platform(const ModelRequest& request) {
     std::cout << format_ranking(result.auto_candidates);
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
                              format_time(lower_bound(collective, result.model).value()), cut_row,
-                             exactness(scenario, nullptr));
+                             exactness(scenario, ""));
     return 0;
   }
+  const std::string note = estimate_schedule(result.algorithm->schedule(result.model), result.model).estimate_note;
   std::cout << format_model(collective, *result.algorithm, result.model,
                             {{"topology", fmt::format("{} ({} ranks)", result.topology, result.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
                              {"topology bound", cut_row},
-                             {"exact?", exactness(scenario, result.algorithm)}});
+                             {"exact?", exactness(scenario, note)}});
   return 0;
 }
 

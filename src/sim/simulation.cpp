@@ -16,6 +16,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
+#include "model/contention.hpp"
 #include "model/route_cache.hpp"
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
@@ -146,24 +147,6 @@ void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& 
   model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
 }
 
-// Carried elements per pipeline segment (at least one).
-size_t segment_elements(double segment_bytes, const Payload& payload) {
-  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
-  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
-}
-
-// The model's input from the scenario and payload; it prices each algorithm's schedule on
-// the platform's own routes, each read once (RouteCache).
-void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
-                       ModelInput& model) {
-  model.p = static_cast<int>(hosts.size());
-  model.elems = payload.carried_elems;
-  model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = payload.bytes_per_elem;
-  model.segment_elems = segment_elements(scenario.collective.segment, payload);
-  model.network = std::make_shared<const RouteCache>(hosts);
-  model.root = scenario.collective.root;
-}
 
 }  // namespace
 
@@ -199,6 +182,25 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
 }
 
 namespace {
+
+// Carried elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, const Payload& payload) {
+  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
+}
+
+// The model's input from the scenario and payload; it prices each algorithm's schedule on
+// the platform's own routes, each read once (RouteCache).
+void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+                       ModelInput& model) {
+  model.p = static_cast<int>(hosts.size());
+  model.elems = payload.carried_elems;
+  model.overhead = scenario.message_overhead;
+  model.bytes_per_elem = payload.bytes_per_elem;
+  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.network = std::make_shared<const RouteCache>(hosts);
+  model.root = scenario.collective.root;
+}
 
 int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
@@ -310,6 +312,43 @@ void collect_results(RunState& state, SimResult& result) {
 
 }  // namespace
 
+namespace {
+
+// The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
+// partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
+RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, const std::vector<sg4::Host*>& hosts,
+                           bool automatic, SimResult& result) {
+  ModelInput& model = result.model;
+  const int p = static_cast<int>(hosts.size());
+  start_model_input(scenario, result.payload, hosts, model);
+  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
+  auto model_for = [&](const AlgorithmInfo&) { return model; };
+  read_injection(hosts, scenario.collective.root, model);
+  check_servers(scenario.collective, p);
+  model.servers = scenario.collective.servers.value_or(1);
+  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
+  const RankLocality locality = rank_locality(scenario, hosts);
+  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
+    read_hierarchy(hosts, locality.ids, model);
+    model.locality = locality.ids;
+  }
+  if (automatic)
+    result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
+  if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
+  // alpha and B as people read them: the worst route between the chosen algorithm's partners
+  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
+  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
+  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    if (effective != scenario.collective.segment)
+      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+                                         effective, scenario.collective.segment));
+  }
+  return locality;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario& scenario,
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
@@ -399,31 +438,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                                 scenario.collective.carried_elements);
   note_payload(scenario, result);
 
-  ModelInput& model = result.model;
-  start_model_input(scenario, result.payload, hosts, model);
-  // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
-  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
-  auto model_for = [&](const AlgorithmInfo&) { return model; };
-  read_injection(hosts, scenario.collective.root, model);
-  check_servers(scenario.collective, p);
-  model.servers = scenario.collective.servers.value_or(1);
-  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
-  const RankLocality locality = rank_locality(scenario, hosts);
-  if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
-    read_hierarchy(hosts, locality.ids, model);
-    model.locality = locality.ids;
-  }
-  if (automatic)
-    result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
-  // alpha and B as people read them: the worst route between the chosen algorithm's partners
-  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
-  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
-  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
-    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
-    if (effective != scenario.collective.segment)
-      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
-                                         effective, scenario.collective.segment));
-  }
+  const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
+  const ModelInput& model = result.model;
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts);
   if (options.check_only) return result;
   if (options.topology_bound)
