@@ -106,6 +106,12 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (r.fault_time >= 0) event["fault_time"] = r.fault_time;
     if (r.resumed >= 0) event["resumed"] = r.resumed;
     if (r.round_completed >= 0) event["round_completed"] = r.round_completed;
+    if (!r.rule.empty()) event["rule"] = r.rule;
+    if (!r.evidence.empty()) event["evidence"] = r.evidence;
+    if (!r.kept_ranks.empty()) event["kept_ranks"] = r.kept_ranks;
+    if (!r.undecided_ranks.empty()) event["undecided_ranks"] = r.undecided_ranks;
+    if (r.prediction_keep >= 0)
+      event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
     recovery.push_back(event);
   }
   json summary{{"simulated_time", s.simulated_time},
