@@ -33,14 +33,14 @@ struct PendingTransfer {
   double posted = 0;
   double bytes = 0;          // simulated bytes (what the recovery watch expects of it)
   WaitWatch* watch = nullptr;
-  int world = 0;             // world rank of this side, for the watch's count of transfers in flight
+  int world = 0, peer_world = 0;  // world ranks of both sides, for the watch's count of transfers in flight
 
   // A transfer abandoned by an exception (timeout, failed peer) is cancelled, so that
   // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
   // may have taken it just before (the sender's view still says STARTED until a wait).
   ~PendingTransfer() {
     if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) activity->cancel();
-    if (watch != nullptr) watch->finished(world, is_receive);
+    if (watch != nullptr) watch->finished(world, peer_world, is_receive);
   }
   bool cancel = false;
 };
@@ -101,7 +101,8 @@ void Comm::watch_transfer(PendingTransfer& pending) {
   pending.watch = group_->watch();
   if (pending.watch == nullptr) return;
   pending.world = group_->world_rank(rank_);
-  pending.watch->posted(pending.world, pending.is_receive);
+  pending.peer_world = group_->world_rank(pending.peer);
+  pending.watch->posted(pending.world, pending.peer_world, pending.is_receive);
 }
 
 // Under recovery a wait has a deadline from what its transfer should cost (the watch

@@ -29,10 +29,10 @@ struct WaitState {
 class WaitWatch {
 public:
   virtual ~WaitWatch() = default;
-  // World rank `world` posts a send (or a receive), or is done with it: the transfers in
-  // flight at each end share its bandwidth, so the expected times count them.
-  virtual void posted(int world, bool receive) = 0;
-  virtual void finished(int world, bool receive) = 0;
+  // World rank `world` posts a send to (or a receive from) `peer`, or is done with it: the
+  // transfers in flight share the links, so the expected times count them.
+  virtual void posted(int world, int peer, bool receive) = 0;
+  virtual void finished(int world, int peer, bool receive) = 0;
   // `world` blocks on its transfer with `peer` (`activity`, posted at `posted`): returns the
   // seconds after which the wait is suspicious. Throws when a verdict already abandons it.
   virtual double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) = 0;

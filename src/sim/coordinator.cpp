@@ -21,11 +21,26 @@ namespace collsim {
 namespace {
 
 constexpr uint64_t control_message_bytes = 64;
-constexpr double never = std::numeric_limits<double>::infinity();
 
-void tell(int world, Verdict verdict) {
-  // Detached: the coordinator must not block on a worker; a dead worker never reads it.
-  verdict_mailbox(world)->put_init(new Verdict(std::move(verdict)), control_message_bytes)->detach();
+void tell(const RunState& state, int world, Verdict verdict) {
+  auto* message = new Verdict(std::move(verdict));
+  sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
+  if (to != state.control_host) {
+    // Detached: the coordinator must not block on a worker; a dead worker never reads it.
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    return;
+  }
+  // Some platforms (a torus) have no route from a host to itself: a courier on another
+  // live host carries the verdict to the worker that shares the coordinator's host.
+  const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
+                                [&](sg4::Host* host) { return host != to && host->is_on(); });
+  if (via == state.rank_hosts.end()) {
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    return;
+  }
+  sg4::Actor::create("courier", *via, [world, message] {
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+  })->daemonize();
 }
 
 // A round's computation at nominal speed (what the coordinator can know: not the faults).
@@ -56,7 +71,6 @@ struct Judgement {
   std::vector<std::string> evidence;
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
-  double next_check = never;       // when a pending deadline passes
 };
 
 class Coordinator {
@@ -64,32 +78,32 @@ public:
   Coordinator(RunState& state, Detector& detector) : state_(state), detector_(detector) {}
 
   void run() {
-    double next_check = never;
+    // No timer of its own: a timed wait is a sleep on the control host's CPU, which would
+    // disturb the computation of a worker there. The waiting workers wake it up.
     for (;;) {
       Report report;
-      const double now = sg4::Engine::get_clock();
-      const bool got = detector_.next_report(next_check == never ? -1 : std::max(0.0, next_check - now), report);
-      if (got && report.kind == Report::Kind::join) {
+      detector_.next_report(-1, report);
+      if (report.kind == Report::Kind::join) {
         admit(report.world);
         continue;
       }
-      if (got && report.kind == Report::Kind::failure) failures_ = true;
-      next_check = decide();
+      if (report.kind == Report::Kind::failure) failures_ = true;
+      decide();
       if (!state_.abort_reason.empty()) return;
     }
   }
 
 private:
-  // Reads the group's waits and acts; returns when to look again (never: wait for reports).
-  double decide() {
+  // Reads the group's waits and acts.
+  void decide() {
     Judgement judgement = judge();
-    if (judgement.roots.empty() && judgement.ambiguous.empty()) return judgement.next_check;
+    if (judgement.roots.empty() && judgement.ambiguous.empty()) return;
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
       // (the longest deadline involved) brings more evidence.
       record_undecided(judgement);
       sg4::this_actor::sleep_for(std::max(window_, detector_.limit(0)));
-      judgement = judge();
+      judgement = judge(true);
       if (judgement.roots.empty()) {
         if (!judgement.ambiguous.empty()) record_undecided(judgement);
         if (failures_ && !judgement.ambiguous.empty()) {
@@ -97,19 +111,19 @@ private:
                                             fmt::join(judgement.ambiguous, ", "));
           release_everyone();
         }
-        return judgement.next_check;
+        return;
       }
     }
-    if (!judgement.certain && !dropping_pays(judgement)) return judgement.next_check;
+    if (!judgement.certain && !dropping_pays(judgement)) return;
     rebuild(judgement);
-    return never;
   }
 
-  Judgement judge() {
+  Judgement judge(bool second_look = false) {
     const CommGroup& group = state_.current_group();
     const double now = sg4::Engine::get_clock();
     Judgement out;
     window_ = 0;
+    late_waiters_.clear();
     std::set<int> dead;
     for (int world : group.members())
       if (!reachable(state_.control_host, state_.rank_hosts[static_cast<size_t>(world)])) dead.insert(world);
@@ -123,20 +137,16 @@ private:
       const RankActivity& rank = detector_.activity(world);
       if (rank.doing == RankActivity::Doing::waiting) {
         const double started = detector_.transfer_start(world);
-        const double deadline = detector_.limit(rank.expected);
+        const double deadline = detector_.limit(detector_.expected_now(world));
         if (started < 0) {
           ++waited_on[rank.peer];
           out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
         } else if (now >= started + deadline) {
           late.emplace_back(world, rank.peer);
-          const double s = detector_.slowdown(world);
-          slowdown[world] = std::max(slowdown[world], s);
-          slowdown[rank.peer] = std::max(slowdown[rank.peer], s);
+          late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
-          out.evidence.push_back(fmt::format("{} {} {} late since {:.9g} (x{:.3g} of expected)", world,
-                                             rank.receive ? "receives from" : "sends to", rank.peer, started + deadline, s));
-        } else {
-          out.next_check = std::min(out.next_check, started + deadline);
+          out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
+                                             rank.receive ? "receives from" : "sends to", rank.peer, started + deadline));
         }
       } else if (rank.doing == RankActivity::Doing::failed) {
         late.emplace_back(world, rank.peer);
@@ -151,8 +161,6 @@ private:
         busy_late.push_back(world);
         slowdown[world] = std::max(1.0, (now - rank.since) / std::max(rank.expected_compute, 1e-300));
         out.evidence.push_back(fmt::format("{} computes since {:.9g}, past its deadline {:.9g}", world, rank.since, deadline));
-      } else {
-        out.next_check = std::min(out.next_check, deadline);
       }
     }
 
@@ -197,15 +205,33 @@ private:
       }
       common = not_cleared;
     }
+    if (common.size() == 1 && late.size() == 1 && !second_look) {
+      // One late transfer is thin evidence (a link shared more than the expected times
+      // see): undecided until a second window shows whether it stays late.
+      for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
+      out.rule = "one late transfer only";
+      return out;
+    }
     if (common.size() == 1) {
       out.roots = common;
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
                                  : "its one late transfer's other end made progress on time";
-      out.slowdown = slowdown[common.front()];
+      // How much slower its transfers run (their progress so far predicts their end).
+      for (int waiter : late_waiters_) {
+        const RankActivity& rank = detector_.activity(waiter);
+        if (waiter != common.front() && rank.peer != common.front()) continue;
+        const double s = detector_.slowdown(waiter);
+        out.slowdown = std::max(out.slowdown, s);
+        out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
+      }
       return out;
     }
-    for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
-    out.rule = "the late transfers do not single out one rank";
+    // Late transfers with no rank in common: two candidates are undecided; more, spread
+    // over the group, are congestion (the expected times do not see every shared link).
+    if (partners.size() == 2 || failures_) {
+      for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
+      out.rule = "the late transfers do not single out one rank";
+    }
     return out;
   }
 
@@ -317,7 +343,7 @@ private:
     for (int world : group.members()) {
       RankActivity& rank = detector_.activity(world);
       if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on()) continue;
-      tell(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+      tell(state_, world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
   }
 
@@ -379,7 +405,7 @@ private:
     RankActivity& rank = detector_.activity(world);
     rank = RankActivity{};
     if (round >= state_.scenario->training.rounds) {
-      tell(world, Verdict{true, nullptr, 0});  // training is over before it could join
+      tell(state_, world, Verdict{true, nullptr, 0});  // training is over before it could join
       return;
     }
     std::vector<int> members = group.members();
@@ -399,7 +425,7 @@ private:
     event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
     event.rule = "join";
     state_.recoveries.push_back(event);
-    tell(world, Verdict{false, next, round});
+    tell(state_, world, Verdict{false, next, round});
   }
 
   RunState& state_;
@@ -408,6 +434,7 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::vector<int> last_undecided_;
+  std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   std::pair<double, double> prediction_{-1, -1};
 };
 

@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <fmt/format.h>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 #include <xbt/config.hpp>
@@ -31,28 +32,48 @@ Detector::Detector(RunState& state)
 
 Detector::~Detector() = default;
 
-void Detector::posted(int world, bool receive) {
+// The ends' own links are shared by the transfers each end has posted (counted on both
+// sides); the links in between by the sends posted across them.
+void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
+  if (!receive)
+    for (const sg4::Link* link : route(world, peer).core) ++core_flows_[link];
 }
 
-void Detector::finished(int world, bool receive) {
+void Detector::finished(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
+  if (!receive)
+    for (const sg4::Link* link : route(world, peer).core) --core_flows_[link];
+}
+
+const Detector::Route& Detector::route(int src, int dst) {
+  auto [it, inserted] = routes_.try_emplace({src, dst});
+  if (inserted) {
+    sg4::Host* from = state_.rank_hosts[static_cast<size_t>(src)];
+    sg4::Host* to = state_.rank_hosts[static_cast<size_t>(dst)];
+    const RouteCost cost = route_cost(from, to);
+    it->second.latency = cost.latency;
+    it->second.bandwidth = cost.bandwidth;
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    from->route_to(to, links, &latency);
+    for (size_t i = 1; i + 1 < links.size(); ++i) it->second.core.push_back(links[i]);
+  }
+  return it->second;
 }
 
 double Detector::expected_transfer(int src, int dst, double bytes, int sharing) {
-  auto [it, inserted] = routes_.try_emplace({src, dst});
-  if (inserted) {
-    const RouteCost cost = route_cost(state_.rank_hosts[static_cast<size_t>(src)], state_.rank_hosts[static_cast<size_t>(dst)]);
-    it->second = {cost.latency, cost.bandwidth};
-  }
-  const double latency = it->second.first * latency_factor_;
-  double bandwidth = it->second.second * bandwidth_factor_;
+  const Route& path = route(src, dst);
+  const double latency = path.latency * latency_factor_;
+  double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
+  for (const sg4::Link* link : path.core)
+    bandwidth = std::min(bandwidth, link->get_bandwidth() * bandwidth_factor_ / std::max(1, core_flows_[link]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
   const double tolerance = std::max(activity(src).tolerance, activity(dst).tolerance);
-  return tolerance * (state_.model.overhead + latency + bytes * std::max(1, sharing) / bandwidth);
+  return tolerance * (state_.model.overhead + latency + bytes / bandwidth);
 }
 
 double Detector::limit(double expected) const {
@@ -77,6 +98,19 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   return limit(rank.expected);
 }
 
+double Detector::expected_now(int world) {
+  RankActivity& rank = activity(world);
+  if (rank.doing != RankActivity::Doing::waiting) return rank.expected;
+  // Transfers posted since the wait began share the same links: the expectation only grows.
+  const RankActivity& other = activity(rank.peer);
+  const int sharing = rank.receive ? std::max(rank.in_flight_in, other.in_flight_out)
+                                   : std::max(rank.in_flight_out, other.in_flight_in);
+  const double now = rank.receive ? expected_transfer(rank.peer, world, rank.bytes, sharing)
+                                  : expected_transfer(world, rank.peer, rank.bytes, sharing);
+  rank.expected = std::max(rank.expected, now);
+  return rank.expected;
+}
+
 double Detector::transfer_start(int world) const {
   const RankActivity& rank = activity(world);
   if (rank.doing != RankActivity::Doing::waiting || rank.activity == nullptr) return -1;
@@ -86,13 +120,19 @@ double Detector::transfer_start(int world) const {
 double Detector::suspect(int world) {
   RankActivity& rank = activity(world);
   const double now = sg4::Engine::get_clock();
-  const double deadline = limit(rank.expected);
+  const double deadline = limit(expected_now(world));
   const double started = transfer_start(world);
   // A transfer that started late has its whole deadline from its start.
   if (started >= 0 && now < started + deadline) return started + deadline - now;
   wake(Report{Report::Kind::suspicion, world, rank.peer, rank.since});
-  // Checked again later and later: a long wait on a peer that is busy elsewhere (a tree's
-  // leaf waiting for the broadcast) reports a handful of times, not once per deadline.
+  // A peer still computing is checked again when its computation passes its deadline.
+  const RankActivity& peer = activity(rank.peer);
+  if (started < 0 && peer.doing == RankActivity::Doing::computing) {
+    const double peer_deadline = peer.since + limit(peer.expected_compute);
+    if (peer_deadline > now) return peer_deadline - now;
+  }
+  // Otherwise later and later: a long wait on a peer busy elsewhere (a tree's leaf waiting
+  // for the broadcast) reports a handful of times, not once per deadline.
   return deadline * static_cast<double>(1 << std::min(++rank.checks, 20));
 }
 

@@ -54,8 +54,8 @@ public:
   explicit Detector(RunState& state);
   ~Detector() override;
 
-  void posted(int world, bool receive) override;
-  void finished(int world, bool receive) override;
+  void posted(int world, int peer, bool receive) override;
+  void finished(int world, int peer, bool receive) override;
   double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) override;
   double suspect(int world) override;
   simgrid::s4u::Comm* listen(int world) override;
@@ -83,9 +83,12 @@ public:
   double limit(double expected) const;
   // Expected seconds of `bytes` from `src` to `dst` with `sharing` transfers on the bottleneck.
   double expected_transfer(int src, int dst, double bytes, int sharing);
+  // The expected time of `world`'s wait, with the transfers in flight now at either end.
+  double expected_now(int world);
   // When the transfer `world` waits on started (-1: its peer has not posted yet).
   double transfer_start(int world) const;
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
+  // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
 
 private:
@@ -93,7 +96,13 @@ private:
 
   RunState& state_;
   std::vector<RankActivity> ranks_;
-  std::map<std::pair<int, int>, std::pair<double, double>> routes_;  // (src,dst) -> latency, bandwidth
+  struct Route {
+    double latency = 0, bandwidth = 0;
+    std::vector<const simgrid::s4u::Link*> core;  // links past the two ends (switches, NICs shared by a node)
+  };
+  const Route& route(int src, int dst);
+  std::map<std::pair<int, int>, Route> routes_;
+  std::map<const simgrid::s4u::Link*, int> core_flows_;  // sends in flight across each core link
   std::deque<Report> reports_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
   std::vector<Verdict*> verdicts_;

@@ -113,8 +113,8 @@ TEST_SUITE("sim") {
   // A watch that gives up on any wait after one second (the coordinator's verdict, in short).
   struct GiveUpAfterOneSecond final : WaitWatch {
     struct GaveUp {};
-    void posted(int, bool) override {}
-    void finished(int, bool) override {}
+    void posted(int, int, bool) override {}
+    void finished(int, int, bool) override {}
     double begin_wait(int, int, double, bool, sg4::Comm*) override { return 1.0; }
     double suspect(int) override { throw GaveUp{}; }
     sg4::Comm* listen(int) override { return nullptr; }
