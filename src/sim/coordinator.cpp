@@ -175,7 +175,7 @@ private:
     // 2. Busy computing past its deadline while others wait on it: a straggler.
     if (!busy_late.empty()) {
       out.roots = busy_late;
-      out.rule = "others wait on it and it computes past its deadline";
+      out.rule = "others wait on it and it computes past its deadline (a straggler)";
       for (int world : busy_late) out.slowdown = std::max(out.slowdown, slowdown[world]);
       return out;
     }

@@ -104,9 +104,9 @@ private:
   std::map<std::pair<int, int>, Route> routes_;
   std::map<const simgrid::s4u::Link*, int> core_flows_;  // sends in flight across each core link
   std::deque<Report> reports_;
+  simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
   std::vector<Verdict*> verdicts_;
-  simgrid::s4u::SemaphorePtr pending_;
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
 };

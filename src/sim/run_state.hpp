@@ -36,6 +36,7 @@ struct FaultEvent {
   std::string target;       // "link host-3_link", "host host-5 (rank 5)"
   std::string action;       // "applied" or "undone"
   double time = 0;
+  std::vector<int> ranks;   // the workers it strikes (a host, its NIC); empty for a shared link
 };
 
 struct RecoveryEvent {
