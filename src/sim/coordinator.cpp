@@ -182,6 +182,10 @@ private:
     // 3. Late or broken transfers: the rank common to all of them. With one late transfer
     //    only, an end that completed a transfer with someone else on time since is cleared.
     if (late.empty()) return out;
+    // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
+    // a new partner at each step (recursive doubling), and only together do they single it out.
+    for (auto edge : late) late_seen_.insert(edge);
+    late.assign(late_seen_.begin(), late_seen_.end());
     std::map<int, std::set<int>> partners;
     for (auto [a, b] : late) {
       partners[a].insert(b);
@@ -385,6 +389,7 @@ private:
     state_.groups.push_back(next);
     deliver(group, judgement.roots, next, resume_round);
     failures_ = false;
+    late_seen_.clear();
     prediction_ = {-1, -1};
     // Workers that came back meanwhile join now.
     std::vector<int> joins;
@@ -434,7 +439,8 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::vector<int> last_undecided_;
-  std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
+  std::vector<int> late_waiters_;
+  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch  // members whose transfer is late, in the last judgement
   std::pair<double, double> prediction_{-1, -1};
 };
 

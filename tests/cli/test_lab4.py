@@ -79,7 +79,8 @@ class Lab4(LabTest):
             self.assertClose(C + ring(2), later["end"] - later["start"])
         self.assertQuoted("26.71 ms", "page")
         summary = self.rebuild["summary"]
-        self.assertClose(started + 3 * step(3) + ring(2) + 2 * (C + ring(2)), summary["simulated_time"], rel=1e-6)
+        # (plus the verdicts' trips: a few control messages of alpha each)
+        self.assertLess(abs(started + 3 * step(3) + ring(2) + 2 * (C + ring(2)) - summary["simulated_time"]), 4 * ALPHA)
         self.assertClose(144.78e-3, summary["simulated_time"], rel=1e-4)
         self.assertQuoted("The run takes 144.78 ms", "page")
         self.assertEqual([], summary["recovery_quality"]["healthy_dropped"])

@@ -30,12 +30,12 @@ def run(document):
         return json.loads(trace.read_text())
 
 
-def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True):
-    training = {"rounds": rounds, "compute": "1ms"}
+def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms"):
+    training = {"rounds": rounds, "compute": compute}
     if model:
         training["model"] = "linear-regression"
     return {"topology": topology, "workers": p, "network": "ideal",
-            "collective": {"algorithm": algorithm, "size": "4MiB", "carried_elements": 4096},
+            "collective": {"algorithm": algorithm, "size": size, "carried_elements": 4096},
             "training": training, "faults": list(faults), "recovery": {"policy": policy}}
 
 
@@ -84,6 +84,14 @@ def positions(p, algorithm):
 
 MATRIX_ALGORITHMS = ["ring", "naive", "recursive-doubling", "rabenseifner", "hierarchical", "parameter-server",
                      "direct", "binary-tree"]
+# Where every rank talks to one root or server, or to everyone at once, a slow NIC hides
+# behind the shared links (the gather is as slow with it): keeping may pay, so the matrix
+# asserts a drop only where the fault certainly stalls the group.
+ROOTED = {"naive", "parameter-server", "direct"}
+
+
+def applies(algorithm, kind):
+    return not (algorithm in ROOTED and kind.startswith("slow-link"))
 
 
 def cases():
@@ -91,12 +99,15 @@ def cases():
     for p, algorithm in itertools.product([8, 64, 256], MATRIX_ALGORITHMS):
         for rank in positions(p, algorithm):
             for kind in faults_on(rank):
-                every.append((p, algorithm, rank, kind))
+                if applies(algorithm, kind):
+                    every.append((p, algorithm, rank, kind))
     if FULL:
         return every
     # The sample: every algorithm and fault kind at p = 64, one position each, and p = 256 for the ring.
     sample = []
     for i, (algorithm, kind) in enumerate(itertools.product(MATRIX_ALGORITHMS, faults_on(0))):
+        if not applies(algorithm, kind):
+            continue
         ranks = positions(64, algorithm)
         sample.append((64, algorithm, ranks[i % len(ranks)], kind))
     sample += [(256, "ring", 100, "slow-link 0.01"), (256, "ring", 255, "preempt"), (8, "ring", 3, "slow-host 0.05")]
@@ -108,7 +119,9 @@ class Matrix(unittest.TestCase):
         for p, algorithm, rank, kind in cases():
             with self.subTest(p=p, algorithm=algorithm, rank=rank, fault=kind):
                 topology = f"nodes:{p // 8}:8" if algorithm == "hierarchical" else f"star:{p}"
-                trace = run(scenario(topology, p, algorithm, "rebuild", [faults_on(rank)[kind]], rounds=4))
+                # 20 ms of compute against a short allreduce: dropping a 20x straggler pays
+                trace = run(scenario(topology, p, algorithm, "rebuild", [faults_on(rank)[kind]], rounds=4,
+                                     size="256KiB", compute="20ms"))
                 dropped = sorted(r for e in trace["recovery"] for r in e["dropped_ranks"])
                 self.assertEqual(dropped, [rank])
                 quality = trace["summary"]["recovery_quality"]
