@@ -102,10 +102,12 @@ int main(int argc, char** argv) {
   add_scenario_flags(validate, validate_flags, validate_request);
 
   std::string list_what;
-  CLI::App* list = app.add_subcommand("list", "List algorithms, topologies, ready scenarios or ready sweeps");
+  CLI::App* list =
+      app.add_subcommand("list", "List algorithms, topologies, ready scenarios, ready sweeps or the metrics of a run");
   list->add_option("what", list_what,
                    "algorithms | topologies (files, and generators with an example each) | scenarios | sweeps "
-                   "(scenarios/**/sweeps/; default: all four)");
+                   "(scenarios/**/sweeps/) | metrics (name, unit, which way is better: what compare and sweep "
+                   "tables use); default: all but metrics");
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");

@@ -32,6 +32,40 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const auto buckets =
+      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
+  if (slices.empty())
+    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+                                 "collective.carried_elements to at least {}",
+                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 buckets.size()));
+  return slices;
+}
+
+// What each iteration of training does besides one collective: its buckets and batch.
+void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
+  state.buckets = plan_bucket_slices(scenario, result.payload);
+  result.buckets = static_cast<int>(state.buckets.size());
+  result.batch = scenario.training.batch;
+}
+
+// The notes a user should read about the carried elements (logical vs carried size).
+void note_payload(const Scenario& scenario, SimResult& result) {
+  if (result.payload.downscaled())
+    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                       result.payload.carried_elems, result.payload.logical_elems,
+                                       result.payload.bytes_per_elem));
+  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                       *scenario.collective.carried_elements, result.payload.logical_elems,
+                                       result.payload.carried_elems));
+}
+
 // Ranks map to hosts in platform order, or as the scenario's placement says.
 std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
                                     const sg4::Engine& engine) {
@@ -136,7 +170,17 @@ int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
 }
 
-// A fixed timeout shorter than one chunk's transfer would drop healthy workers.
+// Recovery's detector watches every wait; the summary shows the deadline of one chunk's
+// transfer (n/p) on the model's route.
+void watch_waits(RunState& state, SimResult& result) {
+  static std::unique_ptr<Detector> detector;
+  detector = std::make_unique<Detector>(state);
+  state.detector = detector.get();
+  const ModelInput& m = state.model;
+  result.timeout = detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
+}
+
+// A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
 void warn_about_short_timeout(const RunState& state, SimResult& result) {
   const RecoverySpec& recovery = state.scenario->recovery;
   if (recovery.policy != RecoveryPolicy::rebuild || recovery.timeout_is_factor) return;
@@ -144,7 +188,7 @@ void warn_about_short_timeout(const RunState& state, SimResult& result) {
   const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
   if (recovery.timeout < chunk) {
     result.warnings.push_back(
-        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy workers would be dropped",
+        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy waits will look late",
                     recovery.timeout_text, format_time(chunk)));
   }
 }
@@ -218,6 +262,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.compute_end = std::max(record.compute_end, t.compute_end);
       record.collective_start = std::min(record.collective_start, t.collective_start);
       record.end = std::max(record.end, t.end);
+      record.comm = std::max(record.comm, t.comm);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
     if (state.regression) record.loss = state.round_loss[round];
@@ -299,10 +344,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
                                 scenario.collective.carried_elements);
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  note_payload(scenario, result);
 
   ModelInput& model = result.model;
   model.p = p;
@@ -311,10 +353,6 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   model.bytes_per_elem = result.payload.bytes_per_elem;
   model.segment_elems = std::max<size_t>(
       1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
-  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
-    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
-                                       *scenario.collective.carried_elements, result.payload.logical_elems,
-                                       result.payload.carried_elems));
   // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo& algorithm) {
@@ -357,6 +395,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
+  plan_iterations(scenario, state, result);
   if (scenario.training.has_model())
     state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
                                                           scenario.seed);
@@ -368,13 +407,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-  static std::unique_ptr<Detector> detector;
-  if (scenario.recovery.policy == RecoveryPolicy::rebuild) {
-    detector = std::make_unique<Detector>(state);
-    state.detector = detector.get();
-    // What the summary shows: the deadline of one chunk's transfer (n/p) on the model's route.
-    result.timeout = detector->limit(model.message_time((model.elems + static_cast<size_t>(p) - 1) / static_cast<size_t>(p)));
-  }
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) watch_waits(state, result);
   auto first_group = state.new_group(0, everyone);
   state.groups.push_back(first_group);
   warn_about_short_timeout(state, result);
