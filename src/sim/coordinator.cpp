@@ -235,6 +235,8 @@ private:
     if (partners.size() == 2 || failures_) {
       for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
       out.rule = "the late transfers do not single out one rank";
+    } else {
+      late_seen_.clear();  // congestion says nothing about a culprit: start afresh
     }
     return out;
   }
