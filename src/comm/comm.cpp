@@ -31,12 +31,16 @@ struct PendingTransfer {
   View into;                 // where a receive lands
   int peer = 0;              // group rank of the other side
   double posted = 0;
+  double bytes = 0;          // simulated bytes (what the recovery watch expects of it)
+  WaitWatch* watch = nullptr;
+  int world = 0, peer_world = 0;  // world ranks of both sides, for the watch's count of transfers in flight
 
   // A transfer abandoned by an exception (timeout, failed peer) is cancelled, so that
   // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
   // may have taken it just before (the sender's view still says STARTED until a wait).
   ~PendingTransfer() {
     if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) activity->cancel();
+    if (watch != nullptr) watch->finished(world, peer_world, is_receive);
   }
   bool cancel = false;
 };
@@ -71,8 +75,10 @@ Request Comm::isend(int dst, View data) {
   request.pending_->peer = dst;
   request.pending_->packet = packet;
   request.pending_->cancel = group_->cancel_abandoned();
-  request.pending_->activity =
-      group_->mailbox(rank_, dst)->put_async(packet, simulated_bytes(data.count, group_->bytes_per_elem()));
+  const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
+  request.pending_->bytes = static_cast<double>(bytes);
+  watch_transfer(*request.pending_);
+  request.pending_->activity = group_->mailbox(rank_, dst)->put_async(packet, bytes);
   return request;
 }
 
@@ -85,15 +91,51 @@ Request Comm::irecv(int src, View into) {
   pending.into = into;
   pending.peer = src;
   pending.posted = sg4::Engine::get_clock();
+  pending.bytes = static_cast<double>(simulated_bytes(into.count, group_->bytes_per_elem()));
+  watch_transfer(pending);
   pending.activity = group_->mailbox(src, rank_)->get_async<Packet>(&pending.packet);
   return request;
+}
+
+void Comm::watch_transfer(PendingTransfer& pending) {
+  pending.watch = group_->watch();
+  if (pending.watch == nullptr) return;
+  pending.world = group_->world_rank(rank_);
+  pending.peer_world = group_->world_rank(pending.peer);
+  pending.watch->posted(pending.world, pending.peer_world, pending.is_receive);
+}
+
+// Under recovery a wait has a deadline from what its transfer should cost (the watch
+// says how long); passing it is only a suspicion: the wait is reported and goes on. Only
+// the coordinator's verdict ends it (it cancels the transfer: the wait throws). Waiting
+// with wait_any_for leaves the transfer alive when the time is up (wait_for cancels it).
+void Comm::await(PendingTransfer& pending) {
+  WaitWatch* watch = group_->watch();
+  const int me = group_->world_rank(rank_);
+  double limit = watch->begin_wait(me, group_->world_rank(pending.peer), pending.bytes, pending.is_receive,
+                                   pending.activity.get());
+  std::vector<sg4::CommPtr> activities{pending.activity};
+  try {
+    for (;;) {
+      const ssize_t done = sg4::Comm::wait_any_for(activities, limit);
+      if (done == 0) break;
+      if (done > 0) throw VerdictPending();
+      limit = watch->suspect(me);
+      if (activities.size() == 1)
+        if (sg4::Comm* verdict = watch->listen(me)) activities.emplace_back(verdict);
+    }
+  } catch (...) {
+    watch->end_wait(me);
+    throw;
+  }
+  watch->end_wait(me);
 }
 
 void Comm::wait(Request& request) {
   PendingTransfer& pending = *request.pending_;
   group_->note_wait(rank_, pending.peer, pending.is_receive ? "receive from" : "send to", sg4::Engine::get_clock());
-  if (group_->timeout() >= 0)
-    pending.activity->wait_for(group_->timeout());
+  if (group_->watch() != nullptr)
+    await(pending);
   else
     pending.activity->wait();
   group_->clear_wait(rank_);
@@ -107,7 +149,7 @@ void Comm::wait(Request& request) {
 Packet* Comm::receive_packet(int src) {
   sg4::Mailbox* mailbox = group_->mailbox(src, rank_);
   group_->note_wait(rank_, src, "receive from", sg4::Engine::get_clock());
-  Packet* packet = group_->timeout() >= 0 ? mailbox->get<Packet>(group_->timeout()) : mailbox->get<Packet>();
+  Packet* packet = mailbox->get<Packet>();
   group_->clear_wait(rank_);
   return packet;
 }
@@ -136,6 +178,11 @@ void Comm::send(int dst, View data) {
 }
 
 void Comm::recv(int src, View into) {
+  if (group_->watch() != nullptr) {  // a deadline that only suspects needs the asynchronous form
+    Request request = irecv(src, into);
+    wait(request);
+    return;
+  }
   const double posted = sg4::Engine::get_clock();
   Packet* packet = receive_packet(src);
   deliver(packet, src, into, posted, sg4::Engine::get_clock());

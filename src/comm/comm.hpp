@@ -60,6 +60,8 @@ public:
 
 private:
   Packet* receive_packet(int src);
+  void watch_transfer(PendingTransfer& pending);
+  void await(PendingTransfer& pending);
   void deliver(Packet* packet, int src, View into, double posted, double arrival);
 
   CommGroup* group_;

@@ -2,6 +2,7 @@
 // The state that the ranks of one group (one epoch) share: who is in it, the mailboxes
 // between them, how carried elements scale to simulated bytes, and the message log.
 // Internal to comm/ and sim/: algorithms only ever see Comm.
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,7 +11,8 @@
 
 namespace simgrid::s4u {
 class Mailbox;
-}
+class Comm;
+}  // namespace simgrid::s4u
 
 namespace collsim {
 
@@ -19,6 +21,33 @@ struct WaitState {
   int peer = -1;             // world rank, -1 when not waiting
   double since = 0;
   const char* what = "";     // "receive from", "send to"
+};
+
+// Recovery's watch over the group's waits (implemented by sim/detector.hpp). Comm asks it
+// how long each blocking wait may last before it is *suspicious*; a suspicious wait is
+// reported and goes on waiting: only the coordinator's verdict abandons an operation.
+class WaitWatch {
+public:
+  virtual ~WaitWatch() = default;
+  // World rank `world` posts a send to (or a receive from) `peer`, or is done with it: the
+  // transfers in flight share the links, so the expected times count them.
+  virtual void posted(int world, int peer, bool receive) = 0;
+  virtual void finished(int world, int peer, bool receive) = 0;
+  // `world` blocks on its transfer with `peer` (`activity`, posted at `posted`): returns the
+  // seconds after which the wait is suspicious. Throws when a verdict already abandons it.
+  virtual double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) = 0;
+  // The wait passed that time: report it; returns the seconds until the next check.
+  virtual double suspect(int world) = 0;
+  // What a suspicious wait listens to besides its transfer: the coordinator's verdict
+  // (nullptr: nothing). When it completes first, the wait is abandoned.
+  virtual simgrid::s4u::Comm* listen(int world) = 0;
+  // The wait is over (the transfer completed).
+  virtual void end_wait(int world) = 0;
+};
+
+// A wait abandoned because the coordinator gave its verdict.
+struct VerdictPending : std::exception {
+  const char* what() const noexcept override { return "abandoned by the coordinator's verdict"; }
 };
 
 class CommGroup {
@@ -38,16 +67,16 @@ public:
   int locality(int group_rank) const { return localities_.empty() ? 0 : localities_[static_cast<size_t>(group_rank)]; }
   void set_localities(std::vector<int> by_group_rank) { localities_ = std::move(by_group_rank); }
 
-  // Waits longer than this throw a timeout (recovery); < 0 waits forever.
-  double timeout() const { return timeout_; }
-  void set_timeout(double seconds) { timeout_ = seconds; }
   // The per-message overhead o (LogP): a rank spends it before each message leaves, so
   // the messages it posts leave one after another. 0: the pure alpha-beta network.
   double overhead() const { return overhead_; }
   void set_overhead(double seconds) { overhead_ = seconds; }
-  // Under recovery, transfers abandoned by a failure are cancelled so that the group can
+  // Under recovery, transfers abandoned by a verdict are cancelled so that the group can
   // move on; without it they stay pending, and peers keep waiting as they would for real.
-  bool cancel_abandoned() const { return timeout_ >= 0; }
+  bool cancel_abandoned() const { return watch_ != nullptr; }
+  // The recovery watch (nullptr: waits never time out).
+  WaitWatch* watch() const { return watch_; }
+  void set_watch(WaitWatch* watch) { watch_ = watch; }
 
   // One mailbox per ordered (src, dst) pair, named after the epoch so that a message of
   // an abandoned epoch can never be matched in a new one. Looked up once, then cached.
@@ -68,7 +97,7 @@ private:
   std::vector<int> localities_;
   double bytes_per_elem_;
   MessageLog* log_;
-  double timeout_ = -1;
+  WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;
   std::vector<WaitState>* waits_ = nullptr;

@@ -273,7 +273,7 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
 }
 
 RecoverySpec parse_recovery(const json& object) {
-  check_keys(object, "recovery", {"policy", "timeout"});
+  check_keys(object, "recovery", {"policy", "timeout", "min_timeout", "min_workers"});
   RecoverySpec spec;
   if (object.contains("policy")) {
     const std::string policy = get_string(object["policy"], "recovery.policy");
@@ -297,6 +297,16 @@ RecoverySpec parse_recovery(const json& object) {
       if (spec.timeout <= 0) throw InputError("recovery.timeout: must be > 0");
     }
     spec.timeout_text = timeout.is_string() ? text : timeout.dump();
+  }
+  if (object.contains("min_timeout")) {
+    spec.min_timeout = get_quantity(object["min_timeout"], "recovery.min_timeout", parse_time);
+    if (*spec.min_timeout < 0) throw InputError("recovery.min_timeout: must be >= 0");
+  }
+  if (object.contains("min_workers")) {
+    const json& value = object["min_workers"];
+    if (!value.is_number_integer() || value.get<long long>() < 1)
+      throw InputError("recovery.min_workers: must be a whole number >= 1");
+    spec.min_workers = value.get<int>();
   }
   return spec;
 }
@@ -475,6 +485,13 @@ std::string_view fault_kind_name(FaultKind kind) {
   return "slow-link";
 }
 
+json recovery_to_json(const RecoverySpec& r) {
+  json out{{"policy", r.policy == RecoveryPolicy::rebuild ? "rebuild" : "none"}, {"timeout", r.timeout_text},
+           {"min_workers", r.min_workers}};
+  if (r.min_timeout) out["min_timeout"] = *r.min_timeout;
+  return out;
+}
+
 json fault_to_json(const FaultSpec& f) {
   json out{{"kind", fault_kind_name(f.kind)}};
   if (f.at) out["at"] = *f.at;
@@ -533,8 +550,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
               {"collective", collective},
               {"training", training},
               {"faults", faults},
-              {"recovery", {{"policy", s.recovery.policy == RecoveryPolicy::rebuild ? "rebuild" : "none"},
-                            {"timeout", s.recovery.timeout_text}}},
+              {"recovery", recovery_to_json(s.recovery)},
               {"placement", s.placement},
               {"cfg", s.cfg},
               {"seed", s.seed}};

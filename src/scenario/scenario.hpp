@@ -73,12 +73,14 @@ enum class RecoveryPolicy { none, rebuild };
 
 struct RecoverySpec {
   RecoveryPolicy policy = RecoveryPolicy::none;
-  // A wait longer than this is a failure: a fixed time, or a multiple of the model's
-  // time for the collective in the current group ("3x").
+  // A wait longer than this is suspicious: a fixed time per wait, or a multiple of the
+  // expected time of that wait's transfer on its route ("3x"); never below min_timeout.
   double timeout = 0;
   double timeout_factor = 3;
   bool timeout_is_factor = true;
   std::string timeout_text = "3x";
+  std::optional<double> min_timeout;  // unset: 5 alphas of the run's routes
+  int min_workers = 1;                // a rebuild below this stops the run
 };
 
 struct Scenario {

@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 #include <set>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+
+#include "sim/detector.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -17,12 +22,25 @@ namespace {
 
 constexpr uint64_t control_message_bytes = 64;
 
-sg4::Mailbox* coordinator_mailbox() { return sg4::Mailbox::by_name("coordinator"); }
-sg4::Mailbox* news_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("news:{}", world)); }
-
-void tell(int world, GroupNews news) {
-  // Detached: the coordinator must not block on a worker; a dead worker never reads it.
-  news_mailbox(world)->put_init(new GroupNews(std::move(news)), control_message_bytes)->detach();
+void tell(const RunState& state, int world, Verdict verdict) {
+  auto* message = new Verdict(std::move(verdict));
+  sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
+  if (to != state.control_host) {
+    // Detached: the coordinator must not block on a worker; a dead worker never reads it.
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    return;
+  }
+  // Some platforms (a torus) have no route from a host to itself: a courier on another
+  // live host carries the verdict to the worker that shares the coordinator's host.
+  const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
+                                [&](sg4::Host* host) { return host != to && host->is_on(); });
+  if (via == state.rank_hosts.end()) {
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    return;
+  }
+  sg4::Actor::create("courier", *via, [world, message] {
+    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+  })->daemonize();
 }
 
 // A round's computation at nominal speed (what the coordinator can know: not the faults).
@@ -31,37 +49,381 @@ double compute_seconds(const RunState& state) {
   return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
 }
 
+// A heartbeat's view: the host is up and every link between it and the control host too.
+bool reachable(sg4::Host* control, sg4::Host* host) {
+  if (!host->is_on()) return false;
+  if (host == control) return true;
+  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
+    std::vector<sg4::Link*> route;
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    for (const sg4::Link* link : route)
+      if (!link->is_on()) return false;
+  }
+  return true;
+}
+
+// What the coordinator concluded from one reading of the wait-for graph.
+struct Judgement {
+  std::vector<int> roots;          // to drop (or keep, if keeping pays)
+  std::vector<int> ambiguous;      // candidates the evidence cannot separate
+  std::string rule;
+  std::vector<std::string> evidence;
+  double slowdown = 1;             // how much slower the roots make the group (straggler rule)
+  bool certain = false;            // dead or cut off: dropped whatever it costs
+};
+
 class Coordinator {
 public:
-  explicit Coordinator(RunState& state) : state_(state) {}
+  Coordinator(RunState& state, Detector& detector) : state_(state), detector_(detector) {}
 
   void run() {
+    // No timer of its own: a timed wait is a sleep on the control host's CPU, which would
+    // disturb the computation of a worker there. The waiting workers wake it up.
     for (;;) {
-      std::unique_ptr<Report> first = receive(-1);
-      if (!first) continue;  // a report lost on a failed link: its sender will be missing
-      if (first->reason == "join") admit(first->world);
-      else if (!answer_stale(*first)) rebuild(std::move(first));
+      Report report;
+      detector_.next_report(-1, report);
+      if (report.kind == Report::Kind::join) {
+        admit(report.world);
+        continue;
+      }
+      if (report.kind == Report::Kind::failure) failures_ = true;
+      decide();
+      if (!state_.abort_reason.empty()) return;
     }
   }
 
 private:
+  // Reads the group's waits and acts.
+  void decide() {
+    Judgement judgement = judge();
+    if (judgement.roots.empty() && judgement.ambiguous.empty()) return;
+    if (!judgement.ambiguous.empty()) {
+      // Two candidates the evidence cannot separate: nobody is dropped; a second window
+      // (the longest deadline involved) brings more evidence.
+      record_undecided(judgement);
+      sg4::this_actor::sleep_for(std::max(window_, detector_.limit(0)));
+      judgement = judge(true);
+      if (judgement.roots.empty()) {
+        if (!judgement.ambiguous.empty()) record_undecided(judgement);
+        if (failures_ && !judgement.ambiguous.empty()) {
+          state_.abort_reason = fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
+                                            fmt::join(judgement.ambiguous, ", "));
+          release_everyone();
+        }
+        return;
+      }
+    }
+    if (!judgement.certain && !dropping_pays(judgement)) return;
+    rebuild(judgement);
+  }
+
+  // The ranks that every late transfer involves; of two, one that completed a transfer
+  // on time with someone else since is cleared.
+  std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
+                               Judgement& out) const {
+    std::vector<int> common;
+    for (const auto& [world, peers] : partners) {
+      const bool covers = std::all_of(late.begin(), late.end(), [&](auto edge) { return edge.first == world || edge.second == world; });
+      if (covers) common.push_back(world);
+    }
+    if (common.size() > 1) {
+      std::vector<int> not_cleared;
+      for (int world : common) {
+        const RankActivity& rank = detector_.activity(world);
+        const int other = world == common[0] ? common[1] : common[0];
+        const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other &&
+                             rank.on_time_at >= detector_.activity(late.front().first).since;
+        if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
+                                                        rank.on_time_peer, rank.on_time_at));
+        else not_cleared.push_back(world);
+      }
+      common = not_cleared;
+    }
+    return common;
+  }
+
+  Judgement judge(bool second_look = false) {
+    const CommGroup& group = state_.current_group();
+    const double now = sg4::Engine::get_clock();
+    Judgement out;
+    window_ = 0;
+    late_waiters_.clear();
+    std::set<int> dead;
+    for (int world : group.members())
+      if (!reachable(state_.control_host, state_.rank_hosts[static_cast<size_t>(world)])) dead.insert(world);
+    // The wait-for edges and the late transfers (or broken ones) between live members.
+    std::map<int, int> waited_on;                     // member -> how many wait on it
+    std::vector<std::pair<int, int>> late;            // (waiter, peer)
+    std::map<int, double> slowdown;                   // per member, of its late transfers
+    std::vector<int> busy_late;
+    for (int world : group.members()) {
+      if (dead.count(world)) continue;
+      const RankActivity& rank = detector_.activity(world);
+      if (rank.doing == RankActivity::Doing::waiting) {
+        const double started = detector_.transfer_start(world);
+        const double deadline = detector_.limit(detector_.expected_now(world));
+        if (started < 0) {
+          ++waited_on[rank.peer];
+          out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
+        } else if (now >= started + deadline) {
+          late.emplace_back(world, rank.peer);
+          late_waiters_.push_back(world);
+          window_ = std::max(window_, deadline);
+          out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
+                                             rank.receive ? "receives from" : "sends to", rank.peer, started + deadline));
+        }
+      } else if (rank.doing == RankActivity::Doing::failed) {
+        late.emplace_back(world, rank.peer);
+        out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
+      }
+    }
+    for (int world : group.members()) {
+      const RankActivity& rank = detector_.activity(world);
+      if (dead.count(world) || rank.doing != RankActivity::Doing::computing || !waited_on.count(world)) continue;
+      const double deadline = rank.since + detector_.limit(rank.expected_compute);
+      if (now >= deadline) {
+        busy_late.push_back(world);
+        slowdown[world] = std::max(1.0, (now - rank.since) / std::max(rank.expected_compute, 1e-300));
+        out.evidence.push_back(fmt::format("{} computes since {:.9g}, past its deadline {:.9g}", world, rank.since, deadline));
+      }
+    }
+
+    // 1. Dead or cut off: certain.
+    if (!dead.empty()) {
+      out.roots.assign(dead.begin(), dead.end());
+      out.rule = "dead or cut off from the coordinator";
+      out.certain = true;
+      for (int world : dead) out.evidence.push_back(fmt::format("{} does not answer heartbeats", world));
+      return out;
+    }
+    // 2. Busy computing past its deadline while others wait on it: a straggler.
+    if (!busy_late.empty()) {
+      out.roots = busy_late;
+      out.rule = "others wait on it and it computes past its deadline (a straggler)";
+      for (int world : busy_late) out.slowdown = std::max(out.slowdown, slowdown[world]);
+      return out;
+    }
+    // 3. Late or broken transfers: the rank common to all of them. With one late transfer
+    //    only, an end that completed a transfer with someone else on time since is cleared.
+    if (late.empty()) return out;
+    // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
+    // a new partner at each step (recursive doubling), and only together do they single it out.
+    for (auto edge : late) late_seen_.insert(edge);
+    late.assign(late_seen_.begin(), late_seen_.end());
+    std::map<int, std::set<int>> partners;
+    for (auto [a, b] : late) {
+      partners[a].insert(b);
+      partners[b].insert(a);
+    }
+    const std::vector<int> common = common_ends(late, partners, out);
+    if (common.size() == 1 && late.size() == 1 && !second_look) {
+      // One late transfer is thin evidence (a link shared more than the expected times
+      // see): undecided until a second window shows whether it stays late.
+      for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
+      out.rule = "one late transfer only";
+      return out;
+    }
+    if (common.size() == 1) {
+      out.roots = common;
+      out.rule = late.size() > 1 ? "every late or broken transfer involves it"
+                                 : "its one late transfer's other end made progress on time";
+      // How much slower its transfers run (their progress so far predicts their end).
+      for (int waiter : late_waiters_) {
+        const RankActivity& rank = detector_.activity(waiter);
+        if (waiter != common.front() && rank.peer != common.front()) continue;
+        const double s = detector_.slowdown(waiter);
+        out.slowdown = std::max(out.slowdown, s);
+        out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
+      }
+      return out;
+    }
+    // Late transfers with no rank in common: two candidates are undecided; more, spread
+    // over the group, are congestion (the expected times do not see every shared link).
+    if (partners.size() == 2 || failures_) {
+      for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
+      out.rule = "the late transfers do not single out one rank";
+    } else {
+      late_seen_.clear();  // congestion says nothing about a culprit: start afresh
+    }
+    return out;
+  }
+
+  // The straggler rule: drop only if the model predicts that finishing the remaining rounds
+  // without the roots, the redone collective included, is faster than keeping them.
+  bool dropping_pays(Judgement& judgement) {
+    const CommGroup& group = state_.current_group();
+    const int round = lowest_round(group, judgement.roots);
+    const int remaining = state_.scenario->training.rounds - round;
+    std::vector<int> survivors = without(group.members(), judgement.roots);
+    if (survivors.empty()) return true;  // rebuild reports it
+    const double compute = compute_seconds(state_);
+    const double with = state_.algorithm->model(state_.model_for(group));
+    CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
+    const double without_them = state_.algorithm->model(state_.model_for(smaller));
+    const bool compute_bound = judgement.rule.find("computes") != std::string::npos;
+    const double keep = remaining * (compute_bound ? judgement.slowdown * compute + with : compute + judgement.slowdown * with);
+    const double drop = remaining * (compute + without_them) + without_them;
+    judgement.evidence.push_back(fmt::format(
+        "prediction for {} remaining round(s): keep {:.9g} s (x{:.3g} slower), drop {:.9g} s", remaining, keep,
+        judgement.slowdown, drop));
+    prediction_ = {keep, drop};
+    if (drop < keep) return true;
+    // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded.
+    for (int world : judgement.roots) detector_.activity(world).tolerance *= 1.5 * judgement.slowdown;
+    RecoveryEvent event = event_for(group, judgement);
+    event.epoch_after = group.epoch();
+    event.round = round;
+    event.kept_ranks = judgement.roots;
+    event.group = group.members();
+    event.reason = fmt::format("kept rank{} {}: {}, but keeping is predicted faster than a rebuild",
+                               judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
+    state_.recoveries.push_back(event);
+    return false;
+  }
+
+  static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
+    std::vector<int> rest;
+    for (int world : members)
+      if (std::find(dropped.begin(), dropped.end(), world) == dropped.end()) rest.push_back(world);
+    return rest;
+  }
+
+  int lowest_round(const CommGroup& group, const std::vector<int>& dropped) const {
+    int round = std::numeric_limits<int>::max();
+    for (int world : without(group.members(), dropped)) round = std::min(round, detector_.activity(world).round);
+    return round == std::numeric_limits<int>::max() ? 0 : round;
+  }
+
+  RecoveryEvent event_for(const CommGroup& group, const Judgement& judgement) const {
+    RecoveryEvent event;
+    const double now = sg4::Engine::get_clock();
+    event.epoch_before = group.epoch();
+    for (const FaultEvent& fault : state_.fault_events)
+      if (fault.action == "applied" && fault.time <= now) event.fault_time = fault.time;
+    event.detected = first_suspicion(group);
+    event.rebuilt = now;
+    event.rule = judgement.rule;
+    event.evidence = judgement.evidence;
+    event.prediction_keep = prediction_.first;
+    event.prediction_drop = prediction_.second;
+    return event;
+  }
+
+  // The earliest wait (or failure) in force among the members: when the stall began to show.
+  double first_suspicion(const CommGroup& group) const {
+    double first = sg4::Engine::get_clock();
+    for (int world : group.members()) {
+      const RankActivity& rank = detector_.activity(world);
+      if (rank.doing == RankActivity::Doing::failed) first = std::min(first, rank.since);
+      if (rank.doing != RankActivity::Doing::waiting) continue;
+      const double started = detector_.transfer_start(world);
+      const double deadline = detector_.limit(rank.expected);
+      const double suspicious = (started < 0 ? rank.since : started) + deadline;
+      if (suspicious <= sg4::Engine::get_clock()) first = std::min(first, suspicious);
+    }
+    return first;
+  }
+
+  void record_undecided(const Judgement& judgement) {
+    if (judgement.ambiguous == last_undecided_) return;  // the same doubt, already in the trace
+    last_undecided_ = judgement.ambiguous;
+    const CommGroup& group = state_.current_group();
+    RecoveryEvent event = event_for(group, judgement);
+    event.epoch_after = group.epoch();
+    event.round = lowest_round(group, {});
+    event.group = group.members();
+    event.undecided_ranks = judgement.ambiguous;
+    event.reason = fmt::format("undecided between ranks {}: {}; nobody dropped, judged again after {:.9g} s",
+                               fmt::join(judgement.ambiguous, ", "), judgement.rule, window_);
+    state_.recoveries.push_back(event);
+  }
+
+  // Verdicts for the members. The flags come first: a rank whose transfer breaks because a
+  // peer abandoned it knows it is the verdict, not a new failure. A suspicious wait hears
+  // the verdict at once; a wait not yet suspicious, at its deadline.
+  void deliver(const CommGroup& group, const std::vector<int>& dropped, const std::shared_ptr<CommGroup>& next,
+               int resume_round) {
+    for (int world : group.members()) {
+      RankActivity& rank = detector_.activity(world);
+      rank.verdict = true;
+      rank.dropped = std::find(dropped.begin(), dropped.end(), world) != dropped.end();
+      // What it waits on belongs to the abandoned epoch: no evidence for the next one.
+      if (rank.doing != RankActivity::Doing::computing) {
+        rank.doing = RankActivity::Doing::idle;
+        rank.activity = nullptr;
+      }
+    }
+    for (int world : group.members()) {
+      RankActivity& rank = detector_.activity(world);
+      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on()) continue;
+      tell(state_, world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+    }
+  }
+
+  void release_everyone() {
+    const CommGroup& group = state_.current_group();
+    deliver(group, group.members(), nullptr, 0);
+  }
+
+  void rebuild(const Judgement& judgement) {
+    const CommGroup& group = state_.current_group();
+    const std::vector<int> survivors = without(group.members(), judgement.roots);
+    const int min_workers = state_.scenario->recovery.min_workers;
+    if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
+      state_.abort_reason =
+          survivors.empty()
+              ? "every worker would have to be dropped"
+              : fmt::format("dropping rank{} {} would leave {} worker{}, below recovery.min_workers {}",
+                            judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), survivors.size(),
+                            survivors.size() == 1 ? "" : "s", min_workers);
+      RecoveryEvent event = event_for(group, judgement);
+      event.epoch_after = group.epoch();
+      event.round = lowest_round(group, judgement.roots);
+      event.group = group.members();
+      event.reason = "stopped: " + state_.abort_reason;
+      state_.recoveries.push_back(event);
+      release_everyone();
+      return;
+    }
+    const int resume_round = lowest_round(group, judgement.roots);
+    auto next = state_.new_group(group.epoch() + 1, survivors);
+    RecoveryEvent event = event_for(group, judgement);
+    event.epoch_after = next->epoch();
+    event.round = resume_round;
+    event.dropped_ranks = judgement.roots;
+    for (int world : judgement.roots) event.dropped_hosts.push_back(state_.rank_hosts[static_cast<size_t>(world)]->get_name());
+    event.group = survivors;
+    event.reason = judgement.rule;
+    state_.recoveries.push_back(event);
+    state_.groups.push_back(next);
+    deliver(group, judgement.roots, next, resume_round);
+    failures_ = false;
+    late_seen_.clear();
+    prediction_ = {-1, -1};
+    // Workers that came back meanwhile join now.
+    std::vector<int> joins;
+    joins.swap(waiting_joins_);
+    for (int world : joins) admit(world);
+  }
+
   // A returning worker joins at the next round that no worker has started yet, so that
   // every member switches group at the same round boundary.
   void admit(int world) {
     const CommGroup& group = state_.current_group();
     // Back before anyone noticed it was gone: it joins once the rebuild has dropped it.
-    for (int g = 0; g < group.size(); ++g)
-      if (group.world_rank(g) == world) {
-        waiting_joins_.push_back(world);
-        return;
-      }
-    const int round = state_.highest_round_started + 1;
-    if (round >= state_.scenario->training.rounds) {
-      tell(world, GroupNews{true, nullptr, 0});  // training is over before it could join
+    if (std::find(group.members().begin(), group.members().end(), world) != group.members().end()) {
+      waiting_joins_.push_back(world);
       return;
     }
-    std::vector<int> members;
-    for (int g = 0; g < group.size(); ++g) members.push_back(group.world_rank(g));
+    const int round = state_.highest_round_started + 1;
+    RankActivity& rank = detector_.activity(world);
+    rank = RankActivity{};
+    if (round >= state_.scenario->training.rounds) {
+      tell(state_, world, Verdict{true, nullptr, 0});  // training is over before it could join
+      return;
+    }
+    std::vector<int> members = group.members();
     members.push_back(world);
     std::sort(members.begin(), members.end());
     auto next = state_.new_group(group.epoch() + 1, members);
@@ -76,148 +438,36 @@ private:
     event.joined_ranks = {world};
     event.group = members;
     event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
+    event.rule = "join";
     state_.recoveries.push_back(event);
-    tell(world, GroupNews{false, next, round});
-  }
-
-  // The next report, or nullptr when the transfer failed (the sender's link is down) or
-  // `timeout` (>= 0) passed; a timeout throws TimeoutException.
-  std::unique_ptr<Report> receive(double timeout) {
-    try {
-      return std::unique_ptr<Report>(timeout < 0 ? coordinator_mailbox()->get<Report>()
-                                                 : coordinator_mailbox()->get<Report>(timeout));
-    } catch (const simgrid::NetworkFailureException&) {
-      return nullptr;
-    }
-  }
-
-  // A report from an older epoch comes from a worker already left out: tell it so.
-  bool answer_stale(const Report& report) {
-    if (report.epoch == state_.current_group().epoch()) return false;
-    tell(report.world, GroupNews{true, nullptr, 0});
-    return true;
-  }
-
-  void rebuild(std::unique_ptr<Report> first) {
-    CommGroup& group = state_.current_group();
-    const double detected = sg4::Engine::get_clock();
-    const double window = 2 * state_.timeout_for(group) + compute_seconds(state_);
-    std::map<int, Report> reports{{first->world, *first}};
-    std::map<int, double> arrival{{first->world, detected}};
-
-    // Collect the other members' reports until all are in or the window closes.
-    const double deadline = detected + window;
-    while (static_cast<int>(reports.size()) < group.size() && sg4::Engine::get_clock() < deadline) {
-      try {
-        std::unique_ptr<Report> next = receive(deadline - sg4::Engine::get_clock());
-        if (!next) continue;
-        if (next->reason == "join") {
-          waiting_joins_.push_back(next->world);  // admitted once this rebuild is done
-          continue;
-        }
-        if (!answer_stale(*next)) {
-          reports.emplace(next->world, *next);
-          arrival.emplace(next->world, sg4::Engine::get_clock());
-        }
-      } catch (const simgrid::TimeoutException&) {
-        break;
-      }
-    }
-
-    // Decide whom to drop.
-    std::vector<int> dropped;
-    std::string reason;
-    for (int g = 0; g < group.size(); ++g)
-      if (!reports.count(group.world_rank(g))) dropped.push_back(group.world_rank(g));
-    const double timeout = state_.timeout_for(group);
-    const double late = detected + timeout + 1.5 * compute_seconds(state_) + 100 * state_.model.alpha;
-    if (!dropped.empty()) {
-      reason = "did not report within the detection window (dead, or a straggler still busy)";
-    } else if (std::any_of(arrival.begin(), arrival.end(), [&](auto& a) { return a.second > late; })) {
-      // Healthy members time out together (a member one round ahead computes once more
-      // first); one that reports later still was busy elsewhere: a straggler.
-      for (const auto& [world, time] : arrival)
-        if (time > late) dropped.push_back(world);
-      reason = "reported its timeout well after the others (a straggler)";
-    } else {
-      std::map<int, int> accusations;
-      for (const auto& [world, report] : reports)
-        if (report.suspect >= 0) ++accusations[report.suspect];
-      int most = 0;
-      for (const auto& [world, count] : accusations) most = std::max(most, count);
-      std::vector<int> accused;
-      for (const auto& [world, count] : accusations)
-        if (count == most) accused.push_back(world);
-      // Only a single clear culprit is dropped; a tie would drop healthy workers too.
-      if (most >= 2 && accused.size() == 1) dropped = accused;
-      reason = fmt::format("{} of the {} members were waiting on it", most, group.size());
-    }
-
-    std::vector<int> survivors;
-    for (int g = 0; g < group.size(); ++g)
-      if (std::find(dropped.begin(), dropped.end(), group.world_rank(g)) == dropped.end())
-        survivors.push_back(group.world_rank(g));
-    if (dropped.empty() || survivors.empty()) {
-      // No culprit can be named (or nobody would be left): give up rather than loop.
-      state_.abort_reason = dropped.empty()
-                                ? fmt::format("the coordinator could not tell which worker stalled epoch {}", group.epoch())
-                                : "every worker would have to be dropped";
-      for (const auto& [world, report] : reports) tell(world, GroupNews{true, nullptr, 0});
-      return;
-    }
-
-    int resume_round = first->round;
-    for (const auto& [world, report] : reports) resume_round = std::min(resume_round, report.round);
-    auto next = state_.new_group(group.epoch() + 1, survivors);
-    state_.groups.push_back(next);
-
-    RecoveryEvent event;
-    event.epoch_before = group.epoch();
-    event.epoch_after = next->epoch();
-    event.round = resume_round;
-    for (const FaultEvent& fault : state_.fault_events)
-      if (fault.action == "applied" && fault.time <= detected) event.fault_time = fault.time;
-    event.detected = detected;
-    event.rebuilt = sg4::Engine::get_clock();
-    event.dropped_ranks = dropped;
-    for (int world : dropped) event.dropped_hosts.push_back(state_.rank_hosts[static_cast<size_t>(world)]->get_name());
-    event.group = survivors;
-    event.reason = reason;
-    state_.recoveries.push_back(event);
-
-    for (int world : survivors) tell(world, GroupNews{false, next, resume_round});
-    for (int world : dropped)
-      if (reports.count(world)) tell(world, GroupNews{true, nullptr, 0});
-    // Workers that came back meanwhile join now.
-    std::vector<int> joins;
-    joins.swap(waiting_joins_);
-    for (int world : joins) admit(world);
+    tell(state_, world, Verdict{false, next, round});
   }
 
   RunState& state_;
+  Detector& detector_;
   std::vector<int> waiting_joins_;
+  double window_ = 0;
+  bool failures_ = false;
+  std::vector<int> last_undecided_;
+  std::vector<int> late_waiters_;
+  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch  // members whose transfer is late, in the last judgement
+  std::pair<double, double> prediction_{-1, -1};
 };
 
 }  // namespace
 
-void start_coordinator(RunState& state) {
-  sg4::ActorPtr actor = sg4::Actor::create("coordinator", state.control_host, [&state] { Coordinator(state).run(); });
+void start_coordinator(RunState& state, Detector& detector) {
+  sg4::ActorPtr actor =
+      sg4::Actor::create("coordinator", state.control_host, [&state, &detector] { Coordinator(state, detector).run(); });
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 
-GroupNews report_failure(const Report& report) {
-  for (;;) {
-    try {
-      coordinator_mailbox()->put(new Report(report), control_message_bytes);
-      break;
-    } catch (const simgrid::TimeoutException&) {
-      // The coordinator closed its detection window while this report travelled: again.
-    } catch (const simgrid::NetworkFailureException&) {
-      return GroupNews{true, nullptr, 0};  // cut off from the coordinator: leave the run
-    }
+Verdict await_verdict(Detector& detector, int world) {
+  try {
+    return detector.take_verdict(world);
+  } catch (const simgrid::NetworkFailureException&) {
+    return Verdict{true, nullptr, 0};  // cut off from the coordinator: leave the run
   }
-  std::unique_ptr<GroupNews> news(news_mailbox(report.world)->get<GroupNews>());
-  return *news;
 }
 
 }  // namespace collsim

@@ -3,42 +3,47 @@
 //
 // Where it runs: the coordinator is an actor on the control host, a host that no fault
 // of the scenario preempts (preferably one without a worker), chosen when the run starts;
-// so it is never preempted itself. It only acts when workers report.
+// so it is never preempted itself.
 //
-// Protocol: a worker whose wait times out, or whose peer fails, sends a Report (its epoch,
-// round, and the peer it was waiting on) and waits for the coordinator's answer. From the
-// first report of an epoch, the coordinator collects reports for a window (2 x the
-// timeout + one round's compute). It drops the members that never reported (dead, or
-// stuck computing); if every member reported, it drops the one that most others were
-// waiting on (the far end of a slow or broken link), when at least two point at it.
-// It then bumps the epoch, builds the new group (survivors re-numbered in rank order)
-// and tells every survivor, with the round to resume from; late reporters of an older
-// epoch are told they were dropped. Mailboxes are named per epoch, so no message of an
-// abandoned epoch can be matched in the new one.
+// Protocol (typed messages, sim/recovery_messages.hpp):
+//   Report   worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait
+//            past its deadline), a failure (a transfer that broke), or a join (a worker
+//            whose host came back). Each says whom the worker waits on and since when.
+//   Verdict  coordinator -> worker, over the simulated network: leave the run, or the
+//            new group and the round to resume from (the "new group" message). A
+//            suspicious wait listens for it beside its transfer (a wait not yet
+//            suspicious hears it at its deadline, a computing rank at its next wait);
+//            abandoning cancels the rank's transfers, which wakes its peers.
+// State machine (Coordinator::run, the one place it lives):
+//   idle --report--> judging: read the wait-for graph of the group from the detector.
+//     roots found, dropping pays  --> rebuild: verdicts, back to idle
+//     root found, keeping pays    --> kept: its deadlines stretch, recorded, back to idle
+//     nothing late (unfounded)    --> idle (nobody is told anything: it cost nothing)
+//     ambiguous                   --> recorded; judged again after a second window; still
+//                                     ambiguous: nobody dropped, back to idle
+//   join --> admitted at the next round nobody has started (a new group), or queued until
+//            the rebuild that drops the worker is done.
+// Invariants: a member is dropped only as a root of the wait-for graph (dead or cut off
+// from the coordinator; busy computing past its deadline while others wait on it; or
+// the one end common to every late transfer); only a verdict makes a worker abandon an
+// operation; mailboxes are named per epoch, so no message of an abandoned epoch is ever
+// matched in a new one; the group never shrinks below recovery.min_workers (the run
+// stops instead).
 #include <memory>
-#include <string>
+#include <vector>
 
+#include "sim/recovery_messages.hpp"
 #include "sim/run_state.hpp"
 
 namespace collsim {
 
-struct Report {
-  int world = 0;
-  int epoch = 0;
-  int round = 0;
-  int suspect = -1;        // world rank it was waiting on, -1 if none
-  std::string reason;      // "timeout", "peer failure"
-};
+class Detector;
 
-struct GroupNews {
-  bool dropped = false;    // leave the run
-  std::shared_ptr<CommGroup> group;
-  int resume_round = 0;
-};
 
-void start_coordinator(RunState& state);
+void start_coordinator(RunState& state, Detector& detector);
 
-// Worker side: report a failure of the current collective and wait for the answer.
-GroupNews report_failure(const Report& report);
+// Worker side: wait for the coordinator's verdict (after a failure, or when a verdict
+// interrupted a wait).
+Verdict await_verdict(Detector& detector, int world);
 
 }  // namespace collsim

@@ -61,14 +61,16 @@ void record(RunState& state, const ResolvedFault& fault, const char* action) {
   state.fault_events.push_back(std::move(event));
 }
 
-// Links as they were before a slow-link fault, to restore them after its duration.
-std::map<int, std::vector<std::pair<double, double>>> saved_links;
+// Links as they were before a slow-link fault (bandwidth, latency), to restore them after
+// its duration: kept by the injector that undoes it, so nothing outlives the run.
+using SavedLinks = std::vector<std::pair<double, double>>;
 
-void apply(RunState& state, const ResolvedFault& fault) {
+SavedLinks apply(RunState& state, const ResolvedFault& fault) {
+  SavedLinks saved;
   switch (fault.spec.kind) {
     case FaultKind::slow_link:
       for (sg4::Link* link : fault.links) {
-        saved_links[fault.index].emplace_back(link->get_bandwidth(), link->get_latency());
+        saved.emplace_back(link->get_bandwidth(), link->get_latency());
         link->set_bandwidth(link->get_bandwidth() * fault.spec.factor);
         if (fault.spec.latency) link->set_latency(*fault.spec.latency);
       }
@@ -86,19 +88,20 @@ void apply(RunState& state, const ResolvedFault& fault) {
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it
-      return;
+      return saved;
   }
   record(state, fault, "applied");
+  return saved;
 }
 
-void undo(RunState& state, const ResolvedFault& fault) {
+void undo(RunState& state, const ResolvedFault& fault, const SavedLinks& saved) {
   switch (fault.spec.kind) {
     case FaultKind::slow_link:
       for (size_t i = 0; i < fault.links.size(); ++i) {
-        fault.links[i]->set_bandwidth(saved_links[fault.index][i].first);
+        fault.links[i]->set_bandwidth(saved[i].first);
         // Touch the latency only if the fault changed it: SimGrid breaks a transfer whose
         // latency changes while it is still in its first alpha.
-        if (fault.spec.latency) fault.links[i]->set_latency(saved_links[fault.index][i].second);
+        if (fault.spec.latency) fault.links[i]->set_latency(saved[i].second);
       }
       break;
     case FaultKind::link_down:
@@ -123,18 +126,19 @@ void bring_back(RunState& state, const ResolvedFault& fault) {
 
 // An actor on the control host: waits `delay`, applies the fault if asked, and undoes
 // it after its duration.
-void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first) {
-  sg4::ActorPtr injector =
-      sg4::Actor::create(fmt::format("fault-{}", fault.index), state.control_host, [&state, fault, delay, apply_first] {
+void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first,
+                    SavedLinks saved = {}) {
+  sg4::ActorPtr injector = sg4::Actor::create(
+      fmt::format("fault-{}", fault.index), state.control_host, [&state, fault, delay, apply_first, saved]() mutable {
         if (delay > 0) sg4::this_actor::sleep_for(delay);
-        if (apply_first) apply(state, fault);
+        if (apply_first) saved = apply(state, fault);
         if (fault.spec.return_after) {
           sg4::this_actor::sleep_for(*fault.spec.return_after);
           bring_back(state, fault);
         }
         if (!fault.spec.duration) return;
         sg4::this_actor::sleep_for(*fault.spec.duration);
-        undo(state, fault);
+        undo(state, fault, saved);
       });
   injector->daemonize();  // the run ends when the workers do, whatever faults are still pending
 }
@@ -242,8 +246,8 @@ bool announce_round(RunState& state, int round) {
     if (fault.spec.kind == FaultKind::preempt) {
       start_injector(state, fault, 0, true);
     } else {
-      apply(state, fault);
-      if (fault.spec.duration) start_injector(state, fault, 0, false);
+      SavedLinks saved = apply(state, fault);
+      if (fault.spec.duration) start_injector(state, fault, 0, false, std::move(saved));
     }
   }
   return true;

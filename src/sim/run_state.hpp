@@ -58,6 +58,11 @@ struct RecoveryEvent {
   std::vector<int> group;         // survivors (world ranks), re-numbered 0.. in this order
   std::string reason;             // how the dropped ranks were chosen
   std::vector<int> joined_ranks;  // a returning worker rejoins (round = the round it joins at)
+  std::vector<int> kept_ranks;    // a root kept because keeping is predicted faster
+  std::vector<int> undecided_ranks;  // candidates the evidence could not separate (nobody dropped)
+  std::string rule;               // the rule that fired
+  std::vector<std::string> evidence;  // what the coordinator saw: wait-for edges, late transfers, predictions
+  double prediction_keep = -1, prediction_drop = -1;  // seconds to finish the rounds left (straggler rule)
 };
 
 enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };
@@ -70,6 +75,8 @@ struct WorkerState {
   Buffer result;                // the collective's output of the last completed round
   Buffer input;                 // the gradient that went into it
 };
+
+class Detector;
 
 struct RunState {
   const Scenario* scenario = nullptr;
@@ -87,7 +94,8 @@ struct RunState {
 
   MessageLog messages;
   std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current
-  std::vector<WaitState> waits;                    // per world rank: whom it waits on
+  std::vector<WaitState> waits;                    // per world rank: whom it waits on (stall report)
+  Detector* detector = nullptr;                    // recovery.policy "rebuild": the waits' watch
   std::vector<WorkerState> workers;
   std::vector<std::vector<RankRound>> rounds;      // [round][world rank]
   std::vector<double> round_loss;                  // [round], with a model
@@ -107,13 +115,11 @@ struct RunState {
   int world_size() const { return static_cast<int>(workers.size()); }
   CommGroup& current_group() { return *groups.back(); }
   // A group of these world ranks (numbered 0.. in this order) for `epoch`, with their
-  // localities, its wait timeout and the stall tracking set; not yet in `groups`.
+  // localities, the detector's watch and the stall tracking set; not yet in `groups`.
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members);
   // The model's input for a group: its size, its locality groups (the platform's costs
   // are those of the first group).
   ModelInput model_for(const CommGroup& group) const;
-  // The timeout of a wait in this group (recovery.timeout), or -1 (wait forever).
-  double timeout_for(const CommGroup& group) const;
 };
 
 }  // namespace collsim

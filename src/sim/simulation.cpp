@@ -22,6 +22,7 @@
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
 #include "sim/coordinator.hpp"
+#include "sim/detector.hpp"
 #include "sim/faults.hpp"
 #include "sim/run_limits.hpp"
 #include "util/atomic_file.hpp"
@@ -163,19 +164,12 @@ ModelInput RunState::model_for(const CommGroup& group) const {
   return in;
 }
 
-double RunState::timeout_for(const CommGroup& group) const {
-  const RecoverySpec& recovery = scenario->recovery;
-  if (recovery.policy == RecoveryPolicy::none) return -1;
-  if (!recovery.timeout_is_factor) return recovery.timeout;
-  return recovery.timeout_factor * algorithm->model(model_for(group));
-}
-
 std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
   auto group = std::make_shared<CommGroup>(epoch, std::move(members), payload.bytes_per_elem, messages);
   std::vector<int> localities;
   for (int world : group->members()) localities.push_back(rank_localities[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
-  group->set_timeout(timeout_for(*group));
+  group->set_watch(detector);
   group->set_overhead(model.overhead);
   group->track_waits(&waits);
   return group;
@@ -206,7 +200,17 @@ int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
 }
 
-// A fixed timeout shorter than one chunk's transfer would drop healthy workers.
+// Recovery's detector watches every wait; the summary shows the deadline of one chunk's
+// transfer (n/p) on the model's route.
+void watch_waits(RunState& state, SimResult& result) {
+  static std::unique_ptr<Detector> detector;
+  detector = std::make_unique<Detector>(state);
+  state.detector = detector.get();
+  const ModelInput& m = state.model;
+  result.timeout = detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
+}
+
+// A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
 void warn_about_short_timeout(const RunState& state, SimResult& result) {
   const RecoverySpec& recovery = state.scenario->recovery;
   if (recovery.policy != RecoveryPolicy::rebuild || recovery.timeout_is_factor) return;
@@ -214,7 +218,7 @@ void warn_about_short_timeout(const RunState& state, SimResult& result) {
   const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
   if (recovery.timeout < chunk) {
     result.warnings.push_back(
-        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy workers would be dropped",
+        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy waits will look late",
                     recovery.timeout_text, format_time(chunk)));
   }
 }
@@ -470,14 +474,14 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) watch_waits(state, result);
   auto first_group = state.new_group(0, everyone);
-  result.timeout = first_group->timeout();
   state.groups.push_back(first_group);
   warn_about_short_timeout(state, result);
 
   state.control_host = choose_control_host(faults, platform.hosts, hosts);
   start_fault_injectors(state, faults);
-  if (scenario.recovery.policy == RecoveryPolicy::rebuild) start_coordinator(state);
+  if (state.detector != nullptr) start_coordinator(state, *state.detector);
 
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });

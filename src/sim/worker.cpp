@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/coordinator.hpp"
+#include "sim/detector.hpp"
 #include "sim/faults.hpp"
 #include "algorithms/algorithms.hpp"
 
@@ -62,6 +63,7 @@ public:
         group = state_.pending_switch.group;
         share_model(*group, round);
       }
+      if (state_.detector != nullptr) state_.detector->computing(world_, round, nominal_compute());
       sg4::ExecPtr backward;
       if (state_.buckets.empty()) {
         compute();
@@ -69,6 +71,7 @@ public:
       } else {
         backward = forward_then_start_backward(times);
       }
+      if (state_.detector != nullptr) state_.detector->idle(world_);
       make_gradient(buf);
       // The previous round is kept only where a rebuild may roll back to it.
       if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
@@ -88,7 +91,9 @@ public:
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
             state_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
-        } catch (const simgrid::Exception& failure) {
+        } catch (const VerdictPending&) {
+          if (!resume(group, round, current, previous, buf)) return;
+        } catch (const simgrid::Exception&) {
           if (scenario.recovery.policy == RecoveryPolicy::none) {
             // The group waits: this rank cannot go on without its peer, and it stays (ending
             // the actor would cancel its other transfers and wake its peers).
@@ -97,26 +102,10 @@ public:
             sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
             return;
           }
-          const bool timed_out = dynamic_cast<const simgrid::TimeoutException*>(&failure) != nullptr;
-          const WaitState& wait = state_.waits[static_cast<size_t>(world_)];
-          const GroupNews news = report_failure(
-              Report{world_, group->epoch(), round, wait.peer, timed_out ? "timeout" : "peer failure"});
-          if (news.dropped) {
-            me_.fate = WorkerFate::dropped;
-            me_.fate_time = sg4::Engine::get_clock();
-            return;
-          }
-          group = news.group;
-          note_resumed();
-          // Go back to the round the group resumes from (at most one round back).
-          if (news.resume_round != round) {
-            round = news.resume_round;
-            current = std::move(previous);
-          }
-          me_.weights = current.weights;
-          buf = current.gradient;
-          RankRound& redo = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
-          redo.collective_start = sg4::Engine::get_clock();
+          // A broken transfer is certain: reported at once (unless a verdict broke it).
+          Detector& detector = *state_.detector;
+          if (!detector.activity(world_).verdict) detector.failed(world_, state_.waits[static_cast<size_t>(world_)].peer);
+          if (!resume(group, round, current, previous, buf)) return;
         }
       }
 
@@ -139,6 +128,7 @@ public:
     me_.input = std::move(current.gradient);
     me_.result = std::move(buf);
     me_.round = scenario.training.rounds;
+    if (state_.detector != nullptr) state_.detector->retire(world_);
     me_.fate = WorkerFate::finished;
     me_.fate_time = sg4::Engine::get_clock();
   }
@@ -146,7 +136,8 @@ public:
   // The rejoin protocol of a worker whose host came back: ask, then wait for the answer.
   void rejoin() {
     me_.fate = WorkerFate::rejoining;
-    const GroupNews news = report_failure(Report{world_, -1, -1, -1, "join"});
+    state_.detector->join(world_);
+    const Verdict news = await_verdict(*state_.detector, world_);
     if (news.dropped) {
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
@@ -157,6 +148,29 @@ public:
   }
 
 private:
+  // After a verdict: leave (false), or go on in the new group from the round it resumes.
+  bool resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    const Verdict news = await_verdict(*state_.detector, world_);
+    if (news.dropped) {
+      state_.detector->retire(world_);
+      me_.fate = WorkerFate::dropped;
+      me_.fate_time = sg4::Engine::get_clock();
+      return false;
+    }
+    group = news.group;
+    note_resumed(group->epoch());
+    // Go back to the round the group resumes from (at most one round back).
+    if (news.resume_round != round) {
+      round = news.resume_round;
+      current = std::move(previous);
+    }
+    me_.weights = current.weights;
+    buf = current.gradient;
+    RankRound& redo = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+    redo.collective_start = sg4::Engine::get_clock();
+    return true;
+  }
+
   // At the round a worker rejoins, the longest-standing member broadcasts its weights
   // (binomial tree over the new group) so that the joiner starts from the same model.
   void share_model(CommGroup& group, int round) {
@@ -172,6 +186,12 @@ private:
     args.root = root;
     broadcast_binomial(comm, model, args);
     std::memcpy(me_.weights.data(), model.data(), me_.weights.size() * sizeof(double));
+  }
+
+  // What a round's computation should take at the host's nominal speed.
+  double nominal_compute() const {
+    const auto& training = state_.scenario->training;
+    return training.compute + training.compute_flops / sg4::this_actor::get_host()->get_speed();
   }
 
   // Layered training: forward through every layer, then backward runs on the device while
@@ -232,10 +252,13 @@ private:
     for (size_t i = 0; i < me_.weights.size(); ++i) me_.weights[i] -= rate * static_cast<double>(averaged.get(i));
   }
 
-  void note_resumed() {
-    RecoveryEvent& event = state_.recoveries.back();
-    const double now = sg4::Engine::get_clock();
-    if (event.resumed < 0 || now < event.resumed) event.resumed = now;
+  void note_resumed(int epoch) {
+    for (auto event = state_.recoveries.rbegin(); event != state_.recoveries.rend(); ++event) {
+      if (event->epoch_after != epoch || event->dropped_ranks.empty()) continue;
+      const double now = sg4::Engine::get_clock();
+      if (event->resumed < 0 || now < event->resumed) event->resumed = now;
+      return;
+    }
   }
 
   RunState& state_;

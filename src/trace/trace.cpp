@@ -1,3 +1,4 @@
+#include <set>
 #include "trace/trace.hpp"
 
 #include <algorithm>
@@ -9,6 +10,32 @@
 using nlohmann::json;
 
 namespace collsim {
+
+// Evidence against truth: the ranks the scenario's faults struck (the culprits) against
+// the ranks the coordinator dropped, and how long each event took to detect and rebuild.
+json recovery_quality(const SimResult& result) {
+  std::set<int> culprits, dropped;
+  for (const auto& fault : result.faults)
+    if (fault.action == "applied") culprits.insert(fault.ranks.begin(), fault.ranks.end());
+  json events = json::array();
+  for (const auto& r : result.recoveries) {
+    dropped.insert(r.dropped_ranks.begin(), r.dropped_ranks.end());
+    if (r.dropped_ranks.empty()) continue;
+    json event{{"epoch_after", r.epoch_after}, {"dropped", r.dropped_ranks}, {"rebuild_delay", r.rebuilt - r.detected}};
+    if (r.fault_time >= 0) event["detection_delay"] = r.detected - r.fault_time;
+    events.push_back(event);
+  }
+  std::vector<int> healthy_dropped, culprits_kept;
+  for (int rank : dropped)
+    if (!culprits.count(rank)) healthy_dropped.push_back(rank);
+  for (int rank : culprits)
+    if (!dropped.count(rank)) culprits_kept.push_back(rank);
+  return json{{"culprits", std::vector<int>(culprits.begin(), culprits.end())},
+              {"dropped", std::vector<int>(dropped.begin(), dropped.end())},
+              {"healthy_dropped", healthy_dropped},
+              {"culprits_kept", culprits_kept},
+              {"events", events}};
+}
 namespace {
 
 json full_messages(const MessageLog& log) {
@@ -121,6 +148,12 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (r.fault_time >= 0) event["fault_time"] = r.fault_time;
     if (r.resumed >= 0) event["resumed"] = r.resumed;
     if (r.round_completed >= 0) event["round_completed"] = r.round_completed;
+    if (!r.rule.empty()) event["rule"] = r.rule;
+    if (!r.evidence.empty()) event["evidence"] = r.evidence;
+    if (!r.kept_ranks.empty()) event["kept_ranks"] = r.kept_ranks;
+    if (!r.undecided_ranks.empty()) event["undecided_ranks"] = r.undecided_ranks;
+    if (r.prediction_keep >= 0)
+      event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
     recovery.push_back(event);
   }
   json summary{{"simulated_time", s.simulated_time},
@@ -158,7 +191,10 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (it.samples_per_second) summary["samples_per_second"] = *it.samples_per_second;
   }
   if (!result.stall.empty()) summary["stalled"] = result.stall;
-  if (result.timeout >= 0) summary["timeout"] = result.timeout;
+  if (result.timeout >= 0) {
+    summary["timeout"] = result.timeout;
+    summary["recovery_quality"] = recovery_quality(result);
+  }
   if (s.baseline && result.stall.empty()) {
     summary["baseline_time"] = s.baseline->simulated_time;
     summary["time_lost"] = s.time_lost;

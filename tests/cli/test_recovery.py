@@ -46,13 +46,17 @@ class SlowLink(unittest.TestCase):
         [event] = trace["recovery"]
         self.assertEqual(event["dropped_ranks"], [2])
         self.assertEqual(event["group"], [0, 1])
-        timeout = trace["summary"]["timeout"]
-        self.assertAlmostEqual(timeout / (3 * ring_time(3, 64 * MiB, B)), 1, delta=1e-7)
-        # The group stalls when round 2's collective begins, after its 20 ms of compute.
-        stalled = event["fault_time"] + 0.020
+        # Each wait's deadline is 3x its own transfer: one ring step, alpha + n/(pB).
         step = ALPHA + 64 * MiB / 3 / B
-        self.assertGreaterEqual(event["detected"], stalled + timeout - 1e-12)
-        self.assertLessEqual(event["detected"], stalled + timeout + step)
+        timeout = trace["summary"]["timeout"]
+        self.assertAlmostEqual(timeout / (3 * step), 1, delta=1e-6)
+        # The group stalls when round 2's collective begins, after its 20 ms of compute; the
+        # first step's transfers with rank 2 pass their deadline 3 steps later.
+        stalled = event["fault_time"] + 0.020
+        self.assertAlmostEqual(event["detected"], stalled + 3 * step, delta=1e-6)
+        self.assertEqual(event["rule"], "every late or broken transfer involves it")
+        self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+        self.assertEqual(trace["summary"]["recovery_quality"]["culprits"], [2])
         self.assertLessEqual(event["detected"], event["rebuilt"])
         self.assertLessEqual(event["rebuilt"], event["resumed"])
         self.assertLess(event["resumed"], event["round_completed"])
@@ -66,8 +70,9 @@ class SlowLink(unittest.TestCase):
         rebuild, _ = run("scenarios/faults/slow-link-3-rebuild.json", "--baseline")
         wait, _ = run("scenarios/faults/slow-link-3-wait.json", "--baseline")
         self.assertEqual(rebuild["summary"]["baseline_time"], wait["summary"]["baseline_time"])
-        self.assertGreater(rebuild["summary"]["time_lost"], 0)
-        self.assertLess(rebuild["summary"]["time_lost"], wait["summary"]["time_lost"])
+        # (detected within three ring steps, the rebuild can even beat the fault-free run:
+        # two ranks move less data than three)
+        self.assertLess(rebuild["summary"]["time_lost"], wait["summary"]["time_lost"] / 100)
         # the fault-free twin: five rounds of 20 ms compute and a healthy ring
         self.assertAlmostEqual(wait["summary"]["baseline_time"] / (5 * (0.020 + ring_time(3, 64 * MiB, B))), 1,
                                delta=1e-7)

@@ -1,0 +1,114 @@
+#pragma once
+// The detector (recovery.policy "rebuild"): what every rank is doing, read from its waits.
+//
+// Each blocking wait gets a deadline from what *its* transfer should cost on *its* route:
+// alpha + bytes / B of the route (with the network model's correction factors), B shared
+// by the transfers in flight at either end, times recovery.timeout when it is a factor
+// ("3x"), or the fixed recovery.timeout; never less than recovery.min_timeout. A deadline
+// counts from the moment the transfer starts (both sides posted); before that the rank
+// waits on its peer, an edge of the wait-for graph. A wait past its deadline is only a
+// suspicion: the rank reports it (out of band, like a monitor's heartbeat, so that an
+// unfounded suspicion costs the group nothing) and goes on waiting. The coordinator reads
+// the detector's view and alone decides; its verdict cancels the transfers of the ranks
+// that must abandon them.
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/comm_group.hpp"
+#include "sim/recovery_messages.hpp"
+#include "sim/run_state.hpp"
+
+#include <simgrid/forward.h>
+
+namespace collsim {
+
+// What one rank is doing, as the detector sees it.
+struct RankActivity {
+  enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
+  double since = 0;               // start of the computation, the wait, or the failure
+  int peer = -1;                  // world rank waited on (waiting, failed)
+  bool receive = false;
+  double bytes = 0;
+  double expected = 0;            // seconds the transfer should take once started
+  double expected_compute = 0;    // seconds the computation should take
+  simgrid::s4u::Comm* activity = nullptr;
+  int round = 0;
+  int in_flight_out = 0, in_flight_in = 0;
+  int checks = 0;                 // suspicions of the current wait (each next check twice as late)
+  bool verdict = false;           // the coordinator decided: abandon the current operation
+  bool dropped = false;           // ... and leave the run
+  // Progress evidence: the last transfer that completed within its deadline.
+  int on_time_peer = -1;
+  double on_time_at = -1;
+  double tolerance = 1;           // a kept straggler: its expected times are this much longer
+};
+
+// Where the coordinator sends `world` its verdict.
+simgrid::s4u::Mailbox* verdict_mailbox(int world);
+
+class Detector final : public WaitWatch {
+public:
+  explicit Detector(RunState& state);
+  ~Detector() override;
+
+  void posted(int world, int peer, bool receive) override;
+  void finished(int world, int peer, bool receive) override;
+  double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) override;
+  double suspect(int world) override;
+  simgrid::s4u::Comm* listen(int world) override;
+  void end_wait(int world) override;
+
+  // The worker loop tells what it does outside waits.
+  void computing(int world, int round, double expected_seconds);
+  void idle(int world);
+  // A transfer failed (its peer died, a link went down): certain, reported at once.
+  void failed(int world, int peer);
+  void join(int world);
+
+  // The pending receive of `world`'s verdict (posted at its first suspicion, kept until read).
+  simgrid::s4u::CommPtr verdict_channel(int world);
+  // The verdict for `world`: the one already received, or the next one (blocking).
+  Verdict take_verdict(int world);
+  // `world` leaves the run or finishes: its pending verdict receive is withdrawn.
+  void retire(int world);
+
+  // Coordinator side: the next report (false when `timeout` >= 0 passed first).
+  bool next_report(double timeout, Report& report);
+  const RankActivity& activity(int world) const { return ranks_[static_cast<size_t>(world)]; }
+  RankActivity& activity(int world) { return ranks_[static_cast<size_t>(world)]; }
+  // Seconds a wait or a computation expected to take `expected` may last before it is suspicious.
+  double limit(double expected) const;
+  // Expected seconds of `bytes` from `src` to `dst` with `sharing` transfers on the bottleneck.
+  double expected_transfer(int src, int dst, double bytes, int sharing);
+  // The expected time of `world`'s wait, with the transfers in flight now at either end.
+  double expected_now(int world);
+  // When the transfer `world` waits on started (-1: its peer has not posted yet).
+  double transfer_start(int world) const;
+  // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
+  // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
+  double slowdown(int world) const;
+
+private:
+  void wake(Report report);
+
+  RunState& state_;
+  std::vector<RankActivity> ranks_;
+  struct Route {
+    double latency = 0, bandwidth = 0;
+    std::vector<const simgrid::s4u::Link*> core;  // links past the two ends (switches, NICs shared by a node)
+  };
+  const Route& route(int src, int dst);
+  std::map<std::pair<int, int>, Route> routes_;
+  std::map<const simgrid::s4u::Link*, int> core_flows_;  // sends in flight across each core link
+  std::deque<Report> reports_;
+  simgrid::s4u::SemaphorePtr pending_;
+  std::vector<simgrid::s4u::CommPtr> verdict_gets_;
+  std::vector<Verdict*> verdicts_;
+  double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
+  double min_timeout_ = 0;
+};
+
+}  // namespace collsim

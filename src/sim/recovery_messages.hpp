@@ -1,0 +1,26 @@
+#pragma once
+// The typed messages of the recovery protocol (the state machine is in coordinator.hpp).
+#include <memory>
+
+namespace collsim {
+
+class CommGroup;
+
+// Worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait past its
+// deadline), a failure (a transfer that broke), or a join (a worker whose host came back).
+struct Report {
+  enum class Kind { suspicion, failure, join } kind = Kind::suspicion;
+  int world = 0;
+  int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
+  double since = 0;     // since when
+};
+
+// Coordinator -> worker, over the simulated network: leave the run, or the new group and
+// the round to resume from (the "new group" message).
+struct Verdict {
+  bool dropped = false;
+  std::shared_ptr<CommGroup> group;
+  int resume_round = 0;
+};
+
+}  // namespace collsim
