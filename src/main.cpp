@@ -25,13 +25,14 @@ std::string topology_help() {
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, auto_by, workers, size, topology, network, overhead, rounds;
+  std::string collective, algorithm, auto_by, workers, size, dtype, topology, network, overhead, rounds;
 
   void append_overrides(std::vector<std::string>& overrides) const {
     const std::pair<const char*, const std::string*> fields[]{
         {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
         {"collective.size", &size},       {"topology", &topology},              {"network", &network},
-        {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead}};
+        {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead},
+        {"collective.dtype", &dtype}};
     for (const auto& [path, value] : fields)
       if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
   }
@@ -47,6 +48,9 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
                       "of every candidate on this platform; costs one run each)");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
+  command->add_option("--dtype", flags.dtype,
+                      "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8 "
+                      "(16-bit floats round every operation to the type, integers wrap around)");
   command->add_option("--topology", flags.topology, topology_help());
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
   command->add_option("--overhead", flags.overhead,
@@ -115,7 +119,7 @@ int main(int argc, char** argv) {
   model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
   model->add_option("--bandwidth", model_request.bandwidth, "Link bandwidth B, e.g. 10GBps or 100Gbps")->required();
   model->add_option("--latency", model_request.latency, "Latency alpha of one message, e.g. 1us")->required();
-  model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
+  model->add_option("--dtype", model_request.dtype, "float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
   model->add_option("--overhead", model_request.overhead,
                     "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");

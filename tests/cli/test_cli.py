@@ -256,6 +256,38 @@ class HappyPaths(CliTest):
                     self.assertIn(word, out)
 
 
+class Dtypes(CliTest):
+    # each type's epsilon, written here: 2^-(mantissa bits)
+    EPSILON = {"float64": -52, "bfloat16": -7, "float16": -10}
+
+    def test_every_dtype_verifies_and_states_its_tolerance(self):
+        # p = 7 and 1001 elements: uneven chunks; int8 and uint8 sums of 7 ranks wrap around
+        for dtype, size in [("bfloat16", 2002), ("float16", 2002), ("int8", 1001), ("uint8", 1001), ("int64", 8008),
+                            ("float64", 8008), ("int32", 4004)]:
+            for algorithm in ["ring", "hierarchical", "rabenseifner", "double-binary-tree", "naive"]:
+                with self.subTest(dtype=dtype, algorithm=algorithm):
+                    out = self.assert_ok("run", "--dtype", dtype, "--workers", 7, "--size", size, "--algorithm",
+                                         algorithm, "--set", "collective.group_size=3")
+                    self.assertRegex(out, rf"(?m)^\s*size\s+.* {dtype} per rank \(1001 elements carried\)")
+                    verified = re.search(r"(?m)^\s*verified\s+(.*)$", out)[1]
+                    self.assertTrue(verified.startswith("yes (7 ranks"), verified)
+                    if dtype in self.EPSILON:
+                        self.assertIn(f"within 6 additions x epsilon 2^{self.EPSILON[dtype]} x sum|x|", verified)
+                    else:
+                        self.assertIn("max error 0, exact", verified)
+
+    def test_avg_and_prod_of_16_bit_floats(self):
+        for op, words in [("avg", "6 additions x epsilon 2^-10 x sum|x| / 7"), ("prod", "7 multiplications")]:
+            with self.subTest(op=op):
+                out = self.assert_ok("run", "--dtype", "float16", "--workers", 7, "--size", 2002, "--set",
+                                     f"collective.op={op}")
+                self.assertIn(words, out)
+
+    def test_unknown_dtype(self):
+        self.assert_bad_input(["run", "--dtype", "fp16", *SMALL], r"collective\.dtype: unknown dtype 'fp16'",
+                              r"allowed: float32, float64, int32, bfloat16, float16, int8, uint8, int64")
+
+
 class BadInput(CliTest):
     def test_malformed_json(self):
         path = self.write("broken.json", '{"workers": 4,\n')

@@ -89,7 +89,12 @@ long double expected_reduction(OpKind op, Dtype dtype, int p, size_t i) {
   switch (dtype) {
     case Dtype::float32: return static_cast<float>(acc) / static_cast<float>(p);
     case Dtype::float64: return static_cast<double>(acc) / static_cast<double>(p);
-    case Dtype::int32: return static_cast<int32_t>(acc) / p;
+    case Dtype::bfloat16: return static_cast<float>(Bfloat16(static_cast<float>(acc) / static_cast<float>(p)));
+    case Dtype::float16: return static_cast<float>(Float16(static_cast<float>(acc) / static_cast<float>(p)));
+    case Dtype::int32:
+    case Dtype::int8:
+    case Dtype::uint8:
+    case Dtype::int64: return acc / p;
   }
   return 0;
 }
