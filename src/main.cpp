@@ -40,7 +40,7 @@ struct ScenarioFlags {
 
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunRequest& request) {
   command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
-  command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
+  command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   command->add_option("--algorithm", flags.algorithm,
                       "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform");
   command->add_option("--auto", flags.auto_by,
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");
-  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
+  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   model->add_option("--algorithm", model_request.algorithm, "Algorithm name (default: ring / binomial)");
   model->add_option("--workers", model_request.workers, "Number of ranks P")->required();
   model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();

@@ -199,6 +199,16 @@ double model_allgather_ring(const ModelInput& in) { return model_reduce_scatter_
 // reduce-scatter's messages in reverse order.
 double model_allgather_recursive_doubling(const ModelInput& in) { return model_reduce_scatter_recursive_halving(in); }
 
+// Step s sends block r+s and receives block r-s: one block each way per step.
+double model_alltoall_pairwise(const ModelInput& in) {
+  return (in.p - 1) * in.message_time(alltoall_block(in.elems, in.p, 0).count);
+}
+
+// p-1 blocks leave at once (an overhead apart) and share the sender's link.
+double model_alltoall_direct(const ModelInput& in) {
+  return in.p == 1 ? 0 : fan_out_time(in, alltoall_block(in.elems, in.p, 0).count);
+}
+
 LowerBound lower_bound(Collective collective, const ModelInput& in) {
   if (in.p == 1) return {};
   const double n = in.bytes(in.elems);
@@ -210,6 +220,8 @@ LowerBound lower_bound(Collective collective, const ModelInput& in) {
     case Collective::reduce: return {n / b, latency_term};
     case Collective::reduce_scatter:
     case Collective::allgather: return {1.0 * (in.p - 1) / in.p * n / b, latency_term};
+    case Collective::alltoall:
+      return {(in.p - 1) * in.bytes(alltoall_block(in.elems, in.p, 0).count) / b, latency_term};
   }
   return {};
 }
@@ -218,7 +230,8 @@ double busbw_factor(Collective collective, int p) {
   switch (collective) {
     case Collective::allreduce: return 2.0 * (p - 1) / p;
     case Collective::reduce_scatter:
-    case Collective::allgather: return 1.0 * (p - 1) / p;
+    case Collective::allgather:
+    case Collective::alltoall: return 1.0 * (p - 1) / p;
     case Collective::broadcast:
     case Collective::reduce: return 1.0;
   }

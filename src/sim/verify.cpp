@@ -136,10 +136,43 @@ std::string describe_tolerance(OpKind op, int p, bool copies) {
   return "exact";
 }
 
+// Alltoall moves data: rank r's block j must be, bit for bit, rank j's block r, and the
+// elements past the p blocks rank r's own. No two ranks hold the same result.
+template <typename T>
+Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& input) {
+  Verification v;
+  const int p = static_cast<int>(results.size());
+  const size_t n = results.front().size();
+  std::vector<Buffer> inputs;
+  for (int j = 0; j < p; ++j) {
+    inputs.emplace_back(results.front().dtype(), n);
+    input(j, inputs.back());
+  }
+  for (int r = 0; r < p; ++r) {
+    ++v.checked_ranks;
+    const T* got = results[static_cast<size_t>(r)].as<T>();
+    for (size_t i = 0; i < n; ++i) {
+      const Chunk first = alltoall_block(n, p, 0);
+      const bool in_a_block = first.count > 0 && i < first.count * static_cast<size_t>(p);
+      const int owner = in_a_block ? static_cast<int>(i / first.count) : r;
+      const size_t at = in_a_block ? alltoall_block(n, p, r).offset + i % first.count : i;
+      const T want = inputs[static_cast<size_t>(owner)].as<T>()[at];
+      if (std::memcmp(&got[i], &want, sizeof(T)) != 0 && v.verified) {
+        v.verified = false;
+        v.max_error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want));
+        v.failure = fmt::format("rank {} element {}: got {}, expected {} (rank {}'s element {})", r, i,
+                                static_cast<double>(got[i]), static_cast<double>(want), owner, at);
+      }
+    }
+  }
+  return v;
+}
+
 template <typename T>
 Verification verify_typed(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
                           const InputFn& input) {
   using W = Wide<T>;
+  if (collective == Collective::alltoall) return verify_alltoall<T>(results, input);
   Verification v;
   const int p = static_cast<int>(results.size());
   const Buffer& shape = results[static_cast<size_t>(root)];

@@ -113,9 +113,9 @@ class HappyPaths(CliTest):
         rows = [re.fullmatch(r"(\S+) +(\S+) +(\S.*)", line) for line in out.splitlines()]
         self.assertTrue(all(rows), out)
         pairs = [(row[1], row[2]) for row in rows]
-        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather"}, out)
+        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather", "alltoall"}, out)
         self.assertEqual(len(pairs), len(set(pairs)), out)
-        for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat")]:
+        for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat"), ("alltoall", "pairwise")]:
             self.assertIn(pair, pairs)
 
     def test_every_listed_algorithm_runs(self):

@@ -106,6 +106,10 @@ double formula(Collective collective, const std::string& algorithm, int p, doubl
       if (algorithm == "ring") return (p - 1) * (alpha + n / p / B);
       if (algorithm == "recursive-doubling") return halving_or_doubling(p, n, alpha, B);
       break;
+    case Collective::alltoall:  // blocks of n/p bytes, one per peer
+      if (algorithm == "pairwise") return (p - 1) * (alpha + n / p / B);
+      if (algorithm == "direct") return alpha + (p - 1) * n / p / B;
+      break;
   }
   FAIL("no formula for " << collective_name(collective) << " " << algorithm);
   return 0;
