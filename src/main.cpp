@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   run->add_option("--detail", detail, "full: list every message in the trace, however many")
       ->check(CLI::IsMember({"full"}));
   run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
+  run->add_option("--sizes", run_request.sizes,
+                  "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
+                  "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
+  run->add_option("--csv", run_request.csv_path, "With --sizes: also write the table's rows to this CSV file");
+  run->add_option("--jobs", run_request.jobs, "With --sizes: runs at once (default: one per core)");
   run->add_flag("--baseline", run_request.baseline,
                 "Also run the scenario without its faults and report the time lost to them");
 

@@ -7,6 +7,7 @@ Exit status (DESIGN.md): 0 success, 1 the run failed, 2 bad input or usage. Bad 
 gives exactly one stderr line "collsim: error: FIELD: ... allowed ...", nothing on
 stdout, and no output file.
 """
+import csv
 import json
 import math
 import os
@@ -286,6 +287,48 @@ class Dtypes(CliTest):
     def test_unknown_dtype(self):
         self.assert_bad_input(["run", "--dtype", "fp16", *SMALL], r"collective\.dtype: unknown dtype 'fp16'",
                               r"allowed: float32, float64, int32, bfloat16, float16, int8, uint8, int64")
+
+
+class SizeTable(CliTest):
+    ARGS = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "ring"]
+
+    def test_busbw_of_each_row_is_the_busbw_of_that_size_run_alone(self):
+        csv_path = self.tmp / "table.csv"
+        out = self.assert_ok("run", *self.ARGS, "--sizes", "1KiB:4MiB:x4", "--csv", csv_path)
+        lines = out.splitlines()
+        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong$")
+        rows = list(csv.DictReader(csv_path.open()))
+        sizes = [1024 * 4 ** k for k in range(7)]  # 1 KiB .. 4 MiB, x4
+        self.assertEqual([int(row["size"]) for row in rows], sizes)
+        table_rows = [line.split() for line in lines if re.match(r"^ +\d", line)]
+        self.assertEqual([int(r[0]) for r in table_rows], sizes)
+        for row, printed in zip(rows, table_rows):
+            with self.subTest(size=row["size"]):
+                self.assertEqual((row["count"], row["type"], row["redop"], row["wrong"]),
+                                 (str(int(row["size"]) // 4), "float32", "sum", "0"))
+                self.assertEqual(printed[1:4], [row["count"], "float32", "sum"])
+                self.assert_ok("run", *self.ARGS, "--size", row["size"], "--trace", self.trace, "-q")
+                summary = json.loads(self.trace.read_text())["summary"]
+                self.assertAlmostEqual(float(row["busbw_GBps"]) / (summary["busbw"] / 1e9), 1, places=12)
+                self.assertAlmostEqual(float(row["algbw_GBps"]) / (summary["algbw"] / 1e9), 1, places=12)
+                self.assertAlmostEqual(float(row["time_us"]) / (summary["collective_time"] * 1e6), 1, places=12)
+                self.assertEqual(printed[5:8], [f"{summary['algbw'] / 1e9:.2f}", f"{summary['busbw'] / 1e9:.2f}", "0"])
+        average = sum(float(row["busbw_GBps"]) for row in rows) / len(rows)
+        self.assertEqual(lines[-1], f"# Avg bus bandwidth    : {average:.4f} GB/s")
+
+    def test_alltoall_has_no_redop(self):
+        out = self.assert_ok("run", "--collective", "alltoall", "--workers", 4, "--sizes", "64B:256B:x2")
+        self.assertEqual([line.split()[3] for line in out.splitlines() if re.match(r"^ +\d", line)], ["none"] * 3)
+
+    def test_bad_sizes(self):
+        for sizes, pattern in [("8B:1GiB:2", r"the factor '2' must be x and a whole number"),
+                               ("8B:1GiB", r"2 parts given, 3 expected"), ("1GiB:8B:x2", r"TO is smaller than FROM"),
+                               ("8B:1GiB:x1", r"the factor 'x1'"), ("8Q:1GiB:x2", r"--sizes: .*unknown unit")]:
+            with self.subTest(sizes=sizes):
+                self.assert_bad_input(["run", "--sizes", sizes], r"--sizes: ", pattern)
+        self.assert_bad_input(["run", "--sizes", "8B:64B:x2"], r"--sizes: prints a table of runs; --trace takes one run")
+        self.assert_bad_input(["run", "--csv", self.tmp / "x.csv"], r"--csv: writes the table of --sizes")
+        self.assert_bad_input(["run", "--sizes", "6B:64B:x2", "--dtype", "float64"], r"--sizes: prints a table")
 
 
 class BadInput(CliTest):
