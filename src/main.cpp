@@ -63,6 +63,16 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
       ->allow_extra_args(false);
 }
 
+// `run --quiet`, and `run --sizes`: the nccl-tests-style table (src/report/size_table.hpp).
+void add_quiet_and_size_table_flags(CLI::App* run, collsim::RunRequest& request) {
+  run->add_flag("--quiet,-q", request.quiet, "Print nothing but errors");
+  run->add_option("--sizes", request.sizes,
+                  "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
+                  "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
+  run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
+  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,12 +106,7 @@ int main(int argc, char** argv) {
                   "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
   run->add_option("--detail", detail, "full: list every message in the trace, however many")
       ->check(CLI::IsMember({"full"}));
-  run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
-  run->add_option("--sizes", run_request.sizes,
-                  "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
-                  "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
-  run->add_option("--csv", run_request.csv_path, "With --sizes: also write the table's rows to this CSV file");
-  run->add_option("--jobs", run_request.jobs, "With --sizes: runs at once (default: one per core)");
+  add_quiet_and_size_table_flags(run, run_request);
   run->add_flag("--baseline", run_request.baseline,
                 "Also run the scenario without its faults and report the time lost to them");
 
@@ -111,10 +116,12 @@ int main(int argc, char** argv) {
   add_scenario_flags(validate, validate_flags, validate_request);
 
   std::string list_what;
-  CLI::App* list = app.add_subcommand("list", "List algorithms, topologies, ready scenarios or ready sweeps");
+  CLI::App* list =
+      app.add_subcommand("list", "List algorithms, topologies, ready scenarios, ready sweeps or the metrics of a run");
   list->add_option("what", list_what,
                    "algorithms | topologies (files, and generators with an example each) | scenarios | sweeps "
-                   "(scenarios/**/sweeps/; default: all four)");
+                   "(scenarios/**/sweeps/) | metrics (name, unit, which way is better: what compare and sweep "
+                   "tables use); default: all but metrics");
 
   collsim::ModelRequest model_request;
   CLI::App* model = app.add_subcommand("model", "Predict a collective's time from the alpha-beta formulas alone");

@@ -8,8 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "model/cost_model.hpp"
-#include "report/commands.hpp"
+#include "run/run_scenario.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"

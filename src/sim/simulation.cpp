@@ -31,6 +31,40 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const auto buckets =
+      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
+  if (slices.empty())
+    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+                                 "collective.carried_elements to at least {}",
+                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 buckets.size()));
+  return slices;
+}
+
+// What each iteration of training does besides one collective: its buckets and batch.
+void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
+  state.buckets = plan_bucket_slices(scenario, result.payload);
+  result.buckets = static_cast<int>(state.buckets.size());
+  result.batch = scenario.training.batch;
+}
+
+// The notes a user should read about the carried elements (logical vs carried size).
+void note_payload(const Scenario& scenario, SimResult& result) {
+  if (result.payload.downscaled())
+    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                       result.payload.carried_elems, result.payload.logical_elems,
+                                       result.payload.bytes_per_elem));
+  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                       *scenario.collective.carried_elements, result.payload.logical_elems,
+                                       result.payload.carried_elems));
+}
+
 // Ranks map to hosts in platform order, or as the scenario's placement says.
 std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
                                     const sg4::Engine& engine) {
@@ -224,6 +258,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.compute_end = std::max(record.compute_end, t.compute_end);
       record.collective_start = std::min(record.collective_start, t.collective_start);
       record.end = std::max(record.end, t.end);
+      record.comm = std::max(record.comm, t.comm);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
     if (state.regression) record.loss = state.round_loss[round];
@@ -305,10 +340,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
                                 scenario.collective.carried_elements);
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  note_payload(scenario, result);
 
   ModelInput& model = result.model;
   model.p = p;
@@ -317,10 +349,6 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   model.bytes_per_elem = result.payload.bytes_per_elem;
   model.segment_elems = std::max<size_t>(
       1, static_cast<size_t>(std::llround(scenario.collective.segment / result.payload.bytes_per_elem)));
-  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
-    result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
-                                       *scenario.collective.carried_elements, result.payload.logical_elems,
-                                       result.payload.carried_elems));
   // alpha and B of the algorithm's partners (auto ranks each candidate with its own)
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo& algorithm) {
@@ -363,6 +391,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
+  plan_iterations(scenario, state, result);
   if (scenario.training.has_model())
     state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
                                                           scenario.seed);

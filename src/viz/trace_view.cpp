@@ -86,15 +86,21 @@ private:
   std::string source_;
 };
 
-// "host host-5 (rank 5)" -> 5
-int rank_in_target(const std::string& target) {
-  const auto at = target.rfind("(rank ");
-  if (at == std::string::npos) return -1;
-  try {
-    return std::stoi(target.substr(at + 6));
-  } catch (const std::exception&) {
-    return -1;
+// Traces written before faults[].ranks existed name the ranks only in `target`'s ending:
+// "host host-5 (rank 5)", "NIC of host h (ranks 2, 3)" -> {5}, {2, 3}.
+std::vector<int> ranks_in_old_target(const std::string& target) {
+  std::vector<int> ranks;
+  const auto at = target.rfind(" (rank");
+  if (at == std::string::npos || target.back() != ')') return ranks;
+  std::istringstream list(target.substr(target.find(' ', at + 2) + 1));
+  for (std::string item; std::getline(list, item, ',');) {
+    try {
+      ranks.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      return {};
+    }
   }
+  return ranks;
 }
 
 std::string topology_label(const std::string& topology) {
@@ -208,7 +214,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
     fault.target = read.text(faults[i], "target", path);
     fault.action = read.text(faults[i], "action", path);
     fault.time = read.number(faults[i], "time", path);
-    fault.rank = rank_in_target(fault.target);
+    fault.ranks = faults[i].contains("ranks") ? read.ranks(faults[i], "ranks", path) : ranks_in_old_target(fault.target);
     view.faults.push_back(fault);
   }
 
