@@ -4,7 +4,6 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <iostream>
-#include <poll.h>
 #include <sstream>
 #include <thread>
 
@@ -80,27 +79,9 @@ std::string wrong_of(const Row& row) { return row.verified ? "0" : "fail"; }
 int run_size_table(const std::vector<Scenario>& sizes, const SizeTableOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<Row> rows(sizes.size());
-  struct Active {
-    size_t index;
-    RunningChild child;
-  };
-  std::vector<Active> active;
-  size_t next = 0;
-  while (next < sizes.size() || !active.empty()) {
-    while (next < sizes.size() && static_cast<int>(active.size()) < jobs) {
-      const Scenario& scenario = sizes[next];
-      active.push_back({next++, start_child([&scenario] { return run_metrics(scenario).dump(); })});
-    }
-    std::vector<pollfd> fds;
-    for (const Active& a : active) fds.push_back({a.child.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), 200) <= 0) continue;
-    for (size_t i = active.size(); i-- > 0;) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (!read_child_output(active[i].child)) continue;
-      rows[active[i].index] = row_of(sizes[active[i].index], finish_child(active[i].child));
-      active.erase(active.begin() + static_cast<long>(i));
-    }
-  }
+  run_children(
+      sizes.size(), jobs, [&sizes](size_t i) { return run_metrics(sizes[i]).dump(); },
+      [&](size_t i, const ChildOutcome& outcome, double) { rows[i] = row_of(sizes[i], outcome); }, [] { return false; });
 
   const Scenario& first = sizes.front();
   std::string table = fmt::format(
