@@ -26,13 +26,14 @@ std::string topology_help() {
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, auto_by, workers, size, topology, network, overhead, rounds;
+  std::string collective, algorithm, auto_by, workers, size, dtype, topology, network, overhead, rounds;
 
   void append_overrides(std::vector<std::string>& overrides) const {
     const std::pair<const char*, const std::string*> fields[]{
         {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
         {"collective.size", &size},       {"topology", &topology},              {"network", &network},
-        {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead}};
+        {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead},
+        {"collective.dtype", &dtype}};
     for (const auto& [path, value] : fields)
       if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
   }
@@ -40,7 +41,7 @@ struct ScenarioFlags {
 
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunRequest& request) {
   command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
-  command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
+  command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   command->add_option("--algorithm", flags.algorithm,
                       "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform");
   command->add_option("--auto", flags.auto_by,
@@ -48,6 +49,9 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
                       "of every candidate on this platform; costs one run each)");
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
+  command->add_option("--dtype", flags.dtype,
+                      "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8 "
+                      "(16-bit floats round every operation to the type, integers wrap around)");
   command->add_option("--topology", flags.topology, topology_help());
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
   command->add_option("--overhead", flags.overhead,
@@ -66,7 +70,7 @@ CLI::App* add_model_command(CLI::App& app, collsim::ModelRequest& model_request)
       "model", "Predict a collective's time without simulating: each algorithm's schedule priced on a platform's own "
                "routes (--topology, links shared by max-min fairness) or on a contention-free star (--bandwidth, "
                "--latency: the alpha-beta formulas)");
-  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter or allgather");
+  model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   model->add_option("--algorithm", model_request.algorithm,
                     "Algorithm name (default: ring / binomial), or all: rank every algorithm of the collective");
   model->add_option("--topology", model_request.topology,
@@ -81,7 +85,7 @@ CLI::App* add_model_command(CLI::App& app, collsim::ModelRequest& model_request)
   model->add_option("--bandwidth", model_request.bandwidth,
                     "Without --topology: link bandwidth B, e.g. 10GBps or 100Gbps");
   model->add_option("--latency", model_request.latency, "Without --topology: latency alpha of one message, e.g. 1us");
-  model->add_option("--dtype", model_request.dtype, "float32 (default), float64 or int32");
+  model->add_option("--dtype", model_request.dtype, "float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
   model->add_option("--overhead", model_request.overhead,
                     "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
@@ -96,6 +100,16 @@ CLI::App* add_model_command(CLI::App& app, collsim::ModelRequest& model_request)
                     "hierarchical: messages between groups that share that link at once (default 1; the group "
                     "size when one NIC per group carries all of its rings)");
   return model;
+}
+
+// `collsim run`'s output flags: --quiet and the nccl-tests-style size table.
+void add_quiet_and_size_table_flags(CLI::App* run, collsim::RunRequest& request) {
+  run->add_flag("--quiet,-q", request.quiet, "Print nothing but errors");
+  run->add_option("--sizes", request.sizes,
+                  "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
+                  "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
+  run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
+  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)");
 }
 
 }  // namespace
@@ -132,7 +146,7 @@ int main(int argc, char** argv) {
                   "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
   run->add_option("--detail", detail, "full: list every message in the trace, however many")
       ->check(CLI::IsMember({"full"}));
-  run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
+  add_quiet_and_size_table_flags(run, run_request);
   run->add_flag("--baseline", run_request.baseline,
                 "Also run the scenario without its faults and report the time lost to them");
 

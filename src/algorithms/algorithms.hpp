@@ -33,6 +33,10 @@ void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveA
 void allgather_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allgather_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
+// Alltoall: rank r's block j (alltoall_block) ends at rank j as its block r.
+void alltoall_pairwise(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void alltoall_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
 // Building blocks shared by several algorithms (building_blocks.cpp).
 
 // The first step of the fold onto a power of two: an even rank below 2 rem sends its whole

@@ -16,8 +16,9 @@ namespace collsim {
 // with the root's vector. reduce: the root ends with the reduction. reduce-scatter: rank r
 // ends with chunk r of split_evenly(n, p), reduced (the rest of its buffer is scratch).
 // allgather: rank r contributes chunk r of its vector (the rest is overwritten) and every
-// rank ends with every rank's chunk.
-enum class Collective { allreduce, broadcast, reduce, reduce_scatter, allgather };
+// rank ends with every rank's chunk. alltoall: rank r's block j (alltoall_block) goes to
+// rank j, which keeps it as its block r; elements past the p blocks stay where they are.
+enum class Collective { allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall };
 
 std::string_view collective_name(Collective collective);
 Collective parse_collective(std::string_view name, std::string_view field);
@@ -44,6 +45,13 @@ inline int root_in_group(int root, int size) { return root < size ? root : 0; }
 // The servers of a parameter server inside a group of `size` ranks: the scenario's count,
 // or every rank once a rebuilt group is smaller than that.
 inline int servers_in_group(int servers, int size) { return servers < 1 ? 1 : (servers < size ? servers : size); }
+
+// Alltoall's block j of a vector of `count` elements: count / p elements each (nccl-tests
+// sends the same count to every peer), the remainder at the end is no block.
+inline Chunk alltoall_block(size_t count, int p, int j) {
+  const size_t block = count / static_cast<size_t>(p);
+  return {static_cast<size_t>(j) * block, block};
+}
 
 using AlgorithmFn = void (*)(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 

@@ -16,13 +16,14 @@ std::string_view collective_name(Collective collective) {
     case Collective::reduce: return "reduce";
     case Collective::reduce_scatter: return "reduce-scatter";
     case Collective::allgather: return "allgather";
+    case Collective::alltoall: return "alltoall";
   }
   return "allreduce";
 }
 
 namespace {
 constexpr Collective every_collective[] = {Collective::allreduce, Collective::broadcast, Collective::reduce,
-                                           Collective::reduce_scatter, Collective::allgather};
+                                           Collective::reduce_scatter, Collective::allgather, Collective::alltoall};
 }  // namespace
 
 std::vector<std::string> collective_names() {
@@ -45,6 +46,7 @@ std::string default_algorithm(Collective collective) {
     case Collective::allgather: return "ring";
     case Collective::broadcast:
     case Collective::reduce: return "binomial";
+    case Collective::alltoall: return "pairwise";
   }
   return "ring";
 }
@@ -55,7 +57,8 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
     case Collective::reduce: return rank == root ? std::optional<Chunk>(Chunk{0, count}) : std::nullopt;
     case Collective::reduce_scatter: return split_evenly(count, size)[static_cast<size_t>(rank)];
     case Collective::broadcast:
-    case Collective::allgather: return std::nullopt;
+    case Collective::allgather:
+    case Collective::alltoall: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -119,6 +122,10 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {Collective::allgather, "recursive-doubling",
        "everything held swapped at distance 1, 2, 4, ...: log2 p alpha + (p-1)/p n/B (p a power of 2)",
        allgather_recursive_doubling, model_allgather_recursive_doubling, schedule_allgather_recursive_doubling, butterfly_partners},
+       {Collective::alltoall, "pairwise", "p-1 steps, step s swaps with ranks r+s and r-s: (p-1)(alpha + n/(pB))",
+        alltoall_pairwise, model_alltoall_pairwise, schedule_alltoall_pairwise, all_partners},
+       {Collective::alltoall, "direct", "every block sent at once: alpha + (p-1) n/(pB)", alltoall_direct,
+        model_alltoall_direct, schedule_alltoall_direct, all_partners},
   };
   return algorithms;
 }

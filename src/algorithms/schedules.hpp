@@ -30,6 +30,8 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in);
 Schedule schedule_reduce_scatter_ring(const ModelInput& in);
 Schedule schedule_reduce_scatter_recursive_halving(const ModelInput& in);
 Schedule schedule_allgather_ring(const ModelInput& in);
+Schedule schedule_alltoall_pairwise(const ModelInput& in);
+Schedule schedule_alltoall_direct(const ModelInput& in);
 Schedule schedule_allgather_recursive_doubling(const ModelInput& in);
 
 // Shared patterns (schedule_blocks.cpp).

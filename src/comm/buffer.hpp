@@ -1,6 +1,6 @@
 #pragma once
 // Real data that algorithms move and reduce. A Buffer owns typed elements behind a
-// type-erased byte array, so that one algorithm source serves float32, float64 and int32.
+// type-erased byte array, so that one algorithm source serves every dtype.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -8,9 +8,19 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/float16.hpp"
+
 namespace collsim {
 
-enum class Dtype { float32, float64, int32 };
+// bfloat16 and float16 are reduced through float, each result rounded to the type
+// (float16.hpp); integers wrap around on overflow, as on a GPU.
+enum class Dtype { float32, float64, int32, bfloat16, float16, int8, uint8, int64 };
+inline constexpr Dtype every_dtype[] = {Dtype::float32, Dtype::float64, Dtype::int32, Dtype::bfloat16,
+                                        Dtype::float16, Dtype::int8,    Dtype::uint8, Dtype::int64};
+
+// Calls f(T{}) with the C++ type that holds one element of `dtype`.
+template <typename F>
+decltype(auto) with_element_type(Dtype dtype, F&& f);
 
 size_t dtype_size(Dtype dtype);
 std::string_view dtype_name(Dtype dtype);
@@ -58,6 +68,21 @@ private:
 // for `bytes_per_elem` logical bytes (see "logical vs carried size" in docs/).
 inline uint64_t simulated_bytes(size_t elems, double bytes_per_elem) {
   return static_cast<uint64_t>(std::llround(static_cast<double>(elems) * bytes_per_elem));
+}
+
+template <typename F>
+decltype(auto) with_element_type(Dtype dtype, F&& f) {
+  switch (dtype) {
+    case Dtype::float64: return f(double{});
+    case Dtype::int32: return f(int32_t{});
+    case Dtype::bfloat16: return f(Bfloat16{});
+    case Dtype::float16: return f(Float16{});
+    case Dtype::int8: return f(int8_t{});
+    case Dtype::uint8: return f(uint8_t{});
+    case Dtype::int64: return f(int64_t{});
+    case Dtype::float32: break;
+  }
+  return f(float{});
 }
 
 }  // namespace collsim

@@ -47,6 +47,10 @@ double model_reduce_scatter_recursive_halving(const ModelInput& in) { return est
 double model_allgather_ring(const ModelInput& in) { return estimate_schedule(schedule_allgather_ring(in), in).time; }
 double model_allgather_recursive_doubling(const ModelInput& in) { return estimate_schedule(schedule_allgather_recursive_doubling(in), in).time; }
 
+double model_alltoall_pairwise(const ModelInput& in) { return estimate_schedule(schedule_alltoall_pairwise(in), in).time; }
+
+double model_alltoall_direct(const ModelInput& in) { return estimate_schedule(schedule_alltoall_direct(in), in).time; }
+
 LowerBound lower_bound(Collective collective, const ModelInput& in) {
   if (in.p == 1) return {};
   const double n = in.bytes(in.elems);
@@ -58,6 +62,8 @@ LowerBound lower_bound(Collective collective, const ModelInput& in) {
     case Collective::reduce: return {n / b, latency_term};
     case Collective::reduce_scatter:
     case Collective::allgather: return {1.0 * (in.p - 1) / in.p * n / b, latency_term};
+    case Collective::alltoall:
+      return {(in.p - 1) * in.bytes(alltoall_block(in.elems, in.p, 0).count) / b, latency_term};
   }
   return {};
 }
@@ -66,7 +72,8 @@ double busbw_factor(Collective collective, int p) {
   switch (collective) {
     case Collective::allreduce: return 2.0 * (p - 1) / p;
     case Collective::reduce_scatter:
-    case Collective::allgather: return 1.0 * (p - 1) / p;
+    case Collective::allgather:
+    case Collective::alltoall: return 1.0 * (p - 1) / p;
     case Collective::broadcast:
     case Collective::reduce: return 1.0;
   }

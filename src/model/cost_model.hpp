@@ -95,10 +95,12 @@ double model_reduce_scatter_ring(const ModelInput& in);
 double model_reduce_scatter_recursive_halving(const ModelInput& in);
 double model_allgather_ring(const ModelInput& in);
 double model_allgather_recursive_doubling(const ModelInput& in);
+double model_alltoall_pairwise(const ModelInput& in);
+double model_alltoall_direct(const ModelInput& in);
 
 // No algorithm can beat these (allreduce: max(2(p-1)/p n/B, ceil(log2 p) alpha);
 // broadcast and reduce: max(n/B, ceil(log2 p) alpha); reduce-scatter and allgather:
-// max((p-1)/p n/B, ceil(log2 p) alpha)).
+// max((p-1)/p n/B, ceil(log2 p) alpha); alltoall: each rank sends (p-1)/p n, the same).
 struct LowerBound {
   double bandwidth_term = 0;
   double latency_term = 0;
@@ -108,7 +110,8 @@ LowerBound lower_bound(Collective collective, const ModelInput& in);
 
 // nccl-tests' definitions: algbw = n / t; busbw = algbw * factor, where the factor is
 // 2(p-1)/p for allreduce, (p-1)/p for reduce-scatter and allgather (n being the whole
-// vector, p chunks), and 1 for broadcast and reduce.
+// vector, p chunks) and alltoall (n a rank's whole send buffer), and 1 for broadcast and
+// reduce.
 double busbw_factor(Collective collective, int p);
 
 }  // namespace collsim

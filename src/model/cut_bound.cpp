@@ -176,6 +176,8 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
     case Collective::reduce_scatter: return n * t_count / p;
     // T must receive S's chunks.
     case Collective::allgather: return n * s_count / p;
+    // every rank of S sends T's ranks a block of n/p each, all different.
+    case Collective::alltoall: return n * s_count * t_count / p;
   }
   return 0;
 }

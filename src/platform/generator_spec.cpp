@@ -24,6 +24,12 @@ const std::vector<GeneratorFamily>& generator_families() {
        "G <= R groups of R all-to-all routers, N hosts each"},
       {"nodes", "nodes:N:G[:INTRA_BW[:NIC_BW[:INTRA_LAT[:NIC_LAT]]]]", {"nodes:4:8"},
        "N nodes (a zone each) of G devices, one NIC per node (100GBps/0.5us, 12.5GBps/2us)"},
+      {"rail", "rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]", {"rail:4:8"},
+       "N nodes of G GPUs, a NIC per GPU on rail switch j, rails on a spine (450GBps/0.5us, 400Gbps/2us, 1)"},
+      {"dgx-h100", "dgx-h100:N[:OVERSUB]", {"dgx-h100:4"}, "N DGX H100 servers on rails: rail:N:8:450GBps:400Gbps"},
+      {"dgx-a100", "dgx-a100:N[:OVERSUB]", {"dgx-a100:4"}, "N DGX A100 servers on rails: rail:N:8:300GBps:200Gbps"},
+      {"leaf-spine", "leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]", {"leaf-spine:4:8"},
+       "L leaves (a zone each) of H one-NIC hosts (10GBps/1us), uplinks H x BW / OVERSUB to a spine"},
   };
   return families;
 }
@@ -98,6 +104,17 @@ public:
   }
   double time(size_t index, const std::string& name, double fallback) const {
     return quantity(index, name, fallback, parse_time);
+  }
+
+  // An oversubscription ratio: a number from 1 (non-blocking) to 1000.
+  double ratio(size_t index, const std::string& name) const {
+    if (!has(index)) return 1;
+    const std::string& text = parts_[index];
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || !(value >= 1 && value <= 1000))
+      fail(fmt::format("{} '{}' must be a number from 1 (non-blocking) to 1000", name, text));
+    return value;
   }
 
   LinkSpec link(size_t first, LinkSpec fallback) const {
@@ -218,6 +235,46 @@ NodesSpec parse_nodes(const Parser& in) {
   return nodes;
 }
 
+RailSpec parse_rail(const Parser& in) {
+  in.expect_parameters(2, 5);
+  RailSpec rail;
+  rail.nodes = static_cast<int>(in.integer(in.part(1), "N", 1, max_hosts));
+  rail.gpus = static_cast<int>(in.integer(in.part(2), "G", 1, max_hosts));
+  const long long hosts = static_cast<long long>(rail.nodes) * rail.gpus;
+  // an NVLink port and a NIC per GPU, an uplink per rail
+  in.check_size(hosts, 2 * (2 * hosts + rail.gpus) + 1);
+  rail.nvlink.bandwidth = in.bandwidth(3, "NVLINK_BW", rail.nvlink.bandwidth);
+  rail.nic.bandwidth = in.bandwidth(4, "NIC_BW", rail.nic.bandwidth);
+  rail.nvlink.latency = in.time(5, "NVLINK_LAT", rail.nvlink.latency);
+  rail.nic.latency = in.time(6, "NIC_LAT", rail.nic.latency);
+  rail.oversubscription = in.ratio(7, "OVERSUB");
+  return rail;
+}
+
+// dgx-h100:N[:OVERSUB], dgx-a100:N[:OVERSUB]: 8 GPUs per node, the vendor's NVLink and NIC.
+RailSpec parse_dgx(const Parser& in, double nvlink_bandwidth, double nic_bandwidth) {
+  in.expect_parameters(1, 1);
+  RailSpec rail;
+  rail.nodes = static_cast<int>(in.integer(in.part(1), "N", 1, max_hosts / 8));
+  rail.gpus = 8;
+  rail.nvlink.bandwidth = nvlink_bandwidth;
+  rail.nic.bandwidth = nic_bandwidth;
+  rail.oversubscription = in.ratio(2, "OVERSUB");
+  return rail;
+}
+
+LeafSpineSpec parse_leaf_spine(const Parser& in) {
+  in.expect_parameters(2, 3);
+  LeafSpineSpec spine;
+  spine.leaves = static_cast<int>(in.integer(in.part(1), "L", 1, max_hosts));
+  spine.hosts = static_cast<int>(in.integer(in.part(2), "H", 1, max_hosts));
+  const long long hosts = static_cast<long long>(spine.leaves) * spine.hosts;
+  in.check_size(hosts, 2 * (hosts + spine.leaves) + 1);
+  spine.link = in.link(3, spine.link);
+  spine.oversubscription = in.ratio(5, "OVERSUB");
+  return spine;
+}
+
 // "tours:4x4" looks like a generator, "topologies/x.xml" like a file.
 bool looks_like_a_generator(const std::string& topology, const std::string& name) {
   const bool bare_word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -246,6 +303,10 @@ std::optional<GeneratorSpec> parse_generator(const std::string& topology, const 
   if (name == "fat-tree") return parse_fat_tree(in);
   if (name == "torus") return parse_torus(in);
   if (name == "dragonfly") return parse_dragonfly(in);
+  if (name == "rail") return parse_rail(in);
+  if (name == "dgx-h100") return parse_dgx(in, 450e9, 400e9 / 8);
+  if (name == "dgx-a100") return parse_dgx(in, 300e9, 200e9 / 8);
+  if (name == "leaf-spine") return parse_leaf_spine(in);
   return parse_nodes(in);
 }
 

@@ -63,7 +63,33 @@ struct NodesSpec {
   LinkSpec nic{12.5e9, 2e-6};
 };
 
-using GeneratorSpec = std::variant<StarSpec, RackSpec, FatTreeSpec, TorusSpec, DragonflySpec, NodesSpec>;
+// rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]: N nodes of G GPUs built as
+// GPU clusters are (DGX SuperPOD): each GPU has its own NVLink port to its node's NVSwitch
+// and its own NIC to rail switch j (GPU index j of every node); the G rail switches meet at
+// a non-blocking spine, each through one uplink of N x NIC_BW / OVERSUB (latency NIC_LAT).
+// The defaults are a DGX H100's; dgx-h100:N[:OVERSUB] and dgx-a100:N[:OVERSUB] are presets.
+struct RailSpec {
+  int nodes = 0;
+  int gpus = 0;
+  LinkSpec nvlink{450e9, 0.5e-6};  // NVLink 4: 900 GB/s per GPU, both directions together
+  LinkSpec nic{50e9, 2e-6};        // ConnectX-7, 400 Gbit/s
+  double oversubscription = 1;
+  LinkSpec uplink() const { return {nodes * nic.bandwidth / oversubscription, nic.latency}; }
+};
+
+// leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]: L leaf switches (a zone each) of H hosts with one
+// link each (a CPU cluster's NIC), each leaf joined to a non-blocking spine by one uplink
+// of H x BW / OVERSUB (latency LAT).
+struct LeafSpineSpec {
+  int leaves = 0;
+  int hosts = 0;
+  LinkSpec link;
+  double oversubscription = 1;
+  LinkSpec uplink() const { return {hosts * link.bandwidth / oversubscription, link.latency}; }
+};
+
+using GeneratorSpec =
+    std::variant<StarSpec, RackSpec, FatTreeSpec, TorusSpec, DragonflySpec, NodesSpec, RailSpec, LeafSpineSpec>;
 
 // What `collsim list topologies`, --help, error messages and docs say about a family.
 struct GeneratorFamily {

@@ -5,6 +5,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "platform/rail_zone.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
@@ -74,35 +76,83 @@ std::vector<sg4::Host*> build_dragonfly(const DragonflySpec& fly) {
 }
 
 // nodes-begin
-// A star of nodes: each node is its own star zone (hierarchical algorithms group ranks by
-// the host's englobing zone), whose devices reach the node's gateway over private intra-
-// node links; the node reaches the top-level switch over its one NIC link. A route between
-// nodes: device UP, NIC UP, the other node's NIC DOWN, device DOWN.
-std::vector<sg4::Host*> build_nodes(const NodesSpec& spec) {
+// A star of stars: each group (a node, a leaf) is its own star zone (hierarchical
+// algorithms group ranks by the host's englobing zone), whose hosts reach the group's
+// gateway over private links; the group reaches the top-level switch over its one uplink
+// (a node's NIC, a leaf's uplink to the spine). A route between groups: host UP, uplink
+// UP, the other group's uplink DOWN, host DOWN.
+struct StarOfStars {
+  const char* top;     // "nodes": the top-level zone
+  const char* group;   // "node": zones node-I, gateways node-I-gw
+  const char* member;  // "dev": hosts node-I-dev-J, their links node-I-dev-J_link
+  const char* uplink;  // "nic": uplinks node-I-nic
+  int groups = 0, members = 0;
+  LinkSpec member_link, group_link;
+};
+
+std::vector<sg4::Host*> build_star_of_stars(const StarOfStars& spec) {
   std::vector<sg4::Host*> hosts;
-  auto* top = sg4::create_star_zone("nodes");
-  for (int i = 0; i < spec.nodes; ++i) {
-    auto* node = sg4::create_star_zone(fmt::format("node-{}", i));
-    node->set_parent(top);
-    for (int j = 0; j < spec.devices; ++j) {
-      const std::string name = fmt::format("node-{}-dev-{}", i, j);
-      sg4::Host* device = node->create_host(name, host_speed);
-      hosts.push_back(device);
-      sg4::Link* link = node->create_split_duplex_link(name + "_link", spec.intra.bandwidth);
-      link->set_latency(spec.intra.latency);
-      node->add_route(device->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}});
+  auto* top = sg4::create_star_zone(spec.top);
+  for (int i = 0; i < spec.groups; ++i) {
+    auto* group = sg4::create_star_zone(fmt::format("{}-{}", spec.group, i));
+    group->set_parent(top);
+    for (int j = 0; j < spec.members; ++j) {
+      const std::string name = fmt::format("{}-{}-{}-{}", spec.group, i, spec.member, j);
+      sg4::Host* host = group->create_host(name, host_speed);
+      hosts.push_back(host);
+      sg4::Link* link = group->create_split_duplex_link(name + "_link", spec.member_link.bandwidth);
+      link->set_latency(spec.member_link.latency);
+      group->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}});
     }
-    // The gateway is the node's switch itself: no link between it and the star's centre.
-    auto* gateway = node->create_router(fmt::format("node-{}-gw", i));
-    node->seal();
-    sg4::Link* nic = top->create_split_duplex_link(fmt::format("node-{}-nic", i), spec.nic.bandwidth);
-    nic->set_latency(spec.nic.latency);
-    top->add_route(node->get_netpoint(), nullptr, gateway, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}});
+    // The gateway is the group's switch itself: no link between it and the star's centre.
+    auto* gateway = group->create_router(fmt::format("{}-{}-gw", spec.group, i));
+    group->seal();
+    sg4::Link* uplink =
+        top->create_split_duplex_link(fmt::format("{}-{}-{}", spec.group, i, spec.uplink), spec.group_link.bandwidth);
+    uplink->set_latency(spec.group_link.latency);
+    top->add_route(group->get_netpoint(), nullptr, gateway, nullptr, {{uplink, sg4::LinkInRoute::Direction::UP}});
   }
   top->seal();
   return hosts;
 }
+
+std::vector<sg4::Host*> build_nodes(const NodesSpec& spec) {
+  return build_star_of_stars({"nodes", "node", "dev", "nic", spec.nodes, spec.devices, spec.intra, spec.nic});
+}
 // nodes-end
+
+std::vector<sg4::Host*> build_leaf_spine(const LeafSpineSpec& spec) {
+  return build_star_of_stars({"leaf-spine", "leaf", "host", "uplink", spec.leaves, spec.hosts, spec.link, spec.uplink()});
+}
+
+sg4::SplitDuplexLink* split_duplex_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
+  sg4::SplitDuplexLink* link = zone->create_split_duplex_link(name, spec.bandwidth);
+  link->set_latency(spec.latency);
+  return link;
+}
+
+// rail-begin
+// One RailZone (rail_zone.hpp) holds every GPU, with its NVLink port and its NIC, and the
+// rails' uplinks; it routes each message by the two GPUs' node and rail. Each host says
+// its node in the property `node`, which groups the ranks of hierarchical algorithms.
+std::vector<sg4::Host*> build_rail(const RailSpec& spec) {
+  auto* rail = new RailZone("rail", spec.gpus);  // owned by the engine, as every netzone
+  sg4::NetZone* zone = rail->get_iface();
+  std::vector<sg4::Host*> hosts;
+  for (int i = 0; i < spec.nodes; ++i)
+    for (int j = 0; j < spec.gpus; ++j) {
+      const std::string name = fmt::format("node-{}-gpu-{}", i, j);
+      sg4::Host* gpu = zone->create_host(name, host_speed);
+      gpu->set_property("node", fmt::format("node-{}", i));
+      hosts.push_back(gpu);
+      rail->add_gpu(gpu->get_netpoint(), {split_duplex_link(zone, name + "_nvlink", spec.nvlink),
+                                          split_duplex_link(zone, name + "_nic", spec.nic)});
+    }
+  for (int j = 0; j < spec.gpus; ++j) rail->add_rail_uplink(split_duplex_link(zone, fmt::format("rail-{}_uplink", j), spec.uplink()));
+  zone->seal();
+  return hosts;
+}
+// rail-end
 
 struct Builder {
   std::vector<sg4::Host*> operator()(const StarSpec& star) const { return build_star("star", star.hosts, star.link); }
@@ -113,6 +163,8 @@ struct Builder {
   std::vector<sg4::Host*> operator()(const TorusSpec& torus) const { return build_torus(torus); }
   std::vector<sg4::Host*> operator()(const DragonflySpec& fly) const { return build_dragonfly(fly); }
   std::vector<sg4::Host*> operator()(const NodesSpec& nodes) const { return build_nodes(nodes); }
+  std::vector<sg4::Host*> operator()(const RailSpec& rail) const { return build_rail(rail); }
+  std::vector<sg4::Host*> operator()(const LeafSpineSpec& spine) const { return build_leaf_spine(spine); }
 };
 
 }  // namespace

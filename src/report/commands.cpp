@@ -32,6 +32,7 @@
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/suggest.hpp"
+#include "report/size_table.hpp"
 #include "util/units.hpp"
 #include "viz/render.hpp"
 
@@ -150,9 +151,29 @@ void check_run_outputs(const RunRequest& request, const Scenario& scenario) {
     if (!path->empty()) check_output_path(*path, field);
 }
 
+// --sizes: every size's scenario validated before any runs.
+int run_sizes(const RunRequest& request) {
+  const std::vector<double> sizes = parse_size_range(request.sizes, "--sizes");
+  for (const auto& [flag, given] : {std::pair{"--trace", &request.trace_path}, {"--svg", &request.svg_path},
+                                    {"--html", &request.html_path}, {"--perfetto", &request.perfetto_path}})
+    if (!given->empty())
+      throw InputError(fmt::format("--sizes: prints a table of runs; {} takes one run (give --size instead)", flag));
+  if (request.baseline) throw InputError("--sizes: prints a table of runs; --baseline takes one run (give --size instead)");
+  std::vector<Scenario> scenarios;
+  for (double size : sizes) {
+    RunRequest one = request;
+    one.overrides.push_back(fmt::format("collective.size={:.0f}", size));
+    scenarios.push_back(load_scenario(one));
+  }
+  if (!request.csv_path.empty()) check_output_path(request.csv_path, "--csv");
+  return run_size_table(scenarios, {request.jobs, request.csv_path, request.quiet});
+}
+
 }  // namespace
 
 int command_run(const RunRequest& request) {
+  if (!request.sizes.empty()) return run_sizes(request);
+  if (!request.csv_path.empty()) throw InputError("--csv: writes the table of --sizes; give --sizes too");
   const Scenario scenario = load_scenario(request);
   check_run_outputs(request, scenario);
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);

@@ -18,6 +18,9 @@ struct RunRequest {
   bool quiet = false;
   bool baseline = false;                 // also run the fault-free twin and report the time lost
   std::string svg_path, html_path, perfetto_path;  // pictures of the run (src/viz)
+  std::string sizes;                     // "8B:1GiB:x2": one run per size, as a table (size_table.hpp)
+  std::string csv_path;                  // with sizes: the table's rows as CSV
+  int jobs = 0;                          // with sizes: runs at once (0: one per core)
 };
 
 int command_run(const RunRequest& request);

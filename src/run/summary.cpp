@@ -112,8 +112,12 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   rows.emplace_back("algbw", format_bandwidth(s.algbw));
   rows.emplace_back("busbw", format_bandwidth(s.busbw));
   rows.emplace_back("messages", fmt::format("{}", s.message_count));
-  rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
-                                                         v.max_error,
+  // The allowed error is stated for the types other than the default float32.
+  std::string within;
+  if (scenario.collective.dtype != Dtype::float32)
+    within = v.tolerance == "exact" ? ", exact" : fmt::format(" within {}", v.tolerance);
+  rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
+                                                         v.max_error, within,
                                                          v.bitwise_identical ? "bitwise identical"
                                                                              : "ranks differ in the last bits")
                                            : fmt::format("NO: {}", v.failure));

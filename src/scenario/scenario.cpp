@@ -425,7 +425,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     if (collective.contains("op") && scenario.collective.op != OpKind::avg)
       throw InputError("collective.op: training a model averages the gradients: use \"avg\" or leave it out");
     scenario.collective.op = OpKind::avg;
-    if (scenario.collective.dtype == Dtype::int32)
+    if (scenario.collective.dtype != Dtype::float32 && scenario.collective.dtype != Dtype::float64)
       throw InputError("collective.dtype: training a model needs float32 or float64 gradients");
     if (scenario.training.gradient_size) scenario.collective.size = *scenario.training.gradient_size;
     const double smallest = static_cast<double>(scenario.training.parameters) * static_cast<double>(dtype_size(scenario.collective.dtype));

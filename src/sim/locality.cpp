@@ -15,11 +15,35 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
+namespace {
+
+// Names of the groups for people: all of them when few, else the first two and the last.
+std::string list_groups(const std::vector<std::string>& names) {
+  if (names.size() <= 4) return join(names);
+  return fmt::format("{}, {}, ..., {}", names[0], names[1], names.back());
+}
+
+}  // namespace
+
 RankLocality rank_locality(const Scenario& scenario, const std::vector<sg4::Host*>& hosts) {
   RankLocality locality;
   if (const auto block = scenario.collective.group_size) {
     for (size_t r = 0; r < hosts.size(); ++r) locality.ids.push_back(static_cast<int>(r) / *block);
     locality.source = fmt::format("collective.group_size {}", *block);
+    return locality;
+  }
+  const bool by_property = !hosts.empty() && std::all_of(hosts.begin(), hosts.end(), [](const sg4::Host* host) {
+    return host->get_property("node") != nullptr;
+  });
+  if (by_property) {
+    std::map<std::string, int> id_of;
+    std::vector<std::string> nodes;
+    for (const sg4::Host* host : hosts) {
+      const auto [it, fresh] = id_of.try_emplace(host->get_property("node"), static_cast<int>(id_of.size()));
+      if (fresh) nodes.push_back(it->first);
+      locality.ids.push_back(it->second);
+    }
+    locality.source = fmt::format("host property node: {}", list_groups(nodes));
     return locality;
   }
   std::map<const sg4::NetZone*, int> id_of;
@@ -30,7 +54,7 @@ RankLocality rank_locality(const Scenario& scenario, const std::vector<sg4::Host
     if (fresh) zones.push_back(zone->get_name());
     locality.ids.push_back(it->second);
   }
-  locality.source = fmt::format("platform zone{} {}", zones.size() == 1 ? "" : "s", join(zones));
+  locality.source = fmt::format("platform zone{} {}", zones.size() == 1 ? "" : "s", list_groups(zones));
   return locality;
 }
 

@@ -20,7 +20,9 @@ struct RankLocality {
 };
 
 // Blocks of collective.group_size consecutive ranks when given (rank r in block
-// r / group_size), else each rank's host's zone (Host::get_englobing_zone).
+// r / group_size); else, when every host has the property `node` (the rail generator's
+// GPUs, or a platform file's <prop id="node" value="..."/>), its value; else each rank's
+// host's zone (Host::get_englobing_zone).
 RankLocality rank_locality(const Scenario& scenario, const std::vector<simgrid::s4u::Host*>& hosts);
 
 // Sets the model's group sizes and the costs of the hierarchical allreduce's steps inside

@@ -20,7 +20,8 @@ double product(const std::vector<T>& values) {
   return result;
 }
 
-// Hosts of a generator, from its description alone (0 for a family it does not know).
+// Hosts of a generator, from its description alone (0 for a family it does not know: add
+// every new family here).
 double generated_hosts(const GeneratorSpec& spec) {
   return std::visit(
       [](const auto& family) -> double {
@@ -31,6 +32,8 @@ double generated_hosts(const GeneratorSpec& spec) {
         if constexpr (std::is_same_v<Family, DragonflySpec>)
           return static_cast<double>(family.groups) * family.routers * family.nodes;
         if constexpr (std::is_same_v<Family, NodesSpec>) return static_cast<double>(family.nodes) * family.devices;
+        if constexpr (std::is_same_v<Family, RailSpec>) return static_cast<double>(family.nodes) * family.gpus;
+        if constexpr (std::is_same_v<Family, LeafSpineSpec>) return static_cast<double>(family.leaves) * family.hosts;
         return 0;
       },
       spec);

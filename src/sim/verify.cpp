@@ -12,10 +12,63 @@
 namespace collsim {
 namespace {
 
-// The reference is accumulated in a wider type than the data: double for float32 and
-// int32 (exact for the integer inputs collsim generates), long double for float64.
+// The reference is accumulated in a wider type than the data: double for the 32- and
+// 16-bit floats, long double for float64. Integers are reduced modulo 2^64 (then wrapped
+// to the type, as the type's own arithmetic wraps) and compared as doubles.
 template <typename T>
 using Wide = std::conditional_t<std::is_same_v<T, double>, long double, double>;
+
+template <typename T>
+constexpr bool is_float16 = std::is_same_v<T, Bfloat16> || std::is_same_v<T, Float16>;
+
+template <typename T>
+double epsilon_of() {
+  if constexpr (is_float16<T>) return T::epsilon;
+  else return std::numeric_limits<T>::epsilon();
+}
+
+// What a 16-bit float may lose per rounding besides the relative error: its smallest
+// subnormal (the spacing near zero).
+template <typename T>
+double absolute_slack_of() {
+  if constexpr (std::is_same_v<T, Float16>) return Float16::denorm_min;
+  else if constexpr (std::is_same_v<T, Bfloat16>) return std::ldexp(1.0, -133);
+  else return 0;
+}
+
+// Integer reductions modulo 2^64: what the type's wrapping arithmetic gives modulo 2^bits.
+template <typename T>
+std::vector<double> reduce_integers(OpKind op, int p, const Buffer& shape, const InputFn& input) {
+  const size_t n = shape.size();
+  std::vector<uint64_t> wrapped(n);
+  std::vector<int64_t> extreme(n);
+  Buffer in(shape.dtype(), n);
+  for (int r = 0; r < p; ++r) {
+    input(r, in);
+    const T* x = in.as<T>();
+    for (size_t i = 0; i < n; ++i) {
+      const auto v = static_cast<int64_t>(x[i]);
+      if (r == 0) {
+        wrapped[i] = static_cast<uint64_t>(v);
+        extreme[i] = v;
+      } else if (op == OpKind::sum || op == OpKind::avg) {
+        wrapped[i] += static_cast<uint64_t>(v);
+      } else if (op == OpKind::prod) {
+        wrapped[i] *= static_cast<uint64_t>(v);
+      } else {
+        extreme[i] = op == OpKind::min ? std::min(extreme[i], v) : std::max(extreme[i], v);
+      }
+    }
+  }
+  std::vector<double> value(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto result = static_cast<int64_t>(static_cast<T>(wrapped[i]));  // modulo 2^bits
+    if (op == OpKind::min || op == OpKind::max) value[i] = static_cast<double>(extreme[i]);
+    else if (op == OpKind::avg) value[i] = static_cast<double>(result / p);
+    else value[i] = static_cast<double>(result);
+  }
+  return value;
+}
 
 template <typename T>
 struct Reference {
@@ -24,7 +77,7 @@ struct Reference {
 };
 
 template <typename T>
-Reference<T> reduce_reference(OpKind op, int p, const Buffer& shape, const InputFn& input) {
+Reference<T> reduce_floats(OpKind op, int p, const Buffer& shape, const InputFn& input) {
   using W = Wide<T>;
   const size_t n = shape.size();
   Reference<T> ref{std::vector<W>(n), std::vector<W>(n, 0)};
@@ -44,17 +97,23 @@ Reference<T> reduce_reference(OpKind op, int p, const Buffer& shape, const Input
     }
   }
   if (op == OpKind::avg)
-    for (W& v : ref.value) v = std::is_integral_v<T> ? std::trunc(v / p) : v / p;
+    for (W& v : ref.value) v = v / p;
   return ref;
+}
+
+template <typename T>
+Reference<T> reduce_reference(OpKind op, int p, const Buffer& shape, const InputFn& input) {
+  if constexpr (std::is_integral_v<T>) return {reduce_integers<T>(op, p, shape, input), {}};
+  else return reduce_floats<T>(op, p, shape, input);
 }
 
 template <typename T>
 Wide<T> tolerance(OpKind op, int p, Wide<T> value, Wide<T> magnitude) {
   if constexpr (std::is_integral_v<T>) return 0;
-  const Wide<T> eps = std::numeric_limits<T>::epsilon();
+  const Wide<T> eps = epsilon_of<T>(), slack = (p - 1) * absolute_slack_of<T>();
   switch (op) {
-    case OpKind::sum: return (p - 1) * eps * magnitude;
-    case OpKind::avg: return (p - 1) * eps * magnitude / p + eps * std::fabs(value);
+    case OpKind::sum: return (p - 1) * eps * magnitude + slack;
+    case OpKind::avg: return (p - 1) * eps * magnitude / p + eps * std::fabs(value) + slack;
     case OpKind::prod: return p * eps * std::fabs(value) * 1.01;
     case OpKind::min:
     case OpKind::max: return 0;
@@ -63,9 +122,57 @@ Wide<T> tolerance(OpKind op, int p, Wide<T> value, Wide<T> magnitude) {
 }
 
 template <typename T>
+std::string describe_tolerance(OpKind op, int p, bool copies) {
+  if (std::is_integral_v<T> || copies || op == OpKind::min || op == OpKind::max || p == 1) return "exact";
+  const std::string eps = fmt::format("epsilon 2^{}", static_cast<int>(std::lround(std::log2(epsilon_of<T>()))));
+  const std::string slack = absolute_slack_of<T>() > 0 ? " + the smallest subnormal each" : "";
+  switch (op) {
+    case OpKind::sum: return fmt::format("{} additions x {} x sum|x|{}", p - 1, eps, slack);
+    case OpKind::avg: return fmt::format("{} additions x {} x sum|x| / {} + {} x |avg|{}", p - 1, eps, p, eps, slack);
+    case OpKind::prod: return fmt::format("{} multiplications x {} x |prod| (+1%)", p, eps);
+    case OpKind::min:
+    case OpKind::max: break;
+  }
+  return "exact";
+}
+
+// Alltoall moves data: rank r's block j must be, bit for bit, rank j's block r, and the
+// elements past the p blocks rank r's own. No two ranks hold the same result.
+template <typename T>
+Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& input) {
+  Verification v;
+  const int p = static_cast<int>(results.size());
+  const size_t n = results.front().size();
+  std::vector<Buffer> inputs;
+  for (int j = 0; j < p; ++j) {
+    inputs.emplace_back(results.front().dtype(), n);
+    input(j, inputs.back());
+  }
+  for (int r = 0; r < p; ++r) {
+    ++v.checked_ranks;
+    const T* got = results[static_cast<size_t>(r)].as<T>();
+    for (size_t i = 0; i < n; ++i) {
+      const Chunk first = alltoall_block(n, p, 0);
+      const bool in_a_block = first.count > 0 && i < first.count * static_cast<size_t>(p);
+      const int owner = in_a_block ? static_cast<int>(i / first.count) : r;
+      const size_t at = in_a_block ? alltoall_block(n, p, r).offset + i % first.count : i;
+      const T want = inputs[static_cast<size_t>(owner)].as<T>()[at];
+      if (std::memcmp(&got[i], &want, sizeof(T)) != 0 && v.verified) {
+        v.verified = false;
+        v.max_error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want));
+        v.failure = fmt::format("rank {} element {}: got {}, expected {} (rank {}'s element {})", r, i,
+                                static_cast<double>(got[i]), static_cast<double>(want), owner, at);
+      }
+    }
+  }
+  return v;
+}
+
+template <typename T>
 Verification verify_typed(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
                           const InputFn& input) {
   using W = Wide<T>;
+  if (collective == Collective::alltoall) return verify_alltoall<T>(results, input);
   Verification v;
   const int p = static_cast<int>(results.size());
   const Buffer& shape = results[static_cast<size_t>(root)];
@@ -78,7 +185,7 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   if (collective == Collective::broadcast) {
     Buffer original(shape.dtype(), n);
     input(root, original);
-    ref.value.assign(original.as<T>(), original.as<T>() + n);
+    for (size_t i = 0; i < n; ++i) ref.value.push_back(static_cast<W>(original.as<T>()[i]));
   } else if (collective == Collective::allgather) {
     // chunk j of the result is chunk j of rank j's input
     ref.value.resize(n);
@@ -86,13 +193,13 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
     for (int j = 0; j < p; ++j) {
       input(j, original);
       const Chunk& c = chunks[static_cast<size_t>(j)];
-      const T* from = original.as<T>() + c.offset;
-      std::copy(from, from + c.count, ref.value.begin() + static_cast<std::ptrdiff_t>(c.offset));
+      for (size_t i = c.offset; i < c.offset + c.count; ++i) ref.value[i] = static_cast<W>(original.as<T>()[i]);
     }
   } else {
     ref = reduce_reference<T>(op, p, shape, input);
   }
 
+  v.tolerance = describe_tolerance<T>(op, p, copies);
   std::vector<int> checked;
   if (collective == Collective::reduce) checked.push_back(root);
   else for (int r = 0; r < p; ++r) checked.push_back(r);
@@ -108,7 +215,7 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
     for (size_t i = part.offset; i < part.offset + part.count; ++i) {
       const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
       v.max_error = std::max(v.max_error, static_cast<double>(error));
-      const W allowed = copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude[i]);
+      const W allowed = copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude.empty() ? 0 : ref.magnitude[i]);
       if (!(error <= allowed) && v.verified) {
         v.verified = false;
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,
@@ -124,12 +231,9 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
 
 Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
                             const InputFn& input) {
-  switch (results[static_cast<size_t>(root)].dtype()) {
-    case Dtype::float32: return verify_typed<float>(collective, op, root, results, input);
-    case Dtype::float64: return verify_typed<double>(collective, op, root, results, input);
-    case Dtype::int32: return verify_typed<int32_t>(collective, op, root, results, input);
-  }
-  return {};
+  return with_element_type(results[static_cast<size_t>(root)].dtype(), [&](auto element) {
+    return verify_typed<decltype(element)>(collective, op, root, results, input);
+  });
 }
 
 }  // namespace collsim

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
-#include <poll.h>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -163,54 +162,32 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
   interrupted = 0;
   auto previous_handler = std::signal(SIGINT, on_interrupt);
   Progress progress(todo.size(), options.quiet);
-  struct Active {
-    const SweepPoint* point;
-    RunningChild child;
-    Clock::time_point started;
-  };
-  std::vector<Active> active;
-  size_t next = 0, finished = 0, failed = 0;
-  while ((next < todo.size() || !active.empty()) && !interrupted) {
-    while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
-      const SweepPoint* point = todo[next++];
-      active.push_back({point, start_child([&sweep, point] {
-                          std::signal(SIGINT, SIG_DFL);
-                          const Scenario scenario = parse_scenario(point->scenario, sweep.source_dir);
-                          return run_metrics(scenario).dump();
-                        }),
-                        Clock::now()});
-    }
-    std::vector<pollfd> fds;
-    for (const Active& a : active) fds.push_back({a.child.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), 200) <= 0) continue;
-    for (size_t i = active.size(); i-- > 0;) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (!read_child_output(active[i].child)) continue;
-      const ChildOutcome outcome = finish_child(active[i].child);
-      ResultRow row = row_of(*active[i].point);
-      row.wall_time = std::chrono::duration<double>(Clock::now() - active[i].started).count();
-      if (outcome.exit_code == 0) {
-        row.metrics = nlohmann::json::parse(outcome.output);
-        row.metrics.erase("round_times");
-      } else {
-        row.status = "failed";
-        row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
-        ++failed;
-      }
-      if (!interrupted) {
+  size_t finished = 0, failed = 0;
+  run_children(
+      todo.size(), jobs,
+      [&sweep, &todo](size_t i) {
+        std::signal(SIGINT, SIG_DFL);
+        const Scenario scenario = parse_scenario(todo[i]->scenario, sweep.source_dir);
+        return run_metrics(scenario).dump();
+      },
+      [&](size_t i, const ChildOutcome& outcome, double seconds) {
+        ResultRow row = row_of(*todo[i]);
+        row.wall_time = seconds;
+        if (outcome.exit_code == 0) {
+          row.metrics = nlohmann::json::parse(outcome.output);
+          row.metrics.erase("round_times");
+        } else {
+          row.status = "failed";
+          row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
+          ++failed;
+        }
         rows.push_back(row);
         write_results(options.out, rows, columns, "--out");  // incremental: a crash keeps what is done
-        progress.point_done(++finished, describe_point(*active[i].point));
-      }
-      active.erase(active.begin() + static_cast<long>(i));
-    }
-  }
+        progress.point_done(++finished, describe_point(*todo[i]));
+      },
+      [] { return interrupted != 0; });
   if (interrupted) {
-    // Points still running are dropped (their children got the same Ctrl-C).
-    for (Active& a : active) {
-      ::kill(a.child.pid, SIGTERM);
-      finish_child(a.child);
-    }
+    // Points still running were dropped (their children got the same Ctrl-C).
     std::signal(SIGINT, previous_handler);
     std::cerr << fmt::format("\nsweep: interrupted; {} of {} points done are in {} (--resume goes on from there)\n",
                              rows.size(), points.size(), options.out);

@@ -1,6 +1,10 @@
 #include "util/child_process.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <poll.h>
+#include <vector>
 #include <cstdio>
 #include <stdexcept>
 #include <csignal>
@@ -79,6 +83,42 @@ ChildOutcome run_in_child(const std::function<std::string()>& work) {
   while (!read_child_output(child)) {
   }
   return finish_child(child);
+}
+
+bool run_children(size_t count, int jobs, const std::function<std::string(size_t)>& work,
+                  const std::function<void(size_t, const ChildOutcome&, double)>& done,
+                  const std::function<bool()>& stop) {
+  using Clock = std::chrono::steady_clock;
+  struct Active {
+    size_t index;
+    RunningChild child;
+    Clock::time_point started;
+  };
+  std::vector<Active> active;
+  size_t next = 0;
+  while ((next < count || !active.empty()) && !stop()) {
+    while (next < count && static_cast<int>(active.size()) < jobs) {
+      const size_t index = next++;
+      active.push_back({index, start_child([&work, index] { return work(index); }), Clock::now()});
+    }
+    std::vector<pollfd> fds;
+    for (const Active& a : active) fds.push_back({a.child.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 200) <= 0) continue;
+    for (size_t i = active.size(); i-- > 0;) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (!read_child_output(active[i].child)) continue;
+      const ChildOutcome outcome = finish_child(active[i].child);
+      const double seconds = std::chrono::duration<double>(Clock::now() - active[i].started).count();
+      if (!stop()) done(active[i].index, outcome, seconds);
+      active.erase(active.begin() + static_cast<long>(i));
+    }
+  }
+  const bool complete = active.empty() && next == count;
+  for (Active& a : active) {
+    ::kill(a.child.pid, SIGTERM);
+    finish_child(a.child);
+  }
+  return complete;
 }
 
 }  // namespace collsim

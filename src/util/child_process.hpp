@@ -30,4 +30,12 @@ bool read_child_output(RunningChild& child);
 // Waits for the child to exit (after read_child_output returned true).
 ChildOutcome finish_child(RunningChild& child);
 
+// Runs work(i) for i = 0 .. count-1, each in a child, `jobs` at a time, and calls
+// done(i, outcome, seconds of wall time) in this process as each one finishes. Stops
+// starting new ones once stop() says so, and then terminates those still running (their
+// done is not called). Returns whether every child ran.
+bool run_children(size_t count, int jobs, const std::function<std::string(size_t)>& work,
+                  const std::function<void(size_t, const ChildOutcome&, double)>& done,
+                  const std::function<bool()>& stop);
+
 }  // namespace collsim

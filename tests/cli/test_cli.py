@@ -7,6 +7,7 @@ Exit status (DESIGN.md): 0 success, 1 the run failed, 2 bad input or usage. Bad 
 gives exactly one stderr line "collsim: error: FIELD: ... allowed ...", nothing on
 stdout, and no output file.
 """
+import csv
 import json
 import math
 import os
@@ -113,9 +114,9 @@ class HappyPaths(CliTest):
         rows = [re.fullmatch(r"(\S+) +(\S+) +(\S.*)", line) for line in out.splitlines()]
         self.assertTrue(all(rows), out)
         pairs = [(row[1], row[2]) for row in rows]
-        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather"}, out)
+        self.assertEqual({c for c, _ in pairs}, {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather", "alltoall"}, out)
         self.assertEqual(len(pairs), len(set(pairs)), out)
-        for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat")]:
+        for pair in [("allreduce", "ring"), ("broadcast", "pipeline"), ("reduce", "flat"), ("alltoall", "pairwise")]:
             self.assertIn(pair, pairs)
 
     def test_every_listed_algorithm_runs(self):
@@ -254,6 +255,80 @@ class HappyPaths(CliTest):
                 out = self.assert_ok(*command, "--help")
                 for word in words:
                     self.assertIn(word, out)
+
+
+class Dtypes(CliTest):
+    # each type's epsilon, written here: 2^-(mantissa bits)
+    EPSILON = {"float64": -52, "bfloat16": -7, "float16": -10}
+
+    def test_every_dtype_verifies_and_states_its_tolerance(self):
+        # p = 7 and 1001 elements: uneven chunks; int8 and uint8 sums of 7 ranks wrap around
+        for dtype, size in [("bfloat16", 2002), ("float16", 2002), ("int8", 1001), ("uint8", 1001), ("int64", 8008),
+                            ("float64", 8008), ("int32", 4004)]:
+            for algorithm in ["ring", "hierarchical", "rabenseifner", "double-binary-tree", "naive"]:
+                with self.subTest(dtype=dtype, algorithm=algorithm):
+                    out = self.assert_ok("run", "--dtype", dtype, "--workers", 7, "--size", size, "--algorithm",
+                                         algorithm, "--set", "collective.group_size=3")
+                    self.assertRegex(out, rf"(?m)^\s*size\s+.* {dtype} per rank \(1001 elements carried\)")
+                    verified = re.search(r"(?m)^\s*verified\s+(.*)$", out)[1]
+                    self.assertTrue(verified.startswith("yes (7 ranks"), verified)
+                    if dtype in self.EPSILON:
+                        self.assertIn(f"within 6 additions x epsilon 2^{self.EPSILON[dtype]} x sum|x|", verified)
+                    else:
+                        self.assertIn("max error 0, exact", verified)
+
+    def test_avg_and_prod_of_16_bit_floats(self):
+        for op, words in [("avg", "6 additions x epsilon 2^-10 x sum|x| / 7"), ("prod", "7 multiplications")]:
+            with self.subTest(op=op):
+                out = self.assert_ok("run", "--dtype", "float16", "--workers", 7, "--size", 2002, "--set",
+                                     f"collective.op={op}")
+                self.assertIn(words, out)
+
+    def test_unknown_dtype(self):
+        self.assert_bad_input(["run", "--dtype", "fp16", *SMALL], r"collective\.dtype: unknown dtype 'fp16'",
+                              r"allowed: float32, float64, int32, bfloat16, float16, int8, uint8, int64")
+
+
+class SizeTable(CliTest):
+    ARGS = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "ring"]
+
+    def test_busbw_of_each_row_is_the_busbw_of_that_size_run_alone(self):
+        csv_path = self.tmp / "table.csv"
+        out = self.assert_ok("run", *self.ARGS, "--sizes", "1KiB:4MiB:x4", "--csv", csv_path)
+        lines = out.splitlines()
+        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong$")
+        rows = list(csv.DictReader(csv_path.open()))
+        sizes = [1024 * 4 ** k for k in range(7)]  # 1 KiB .. 4 MiB, x4
+        self.assertEqual([int(row["size"]) for row in rows], sizes)
+        table_rows = [line.split() for line in lines if re.match(r"^ +\d", line)]
+        self.assertEqual([int(r[0]) for r in table_rows], sizes)
+        for row, printed in zip(rows, table_rows):
+            with self.subTest(size=row["size"]):
+                self.assertEqual((row["count"], row["type"], row["redop"], row["wrong"]),
+                                 (str(int(row["size"]) // 4), "float32", "sum", "0"))
+                self.assertEqual(printed[1:4], [row["count"], "float32", "sum"])
+                self.assert_ok("run", *self.ARGS, "--size", row["size"], "--trace", self.trace, "-q")
+                summary = json.loads(self.trace.read_text())["summary"]
+                self.assertAlmostEqual(float(row["busbw_GBps"]) / (summary["busbw"] / 1e9), 1, places=12)
+                self.assertAlmostEqual(float(row["algbw_GBps"]) / (summary["algbw"] / 1e9), 1, places=12)
+                self.assertAlmostEqual(float(row["time_us"]) / (summary["collective_time"] * 1e6), 1, places=12)
+                self.assertEqual(printed[5:8], [f"{summary['algbw'] / 1e9:.2f}", f"{summary['busbw'] / 1e9:.2f}", "0"])
+        average = sum(float(row["busbw_GBps"]) for row in rows) / len(rows)
+        self.assertEqual(lines[-1], f"# Avg bus bandwidth    : {average:.4f} GB/s")
+
+    def test_alltoall_has_no_redop(self):
+        out = self.assert_ok("run", "--collective", "alltoall", "--workers", 4, "--sizes", "64B:256B:x2")
+        self.assertEqual([line.split()[3] for line in out.splitlines() if re.match(r"^ +\d", line)], ["none"] * 3)
+
+    def test_bad_sizes(self):
+        for sizes, pattern in [("8B:1GiB:2", r"the factor '2' must be x and a whole number"),
+                               ("8B:1GiB", r"2 parts given, 3 expected"), ("1GiB:8B:x2", r"TO is smaller than FROM"),
+                               ("8B:1GiB:x1", r"the factor 'x1'"), ("8Q:1GiB:x2", r"--sizes: .*unknown unit")]:
+            with self.subTest(sizes=sizes):
+                self.assert_bad_input(["run", "--sizes", sizes], r"--sizes: ", pattern)
+        self.assert_bad_input(["run", "--sizes", "8B:64B:x2"], r"--sizes: prints a table of runs; --trace takes one run")
+        self.assert_bad_input(["run", "--csv", self.tmp / "x.csv"], r"--csv: writes the table of --sizes")
+        self.assert_bad_input(["run", "--sizes", "6B:64B:x2", "--dtype", "float64"], r"--sizes: prints a table")
 
 
 class BadInput(CliTest):

@@ -32,6 +32,24 @@ NODES = ring(5 * US, 12.5e9)
 NODES_HIER = hierarchical(1 * US, 100e9, 5 * US, 12.5e9)
 
 
+# Part 2, 1 GiB over 8 servers of 8 GPUs: NVLink 450 GB/s and 0.5 us a link, NICs 50 GB/s
+# and 2 us. One NIC per server: a crossing is device, NIC, NIC, device (5 us); the 8
+# inter-node rings of the hierarchical allreduce share the NIC. A NIC per GPU: the ring's
+# crossings change rails (NIC, 2 uplinks, NIC: 8 us); each rail's ring has its own NICs.
+GIB, GPUS, SERVERS = 2**30, 64, 8
+
+
+def gpu_hierarchical(alpha_out, sharing):
+    return (2 * 7 * (1 * US + GIB / 8 / 450e9)
+            + 2 * (SERVERS - 1) * (alpha_out + sharing * GIB / GPUS / 50e9))
+
+
+GPU_NODES_RING = ring(5 * US, 50e9, n=GIB, p=GPUS)
+GPU_NODES_HIER = gpu_hierarchical(5 * US, 8)
+GPU_RAIL_RING = ring(8 * US, 50e9, n=GIB, p=GPUS)
+GPU_RAIL_HIER = gpu_hierarchical(4 * US, 1)
+
+
 class Lab3(LabTest):
     @classmethod
     def setUpClass(cls):
@@ -39,7 +57,8 @@ class Lab3(LabTest):
         out = OUT
         cls.t = {name: json.loads((out / f"lab3-{name}.json").read_text())
                  for name in ("star", "two-racks", "alternating", "two-racks-hierarchical", "nodes",
-                              "nodes-hierarchical", "auto")}
+                              "nodes-hierarchical", "auto", "gpu-nodes-ring", "gpu-nodes-hierarchical",
+                              "gpu-rail-ring", "gpu-rail-hierarchical")}
         with open(out / "lab3-sizes.csv") as table:
             cls.sizes = {(row["topology"], row["collective.algorithm"], int(float(row["collective.size"]))):
                          float(row["collective_time"]) for row in csv.DictReader(table)}
@@ -49,6 +68,31 @@ class Lab3(LabTest):
 
     def time(self, name):
         return self.t[name]["summary"]["collective_time"]
+
+    def test_gpu_servers_one_nic_the_two_are_equal(self):
+        self.assertClose(GPU_NODES_RING, self.time("gpu-nodes-ring"), rel=1e-9)
+        self.assertClose(GPU_NODES_HIER, self.time("gpu-nodes-hierarchical"), rel=1e-9)
+        self.assertQuoted("the ring takes 42.91 ms, the hierarchical allreduce 41.84 ms", "page")
+        self.assertQuoted(f"ring 2·63 (5 us + 16 MiB / 50 GB/s) = {GPU_NODES_RING * 1e3:.2f} ms", "answers")
+        self.assertQuoted(f"= {GPU_NODES_HIER * 1e3:.2f} ms: the 8 inter-node rings share the NIC", "answers")
+        self.assertClose(42.91e-3, GPU_NODES_RING, rel=2e-4)
+        self.assertClose(41.84e-3, GPU_NODES_HIER, rel=2e-4)
+        for name in ("gpu-nodes-ring", "gpu-nodes-hierarchical"):
+            self.assertClose(GIB / 50e9, self.t[name]["summary"]["topology_bound"], rel=1e-9)
+        self.assertQuoted("(1 GiB through one NIC, 21.47 ms)", "page")
+
+    def test_gpu_servers_a_nic_per_gpu_flips_the_answer(self):
+        self.assertClose(GPU_RAIL_RING, self.time("gpu-rail-ring"), rel=1e-9)
+        self.assertClose(GPU_RAIL_HIER, self.time("gpu-rail-hierarchical"), rel=1e-9)
+        factor = GPU_RAIL_RING / GPU_RAIL_HIER
+        self.assertQuoted(f"the hierarchical allreduce takes {GPU_RAIL_HIER * 1e3:.4g} ms, {factor:.3g} times faster "
+                          f"than the ring ({GPU_RAIL_RING * 1e3:.4g} ms)", "page")
+        self.assertQuoted(f"= {GPU_RAIL_HIER * 1e3:.4g} ms; each rail's ring has its own NICs", "answers")
+        self.assertQuoted(f"2·63 (8 us + 16 MiB / 50 GB/s) = {GPU_RAIL_RING * 1e3:.2f} ms", "answers")
+        # the ring gains nothing from the 7 extra NICs (it pays the spine's latency instead)
+        self.assertGreater(GPU_RAIL_RING, GPU_NODES_RING)
+        self.assertLess(GPU_NODES_RING / GPU_NODES_HIER, 1.03)
+        self.assertGreater(factor, 4.5)
 
     def test_one_switch(self):
         self.assertClose(STAR, self.time("star"))

@@ -37,6 +37,15 @@ TORUS_2D = (hosts(16), 2 * (16 * 2) + 1, 2 * L, B)          # a link per host an
 TORUS_3D = (hosts(64), 2 * (64 * 3) + 1, 3 * L, B)         # 15->16 takes 3 hops (x wrap, y wrap, z)
 DRAGONFLY = (hosts(32), 2 * (32 + 4 * 6 + 6) + 1, 5 * L, B)  # host, local, global links; 31->0 takes 5
 NODES = (devices(4, 8), 2 * (32 + 4) + 1, 2 * 0.5e-6 + 2 * 2e-6, 12.5e9)  # device, NIC, NIC, device
+def gpus(nodes, per_node):
+    return [f"node-{i}-gpu-{j}" for i in range(nodes) for j in range(per_node)]
+
+
+# rail: an NVLink port and a NIC per GPU, an uplink per rail; the ring's node crossings
+# (GPU 7 of node i to GPU 0 of node i+1) change rails: NIC, 2 uplinks, NIC, 4 x 2 us
+RAIL_4X8 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 50e9)
+RAIL_A100 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 25e9)
+LEAF_SPINE = ([f"leaf-{i}-host-{j}" for i in range(4) for j in range(8)], 2 * (32 + 4) + 1, 4 * L, B)
 NEW_TOPOLOGIES = {
     "star:8": STAR_8,
     "rack:8:3:1.25GBps": RACK, "topologies/rack-slow-link.xml": RACK,
@@ -45,6 +54,7 @@ NEW_TOPOLOGIES = {
     "torus:4x4x4": TORUS_3D, "topologies/torus-4x4x4.xml": TORUS_3D,
     "dragonfly:4:4:2": DRAGONFLY, "topologies/dragonfly-32.xml": DRAGONFLY,
     "nodes:4:8": NODES, "topologies/nodes-4x8.xml": NODES,
+    "rail:4:8": RAIL_4X8, "dgx-h100:4": RAIL_4X8, "dgx-a100:4": RAIL_A100, "leaf-spine:4:8": LEAF_SPINE,
 }
 OLD_FILES = {
     "topologies/star-8.xml": (hosts(8), 17),
@@ -54,7 +64,9 @@ OLD_FILES = {
 }
 SYNTAXES = ["star:P[:BW[:LAT]]", "rack:P:SLOW:SLOW_BW[:BW[:LAT]]", "fat-tree:LEVELS:DOWN:UP:COUNT[:BW[:LAT]]",
             "torus:XxY[xZ][:BW[:LAT]]", "dragonfly:G[,GL]:R[,RL]:N[:BW[:LAT]]",
-            "nodes:N:G[:INTRA_BW[:NIC_BW[:INTRA_LAT[:NIC_LAT]]]]"]
+            "nodes:N:G[:INTRA_BW[:NIC_BW[:INTRA_LAT[:NIC_LAT]]]]",
+            "rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]", "dgx-h100:N[:OVERSUB]",
+            "dgx-a100:N[:OVERSUB]", "leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]"]
 
 
 def ring_time(p, n, alpha, bandwidth):

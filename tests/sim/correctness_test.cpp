@@ -89,7 +89,12 @@ long double expected_reduction(OpKind op, Dtype dtype, int p, size_t i) {
   switch (dtype) {
     case Dtype::float32: return static_cast<float>(acc) / static_cast<float>(p);
     case Dtype::float64: return static_cast<double>(acc) / static_cast<double>(p);
-    case Dtype::int32: return static_cast<int32_t>(acc) / p;
+    case Dtype::bfloat16: return static_cast<float>(Bfloat16(static_cast<float>(acc) / static_cast<float>(p)));
+    case Dtype::float16: return static_cast<float>(Float16(static_cast<float>(acc) / static_cast<float>(p)));
+    case Dtype::int32:
+    case Dtype::int8:
+    case Dtype::uint8:
+    case Dtype::int64: return acc / p;
   }
   return 0;
 }
@@ -127,6 +132,15 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
         case Collective::allgather:
           want = static_cast<long double>(input_value(owner_of(count, p, i), i, op, p));
           break;
+        case Collective::alltoall: {
+          // element i of rank r: rank j's element r b + i mod b, j = i div b, in the p
+          // blocks of b = count div p; past them, rank r's own
+          const size_t b = count / static_cast<size_t>(p);
+          const bool in_block = b > 0 && i < b * static_cast<size_t>(p);
+          want = in_block ? input_value(static_cast<int>(i / b), static_cast<size_t>(r) * b + i % b, op, p)
+                          : input_value(r, i, op, p);
+          break;
+        }
         default: want = expected_reduction(op, dtype, p, i);
       }
       const long double got = run.results[static_cast<size_t>(r)].get(i);
@@ -140,7 +154,11 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
 
 void check_collective(Collective collective) {
   const bool rooted = collective == Collective::broadcast || collective == Collective::reduce;
-  const bool copies = collective == Collective::broadcast || collective == Collective::allgather;
+  const bool copies = collective == Collective::broadcast || collective == Collective::allgather ||
+                      collective == Collective::alltoall;
+  const std::vector<Dtype> copied_types = collective == Collective::alltoall
+                                              ? std::vector<Dtype>{Dtype::float32, Dtype::bfloat16, Dtype::int8, Dtype::int64}
+                                              : std::vector<Dtype>{Dtype::float32, Dtype::float64, Dtype::int32};
   for (const auto& algorithm : all_algorithms()) {
     if (algorithm.collective != collective) continue;
     for (int p : test_ps) {
@@ -152,8 +170,7 @@ void check_collective(Collective collective) {
             if (root != 0) check_run(algorithm, p, count, Dtype::float32, OpKind::sum, root);
         for (int root : roots) {
           if (copies) {
-            for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int32})
-              check_run(algorithm, p, count, dtype, OpKind::sum, root);
+            for (Dtype dtype : copied_types) check_run(algorithm, p, count, dtype, OpKind::sum, root);
             continue;
           }
           for (OpKind op : {OpKind::sum, OpKind::prod, OpKind::min, OpKind::max, OpKind::avg})
@@ -228,4 +245,7 @@ TEST_SUITE("sim") {
     check_collective(Collective::reduce_scatter);
   }
   TEST_CASE("allgather algorithms give every rank every rank's chunk") { check_collective(Collective::allgather); }
+  TEST_CASE("alltoall algorithms give rank r block r of every rank, in rank order") {
+    check_collective(Collective::alltoall);
+  }
 }

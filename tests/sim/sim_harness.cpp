@@ -1,5 +1,6 @@
 #include "sim_harness.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -47,7 +48,9 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   run.simulated_time = times[0];
   run.model_time = times[1];
   const int p = *scenario.workers;
-  const size_t count = static_cast<size_t>(scenario.collective.size) / dtype_size(scenario.collective.dtype);
+  // the elements each rank holds in memory: all of them, or the carried ones
+  size_t count = static_cast<size_t>(scenario.collective.size) / dtype_size(scenario.collective.dtype);
+  if (scenario.collective.carried_elements) count = std::min(count, static_cast<size_t>(*scenario.collective.carried_elements));
   const size_t bytes = count * dtype_size(scenario.collective.dtype);
   size_t offset = sizeof times;
   for (int r = 0; r < p; ++r, offset += bytes) {

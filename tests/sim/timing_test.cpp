@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "algorithms/registry.hpp"
@@ -104,6 +105,10 @@ double formula(Collective collective, const std::string& algorithm, int p, doubl
     case Collective::allgather:
       if (algorithm == "ring") return (p - 1) * (alpha + n / p / B);
       if (algorithm == "recursive-doubling") return halving_or_doubling(p, n, alpha, B);
+      break;
+    case Collective::alltoall:  // blocks of n/p bytes, one per peer
+      if (algorithm == "pairwise") return (p - 1) * (alpha + n / p / B);
+      if (algorithm == "direct") return alpha + (p - 1) * n / p / B;
       break;
   }
   FAIL("no formula for " << collective_name(collective) << " " << algorithm);
@@ -215,6 +220,63 @@ TEST_SUITE("sim") {
       const auto run = timed_run("ring", 16, elements, on_zones(0));
       CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
     }
+  }
+  TEST_CASE("rail:N:G: the ring is paced by its node crossings, hierarchical runs one inter-node ring per rail") {
+    // rail:N:G:100GBps:20GBps:1us:3us[:OVERSUB]: NVLink 2 us / 100 GB/s inside a node; the
+    // ring's crossings (GPU G-1 of node i to GPU 0 of node i+1) change rails: NIC, both
+    // uplinks, NIC, 4 x 3 us; the N crossings of a step share each rail uplink (N x 20 GB/s
+    // / OVERSUB). Hierarchical: reduce-scatter and allgather over NVLink, and G rings, one
+    // per rail, over the same-rail NICs (2 x 3 us, 20 GB/s each, nothing shared).
+    const double nv_alpha = 2e-6, nv_bw = 100e9, nic_lat = 3e-6, nic_bw = 20e9;
+    const std::tuple<int, int, double> shapes[] = {{2, 4, 1}, {3, 4, 1}, {4, 2, 1}, {8, 8, 1}, {3, 5, 1}, {4, 4, 2}, {2, 3, 4}};
+    for (const auto& [nodes, gpus, oversub] : shapes) {
+      CAPTURE(nodes);
+      CAPTURE(gpus);
+      CAPTURE(oversub);
+      const int p = nodes * gpus;
+      const size_t elements = static_cast<size_t>(p) * 64;  // every chunk and part equal
+      const double n = static_cast<double>(elements) * 4;
+      const double crossing_bw = std::min(nic_bw, nodes * nic_bw / oversub / nodes);
+      const double ring = 2.0 * (p - 1) * std::max(nv_alpha + n / p / nv_bw, 4 * nic_lat + n / p / crossing_bw);
+      const double hierarchical =
+          2.0 * (gpus - 1) * (nv_alpha + n / gpus / nv_bw) + 2.0 * (nodes - 1) * (2 * nic_lat + n / p / nic_bw);
+      auto on_rail = [&, nodes = nodes, gpus = gpus, oversub = oversub](Scenario& s) {
+        s.topology = fmt::format("rail:{}:{}:100GBps:20GBps:1us:3us:{}", nodes, gpus, oversub);
+      };
+      const auto ring_run = timed_run("ring", p, elements, on_rail);
+      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
+      if (oversub == 1) CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9));
+      const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
+      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
+      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9));
+      // the same groups given as blocks of G ranks: the same scheme, the same time
+      const auto blocks = timed_run("hierarchical", p, elements, [&, gpus = gpus](Scenario& s) {
+        on_rail(s);
+        s.collective.group_size = gpus;
+      });
+      CHECK(blocks.simulated_time == hierarchical_run.simulated_time);
+    }
+  }
+  TEST_CASE("rail:8:8 (DGX H100 links): hierarchical beats the ring by the factor of the two formulas") {
+    const double nv_alpha = 1e-6, nv_bw = 450e9, nic_lat = 2e-6, nic_bw = 50e9;
+    const int nodes = 8, gpus = 8, p = 64;
+    const size_t elements = 64 * 1024;
+    const double n = 1024.0 * 1024 * 1024;  // 1 GiB carried as 65536 elements
+    const double ring = 2.0 * (p - 1) * (4 * nic_lat + n / p / nic_bw);
+    const double hierarchical =
+        2.0 * (gpus - 1) * (nv_alpha + n / gpus / nv_bw) + 2.0 * (nodes - 1) * (2 * nic_lat + n / p / nic_bw);
+    auto on_rail = [&](Scenario& s) {
+      s.topology = "rail:8:8";
+      s.collective.size = n;
+      s.collective.carried_elements = elements;
+    };
+    const auto ring_run = timed_run("ring", p, elements, on_rail);
+    const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
+    CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
+    CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
+    MESSAGE("ring " << ring << " s, hierarchical " << hierarchical << " s, factor " << ring / hierarchical);
+    CHECK(ring_run.simulated_time / hierarchical_run.simulated_time == doctest::Approx(ring / hierarchical).epsilon(1e-9));
+    CHECK(ring / hierarchical > 3);
   }
   TEST_CASE("parameter-server on star:p: 2(alpha + (p-1) n/(SB)) for S = 1, 2, 3, p servers") {
     const double alpha = 2e-6, B = 10e9;

@@ -1,6 +1,7 @@
 // Generated and file platforms, built in child processes (one engine each): hosts in rank
 // order, link counts, and the latency and bottleneck bandwidth of the route between every
 // pair of hosts, against values worked out here from each topology's shape.
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <doctest/doctest.h>
@@ -123,6 +124,23 @@ std::vector<std::string> device_names(int nodes, int devices) {
   return names;
 }
 
+// rail:N:G: NVLink inside a node; the NICs of one rail; else both rails' uplinks too.
+RouteRule rail_rule(int nodes, int gpus, double nvlink_bw, double nvlink_lat, double nic_bw, double nic_lat,
+                    double oversub) {
+  return [=](int a, int b) {
+    if (a / gpus == b / gpus) return Expected{2 * nvlink_lat, nvlink_bw};
+    if (a % gpus == b % gpus) return Expected{2 * nic_lat, nic_bw};
+    return Expected{4 * nic_lat, std::min(nic_bw, nodes * nic_bw / oversub)};
+  };
+}
+
+std::vector<std::string> gpu_names(int nodes, int gpus) {
+  std::vector<std::string> names;
+  for (int i = 0; i < nodes; ++i)
+    for (int j = 0; j < gpus; ++j) names.push_back(fmt::format("node-{}-gpu-{}", i, j));
+  return names;
+}
+
 const std::string files = COLLSIM_SOURCE_DIR "/topologies/";
 
 }  // namespace
@@ -195,6 +213,74 @@ TEST_SUITE("sim") {
     }
   }
 
+  TEST_CASE("rail: node-major GPUs, NVLink inside a node, NICs on rails, uplinks between rails") {
+    // cables: an NVLink port and a NIC per GPU, an uplink per rail; 2 halves each, + loopback
+    auto links = [](int n, int g) { return static_cast<size_t>(2 * (2 * n * g + g) + 1); };
+    CHECK(check_platform("rail:4:8", gpu_names(4, 8), links(4, 8), rail_rule(4, 8, 450e9, 0.5e-6, 50e9, 2e-6, 1)) ==
+          "");
+    CHECK(check_platform("rail:3:5:100GBps:25GBps:1us:3us:2", gpu_names(3, 5), links(3, 5),
+                         rail_rule(3, 5, 100e9, 1e-6, 25e9, 3e-6, 2)) == "");
+    CHECK(check_platform("rail:2:3:100GBps:25GBps:1us:3us:4", gpu_names(2, 3), links(2, 3),
+                         rail_rule(2, 3, 100e9, 1e-6, 25e9, 3e-6, 4)) == "");
+    CHECK(check_platform("rail:1:4", gpu_names(1, 4), links(1, 4), rail_rule(1, 4, 450e9, 0.5e-6, 50e9, 2e-6, 1)) == "");
+    CHECK(check_platform("rail:5:1", gpu_names(5, 1), links(5, 1), rail_rule(5, 1, 450e9, 0.5e-6, 50e9, 2e-6, 1)) == "");
+    CHECK(check_platform("dgx-h100:2", gpu_names(2, 8), links(2, 8), rail_rule(2, 8, 450e9, 0.5e-6, 50e9, 2e-6, 1)) ==
+          "");
+    CHECK(check_platform("dgx-a100:3:2", gpu_names(3, 8), links(3, 8), rail_rule(3, 8, 300e9, 0.5e-6, 25e9, 2e-6, 2)) ==
+          "");
+  }
+
+  TEST_CASE("rail: route counts by kind, link names, the node property") {
+    const int n = 3, g = 4;
+    const ChildOutcome child = with_engine([&](sg4::Engine& engine) {
+      const PlatformInfo platform = build_platform(engine, fmt::format("rail:{}:{}", n, g), "");
+      std::map<std::string, int> kinds;  // the route's link names, with the GPU indices blanked
+      for (const sg4::Host* a : platform.hosts)
+        for (const sg4::Host* b : platform.hosts) {
+          if (a == b) continue;
+          std::vector<sg4::Link*> route;
+          a->route_to(b, route, nullptr);
+          std::string kind;
+          for (const sg4::Link* link : route) {
+            std::string name = link->get_name();
+            for (char& c : name)
+              if (std::isdigit(static_cast<unsigned char>(c))) c = '#';
+            kind += name + " ";
+          }
+          ++kinds[kind];
+        }
+      std::string out;
+      for (const auto& [kind, count] : kinds) out += fmt::format("{}= {}; ", kind, count);
+      for (const sg4::Host* host : platform.hosts) out += std::string(host->get_property("node")) + " ";
+      return out;
+    });
+    REQUIRE_MESSAGE(child.exit_code == 0, child.output);
+    std::string want = fmt::format("node-#-gpu-#_nic_UP node-#-gpu-#_nic_DOWN = {}; ", n * (n - 1) * g) +
+                       fmt::format("node-#-gpu-#_nic_UP rail-#_uplink_UP rail-#_uplink_DOWN node-#-gpu-#_nic_DOWN = {}; ",
+                                   n * g * (n - 1) * (g - 1)) +
+                       fmt::format("node-#-gpu-#_nvlink_UP node-#-gpu-#_nvlink_DOWN = {}; ", n * g * (g - 1));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < g; ++j) want += fmt::format("node-{} ", i);
+    CHECK(child.output == want);
+  }
+
+  TEST_CASE("leaf-spine: one NIC per host, uplinks of H x BW / OVERSUB") {
+    auto names = [](int leaves, int hosts) {
+      std::vector<std::string> all;
+      for (int i = 0; i < leaves; ++i)
+        for (int j = 0; j < hosts; ++j) all.push_back(fmt::format("leaf-{}-host-{}", i, j));
+      return all;
+    };
+    auto rule = [](int hosts, double bw, double lat, double oversub) {
+      return [=](int a, int b) {
+        if (a / hosts == b / hosts) return Expected{2 * lat, bw};
+        return Expected{4 * lat, std::min(bw, hosts * bw / oversub)};
+      };
+    };
+    CHECK(check_platform("leaf-spine:4:8", names(4, 8), 2 * (32 + 4) + 1, rule(8, B, L, 1)) == "");
+    CHECK(check_platform("leaf-spine:3:2:5GBps:2us:4", names(3, 2), 2 * (6 + 3) + 1, rule(2, 5e9, 2e-6, 4)) == "");
+  }
+
   TEST_CASE("rack: the slow host's routes have its bandwidth") {
     auto rack = [](int a, int b) { return Expected{2 * L, a == 3 || b == 3 ? 1.25e9 : B}; };
     CHECK(check_platform("rack:8:3:1.25GBps", host_names(8), 2 * 8 + 1, rack) == "");
@@ -205,7 +291,7 @@ TEST_SUITE("sim") {
 
   TEST_CASE("about 1024 hosts generate well under a second") {
     for (const char* topology : {"torus:32x32", "torus:16x8x8", "fat-tree:2:32,32:1,16:1,1", "dragonfly:8:16:8",
-                                 "nodes:128:8", "star:1024"}) {
+                                 "nodes:128:8", "star:1024", "dgx-h100:128", "leaf-spine:32:32"}) {
       CAPTURE(topology);
       const ChildOutcome child = with_engine([&](sg4::Engine& engine) {
         const auto start = std::chrono::steady_clock::now();

@@ -17,7 +17,9 @@ TEST_CASE("reduce-scatter and allgather are collectives with ring as default alg
   CHECK(parse_collective("allgather", "k") == Collective::allgather);
   CHECK(collective_name(Collective::reduce_scatter) == "reduce-scatter");
   CHECK(collective_names() ==
-        std::vector<std::string>{"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather"});
+        std::vector<std::string>{"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather", "alltoall"});
+  CHECK(default_algorithm(Collective::alltoall) == "pairwise");
+  CHECK(algorithm_names(Collective::alltoall) == std::vector<std::string>{"pairwise", "direct"});
   CHECK(default_algorithm(Collective::reduce_scatter) == "ring");
   CHECK(default_algorithm(Collective::allgather) == "ring");
   CHECK(default_algorithm(Collective::broadcast) == "binomial");

@@ -91,6 +91,38 @@ TEST_CASE("nodes: defaults, then INTRA_BW, NIC_BW, INTRA_LAT, NIC_LAT in this or
   CHECK(all.nic.latency == doctest::Approx(3e-6));
 }
 
+TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT, OVERSUB; the presets") {
+  const auto plain = parsed<RailSpec>("rail:4:8");
+  CHECK(plain.nodes == 4);
+  CHECK(plain.gpus == 8);
+  CHECK(plain.nvlink.bandwidth == 450e9);
+  CHECK(plain.nic.bandwidth == 400e9 / 8);
+  CHECK(plain.oversubscription == 1);
+  CHECK(plain.uplink().bandwidth == 4 * 50e9);
+  CHECK(plain.uplink().latency == plain.nic.latency);
+  const auto all = parsed<RailSpec>("rail:2:4:100GBps:200Gbps:1us:3us:2.5");
+  CHECK(all.nvlink.bandwidth == 100e9);
+  CHECK(all.nic.bandwidth == 25e9);
+  CHECK(all.nvlink.latency == doctest::Approx(1e-6));
+  CHECK(all.nic.latency == doctest::Approx(3e-6));
+  CHECK(all.uplink().bandwidth == 2 * 25e9 / 2.5);
+  const auto h100 = parsed<RailSpec>("dgx-h100:16");
+  CHECK(h100.nodes == 16);
+  CHECK(h100.gpus == 8);
+  CHECK(h100.nvlink.bandwidth == 450e9);
+  CHECK(h100.nic.bandwidth == 50e9);
+  const auto a100 = parsed<RailSpec>("dgx-a100:2:4");
+  CHECK(a100.gpus == 8);
+  CHECK(a100.nvlink.bandwidth == 300e9);
+  CHECK(a100.nic.bandwidth == 25e9);
+  CHECK(a100.oversubscription == 4);
+  const auto spine = parsed<LeafSpineSpec>("leaf-spine:4:16:12.5GBps:2us:3");
+  CHECK(spine.leaves == 4);
+  CHECK(spine.hosts == 16);
+  CHECK(spine.uplink().bandwidth == doctest::Approx(16 * 12.5e9 / 3));
+  CHECK(spine.uplink().latency == doctest::Approx(2e-6));
+}
+
 TEST_CASE("files are not generators") {
   CHECK_FALSE(parse_generator("topologies/torus-4x4.xml", "topology").has_value());
   CHECK_FALSE(parse_generator("torus-4x4.xml", "topology").has_value());
@@ -126,6 +158,13 @@ TEST_CASE("bad input: one message naming the field, the string, the syntax and a
       {"dragonfly:4:4:0", "N '0' must be an integer from 1 to 1000000"},
       {"nodes:4", "1 parameter given, nodes takes 2 to 6"},
       {"nodes:4:8:100GBps:12.5GBps:-1us", "INTRA_LAT: '-1us' is negative"},
+      {"rail:4", "1 parameter given, rail takes 2 to 7"},
+      {"rail:4:8:1GBps:1GBps:1us:1us:0.5", "OVERSUB '0.5' must be a number from 1 (non-blocking) to 1000"},
+      {"rail:4:8:1GBps:1GBps:1us:1us:x", "OVERSUB 'x' must be a number"},
+      {"rail:1000:1000", "4002001 links is too many"},
+      {"dgx-h100:0", "N '0' must be an integer from 1 to 125000"},
+      {"dgx-a100:2:1:1", "3 parameters given, dgx-a100 takes 1 to 2"},
+      {"leaf-spine:4:8:1GBps:1us:nan", "OVERSUB 'nan' must be a number"},
   };
   for (const auto& [text, problem] : cases) {
     CAPTURE(text);
@@ -141,5 +180,5 @@ TEST_CASE("bad input: one message naming the field, the string, the syntax and a
 TEST_CASE("an unknown generator is named, with the allowed families") {
   CHECK(error_of("tours:4x4") ==
         "topology: unknown generator 'tours' in 'tours:4x4' (did you mean 'torus'?); allowed: star, rack, fat-tree, "
-        "torus, dragonfly, nodes (or a platform file; `collsim list topologies`)");
+        "torus, dragonfly, nodes, rail, dgx-h100, dgx-a100, leaf-spine (or a platform file; `collsim list topologies`)");
 }

@@ -47,6 +47,6 @@ TEST_CASE("unknown op and dtype names") {
   CHECK_THROWS_WITH_AS(parse_op("summ", "collective.op"),
                        "collective.op: unknown op 'summ' (did you mean 'sum'?); allowed: sum, prod, min, max, avg",
                        InputError);
-  CHECK_THROWS_AS(parse_dtype("float16", "collective.dtype"), InputError);
+  CHECK_THROWS_AS(parse_dtype("fp16", "collective.dtype"), InputError);
   CHECK(parse_dtype("int32", "f") == Dtype::int32);
 }

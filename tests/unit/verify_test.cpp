@@ -44,3 +44,23 @@ TEST_CASE("reduce checks only the root; broadcast needs the root's exact input")
   CHECK_FALSE(verify_results(Collective::broadcast, OpKind::sum, 1, filled(3, 2, 2.001L), input).verified);
   CHECK(verify_results(Collective::broadcast, OpKind::sum, 1, filled(3, 2, 2), input).verified);
 }
+
+TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own; one wrong element fails") {
+  // 3 ranks of 7 elements: blocks of 2 at 0, 2, 4; element 6 is no block. Rank j's
+  // element i is 10 j + i.
+  auto input_of = [](int rank, Buffer& b) {
+    for (size_t i = 0; i < b.size(); ++i) b.set(i, 10 * rank + static_cast<int>(i));
+  };
+  std::vector<Buffer> results;
+  for (int r = 0; r < 3; ++r) {
+    results.emplace_back(Dtype::int32, 7);
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k) results.back().set(static_cast<size_t>(2 * j + k), 10 * j + 2 * r + k);
+    results.back().set(6, 10 * r + 6);
+  }
+  CHECK(verify_results(Collective::alltoall, OpKind::sum, 0, results, input_of).verified);
+  results[1].set(6, 6);  // rank 0's tail, not rank 1's
+  const auto v = verify_results(Collective::alltoall, OpKind::sum, 0, results, input_of);
+  CHECK_FALSE(v.verified);
+  CHECK(v.failure == "rank 1 element 6: got 6, expected 16 (rank 1's element 6)");
+}

@@ -1,0 +1,120 @@
+#include "report/size_table.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "run/run_scenario.hpp"
+#include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+
+std::vector<double> parse_size_range(const std::string& text, const std::string& field) {
+  const auto fail = [&](const std::string& problem) -> InputError {
+    return InputError(fmt::format("{}: '{}': {}; give FROM:TO:xFACTOR, e.g. 8B:1GiB:x2", field, text, problem));
+  };
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ':');) parts.push_back(part);
+  if (parts.size() != 3) throw fail(fmt::format("{} part{} given, 3 expected", parts.size(), parts.size() == 1 ? "" : "s"));
+  const double from = parse_size(parts[0], field), to = parse_size(parts[1], field);
+  int factor = 0;
+  const std::string& f = parts[2];
+  const auto [end, error] = f.size() > 1 ? std::from_chars(f.data() + 1, f.data() + f.size(), factor)
+                                         : std::from_chars_result{f.data(), std::errc::invalid_argument};
+  if (f.empty() || f[0] != 'x' || error != std::errc() || end != f.data() + f.size() || factor < 2 || factor > 1024)
+    throw fail(fmt::format("the factor '{}' must be x and a whole number from 2 to 1024", f));
+  if (from <= 0) throw fail("FROM must be > 0 bytes");
+  if (to < from) throw fail("TO is smaller than FROM");
+  std::vector<double> sizes;
+  for (double size = from; size <= to * (1 + 1e-12); size *= factor) sizes.push_back(size);
+  if (sizes.size() > 64) throw fail(fmt::format("{} sizes; at most 64", sizes.size()));
+  return sizes;
+}
+
+namespace {
+
+// One row of the table, as nccl-tests names its columns.
+struct Row {
+  double size = 0;
+  double count = 0;
+  std::string type, redop;
+  double time_us = 0, algbw = 0, busbw = 0;  // GB/s (10^9 bytes/s), as nccl-tests
+  bool verified = false;
+  std::string error;  // the child failed
+};
+
+Row row_of(const Scenario& scenario, const ChildOutcome& outcome) {
+  Row row;
+  row.size = scenario.collective.size;
+  row.count = scenario.collective.size / static_cast<double>(dtype_size(scenario.collective.dtype));
+  row.type = std::string(dtype_name(scenario.collective.dtype));
+  const Collective kind = scenario.collective.kind;
+  const bool reduces = kind == Collective::allreduce || kind == Collective::reduce || kind == Collective::reduce_scatter;
+  row.redop = reduces ? std::string(op_name(scenario.collective.op)) : "none";
+  if (outcome.exit_code != 0) {
+    row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
+    return row;
+  }
+  const auto metrics = nlohmann::json::parse(outcome.output);
+  row.time_us = metrics["collective_time"].get<double>() * 1e6;
+  row.algbw = metrics["algbw"].get<double>() / 1e9;
+  row.busbw = metrics["busbw"].get<double>() / 1e9;
+  row.verified = metrics["verified"].get<bool>() && !metrics["stalled"].get<bool>();
+  return row;
+}
+
+// #wrong: nccl-tests counts wrong elements; collsim knows whether every element was within
+// its tolerance, so 0 or "fail".
+std::string wrong_of(const Row& row) { return row.verified ? "0" : "fail"; }
+
+}  // namespace
+
+int run_size_table(const std::vector<Scenario>& sizes, const SizeTableOptions& options) {
+  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Row> rows(sizes.size());
+  run_children(
+      sizes.size(), jobs, [&sizes](size_t i) { return run_metrics(sizes[i]).dump(); },
+      [&](size_t i, const ChildOutcome& outcome, double) { rows[i] = row_of(sizes[i], outcome); }, [] { return false; });
+
+  const Scenario& first = sizes.front();
+  std::string table = fmt::format(
+      "# collsim {} / {}, {} on {}, {} network\n", collective_name(first.collective.kind), first.collective.algorithm,
+      first.workers ? fmt::format("{} ranks", *first.workers) : "every host", first.topology.empty() ? "star:8" : first.topology,
+      network_model_name(first.network));
+  table += fmt::format("#{:>12} {:>12} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7}\n", "size", "count", "type", "redop",
+                       "time", "algbw", "busbw", "#wrong");
+  table += fmt::format("#{:>12} {:>12} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7}\n", "(B)", "(elements)", "", "", "(us)",
+                       "(GB/s)", "(GB/s)", "");
+  std::string csv = "size,count,type,redop,time_us,algbw_GBps,busbw_GBps,wrong\n";
+  double busbw_sum = 0;
+  bool all_good = true;
+  for (const Row& row : rows) {
+    if (!row.error.empty()) {
+      table += fmt::format(" {:>12.0f} {:>12.0f} {:>9} {:>6}  failed: {}\n", row.size, row.count, row.type, row.redop,
+                           row.error);
+      csv += fmt::format("{:.0f},{:.0f},{},{},,,,fail\n", row.size, row.count, row.type, row.redop);
+      all_good = false;
+      continue;
+    }
+    all_good = all_good && row.verified;
+    busbw_sum += row.busbw;
+    table += fmt::format(" {:>12.0f} {:>12.0f} {:>9} {:>6} {:>11.2f} {:>8.2f} {:>8.2f} {:>7}\n", row.size, row.count,
+                         row.type, row.redop, row.time_us, row.algbw, row.busbw, wrong_of(row));
+    csv += fmt::format("{:.0f},{:.0f},{},{},{:.17g},{:.17g},{:.17g},{}\n", row.size, row.count, row.type, row.redop,
+                       row.time_us, row.algbw, row.busbw, wrong_of(row));
+  }
+  // nccl-tests averages the busbw of every size printed
+  table += fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", busbw_sum / static_cast<double>(rows.size()));
+  if (!options.csv_path.empty()) write_file_atomically(options.csv_path, csv, "--csv");
+  if (!options.quiet) std::cout << table;
+  return all_good ? 0 : 1;
+}
+
+}  // namespace collsim
