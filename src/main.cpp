@@ -90,8 +90,12 @@ int main(int argc, char** argv) {
   run->add_option("--html", run_request.html_path, "Write a self-contained HTML report of the run");
   run->add_option("--perfetto", run_request.perfetto_path,
                   "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
-  run->add_option("--detail", detail, "full: list every message in the trace, however many")
-      ->check(CLI::IsMember({"full"}));
+  std::string kept_messages;
+  run->add_option("--messages", kept_messages,
+                  "Single messages kept for the trace's list, timeline arrows, step-through and Perfetto flows: "
+                  "all, none or N (default 20000). A run with more lists one entry per step and keeps the first N "
+                  "as a sample; totals per step, rank and link always count every message");
+  run->add_option("--detail", detail, "full: the same as --messages all")->check(CLI::IsMember({"full"}));
   run->add_flag("--quiet,-q", run_request.quiet, "Print nothing but errors");
   run->add_flag("--baseline", run_request.baseline,
                 "Also run the scenario without its faults and report the time lost to them");
@@ -219,7 +223,10 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) {
       run_flags.append_overrides(run_request.overrides);
-      run_request.full_detail = detail == "full";
+      if (detail == "full" && !kept_messages.empty())
+        throw collsim::InputError("--detail full is --messages all: give one of them");
+      if (detail == "full") kept_messages = "all";
+      if (!kept_messages.empty()) run_request.kept_messages = collsim::parse_kept_messages(kept_messages);
       return collsim::command_run(run_request);
     }
     if (validate->parsed()) {

@@ -22,6 +22,7 @@ struct Packet {
   const char* phase = "";
   int epoch = 0;
   int round = 0;
+  uint64_t ticket = 0;  // from MessageLog::post
 };
 
 struct PendingTransfer {
@@ -64,8 +65,9 @@ int Comm::locality(int rank) const { return group_->locality(rank); }
 
 Request Comm::isend(int dst, View data) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
-  auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),
-                            step_, phase_, group_->epoch(), round_};
+  const double now = sg4::Engine::get_clock();
+  auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), now, step_, phase_,
+                            group_->epoch(), round_, group_->log().post(now)};
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
@@ -123,7 +125,8 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
   group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
                      std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
-                     packet->round});
+                     packet->round},
+                    packet->ticket, sg4::Engine::get_clock());
 }
 
 void Comm::wait_all(std::vector<Request>& requests) {

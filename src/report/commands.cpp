@@ -112,6 +112,7 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
     SimOptions options;
     options.cfg = cfg;
     options.auto_simulated = auto_trials;
+    options.kept_messages = 0;
     const SimResult result = run_simulation(twin, options);
     nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
     for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
@@ -144,10 +145,11 @@ std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vect
 }
 
 RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg, const std::optional<Baseline>& twin,
-                   const std::vector<AutoCandidate>& trials) {
+                   const std::vector<AutoCandidate>& trials, uint64_t kept_messages) {
   SimOptions options;
   options.cfg = cfg;
   options.auto_simulated = trials;
+  options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
   if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
@@ -165,7 +167,7 @@ RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg
 }  // namespace
 
 nlohmann::json run_metrics(const Scenario& scenario) {
-  const RunOutcome run = execute(scenario, {}, std::nullopt, auto_trials(scenario, {}));
+  const RunOutcome run = execute(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);
   const RunSummary& s = run.summary;
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
@@ -201,20 +203,31 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
           {"round_times", rounds}};
 }
 
+uint64_t parse_kept_messages(const std::string& text) {
+  if (text == "all") return keep_every_message;
+  if (text == "none") return 0;
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) throw InputError(fmt::format("--messages: '{}' is not all, none or a number of messages", text));
+  return std::stoull(text);
+}
+
 int command_run(const RunRequest& request) {
   const Scenario scenario = load_scenario(request);
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);
   std::optional<Baseline> twin;
   if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg, trials);
-  const RunOutcome run = execute(scenario, request.cfg, twin, trials);
+  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
+  // Single messages are only kept for a trace or a picture.
+  const bool drawn = !request.trace_path.empty() || pictures.any();
+  const RunOutcome run = execute(scenario, request.cfg, twin, trials, drawn ? request.kept_messages : 0);
   const SimResult& result = run.result;
   for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
-  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
-  if (!request.trace_path.empty() || pictures.any()) {
+  if (drawn) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
-    const nlohmann::json trace = build_trace(traced, result, run.summary, request.full_detail);
+    const nlohmann::json trace = build_trace(traced, result, run.summary);
     if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
     // The pictures are drawn from the trace, as `collsim render` draws them from its file.
     if (pictures.any()) viz::write_pictures(viz::read_trace(trace, "the run's trace"), pictures);

@@ -387,6 +387,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
   static LinkUsageRecorder link_usage;
   link_usage.start(hosts);
+  state.messages.set_limit(options.kept_messages);
+  state.messages.observe(&link_usage);
   engine->run();
   if (state.failure) std::rethrow_exception(state.failure);
   collect_results(state, result);
