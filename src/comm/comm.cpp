@@ -51,6 +51,17 @@ CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem,
     : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
       mailboxes_(members_.size() * members_.size(), nullptr) {}
 
+CommGroup::~CommGroup() {
+  for (Packet* packet : spare_packets_) delete packet;
+}
+
+Packet* CommGroup::new_packet() {
+  if (spare_packets_.empty()) return new Packet;
+  Packet* packet = spare_packets_.back();
+  spare_packets_.pop_back();
+  return packet;
+}
+
 sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
   sg4::Mailbox*& slot = mailboxes_[static_cast<size_t>(src) * members_.size() + static_cast<size_t>(dst)];
   if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, world_rank(src), world_rank(dst)));
@@ -66,8 +77,14 @@ int Comm::locality(int rank) const { return group_->locality(rank); }
 Request Comm::isend(int dst, View data) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
   const double now = sg4::Engine::get_clock();
-  auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), now, step_, phase_,
-                            group_->epoch(), round_, group_->log().post(now)};
+  Packet* packet = group_->new_packet();
+  packet->data.assign(data.data, data.data + data.bytes());
+  packet->posted = now;
+  packet->step = step_;
+  packet->phase = phase_;
+  packet->epoch = group_->epoch();
+  packet->round = round_;
+  packet->ticket = group_->log().post(now);
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
@@ -114,9 +131,11 @@ Packet* Comm::receive_packet(int src) {
   return packet;
 }
 
-// Checks, copies into place and records a message that has arrived, then frees it.
+// Checks, copies into place and records a message that has arrived, then gives its packet
+// back to the group for reuse.
 void Comm::deliver(Packet* arrived, int src, View into, double posted, double arrival) {
-  std::unique_ptr<Packet> packet(arrived);
+  auto give_back = [this](Packet* packet) { group_->recycle(packet); };
+  std::unique_ptr<Packet, decltype(give_back)> packet(arrived, give_back);
   if (packet->epoch != group_->epoch())
     throw std::logic_error(fmt::format("message of epoch {} delivered in epoch {}", packet->epoch, group_->epoch()));
   if (packet->data.size() != into.bytes())

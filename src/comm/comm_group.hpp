@@ -14,6 +14,8 @@ class Mailbox;
 
 namespace collsim {
 
+struct Packet;
+
 // Whom a rank is blocked on, for the stall report of a run that never completes.
 struct WaitState {
   int peer = -1;             // world rank, -1 when not waiting
@@ -24,6 +26,9 @@ struct WaitState {
 class CommGroup {
 public:
   CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log);
+  ~CommGroup();
+  CommGroup(const CommGroup&) = delete;
+  CommGroup& operator=(const CommGroup&) = delete;
 
   int epoch() const { return epoch_; }
   int size() const { return static_cast<int>(members_.size()); }
@@ -53,6 +58,11 @@ public:
   // an abandoned epoch can never be matched in a new one. Looked up once, then cached.
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
 
+  // Packets are reused once delivered (their buffers keep their capacity), so that a
+  // message costs no allocation.
+  Packet* new_packet();
+  void recycle(Packet* packet) { spare_packets_.push_back(packet); }
+
   // Where ranks note what they block on (indexed by world rank); optional.
   void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
   void note_wait(int group_rank, int peer_group_rank, const char* what, double now) {
@@ -71,6 +81,7 @@ private:
   double timeout_ = -1;
   double overhead_ = 0;
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  std::vector<Packet*> spare_packets_;
   std::vector<WaitState>* waits_ = nullptr;
 };
 

@@ -38,10 +38,13 @@ StepTotals& MessageLog::step_of(const MessageRecord& m) {
     if (last_phase == m.phase || std::strcmp(last_phase, m.phase) == 0) return steps_[last_step_];
   }
   const StepKey key{m.round, m.epoch, phase_id(m.phase), m.step};
-  auto [it, added] = step_index_.try_emplace(key, static_cast<uint32_t>(steps_.size()));
-  if (added) steps_.push_back({m.round, m.epoch, m.step, phases_[static_cast<size_t>(key.phase)], 0, 0, m.start, m.end});
+  auto found = step_index_.find(key);
+  if (found == step_index_.end()) {
+    found = step_index_.emplace(key, static_cast<uint32_t>(steps_.size())).first;
+    steps_.push_back({m.round, m.epoch, m.step, phases_[static_cast<size_t>(key.phase)], 0, 0, m.start, m.end});
+  }
   last_key_ = key;
-  last_step_ = it->second;
+  last_step_ = found->second;
   return steps_[last_step_];
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <simgrid/s4u/Engine.hpp>
@@ -52,12 +53,24 @@ void spread_over_bins(std::vector<double>& series, double width, double from, do
 
 // Edges are swept in time order, ends before starts at equal times: a message that ends
 // when another starts does not overlap it.
+void LinkUsageRecorder::Traffic::add(Edge edge) {
+  auto in_order = [](const Edge& a, const Edge& b) { return a.time < b.time || (a.time == b.time && a.delta <= b.delta); };
+  if (pending.empty() || in_order(pending.back(), edge)) {
+    pending.push_back(edge);
+    return;
+  }
+  auto position = std::prev(pending.end());
+  while (position != pending.begin()) {
+    if (in_order(*std::prev(position), edge)) break;
+    --position;
+  }
+  pending.insert(position, edge);
+}
+
 void LinkUsageRecorder::Traffic::sweep(double before) {
-  auto later = [](const Edge& a, const Edge& b) { return a.time > b.time || (a.time == b.time && a.delta > b.delta); };
   while (!pending.empty() && pending.front().time < before) {
-    std::pop_heap(pending.begin(), pending.end(), later);
-    const Edge edge = pending.back();
-    pending.pop_back();
+    const Edge edge = pending.front();
+    pending.pop_front();
     if (edge.delta > 0 && active == 0) busy_since = edge.time;
     active += edge.delta;
     if (active > peak_flows) {
@@ -118,11 +131,13 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
   }
   if (traffic.series_level == series_level_) return;
   const size_t merged = size_t{1} << std::min(series_level_ - traffic.series_level, 30);
-  for (size_t bin = 0; bin < traffic.series.size(); ++bin) {
+  const size_t bins = traffic.series.size();
+  for (size_t bin = 0; bin * merged < bins; ++bin) {
     double sum = 0;
-    for (size_t k = bin * merged; k < (bin + 1) * merged && k < traffic.series.size(); ++k) sum += traffic.series[k];
+    for (size_t k = bin * merged; k < std::min(bins, (bin + 1) * merged); ++k) sum += traffic.series[k];
     traffic.series[bin] = sum;
   }
+  std::fill(traffic.series.begin() + static_cast<long>((bins + merged - 1) / merged), traffic.series.end(), 0.0);
   traffic.series_level = series_level_;
 }
 
@@ -137,13 +152,10 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     Traffic& traffic = traffic_[index];
     traffic.bytes += message.bytes;
     ++traffic.flows;
-    auto later = [](const Edge& a, const Edge& b) { return a.time > b.time || (a.time == b.time && a.delta > b.delta); };
-    traffic.pending.push_back({message.start, +1});
-    std::push_heap(traffic.pending.begin(), traffic.pending.end(), later);
-    traffic.pending.push_back({message.end, -1});
-    std::push_heap(traffic.pending.begin(), traffic.pending.end(), later);
+    traffic.add({message.start, +1});
+    traffic.add({message.end, -1});
     traffic.sweep(settled);
-    catch_up(traffic);
+    if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
     spread_over_bins(traffic.series, width, from, message.end, static_cast<double>(message.bytes));
   }
 }

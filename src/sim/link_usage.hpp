@@ -6,6 +6,7 @@
 // not with the messages; it only reads what the simulation did, so it cannot change its
 // timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -76,7 +77,7 @@ private:
     const simgrid::s4u::Link* link;
     uint64_t bytes = 0;
     size_t flows = 0;
-    std::vector<Edge> pending;  // a heap, earliest first
+    std::deque<Edge> pending;  // in sweep order (they arrive nearly sorted)
     int active = 0;
     double busy_since = 0, busy_time = 0;
     int peak_flows = 0;
@@ -84,6 +85,7 @@ private:
     std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit_
     int series_level = 0;
 
+    void add(Edge edge);
     void sweep(double before);
   };
 
