@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   run->add_option("--perfetto", run_request.perfetto_path,
                   "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
   std::string kept_messages;
-  run->add_option("--messages", kept_messages,
+  CLI::Option* messages_option = run->add_option("--messages", kept_messages,
                   "Single messages kept for the trace's list, timeline arrows, step-through and Perfetto flows: "
                   "all, none or N (default 20000). A run with more lists one entry per step and keeps the first N "
                   "as a sample; totals per step, rank and link always count every message");
@@ -223,10 +223,11 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) {
       run_flags.append_overrides(run_request.overrides);
-      if (detail == "full" && !kept_messages.empty())
+      const bool messages_given = messages_option->count() > 0;
+      if (detail == "full" && messages_given)
         throw collsim::InputError("--detail full is --messages all: give one of them");
-      if (detail == "full") kept_messages = "all";
-      if (!kept_messages.empty()) run_request.kept_messages = collsim::parse_kept_messages(kept_messages);
+      if (detail == "full") run_request.kept_messages = collsim::keep_every_message;
+      if (messages_given) run_request.kept_messages = collsim::parse_kept_messages(kept_messages);
       return collsim::command_run(run_request);
     }
     if (validate->parsed()) {

@@ -185,6 +185,9 @@ TraceView read_trace(const json& trace, const std::string& source) {
     view.messages.push_back(message);
   }
 
+  if (view.per_step && trace.contains("message_sample"))
+    view.sample_kept = read.count(read.field(trace, "message_sample", ""), "kept", "message_sample");
+
   const json& rounds = read.array(trace, "rounds", "");
   for (size_t i = 0; i < rounds.size(); ++i) {
     const std::string path = fmt::format("rounds[{}]", i);
@@ -274,6 +277,14 @@ TraceView read_trace(const json& trace, const std::string& source) {
 std::string describe_run(const TraceView& trace) {
   return fmt::format("{} / {}, {} rank{}, {} per rank", trace.kind, trace.algorithm, trace.workers,
                      trace.workers == 1 ? "" : "s", short_size(trace.size));
+}
+
+std::string describe_sample(const TraceView& trace) {
+  std::string text = "the trace lists one entry per step";
+  if (trace.sample_kept && *trace.sample_kept > 0)
+    text += fmt::format(" and keeps the first {} of {} messages as a sample", thousands(*trace.sample_kept),
+                        thousands(trace.message_count));
+  return text + " (collsim run --messages all lists every message)";
 }
 
 std::string describe_outcome(const TraceView& trace) {
