@@ -2,7 +2,9 @@
 // The state that the ranks of one group (one epoch) share: who is in it, the mailboxes
 // between them, how carried elements scale to simulated bytes, and the message log.
 // Internal to comm/ and sim/: algorithms only ever see Comm.
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -55,7 +57,8 @@ public:
   bool cancel_abandoned() const { return timeout_ >= 0; }
 
   // One mailbox per ordered (src, dst) pair, named after the epoch so that a message of
-  // an abandoned epoch can never be matched in a new one. Looked up once, then cached.
+  // an abandoned epoch can never be matched in a new one. Looked up once, then cached; a
+  // rank's last pair each way is tried first (a ring rank always sends right, hears left).
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
 
   // Packets are reused once delivered (their buffers keep their capacity), so that a
@@ -80,7 +83,12 @@ private:
   MessageLog* log_;
   double timeout_ = -1;
   double overhead_ = 0;
-  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  struct LastMailbox {
+    int peer = -1;
+    simgrid::s4u::Mailbox* mailbox = nullptr;
+  };
+  std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::vector<LastMailbox> last_sent_, last_received_;  // by group rank
   std::vector<Packet*> spare_packets_;
   std::vector<WaitState>* waits_ = nullptr;
 };
