@@ -16,7 +16,9 @@
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
 #include "report/compare.hpp"
-#include "report/summary.hpp"
+#include "run/metrics.hpp"
+#include "run/run_scenario.hpp"
+#include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/input_data.hpp"
@@ -100,102 +102,16 @@ std::vector<fs::path> files_in(const fs::path& folder, const std::string& extens
 
 }  // namespace
 
-namespace {
-
-// The same scenario without faults, run in a child process (one engine per process).
-Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg,
-                             const std::vector<AutoCandidate>& auto_trials) {
-  Scenario twin = scenario;
-  twin.faults.clear();
-  twin.recovery.policy = RecoveryPolicy::none;
-  const ChildOutcome outcome = run_in_child([&] {
-    SimOptions options;
-    options.cfg = cfg;
-    options.auto_simulated = auto_trials;
-    options.kept_messages = 0;
-    const SimResult result = run_simulation(twin, options);
-    nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
-    for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
-    return out.dump();
-  });
-  if (outcome.exit_code != 0) throw InputError(fmt::format("--baseline: the fault-free run failed: {}", outcome.output));
-  const auto out = nlohmann::json::parse(outcome.output);
-  Baseline baseline;
-  baseline.simulated_time = out["simulated_time"].get<double>();
-  for (const auto& duration : out["rounds"]) baseline.round_times.push_back(duration.get<double>());
-  return baseline;
-}
-
-}  // namespace
-
-namespace {
-
-// A run from scenario to summary (the steps `run` and `baseline` share).
-struct RunOutcome {
-  SimResult result;
-  Verification verification;
-  RunSummary summary;
-};
-
-// --algorithm auto --auto simulate: the trials of every candidate, run before this
-// process makes its engine (empty otherwise: auto then goes by the formulas).
-std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vector<std::string>& cfg) {
-  if (scenario.collective.algorithm != "auto" || scenario.collective.auto_by != "simulate") return {};
-  return simulate_candidates(scenario, cfg);
-}
-
-RunOutcome execute(const Scenario& scenario, const std::vector<std::string>& cfg, const std::optional<Baseline>& twin,
-                   const std::vector<AutoCandidate>& trials, uint64_t kept_messages) {
-  SimOptions options;
-  options.cfg = cfg;
-  options.auto_simulated = trials;
-  options.kept_messages = kept_messages;
-  RunOutcome run{run_simulation(scenario, options), {}, {}};
-  if (run.result.stall.empty()) {
-    const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
-    run.verification =
-        verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results,
-                       [&](int rank, Buffer& buf) { buf = run.result.inputs[static_cast<size_t>(rank)]; });
-  } else {
-    run.verification.verified = false;
-    run.verification.failure = "the run did not complete";
-  }
-  run.summary = summarize(scenario.collective.kind, run.result, run.verification, twin);
-  return run;
-}
-
-}  // namespace
-
-nlohmann::json run_metrics(const Scenario& scenario) {
-  const RunOutcome run = execute(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);
-  const RunSummary& s = run.summary;
-  nlohmann::json rounds = nlohmann::json::array();
-  for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
-  return {{"simulated_time", s.simulated_time},
-          {"collective_time", s.collective_time},
-          {"model_time", s.model_time},
-          {"lower_bound", s.bound.value()},
-          {"algbw", s.algbw},
-          {"busbw", s.busbw},
-          {"efficiency", s.efficiency},
-          {"topology_bound", s.topology_bound},
-          {"topology_efficiency", s.topology_efficiency},
-          {"message_count", s.message_count},
-          {"verified", s.verification.verified},
-          {"models_identical", run.result.models_identical},
-          {"rounds_completed", run.result.rounds_completed},
-          {"stalled", !run.result.stall.empty()},
-          {"round_times", rounds}};
-}
-
 nlohmann::json baseline_of_scenario(const std::string& path) {
   RunRequest request;
   request.scenario_path = path;
   const Scenario scenario = load_scenario(request);
   nlohmann::json metrics = run_metrics(scenario);
   nlohmann::json rounds = metrics["round_times"];
-  for (const char* informational : {"round_times", "model_time", "lower_bound", "topology_bound", "topology_efficiency"})
-    metrics.erase(informational);
+  // A baseline keeps what compare compares: informational figures would only add noise.
+  metrics.erase("round_times");
+  for (const Metric& metric : metric_table())
+    if (metric.better == Better::informational) metrics.erase(metric.name);
   return {{"format", baseline_format},
           {"identity", scenario.name},
           {"collsim_version", COLLSIM_VERSION},
@@ -220,7 +136,7 @@ int command_run(const RunRequest& request) {
   const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
   // Single messages are only kept for a trace or a picture.
   const bool drawn = !request.trace_path.empty() || pictures.any();
-  const RunOutcome run = execute(scenario, request.cfg, twin, trials, drawn ? request.kept_messages : 0);
+  const RunOutcome run = execute_run(scenario, request.cfg, twin, trials, drawn ? request.kept_messages : 0);
   const SimResult& result = run.result;
   for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
   if (drawn) {
@@ -286,10 +202,17 @@ int command_validate(const RunRequest& request) {
 
 int command_list(const std::string& what) {
   const fs::path root(COLLSIM_SOURCE_DIR);
-  const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios", "sweeps"};
+  const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios", "sweeps", "metrics"};
   if (!what.empty() && std::find(kinds.begin(), kinds.end(), what) == kinds.end())
     throw InputError(fmt::format("list: unknown list '{}'{}; allowed: {}", what, did_you_mean(what, kinds), join(kinds)));
 
+  if (what == "metrics") {
+    std::cout << fmt::format("{:<20} {:<8} {:<14} {}\n", "METRIC", "UNIT", "BETTER", "MEANING");
+    for (const Metric& metric : metric_table())
+      std::cout << fmt::format("{:<20} {:<8} {:<14} {}{}\n", metric.name, metric_unit_name(metric.unit),
+                               better_name(metric.better), metric.description,
+                               metric.needs_baseline ? " (only with --baseline)" : "");
+  }
   if (what.empty() || what == "algorithms") {
     size_t kind_width = 0, name_width = 0;
     for (const auto& a : all_algorithms()) {

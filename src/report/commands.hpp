@@ -33,11 +33,6 @@ struct RenderRequest {
 };
 int command_render(const RenderRequest& request);
 
-struct Scenario;
-// Runs a scenario and returns its metrics (summary figures, verified, round times); one
-// engine: call in a process of its own.
-nlohmann::json run_metrics(const Scenario& scenario);
-
 // Runs a scenario file and returns its baseline (collsim-baseline/1); one engine: call in
 // a process of its own.
 nlohmann::json baseline_of_scenario(const std::string& path);

@@ -9,10 +9,13 @@
 #include <set>
 #include <sstream>
 
+#include "run/metrics.hpp"
+#include "sweep/results.hpp"
 #include "util/csv.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
+#include "viz/trace_view.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -20,21 +23,10 @@ using nlohmann::json;
 namespace collsim {
 namespace {
 
-// The metrics compared, and which way is better.
-enum class Better { lower, higher };
-const std::map<std::string, Better>& known_metrics() {
-  static const std::map<std::string, Better> metrics{
-      {"simulated_time", Better::lower}, {"collective_time", Better::lower}, {"time_lost", Better::lower},
-      {"message_count", Better::lower},  {"stalled", Better::lower},         {"algbw", Better::higher},
-      {"busbw", Better::higher},         {"efficiency", Better::higher},     {"verified", Better::higher},
-      {"models_identical", Better::higher}, {"rounds_completed", Better::higher}};
-  return metrics;
-}
-
-std::vector<std::string> metric_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, better] : known_metrics()) names.push_back(name);
-  return names;
+// The metric compared under this name (run/metrics.hpp), or nullptr.
+const Metric* compared_metric(const std::string& name) {
+  const Metric* metric = find_metric(name);
+  return metric != nullptr && metric->better != Better::informational ? metric : nullptr;
 }
 
 std::string read_text(const fs::path& path, const std::string& field) {
@@ -46,7 +38,7 @@ std::string read_text(const fs::path& path, const std::string& field) {
 }
 
 void take_metrics(const json& object, MetricSet& set) {
-  for (const auto& [name, better] : known_metrics()) {
+  for (const std::string& name : compared_metric_names()) {
     if (!object.contains(name)) continue;
     const json& value = object[name];
     if (value.is_boolean()) set.metrics[name] = value.get<bool>() ? 1 : 0;
@@ -54,24 +46,24 @@ void take_metrics(const json& object, MetricSet& set) {
   }
 }
 
-// A result row's identity: its non-metric columns, in column order.
+// A result row's identity: its axis columns, in column order (not the metrics, nor what
+// the sweep adds to every row: its point number, status, error and wall time).
 std::string row_identity(const std::vector<std::pair<std::string, std::string>>& columns) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : columns)
-    if (!known_metrics().count(name) && name != "wall_time" && name != "error" && name != "status" &&
-        name != "point" && name != "model_time" && name != "lower_bound" && name != "topology_bound" &&
-        name != "topology_efficiency")
-      parts.push_back(name + "=" + value);
+    if (find_metric(name) == nullptr && !is_result_bookkeeping_column(name)) parts.push_back(name + "=" + value);
   return join(parts, ", ");
 }
 
 std::vector<MetricSet> from_json(const json& document, const std::string& source, const std::string& field) {
   std::vector<MetricSet> sets;
   const std::string format = document.is_object() ? document.value("format", "") : "";
-  if (format == "collsim-trace/1") {
-    MetricSet set{document["scenario"].value("name", source), source, {}};
-    take_metrics(document["summary"], set);
-    set.metrics["stalled"] = document["summary"].contains("stalled") ? 1 : 0;
+  if (format.rfind("collsim-trace/", 0) == 0) {
+    // Traces are read by the one trace reader that the pictures use too.
+    const viz::TraceView trace = viz::read_trace(document, source);
+    MetricSet set{trace.name, source, {}};
+    take_metrics(trace.summary, set);
+    set.metrics["stalled"] = trace.stalled.empty() ? 0 : 1;
     sets.push_back(set);
   } else if (format == "collsim-baseline/1") {
     MetricSet set{document.value("identity", source), source, {}};
@@ -99,7 +91,7 @@ std::vector<MetricSet> from_csv(const std::string& text, const std::string& sour
   for (const CsvRow& columns : parse_csv_table(text, source, field)) {
     MetricSet set{row_identity(columns), source, {}};
     for (const auto& [name, value] : columns) {
-      if (!known_metrics().count(name) || value.empty()) continue;
+      if (compared_metric(name) == nullptr || value.empty()) continue;
       if (value == "true" || value == "false") set.metrics[name] = value == "true" ? 1 : 0;
       else set.metrics[name] = std::strtod(value.c_str(), nullptr);
     }
@@ -119,10 +111,7 @@ std::vector<MetricSet> load_file(const fs::path& path, const std::string& field)
 }
 
 std::string format_value(const std::string& metric, double value) {
-  if (metric == "simulated_time" || metric == "collective_time" || metric == "time_lost") return format_time(value);
-  if (metric == "algbw" || metric == "busbw") return format_bandwidth(value);
-  if (metric == "verified" || metric == "models_identical" || metric == "stalled") return value != 0 ? "yes" : "no";
-  return fmt::format("{:.6g}", value);
+  return format_metric_value(*find_metric(metric), value);
 }
 
 const char* change_name(Change change) {
@@ -166,9 +155,9 @@ void parse_tolerance(const std::string& text, CompareOptions& options) {
   if (const auto equals = text.find('='); equals != std::string::npos) {
     metric = text.substr(0, equals);
     value = text.substr(equals + 1);
-    if (!known_metrics().count(metric))
+    if (compared_metric(metric) == nullptr)
       throw InputError(fmt::format("--tolerance: unknown metric '{}'{}; allowed: {}", metric,
-                                   did_you_mean(metric, metric_names()), join(metric_names())));
+                                   did_you_mean(metric, compared_metric_names()), join(compared_metric_names())));
   }
   const bool percent = !value.empty() && value.back() == '%';
   const std::string number = percent ? value.substr(0, value.size() - 1) : value;
@@ -204,7 +193,7 @@ std::vector<Comparison> compare_metric_sets(const std::vector<MetricSet>& baseli
       // Relative change; against a zero baseline the change itself is compared.
       row.relative = row.baseline != 0 ? difference / std::fabs(row.baseline) : difference;
       if (std::fabs(row.relative) > row.tolerance) {
-        const bool better = known_metrics().at(metric) == Better::lower ? difference < 0 : difference > 0;
+        const bool better = compared_metric(metric)->better == Better::lower ? difference < 0 : difference > 0;
         row.change = better ? Change::improvement : Change::regression;
       }
       rows.push_back(row);

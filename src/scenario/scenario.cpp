@@ -94,9 +94,52 @@ CollectiveSpec parse_collective_spec(const json& object) {
   return spec;
 }
 
+// A list of {"name", "parameters", "forward", "backward"} in forward order, or
+// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly).
+std::vector<Layer> parse_layers(const json& value) {
+  std::vector<Layer> layers;
+  if (value.is_object()) {
+    check_keys(value, "training.layers", {"uniform"});
+    if (!value.contains("uniform")) throw InputError("training.layers: give a list of layers or {\"uniform\": {...}}");
+    const json& uniform = value["uniform"];
+    check_keys(uniform, "training.layers.uniform", {"count", "parameters", "forward", "backward"});
+    for (const char* key : {"count", "parameters"})
+      if (!uniform.contains(key)) throw InputError(fmt::format("training.layers.uniform.{}: missing", key));
+    const auto count = get_integer(uniform["count"], "training.layers.uniform.count", 1, 100'000);
+    const auto total = get_integer(uniform["parameters"], "training.layers.uniform.parameters", count, int64_t{1} << 50);
+    const double forward = uniform.contains("forward")
+                               ? get_quantity(uniform["forward"], "training.layers.uniform.forward", parse_time) : 0;
+    const double backward = uniform.contains("backward")
+                                ? get_quantity(uniform["backward"], "training.layers.uniform.backward", parse_time) : 0;
+    for (long long l = 0; l < count; ++l)
+      layers.push_back({fmt::format("layer-{}", l), static_cast<uint64_t>(total / count + (l < total % count ? 1 : 0)),
+                        forward / static_cast<double>(count), backward / static_cast<double>(count)});
+  } else if (value.is_array() && !value.empty()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      const std::string where = fmt::format("training.layers.{}", i);
+      check_keys(value[i], where, {"name", "parameters", "forward", "backward"});
+      if (!value[i].contains("parameters")) throw InputError(where + ".parameters: missing");
+      Layer layer;
+      layer.name = value[i].contains("name") ? get_string(value[i]["name"], where + ".name") : fmt::format("layer-{}", i);
+      layer.parameters = static_cast<uint64_t>(get_integer(value[i]["parameters"], where + ".parameters", 1, int64_t{1} << 50));
+      if (value[i].contains("forward")) layer.forward = get_quantity(value[i]["forward"], where + ".forward", parse_time);
+      if (value[i].contains("backward")) layer.backward = get_quantity(value[i]["backward"], where + ".backward", parse_time);
+      layers.push_back(layer);
+    }
+  } else {
+    throw InputError("training.layers: must be a non-empty list of layers or {\"uniform\": {\"count\", \"parameters\", "
+                     "\"forward\", \"backward\"}}");
+  }
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (layers[i].forward < 0 || layers[i].backward < 0 || !std::isfinite(layers[i].forward + layers[i].backward))
+      throw InputError(fmt::format("training.layers.{}: forward and backward must be times >= 0", i));
+  return layers;
+}
+
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
-             {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size"});
+             {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
+              "bucket", "batch"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -129,6 +172,20 @@ TrainingSpec parse_training(const json& object) {
     spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
     if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
   }
+  if (object.contains("layers")) {
+    spec.layers = parse_layers(object["layers"]);
+    if (object.contains("compute"))
+      throw InputError("training.compute: the layers give each layer's forward and backward time; leave compute out");
+    if (object.contains("gradient_size"))
+      throw InputError("training.gradient_size: the layers' parameters set the gradient's size; leave it out");
+  }
+  if (object.contains("bucket")) {
+    if (!spec.has_layers()) throw InputError("training.bucket: buckets group the gradients of layers: give training.layers");
+    spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
+    if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
+  }
+  if (object.contains("batch"))
+    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
     throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");
@@ -320,6 +377,18 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
   else scenario.collective = parse_collective_spec(json::object());
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
+  if (scenario.training.has_layers()) {
+    // The gradient is every layer's parameters, in the collective's dtype.
+    const double bytes = static_cast<double>(total_parameters(scenario.training.layers)) *
+                         static_cast<double>(dtype_size(scenario.collective.dtype));
+    const json& collective = document.contains("collective") ? document["collective"] : json::object();
+    if (collective.contains("size") && scenario.collective.size != bytes)
+      throw InputError(fmt::format("collective.size: {} bytes, but the layers hold {} parameters of {} bytes ({} bytes); "
+                                   "leave it out", scenario.collective.size, total_parameters(scenario.training.layers),
+                                   dtype_size(scenario.collective.dtype), bytes));
+    scenario.collective.size = bytes;
+    if (scenario.training.has_model()) scenario.training.gradient_size = bytes;
+  }
   if (document.contains("faults")) {
     if (!document["faults"].is_array()) throw InputError("faults: must be a list of faults");
     for (size_t i = 0; i < document["faults"].size(); ++i)
@@ -428,13 +497,23 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
-  training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
-                                                     : json(s.training.compute);
+  if (s.training.has_layers()) {
+    json layers = json::array();
+    for (const Layer& layer : s.training.layers)
+      layers.push_back({{"name", layer.name}, {"parameters", layer.parameters}, {"forward", layer.forward},
+                        {"backward", layer.backward}});
+    training["layers"] = layers;
+    if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
+  } else {
+    training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
+                                                       : json(s.training.compute);
+  }
+  if (s.training.batch) training["batch"] = *s.training.batch;
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
     training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;
     training["learning_rate"] = s.training.learning_rate;
-    if (s.training.gradient_size) training["gradient_size"] = bytes_json(*s.training.gradient_size);
+    if (s.training.gradient_size && !s.training.has_layers()) training["gradient_size"] = bytes_json(*s.training.gradient_size);
   }
   json faults = json::array();
   for (const auto& f : s.faults) faults.push_back(fault_to_json(f));

@@ -11,6 +11,7 @@
 #include "comm/buffer.hpp"
 #include "comm/reduce_op.hpp"
 #include "platform/network_model.hpp"
+#include "training/iteration.hpp"
 
 namespace collsim {
 
@@ -38,6 +39,14 @@ struct TrainingSpec {
   int samples = 0;             // rows of the synthetic data set (0: 64 per worker)
   double learning_rate = 0.1;
   std::optional<double> gradient_size;  // logical bytes of the gradient (default: d elements)
+  // Layers (forward order): each its parameters and forward and backward times. Given,
+  // they replace `compute`, set the gradient's size, and backward overlaps the allreduce
+  // of each bucket of `bucket` bytes (training/iteration.hpp).
+  std::vector<Layer> layers;
+  double bucket = 0;               // bytes; 0: one bucket (no overlap)
+  std::optional<int> batch;        // samples per worker per iteration: samples/s
+
+  bool has_layers() const { return !layers.empty(); }
 
   bool has_model() const { return model != "none"; }
 };

@@ -49,8 +49,16 @@ std::vector<sg4::Link*> nic_links(sg4::Host* host, const std::vector<sg4::Host*>
 }
 
 void record(RunState& state, const ResolvedFault& fault, const char* action) {
-  state.fault_events.push_back({fault.index, std::string(fault_kind_name(fault.spec.kind)), fault.target, action,
-                                sg4::Engine::get_clock()});
+  FaultEvent event;
+  event.fault = fault.index;
+  event.kind = fault_kind_name(fault.spec.kind);
+  event.target = fault.target;
+  event.action = action;
+  event.time = sg4::Engine::get_clock();
+  if (fault.host != nullptr) event.host = fault.host->get_name();
+  for (const sg4::Link* link : fault.links) event.links.push_back(link->get_name());
+  event.ranks = fault.ranks;
+  state.fault_events.push_back(std::move(event));
 }
 
 // Links as they were before a slow-link fault, to restore them after its duration.

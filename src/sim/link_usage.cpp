@@ -81,8 +81,9 @@ void LinkUsageRecorder::Traffic::sweep(double before) {
   }
 }
 
-void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts) {
+void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts, MessageLog& log) {
   rank_hosts_ = rank_hosts;
+  log.observe(this);
   last_route_.assign(rank_hosts.size(), {-1, 0});
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
     nominal_values()[link] = {link->get_bandwidth(), link->get_latency()};

@@ -55,8 +55,9 @@ constexpr int streamed_series_bins = 256;
 
 class LinkUsageRecorder : public MessageObserver {
 public:
-  // Before engine->run(): remembers each link's bandwidth and latency and follows changes.
-  void start(const std::vector<simgrid::s4u::Host*>& rank_hosts);
+  // Before engine->run(): remembers each link's bandwidth and latency, follows changes,
+  // and observes the messages of `log`.
+  void start(const std::vector<simgrid::s4u::Host*>& rank_hosts, MessageLog& log);
   void on_message(const MessageRecord& message, double settled) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
   LinkUsage finish(const MessageLog& log, double duration);

@@ -15,6 +15,7 @@
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
 #include "sim/verify.hpp"
+#include "training/iteration.hpp"
 #include "training/linear_regression.hpp"
 
 namespace simgrid::s4u {
@@ -26,6 +27,7 @@ namespace collsim {
 // One rank's view of one round (times in simulated seconds).
 struct RankRound {
   double start = -1, compute_end = -1, collective_start = -1, end = -1;
+  double comm = 0;  // layered training: the buckets' collectives, added up (they overlap backward)
   int epoch = 0;
   uint64_t model_hash = 0;  // of the weights after the update (training with a model)
 };
@@ -33,9 +35,14 @@ struct RankRound {
 struct FaultEvent {
   int fault = 0;            // index in scenario.faults
   std::string kind;
-  std::string target;       // "link host-3_link", "host host-5 (rank 5)"
+  std::string target;       // for people: "link host-3_link", "host host-5 (rank 5)"
   std::string action;       // "applied" or "undone"
   double time = 0;
+  // The same as facts: the host struck (or whose NIC is), the links changed, and every
+  // rank running on that host (several when a host runs several workers).
+  std::string host;
+  std::vector<std::string> links;
+  std::vector<int> ranks;
 };
 
 struct RecoveryEvent {
@@ -76,6 +83,7 @@ struct RunState {
   simgrid::s4u::Host* control_host = nullptr;  // where injectors and the coordinator run
   std::unique_ptr<LinearRegression> regression;
   InputFn input;                  // synthetic gradients when there is no model
+  std::vector<BucketSlice> buckets;  // layered training: in backward order (empty: one collective)
 
   MessageLog messages;
   std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current

@@ -31,6 +31,21 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const auto buckets =
+      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
+  if (slices.empty())
+    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+                                 "collective.carried_elements to at least {}",
+                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 buckets.size()));
+  return slices;
+}
+
 // Ranks map to hosts in platform order, or as the scenario's placement says.
 std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
                                     const sg4::Engine& engine) {
@@ -188,6 +203,15 @@ std::string describe_stall(const RunState& state) {
   return text;
 }
 
+// Each rank's state, for p ranks and `rounds` rounds.
+void prepare_ranks(RunState& state, int p, int rounds) {
+  state.workers.assign(static_cast<size_t>(p), WorkerState{});
+  state.waits.assign(static_cast<size_t>(p), WaitState{});
+  state.host_speed_factor.assign(static_cast<size_t>(p), 1.0);
+  state.rounds.assign(static_cast<size_t>(rounds), std::vector<RankRound>(static_cast<size_t>(p)));
+  state.round_loss.assign(static_cast<size_t>(rounds), std::numeric_limits<double>::quiet_NaN());
+}
+
 void collect_results(RunState& state, SimResult& result) {
   result.simulated_time = sg4::Engine::get_clock();
   result.messages = std::move(state.messages);
@@ -224,6 +248,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.compute_end = std::max(record.compute_end, t.compute_end);
       record.collective_start = std::min(record.collective_start, t.collective_start);
       record.end = std::max(record.end, t.end);
+      record.comm = std::max(record.comm, t.comm);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
     if (state.regression) record.loss = state.round_loss[round];
@@ -239,8 +264,9 @@ void collect_results(RunState& state, SimResult& result) {
   if (result.stall.empty() && !result.rounds.empty()) result.simulated_time = result.rounds.back().end;
   if (result.stall.empty()) {
     for (int w : result.final_group) {
-      result.results.push_back(state.workers[static_cast<size_t>(w)].result);
-      result.inputs.push_back(state.workers[static_cast<size_t>(w)].input);
+      // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
+      result.results.push_back(std::move(state.workers[static_cast<size_t>(w)].result));
+      result.inputs.push_back(std::move(state.workers[static_cast<size_t>(w)].input));
     }
   }
 }
@@ -363,14 +389,13 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
     fill_input(buf, rank, scenario.collective.op, scenario.seed);
   };
+  state.buckets = plan_bucket_slices(scenario, result.payload);
+  result.buckets = static_cast<int>(state.buckets.size());
+  result.batch = scenario.training.batch;
   if (scenario.training.has_model())
     state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
                                                           scenario.seed);
-  state.workers.assign(static_cast<size_t>(p), WorkerState{});
-  state.waits.assign(static_cast<size_t>(p), WaitState{});
-  state.host_speed_factor.assign(static_cast<size_t>(p), 1.0);
-  state.rounds.assign(static_cast<size_t>(scenario.training.rounds), std::vector<RankRound>(static_cast<size_t>(p)));
-  state.round_loss.assign(static_cast<size_t>(scenario.training.rounds), std::numeric_limits<double>::quiet_NaN());
+  prepare_ranks(state, p, scenario.training.rounds);
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
@@ -386,9 +411,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
   static LinkUsageRecorder link_usage;
-  link_usage.start(hosts);
+  link_usage.start(hosts, state.messages);
   state.messages.set_limit(options.kept_messages);
-  state.messages.observe(&link_usage);
   engine->run();
   if (state.failure) std::rethrow_exception(state.failure);
   collect_results(state, result);

@@ -10,7 +10,7 @@
 #include "comm/message_log.hpp"
 #include "sim/link_usage.hpp"
 #include "model/cost_model.hpp"
-#include "platform/cut_bound.hpp"
+#include "model/cut_bound.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/payload.hpp"
 #include "sim/run_state.hpp"
@@ -28,6 +28,7 @@ struct RoundRecord {
   double end = 0;                // last rank leaves the collective
   std::optional<double> loss;    // training loss after the update (with a model)
   bool models_identical = true;  // every rank of the group holds the same weights
+  double comm = 0;               // layered training: the buckets' collectives added up (slowest rank)
 };
 
 // One row of --algorithm auto's table.
@@ -71,10 +72,12 @@ struct SimResult {
   int rounds_completed = 0;
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
+  int buckets = 0;                       // layered training: the buckets of each iteration (0: no layers)
+  std::optional<int> batch;              // training.batch: samples per worker and iteration
   std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
   std::string auto_by;                   // "model" or "simulate"
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
-  CutBound topology_bound;               // the platform's tightest cut (platform/cut_bound.hpp)
+  CutBound topology_bound;               // the platform's tightest cut (model/cut_bound.hpp)
 };
 
 SimResult run_simulation(const Scenario& scenario, const SimOptions& options);

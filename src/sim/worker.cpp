@@ -4,6 +4,7 @@
 #include <cstring>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -61,9 +62,14 @@ public:
         group = state_.pending_switch.group;
         share_model(*group, round);
       }
-      compute();
+      sg4::ExecPtr backward;
+      if (state_.buckets.empty()) {
+        compute();
+        times.compute_end = times.collective_start = sg4::Engine::get_clock();
+      } else {
+        backward = forward_then_start_backward(times);
+      }
       make_gradient(buf);
-      times.compute_end = times.collective_start = sg4::Engine::get_clock();
       // The previous round is kept only where a rebuild may roll back to it.
       if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
       current = Snapshot{round, me_.weights, buf};
@@ -77,7 +83,8 @@ public:
           CollectiveArgs args = state_.args;
           args.root = root_in_group(args.root, group->size());
           args.servers = servers_in_group(args.servers, group->size());
-          state_.algorithm->run(comm, buf, args);
+          if (state_.buckets.empty()) state_.algorithm->run(comm, buf, args);
+          else reduce_buckets(comm, buf, args, state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
             state_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
@@ -113,6 +120,10 @@ public:
         }
       }
 
+      if (backward) {
+        backward->wait();  // usually over already: the last bucket waited for it
+        state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)].compute_end = backward->get_finish_time();
+      }
       apply_update(buf);
       RankRound& done = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
       done.end = sg4::Engine::get_clock();
@@ -163,6 +174,40 @@ private:
     std::memcpy(me_.weights.data(), model.data(), me_.weights.size() * sizeof(double));
   }
 
+  // Layered training: forward through every layer, then backward runs on the device while
+  // this actor, the communication stream, reduces each bucket once backward has made it.
+  sg4::ExecPtr forward_then_start_backward(RankRound& times) {
+    double forward = 0, backward = 0;
+    for (const Layer& layer : state_.scenario->training.layers) {
+      forward += layer.forward;
+      backward += layer.backward;
+    }
+    const double speed = sg4::this_actor::get_host()->get_speed();
+    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    if (forward > 0) sg4::this_actor::execute(forward * speed / factor);
+    backward_start_ = sg4::Engine::get_clock();
+    backward_factor_ = factor;
+    times.collective_start = times.compute_end = backward_start_;
+    if (backward <= 0) return nullptr;
+    return sg4::this_actor::exec_async(backward * speed / factor);
+  }
+
+  // One collective per bucket, in backward order, each when backward has produced its
+  // last gradient and the previous one is done (one stream, as NCCL runs them).
+  void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, RankRound& times) {
+    times.comm = 0;
+    for (const BucketSlice& slice : state_.buckets) {
+      const double ready = backward_start_ + slice.bucket.ready / backward_factor_;
+      if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
+      const double start = sg4::Engine::get_clock();
+      Buffer bucket(buf.dtype(), slice.count);
+      std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
+      state_.algorithm->run(comm, bucket, args);
+      std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
+      times.comm += sg4::Engine::get_clock() - start;
+    }
+  }
+
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
   void compute() {
     const auto& training = state_.scenario->training;
@@ -197,6 +242,7 @@ private:
   int world_;
   WorkerState& me_;
   std::vector<double> gradient_;
+  double backward_start_ = 0, backward_factor_ = 1;
 };
 
 }  // namespace

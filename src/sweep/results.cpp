@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "run/metrics.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/errors.hpp"
@@ -32,11 +33,17 @@ json parse_cell(const std::string& text) {
 }  // namespace
 
 const std::vector<std::string>& result_metric_columns() {
-  static const std::vector<std::string> columns{"simulated_time", "collective_time", "model_time",     "lower_bound",
-                                                "efficiency",     "topology_bound",  "topology_efficiency",
-                                                "algbw",          "busbw",           "verified",
-                                                "message_count",  "rounds_completed", "stalled"};
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> names;
+    for (const Metric& metric : metric_table())
+      if (!metric.needs_baseline) names.emplace_back(metric.name);
+    return names;
+  }();
   return columns;
+}
+
+bool is_result_bookkeeping_column(const std::string& name) {
+  return name == "point" || name == "status" || name == "error" || name == "wall_time";
 }
 
 void write_results(const std::string& path, std::vector<ResultRow> rows, const std::vector<std::string>& axis_columns,

@@ -16,8 +16,11 @@ struct ResultRow {
   double wall_time = 0;                                      // seconds of real time
 };
 
-// The metric columns, in table order.
+// The metric columns, in table order: every metric of run/metrics.hpp that a sweep point has.
 const std::vector<std::string>& result_metric_columns();
+
+// Columns every row has besides its axes and metrics: point, status, error, wall_time.
+bool is_result_bookkeeping_column(const std::string& name);
 
 // Writes `rows` (sorted by point) to `path`: CSV unless it ends in ".json".
 void write_results(const std::string& path, std::vector<ResultRow> rows, const std::vector<std::string>& axis_columns,

@@ -10,7 +10,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "report/commands.hpp"
+#include "run/run_scenario.hpp"
 #include "scenario/scenario.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/results.hpp"
@@ -141,7 +141,6 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
       if (outcome.exit_code == 0) {
         row.metrics = nlohmann::json::parse(outcome.output);
         row.metrics.erase("round_times");
-        row.metrics.erase("models_identical");
       } else {
         row.status = "failed";
         row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;

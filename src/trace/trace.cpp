@@ -79,11 +79,20 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"collective", std::max(0.0, r.end - r.collective_start)},
                {"models_identical", r.models_identical}};
     if (r.loss) round["loss"] = *r.loss;
+    if (result.buckets > 0) {
+      round["comm"] = r.comm;
+      round["exposed_comm"] = std::max(0.0, r.end - r.compute_end);
+    }
     rounds.push_back(round);
   }
   json faults = json::array();
-  for (const auto& f : result.faults)
-    faults.push_back({{"fault", f.fault}, {"kind", f.kind}, {"target", f.target}, {"action", f.action}, {"time", f.time}});
+  for (const auto& f : result.faults) {
+    json fault{{"fault", f.fault}, {"kind", f.kind},   {"target", f.target},
+               {"action", f.action}, {"time", f.time}, {"ranks", f.ranks}};
+    if (!f.host.empty()) fault["host"] = f.host;
+    if (!f.links.empty()) fault["links"] = f.links;
+    faults.push_back(std::move(fault));
+  }
   json recovery = json::array();
   for (const auto& r : result.recoveries) {
     json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},
@@ -120,6 +129,16 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                                    {"capacity", result.topology_bound.capacity},
                                    {"time", result.topology_bound.time},
                                    {"bottleneck_links", result.topology_bound.bottleneck_links}};
+  if (s.iterations) {
+    const IterationFigures& it = *s.iterations;
+    summary["iteration_time"] = it.iteration_time;
+    summary["compute_time"] = it.compute_time;
+    summary["comm_time"] = it.comm_time;
+    summary["exposed_comm"] = it.exposed_comm;
+    summary["overlap_fraction"] = it.overlap_fraction;
+    summary["buckets"] = it.buckets;
+    if (it.samples_per_second) summary["samples_per_second"] = *it.samples_per_second;
+  }
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) summary["timeout"] = result.timeout;
   if (s.baseline && result.stall.empty()) {

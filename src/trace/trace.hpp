@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/summary.hpp"
+#include "run/summary.hpp"
 
 namespace collsim {
 

@@ -541,11 +541,11 @@ private:
     }
     for (const auto& [rank, since] : out_since) away[rank].emplace_back(since, end_);
     for (const auto& f : t_.faults) {
-      if (f.kind != "preempt" || f.action != "applied" || f.rank < 0) continue;
+      if (f.kind != "preempt" || f.action != "applied") continue;
       double back = end_;
       for (const auto& later : t_.faults)
         if (later.fault == f.fault && later.action == "returned" && later.time >= f.time) back = later.time;
-      away[f.rank].emplace_back(f.time, back);
+      for (int rank : f.ranks) away[rank].emplace_back(f.time, back);
     }
     std::vector<std::tuple<int, double, double>> absences;
     for (auto& [rank, spans] : away) {
@@ -621,10 +621,10 @@ private:
           num(fx), num(faults_top_), num(lanes_bottom_), colors::fault, esc(f.kind),
           esc(fmt::format("{} at {}", fault_label(f), short_time(f.time))));
       out += fmt::format(R"~(<path d="M{},{} l-5,-8 h10 z" fill="{}"/>)~", num(fx), num(rounds_top_ + 2), colors::fault);
-      if (f.rank >= 0 && f.rank < t_.workers && mode_ != Mode::per_step) {
-        const int lane = lane_of_rank(f.rank);
+      for (int rank : f.ranks) {
+        if (rank >= t_.workers || mode_ == Mode::per_step) continue;
         out += fmt::format(R"~(<circle cx="{}" cy="{}" r="4.5" fill="{}" stroke="#ffffff" stroke-width="1.2"/>)~", num(fx),
-                           num(lane_top(lane) + lane_height_ / 2), colors::fault);
+                           num(lane_top(lane_of_rank(rank)) + lane_height_ / 2), colors::fault);
       }
     }
     return out + "\n";

@@ -86,15 +86,21 @@ private:
   std::string source_;
 };
 
-// "host host-5 (rank 5)" -> 5
-int rank_in_target(const std::string& target) {
-  const auto at = target.rfind("(rank ");
-  if (at == std::string::npos) return -1;
-  try {
-    return std::stoi(target.substr(at + 6));
-  } catch (const std::exception&) {
-    return -1;
+// Traces written before faults[].ranks existed name the ranks only in `target`'s ending:
+// "host host-5 (rank 5)", "NIC of host h (ranks 2, 3)" -> {5}, {2, 3}.
+std::vector<int> ranks_in_old_target(const std::string& target) {
+  std::vector<int> ranks;
+  const auto at = target.rfind(" (rank");
+  if (at == std::string::npos || target.back() != ')') return ranks;
+  std::istringstream list(target.substr(target.find(' ', at + 2) + 1));
+  for (std::string item; std::getline(list, item, ',');) {
+    try {
+      ranks.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      return {};
+    }
   }
+  return ranks;
 }
 
 std::string topology_label(const std::string& topology) {
@@ -102,6 +108,43 @@ std::string topology_label(const std::string& topology) {
   if (at != std::string::npos) return topology.substr(at);
   const auto slash = topology.rfind('/');
   return slash == std::string::npos ? topology : topology.substr(slash + 1);
+}
+
+// messages_detail, messages (single ones or steps) and the size of the kept sample.
+void read_messages(const Reader& read, const json& trace, TraceView& view) {
+  const std::string detail = read.text(trace, "messages_detail", "");
+  if (detail != "full" && detail != "per-step")
+    read.fail("messages_detail", fmt::format("'{}' is not \"full\" or \"per-step\"", detail));
+  view.per_step = detail == "per-step";
+  const json& messages = read.array(trace, "messages", "");
+  view.messages.reserve(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string path = fmt::format("messages[{}]", i);
+    TraceMessage message;
+    if (!view.per_step) {
+      message.src = read.integer(m, "src", path);
+      message.dst = read.integer(m, "dst", path);
+      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
+      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
+    } else {
+      message.count = read.count(m, "count", path);
+    }
+    message.bytes = read.number(m, "bytes", path);
+    message.start = read.number(m, "start", path);
+    message.end = read.number(m, "end", path);
+    message.step = read.integer(m, "step", path);
+    message.epoch = read.integer(m, "epoch", path);
+    message.round = read.integer(m, "round", path);
+    const std::string phase = read.text(m, "phase", path);
+    auto known = std::find(view.phases.begin(), view.phases.end(), phase);
+    if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
+    message.phase = static_cast<int>(known - view.phases.begin());
+    view.messages.push_back(message);
+  }
+
+  if (view.per_step && trace.contains("message_sample"))
+    view.sample_kept = read.count(read.field(trace, "message_sample", ""), "kept", "message_sample");
 }
 
 }  // namespace
@@ -154,39 +197,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
   if (view.summary.contains("stalled") && view.summary["stalled"].is_string())
     view.stalled = view.summary["stalled"].get<std::string>();
 
-  const std::string detail = read.text(trace, "messages_detail", "");
-  if (detail != "full" && detail != "per-step")
-    read.fail("messages_detail", fmt::format("'{}' is not \"full\" or \"per-step\"", detail));
-  view.per_step = detail == "per-step";
-  const json& messages = read.array(trace, "messages", "");
-  view.messages.reserve(messages.size());
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    const std::string path = fmt::format("messages[{}]", i);
-    TraceMessage message;
-    if (!view.per_step) {
-      message.src = read.integer(m, "src", path);
-      message.dst = read.integer(m, "dst", path);
-      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
-      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
-    } else {
-      message.count = read.count(m, "count", path);
-    }
-    message.bytes = read.number(m, "bytes", path);
-    message.start = read.number(m, "start", path);
-    message.end = read.number(m, "end", path);
-    message.step = read.integer(m, "step", path);
-    message.epoch = read.integer(m, "epoch", path);
-    message.round = read.integer(m, "round", path);
-    const std::string phase = read.text(m, "phase", path);
-    auto known = std::find(view.phases.begin(), view.phases.end(), phase);
-    if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
-    message.phase = static_cast<int>(known - view.phases.begin());
-    view.messages.push_back(message);
-  }
-
-  if (view.per_step && trace.contains("message_sample"))
-    view.sample_kept = read.count(read.field(trace, "message_sample", ""), "kept", "message_sample");
+  read_messages(read, trace, view);
 
   const json& rounds = read.array(trace, "rounds", "");
   for (size_t i = 0; i < rounds.size(); ++i) {
@@ -211,7 +222,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
     fault.target = read.text(faults[i], "target", path);
     fault.action = read.text(faults[i], "action", path);
     fault.time = read.number(faults[i], "time", path);
-    fault.rank = rank_in_target(fault.target);
+    fault.ranks = faults[i].contains("ranks") ? read.ranks(faults[i], "ranks", path) : ranks_in_old_target(fault.target);
     view.faults.push_back(fault);
   }
 

@@ -32,7 +32,7 @@ struct TraceFault {
   int fault = 0;
   std::string kind, target, action;
   double time = 0;
-  int rank = -1;  // the rank named in `target` ("host host-5 (rank 5)"), or -1
+  std::vector<int> ranks;  // every rank on the host struck (none for a link between switches)
 };
 
 struct TraceRecovery {

@@ -379,7 +379,7 @@ class BadInput(CliTest):
 
     def test_unknown_list(self):
         self.assert_bad_input(["list", "algoritms"], r"list: .*'algoritms'", r"did you mean 'algorithms'",
-                              r"allowed: algorithms, topologies, scenarios, sweeps$")
+                              r"allowed: algorithms, topologies, scenarios, sweeps, metrics$")
 
     def test_scenario_file_does_not_exist(self):
         missing = self.tmp / "missing.json"

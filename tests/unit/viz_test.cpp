@@ -8,6 +8,8 @@
 #include "viz/palette.hpp"
 #include "viz/step_through.hpp"
 #include "viz/svg.hpp"
+#include "viz/timeline_svg.hpp"
+#include "viz/trace_view.hpp"
 
 using namespace collsim;
 using namespace collsim::viz;
@@ -182,4 +184,35 @@ TEST_CASE("the step-through is for small runs with every message") {
   auto per_step = trace_of("allreduce", "ring", 4, 4096, nlohmann::json::array());
   per_step["messages_detail"] = "per-step";
   CHECK(derive_step_through(read_trace(per_step, "t")).why_not.find("--messages all") != std::string::npos);
+}
+
+TEST_CASE("a preempted host that runs several workers: every one of them is drawn absent") {
+  auto count_absences = [](const nlohmann::json& fault) {
+    nlohmann::json trace = trace_of("allreduce", "ring", 4, 1024, ring_messages(4, 1024));
+    trace["faults"].push_back(fault);
+    const std::string svg = timeline_svg(read_trace(trace, "test"));
+    size_t count = 0;
+    for (size_t at = svg.find("class=\"dropped\""); at != std::string::npos; at = svg.find("class=\"dropped\"", at + 1))
+      ++count;
+    return count;
+  };
+  nlohmann::json preempt{{"fault", 0}, {"kind", "preempt"}, {"action", "applied"}, {"time", 2.0}};
+  SUBCASE("the ranks as data: the text is for people and not read") {
+    preempt["target"] = "the big node";
+    preempt["host"] = "node-1";
+    preempt["ranks"] = {1, 2};
+    CHECK(count_absences(preempt) == 2);
+  }
+  SUBCASE("a trace written before faults[].ranks: the ranks at the end of target") {
+    preempt["target"] = "host node-1 (ranks 1, 2)";
+    CHECK(count_absences(preempt) == 2);
+    preempt["target"] = "host host-3 (rank 3)";
+    CHECK(count_absences(preempt) == 1);
+  }
+  SUBCASE("a link between switches strikes no rank") {
+    preempt["kind"] = "slow-link";
+    preempt["target"] = "link spine";
+    preempt["ranks"] = nlohmann::json::array();
+    CHECK(count_absences(preempt) == 0);
+  }
 }

@@ -1,4 +1,4 @@
-#include "platform/cut_bound.hpp"
+#include "model/cut_bound.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

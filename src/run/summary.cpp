@@ -1,4 +1,4 @@
-#include "report/summary.hpp"
+#include "run/summary.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -7,6 +7,29 @@
 #include "util/units.hpp"
 
 namespace collsim {
+
+IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch) {
+  IterationFigures f;
+  f.buckets = std::max(1, result.buckets);
+  double samples = 0;
+  for (const auto& round : result.rounds) {
+    const double iteration = round.end - round.start;
+    const double compute = std::max(0.0, round.compute_end - round.start);
+    f.iteration_time += iteration;
+    f.compute_time += compute;
+    f.comm_time += result.buckets > 0 ? round.comm : round.end - round.collective_start;
+    f.exposed_comm += std::max(0.0, iteration - compute);
+    if (batch) samples += static_cast<double>(*batch) * static_cast<double>(round.group.size());
+  }
+  if (batch && f.iteration_time > 0) f.samples_per_second = samples / f.iteration_time;
+  if (f.comm_time > 0) f.overlap_fraction = std::clamp((f.comm_time - f.exposed_comm) / f.comm_time, 0.0, 1.0);
+  const double rounds = std::max<double>(1, static_cast<double>(result.rounds.size()));
+  f.iteration_time /= rounds;
+  f.compute_time /= rounds;
+  f.comm_time /= rounds;
+  f.exposed_comm /= rounds;
+  return f;
+}
 
 RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
                      const std::optional<Baseline>& baseline) {
@@ -23,7 +46,8 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   int counted = 0;
   for (const auto& round : result.rounds)
     if ((round.epoch == 0 || !first_group_completed) && round.end >= round.collective_start) {
-      total += round.end - round.collective_start;
+      // With buckets, the collectives of a round overlap backward: add up their own times.
+      total += result.buckets > 0 ? round.comm : round.end - round.collective_start;
       ++counted;
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
@@ -99,6 +123,17 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
       rows.emplace_back("time lost", fmt::format("{} against the fault-free run ({})", format_time(s.time_lost),
                                                  format_time(s.baseline->simulated_time)));
     if (!result.models_identical) rows.emplace_back("model copies", "DIFFER between ranks");
+  }
+  if (s.iterations) {
+    const IterationFigures& it = *s.iterations;
+    rows.emplace_back("iteration", fmt::format("{}: compute {}, communication {} in {} bucket{}", format_time(it.iteration_time),
+                                               format_time(it.compute_time), format_time(it.comm_time), it.buckets,
+                                               it.buckets == 1 ? "" : "s"));
+    rows.emplace_back("exposed comm", fmt::format("{} ({:.1f}% of the communication hidden behind backward)",
+                                                  format_time(it.exposed_comm), 100 * it.overlap_fraction));
+    if (it.samples_per_second)
+      rows.emplace_back("throughput", fmt::format("{:.6g} samples/s ({} per worker and iteration)", *it.samples_per_second,
+                                                  *result.batch));
   }
   std::string out = format_table(rows);
   if (!result.auto_candidates.empty()) {

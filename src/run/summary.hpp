@@ -16,13 +16,24 @@ struct Baseline {
   std::vector<double> round_times;
 };
 
+// Training iterations with layers (or a batch): means over the completed rounds.
+struct IterationFigures {
+  double iteration_time = 0;  // a round, start to end
+  double compute_time = 0;    // forward and backward, on the slowest rank
+  double comm_time = 0;       // the collectives added up (with buckets, they overlap backward)
+  double exposed_comm = 0;    // iteration_time - compute_time: communication not hidden
+  double overlap_fraction = 0;  // (comm_time - exposed_comm) / comm_time
+  std::optional<double> samples_per_second;  // training.batch x the group's workers / iteration
+  int buckets = 1;
+};
+
 struct RunSummary {
   double simulated_time = 0;   // the whole run (all rounds)
   double collective_time = 0;  // one collective, averaged over rounds
   double model_time = 0;       // the algorithm's alpha-beta formula
   LowerBound bound;            // no algorithm can do better
   double efficiency = 0;       // bound / collective_time
-  double topology_bound = 0;   // max(bound, the platform's tightest cut): see platform/cut_bound.hpp
+  double topology_bound = 0;   // max(bound, the platform's tightest cut): see model/cut_bound.hpp
   double topology_efficiency = 0;  // topology_bound / collective_time
   double algbw = 0;            // logical bytes / collective_time
   double busbw = 0;            // algbw * busbw_factor
@@ -30,10 +41,15 @@ struct RunSummary {
   size_t message_count = 0;
   std::optional<Baseline> baseline;
   double time_lost = 0;        // simulated_time - baseline's (with a baseline)
+  std::optional<IterationFigures> iterations;  // with training.layers or training.batch
 };
 
 RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
                      const std::optional<Baseline>& baseline = std::nullopt);
+
+// The iteration figures of a run's rounds (bucketed: each round's comm is its collectives'
+// sum; otherwise the round's collective); `batch` samples per worker and iteration.
+IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch);
 
 // An aligned two-column table, one figure per line, units shown.
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& summary);

@@ -1,0 +1,71 @@
+#include "run/run_scenario.hpp"
+
+#include <fmt/format.h>
+
+#include "algorithms/collective.hpp"
+#include "run/metrics.hpp"
+#include "sim/auto_choice.hpp"
+#include "util/child_process.hpp"
+#include "util/errors.hpp"
+
+namespace collsim {
+
+std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vector<std::string>& cfg) {
+  if (scenario.collective.algorithm != "auto" || scenario.collective.auto_by != "simulate") return {};
+  return simulate_candidates(scenario, cfg);
+}
+
+Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg,
+                             const std::vector<AutoCandidate>& trials) {
+  Scenario twin = scenario;
+  twin.faults.clear();
+  twin.recovery.policy = RecoveryPolicy::none;
+  const ChildOutcome outcome = run_in_child([&] {
+    SimOptions options;
+    options.cfg = cfg;
+    options.auto_simulated = trials;
+    options.kept_messages = 0;
+    const SimResult result = run_simulation(twin, options);
+    nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
+    for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
+    return out.dump();
+  });
+  if (outcome.exit_code != 0) throw InputError(fmt::format("--baseline: the fault-free run failed: {}", outcome.output));
+  const auto out = nlohmann::json::parse(outcome.output);
+  Baseline baseline;
+  baseline.simulated_time = out["simulated_time"].get<double>();
+  for (const auto& duration : out["rounds"]) baseline.round_times.push_back(duration.get<double>());
+  return baseline;
+}
+
+RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
+                       const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
+                       uint64_t kept_messages) {
+  SimOptions options;
+  options.cfg = cfg;
+  options.auto_simulated = trials;
+  options.kept_messages = kept_messages;
+  RunOutcome run{run_simulation(scenario, options), {}, {}};
+  if (run.result.stall.empty()) {
+    const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
+    run.verification =
+        verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results,
+                       [&](int rank, Buffer& buf) { buf = run.result.inputs[static_cast<size_t>(rank)]; });
+  } else {
+    run.verification.verified = false;
+    run.verification.failure = "the run did not complete";
+  }
+  run.summary = summarize(scenario.collective.kind, run.result, run.verification, twin);
+  return run;
+}
+
+nlohmann::json run_metrics(const Scenario& scenario) {
+  const RunOutcome run = execute_run(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);
+  nlohmann::json metrics = metric_values(run.summary, run.result);
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
+  metrics["round_times"] = rounds;
+  return metrics;
+}
+
+}  // namespace collsim

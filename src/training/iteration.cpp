@@ -1,0 +1,55 @@
+#include "training/iteration.hpp"
+
+#include <algorithm>
+
+namespace collsim {
+
+uint64_t total_parameters(const std::vector<Layer>& layers) {
+  uint64_t total = 0;
+  for (const Layer& layer : layers) total += layer.parameters;
+  return total;
+}
+
+std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes) {
+  std::vector<Bucket> buckets;
+  const int count = static_cast<int>(layers.size());
+  double backward_done = 0;
+  uint64_t offset_end = total_parameters(layers);  // the open bucket ends here
+  Bucket open;
+  bool has_open = false;
+  for (int l = count - 1; l >= 0; --l) {
+    const Layer& layer = layers[static_cast<size_t>(l)];
+    backward_done += layer.backward;
+    if (!has_open) {
+      open = Bucket{l, l, 0, 0, 0};
+      has_open = true;
+    }
+    open.first = l;
+    open.parameters += layer.parameters;
+    open.ready = backward_done;
+    const bool full = cap_bytes > 0 && static_cast<double>(open.parameters) * bytes_per_parameter >= cap_bytes;
+    if (full || l == 0) {
+      open.offset = offset_end - open.parameters;
+      offset_end = open.offset;
+      buckets.push_back(open);
+      has_open = false;
+    }
+  }
+  return buckets;
+}
+
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, uint64_t total_parameters,
+                                       uint64_t carried_elements) {
+  auto element_at = [&](uint64_t parameter) {
+    return static_cast<size_t>(static_cast<unsigned __int128>(parameter) * carried_elements / total_parameters);
+  };
+  std::vector<BucketSlice> slices;
+  for (const Bucket& bucket : buckets) {
+    const size_t begin = element_at(bucket.offset), end = element_at(bucket.offset + bucket.parameters);
+    if (end == begin) return {};
+    slices.push_back({bucket, begin, end - begin});
+  }
+  return slices;
+}
+
+}  // namespace collsim

@@ -1,0 +1,46 @@
+#pragma once
+// One training iteration as data-parallel frameworks run it (PyTorch DDP): forward through
+// the layers, then backward in reverse order; gradients fill buckets in backward order,
+// and each bucket's allreduce starts as soon as backward has produced its last gradient,
+// on a communication stream that runs one collective at a time, in bucket order, while
+// the rest of backward goes on. One bucket holding every gradient means no overlap.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collsim {
+
+struct Layer {
+  std::string name;
+  uint64_t parameters = 0;
+  double forward = 0;   // seconds on one worker at nominal speed
+  double backward = 0;
+};
+
+// Gradients of layers `first`..`last` (forward indices, first <= last), contiguous in the
+// gradient vector, which is laid out in forward order.
+struct Bucket {
+  int first = 0, last = 0;
+  uint64_t parameters = 0;
+  uint64_t offset = 0;   // parameters before this bucket in the gradient vector
+  double ready = 0;      // seconds into backward when its last gradient exists
+};
+
+// DDP's rule: walk the layers in backward order and close a bucket once it holds at least
+// `cap_bytes` (a layer is never split, so a layer larger than the cap is a bucket of its
+// own). cap_bytes <= 0: one bucket of every layer. Buckets come in backward order.
+std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes);
+
+uint64_t total_parameters(const std::vector<Layer>& layers);
+
+// Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
+// element ranges proportional to the buckets' parameters. Empty when some bucket would get
+// no element (fewer carried elements than buckets).
+struct BucketSlice {
+  Bucket bucket;
+  size_t offset = 0, count = 0;  // carried elements
+};
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, uint64_t total_parameters,
+                                       uint64_t carried_elements);
+
+}  // namespace collsim

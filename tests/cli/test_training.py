@@ -1,0 +1,148 @@
+"""Training iterations with layers and gradient buckets (DDP-style overlap): every figure is
+checked against the hand recurrence of docs/training.md on an ideal star, where one ring
+allreduce of n bytes takes 2(p-1)(alpha + n/(pB)) exactly.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_training
+"""
+import json
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+ALPHA, B = 2e-6, 10e9  # star:P: two 1 us links of 10 GB/s between any two ranks
+P = 4
+
+
+def ring(n_bytes, p=P):
+    return 2 * (p - 1) * (ALPHA + n_bytes / (p * B))
+
+
+class TrainingRun(unittest.TestCase):
+    def run_training(self, training, workers=P, collective=None, expect=0):
+        scenario = {"name": "training", "topology": f"star:{workers}", "workers": workers,
+                    "collective": collective or {"algorithm": "ring"}, "training": training}
+        with tempfile.TemporaryDirectory(prefix="collsim-training-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            trace = Path(folder) / "t.json"
+            run = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet"],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, expect, run.stderr)
+            if expect != 0:
+                self.assertFalse(trace.exists())
+                return run
+            return json.loads(trace.read_text())
+
+    def assertClose(self, expected, actual, rel=1e-9):
+        self.assertAlmostEqual(expected, actual, delta=abs(expected) * rel + 1e-15)
+
+
+class Overlap(TrainingRun):
+    # 8 layers of 524288 parameters (2 MiB of float32 each): 16 MiB of gradients
+    LAYERS = {"uniform": {"count": 8, "parameters": 4194304, "forward": "8ms", "backward": "16ms"}}
+    N = 4194304 * 4
+    FORWARD, BACKWARD = 8e-3, 16e-3
+
+    def test_one_bucket_is_compute_then_one_allreduce(self):
+        s = self.run_training({"layers": self.LAYERS})["summary"]
+        self.assertEqual(s["buckets"], 1)
+        self.assertClose(self.FORWARD + self.BACKWARD + ring(self.N), s["iteration_time"])
+        self.assertClose(ring(self.N), s["exposed_comm"])
+        self.assertClose(ring(self.N), s["comm_time"])
+        self.assertEqual(s["overlap_fraction"], 0)
+
+    def test_buckets_shorter_than_backward_expose_the_last_one(self):
+        # 4 MiB buckets: two layers each, ready every 4 ms of backward; each allreduce takes
+        # 0.64 ms, so each is done before the next is ready and only the last one shows.
+        trace = self.run_training({"layers": self.LAYERS, "bucket": "4MiB", "rounds": 2})
+        s = trace["summary"]
+        self.assertEqual(s["buckets"], 4)
+        bucket = ring(self.N / 4)
+        self.assertLess(bucket, self.BACKWARD / 4)
+        self.assertClose(self.FORWARD + self.BACKWARD + bucket, s["iteration_time"])
+        self.assertClose(bucket, s["exposed_comm"])
+        self.assertClose(4 * bucket, s["comm_time"])
+        self.assertClose(3 / 4, s["overlap_fraction"])
+        self.assertClose(self.FORWARD + self.BACKWARD, s["compute_time"])
+        for r in trace["rounds"]:
+            self.assertClose(bucket, r["exposed_comm"])
+            self.assertClose(self.FORWARD + self.BACKWARD + bucket, r["end"] - r["start"])
+
+    def test_buckets_longer_than_backward_queue_on_the_stream(self):
+        # Backward of 0.2 ms: the first bucket is ready after 50 us, and from then on the
+        # stream is busy: iteration = forward + first ready + 4 allreduces, back to back.
+        layers = {"uniform": {"count": 8, "parameters": 4194304, "forward": "1ms", "backward": "200us"}}
+        s = self.run_training({"layers": layers, "bucket": "4MiB"})["summary"]
+        bucket = ring(self.N / 4)
+        self.assertClose(1e-3 + 200e-6 / 4 + 4 * bucket, s["iteration_time"])
+        self.assertClose(1e-3 + 200e-6 / 4 + 4 * bucket - 1.2e-3, s["exposed_comm"])
+
+    def test_a_bucket_closes_at_the_cap_and_never_splits_a_layer(self):
+        # Backward order: c (1 MiB) is under the 4 MiB cap, so b (8 MiB) joins it whole and
+        # closes the bucket at 9 MiB; a (2 MiB), the first layer, is the last bucket.
+        mib = 262144  # float32 parameters in 1 MiB
+        layers = [{"name": "a", "parameters": 2 * mib, "forward": "1ms", "backward": "1ms"},
+                  {"name": "b", "parameters": 8 * mib, "forward": "1ms", "backward": "1ms"},
+                  {"name": "c", "parameters": 1 * mib, "forward": "1ms", "backward": "1ms"}]
+        s = self.run_training({"layers": layers, "bucket": "4MiB"},
+                              collective={"algorithm": "ring", "carried_elements": 11 * mib})["summary"]
+        self.assertEqual(s["buckets"], 2)
+        # bucket {c, b} (9 MiB) is ready after 2 ms of backward, {a} (2 MiB) after 3 ms
+        first_done = 3e-3 + 2e-3 + ring(9 * 4 * mib)
+        end = max(first_done, 3e-3 + 3e-3) + ring(2 * 4 * mib)
+        self.assertClose(end, s["iteration_time"])
+
+    def test_samples_per_second_from_the_batch(self):
+        s = self.run_training({"layers": self.LAYERS, "bucket": "4MiB", "batch": 32})["summary"]
+        self.assertClose(32 * P / s["iteration_time"], s["samples_per_second"])
+
+    def test_a_batch_alone_gives_the_throughput_of_plain_rounds(self):
+        s = self.run_training({"compute": "10ms", "batch": 16}, collective={"algorithm": "ring", "size": "1MiB"})["summary"]
+        iteration = 10e-3 + ring(1024 * 1024)
+        self.assertClose(iteration, s["iteration_time"])
+        self.assertClose(16 * P / iteration, s["samples_per_second"])
+
+    def test_a_trained_model_stays_identical_across_ranks(self):
+        trace = self.run_training({"model": "linear-regression", "parameters": 64, "rounds": 3,
+                                   "layers": {"uniform": {"count": 4, "parameters": 4096, "forward": "1ms",
+                                                          "backward": "2ms"}}, "bucket": "4KiB"},
+                                  collective={"algorithm": "ring"})
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertTrue(trace["summary"]["models_identical"])
+        self.assertEqual(trace["summary"]["buckets"], 4)
+
+
+class BadLayers(TrainingRun):
+    def assert_refused(self, training, fragment, collective=None):
+        run = self.run_training(training, collective=collective, expect=2)
+        lines = run.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertTrue(lines[0].startswith("collsim: error: "), run.stderr)
+        self.assertIn(fragment, lines[0])
+
+    def test_layers_and_compute(self):
+        self.assert_refused({"compute": "1ms", "layers": [{"parameters": 4}]}, "training.compute:")
+
+    def test_a_bucket_without_layers(self):
+        self.assert_refused({"compute": "1ms", "bucket": "1MiB"}, "training.bucket:")
+
+    def test_a_size_that_disagrees_with_the_layers(self):
+        self.assert_refused({"layers": [{"parameters": 4}]}, "collective.size:",
+                            collective={"algorithm": "ring", "size": "1MiB"})
+
+    def test_more_buckets_than_carried_elements(self):
+        self.assert_refused({"layers": {"uniform": {"count": 8, "parameters": 800}}, "bucket": "4B"},
+                            "training.bucket:", collective={"algorithm": "ring", "carried_elements": 4})
+
+    def test_a_layer_without_parameters(self):
+        self.assert_refused({"layers": [{"name": "x", "forward": "1ms"}]}, "training.layers.0.parameters")
+
+    def test_a_negative_backward(self):
+        self.assert_refused({"layers": [{"parameters": 4, "backward": "-1ms"}]}, "training.layers.0")
+
+
+if __name__ == "__main__":
+    unittest.main()
