@@ -60,6 +60,7 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   s.busbw = s.algbw * busbw_factor(collective, result.workers);
   s.verification = verification;
   s.message_count = result.messages.count();
+  if (result.buckets > 0 || result.batch) s.iterations = iteration_figures(result, result.batch);
   return s;
 }
 
