@@ -9,6 +9,7 @@
 #include "report/commands.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
+#include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 
@@ -184,7 +185,8 @@ int main(int argc, char** argv) {
                       "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable)")
       ->allow_extra_args(false);
   compare->add_flag("--strict", compare_request.strict,
-                    "Fail on any change, improvements and new entries included (baselines must be updated)");
+                    "Exit 1 on any change: improvements and new entries as well as regressions and missing entries "
+                    "(then the baselines must be updated)");
   compare->add_option("--format", compare_request.format, "text (default), markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
 
@@ -225,6 +227,7 @@ int main(int argc, char** argv) {
   sweep_merge->add_option("parts", merge_parts, "Result tables of the shards")->required();
   sweep_merge->add_option("--out", merge_out, "Merged table (.csv or .json)");
 
+  collsim::remove_temporaries_on_interrupt();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -264,6 +267,10 @@ int main(int argc, char** argv) {
     if (baseline_update->parsed()) return collsim::command_baseline_update(scenarios_dir, baselines_dir, baseline_quiet);
   } catch (const collsim::InputError& error) {
     std::cerr << "collsim: error: " << error.what() << "\n";
+    return exit_bad_input;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "collsim: error: out of memory (see the limits in the README; carry fewer elements or use fewer "
+                 "ranks)\n";
     return exit_bad_input;
   } catch (const std::exception& error) {
     std::cerr << "collsim: the run failed: " << error.what() << "\n";

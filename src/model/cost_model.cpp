@@ -13,7 +13,7 @@ double ModelInput::bytes(size_t count) const { return static_cast<double>(simula
 
 int ceil_log2(int p) {
   int rounds = 0;
-  while ((1 << rounds) < p) ++rounds;
+  while ((int64_t{1} << rounds) < p) ++rounds;  // 64 bits: no overflow for any int p
   return rounds;
 }
 

@@ -52,6 +52,11 @@ void check_simgrid_option(const std::string& option, const std::string& field) {
                                    did_you_mean(value, it->second), join(it->second)));
     return;
   }
+  // Parallel contexts run actors of one scheduling round in threads at once: collsim's
+  // shared run state (the message log, counters) is not made for that.
+  if (key == "contexts/nthreads" && value != "1")
+    throw InputError(fmt::format("{}: contexts/nthreads:{} is refused: collsim's actors share their run state and "
+                                 "must run one at a time (only contexts/nthreads:1)", field, value));
   // Numbers SimGrid crashes or hangs on when they are zero or negative.
   static const std::map<std::string, double> minimum{
       {"surf/precision", 0},         {"maxmin/precision", 0},        {"network/bandwidth-factor", 0},

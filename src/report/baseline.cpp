@@ -23,18 +23,21 @@ int update_baselines(const std::string& scenarios_dir, const std::string& out_di
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   int written = 0;
+  OutputBatch batch;  // all baselines or none: a failed scenario leaves the folder as it was
   for (const auto& file : files) {
     // One engine per process: each scenario runs in a child.
     const ChildOutcome outcome = run_in_child([&] { return baseline_of_scenario(file.string()).dump(); });
     if (outcome.exit_code != 0)
       throw InputError(fmt::format("baseline: {} failed: {}", file.string(), outcome.output));
     auto baseline = nlohmann::json::parse(outcome.output);
-    baseline["scenario_file"] = fs::relative(file, fs::path(scenarios_dir).parent_path()).string();
+    const fs::path scenarios_parent = fs::absolute(scenarios_dir).lexically_normal().parent_path().parent_path();
+    baseline["scenario_file"] = fs::absolute(file).lexically_normal().lexically_relative(scenarios_parent).string();
     const fs::path target = fs::path(out_dir) / fs::relative(file, scenarios_dir);
     write_file_atomically(target.string(), baseline.dump(2) + "\n", "--out");
     ++written;
     if (!quiet) std::cout << fmt::format("{}  {}\n", target.string(), baseline["identity"].get<std::string>());
   }
+  batch.commit();
   return written;
 }
 

@@ -13,6 +13,7 @@
 #include "algorithms/algorithms.hpp"
 #include "algorithms/hierarchy.hpp"
 #include "algorithms/registry.hpp"
+#include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
 #include "report/compare.hpp"
@@ -22,12 +23,14 @@
 #include "scenario/scenario.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/input_data.hpp"
+#include "sim/run_limits.hpp"
 #include "sim/simulation.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "trace/trace.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 #include "viz/render.hpp"
@@ -37,6 +40,15 @@ namespace fs = std::filesystem;
 namespace collsim {
 namespace {
 
+// The name of an unnamed run from flags only: "cli-" and a digest of the flags (FNV-1a),
+// so that two different runs never share an identity in `compare`.
+std::string name_of_flags(const std::vector<std::string>& overrides) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const auto& assignment : overrides)
+    for (const char c : assignment + '\n') hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return fmt::format("cli-{:08x}", static_cast<uint32_t>(hash ^ (hash >> 32)));
+}
+
 Scenario load_scenario(const RunRequest& request) {
   nlohmann::json document = nlohmann::json::object();
   std::string source_dir;
@@ -45,6 +57,10 @@ Scenario load_scenario(const RunRequest& request) {
     source_dir = fs::path(request.scenario_path).parent_path().string();
   }
   for (const auto& assignment : request.overrides) apply_override(document, assignment);
+  // Unnamed: the file's stem, or a digest of the flags.
+  if (document.is_object() && !document.contains("name"))
+    document["name"] = request.scenario_path.empty() ? name_of_flags(request.overrides)
+                                                     : fs::path(request.scenario_path).stem().string();
   return parse_scenario(document, source_dir);
 }
 
@@ -128,8 +144,26 @@ uint64_t parse_kept_messages(const std::string& text) {
   return std::stoull(text);
 }
 
+namespace {
+
+// Every output of a run checked before it starts (util/atomic_file.hpp); the platform
+// file counts among the inputs that no output may replace.
+void check_run_outputs(const RunRequest& request, const Scenario& scenario) {
+  if (!parse_generator(scenario.topology, "topology"))
+    read_input_file(resolve_platform_file(scenario.topology, scenario.source_dir, "topology"), "platform file");
+  const std::pair<const std::string*, const char*> outputs[]{{&request.trace_path, "--trace"},
+                                                              {&request.svg_path, "--svg"},
+                                                              {&request.html_path, "--html"},
+                                                              {&request.perfetto_path, "--perfetto"}};
+  for (const auto& [path, field] : outputs)
+    if (!path->empty()) check_output_path(*path, field);
+}
+
+}  // namespace
+
 int command_run(const RunRequest& request) {
   const Scenario scenario = load_scenario(request);
+  check_run_outputs(request, scenario);
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);
   std::optional<Baseline> twin;
   if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg, trials);
@@ -144,9 +178,11 @@ int command_run(const RunRequest& request) {
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
     const nlohmann::json trace = build_trace(traced, result, run.summary);
+    OutputBatch batch;  // the trace and the pictures appear together or not at all
     if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
     // The pictures are drawn from the trace, as `collsim render` draws them from its file.
     if (pictures.any()) viz::write_pictures(viz::read_trace(trace, "the run's trace"), pictures);
+    batch.commit();
   }
   if (!request.quiet) std::cout << format_summary(scenario, result, run.summary) << std::flush;
   if (!result.stall.empty()) {
@@ -163,7 +199,12 @@ int command_run(const RunRequest& request) {
 int command_render(const RenderRequest& request) {
   const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
   if (!pictures.any()) throw InputError("render: give at least one of --svg OUT.svg, --html OUT.html, --perfetto OUT.json");
-  viz::write_pictures(viz::load_trace_file(request.trace_path), pictures);
+  const viz::TraceView trace = viz::load_trace_file(request.trace_path);
+  for (const auto& [path, field] : {std::pair{&pictures.svg, "--svg"}, {&pictures.html, "--html"}, {&pictures.perfetto, "--perfetto"}})
+    if (!path->empty()) check_output_path(*path, field);
+  OutputBatch batch;
+  viz::write_pictures(trace, pictures);
+  batch.commit();
   return 0;
 }
 
@@ -172,6 +213,9 @@ int command_compare(const CompareRequest& request) {
   for (const auto& tolerance : request.tolerances) parse_tolerance(tolerance, options);
   const auto baseline = load_metric_sets(request.baseline, "BASELINE");
   const auto current = load_metric_sets(request.current, "CURRENT");
+  if (baseline.empty() && current.empty())
+    throw InputError(fmt::format("compare: nothing to compare: neither '{}' nor '{}' holds a trace, baseline or "
+                                 "results table (.json or .csv)", request.baseline, request.current));
   const auto rows = compare_metric_sets(baseline, current, options);
   std::cout << format_comparison(rows, request.format);
   return comparison_exit_status(rows, request.strict);
@@ -314,7 +358,8 @@ int command_model(const ModelRequest& request) {
   const std::string name =
       request.algorithm.empty() ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
-  if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
+  if (request.workers < 1 || request.workers > max_workers)
+    throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));
   if (request.size.empty() || request.bandwidth.empty() || request.latency.empty())
     throw InputError("model: --size, --bandwidth and --latency are required");
   const Dtype dtype = parse_dtype(request.dtype, "--dtype");

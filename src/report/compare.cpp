@@ -13,6 +13,7 @@
 #include "sweep/results.hpp"
 #include "util/csv.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 #include "viz/trace_view.hpp"
@@ -30,11 +31,7 @@ const Metric* compared_metric(const std::string& name) {
 }
 
 std::string read_text(const fs::path& path, const std::string& field) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", field, path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path.string(), field + " file");
 }
 
 void take_metrics(const json& object, MetricSet& set) {
@@ -92,8 +89,18 @@ std::vector<MetricSet> from_csv(const std::string& text, const std::string& sour
     MetricSet set{row_identity(columns), source, {}};
     for (const auto& [name, value] : columns) {
       if (compared_metric(name) == nullptr || value.empty()) continue;
-      if (value == "true" || value == "false") set.metrics[name] = value == "true" ? 1 : 0;
-      else set.metrics[name] = std::strtod(value.c_str(), nullptr);
+      if (value == "true" || value == "false") {
+        set.metrics[name] = value == "true" ? 1 : 0;
+        continue;
+      }
+      // the whole cell, a finite number: "nan" would compare equal to anything
+      char* end = nullptr;
+      const double number = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !std::isfinite(number) ||
+          value.find_first_not_of("0123456789.eE+-") != std::string::npos)
+        throw InputError(fmt::format("{}: '{}' entry {}: {} '{}' is not a finite number", field, source,
+                                     set.identity, name, value));
+      set.metrics[name] = number;
     }
     sets.push_back(set);
   }
@@ -104,9 +111,10 @@ std::vector<MetricSet> load_file(const fs::path& path, const std::string& field)
   const std::string text = read_text(path, field);
   if (path.extension() == ".csv") return from_csv(text, path.string(), field);
   try {
-    return from_json(json::parse(text), path.string(), field);
+    return from_json(parse_json(text, fmt::format("{}: '{}'", field, path.string())), path.string(), field);
   } catch (const json::exception& error) {
-    throw InputError(fmt::format("{}: '{}' is not valid JSON: {}", field, path.string(), error.what()));
+    throw InputError(fmt::format("{}: '{}' is not a collsim trace, baseline or results list: {}", field, path.string(),
+                                 error.what()));
   }
 }
 
@@ -163,8 +171,14 @@ void parse_tolerance(const std::string& text, CompareOptions& options) {
   const std::string number = percent ? value.substr(0, value.size() - 1) : value;
   char* end = nullptr;
   double tolerance = std::strtod(number.c_str(), &end);
-  if (number.empty() || *end != '\0' || tolerance < 0)
-    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance such as 0.5% or simulated_time=0.1%", text));
+  // plain decimals only: strtod would also take "nan", "inf" and hexadecimal
+  const bool decimal = number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (number.empty() || *end != '\0' || !decimal || !std::isfinite(tolerance) || tolerance < 0)
+    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance such as 0.5%, 0.005 or simulated_time=0.1% "
+                                 "(a finite number >= 0)", text));
+  if (!percent && tolerance > 1)
+    throw InputError(fmt::format("--tolerance: '{}' is ambiguous: a bare number is a fraction (0.05 = 5%); write "
+                                 "{}% for {} percent", text, number, number));
   if (percent) tolerance /= 100;
   if (metric.empty()) options.tolerance = tolerance;
   else options.per_metric[metric] = tolerance;

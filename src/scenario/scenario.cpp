@@ -9,6 +9,7 @@
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -25,11 +26,21 @@ std::string join_path(const std::string& prefix, const std::string& key) {
 void check_keys(const json& object, const std::string& where, const std::vector<std::string>& allowed) {
   if (!object.is_object())
     throw InputError(fmt::format("{}: must be a JSON object", where.empty() ? "scenario" : where));
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    throw InputError(fmt::format("{}: unknown key{}; allowed: {}", join_path(where, key), did_you_mean(key, allowed),
-                                 join(allowed)));
-  }
+  // every unknown key at once: fixing one typo should not reveal the next
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : object.items())
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      unknown.push_back(join_path(where, key) + ": unknown key" + did_you_mean(key, allowed));
+  if (!unknown.empty()) throw InputError(fmt::format("{}; allowed: {}", join(unknown, "; "), join(allowed)));
+}
+
+// A host or link name: not empty, printable, no spaces (SimGrid's names never have them).
+void check_name(const std::string& name, const std::string& field) {
+  if (name.empty()) throw InputError(fmt::format("{}: the name is empty", field));
+  for (const char c : name)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      throw InputError(fmt::format("{}: {} has a space or a control character; names are printable, without spaces",
+                                   field, json(name).dump()));
 }
 
 std::string get_string(const json& value, const std::string& field) {
@@ -53,7 +64,8 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
     if (number < 0)
       throw InputError(fmt::format("{}: {} is negative; must be {}", field, value.dump(),
                                    parse == parse_time ? ">= 0 seconds" : "> 0 bytes"));
-    return number;
+    // the same range checks as a unit string ("1e308" bytes is too large)
+    return parse(fmt::format("{}", number), field);
   }
   if (value.is_string()) return parse(value.get<std::string>(), field);
   throw InputError(fmt::format("{}: must be a number or a string with a unit, got {}", field, value.dump()));
@@ -222,14 +234,21 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
     if (!link_fault) throw InputError(fmt::format("{}.link: a {} fault targets a host or a rank", where, kind));
     fault.link = get_string(object["link"], where + ".link");
   }
-  if (object.contains("host")) fault.host = get_string(object["host"], where + ".host");
+  if (object.contains("link")) check_name(fault.link, where + ".link");
+  if (object.contains("host")) {
+    fault.host = get_string(object["host"], where + ".host");
+    check_name(fault.host, where + ".host");
+  }
   if (object.contains("rank")) fault.rank = static_cast<int>(get_integer(object["rank"], where + ".rank", 0, 1 << 30));
 
   if (object.contains("factor")) {
     if (fault.kind == FaultKind::preempt || fault.kind == FaultKind::link_down)
       throw InputError(fmt::format("{}.factor: a {} fault has no factor", where, kind));
-    if (!object["factor"].is_number() || object["factor"].get<double>() <= 0)
-      throw InputError(fmt::format("{}.factor: must be a number > 0 (0.1 = ten times slower)", where));
+    // a denormal factor leaves a link with no bandwidth at all; a huge one overflows it
+    if (!object["factor"].is_number() || !(object["factor"].get<double>() >= 1e-6) ||
+        !(object["factor"].get<double>() <= 1e6))
+      throw InputError(fmt::format("{}.factor: must be a number from 1e-06 to 1e+06 (0.1 = ten times slower), got {}",
+                                   where, object["factor"].dump()));
     fault.factor = object["factor"].get<double>();
   }
   if (object.contains("latency")) {
@@ -269,9 +288,9 @@ RecoverySpec parse_recovery(const json& object) {
     if (!text.empty() && text.back() == 'x') {
       char* end = nullptr;
       spec.timeout_factor = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size() - 1 || !(spec.timeout_factor > 0))
+      if (end != text.c_str() + text.size() - 1 || !(spec.timeout_factor >= 1e-3) || !(spec.timeout_factor <= 1e6))
         throw InputError(fmt::format("recovery.timeout: '{}' is not a time (\"50ms\") or a multiple of the "
-                                     "model's collective time (\"3x\")", text));
+                                     "model's collective time from 0.001x to 1e+06x (\"3x\")", text));
     } else {
       spec.timeout_is_factor = false;
       spec.timeout = get_quantity(timeout, "recovery.timeout", parse_time);
@@ -285,18 +304,7 @@ RecoverySpec parse_recovery(const json& object) {
 }  // namespace
 
 json load_scenario_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read the scenario file (does it exist?)", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    std::string message = error.what();
-    const auto cut = message.find("] ");
-    if (cut != std::string::npos) message = message.substr(cut + 2);
-    throw InputError(fmt::format("{}: malformed JSON: {}", path, message));
-  }
+  return parse_json(read_input_file(path, "scenario file"), path);
 }
 
 void set_path(json& document, const std::string& path, const json& value) {
@@ -335,8 +343,8 @@ void apply_override(json& document, const std::string& assignment) {
   const std::string text = assignment.substr(equals + 1);
   json value;
   try {
-    value = json::parse(text);
-  } catch (const json::parse_error&) {
+    value = parse_json(text, "--set " + assignment.substr(0, equals));
+  } catch (const InputError&) {
     value = text;  // a bare word such as naive or 64MiB
   }
   set_path(document, assignment.substr(0, equals), value);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
@@ -36,6 +37,11 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
       const auto out = nlohmann::json::parse(outcome.output);
       candidate.model_time = out["model"].get<double>();
       candidate.simulated_time = out["simulated"].get<double>();
+    } else if (outcome.exit_code != 2 || outcome.output.empty()) {
+      // A trial that crashed or was killed (not one that refused its input): its table
+      // would be wrong, so the run fails rather than choose without it.
+      throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
+                                           outcome.output.empty() ? "" : ": " + outcome.output));
     } else {
       // An InputError here is the scenario's (the real run will report it); anything else
       // is this candidate's and only rules it out.

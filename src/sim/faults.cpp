@@ -192,7 +192,12 @@ std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const sg4::E
     if (spec.kind == FaultKind::slow_host && fault.ranks.empty())
       throw InputError(fmt::format("{}: host '{}' runs no worker: slowing it changes nothing", where,
                                    fault.host->get_name()));
-    if (spec.kind == FaultKind::preempt) preempted.push_back(fault.host);
+    if (spec.kind == FaultKind::preempt) {
+      if (std::find(preempted.begin(), preempted.end(), fault.host) != preempted.end())
+        throw InputError(fmt::format("{}: host '{}' is preempted by an earlier fault already; a host is preempted "
+                                     "once", where, fault.host->get_name()));
+      preempted.push_back(fault.host);
+    }
     faults.push_back(fault);
   }
   if (!preempted.empty() && std::all_of(rank_hosts.begin(), rank_hosts.end(), [&](sg4::Host* h) {

@@ -11,7 +11,7 @@ Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uin
   const auto ranks = static_cast<uint64_t>(p);
   if (carried_elements) {
     payload.carried_elems = std::min(*carried_elements, payload.logical_elems);
-  } else if (payload.logical_elems * ranks <= carried_budget_elements) {
+  } else if (payload.logical_elems <= carried_budget_elements / ranks) {  // (the product could overflow)
     payload.carried_elems = payload.logical_elems;
   } else {
     const uint64_t per_chunk = std::max<uint64_t>(1, carried_budget_elements / ranks / ranks);

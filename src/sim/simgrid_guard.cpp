@@ -1,10 +1,16 @@
 #include "sim/simgrid_guard.hpp"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <unistd.h>
+
+// mimalloc (linked into collsim, not into the test programs) aborts on a failed `new`
+// without calling the new-handler; its error callback tells us why it aborts.
+extern "C" void mi_register_error(void (*handler)(int error, void* arg), void* arg) __attribute__((weak));
 
 namespace collsim {
 namespace {
@@ -22,8 +28,28 @@ void forward_capture() {
     if (::write(saved_stderr, buffer, static_cast<size_t>(n)) < 0) break;
 }
 
+volatile bool out_of_memory = false;  // set when an allocation failed: the abort that follows says so
+
+// An allocation failed inside the simulation, where the exception may not reach main:
+// remember it, so that the abort is reported as what it is.
+void on_allocation_failure() {
+  out_of_memory = true;
+  std::set_new_handler(nullptr);
+  throw std::bad_alloc();
+}
+
+void on_allocator_error(int error, void*) {
+  if (error == ENOMEM) out_of_memory = true;
+}
+
 // Async-signal-safe: only read, write and _exit. Reports the last thing SimGrid said.
 void on_crash(int signal) {
+  if (out_of_memory) {
+    const char* text = "collsim: error: out of memory while simulating (README \"Limits\": carry fewer elements or "
+                       "use fewer ranks)\n";
+    if (::write(saved_stderr >= 0 ? saved_stderr : 2, text, std::strlen(text)) < 0) _exit(2);
+    _exit(2);
+  }
   static char text[8192];
   size_t length = 0;
   if (capture_fd >= 0) {
@@ -90,6 +116,8 @@ void SimGridGuard::discard() {
 void SimGridGuard::catch_crashes() {
   std::signal(SIGABRT, on_crash);
   std::signal(SIGSEGV, on_crash);
+  std::set_new_handler(on_allocation_failure);
+  if (mi_register_error != nullptr) mi_register_error(on_allocator_error, nullptr);
 }
 
 }  // namespace collsim

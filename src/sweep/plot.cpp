@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
@@ -114,6 +115,26 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     throw InputError(fmt::format("--x: '{}' is not a numeric axis of the results{}; axes: {}", spec.x,
                                  did_you_mean(spec.x, columns), join(columns)));
 
+  // Axes that move with x (a zip group: workers and size together) would make one series
+  // per point: they are not series, x stands for them.
+  std::set<std::string> moves_with_x;
+  for (const auto& column : columns) {
+    if (column == spec.x || column == spec.series) continue;
+    std::map<std::string, std::set<std::string>> values_at_x;
+    std::set<std::string> values;
+    for (const auto& row : rows) {
+      std::string x_text, value;
+      for (const auto& [name, v] : row.axes) {
+        if (name == spec.x) x_text = v.dump();
+        if (name == column) value = v.dump();
+      }
+      values_at_x[x_text].insert(value);
+      values.insert(value);
+    }
+    const bool one_per_x = std::all_of(values_at_x.begin(), values_at_x.end(), [](const auto& e) { return e.second.size() == 1; });
+    if (one_per_x && values.size() > 1) moves_with_x.insert(column);
+  }
+
   // Group points into series by the other axis values, each sorted by x.
   struct Point {
     double x, y, model, bound;
@@ -135,7 +156,7 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     std::vector<std::string> name;
     for (const auto& [column, value] : row.axes) {
       if (column == spec.x) x = value.is_number() ? value.get<double>() : 0;
-      else if (spec.series.empty() || column == spec.series)
+      else if ((spec.series.empty() && !moves_with_x.count(column)) || column == spec.series)
         name.push_back(column + "=" + (value.is_number() ? label_of(column, value.get<double>()) : value_text(value)));
     }
     auto number = [&](const char* metric) {

@@ -9,6 +9,7 @@
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 
 using nlohmann::json;
 
@@ -93,11 +94,7 @@ void write_results(const std::string& path, std::vector<ResultRow> rows, const s
 }
 
 std::vector<ResultRow> read_results(const std::string& path, const std::string& field) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", field, path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_input_file(path, field + " results table");
   const auto& metrics = result_metric_columns();
   auto is_metric = [&](const std::string& name) { return std::find(metrics.begin(), metrics.end(), name) != metrics.end(); };
   std::vector<ResultRow> rows;
@@ -115,12 +112,7 @@ std::vector<ResultRow> read_results(const std::string& path, const std::string& 
     rows.push_back(row);
   };
   if (path.size() >= 5 && path.substr(path.size() - 5) == ".json") {
-    json table;
-    try {
-      table = json::parse(text);
-    } catch (const json::exception& error) {
-      throw InputError(fmt::format("{}: '{}' is not valid JSON: {}", field, path, error.what()));
-    }
+    const json table = parse_json(text, fmt::format("{}: '{}'", field, path));
     if (!table.is_array()) throw InputError(fmt::format("{}: '{}' is not a list of result rows", field, path));
     for (const json& entry : table) {
       std::vector<std::pair<std::string, json>> cells;

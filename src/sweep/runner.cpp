@@ -1,6 +1,8 @@
 #include "sweep/runner.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <fmt/format.h>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "sweep/sweep_spec.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
@@ -55,6 +58,47 @@ private:
   Clock::time_point start_;
 };
 
+// The same cell, whether it was read back from a table (CSV cells come back as numbers
+// or strings) or comes from the sweep file.
+bool same_cell(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  auto text = [](const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+  return text(a) == text(b);
+}
+
+// --resume extends a table only if this sweep wrote it: every row's point exists here,
+// with the same axis values.
+void check_resumed_rows(const std::vector<ResultRow>& rows, const std::vector<SweepPoint>& points,
+                        const std::string& out) {
+  for (const ResultRow& row : rows) {
+    const bool known = row.point >= 0 && row.point < static_cast<int>(points.size());
+    const SweepPoint* point = known ? &points[static_cast<size_t>(row.point)] : nullptr;
+    bool same = point != nullptr && point->settings.size() == row.axes.size();
+    for (size_t i = 0; same && i < row.axes.size(); ++i)
+      same = row.axes[i].first == point->settings[i].first && same_cell(row.axes[i].second, point->settings[i].second);
+    if (!same)
+      throw InputError(fmt::format("--resume: '{}' was written by another sweep (its point {} is not this sweep's "
+                                   "point {}); give a new --out, or remove the table to start again",
+                                   out, row.point, row.point));
+  }
+}
+
+// Temporaries of tables a killed sweep was writing ("results.csv.tmp.PID" whose PID is gone).
+void remove_stale_temporaries(const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::absolute(out);
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(target.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 ResultRow row_of(const SweepPoint& point) {
   ResultRow row;
   row.point = point.index;
@@ -85,10 +129,17 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
     return 0;
   }
 
+  // Every output checked before any point runs.
+  check_output_path(options.out, "--out");
+  if (!options.plot.empty()) check_output_path(options.plot, "--plot");
   std::vector<ResultRow> rows;
   std::set<int> done;
+  if (options.resume) remove_stale_temporaries(options.out);
   if (options.resume && ::access(options.out.c_str(), F_OK) == 0) {
-    for (ResultRow& row : read_results(options.out, "--resume")) {
+    std::vector<ResultRow> resumed = read_results(options.out, "--resume");
+    release_input_file(options.out);  // read, and rewritten on purpose
+    check_resumed_rows(resumed, points, options.out);
+    for (ResultRow& row : resumed) {
       if (row.status != "ok") continue;  // failed points run again
       done.insert(row.point);
       rows.push_back(std::move(row));

@@ -8,6 +8,7 @@
 
 #include "scenario/scenario.hpp"
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -164,11 +165,8 @@ bool is_sweep_file(const std::string& path) { return std::filesystem::path(path)
 
 Sweep load_sweep(const std::string& path) {
   // Read through the scenario loader for its error messages, then again keeping key order.
-  load_scenario_json(path);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_sweep(nlohmann::ordered_json::parse(text.str()), std::filesystem::path(path).parent_path().string());
+  return parse_sweep(parse_ordered_json(read_input_file(path, "sweep file"), path),
+                     std::filesystem::path(path).parent_path().string());
 }
 
 std::string describe_point(const SweepPoint& point) {

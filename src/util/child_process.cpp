@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <stdexcept>
+#include <csignal>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,9 +26,14 @@ RunningChild start_child(const std::function<std::string()>& work) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork() failed");
   if (pid == 0) {
+    // The child dies with its parent, even one killed with SIGKILL (a sweep's points must
+    // not run on alone).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(pipe_fds[0]);
     int code = 0;
     std::string output;

@@ -35,16 +35,27 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   return {value, unit};
 }
 
+std::string describe_range(std::string_view what, const QuantityRange& range) {
+  if (what == "size") return fmt::format("0 or 1 byte to 1 PiB ({:.0f} bytes)", range.largest);
+  if (what == "time") return fmt::format("0 or {:g} s to {:g} s", range.smallest, range.largest);
+  if (what == "bandwidth") return fmt::format("{:g} B/s to {:g} B/s", range.smallest, range.largest);
+  return fmt::format("0 or {:g} to {:g} flops", range.smallest, range.largest);
+}
+
 template <size_t N>
 double parse_with_units(std::string_view text, std::string_view field, std::string_view what,
-                        const std::array<Unit, N>& units, std::string_view allowed) {
+                        const std::array<Unit, N>& units, std::string_view allowed, const QuantityRange& range) {
   auto [value, unit] = split_number(text, field, what);
   for (const Unit& u : units) {
     if (u.suffix == unit) {
       if (value < 0)
         throw InputError(fmt::format("{}: '{}' is negative; a {} must be {}", field, text, what,
                                      what == "time" ? ">= 0" : "> 0"));
-      return value * u.factor;
+      const double result = value * u.factor;
+      if (result != 0 && !(result >= range.smallest && result <= range.largest))
+        throw InputError(fmt::format("{}: '{}' is too {}; a {} is {}", field, text,
+                                     result > range.largest ? "large" : "small", what, describe_range(what, range)));
+      return result;
     }
   }
   throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (allowed: {})", field, unit, text, allowed));
@@ -58,7 +69,7 @@ double parse_size(std::string_view text, std::string_view field) {
   static const std::array<Unit, 12> units{{{"", 1}, {"B", 1}, {"KiB", Ki}, {"MiB", Mi}, {"GiB", Gi}, {"TiB", Ti},
                                           {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
                                           {"bytes", 1}}};
-  return parse_with_units(text, field, "size", units, "B, KiB, MiB, GiB, TiB, kB, MB, GB, TB");
+  return parse_with_units(text, field, "size", units, "B, KiB, MiB, GiB, TiB, kB, MB, GB, TB", size_range);
 }
 
 double parse_bandwidth(std::string_view text, std::string_view field) {
@@ -70,7 +81,7 @@ double parse_bandwidth(std::string_view text, std::string_view field) {
     throw InputError(fmt::format("{}: '{}' needs a unit (Bps, MBps, GBps for bytes/s; Mbps, Gbps for bits/s)",
                                  field, text));
   const double bytes_per_second = parse_with_units(text, field, "bandwidth", units,
-                                                   "Bps, kBps, MBps, GBps, TBps, bps, kbps, Mbps, Gbps, Tbps");
+                                                   "Bps, kBps, MBps, GBps, TBps, bps, kbps, Mbps, Gbps, Tbps", bandwidth_range);
   if (bytes_per_second <= 0)
     throw InputError(fmt::format("{}: bandwidth must be > 0, got '{}'", field, text));
   return bytes_per_second;
@@ -79,12 +90,12 @@ double parse_bandwidth(std::string_view text, std::string_view field) {
 double parse_time(std::string_view text, std::string_view field) {
   static const std::array<Unit, 6> units{{{"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9},
                                          {"min", 60}}};
-  return parse_with_units(text, field, "time", units, "s, ms, us, ns, min");
+  return parse_with_units(text, field, "time", units, "s, ms, us, ns, min", time_range);
 }
 
 double parse_flops(std::string_view text, std::string_view field) {
   static const std::array<Unit, 5> units{{{"f", 1}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}}};
-  return parse_with_units(text, field, "amount of computation", units, "f, kf, Mf, Gf, Tf");
+  return parse_with_units(text, field, "amount of computation", units, "f, kf, Mf, Gf, Tf", flops_range);
 }
 
 std::string format_size(double bytes) {

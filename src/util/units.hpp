@@ -9,6 +9,18 @@
 
 namespace collsim {
 
+// The range of every quantity collsim accepts (README "Limits"): 0, or from the smallest
+// to the largest below. Values outside (1e308 bytes, a denormal 4.9e-324 s, a latency of
+// years) are refused: they overflow the element arithmetic or stall the simulation.
+struct QuantityRange {
+  double smallest;  // the smallest value > 0
+  double largest;
+};
+constexpr QuantityRange size_range{1, 1125899906842624.0};  // 1 byte to 1 PiB
+constexpr QuantityRange time_range{1e-12, 1e6};             // 1 ps to 1e6 s (11.6 days)
+constexpr QuantityRange bandwidth_range{1, 1e15};           // 1 B/s to 1 PB/s
+constexpr QuantityRange flops_range{1, 1e18};               // 1 flop to 1 Ef
+
 double parse_size(std::string_view text, std::string_view field);
 double parse_bandwidth(std::string_view text, std::string_view field);
 double parse_time(std::string_view text, std::string_view field);

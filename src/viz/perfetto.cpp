@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "util/errors.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -41,6 +42,7 @@ public:
   explicit Exporter(const TraceView& trace) : t_(trace) {}
 
   json run() {
+    check_expansion();
     json events = json::array();
     events.push_back(metadata("process_name", run_pid, 0, {{"name", "collsim: " + t_.name}}));
     events.push_back(metadata("process_sort_index", run_pid, 0, {{"sort_index", 0}}));
@@ -205,21 +207,39 @@ private:
     }
   }
 
-  // One arrow per message, from the sender's step slice to the receiver's, both bound to
-  // the slice enclosing the middle of the transfer.
+  // A trace's events are bounded by what it holds: a small file that declares a million
+  // ranks (each a track) must not become hundreds of MB.
+  void check_expansion() const {
+    double entries = static_cast<double>(t_.messages.size() + t_.rounds.size() + t_.recovery.size() + t_.faults.size());
+    for (const auto& r : t_.rounds) entries += static_cast<double>(r.group.size());
+    for (const auto& link : t_.links) entries += static_cast<double>(link.series.size());
+    double events = 2.0 * t_.workers + 3 * static_cast<double>(t_.messages.size());
+    for (const auto& r : t_.rounds) events += 3.0 * static_cast<double>(r.group.size());
+    const double allowed = std::max(perfetto_min_event_budget, perfetto_events_per_entry * entries);
+    if (events > allowed)
+      throw InputError(fmt::format("--perfetto: '{}' would expand to about {:.3g} events ({} ranks, {:.0f} entries); "
+                                   "at most {} per entry of the trace, or {:.0f}",
+                                   t_.source, events, t_.workers, entries, perfetto_events_per_entry,
+                                   perfetto_min_event_budget));
+  }
+
+  // One arrow per message, from the sender's step slice to the receiver's (the slices
+  // enclosing the middle of the transfer): it leaves when the message starts and lands
+  // when it ends, each clamped into its slice, so that the arrow has the message's length.
   void add_flows(json& events) {
     if (t_.messages.size() > perfetto_max_flows) return;
     for (size_t i = 0; i < t_.messages.size(); ++i) {
       const TraceMessage& m = t_.messages[i];
       const auto& [sender, receiver] = step_of_message_[i];
-      const int64_t start = to_ns(m.start), end = to_ns(m.end);
-      const double middle = to_us(start + (end - start) / 2);
+      const Slice& from = lanes_[sender.first].slices[sender.second];
+      const Slice& to = lanes_[receiver.first].slices[receiver.second];
+      const int64_t leaves = std::clamp(to_ns(m.start), from.start, from.end);
+      const int64_t lands = std::clamp(to_ns(m.end), to.start, to.end);
       const json args{{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start_s", m.start}, {"end_s", m.end}};
-      events.push_back({{"ph", "s"}, {"id", i + 1}, {"pid", run_pid}, {"tid", lanes_[sender.first].slices[sender.second].tid},
-                        {"ts", middle}, {"name", "message"}, {"cat", "message"}, {"args", args}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", i + 1}, {"pid", run_pid},
-                        {"tid", lanes_[receiver.first].slices[receiver.second].tid}, {"ts", middle}, {"name", "message"},
-                        {"cat", "message"}});
+      events.push_back({{"ph", "s"}, {"id", i + 1}, {"pid", run_pid}, {"tid", from.tid}, {"ts", to_us(leaves)},
+                        {"name", "message"}, {"cat", "message"}, {"args", args}});
+      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", i + 1}, {"pid", run_pid}, {"tid", to.tid},
+                        {"ts", to_us(std::max(lands, leaves))}, {"name", "message"}, {"cat", "message"}});
     }
   }
 

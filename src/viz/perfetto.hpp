@@ -12,6 +12,10 @@ namespace collsim::viz {
 
 // Message arrows are written up to this many messages (viewers slow down beyond).
 constexpr size_t perfetto_max_flows = 200000;
+// The events written stay within perfetto_events_per_entry per entry of the trace (a
+// message, a round's rank, a link sample), or perfetto_min_event_budget for small traces.
+constexpr double perfetto_events_per_entry = 20;
+constexpr double perfetto_min_event_budget = 200000;
 // Links whose utilisation becomes a counter track.
 constexpr size_t perfetto_link_counters = 8;
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "util/errors.hpp"
+#include "util/input_file.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -308,19 +309,7 @@ std::string describe_outcome(const TraceView& trace) {
 }
 
 TraceView load_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the trace file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  json document;
-  try {
-    document = json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    std::string message = error.what();
-    if (const auto at = message.find("at line"); at != std::string::npos) message = message.substr(at);
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, message));
-  }
-  return read_trace(document, path);
+  return read_trace(parse_json(read_input_file(path, "trace file"), path), path);
 }
 
 }  // namespace collsim::viz

@@ -2,15 +2,26 @@
 
 A lab page (docs/labs/*.md) gives its commands in ```sh blocks, one command per line, run
 from the repository root; `collsim` is the built program. run_lab_commands() runs every
-one of them (outputs go to out/labs/, which git ignores) and returns their stdout, so
-that each test then checks the page's claims against what the commands produced.
+one of them and returns their stdout, so that each test then checks the page's claims
+against what the commands produced. The commands run in a temporary folder that links to
+the repository's scenarios/ and topologies/, so that their outputs (out/labs/) never land
+in the source tree.
 """
+import atexit
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 import unittest
+from pathlib import Path
 
 from cli_common import COLLSIM, REPO
+
+WORK = Path(tempfile.mkdtemp(prefix="collsim-labs-"))
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
+for folder in ("scenarios", "topologies"):
+    (WORK / folder).symlink_to(REPO / folder)
 
 
 def page_text(name):
@@ -29,16 +40,16 @@ def commands_of(name):
 
 
 def run_lab_commands(name, timeout=300):
-    """Runs the page's commands from the repository root; returns {command: stdout}."""
+    """Runs the page's commands as from the repository root; returns {command: stdout}."""
     outputs = {}
     for command in commands_of(name):
         words = shlex.split(command)
         if words[0] == "mkdir":
-            (REPO / words[-1]).mkdir(parents=True, exist_ok=True)
+            (WORK / words[-1]).mkdir(parents=True, exist_ok=True)
             continue
         if words[0] != "collsim":
             raise AssertionError(f"{name}: a lab command must start with collsim or mkdir: {command}")
-        done = subprocess.run([COLLSIM, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([COLLSIM, *words[1:]], cwd=WORK, capture_output=True, text=True, timeout=timeout)
         # a stalled run exits 1 on purpose (lab 4 shows one); anything else must succeed
         if done.returncode not in (0, 1) or (done.returncode == 1 and "stalled" not in done.stderr):
             raise AssertionError(f"{name}: `{command}` failed ({done.returncode}): {done.stderr}")
@@ -52,7 +63,7 @@ def figures_in_page(name):
     return " ".join(page_text(name).split())
 
 
-OUT = REPO / "out" / "labs"
+OUT = WORK / "out" / "labs"
 
 
 def rows_of(name):

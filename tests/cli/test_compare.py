@@ -73,7 +73,7 @@ class Compare(unittest.TestCase):
         (self.tmp / "broken.json").write_text("{")
         done = self.compare(self.tmp / "broken.json", self.tmp / "broken.json")
         self.assertEqual(done.returncode, 2)
-        self.assertIn("is not valid JSON", done.stderr)
+        self.assertIn("malformed JSON", done.stderr)
         done = self.compare(self.folder("a", {"x": 1.0}), self.folder("b", {"x": 1.0}), "--format", "html")
         self.assertEqual(done.returncode, 2)
 

@@ -8,7 +8,7 @@ import json
 import re
 import unittest
 
-from labs_common import REPO, LabTest, figures_in_page, run_lab_commands
+from labs_common import OUT, REPO, LabTest, figures_in_page, run_lab_commands
 
 PAGE, ANSWERS = "lab3-topology-matters.md", "answers-lab3.md"
 N, P, MIB = 64 * 2**20, 16, 2**20
@@ -36,7 +36,7 @@ class Lab3(LabTest):
     @classmethod
     def setUpClass(cls):
         run_lab_commands(PAGE)
-        out = REPO / "out" / "labs"
+        out = OUT
         cls.t = {name: json.loads((out / f"lab3-{name}.json").read_text())
                  for name in ("star", "two-racks", "alternating", "two-racks-hierarchical", "nodes",
                               "nodes-hierarchical", "auto")}

@@ -7,7 +7,7 @@ import csv
 import json
 import unittest
 
-from labs_common import REPO, LabTest, figures_in_page, run_lab_commands
+from labs_common import OUT, REPO, LabTest, figures_in_page, run_lab_commands
 
 PAGE = "lab4-stalls-and-recovery.md"
 N, P, ALPHA, B, C, F = 64 * 2**20, 3, 2e-6, 10e9, 20e-3, 0.01
@@ -25,7 +25,7 @@ class Lab4(LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = run_lab_commands(PAGE)
-        out = REPO / "out" / "labs"
+        out = OUT
         cls.wait = json.loads((out / "lab4-wait.json").read_text())
         cls.rebuild = json.loads((out / "lab4-rebuild.json").read_text())
         cls.short = json.loads((out / "lab4-3ms.json").read_text())

@@ -191,6 +191,12 @@ class RenderTest(unittest.TestCase):
         matching = {e["id"]: e for e in finishes}
         for flow in starts:
             self.assertEqual(matching[flow["id"]]["tid"], tid_of_rank[flow["args"]["dst"]])
+            # the arrow spans the transfer: it leaves at the start and lands at the end
+            # (each step slice of this ring holds its whole message)
+            args = flow["args"]
+            self.assertAlmostEqual(flow["ts"], args["start_s"] * 1e6, delta=1e-3)
+            self.assertAlmostEqual(matching[flow["id"]]["ts"], args["end_s"] * 1e6, delta=1e-3)
+            self.assertGreater(matching[flow["id"]]["ts"], flow["ts"])
 
     def test_perfetto_phase_slices_span_the_messages_of_each_rank(self):
         paths = self.ring4()
@@ -297,7 +303,7 @@ class RenderTest(unittest.TestCase):
         broken.write_text(json.dumps(document))
         out = self.tmp / "never.svg"
         self.assert_bad_input(["render", self.tmp / "missing.json", "--svg", out], "missing.json", "cannot read")
-        self.assert_bad_input(["render", not_json, "--svg", out], "not.json", "not valid JSON")
+        self.assert_bad_input(["render", not_json, "--svg", out], "not.json", "malformed JSON")
         self.assert_bad_input(["render", not_trace, "--svg", out], "scenario.json", "format", "collsim-trace/1")
         self.assert_bad_input(["render", broken, "--svg", out], "messages[2].end: missing")
         self.assert_bad_input(["render", good], "--svg", "--html", "--perfetto")

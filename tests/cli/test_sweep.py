@@ -131,6 +131,17 @@ class Sweep(unittest.TestCase):
         self.assertEqual((self.tmp / "again.svg").read_text(), (self.tmp / "r.svg").read_text().replace(
             "test: simulated time", "simulated_time by workers"))
 
+    def test_default_plot_of_zipped_axes_draws_what_was_swept(self):
+        """workers and size zipped: x is workers, one line per algorithm (not a dot per point)."""
+        svg = self.plot({"base": {"topology": "star:8", "collective": {"size": "1MiB"}},
+                         "axes": {"collective.algorithm": ["ring", "naive"]},
+                         "zip": [{"workers": [2, 4, 8], "collective.size": ["1MiB", "2MiB", "4MiB"]}]})
+        solid = [l for l in svg.findall(f"{SVG}polyline") if l.get("stroke-width") == "2"]
+        self.assertEqual([len(l.get("points").split()) for l in solid], [3, 3])
+        texts = " ".join(t.text or "" for t in svg.iter(f"{SVG}text"))
+        self.assertIn("collective.algorithm=naive", texts)
+        self.assertNotIn("collective.size=", texts)
+
     def test_long_legend_labels_fit_inside_the_picture(self):
         svg = self.plot({"base": {"topology": "star:4", "collective": {"size": "4KiB"}},
                          "axes": {"collective.kind": ["broadcast", "reduce"],

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import COLLSIM
+from cli_common import COLLSIM, REPO
 
 ALPHA, B = 2e-6, 10e9  # star:P: two 1 us links of 10 GB/s between any two ranks
 P = 4
@@ -21,8 +21,8 @@ def ring(n_bytes, p=P):
 
 
 class TrainingRun(unittest.TestCase):
-    def run_training(self, training, workers=P, collective=None, expect=0):
-        scenario = {"name": "training", "topology": f"star:{workers}", "workers": workers,
+    def run_training(self, training, workers=P, collective=None, expect=0, topology=None):
+        scenario = {"name": "training", "topology": topology or f"star:{workers}", "workers": workers,
                     "collective": collective or {"algorithm": "ring"}, "training": training}
         with tempfile.TemporaryDirectory(prefix="collsim-training-") as folder:
             path = Path(folder) / "s.json"
@@ -94,6 +94,17 @@ class Overlap(TrainingRun):
         first_done = 3e-3 + 2e-3 + ring(9 * 4 * mib)
         end = max(first_done, 3e-3 + 3e-3) + ring(2 * 4 * mib)
         self.assertClose(end, s["iteration_time"])
+
+    def test_inside_a_node_every_bucket_but_the_last_hides(self):
+        # The ready scenario's model on one node of 8: 24 equal buckets (two 25 MB layers
+        # each), each allreduced faster than backward makes the next: 23 of 24 hidden.
+        scenario = json.loads((REPO / "scenarios" / "training" / "ddp-300m-16gpu.json").read_text())
+        training = dict(scenario["training"], rounds=1)
+        scenario_run = self.run_training(training, workers=8, collective=scenario["collective"],
+                                         topology="nodes:1:8:10GBps:6GBps")["summary"]
+        self.assertEqual(scenario_run["buckets"], 24)
+        self.assertClose(23 / 24, scenario_run["overlap_fraction"], rel=1e-6)
+        self.assertClose(scenario_run["comm_time"] / 24, scenario_run["exposed_comm"], rel=1e-6)
 
     def test_samples_per_second_from_the_batch(self):
         s = self.run_training({"layers": self.LAYERS, "bucket": "4MiB", "batch": 32})["summary"]

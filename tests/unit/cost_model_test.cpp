@@ -1,4 +1,5 @@
 // Formulas checked against hand-worked numbers (alpha = 1 us, B = 1 GB/s, 4-byte elements).
+#include <limits>
 #include <doctest/doctest.h>
 
 #include "model/cost_model.hpp"
@@ -154,4 +155,10 @@ TEST_CASE("hierarchical: 2(g-1) steps of n/g inside, 2(G-1) steps of n/(gG) betw
   in.inter = SharedRoutes{5e-6, 2e9, 1};
   CHECK(model_allreduce_hierarchical(in) == doctest::Approx(2 * 4 * (1e-6 + 960e-9) + 2 * (5e-6 + 240e-9)));
   CHECK(model_allreduce_hierarchical(input(1, 1000)) == 0);
+}
+
+TEST_CASE("ceil_log2 holds for every int, the largest included") {
+  CHECK(ceil_log2(1) == 0);
+  CHECK(ceil_log2((1 << 30) + 1) == 31);
+  CHECK(ceil_log2(std::numeric_limits<int>::max()) == 31);
 }

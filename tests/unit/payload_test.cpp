@@ -25,3 +25,11 @@ TEST_CASE("the user can choose the carried count") {
   CHECK(p.carried_elems == 100);
   CHECK(p.bytes_per_elem == 40);
 }
+
+TEST_CASE("the largest size at the largest p does not overflow the budget arithmetic") {
+  // 2^50 bytes of float32 is 2^48 elements; times 10^6 ranks that would pass 2^64
+  const Payload p = plan_payload(1125899906842624.0, Dtype::float32, 1'000'000, std::nullopt);
+  // the budget (2^22) / p / p is 0, so one element per rank and chunk: p elements
+  CHECK(p.carried_elems == 1'000'000);
+  CHECK(p.logical_elems == (uint64_t{1} << 48));
+}

@@ -51,3 +51,21 @@ TEST_CASE("formatting for people") {
   CHECK(format_time(0.0126429) == "12.6429 ms");
   CHECK(format_time(2e-6) == "2 us");
 }
+
+TEST_CASE("quantities outside their range are refused, not overflowed or flushed to zero") {
+  CHECK(parse_size("1125899906842624", "f") == 1125899906842624.0);  // 1 PiB
+  CHECK_THROWS_AS(parse_size("1125899906842625", "f"), InputError);  // 1 PiB + 1 byte
+  CHECK_THROWS_AS(parse_size("18446744073709555712", "f"), InputError);
+  CHECK_THROWS_AS(parse_size("1e308", "f"), InputError);
+  CHECK_THROWS_AS(parse_size("4.9e-324", "f"), InputError);
+  CHECK_THROWS_AS(parse_size("0.5", "f"), InputError);
+  CHECK(parse_size("0", "f") == 0);
+  CHECK(parse_time("0", "f") == 0);
+  CHECK(parse_time("1e6", "f") == 1e6);
+  CHECK_THROWS_AS(parse_time("20000min", "f"), InputError);  // 1.2e6 s
+  CHECK_THROWS_AS(parse_time("1e-13", "f"), InputError);
+  CHECK_THROWS_AS(parse_bandwidth("1e-320Bps", "f"), InputError);
+  CHECK_THROWS_AS(parse_bandwidth("2000TBps", "f"), InputError);  // 2e15 B/s
+  CHECK_THROWS_AS(parse_bandwidth("nanGBps", "f"), InputError);
+  CHECK_THROWS_AS(parse_flops("1e300f", "f"), InputError);
+}

@@ -1,0 +1,155 @@
+#include "util/input_file.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/errors.hpp"
+
+namespace collsim {
+namespace {
+
+std::vector<std::string>& inputs() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Where the parser is: "collective.size", "faults[2].host", maintained from the
+// parser's callback events so that an error can name the place.
+class JsonPlace {
+public:
+  // Called for every event; returns false never (everything is kept).
+  template <typename Json>
+  void on_event(int depth, typename Json::parse_event_t event, const Json& parsed, const std::string& source) {
+    using Event = typename Json::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start || event == Event::value) start_value();
+    if (event == Event::object_start || event == Event::array_start) {
+      if (depth >= max_json_depth)
+        throw InputError(fmt::format("{}: JSON nested deeper than {} levels at {}", source, max_json_depth, path()));
+      frames_.push_back({event == Event::array_start, -1, ""});
+    }
+    if (event == Event::object_end || event == Event::array_end) {
+      if (!frames_.empty()) frames_.pop_back();
+    }
+    if (event == Event::key && !frames_.empty()) frames_.back().key = parsed.template get<std::string>();
+  }
+
+  std::string path() const {
+    std::string text;
+    for (const Frame& frame : frames_) {
+      if (frame.array) {
+        text += fmt::format("[{}]", std::max(frame.index, 0));
+      } else if (!frame.key.empty()) {
+        if (!text.empty()) text += '.';
+        text += frame.key;
+      }
+    }
+    return text.empty() ? "the top level" : text;
+  }
+
+private:
+  struct Frame {
+    bool array;
+    int index;        // the element being read, in an array
+    std::string key;  // the key being read, in an object
+  };
+  void start_value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::vector<Frame> frames_;
+};
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
+// column 5: "; keep the position and the reason.
+std::string reason_of(const std::string& what) {
+  std::string message = what;
+  if (const auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
+  if (message.rfind("parse error ", 0) == 0) message = message.substr(12);
+  return message;
+}
+
+template <typename Json>
+Json parse_bounded(const std::string& text, const std::string& source) {
+  JsonPlace place;
+  typename Json::parser_callback_t callback = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
+    place.on_event<Json>(depth, event, parsed, source);
+    return true;
+  };
+  try {
+    return Json::parse(text, callback);
+  } catch (const typename Json::exception& error) {
+    throw InputError(fmt::format("{}: malformed JSON at {}: {}", source, place.path(), reason_of(error.what())));
+  }
+}
+
+}  // namespace
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  // O_NONBLOCK: opening a FIFO with no writer must not wait; it is refused below anyway.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) throw InputError(fmt::format("{}: cannot read the {} (does it exist?)", path, what));
+    throw InputError(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw InputError(fmt::format("{}: the {} is {}; give a regular file", path, what, file_kind(info.st_mode)));
+  }
+  if (info.st_size > max_input_bytes) {
+    ::close(fd);
+    throw InputError(fmt::format("{}: the {} is {} bytes; input files are limited to {} bytes", path, what,
+                                 static_cast<long long>(info.st_size), max_input_bytes));
+  }
+  std::string contents;
+  contents.reserve(static_cast<size_t>(info.st_size));
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw InputError(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(error)));
+    }
+    if (n == 0) break;
+    contents.append(chunk, static_cast<size_t>(n));
+    if (static_cast<long long>(contents.size()) > max_input_bytes) {
+      ::close(fd);
+      throw InputError(fmt::format("{}: the {} grows past {} bytes while read", path, what, max_input_bytes));
+    }
+  }
+  ::close(fd);
+  inputs().push_back(path);
+  return contents;
+}
+
+const std::vector<std::string>& input_files() { return inputs(); }
+
+void release_input_file(const std::string& path) {
+  auto& files = inputs();
+  files.erase(std::remove(files.begin(), files.end(), path), files.end());
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  return parse_bounded<nlohmann::json>(text, source);
+}
+
+nlohmann::ordered_json parse_ordered_json(const std::string& text, const std::string& source) {
+  return parse_bounded<nlohmann::ordered_json>(text, source);
+}
+
+}  // namespace collsim

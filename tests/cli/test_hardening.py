@@ -1,0 +1,365 @@
+"""Hostile and absurd input (issue 16): every case must end within seconds with exit 2, one
+line "collsim: error: ...", nothing on stdout, nothing written and nothing replaced. Never a
+crash, a SimGrid backtrace or a hang. Also: Ctrl-C, sweeps killed with SIGKILL, --resume,
+compare's tolerance, engine options.
+"""
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import time
+import unittest
+from pathlib import Path
+
+from test_cli import COLLSIM, SMALL, CliTest
+
+PLATFORM_HEAD = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+"""
+# the sanitizer build (tools/sanitize) is several times slower
+SLOW = float(os.environ.get("COLLSIM_SLOWDOWN", "1"))
+
+
+def deep_array(depth):
+    return "[" * depth + "]" * depth
+
+
+class Hardening(CliTest):
+    def assert_refused(self, args, *patterns, timeout=10):
+        """assert_bad_input, within `timeout` seconds, and nothing at all left in the folder
+        besides the files the test made."""
+        before = sorted(p.name for p in self.tmp.iterdir())
+        line = self.assert_bad_input(args, *patterns, timeout=timeout * SLOW)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), before, line)
+        return line
+
+
+class Sizes(Hardening):
+    def test_sizes_that_overflow_or_vanish(self):
+        for size, word in [("18446744073709555712", "too large"), ("1e308", "too large"), ("4.9e-324", "too small"),
+                           ("2PiB", "unknown unit"), ("nan", "not a size"), ("-4", "negative"), ("inf", "not a size")]:
+            with self.subTest(size=size):
+                self.assert_refused(["run", "--size", size], "collective.size", word)
+
+    def test_scenario_numbers_go_through_the_same_checks(self):
+        for field, value, word in [("collective.size", 1e300, "too large"), ("collective.size", 5e-324, "too small"),
+                                   ("collective.segment", 1e30, "too large"),
+                                   ("training.compute", 1e9, "too large"), ("message_overhead", 1e-300, "too small")]:
+            with self.subTest(field=field, value=value):
+                section, _, key = field.rpartition(".")
+                document = {section: {key: value}} if section else {key: value}
+                self.assert_refused(["run", self.scenario(document)], field, word)
+
+    def test_generator_bandwidths_and_latencies(self):
+        for topology, word in [("star:4:0Bps", "must be > 0"), ("star:4:1e-300Bps", "too small"),
+                               ("star:4:1e300GBps", "too large"), ("star:4:10GBps:-1us", "negative"),
+                               ("star:4:10GBps:1e7s", "too large"), ("star:4:10GBps:nanus", "not a time"),
+                               ("nodes:2:2:10GBps:1e-320Bps", "too small")]:
+            with self.subTest(topology=topology):
+                self.assert_refused(["run", "--topology", topology], "topology", word)
+
+    def test_model_flags(self):
+        flags = {"--workers": "8", "--size": "1GiB", "--bandwidth": "10GBps", "--latency": "1us"}
+        for flag, value, word in [("--workers", "1073741825", "1 to 1000000"), ("--bandwidth", "nanGBps", "not a"),
+                                  ("--latency", "1e9s", "too large"), ("--size", "1e400", "not a size"),
+                                  ("--segment", "5e-324", "too small"), ("--overhead", "-1us", "negative")]:
+            with self.subTest(flag=flag):
+                args = {**flags, flag: value}
+                self.assert_refused(["model", *[x for pair in args.items() for x in pair]], flag, word)
+
+    def test_a_terabyte_runs_with_a_plan(self):
+        out = self.assert_ok("run", "--size", "1TiB", "--workers", "8", "--topology", "star:8")
+        self.assertIn("memory holds", out)
+
+
+class Outputs(Hardening):
+    def test_an_output_never_replaces_an_input(self):
+        scenario = self.scenario({"workers": 4, "topology": "star:4"})
+        original = scenario.read_bytes()
+        for option in ["--trace", "--svg", "--html", "--perfetto"]:
+            with self.subTest(option=option):
+                done = self.collsim("run", scenario, option, scenario)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertRegex(done.stderr, f"^collsim: error: {option}: .*one of the run's inputs")
+                self.assertEqual(len(done.stderr.splitlines()), 1)
+                self.assertEqual(scenario.read_bytes(), original)
+        platform = self.write("p.xml", PLATFORM_HEAD + '<cluster id="c" prefix="n" suffix="" radical="0-3" '
+                              'speed="1Gf" bw="1GBps" lat="1us"/></platform>')
+        before = platform.read_bytes()
+        done = self.collsim("run", "--topology", platform, "--trace", platform)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(platform.read_bytes(), before)
+        trace = self.tmp / "t.json"
+        self.assert_ok("run", *SMALL, "--trace", trace, "-q")
+        done = self.collsim("render", trace, "--svg", trace)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        json.loads(trace.read_text())
+
+    def test_fifo_and_device_outputs_are_refused_and_stay(self):
+        fifo = self.tmp / "fifo"
+        os.mkfifo(fifo)
+        for target, kind in [(fifo, "FIFO"), ("/dev/null", "character device")]:
+            with self.subTest(target=target):
+                done = self.collsim("run", *SMALL, "--trace", target)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertIn(kind, done.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+
+    def test_a_symlink_is_written_through(self):
+        real = self.tmp / "real.json"
+        real.write_text("old")
+        link = self.tmp / "link.json"
+        link.symlink_to(real)
+        self.assert_ok("run", *SMALL, "--trace", link, "-q")
+        self.assertTrue(link.is_symlink())
+        self.assertEqual(json.loads(real.read_text())["format"], "collsim-trace/1")
+
+    def test_a_bad_later_output_leaves_no_earlier_one(self):
+        blocker = self.write("file", "x")
+        for option, path in [("--svg", blocker / "x.svg"), ("--html", self.tmp / ("h" * 300 + ".html")),
+                             ("--perfetto", self.tmp)]:
+            with self.subTest(option=option):
+                done = self.collsim("run", *SMALL, "--trace", self.tmp / "t.json", option, path)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertRegex(done.stderr, f"^collsim: error: {option}: ")
+                self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["file"])
+
+    def test_outputs_are_checked_before_simulating(self):
+        # p = 2048 would take many seconds: the refusal must come first
+        blocker = self.write("file", "x")
+        started = time.monotonic()
+        self.assert_refused(["run", "--topology", "star:2048", "--svg", blocker / "x.svg"], "--svg")
+        self.assertLess(time.monotonic() - started, 5 * SLOW)
+
+
+class Json(Hardening):
+    def test_deep_json_in_every_input(self):
+        deep = self.write("deep.json", '{"name": ' + deep_array(100000) + "}")
+        self.assert_refused(["run", deep], "deep.json", "nested deeper than 64")
+        self.assert_refused(["validate", deep], "nested deeper than 64")
+        self.assert_refused(["render", deep, "--svg", self.tmp / "x.svg"], "nested deeper than 64")
+        self.assert_refused(["compare", deep, deep], "nested deeper than 64")
+        self.assert_refused(["sweep", deep, "--out", self.tmp / "r.csv"], "nested deeper than 64")
+
+    def test_number_overflow_names_file_place_and_reason(self):
+        big = self.scenario({"collective": {"size": 1}}).read_text().replace("1", "1e400")
+        path = self.write("big.json", big)
+        self.assert_refused(["run", path], "big.json", r"at collective\.size", "number overflow")
+        listing = self.write("list.json", '[{"simulated_time": 1}, {"simulated_time": 1e999}]')
+        self.assert_refused(["compare", listing, listing], "list.json", r"\[1\]\.simulated_time", "overflow")
+
+
+class Scenarios(Hardening):
+    def test_fifo_and_device_scenarios_are_refused(self):
+        fifo = self.tmp / "s.fifo"
+        os.mkfifo(fifo)
+        self.assert_refused(["run", fifo], "FIFO")
+        self.assert_refused(["run", "/dev/zero"], "character device")
+        self.assert_refused(["run", self.tmp], "folder")
+
+    def test_fault_host_names(self):
+        for host, word in [("", "empty"), ("host 1", "space"), ("a\tb", "space")]:
+            with self.subTest(host=host):
+                document = {"workers": 4, "topology": "star:4",
+                            "faults": [{"kind": "slow-host", "at": 0, "host": host, "factor": 0.5}]}
+                self.assert_refused(["run", self.scenario(document)], r"faults\.0\.host", word)
+        twice = {"workers": 4, "topology": "star:4", "recovery": {"policy": "rebuild", "timeout": "3x"},
+                 "faults": [{"kind": "preempt", "at": 0, "rank": 1}, {"kind": "preempt", "at": 0.001, "rank": 1}]}
+        self.assert_refused(["run", self.scenario(twice)], r"faults\.1", "preempted by an earlier fault")
+
+    def test_absurd_fault_factors_and_timeouts(self):
+        for factor in [5e-324, 1e-300, 1e300, 0]:
+            with self.subTest(factor=factor):
+                document = {"workers": 4, "topology": "star:4",
+                            "faults": [{"kind": "slow-link", "at": 0, "rank": 0, "factor": factor}]}
+                self.assert_refused(["run", self.scenario(document)], r"faults\.0\.factor", "1e-06 to 1e\+06")
+        for timeout in ["1e-300x", "1e300x", "nanx"]:
+            with self.subTest(timeout=timeout):
+                document = {"workers": 4, "topology": "star:4", "recovery": {"policy": "rebuild", "timeout": timeout}}
+                self.assert_refused(["run", self.scenario(document)], "recovery.timeout")
+
+    def test_contexts_nthreads_is_refused(self):
+        self.assert_refused(["run", *SMALL, "--cfg", "contexts/nthreads:2"], "contexts/nthreads", "one at a time")
+        self.assert_refused(["run", self.scenario({"cfg": ["contexts/nthreads:4"]})], r"cfg\.0", "nthreads")
+
+    def test_context_factory_really_applies(self):
+        """With the thread factory every rank is a thread of the process; with SimGrid's
+        default raw contexts there is one thread."""
+        def most_threads(*cfg):
+            run = subprocess.Popen([COLLSIM, "run", "--topology", "star:64", "--set", "training.rounds=40", "-q", *cfg],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            most = 0
+            while run.poll() is None:
+                try:
+                    most = max(most, len(os.listdir(f"/proc/{run.pid}/task")))
+                except FileNotFoundError:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(run.wait(), 0, run.stderr.read())
+            return most
+        self.assertGreaterEqual(most_threads("--cfg", "contexts/factory:thread"), 64)
+        self.assertEqual(most_threads(), 1)
+
+
+class Limits(Hardening):
+    """Refused at once, before anything is built (README "Limits")."""
+
+    def test_platforms_too_large_to_build(self):
+        for topology in ["star:1000000", "nodes:1000:1000", "torus:300x300", "fat-tree:2:300,300:1,300:1,1",
+                         "dragonfly:100:100:100"]:
+            with self.subTest(topology=topology):
+                self.assert_refused(["run", "--topology", topology], "topology", "at most 65536", timeout=5)
+        radical = self.write("big.xml", PLATFORM_HEAD + '<cluster id="c" prefix="n" suffix="" radical="0-99999999" '
+                             'speed="1Gf" bw="1GBps" lat="1us"/></platform>')
+        self.assert_refused(["run", "--topology", radical], "100000000 hosts", timeout=5)
+
+    def test_runs_with_too_many_messages_or_too_much_memory(self):
+        self.assert_refused(["run", "--topology", "star:16", "--set", "training.rounds=1000000"], "messages",
+                            timeout=5)
+        self.assert_refused(["run", "--topology", "star:65536"], "messages", timeout=5)
+        self.assert_refused(["run", "--topology", "star:4", "--set", "collective.carried_elements=4294967296", "--size",
+                             "1TiB"],
+                            "carried_elements", "GiB of buffers", timeout=5)
+
+    @unittest.skipIf(SLOW > 1, "a sanitizer build reserves address space of its own")
+    def test_out_of_memory_is_an_error_line(self):
+        def limit_memory():
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        args = [COLLSIM, "run", "--topology", "star:4", "--size", "4GiB", "--set",
+                "collective.carried_elements=67108864", "--trace", self.tmp / "t.json"]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60, preexec_fn=limit_memory)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertRegex(done.stderr, r"^collsim: error: out of memory.*\n$")
+        self.assertEqual(list(self.tmp.iterdir()), [])
+
+
+class Platforms(Hardening):
+    def platform(self, body):
+        return self.write("p.xml", PLATFORM_HEAD + body + "\n</platform>\n")
+
+    def test_platforms_simgrid_would_crash_on(self):
+        full = '<zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>{}</zone>'
+        route = '<link id="l" bandwidth="{}" latency="1us"/><route src="a" dst="b"><link_ctn id="l"/></route>'
+        cases = [("", "no hosts"),
+                 ('<zone id="z" routing="Dijkstra"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/></zone>',
+                  "zone 'z' .*no link"),
+                 (full.format(route.format("0Bps")), 'line 4: <link> bandwidth="0Bps"'),
+                 (full.format(route.format("nanBps")), "finite, positive"),
+                 (full.format(route.format("1e-320Bps")), "finite, positive"),
+                 ('<zone id="z" routing="Full"><host id="a" speed="0f"/></zone>', 'speed="0f"'),
+                 ('<zone id="z" routing="Full" <host/></zone>', "malformed attribute"),
+                 ("<zone id='a' routing='Full'>" * 1000 + "<host id='h' speed='1Gf'/>" + "</zone>" * 1000,
+                  "nested deeper than 32")]
+        for body, pattern in cases:
+            with self.subTest(pattern=pattern):
+                self.assert_refused(["run", "--workers", "1", "--topology", self.platform(body)], "topology", pattern)
+
+
+class Signals(Hardening):
+    def test_interrupted_run_exits_130_and_leaves_nothing(self):
+        for sig, status in [(signal.SIGINT, 130), (signal.SIGTERM, 143)]:
+            with self.subTest(signal=sig):
+                run = subprocess.Popen([COLLSIM, "run", "--topology", "star:512", "--size", "64MiB", "-q",
+                                        "--trace", self.tmp / "t.json"], stderr=subprocess.PIPE, text=True)
+                time.sleep(1.0 * SLOW)
+                run.send_signal(sig)
+                _, stderr = run.communicate(timeout=30)
+                self.assertEqual(run.returncode, status, stderr)
+                self.assertNotIn("EngineImpl", stderr)
+                self.assertEqual(list(self.tmp.iterdir()), [])
+
+    def children_of(self, pid):
+        found = []
+        for task in Path("/proc").glob("[0-9]*"):
+            try:
+                if int((task / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(task.name))
+            except (OSError, ValueError, IndexError):
+                pass
+        return found
+
+    def test_sweep_points_die_with_a_killed_sweep(self):
+        document = {"base": {"topology": "star:256", "collective": {"size": "64MiB"}}, "axes": {"seed": [1, 2, 3, 4]}}
+        path = self.write("slow.json", json.dumps(document))
+        sweep = subprocess.Popen([COLLSIM, "sweep", path, "--out", self.tmp / "r.csv", "--jobs", "2", "-q"])
+        children = []
+        for _ in range(200):
+            children = self.children_of(sweep.pid)
+            if len(children) == 2:
+                break
+            time.sleep(0.02)
+        self.assertEqual(len(children), 2)
+        sweep.kill()
+        sweep.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() and
+                                                  "Z" not in (Path(f"/proc/{c}/stat").read_text().split()[2:3] or [""])
+                                                  for c in children):
+            time.sleep(0.05)
+        alive = [c for c in children if Path(f"/proc/{c}").exists() and (Path(f"/proc/{c}/stat").read_text().split()[2] != "Z")]
+        self.assertEqual(alive, [])
+
+    def test_resume_refuses_another_sweeps_table_and_removes_stale_temporaries(self):
+        first = self.write("a.json", json.dumps({"base": {"topology": "star:4"}, "axes": {"workers": [2, 4]}}))
+        other = self.write("b.json", json.dumps({"base": {"topology": "star:4"}, "axes": {"seed": [7, 8]}}))
+        out = self.tmp / "r.csv"
+        self.assert_ok("sweep", first, "--out", out, "-q")
+        table = out.read_text()
+        done = self.collsim("sweep", other, "--out", out, "--resume", "-q")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertRegex(done.stderr, r"^collsim: error: --resume: .*another sweep")
+        self.assertEqual(out.read_text(), table)
+        stale = self.tmp / "r.csv.tmp.999999999"
+        stale.write_text("half")
+        self.assert_ok("sweep", first, "--out", out, "--resume", "-q")
+        self.assertFalse(stale.exists())
+
+
+class Compare(Hardening):
+    def baseline(self, name, seconds):
+        folder = self.tmp / name
+        folder.mkdir(exist_ok=True)
+        (folder / "b.json").write_text(json.dumps({"format": "collsim-baseline/1", "identity": "x",
+                                                   "metrics": {"simulated_time": seconds}}))
+        return folder
+
+    def test_tolerance_forms(self):
+        old, new = self.baseline("old", 1.0), self.baseline("new", 1.04)  # 4% slower
+        for tolerance, status in [("5%", 0), ("0.05", 0), ("3%", 1), ("0.03", 1), ("simulated_time=5%", 0)]:
+            with self.subTest(tolerance=tolerance):
+                done = self.collsim("compare", old, new, "--tolerance", tolerance)
+                self.assertEqual(done.returncode, status, done.stdout + done.stderr)
+        for tolerance, word in [("nan", "not a tolerance"), ("inf", "not a tolerance"), ("5", "ambiguous"),
+                                ("0x1p-4", "not a tolerance"), ("-1%", "not a tolerance"), ("nan%", "not a tolerance")]:
+            with self.subTest(tolerance=tolerance):
+                self.assert_refused(["compare", old, new, "--tolerance", tolerance], "--tolerance", word)
+
+    def test_table_cells_that_are_not_finite_numbers(self):
+        good = self.write("a.csv", "point,workers,simulated_time\n0,2,1.0\n")
+        for cell in ["nan", "inf", "1e999", "0.5x", "0x1p-1"]:
+            with self.subTest(cell=cell):
+                bad = self.write("b.csv", f"point,workers,simulated_time\n0,2,{cell}\n")
+                self.assert_refused(["compare", good, bad], "b.csv", "simulated_time", "not a finite number")
+
+    def test_two_empty_folders(self):
+        (self.tmp / "a").mkdir()
+        (self.tmp / "b").mkdir()
+        self.assert_refused(["compare", self.tmp / "a", self.tmp / "b"], "nothing to compare")
+
+
+class Perfetto(Hardening):
+    def test_a_small_trace_cannot_expand_without_bound(self):
+        trace = self.tmp / "t.json"
+        self.assert_ok("run", *SMALL, "--trace", trace, "-q")
+        document = json.loads(trace.read_text())
+        document["scenario"]["workers"] = 1000000
+        trace.write_text(json.dumps(document))
+        self.assert_refused(["render", trace, "--perfetto", self.tmp / "p.json"], "--perfetto", "would expand")
+
+
+if __name__ == "__main__":
+    unittest.main()
