@@ -39,6 +39,32 @@ struct ScenarioFlags {
   }
 };
 
+// What `run` writes: the trace, the pictures, and how many single messages they keep.
+struct OutputFlags {
+  std::string detail, kept_messages;
+  CLI::Option* messages = nullptr;
+
+  void add_to(CLI::App* run, collsim::RunRequest& request) {
+    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/1) to this file");
+    run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG)");
+    run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run");
+    run->add_option("--perfetto", request.perfetto_path,
+                    "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
+    messages = run->add_option("--messages", kept_messages,
+                               "Single messages kept for the trace's list, timeline arrows, step-through and Perfetto "
+                               "flows: all, none or N (default 20000). A run with more lists one entry per step and "
+                               "keeps the first N as a sample; totals per step, rank and link always count every message");
+    run->add_option("--detail", detail, "full: the same as --messages all")->check(CLI::IsMember({"full"}));
+  }
+
+  void apply(collsim::RunRequest& request) const {
+    if (detail == "full" && messages->count() > 0)
+      throw collsim::InputError("--detail full is --messages all: give one of them");
+    if (detail == "full") request.kept_messages = collsim::keep_every_message;
+    if (messages->count() > 0) request.kept_messages = collsim::parse_kept_messages(kept_messages);
+  }
+};
+
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunRequest& request) {
   command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
   command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
@@ -136,16 +162,10 @@ int main(int argc, char** argv) {
 
   collsim::RunRequest run_request;
   ScenarioFlags run_flags;
-  std::string detail;
+  OutputFlags output_flags;
   CLI::App* run = app.add_subcommand("run", "Simulate one scenario and print its summary");
   add_scenario_flags(run, run_flags, run_request);
-  run->add_option("--trace", run_request.trace_path, "Write the JSON trace (collsim-trace/1) to this file");
-  run->add_option("--svg", run_request.svg_path, "Draw the timeline of the run (SVG)");
-  run->add_option("--html", run_request.html_path, "Write a self-contained HTML report of the run");
-  run->add_option("--perfetto", run_request.perfetto_path,
-                  "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
-  run->add_option("--detail", detail, "full: list every message in the trace, however many")
-      ->check(CLI::IsMember({"full"}));
+  output_flags.add_to(run, run_request);
   add_quiet_and_size_table_flags(run, run_request);
   run->add_flag("--baseline", run_request.baseline,
                 "Also run the scenario without its faults and report the time lost to them");
@@ -257,7 +277,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) {
       run_flags.append_overrides(run_request.overrides);
-      run_request.full_detail = detail == "full";
+      output_flags.apply(run_request);
       return collsim::command_run(run_request);
     }
     if (validate->parsed()) {

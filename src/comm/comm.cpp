@@ -22,6 +22,7 @@ struct Packet {
   const char* phase = "";
   int epoch = 0;
   int round = 0;
+  uint64_t ticket = 0;  // from MessageLog::post
 };
 
 struct PendingTransfer {
@@ -52,11 +53,28 @@ Request::~Request() = default;
 
 CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log)
     : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
-      mailboxes_(members_.size() * members_.size(), nullptr) {}
+      last_sent_(members_.size()), last_received_(members_.size()) {}
+
+CommGroup::~CommGroup() {
+  for (Packet* packet : spare_packets_) delete packet;
+}
+
+Packet* CommGroup::new_packet() {
+  if (spare_packets_.empty()) return new Packet;
+  Packet* packet = spare_packets_.back();
+  spare_packets_.pop_back();
+  return packet;
+}
 
 sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
-  sg4::Mailbox*& slot = mailboxes_[static_cast<size_t>(src) * members_.size() + static_cast<size_t>(dst)];
+  LastMailbox& sent = last_sent_[static_cast<size_t>(src)];
+  if (sent.peer == dst) return sent.mailbox;
+  LastMailbox& received = last_received_[static_cast<size_t>(dst)];
+  if (received.peer == src) return received.mailbox;
+  sg4::Mailbox*& slot = mailboxes_[(static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)];
   if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, world_rank(src), world_rank(dst)));
+  sent = {dst, slot};
+  received = {src, slot};
   return slot;
 }
 
@@ -68,8 +86,15 @@ int Comm::locality(int rank) const { return group_->locality(rank); }
 
 Request Comm::isend(int dst, View data) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
-  auto* packet = new Packet{std::vector<std::byte>(data.data, data.data + data.bytes()), sg4::Engine::get_clock(),
-                            step_, phase_, group_->epoch(), round_};
+  const double now = sg4::Engine::get_clock();
+  Packet* packet = group_->new_packet();
+  packet->data.assign(data.data, data.data + data.bytes());
+  packet->posted = now;
+  packet->step = step_;
+  packet->phase = phase_;
+  packet->epoch = group_->epoch();
+  packet->round = round_;
+  packet->ticket = group_->log().post(now);
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
   request.pending_->peer = dst;
@@ -154,9 +179,11 @@ Packet* Comm::receive_packet(int src) {
   return packet;
 }
 
-// Checks, copies into place and records a message that has arrived, then frees it.
+// Checks, copies into place and records a message that has arrived, then gives its packet
+// back to the group for reuse.
 void Comm::deliver(Packet* arrived, int src, View into, double posted, double arrival) {
-  std::unique_ptr<Packet> packet(arrived);
+  auto give_back = [this](Packet* packet) { group_->recycle(packet); };
+  std::unique_ptr<Packet, decltype(give_back)> packet(arrived, give_back);
   if (packet->epoch != group_->epoch())
     throw std::logic_error(fmt::format("message of epoch {} delivered in epoch {}", packet->epoch, group_->epoch()));
   if (packet->data.size() != into.bytes())
@@ -165,7 +192,8 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
   group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
                      std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
-                     packet->round});
+                     packet->round},
+                    packet->ticket, sg4::Engine::get_clock());
 }
 
 void Comm::wait_all(std::vector<Request>& requests) {

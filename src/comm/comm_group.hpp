@@ -2,8 +2,10 @@
 // The state that the ranks of one group (one epoch) share: who is in it, the mailboxes
 // between them, how carried elements scale to simulated bytes, and the message log.
 // Internal to comm/ and sim/: algorithms only ever see Comm.
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,8 @@ class Comm;
 }  // namespace simgrid::s4u
 
 namespace collsim {
+
+struct Packet;
 
 // Whom a rank is blocked on, for the stall report of a run that never completes.
 struct WaitState {
@@ -53,6 +57,9 @@ struct VerdictPending : std::exception {
 class CommGroup {
 public:
   CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log);
+  ~CommGroup();
+  CommGroup(const CommGroup&) = delete;
+  CommGroup& operator=(const CommGroup&) = delete;
 
   int epoch() const { return epoch_; }
   int size() const { return static_cast<int>(members_.size()); }
@@ -79,8 +86,14 @@ public:
   void set_watch(WaitWatch* watch) { watch_ = watch; }
 
   // One mailbox per ordered (src, dst) pair, named after the epoch so that a message of
-  // an abandoned epoch can never be matched in a new one. Looked up once, then cached.
+  // an abandoned epoch can never be matched in a new one. Looked up once, then cached; a
+  // rank's last pair each way is tried first (a ring rank always sends right, hears left).
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
+
+  // Packets are reused once delivered (their buffers keep their capacity), so that a
+  // message costs no allocation.
+  Packet* new_packet();
+  void recycle(Packet* packet) { spare_packets_.push_back(packet); }
 
   // Where ranks note what they block on (indexed by world rank); optional.
   void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
@@ -99,7 +112,13 @@ private:
   MessageLog* log_;
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
-  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  struct LastMailbox {
+    int peer = -1;
+    simgrid::s4u::Mailbox* mailbox = nullptr;
+  };
+  std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::vector<LastMailbox> last_sent_, last_received_;  // by group rank
+  std::vector<Packet*> spare_packets_;
   std::vector<WaitState>* waits_ = nullptr;
 };
 

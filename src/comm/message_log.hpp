@@ -1,6 +1,14 @@
 #pragma once
-// Every message an algorithm sends, as the receiver saw it complete.
+// The messages of a run, as the receivers saw them complete. What they add up to is kept
+// as each one arrives: per step and per rank here, per link in sim/link_usage (a
+// MessageObserver), so that memory does not grow with the number of messages. Single
+// messages go to a bounded store (the first `limit` of the run) for the pictures that draw
+// them: timeline arrows, the step-through, Perfetto flows.
+#include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <limits>
+#include <unordered_map>
 #include <vector>
 
 namespace collsim {
@@ -17,14 +25,77 @@ struct MessageRecord {
   int round = 0;            // training round of the sender
 };
 
+// The messages of one (round, epoch, phase, step).
+struct StepTotals {
+  int round = 0, epoch = 0, step = 0;
+  const char* phase = "";
+  uint64_t count = 0, bytes = 0;
+  double start = 0, end = 0;  // first start, last end
+};
+
+// What one world rank sent and received.
+struct RankTotals {
+  uint64_t sent = 0, received = 0, bytes_sent = 0, bytes_received = 0;
+};
+
+// Sees each message as it is recorded (sim/link_usage follows the links with it).
+class MessageObserver {
+public:
+  virtual ~MessageObserver() = default;
+  // `settled`: no message recorded later can start before this time.
+  virtual void on_message(const MessageRecord& record, double settled) = 0;
+};
+
+// How many single messages the store keeps (--messages).
+constexpr uint64_t keep_every_message = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t default_kept_messages = 20000;
+
 class MessageLog {
 public:
-  void add(const MessageRecord& record) { records_.push_back(record); }
-  const std::vector<MessageRecord>& records() const { return records_; }
-  void reserve(size_t n) { records_.reserve(n); }
+  void set_limit(uint64_t limit) { limit_ = limit; }
+  void observe(MessageObserver* observer) { observer_ = observer; }
+
+  // A sender posts a message at `time`; the ticket goes with it to add(). Messages still
+  // on their way hold back what observers may treat as settled.
+  uint64_t post(double time);
+  // The receiver got the message of `ticket`; `now` is the simulated clock.
+  void add(const MessageRecord& record, uint64_t ticket, double now);
+
+  uint64_t count() const { return count_; }
+  uint64_t limit() const { return limit_; }
+  // The first min(count, limit) messages, in the order they were recorded.
+  const std::vector<MessageRecord>& kept() const { return kept_; }
+  bool kept_all() const { return kept_.size() == count_; }
+  // One entry per (round, epoch, phase, step), in order of first start (ties: by round,
+  // epoch, phase name, step).
+  std::vector<StepTotals> steps() const;
+  // By world rank, up to the highest rank that sent or received.
+  const std::vector<RankTotals>& ranks() const { return ranks_; }
 
 private:
-  std::vector<MessageRecord> records_;
+  struct StepKey {
+    int round, epoch, phase, step;
+    bool operator==(const StepKey&) const = default;
+  };
+  struct StepKeyHash {
+    size_t operator()(const StepKey& k) const;
+  };
+  int phase_id(const char* phase);
+  StepTotals& step_of(const MessageRecord& record);
+
+  uint64_t limit_ = default_kept_messages;
+  uint64_t count_ = 0;
+  std::vector<MessageRecord> kept_;
+  std::vector<const char*> phases_;  // distinct phase names; a step's phase is an index here
+  std::vector<StepTotals> steps_;
+  std::unordered_map<StepKey, uint32_t, StepKeyHash> step_index_;
+  StepKey last_key_{-1, -1, -1, -1};
+  uint32_t last_step_ = 0;
+  std::vector<RankTotals> ranks_;
+  // Posted times of the messages since the oldest one not yet recorded (done: -1).
+  std::deque<double> open_;
+  uint64_t first_open_ = 0;  // ticket of open_.front()
+  MessageObserver* observer_ = nullptr;
 };
 
 }  // namespace collsim

@@ -136,6 +136,15 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
           {"round_times", rounds}};
 }
 
+uint64_t parse_kept_messages(const std::string& text) {
+  if (text == "all") return keep_every_message;
+  if (text == "none") return 0;
+  const bool digits = !text.empty() && text.size() <= 18 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) throw InputError(fmt::format("--messages: '{}' is not all, none or a number of messages", text));
+  return std::stoull(text);
+}
+
 namespace {
 
 // Every output of a run checked before it starts (util/atomic_file.hpp); the platform
@@ -179,15 +188,17 @@ int command_run(const RunRequest& request) {
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);
   std::optional<Baseline> twin;
   if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg, trials);
-  const RunOutcome run = execute_run(scenario, request.cfg, twin, trials);
+  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
+  // Single messages are only kept for a trace or a picture.
+  const bool drawn = !request.trace_path.empty() || pictures.any();
+  const RunOutcome run = execute_run(scenario, request.cfg, twin, trials, drawn ? request.kept_messages : 0);
   const SimResult& result = run.result;
   for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
-  const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
-  if (!request.trace_path.empty() || pictures.any()) {
+  if (drawn) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
-    const nlohmann::json trace = build_trace(traced, result, run.summary, request.full_detail);
+    const nlohmann::json trace = build_trace(traced, result, run.summary);
     OutputBatch batch;  // the trace and the pictures appear together or not at all
     if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
     // The pictures are drawn from the trace, as `collsim render` draws them from its file.

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/message_log.hpp"
+
 namespace collsim {
 
 struct RunRequest {
@@ -14,7 +16,7 @@ struct RunRequest {
   std::vector<std::string> overrides;    // "key.path=value", applied in order (--set, then flags)
   std::vector<std::string> cfg;          // SimGrid --cfg options
   std::string trace_path;
-  bool full_detail = false;
+  uint64_t kept_messages = default_kept_messages;  // single messages kept for the trace and pictures (--messages)
   bool quiet = false;
   bool baseline = false;                 // also run the fault-free twin and report the time lost
   std::string svg_path, html_path, perfetto_path;  // pictures of the run (src/viz)
@@ -24,6 +26,8 @@ struct RunRequest {
 };
 
 int command_run(const RunRequest& request);
+// --messages: "all", "none" or a number of messages.
+uint64_t parse_kept_messages(const std::string& text);
 
 // `collsim render TRACE.json`: the pictures of a trace written earlier.
 struct RenderRequest {

@@ -24,6 +24,7 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
     SimOptions options;
     options.cfg = cfg;
     options.auto_simulated = trials;
+    options.kept_messages = 0;
     const SimResult result = run_simulation(twin, options);
     nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
     for (const auto& round : result.rounds) out["rounds"].push_back(round.end - round.start);
@@ -38,10 +39,12 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
 }
 
 RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
-                       const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials) {
+                       const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
+                       uint64_t kept_messages) {
   SimOptions options;
   options.cfg = cfg;
   options.auto_simulated = trials;
+  options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
   if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
@@ -57,7 +60,7 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
 }
 
 nlohmann::json run_metrics(const Scenario& scenario) {
-  const RunOutcome run = execute_run(scenario, {}, std::nullopt, auto_trials(scenario, {}));
+  const RunOutcome run = execute_run(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);
   nlohmann::json metrics = metric_values(run.summary, run.result);
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);

@@ -28,9 +28,11 @@ std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vect
 Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg,
                              const std::vector<AutoCandidate>& trials);
 
-// Simulates, verifies every rank's result and summarizes.
+// Simulates, verifies every rank's result and summarizes; keeps the first `kept_messages`
+// single messages for a trace and its pictures.
 RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
-                       const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials);
+                       const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
+                       uint64_t kept_messages);
 
 // Runs a scenario and returns every metric (run/metrics.hpp) and the round times, for
 // baselines and sweep tables.

@@ -62,7 +62,7 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   s.algbw = s.collective_time > 0 ? result.payload.logical_bytes / s.collective_time : 0;
   s.busbw = s.algbw * busbw_factor(collective, result.workers);
   s.verification = verification;
-  s.message_count = result.messages.records().size();
+  s.message_count = result.messages.count();
   if (result.buckets > 0 || result.batch) s.iterations = iteration_figures(result, result.batch);
   return s;
 }

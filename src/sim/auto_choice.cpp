@@ -26,6 +26,7 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
       SimOptions options;
       options.cfg = cfg;
       options.topology_bound = false;  // the trial's time is all it reports
+      options.kept_messages = 0;
       const SimResult result = run_simulation(trial, options);
       if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
       const RoundRecord& round = result.rounds.front();

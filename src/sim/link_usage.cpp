@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
-#include <unordered_map>
 
 namespace sg4 = simgrid::s4u;
 
@@ -28,45 +29,9 @@ std::map<const sg4::Link*, Nominal>& nominal_values() {
   return values;
 }
 
-// One link as the messages use it: the messages that crossed it, by index in the log.
-struct LinkTraffic {
-  const sg4::Link* link = nullptr;
-  std::vector<uint32_t> messages;
-};
-
-struct Route {
-  std::vector<size_t> links;  // indices into the traffic table
-  double latency = 0;
-};
-
-// Busy time, peak flows and when the peak was first reached, from the messages' intervals.
-void measure(LinkUsageRecord& record, const std::vector<uint32_t>& messages, const MessageLog& log) {
-  struct Edge {
-    double time;
-    int delta;  // +1 a message starts, -1 one ends
-  };
-  std::vector<Edge> edges;
-  edges.reserve(messages.size() * 2);
-  for (uint32_t index : messages) {
-    const MessageRecord& m = log.records()[index];
-    edges.push_back({m.start, +1});
-    edges.push_back({m.end, -1});
-  }
-  // At equal times ends come first: a message that ends when another starts does not overlap it.
-  std::sort(edges.begin(), edges.end(),
-            [](const Edge& a, const Edge& b) { return a.time < b.time || (a.time == b.time && a.delta < b.delta); });
-  int active = 0;
-  double busy_since = 0;
-  for (const Edge& edge : edges) {
-    if (edge.delta > 0 && active == 0) busy_since = edge.time;
-    active += edge.delta;
-    if (active > record.peak_flows) {
-      record.peak_flows = active;
-      record.peak_at = edge.time;
-    }
-    if (edge.delta < 0 && active == 0) record.busy_time += edge.time - busy_since;
-  }
-}
+// The width of a series bin at level 0: small enough for the shortest run (256 bins
+// cover 0.23 ns), a power of two so that doubling it is exact.
+const double series_unit = std::ldexp(1.0, -40);
 
 }  // namespace
 
@@ -86,8 +51,40 @@ void spread_over_bins(std::vector<double>& series, double width, double from, do
   }
 }
 
-void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts) {
+// Edges are swept in time order, ends before starts at equal times: a message that ends
+// when another starts does not overlap it.
+void LinkUsageRecorder::Traffic::add(Edge edge) {
+  auto in_order = [](const Edge& a, const Edge& b) { return a.time < b.time || (a.time == b.time && a.delta <= b.delta); };
+  if (pending.empty() || in_order(pending.back(), edge)) {
+    pending.push_back(edge);
+    return;
+  }
+  auto position = std::prev(pending.end());
+  while (position != pending.begin()) {
+    if (in_order(*std::prev(position), edge)) break;
+    --position;
+  }
+  pending.insert(position, edge);
+}
+
+void LinkUsageRecorder::Traffic::sweep(double before) {
+  while (!pending.empty() && pending.front().time < before) {
+    const Edge edge = pending.front();
+    pending.pop_front();
+    if (edge.delta > 0 && active == 0) busy_since = edge.time;
+    active += edge.delta;
+    if (active > peak_flows) {
+      peak_flows = active;
+      peak_at = edge.time;
+    }
+    if (edge.delta < 0 && active == 0) busy_time += edge.time - busy_since;
+  }
+}
+
+void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts, MessageLog& log) {
   rank_hosts_ = rank_hosts;
+  log.observe(this);
+  last_route_.assign(rank_hosts.size(), {-1, 0});
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
     nominal_values()[link] = {link->get_bandwidth(), link->get_latency()};
   static bool connected = false;
@@ -99,48 +96,91 @@ void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts) {
   }
 }
 
-LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) const {
-  // Routes are looked up once per pair of ranks that talked.
-  std::vector<LinkTraffic> traffic;
-  std::unordered_map<const sg4::Link*, size_t> traffic_index;
-  std::unordered_map<uint64_t, Route> routes;
-  auto route_of = [&](int src, int dst) -> const Route& {
-    const uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
-    auto [it, inserted] = routes.try_emplace(key);
-    if (inserted) {
-      std::vector<sg4::Link*> links;
-      rank_hosts_[static_cast<size_t>(src)]->route_to(rank_hosts_[static_cast<size_t>(dst)], links, &it->second.latency);
-      for (const sg4::Link* link : links) {
-        auto [slot, added] = traffic_index.try_emplace(link, traffic.size());
-        if (added) traffic.push_back({link, {}});
-        it->second.links.push_back(slot->second);
-      }
+// Routes are looked up once per pair of ranks; a rank's next message usually goes where
+// its last one went.
+const LinkUsageRecorder::Route& LinkUsageRecorder::route_of(int src, int dst) {
+  auto& last = last_route_[static_cast<size_t>(src)];
+  if (last.first == dst) return routes_[last.second];
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
+  auto [it, added] = route_index_.try_emplace(key, static_cast<uint32_t>(routes_.size()));
+  if (added) {
+    Route route;
+    std::vector<sg4::Link*> links;
+    rank_hosts_[static_cast<size_t>(src)]->route_to(rank_hosts_[static_cast<size_t>(dst)], links, &route.latency);
+    for (const sg4::Link* link : links) {
+      auto [slot, first_use] = traffic_index_.try_emplace(link, static_cast<uint32_t>(traffic_.size()));
+      if (first_use) traffic_.push_back(Traffic{link});
+      route.links.push_back(slot->second);
     }
-    return it->second;
-  };
-  const auto& records = log.records();
-  std::vector<const Route*> message_routes(records.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    const Route& route = route_of(records[i].src, records[i].dst);
-    message_routes[i] = &route;
-    for (size_t link : route.links) traffic[link].messages.push_back(static_cast<uint32_t>(i));
+    routes_.push_back(std::move(route));
   }
+  last = {dst, it->second};
+  return routes_[it->second];
+}
+
+// The series bins double in width until they cover `time`.
+void LinkUsageRecorder::grow_series_to(double time) {
+  while (time >= streamed_series_bins * std::ldexp(series_unit, series_level_)) ++series_level_;
+}
+
+// Brings a link's series to the current bin width: each bin is the sum of the 2^k it replaces.
+void LinkUsageRecorder::catch_up(Traffic& traffic) const {
+  if (traffic.series.empty()) {
+    traffic.series.assign(streamed_series_bins, 0.0);
+    traffic.series_level = series_level_;
+    return;
+  }
+  if (traffic.series_level == series_level_) return;
+  const size_t merged = size_t{1} << std::min(series_level_ - traffic.series_level, 30);
+  const size_t bins = traffic.series.size();
+  for (size_t bin = 0; bin * merged < bins; ++bin) {
+    double sum = 0;
+    for (size_t k = bin * merged; k < std::min(bins, (bin + 1) * merged); ++k) sum += traffic.series[k];
+    traffic.series[bin] = sum;
+  }
+  std::fill(traffic.series.begin() + static_cast<long>((bins + merged - 1) / merged), traffic.series.end(), 0.0);
+  traffic.series_level = series_level_;
+}
+
+void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
+  const Route& route = route_of(message.src, message.dst);
+  grow_series_to(message.end);
+  const double width = std::ldexp(series_unit, series_level_);
+  // Each message's bytes flow after the route's latency, evenly until it ends (exact for
+  // fair-shared flows that start and end together; an estimate otherwise).
+  const double from = std::min(message.start + route.latency, message.end);
+  for (uint32_t index : route.links) {
+    Traffic& traffic = traffic_[index];
+    traffic.bytes += message.bytes;
+    ++traffic.flows;
+    traffic.add({message.start, +1});
+    traffic.add({message.end, -1});
+    traffic.sweep(settled);
+    if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
+    spread_over_bins(traffic.series, width, from, message.end, static_cast<double>(message.bytes));
+  }
+}
+
+LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
+  for (Traffic& traffic : traffic_) traffic.sweep(std::numeric_limits<double>::infinity());
   // Links whose bandwidth changed are listed even when no message crossed them.
   for (const auto& [link, changes] : bandwidth_changes())
-    if (traffic_index.try_emplace(link, traffic.size()).second) traffic.push_back({link, {}});
+    if (traffic_index_.try_emplace(link, static_cast<uint32_t>(traffic_.size())).second) traffic_.push_back(Traffic{link});
 
-  std::vector<LinkUsageRecord> usage(traffic.size());
-  for (size_t i = 0; i < traffic.size(); ++i) {
+  std::vector<LinkUsageRecord> usage(traffic_.size());
+  for (size_t i = 0; i < traffic_.size(); ++i) {
     LinkUsageRecord& record = usage[i];
-    const sg4::Link* link = traffic[i].link;
-    record.name = link->get_name();
-    const auto nominal = nominal_values().find(link);
-    record.bandwidth = nominal != nominal_values().end() ? nominal->second.bandwidth : link->get_bandwidth();
-    record.latency = nominal != nominal_values().end() ? nominal->second.latency : link->get_latency();
-    record.flows = traffic[i].messages.size();
-    for (uint32_t m : traffic[i].messages) record.bytes += records[m].bytes;
-    measure(record, traffic[i].messages, log);
-    if (const auto changes = bandwidth_changes().find(link); changes != bandwidth_changes().end())
+    const Traffic& traffic = traffic_[i];
+    record.name = traffic.link->get_name();
+    const auto nominal = nominal_values().find(traffic.link);
+    record.bandwidth = nominal != nominal_values().end() ? nominal->second.bandwidth : traffic.link->get_bandwidth();
+    record.latency = nominal != nominal_values().end() ? nominal->second.latency : traffic.link->get_latency();
+    record.bytes = traffic.bytes;
+    record.flows = traffic.flows;
+    record.busy_time = traffic.busy_time;
+    record.peak_flows = traffic.peak_flows;
+    record.peak_at = traffic.peak_at;
+    if (const auto changes = bandwidth_changes().find(traffic.link); changes != bandwidth_changes().end())
       record.bandwidth_changes = changes->second;
   }
 
@@ -153,26 +193,42 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) cons
       return picoseconds(usage[a].busy_time) > picoseconds(usage[b].busy_time);
     return usage[a].bytes > usage[b].bytes;
   });
+  const size_t charted = std::min(order.size(), link_series_max_links);
 
   LinkUsage result;
-  if (duration > 0) {
+  if (duration > 0 && log.kept_all()) {
+    // Every message is at hand: the series in link_series_bins bins over the run, exactly.
     result.bins = link_series_bins;
     result.bin_width = duration / link_series_bins;
+    std::vector<char> is_charted(traffic_.size(), 0);
+    for (size_t place = 0; place < charted; ++place) {
+      is_charted[order[place]] = 1;
+      usage[order[place]].series.assign(static_cast<size_t>(result.bins), 0.0);
+    }
+    for (const MessageRecord& message : log.kept()) {
+      const Route& route = route_of(message.src, message.dst);
+      const double from = std::min(message.start + route.latency, message.end);
+      for (uint32_t link : route.links)
+        if (is_charted[link])
+          spread_over_bins(usage[link].series, result.bin_width, from, message.end, static_cast<double>(message.bytes));
+    }
+  } else if (duration > 0) {
+    // The series streamed during the run, cut to the bins the run covers (anything after
+    // its end, such as a dropped straggler's message, lands in the last one).
+    grow_series_to(duration);
+    result.bin_width = std::ldexp(series_unit, series_level_);
+    result.bins = std::clamp(static_cast<int>(std::ceil(duration / result.bin_width)), 1, streamed_series_bins);
+    for (size_t place = 0; place < charted; ++place) {
+      Traffic& traffic = traffic_[order[place]];
+      catch_up(traffic);
+      std::vector<double>& series = usage[order[place]].series;
+      series.assign(traffic.series.begin(), traffic.series.begin() + result.bins);
+      for (size_t bin = static_cast<size_t>(result.bins); bin < traffic.series.size(); ++bin) series.back() += traffic.series[bin];
+    }
   }
   for (size_t place = 0; place < order.size(); ++place) {
-    const size_t i = order[place];
-    LinkUsageRecord& record = usage[i];
-    // Each message's bytes flow after the route's latency, evenly until it ends (exact for
-    // fair-shared flows that start and end together; an estimate otherwise).
-    if (place < link_series_max_links && result.bins > 0) {
-      record.series.assign(static_cast<size_t>(result.bins), 0.0);
-      for (uint32_t m : traffic[i].messages) {
-        const MessageRecord& message = records[m];
-        const double from = std::min(message.start + message_routes[m]->latency, message.end);
-        spread_over_bins(record.series, result.bin_width, from, message.end, static_cast<double>(message.bytes));
-      }
-      for (double& bytes : record.series) bytes = std::round(bytes);
-    }
+    LinkUsageRecord& record = usage[order[place]];
+    for (double& bytes : record.series) bytes = std::round(bytes);
     result.links.push_back(std::move(record));
   }
   return result;

@@ -1,18 +1,23 @@
 #pragma once
 // Which links the messages of a run crossed, how busy each one was, and when: bytes,
-// busy time, peak concurrent flows and bytes per time bin. Read from the delivered
-// messages and each one's SimGrid route (Host::route_to) after the run, so that it costs
-// the simulation nothing and cannot change its timings; bandwidth changes (slow-link
-// faults) come from Link::on_bandwidth_change_cb during the run.
+// busy time, peak concurrent flows and bytes per time bin. Followed as each message is
+// recorded (a MessageObserver of the message log), from its SimGrid route
+// (Host::route_to, looked up once per pair of ranks), in memory that grows with the links,
+// not with the messages; it only reads what the simulation did, so it cannot change its
+// timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "comm/message_log.hpp"
 
 namespace simgrid::s4u {
 class Host;
-}
+class Link;
+}  // namespace simgrid::s4u
 
 namespace collsim {
 
@@ -40,20 +45,63 @@ struct LinkUsage {
   std::vector<LinkUsageRecord> links;  // links that carried a message or changed bandwidth, busiest first
 };
 
-// Time bins of the series, and how many links get one.
+// Time bins of the series when the message store kept every message (exact, from the
+// messages), and how many links get one.
 constexpr int link_series_bins = 200;
 constexpr size_t link_series_max_links = 64;
+// Otherwise the series are added up as messages arrive, in this many bins of a width that
+// doubles (merging bins pairwise) whenever the run outgrows them: 128 to 256 bins in the end.
+constexpr int streamed_series_bins = 256;
 
-class LinkUsageRecorder {
+class LinkUsageRecorder : public MessageObserver {
 public:
-  // Before engine->run(): remembers each link's bandwidth and latency and follows changes.
-  void start(const std::vector<simgrid::s4u::Host*>& rank_hosts);
-  // After the run: the usage of every link by the delivered messages, for a run of
-  // `duration` simulated seconds.
-  LinkUsage finish(const MessageLog& log, double duration) const;
+  // Before engine->run(): remembers each link's bandwidth and latency, follows changes,
+  // and observes the messages of `log`.
+  void start(const std::vector<simgrid::s4u::Host*>& rank_hosts, MessageLog& log);
+  void on_message(const MessageRecord& message, double settled) override;
+  // After the run: the usage of every link, for a run of `duration` simulated seconds.
+  LinkUsage finish(const MessageLog& log, double duration);
 
 private:
+  struct Route {
+    std::vector<uint32_t> links;  // indices into traffic_
+    double latency = 0;
+  };
+  struct Edge {
+    double time;
+    int delta;  // +1 a message starts, -1 one ends
+  };
+  // One link as the messages use it. Its messages' start and end edges wait in `pending`
+  // until no message still to come can start before them, then are swept in time order.
+  struct Traffic {
+    explicit Traffic(const simgrid::s4u::Link* crossed) : link(crossed) {}
+    const simgrid::s4u::Link* link;
+    uint64_t bytes = 0;
+    size_t flows = 0;
+    std::deque<Edge> pending;  // in sweep order (they arrive nearly sorted)
+    int active = 0;
+    double busy_since = 0, busy_time = 0;
+    int peak_flows = 0;
+    double peak_at = 0;
+    std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit_
+    int series_level = 0;
+
+    void add(Edge edge);
+    void sweep(double before);
+  };
+
+  const Route& route_of(int src, int dst);
+  void grow_series_to(double time);
+  void catch_up(Traffic& traffic) const;
+
   std::vector<simgrid::s4u::Host*> rank_hosts_;
+  std::vector<Traffic> traffic_;
+  std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
+  std::vector<Route> routes_;
+  std::unordered_map<uint64_t, uint32_t> route_index_;
+  std::vector<std::pair<int, uint32_t>> last_route_;  // by sender: (receiver, route) of its last message
+  double series_unit_ = 0;  // width of a bin at level 0 (set by the first message)
+  int series_level_ = 0;
 };
 
 // Splits `bytes` evenly over [from, to] into bins of `width` seconds (from 0), adding to

@@ -48,6 +48,7 @@ struct SimOptions {
   bool check_only = false;       // stop once the platform and placement are checked
   std::vector<AutoCandidate> auto_simulated;  // algorithm "auto" by "simulate": the trials
   bool topology_bound = true;    // look for the platform's tightest cut (a trial needs no bound)
+  uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
 };
 
 struct SimResult {

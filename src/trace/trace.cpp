@@ -2,9 +2,6 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
-#include <map>
-#include <string_view>
-#include <tuple>
 #include <vector>
 
 using nlohmann::json;
@@ -38,9 +35,9 @@ json recovery_quality(const SimResult& result) {
 }
 namespace {
 
-json full_messages(const MessageLog& log) {
+json single_messages(const std::vector<MessageRecord>& records) {
   json messages = json::array();
-  for (const auto& m : log.records())
+  for (const auto& m : records)
     messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
                         {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round}});
   return messages;
@@ -49,31 +46,22 @@ json full_messages(const MessageLog& log) {
 // One entry per (round, epoch, phase, step): how many messages, how many bytes, first start,
 // last end; listed in order of first start.
 json messages_per_step(const MessageLog& log) {
-  struct Aggregate {
-    int round = 0, epoch = 0, step = 0;
-    std::string_view phase;
-    size_t count = 0;
-    uint64_t bytes = 0;
-    double start = 0, end = 0;
-  };
-  std::map<std::tuple<int, int, std::string_view, int>, Aggregate> steps;
-  for (const auto& m : log.records()) {
-    auto [it, inserted] = steps.try_emplace({m.round, m.epoch, m.phase, m.step},
-                                            Aggregate{m.round, m.epoch, m.step, m.phase, 0, 0, m.start, m.end});
-    Aggregate& a = it->second;
-    ++a.count;
-    a.bytes += m.bytes;
-    a.start = std::min(a.start, m.start);
-    a.end = std::max(a.end, m.end);
-  }
-  std::vector<Aggregate> ordered;
-  for (const auto& entry : steps) ordered.push_back(entry.second);
-  std::stable_sort(ordered.begin(), ordered.end(), [](const Aggregate& a, const Aggregate& b) { return a.start < b.start; });
   json messages = json::array();
-  for (const auto& a : ordered)
+  for (const auto& a : log.steps())
     messages.push_back({{"round", a.round}, {"epoch", a.epoch}, {"phase", a.phase}, {"step", a.step}, {"count", a.count},
                         {"bytes", a.bytes}, {"start", a.start}, {"end", a.end}});
   return messages;
+}
+
+// What each world rank sent and received (docs/trace-format.md#ranks).
+json ranks_section(const MessageLog& log, int workers) {
+  json ranks = json::array();
+  for (int r = 0; r < workers; ++r) {
+    const RankTotals totals = static_cast<size_t>(r) < log.ranks().size() ? log.ranks()[static_cast<size_t>(r)] : RankTotals{};
+    ranks.push_back({{"rank", r}, {"sent", totals.sent}, {"received", totals.received},
+                     {"bytes_sent", totals.bytes_sent}, {"bytes_received", totals.bytes_received}});
+  }
+  return ranks;
 }
 
 // Per link: bytes, busy time, peak concurrent flows and bytes per time bin (docs/trace-format.md#links).
@@ -113,10 +101,8 @@ json auto_section(const SimResult& result) {
   return {{"chosen", result.algorithm->name}, {"by", result.auto_by}, {"candidates", candidates}};
 }
 
-}  // namespace
-
-json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool full_detail) {
-  const auto& v = s.verification;
+// rounds[]: each completed round, with its comm and exposed_comm under layered training.
+json rounds_section(const SimResult& result) {
   json rounds = json::array();
   for (const auto& r : result.rounds) {
     json round{{"round", r.round}, {"epoch", r.epoch}, {"group", r.group}, {"start", r.start}, {"end", r.end},
@@ -130,6 +116,11 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     }
     rounds.push_back(round);
   }
+  return rounds;
+}
+
+// faults[]: what the injectors did, the struck host, links and ranks as data.
+json faults_section(const SimResult& result) {
   json faults = json::array();
   for (const auto& f : result.faults) {
     json fault{{"fault", f.fault}, {"kind", f.kind},   {"target", f.target},
@@ -138,6 +129,15 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (!f.links.empty()) fault["links"] = f.links;
     faults.push_back(std::move(fault));
   }
+  return faults;
+}
+
+}  // namespace
+
+json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
+  const auto& v = s.verification;
+  const json rounds = rounds_section(result);
+  const json faults = faults_section(result);
   json recovery = json::array();
   for (const auto& r : result.recoveries) {
     json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},
@@ -199,8 +199,9 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     summary["baseline_time"] = s.baseline->simulated_time;
     summary["time_lost"] = s.time_lost;
   }
-  const bool full = full_detail || result.messages.records().size() <= full_detail_message_limit;
-  return json{
+  const MessageLog& log = result.messages;
+  const bool full = log.kept_all();
+  json trace{
       {"format", trace_format},
       {"collsim_version", COLLSIM_VERSION},
       {"scenario", scenario_to_json(scenario, result.workers, result.topology)},
@@ -222,13 +223,19 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
       {"summary", summary},
       {"rounds", rounds},
       {"messages_detail", full ? "full" : "per-step"},
-      {"messages", full ? full_messages(result.messages) : messages_per_step(result.messages)},
+      {"messages", full ? single_messages(log.kept()) : messages_per_step(log)},
+      {"ranks", ranks_section(log, result.workers)},
       {"faults", faults},
       {"recovery", recovery},
       {"links", links_section(result.link_usage)},
       {"notes", result.notes},
       {"auto", auto_section(result)},
   };
+  // The single messages the store kept when it could not keep them all (--messages).
+  if (!full)
+    trace["message_sample"] = {{"kept", log.kept().size()}, {"of", log.count()}, {"which", "first"},
+                               {"messages", single_messages(log.kept())}};
+  return trace;
 }
 
 }  // namespace collsim

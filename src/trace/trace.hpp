@@ -9,11 +9,8 @@ namespace collsim {
 
 constexpr const char* trace_format = "collsim-trace/1";
 
-// Above this many messages the trace lists one entry per (phase, step) unless full detail
-// is asked for.
-constexpr size_t full_detail_message_limit = 20000;
-
-nlohmann::json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& summary,
-                           bool full_detail);
+// Lists every message when the run kept them all (SimOptions::kept_messages, --messages),
+// else one entry per (round, epoch, phase, step) and the kept ones as a sample.
+nlohmann::json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& summary);
 
 }  // namespace collsim

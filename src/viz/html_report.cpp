@@ -101,7 +101,7 @@ private:
     if (auto a = number("algbw"), b = number("busbw"); a && b)
       out += row("algbw / busbw", format_bandwidth(*a) + " / " + format_bandwidth(*b));
     out += row("messages", thousands(t_.message_count) +
-                               (t_.per_step ? " (the trace lists one entry per step)" : " (each listed in the trace)"));
+                               (t_.per_step ? " (" + describe_sample(t_) + ")" : " (each listed in the trace)"));
     if (auto v = flag("verified")) {
       std::string text = *v ? "yes" : "no";
       if (auto e = number("max_error")) text += fmt::format(", max error {:.3g}", *e);

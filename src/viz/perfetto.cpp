@@ -77,6 +77,7 @@ public:
 
     json other{{"collsim_version", t_.version}, {"scenario", t_.name}, {"description", describe_run(t_)},
                {"messages_detail", t_.per_step ? "per-step" : "full"}, {"message_count", t_.message_count}};
+    if (t_.per_step) other["note"] = describe_sample(t_);
     if (!t_.per_step && t_.messages.size() > perfetto_max_flows)
       other["note"] = fmt::format("message arrows left out: {} messages (written up to {})", t_.messages.size(),
                                   perfetto_max_flows);

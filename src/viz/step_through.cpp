@@ -213,7 +213,7 @@ StepThrough derive_step_through(const TraceView& t, int max_ranks) {
   StepThrough s;
   s.ranks = t.workers;
   if (t.per_step) {
-    s.why_not = "The trace lists one entry per step, not each message: rerun with --detail full for the step-through.";
+    s.why_not = "The step-through needs every message: " + describe_sample(t) + ".";
     return s;
   }
   if (t.workers > max_ranks) {

@@ -147,9 +147,8 @@ private:
   void explain_mode() {
     const uint64_t shown = t_.messages.size();
     if (mode_ == Mode::per_step)
-      notes_.push_back(fmt::format("The trace lists one entry per step ({} messages in {} steps): one bar per step over "
-                                   "all ranks, one lane per phase. collsim run --detail full lists every message.",
-                                   thousands(t_.message_count), thousands(shown)));
+      notes_.push_back(fmt::format("{} messages in {} steps: one bar per step over all ranks, one lane per phase; {}.",
+                                   thousands(t_.message_count), thousands(shown), describe_sample(t_)));
     if (mode_ == Mode::grouped)
       notes_.push_back(fmt::format("{} ranks in {} lanes of {}: a lane is coloured while any of its ranks sends (upper "
                                    "half) or receives (lower half).",

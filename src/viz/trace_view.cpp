@@ -111,6 +111,43 @@ std::string topology_label(const std::string& topology) {
   return slash == std::string::npos ? topology : topology.substr(slash + 1);
 }
 
+// messages_detail, messages (single ones or steps) and the size of the kept sample.
+void read_messages(const Reader& read, const json& trace, TraceView& view) {
+  const std::string detail = read.text(trace, "messages_detail", "");
+  if (detail != "full" && detail != "per-step")
+    read.fail("messages_detail", fmt::format("'{}' is not \"full\" or \"per-step\"", detail));
+  view.per_step = detail == "per-step";
+  const json& messages = read.array(trace, "messages", "");
+  view.messages.reserve(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string path = fmt::format("messages[{}]", i);
+    TraceMessage message;
+    if (!view.per_step) {
+      message.src = read.integer(m, "src", path);
+      message.dst = read.integer(m, "dst", path);
+      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
+      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
+    } else {
+      message.count = read.count(m, "count", path);
+    }
+    message.bytes = read.number(m, "bytes", path);
+    message.start = read.number(m, "start", path);
+    message.end = read.number(m, "end", path);
+    message.step = read.integer(m, "step", path);
+    message.epoch = read.integer(m, "epoch", path);
+    message.round = read.integer(m, "round", path);
+    const std::string phase = read.text(m, "phase", path);
+    auto known = std::find(view.phases.begin(), view.phases.end(), phase);
+    if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
+    message.phase = static_cast<int>(known - view.phases.begin());
+    view.messages.push_back(message);
+  }
+
+  if (view.per_step && trace.contains("message_sample"))
+    view.sample_kept = read.count(read.field(trace, "message_sample", ""), "kept", "message_sample");
+}
+
 }  // namespace
 
 double TraceView::end_time() const {
@@ -161,36 +198,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
   if (view.summary.contains("stalled") && view.summary["stalled"].is_string())
     view.stalled = view.summary["stalled"].get<std::string>();
 
-  const std::string detail = read.text(trace, "messages_detail", "");
-  if (detail != "full" && detail != "per-step")
-    read.fail("messages_detail", fmt::format("'{}' is not \"full\" or \"per-step\"", detail));
-  view.per_step = detail == "per-step";
-  const json& messages = read.array(trace, "messages", "");
-  view.messages.reserve(messages.size());
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    const std::string path = fmt::format("messages[{}]", i);
-    TraceMessage message;
-    if (!view.per_step) {
-      message.src = read.integer(m, "src", path);
-      message.dst = read.integer(m, "dst", path);
-      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
-      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
-    } else {
-      message.count = read.count(m, "count", path);
-    }
-    message.bytes = read.number(m, "bytes", path);
-    message.start = read.number(m, "start", path);
-    message.end = read.number(m, "end", path);
-    message.step = read.integer(m, "step", path);
-    message.epoch = read.integer(m, "epoch", path);
-    message.round = read.integer(m, "round", path);
-    const std::string phase = read.text(m, "phase", path);
-    auto known = std::find(view.phases.begin(), view.phases.end(), phase);
-    if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
-    message.phase = static_cast<int>(known - view.phases.begin());
-    view.messages.push_back(message);
-  }
+  read_messages(read, trace, view);
 
   const json& rounds = read.array(trace, "rounds", "");
   for (size_t i = 0; i < rounds.size(); ++i) {
@@ -281,6 +289,14 @@ TraceView read_trace(const json& trace, const std::string& source) {
 std::string describe_run(const TraceView& trace) {
   return fmt::format("{} / {}, {} rank{}, {} per rank", trace.kind, trace.algorithm, trace.workers,
                      trace.workers == 1 ? "" : "s", short_size(trace.size));
+}
+
+std::string describe_sample(const TraceView& trace) {
+  std::string text = "the trace lists one entry per step";
+  if (trace.sample_kept && *trace.sample_kept > 0)
+    text += fmt::format(" and keeps the first {} of {} messages as a sample", thousands(*trace.sample_kept),
+                        thousands(trace.message_count));
+  return text + " (collsim run --messages all lists every message)";
 }
 
 std::string describe_outcome(const TraceView& trace) {

@@ -245,7 +245,7 @@ class HappyPaths(CliTest):
         expected = {
             (): ["run", "validate", "list", "model", "Exit status"],
             ("run",): ["--collective", "--algorithm", "--workers", "--size", "--topology", "--network", "--rounds",
-                       "--set", "--cfg", "--trace", "--detail", "--quiet"],
+                       "--set", "--cfg", "--trace", "--messages", "--detail", "--quiet"],
             ("validate",): ["--algorithm", "--workers", "--topology", "--set", "--cfg"],
             ("model",): ["--algorithm", "--workers", "--size", "--bandwidth", "--latency"],
             ("list",): ["algorithms", "topologies", "scenarios", "sweeps"],
@@ -332,6 +332,14 @@ class SizeTable(CliTest):
 
 
 class BadInput(CliTest):
+    def test_messages_must_be_all_none_or_a_count(self):
+        for value in ("some", "-5", "1e3", ""):
+            with self.subTest(value=value):
+                self.assert_bad_input(["run", "--workers", "4", "--messages", value],
+                                      r"--messages: '.*' is not all, none or a number of messages")
+        self.assert_bad_input(["run", "--workers", "4", "--messages", "10", "--detail", "full"],
+                              r"--detail full is --messages all: give one of them")
+
     def test_malformed_json(self):
         path = self.write("broken.json", '{"workers": 4,\n')
         self.assert_bad_input(["run", path], re.escape(str(path)) + r": malformed JSON")

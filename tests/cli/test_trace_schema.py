@@ -132,6 +132,52 @@ class TraceSchemaTest(unittest.TestCase):
                          sorted((phase, step) for phase in ("reduce-scatter", "allgather") for step in range(p - 1)))
         self.assert_close(trace["summary"]["simulated_time"], ring_allreduce_time(p, n))
 
+    # Above the store's limit the trace keeps the first 20000 messages as a sample, and counts
+    # every message per rank: a ring rank sends and receives 2(p-1) chunks of n/p bytes.
+    def test_many_messages_keep_a_sample_and_count_every_rank(self):
+        trace = self.trace("ring128", "--topology", "star:128", "--size", "1MiB")
+        p, n = 128, 1 << 20
+        sample = trace["message_sample"]
+        self.assertEqual((sample["kept"], sample["of"], sample["which"]), (20000, 2 * p * (p - 1), "first"))
+        self.assertEqual(len(sample["messages"]), 20000)
+        self.assertEqual({m["bytes"] for m in sample["messages"]}, {n // p})
+        # the first recorded messages are those of the first steps (each step has p messages)
+        self.assertEqual(max(m["step"] for m in sample["messages"] if m["phase"] == "reduce-scatter"), p - 2)
+        expected = 2 * (p - 1)
+        self.assertEqual(trace["ranks"], [{"rank": r, "sent": expected, "received": expected,
+                                           "bytes_sent": expected * n // p, "bytes_received": expected * n // p}
+                                          for r in range(p)])
+
+    # The aggregates do not depend on what the store keeps: with every message, a sample or
+    # none, the steps, ranks and links (all but the series, binned differently) are the same.
+    def test_aggregates_do_not_depend_on_kept_messages(self):
+        args = ("--topology", str(TWO_RACKS), "--workers", "16", "--size", "1MiB")
+        every = self.trace("two-racks-all", *args, "--messages", "all")
+        some = self.trace("two-racks-10", *args, "--messages", "10")
+        none = self.trace("two-racks-none", *args, "--messages", "none")
+        for trace in (every, some, none):
+            self.assert_valid(trace)
+        self.assertEqual(every["messages_detail"], "full")
+        self.assertEqual(some["message_sample"]["messages"], every["messages"][:10])
+        self.assertEqual((none["message_sample"]["kept"], none["message_sample"]["messages"]), (0, []))
+        steps = {}
+        for m in every["messages"]:
+            key = (m["round"], m["epoch"], m["phase"], m["step"])
+            count, size, start, end = steps.get(key, (0, 0, m["start"], m["end"]))
+            steps[key] = (count + 1, size + m["bytes"], min(start, m["start"]), max(end, m["end"]))
+        for trace in (some, none):
+            self.assertEqual({(s["round"], s["epoch"], s["phase"], s["step"]): (s["count"], s["bytes"], s["start"], s["end"])
+                              for s in trace["messages"]}, steps)
+            self.assertEqual(trace["ranks"], every["ranks"])
+            self.assertEqual(trace["summary"], every["summary"])
+            strip = lambda links: [{k: v for k, v in link.items() if k != "series"} for link in links["list"]]
+            self.assertEqual(strip(trace["links"]), strip(every["links"]))
+            # streamed series: 128 to 256 bins covering the run, the same bytes in all
+            self.assertTrue(128 <= trace["links"]["bins"] <= 256)
+            self.assertGreaterEqual(trace["links"]["bins"] * trace["links"]["bin_width"], trace["summary"]["simulated_time"])
+            for a, b in zip(trace["links"]["list"], every["links"]["list"]):
+                self.assertAlmostEqual(sum(a["series"]), sum(b["series"]), delta=len(a["series"]) + len(b["series"]))
+
     def test_detail_full_lists_every_message_above_the_limit(self):
         p, n = 101, 101 * 4 * 64  # 20200 messages; 64 elements per chunk
         trace = self.trace("ring101full", "--topology", "star:101", "--size", str(n), "--detail", "full")

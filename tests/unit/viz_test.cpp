@@ -183,7 +183,7 @@ TEST_CASE("the step-through is for small runs with every message") {
   CHECK_FALSE(derive_step_through(read_trace(many, "t")).available);
   auto per_step = trace_of("allreduce", "ring", 4, 4096, nlohmann::json::array());
   per_step["messages_detail"] = "per-step";
-  CHECK(derive_step_through(read_trace(per_step, "t")).why_not.find("--detail full") != std::string::npos);
+  CHECK(derive_step_through(read_trace(per_step, "t")).why_not.find("--messages all") != std::string::npos);
 }
 
 TEST_CASE("a preempted host that runs several workers: every one of them is drawn absent") {

@@ -1,0 +1,72 @@
+// The bare engine's ring allreduce, for tools/benchmark: what SimGrid alone costs for the
+// messages collsim's ring sends, so that collsim's own overhead can be read as a ratio.
+//
+//   bare_ring PLATFORM.xml WORKERS BYTES
+//
+// Rank r runs on host-r of the platform, as collsim places ranks on a <cluster> of
+// host-0..host-N. 2(p-1) steps; in each, every rank sends BYTES/p to its right and receives
+// from its left. No data, no reduction, no trace: the payload is a pointer. The SimGrid
+// options are collsim's own (simgrid_options of an ideal-network scenario), so both
+// programs run the same engine configuration. Prints the simulated time and the messages.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "scenario/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+int token = 0;
+
+// One rank: send right, receive from the left, wait for the send; 2(p-1) times.
+void ring_rank(sg4::Mailbox* to_right, sg4::Mailbox* from_left, int steps, double chunk_bytes) {
+  for (int step = 0; step < steps; ++step) {
+    sg4::CommPtr sending = to_right->put_async(&token, static_cast<uint64_t>(chunk_bytes));
+    from_left->get<int>();
+    sending->wait();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: bare_ring PLATFORM.xml WORKERS BYTES\n");
+    return 2;
+  }
+  const std::string platform = argv[1];
+  const int p = std::atoi(argv[2]);
+  const double bytes = std::strtod(argv[3], nullptr);
+
+  std::string program = "bare_ring", quiet = "--log=root.thresh:warning";
+  char* engine_argv[] = {program.data(), quiet.data(), nullptr};
+  int engine_argc = 2;
+  sg4::Engine engine(&engine_argc, engine_argv);
+  for (const auto& [option, origin] : collsim::simgrid_options(collsim::Scenario{}, {})) sg4::Engine::set_config(option);
+  engine.load_platform(platform);
+
+  // One receive mailbox per rank, looked up once.
+  std::vector<sg4::Mailbox*> inbox(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) inbox[static_cast<size_t>(r)] = sg4::Mailbox::by_name("to-" + std::to_string(r));
+  const double chunk = bytes / p;
+  const int steps = 2 * (p - 1);
+  for (int r = 0; r < p; ++r) {
+    sg4::Mailbox* right = inbox[static_cast<size_t>((r + 1) % p)];
+    sg4::Mailbox* mine = inbox[static_cast<size_t>(r)];
+    sg4::Actor::create("rank-" + std::to_string(r), engine.host_by_name("host-" + std::to_string(r)),
+                       [right, mine, steps, chunk] { ring_rank(right, mine, steps, chunk); });
+  }
+  engine.run();
+  std::printf("%.17g %lld\n", sg4::Engine::get_clock(), static_cast<long long>(p) * steps);
+  return 0;
+}

@@ -1,0 +1,83 @@
+#include "comm/message_log.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <tuple>
+
+namespace collsim {
+
+size_t MessageLog::StepKeyHash::operator()(const StepKey& k) const {
+  uint64_t h = static_cast<uint32_t>(k.step);
+  h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.phase);
+  h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.epoch);
+  h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.round);
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+uint64_t MessageLog::post(double time) {
+  open_.push_back(time);
+  return first_open_ + open_.size() - 1;
+}
+
+// Phases are string literals: the same name may come from two files, so names are
+// compared when the pointer is new.
+int MessageLog::phase_id(const char* phase) {
+  for (size_t i = 0; i < phases_.size(); ++i)
+    if (phases_[i] == phase) return static_cast<int>(i);
+  for (size_t i = 0; i < phases_.size(); ++i)
+    if (std::strcmp(phases_[i], phase) == 0) return static_cast<int>(i);
+  phases_.push_back(phase);
+  return static_cast<int>(phases_.size() - 1);
+}
+
+// The messages of a step arrive one after another: the last step found is tried first.
+StepTotals& MessageLog::step_of(const MessageRecord& m) {
+  if (!steps_.empty() && last_key_.step == m.step && last_key_.round == m.round && last_key_.epoch == m.epoch) {
+    const char* last_phase = phases_[static_cast<size_t>(last_key_.phase)];
+    if (last_phase == m.phase || std::strcmp(last_phase, m.phase) == 0) return steps_[last_step_];
+  }
+  const StepKey key{m.round, m.epoch, phase_id(m.phase), m.step};
+  auto found = step_index_.find(key);
+  if (found == step_index_.end()) {
+    found = step_index_.emplace(key, static_cast<uint32_t>(steps_.size())).first;
+    steps_.push_back({m.round, m.epoch, m.step, phases_[static_cast<size_t>(key.phase)], 0, 0, m.start, m.end});
+  }
+  last_key_ = key;
+  last_step_ = found->second;
+  return steps_[last_step_];
+}
+
+void MessageLog::add(const MessageRecord& m, uint64_t ticket, double now) {
+  ++count_;
+  if (kept_.size() < limit_) kept_.push_back(m);
+
+  StepTotals& step = step_of(m);
+  ++step.count;
+  step.bytes += m.bytes;
+  step.start = std::min(step.start, m.start);
+  step.end = std::max(step.end, m.end);
+
+  const auto highest = static_cast<size_t>(std::max(m.src, m.dst));
+  if (ranks_.size() <= highest) ranks_.resize(highest + 1);
+  ++ranks_[static_cast<size_t>(m.src)].sent;
+  ranks_[static_cast<size_t>(m.src)].bytes_sent += m.bytes;
+  ++ranks_[static_cast<size_t>(m.dst)].received;
+  ranks_[static_cast<size_t>(m.dst)].bytes_received += m.bytes;
+
+  if (ticket >= first_open_ && ticket - first_open_ < open_.size()) open_[ticket - first_open_] = -1;
+  while (!open_.empty() && open_.front() < 0) {
+    open_.pop_front();
+    ++first_open_;
+  }
+  if (observer_ != nullptr) observer_->on_message(m, open_.empty() ? now : std::min(now, open_.front()));
+}
+
+std::vector<StepTotals> MessageLog::steps() const {
+  std::vector<StepTotals> ordered = steps_;
+  auto key = [](const StepTotals& s) { return std::tuple(s.start, s.round, s.epoch, std::string_view(s.phase), s.step); };
+  std::sort(ordered.begin(), ordered.end(), [&](const StepTotals& a, const StepTotals& b) { return key(a) < key(b); });
+  return ordered;
+}
+
+}  // namespace collsim
