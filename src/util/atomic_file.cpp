@@ -103,8 +103,14 @@ void check_output_path(const std::string& path, const std::string& field) {
                                    NAME_MAX - temporary_suffix));
   // The nearest folder that exists must be a writable folder (the rest is created).
   fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder != folder.parent_path())
+  while (!fs::exists(folder, ec)) {
+    // a relative path's first missing folder is created in the working folder
+    if (!folder.has_parent_path() || folder == folder.parent_path()) {
+      folder = ".";
+      break;
+    }
     folder = folder.parent_path();
+  }
   if (!fs::is_directory(folder, ec))
     throw InputError(fmt::format("{}: cannot write '{}': '{}' is not a folder", field, path, folder.string()));
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
