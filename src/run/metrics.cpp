@@ -55,6 +55,12 @@ const std::vector<Metric>& metric_table() {
          return s.iterations && s.iterations->samples_per_second ? json(*s.iterations->samples_per_second)
                                                                  : json(nullptr);
        }},
+      {"healthy_dropped", MetricUnit::count, Better::lower,
+       "ranks recovery dropped that no fault struck (runs with faults or recoveries)",
+       [](S, R r) {
+         if (r.faults.empty() && r.recoveries.empty()) return json(nullptr);
+         return json(recovery_quality_of(r).healthy_dropped.size());
+       }},
       {"time_lost", MetricUnit::seconds, Better::lower, "simulated_time minus the fault-free twin's",
        [](S s, R) { return s.baseline ? json(s.time_lost) : json(nullptr); }, true},
   };

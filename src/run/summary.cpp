@@ -3,6 +3,7 @@
 #include "model/contention.hpp"
 
 #include <algorithm>
+#include <set>
 #include <fmt/format.h>
 
 #include "model/contention.hpp"
@@ -10,6 +11,21 @@
 #include "util/units.hpp"
 
 namespace collsim {
+
+RecoveryQuality recovery_quality_of(const SimResult& result) {
+  std::set<int> culprits, dropped;
+  for (const auto& fault : result.faults)
+    if (fault.action == "applied") culprits.insert(fault.ranks.begin(), fault.ranks.end());
+  for (const auto& r : result.recoveries) dropped.insert(r.dropped_ranks.begin(), r.dropped_ranks.end());
+  RecoveryQuality q;
+  q.culprits.assign(culprits.begin(), culprits.end());
+  q.dropped.assign(dropped.begin(), dropped.end());
+  for (int rank : dropped)
+    if (!culprits.count(rank)) q.healthy_dropped.push_back(rank);
+  for (int rank : culprits)
+    if (!dropped.count(rank)) q.culprits_kept.push_back(rank);
+  return q;
+}
 
 IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch) {
   IterationFigures f;

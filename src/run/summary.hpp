@@ -47,6 +47,13 @@ struct RunSummary {
 RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
                      const std::optional<Baseline>& baseline = std::nullopt);
 
+// Evidence against truth: the ranks the scenario's faults struck (culprits) that were
+// kept, and the healthy ranks that recovery dropped.
+struct RecoveryQuality {
+  std::vector<int> culprits, dropped, healthy_dropped, culprits_kept;
+};
+RecoveryQuality recovery_quality_of(const SimResult& result);
+
 // The iteration figures of a run's rounds (bucketed: each round's comm is its collectives'
 // sum; otherwise the round's collective); `batch` samples per worker and iteration.
 IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch);

@@ -11,26 +11,18 @@ namespace collsim {
 // Evidence against truth: the ranks the scenario's faults struck (the culprits) against
 // the ranks the coordinator dropped, and how long each event took to detect and rebuild.
 json recovery_quality(const SimResult& result) {
-  std::set<int> culprits, dropped;
-  for (const auto& fault : result.faults)
-    if (fault.action == "applied") culprits.insert(fault.ranks.begin(), fault.ranks.end());
+  const RecoveryQuality q = recovery_quality_of(result);
   json events = json::array();
   for (const auto& r : result.recoveries) {
-    dropped.insert(r.dropped_ranks.begin(), r.dropped_ranks.end());
     if (r.dropped_ranks.empty()) continue;
     json event{{"epoch_after", r.epoch_after}, {"dropped", r.dropped_ranks}, {"rebuild_delay", r.rebuilt - r.detected}};
     if (r.fault_time >= 0) event["detection_delay"] = r.detected - r.fault_time;
     events.push_back(event);
   }
-  std::vector<int> healthy_dropped, culprits_kept;
-  for (int rank : dropped)
-    if (!culprits.count(rank)) healthy_dropped.push_back(rank);
-  for (int rank : culprits)
-    if (!dropped.count(rank)) culprits_kept.push_back(rank);
-  return json{{"culprits", std::vector<int>(culprits.begin(), culprits.end())},
-              {"dropped", std::vector<int>(dropped.begin(), dropped.end())},
-              {"healthy_dropped", healthy_dropped},
-              {"culprits_kept", culprits_kept},
+  return json{{"culprits", q.culprits},
+              {"dropped", q.dropped},
+              {"healthy_dropped", q.healthy_dropped},
+              {"culprits_kept", q.culprits_kept},
               {"events", events}};
 }
 namespace {
@@ -180,6 +172,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                                    {"capacity", result.topology_bound.capacity},
                                    {"time", result.topology_bound.time},
                                    {"bottleneck_links", result.topology_bound.bottleneck_links}};
+  if (!result.faults.empty() || !result.recoveries.empty())
+    summary["healthy_dropped"] = recovery_quality_of(result).healthy_dropped.size();
   if (s.iterations) {
     const IterationFigures& it = *s.iterations;
     summary["iteration_time"] = it.iteration_time;

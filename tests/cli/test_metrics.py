@@ -82,7 +82,20 @@ class MetricTableTest(unittest.TestCase):
                                  capture_output=True, text=True, timeout=120)
             self.assertEqual(run.returncode, 0, run.stderr)
             baseline = json.loads((Path(folder) / "out" / "two.json").read_text())
-        self.assertEqual(set(baseline["metrics"]), set(self.compared) - {"time_lost"})
+        # without faults there is no recovery to judge: every compared metric but
+        # time_lost (only with --baseline) and healthy_dropped (only with faults)
+        self.assertEqual(set(baseline["metrics"]), set(self.compared) - {"time_lost", "healthy_dropped"})
+
+    def test_a_fault_scenario_has_healthy_dropped_in_its_baseline_and_trace(self):
+        committed = json.loads((REPO / "tests" / "baselines" / "faults" / "preempt-8-rebuild.json").read_text())
+        self.assertEqual(committed["metrics"]["healthy_dropped"], 0)
+        with tempfile.TemporaryDirectory(prefix="collsim-metrics-") as folder:
+            trace = Path(folder) / "t.json"
+            run = subprocess.run([COLLSIM, "run", str(REPO / "scenarios" / "faults" / "preempt-8-rebuild.json"),
+                                  "--trace", str(trace), "--quiet"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            summary = json.loads(trace.read_text())["summary"]
+        self.assertEqual(summary["healthy_dropped"], len(summary["recovery_quality"]["healthy_dropped"]))
 
     def test_compare_names_the_compared_metrics_for_an_unknown_tolerance(self):
         run = subprocess.run([COLLSIM, "compare", str(REPO / "tests" / "baselines"), str(REPO / "tests" / "baselines"),
