@@ -263,8 +263,9 @@ class Signals(Hardening):
     def test_interrupted_run_exits_130_and_leaves_nothing(self):
         for sig, status in [(signal.SIGINT, 130), (signal.SIGTERM, 143)]:
             with self.subTest(signal=sig):
+                # 50 rounds: far longer than the wait below on any machine
                 run = subprocess.Popen([COLLSIM, "run", "--topology", "star:512", "--size", "64MiB", "-q",
-                                        "--trace", self.tmp / "t.json"], stderr=subprocess.PIPE, text=True)
+                                        "--set", "training.rounds=50", "--trace", self.tmp / "t.json"], stderr=subprocess.PIPE, text=True)
                 time.sleep(1.0 * SLOW)
                 run.send_signal(sig)
                 _, stderr = run.communicate(timeout=30)
@@ -283,7 +284,8 @@ class Signals(Hardening):
         return found
 
     def test_sweep_points_die_with_a_killed_sweep(self):
-        document = {"base": {"topology": "star:256", "collective": {"size": "64MiB"}}, "axes": {"seed": [1, 2, 3, 4]}}
+        document = {"base": {"topology": "star:256", "collective": {"size": "64MiB"}, "training": {"rounds": 50}},
+                    "axes": {"seed": [1, 2, 3, 4]}}
         path = self.write("slow.json", json.dumps(document))
         sweep = subprocess.Popen([COLLSIM, "sweep", path, "--out", self.tmp / "r.csv", "--jobs", "2", "-q"])
         children = []
