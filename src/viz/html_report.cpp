@@ -32,9 +32,9 @@ public:
     html += rounds();
     html += links();
     html += steps();
-    html += fmt::format("<footer>Written by collsim {} from a collsim-trace/1 trace ({}). Times are simulated seconds; "
+    html += fmt::format("<footer>Written by collsim {} from a collsim-trace/{} trace ({}). Times are simulated seconds; "
                         "sizes are the logical bytes the network carries.</footer>\n",
-                        esc(t_.version), esc(t_.source));
+                        esc(t_.version), t_.format, esc(t_.source));
     html += "</main>\n";
     // The step-through's data, then its script; "</" is escaped so that no string closes the tag.
     std::string data = step_through_json(steps_, t_).dump();
@@ -227,8 +227,7 @@ private:
       out += "</div>\n<p class=\"said\">Each cell: what a rank holds of a chunk after the step. In a circle on the "
              "left, a rank is green when it holds the whole result.</p>\n";
     } else {
-      out += "<p class=\"said\">Which chunk each message carried is not known for this algorithm: the diagram shows "
-             "who sends to whom.</p>\n";
+      out += "<p class=\"said\">Without what each rank holds (see above), the diagram shows who sends to whom.</p>\n";
     }
     out += "</div></div>\n";
     out += print_steps();
