@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "algorithms/registry.hpp"
+#include "util/errors.hpp"
 #include "util/units.hpp"
 #include "viz/charts.hpp"
 #include "viz/report_assets.hpp"
@@ -13,6 +15,17 @@
 
 namespace collsim::viz {
 namespace {
+
+// Whether the run's algorithm reads collective.root (the registry says; an algorithm this
+// collsim does not know: the rooted collectives).
+bool uses_root(const TraceView& t) {
+  try {
+    return find_algorithm(parse_collective(t.kind, "scenario.collective.kind"), t.algorithm,
+                          "scenario.collective.algorithm").uses.root;
+  } catch (const InputError&) {
+    return t.kind == "broadcast" || t.kind == "reduce";
+  }
+}
 
 class Report {
 public:
@@ -72,8 +85,7 @@ private:
     if (auto v = flag("verified")) out += card(*v ? "yes" : "no", "result verified", *v ? "ok" : "bad");
     out += "</div>\n<table class=\"summary\">\n";
     std::string collective = t_.kind + " / " + t_.algorithm;
-    if (t_.kind != "allreduce" || t_.algorithm.find("naive") != std::string::npos)
-      collective += fmt::format(" (root rank {})", t_.root);
+    if (uses_root(t_)) collective += fmt::format(" (root rank {})", t_.root);
     out += row("collective", collective);
     std::string ranks = std::to_string(t_.workers);
     if (!t_.rank_hosts.empty())

@@ -32,6 +32,15 @@ def algorithms():
     return [tuple(line.split()[:2]) for line in listed.splitlines() if line.strip()]
 
 
+def uses(kind, algorithm):
+    """The scenario fields `collsim list algorithms` says the algorithm reads."""
+    listed = subprocess.run([COLLSIM, "list", "algorithms"], capture_output=True, text=True, check=True).stdout
+    for line in listed.splitlines():
+        if line.split()[:2] == [kind, algorithm]:
+            return set(line.split("[uses ")[1].rstrip("]").split(", ")) if "[uses " in line else set()
+    raise KeyError(algorithm)
+
+
 class TraceFacts(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp())
@@ -99,6 +108,27 @@ class TraceFacts(unittest.TestCase):
                 extra += ["--set", "collective.segment=12"]  # pipelines of several segments
                 with self.subTest(kind=kind, algorithm=algorithm, p=p):
                     self.assertTrue(self.replay_reaches_the_result(self.trace(kind, algorithm, p, 23, *extra)))
+
+    def test_the_registry_says_which_fields_change_an_algorithms_messages(self):
+        """A field an algorithm reads changes who sends what to whom; one it does not read
+        leaves every message as it was."""
+        variations = {"root": ("collective.root=0", "collective.root=3"),
+                      "segment": ("collective.segment=64", "collective.segment=256"),
+                      "servers": ("collective.servers=1", "collective.servers=2"),
+                      "groups": ("collective.group_size=2", "collective.group_size=3")}
+
+        def messages(kind, algorithm, setting):
+            trace = self.trace(kind, algorithm, 6, 120, "--set", setting)
+            return sorted((m["src"], m["dst"], m["bytes"], m["phase"]) for m in trace["messages"])
+
+        for kind, algorithm in algorithms():
+            read = uses(kind, algorithm)
+            for field, (one, other) in variations.items():
+                if field == "groups" and algorithm != "hierarchical" and field not in read:
+                    continue  # group_size is refused for the algorithms without groups
+                with self.subTest(kind=kind, algorithm=algorithm, field=field):
+                    changed = messages(kind, algorithm, one) != messages(kind, algorithm, other)
+                    self.assertEqual(changed, field in read)
 
 
 if __name__ == "__main__":
