@@ -194,6 +194,8 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const s
   model.segment_elems = segment_elements(scenario.collective.segment, payload);
   model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
+  model.channels = scenario.collective.channels;
+  if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
 int training_samples(const Scenario& scenario, int p) {
@@ -346,6 +348,7 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
     read_hierarchy(hosts, locality.ids, model);
     model.locality = locality.ids;
   }
+  if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
@@ -466,7 +469,15 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.payload = result.payload;
   state.model = model;
   state.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
-  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers};
+  if (scenario.collective.reduce_bandwidth) {
+    // a reduction of m simulated bytes keeps the reducing rank busy m / reduce_bandwidth
+    const double bytes_per_elem = result.payload.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
+    state.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
+      sg4::this_actor::sleep_for(static_cast<double>(simulated_bytes(elements, bytes_per_elem)) / bandwidth);
+    });
+  }
+  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers,
+                              scenario.collective.channels};
   state.rank_hosts = hosts;
   state.rank_localities = locality.ids;
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {

@@ -493,6 +493,36 @@ class BadInput(CliTest):
         self.assert_bad_input(hierarchical + ["--set", "collective.group_sise=2"],
                               r"collective\.group_sise: unknown key \(did you mean 'group_size'\?\)")
 
+    def test_channels_and_reduce_bandwidth_bad_input(self):
+        ring = ["run", *SMALL, "--algorithm", "ring"]
+        self.assert_bad_input(ring + ["--channels", "0"], r"collective\.channels: 0 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(ring + ["--channels", "65"], r"collective\.channels: 65 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(ring + ["--set", "collective.channels=two"],
+                              r'collective\.channels: must be an integer, got "two"')
+        self.assert_bad_input(["run", *SMALL, "--algorithm", "naive", "--channels", "2"],
+                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; naive "
+                              r"allreduce runs one \(allowed: 1\)")
+        self.assert_bad_input(["run", *SMALL, "--algorithm", "auto", "--channels", "4"],
+                              r"collective\.channels: 4 channels need the ring or hierarchical allreduce; auto")
+        self.assert_bad_input(["run", *SMALL, "--collective", "reduce-scatter", "--algorithm", "ring", "--channels", "2"],
+                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; ring "
+                              r"reduce-scatter runs one")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "fast"], r"collective\.reduce_bandwidth: ")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "0GBps"], r"collective\.reduce_bandwidth: ")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "200"], r"collective\.reduce_bandwidth: '200' needs a unit")
+        self.assert_bad_input(ring + ["--set", "collective.reduce_bandwidth=12"],
+                              r"collective\.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", got 12")
+
+    def test_channels_and_reduce_bandwidth_recorded_in_the_trace(self):
+        self.assert_ok("run", *SMALL, "--algorithm", "ring", "--channels", "2", "--reduce-bandwidth", "100GBps",
+                       "--trace", self.tmp / "t.json")
+        collective = json.loads((self.tmp / "t.json").read_text())["scenario"]["collective"]
+        self.assertEqual((collective["channels"], collective["reduce_bandwidth"]), (2, "100000000000Bps"))
+        self.assert_ok("run", *SMALL, "--algorithm", "ring", "--trace", self.tmp / "u.json")
+        collective = json.loads((self.tmp / "u.json").read_text())["scenario"]["collective"]
+        self.assertNotIn("channels", collective)
+        self.assertNotIn("reduce_bandwidth", collective)
+
     def test_model_bad_input(self):
         model = ["model", "--size", "1MiB"]
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps", "--latency", "1us", "--algorithm",
