@@ -116,15 +116,19 @@ int run_size_table(const std::vector<Scenario>& sizes, const SizeTableOptions& o
     csv += fmt::format("{:.0f},{:.0f},{},{},{:.17g},{:.17g},{:.17g},{}\n", row.size, row.count, row.type, row.redop,
                        row.time_us, row.algbw, row.busbw, wrong_of(row));
   }
-  // nccl-tests averages the busbw of every size printed
+  // as nccl-tests: the wrong elements of every size, then the average busbw of every size
+  // printed; and what counted as wrong (the tolerance depends on the type, the op and p, the
+  // same for every size)
+  uint64_t wrong = 0;
+  std::string tolerance;
+  for (const Row& row : rows) {
+    wrong += row.wrong;
+    if (row.error.empty()) tolerance = row.tolerance;
+  }
+  if (!tolerance.empty())
+    table += fmt::format("# Out of bounds values : {} {} (#wrong: carried elements beyond {})\n", wrong,
+                         all_good ? "OK" : "FAILED", tolerance);
   table += fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", busbw_sum / static_cast<double>(rows.size()));
-  // what counted as wrong: the tolerance of the last size that ran (the same for every size:
-  // it depends on the type, the op and p)
-  for (auto row = rows.rbegin(); row != rows.rend(); ++row)
-    if (row->error.empty()) {
-      table += fmt::format("# #wrong: carried elements outside their tolerance ({} per element)\n", row->tolerance);
-      break;
-    }
   if (!options.csv_path.empty()) write_file_atomically(options.csv_path, csv, "--csv");
   if (!options.quiet) std::cout << table;
   return all_good ? 0 : 1;
