@@ -399,7 +399,7 @@ sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, 
   {
     const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
     const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
-                                         scenario.collective.carried_elements);
+                                         scenario.collective.carried_elements, scenario.collective.channels);
     check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned));
   }
 
@@ -452,7 +452,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (!automatic)
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
-                                scenario.collective.carried_elements);
+                                scenario.collective.carried_elements, scenario.collective.channels);
   note_payload(scenario, result);
 
   const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
