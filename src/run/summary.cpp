@@ -128,10 +128,13 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   rows.emplace_back("algbw", format_bandwidth(s.algbw));
   rows.emplace_back("busbw", format_bandwidth(s.busbw));
   rows.emplace_back("messages", fmt::format("{}", s.message_count));
-  // The error allowed per element: exact (integers, min, max), bit for bit (data moved), or
-  // the type's rounding bound.
-  const std::string within =
-      v.tolerance == "exact" || v.tolerance == "bit for bit" ? ", " + v.tolerance : fmt::format(" within {}", v.tolerance);
+  // The error allowed per element (exact for integers, min and max, bit for bit for data
+  // that is only moved, or the type's rounding bound) is printed for the types other than
+  // the default float32; the trace's summary.tolerance always has it.
+  std::string within;
+  if (scenario.collective.dtype != Dtype::float32)
+    within = v.tolerance == "exact" || v.tolerance == "bit for bit" ? ", " + v.tolerance
+                                                                     : fmt::format(" within {}", v.tolerance);
   rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
                                                          v.max_error, within,
                                                          v.bitwise_identical ? "bitwise identical"
