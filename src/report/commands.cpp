@@ -285,9 +285,11 @@ int command_list(const std::string& what) {
       kind_width = std::max(kind_width, collective_name(a.collective).size());
       name_width = std::max(name_width, a.name.size());
     }
-    for (const auto& a : all_algorithms())
-      std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", collective_name(a.collective), kind_width, a.name, name_width,
-                               a.summary);
+    for (const auto& a : all_algorithms()) {
+      const std::string uses = uses_names(a.uses);
+      std::cout << fmt::format("{:<{}}  {:<{}}  {}{}\n", collective_name(a.collective), kind_width, a.name, name_width,
+                               a.summary, uses.empty() ? "" : " [uses " + uses + "]");
+    }
   }
   if (what.empty() || what == "topologies") {
     const auto files = files_in(root / "topologies", ".xml");
@@ -384,7 +386,7 @@ int command_model(const ModelRequest& request) {
   const bool all = request.algorithm == "all";
   const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
-  const bool rings = collective == Collective::allreduce && (name == "ring" || name == "hierarchical") && !all;
+  const bool rings = algorithm.uses.channels && !all;
   if (request.channels > 1 && !rings)
     throw InputError(fmt::format("--channels: {} channels need --algorithm ring or hierarchical (allreduce)",
                                  request.channels));

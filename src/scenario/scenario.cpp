@@ -105,7 +105,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   if (object.contains("channels")) {
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
-    const bool rings = spec.kind == Collective::allreduce && (spec.algorithm == "ring" || spec.algorithm == "hierarchical");
+    const bool rings = spec.algorithm != "auto" && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
     if (spec.channels > 1 && !rings)
       throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
                                    "{} {} runs one (allowed: 1)",
@@ -532,7 +532,9 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
-  if (s.collective.servers || s.collective.algorithm == "parameter-server")
+  const bool serves = s.collective.algorithm != "auto" &&
+                      find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
+  if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
