@@ -519,6 +519,17 @@ class BadInput(CliTest):
         self.assert_bad_input(ring + ["--set", "collective.reduce_bandwidth=12"],
                               r"collective\.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", got 12")
 
+    def test_model_takes_channels_and_reduce_bandwidth(self):
+        star = ["model", "--workers", 4, "--size", "1MiB", "--bandwidth", "10GBps", "--latency", "1us"]
+        out = self.assert_ok(*star, "--algorithm", "ring", "--reduce-bandwidth", "4GBps")
+        n, p = 2 ** 20, 4
+        want = 2 * (p - 1) * (1e-6 + n / p / 10e9) + (p - 1) * n / p / 4e9  # the reduce-scatter's p-1 reductions
+        self.assertRegex(out, rf"(?m)^\s*model time\s+{want * 1e6:.6g} us$")
+        self.assert_bad_input(star + ["--algorithm", "ring", "--channels", "0"], r"--channels: 0 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(star + ["--algorithm", "naive", "--channels", "2"],
+                              r"--channels: 2 channels need --algorithm ring or hierarchical")
+        self.assert_bad_input(star + ["--algorithm", "ring", "--reduce-bandwidth", "fast"], r"--reduce-bandwidth: ")
+
     def test_channels_and_reduce_bandwidth_recorded_in_the_trace(self):
         self.assert_ok("run", *SMALL, "--algorithm", "ring", "--channels", "2", "--reduce-bandwidth", "100GBps",
                        "--trace", self.tmp / "t.json")
