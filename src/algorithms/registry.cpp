@@ -60,7 +60,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        model_allreduce_naive_binomial, schedule_allreduce_naive_binomial, binomial_partners, {.root = true}},
       {Collective::allreduce, "ring",
        "ring reduce-scatter then ring allgather (Patarasuk & Yuan 2009): 2(p-1)(alpha + n/(pB))", allreduce_ring,
-       model_allreduce_ring, schedule_allreduce_ring, ring_partners},
+       model_allreduce_ring, schedule_allreduce_ring, ring_partners, {.channels = true}},
       {Collective::allreduce, "recursive-doubling",
        "whole vectors swapped at distance 1, 2, 4, ...: log2 p (alpha + n/B), 2 steps more if p is not a power of 2",
        allreduce_recursive_doubling, model_allreduce_recursive_doubling, schedule_allreduce_recursive_doubling, butterfly_partners},
@@ -83,7 +83,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "ring reduce-scatter in each group (zone or group_size), ring allreduce across groups, ring allgather: "
        "2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB'))",
        allreduce_hierarchical, model_allreduce_hierarchical, schedule_allreduce_hierarchical,
-       ring_and_root_partners, {.groups = true}},
+       ring_and_root_partners, {.groups = true, .channels = true}},
       {Collective::allreduce, "parameter-server",
        "S servers (ranks 0..S-1) reduce a shard each: every rank pushes shard s to server s, then pulls it back: "
        "2(alpha + (p-1) n/(SB))",
@@ -127,7 +127,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
 std::string uses_names(const Uses& uses) {
   std::string names;
   for (const auto& [used, name] : {std::pair{uses.root, "root"}, {uses.segment, "segment"}, {uses.servers, "servers"},
-                                   {uses.groups, "groups"}})
+                                   {uses.groups, "groups"}, {uses.channels, "channels"}})
     if (used) names += (names.empty() ? "" : ", ") + std::string(name);
   return names;
 }

@@ -19,6 +19,7 @@ struct Uses {
   bool segment = false;  // collective.segment: the vector is pipelined in segments
   bool servers = false;  // collective.servers: ranks 0 .. servers-1 serve shards
   bool groups = false;   // the platform's zones or collective.group_size
+  bool channels = false; // collective.channels: slices of the vector on concurrent rings
 };
 
 struct AlgorithmInfo {

@@ -95,6 +95,7 @@ void ReduceOp::combine(View into, View from) const {
     using T = decltype(element);
     combine_typed(kind_, reinterpret_cast<T*>(into.data), reinterpret_cast<const T*>(from.data), into.count);
   });
+  if (cost_ && from.count > 0) cost_(from.count);
 }
 
 void ReduceOp::finalize(View data, int group_size) const {

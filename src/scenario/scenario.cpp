@@ -89,7 +89,7 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
 
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
-                                    "servers", "group_size", "auto"});
+                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -119,6 +119,21 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.servers = static_cast<int>(get_integer(object["servers"], "collective.servers", 1, 1'000'000));
   if (object.contains("group_size"))
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
+  if (object.contains("channels")) {
+    spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
+    const bool rings = spec.algorithm != "auto" && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
+    if (spec.channels > 1 && !rings)
+      throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
+                                   "{} {} runs one (allowed: 1)",
+                                   spec.channels, spec.algorithm, collective_name(spec.kind)));
+  }
+  if (object.contains("reduce_bandwidth")) {
+    const json& value = object["reduce_bandwidth"];
+    if (!value.is_string())
+      throw InputError(fmt::format("collective.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", "
+                                   "got {}", value.dump()));
+    spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
+  }
   return spec;
 }
 
@@ -522,6 +537,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
+  if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
+  if (s.collective.reduce_bandwidth) collective["reduce_bandwidth"] = fmt::format("{}Bps", *s.collective.reduce_bandwidth);
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
   if (s.training.has_layers()) {

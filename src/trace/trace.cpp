@@ -162,6 +162,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"busbw", s.busbw},
                {"verified", v.verified},
                {"max_error", v.max_error},
+               {"wrong_elements", v.wrong_elements},
+               {"tolerance", v.tolerance},
                {"bitwise_identical", v.bitwise_identical},
                {"message_count", s.message_count},
                {"rounds_completed", result.rounds_completed},

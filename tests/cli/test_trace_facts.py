@@ -115,7 +115,8 @@ class TraceFacts(unittest.TestCase):
         variations = {"root": ("collective.root=0", "collective.root=3"),
                       "segment": ("collective.segment=64", "collective.segment=256"),
                       "servers": ("collective.servers=1", "collective.servers=2"),
-                      "groups": ("collective.group_size=2", "collective.group_size=3")}
+                      "groups": ("collective.group_size=2", "collective.group_size=3"),
+                      "channels": ("collective.channels=1", "collective.channels=2")}
 
         def messages(kind, algorithm, setting):
             trace = self.trace(kind, algorithm, 6, 120, "--set", setting)
@@ -126,6 +127,8 @@ class TraceFacts(unittest.TestCase):
             for field, (one, other) in variations.items():
                 if field == "groups" and algorithm != "hierarchical" and field not in read:
                     continue  # group_size is refused for the algorithms without groups
+                if field == "channels" and field not in read:
+                    continue  # channels above 1 are refused for the algorithms without them
                 with self.subTest(kind=kind, algorithm=algorithm, field=field):
                     changed = messages(kind, algorithm, one) != messages(kind, algorithm, other)
                     self.assertEqual(changed, field in read)

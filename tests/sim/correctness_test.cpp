@@ -228,6 +228,30 @@ TEST_SUITE("sim") {
         s.placement = across;
       });
   }
+  TEST_CASE("ring and hierarchical allreduce with channels: correct for k = 2, 3, 8, more channels than elements") {
+    // k slices on k rings at once; counts below k leave slices empty. Groups from blocks of
+    // group_size ranks (equal or not, turned by each channel) and from a platform's zones
+    // with ranks placed across them (channel c's ring is not a turn of rank order then).
+    for (const char* name : {"ring", "hierarchical"}) {
+      const AlgorithmInfo& algorithm = find_algorithm(Collective::allreduce, name, "test");
+      for (int p : {1, 2, 3, 5, 8, 13})
+        for (int channels : {2, 3, 8})
+          for (int group_size : {0, 3})
+            for (size_t count : counts_for(p))
+              check_ops(algorithm, p, count, channels == 3 && group_size == 3, [=](Scenario& s) {
+                s.collective.channels = channels;
+                if (group_size > 0) s.collective.group_size = group_size;
+              });
+      const std::string zones = COLLSIM_SOURCE_DIR "/topologies/two-zones.xml";
+      const std::vector<std::string> across{"host-0", "host-8", "host-1", "host-9", "host-2", "host-10", "host-11"};
+      for (size_t count : counts_for(7))
+        check_ops(algorithm, 7, count, false, [&](Scenario& s) {
+          s.topology = zones;
+          s.placement = across;
+          s.collective.channels = 4;
+        });
+    }
+  }
   TEST_CASE("parameter-server allreduce: correct with 1, 2, 3 and p servers") {
     const AlgorithmInfo& server = find_algorithm(Collective::allreduce, "parameter-server", "test");
     for (int p : variant_ps) {
