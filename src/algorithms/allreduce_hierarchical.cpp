@@ -77,6 +77,8 @@ std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, 
 Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
+  // groups of different sizes, and ranks outside the pieces' rings, move on on their own
+  schedule.mark_rank_by_rank();
   const HierarchyPlan plan = plan_hierarchy(model_groups(in), in.elems);
   std::vector<int> ends = ring_steps_in_groups(schedule, in, plan, {});
   const auto groups = static_cast<int>(plan.groups.size());

@@ -31,6 +31,11 @@ struct ModelEstimate {
 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
 
+// A schedule whose ranks move on step by step on their own (Schedule::mark_rank_by_rank)
+// is followed message by message up to this many messages; beyond, its steps are priced
+// in lock step (its estimate note says so).
+constexpr size_t max_followed_messages = 200000;
+
 // Why running this schedule is impractical, or empty: a step with more than
 // max_messages_per_step messages at once (direct at p = 1024 posts p(p-1) = 1M), or a rank
 // receiving more than max_receive_bytes in one step (buffers it must hold at once).
