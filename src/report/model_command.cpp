@@ -8,6 +8,7 @@
 
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
+#include "model/route_cache.hpp"
 #include "report/commands.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
@@ -67,8 +68,7 @@ int command_model_on_platform(const ModelRequest& request) {
   options.check_only = true;  // the platform, the placement and the model's input; no run
   const SimResult result = run_simulation(scenario, options);
   const Collective collective = scenario.collective.kind;
-  const std::vector<sg4::Host*> rank_hosts = hosts_named(result.rank_hosts);
-  const CutBound cut = topology_cut_bound(collective, rank_hosts, hosts_named(result.all_hosts),
+  const CutBound cut = topology_cut_bound(collective, routes_of(result.model), hosts_named(result.all_hosts),
                                           scenario.collective.root, result.model.bytes(result.model.elems));
   const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
                                                          format_size(cut.bytes), format_bandwidth(cut.capacity))
