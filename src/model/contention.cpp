@@ -155,6 +155,7 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
   ModelEstimate estimate =
       followed ? estimate_rank_by_rank(schedule, in, network) : estimate_in_lock_step(schedule, in, network);
   estimate.estimate_note = schedule.estimate_note();
+  estimate.rank_by_rank = followed;
   if (schedule.rank_by_rank() && !followed && estimate.estimate_note.empty())
     estimate.estimate_note = fmt::format("{} messages are too many to follow rank by rank (more than {}): its steps "
                                          "are priced in lock step, where the ranks of a pipeline drift apart",

@@ -158,12 +158,16 @@ private:
 
   // Weighted max-min fairness by progressive filling: the shared link whose capacity per
   // unit of weight is smallest fixes the rates of the messages crossing it, and so on;
-  // a message's own bound (a fatpipe) fixes it first if it is lower.
+  // a message's own bound (a fatpipe) fixes it first if it is lower. The links wait in a
+  // heap by their level (left / weight), the messages in order of their bound, so that a
+  // share costs O(messages x route x log links), not O(links + messages) per level.
   void share() {
     const size_t links = ids_.size();
     left_.resize(links);
     weight_.assign(links, 0);
     crossing_.assign(links, 0);
+    version_.resize(links);
+    saturated_.assign(links, 0);
     touched_.clear();
     for (size_t i : active_) {
       Transfer& t = transfers_[i];
@@ -177,8 +181,25 @@ private:
       }
       for (int l : t.route) ++crossing_[static_cast<size_t>(l)];
     }
-    size_t unfixed = active_.size();
-    auto fix = [&](Transfer& t, double rate, int by) {
+    // each touched link's messages, in the order of active_
+    first_.assign(touched_.size() + 1, 0);
+    slot_.assign(links, -1);
+    for (size_t k = 0; k < touched_.size(); ++k) slot_[static_cast<size_t>(touched_[k])] = static_cast<int>(k);
+    for (size_t i : active_)
+      for (int l : transfers_[i].links) ++first_[static_cast<size_t>(slot_[static_cast<size_t>(l)]) + 1];
+    for (size_t k = 0; k < touched_.size(); ++k) first_[k + 1] += first_[k];
+    crossers_.resize(first_.back());
+    std::vector<size_t> fill(first_.begin(), first_.end() - 1);
+    for (size_t i : active_)
+      for (int l : transfers_[i].links) crossers_[fill[static_cast<size_t>(slot_[static_cast<size_t>(l)])]++] = i;
+    Levels heap;
+    for (int l : touched_) push_level(heap, l);
+    by_bound_ = active_;
+    std::stable_sort(by_bound_.begin(), by_bound_.end(), [&](size_t a, size_t b) {
+      return transfers_[a].bound / transfers_[a].weight < transfers_[b].bound / transfers_[b].weight;
+    });
+    size_t next_bound = 0, unfixed = active_.size();
+    auto fix = [&](Transfer& t, double rate, int by, Levels& levels) {
       t.rate = rate;
       t.limited_by = by;
       --unfixed;
@@ -187,38 +208,72 @@ private:
         left_[link] = std::max(0.0, left_[link] - rate);
         weight_[link] -= t.weight;
         if (weight_[link] < 1e-12 * t.weight) weight_[link] = 0;
+        if (!saturated_[link]) push_level(levels, l);
       }
     };
     while (unfixed > 0) {
-      double level = unlimited;
-      for (int l : touched_)
-        if (weight_[static_cast<size_t>(l)] > 0) level = std::min(level, left_[static_cast<size_t>(l)] / weight_[static_cast<size_t>(l)]);
-      double bound_level = unlimited;
-      for (size_t i : active_)
-        if (transfers_[i].rate < 0) bound_level = std::min(bound_level, transfers_[i].bound / transfers_[i].weight);
+      const double level = lowest_level(heap);
+      while (next_bound < by_bound_.size() && transfers_[by_bound_[next_bound]].rate >= 0) ++next_bound;
+      const double bound_level = next_bound < by_bound_.size()
+                                     ? transfers_[by_bound_[next_bound]].bound / transfers_[by_bound_[next_bound]].weight
+                                     : unlimited;
       if (bound_level <= level) {
-        for (size_t i : active_) {
-          Transfer& t = transfers_[i];
-          if (t.rate < 0 && t.bound / t.weight <= bound_level * (1 + 1e-12)) fix(t, t.bound, t.bound_link);
+        for (size_t k = next_bound; k < by_bound_.size(); ++k) {
+          Transfer& t = transfers_[by_bound_[k]];
+          if (t.bound / t.weight > bound_level * (1 + 1e-12)) break;
+          if (t.rate < 0) fix(t, t.bound, t.bound_link, heap);
         }
         continue;
       }
-      // every link at (within rounding of) this level is saturated now
-      saturated_.assign(links, 0);
-      for (int l : touched_) {
-        const auto link = static_cast<size_t>(l);
-        if (weight_[link] > 0 && left_[link] / weight_[link] <= level * (1 + 1e-12)) saturated_[link] = 1;
+      // every link at (within rounding of) this level is saturated now; each of their
+      // messages takes the level, limited by the first saturated link of its route
+      std::vector<int> now_saturated;
+      while (!heap.empty() && heap.top().first <= level * (1 + 1e-12)) {
+        const int l = heap.top().second.first;
+        const bool current = heap.top().second.second == version_[static_cast<size_t>(l)];
+        heap.pop();
+        if (!current || saturated_[static_cast<size_t>(l)] || weight_[static_cast<size_t>(l)] <= 0) continue;
+        saturated_[static_cast<size_t>(l)] = 1;
+        now_saturated.push_back(l);
       }
-      for (size_t i : active_) {
-        Transfer& t = transfers_[i];
-        if (t.rate >= 0) continue;
-        for (int l : t.links)
-          if (saturated_[static_cast<size_t>(l)]) {
-            fix(t, level * t.weight, l);
-            break;
-          }
+      for (int l : now_saturated) {
+        const auto k = static_cast<size_t>(slot_[static_cast<size_t>(l)]);
+        for (size_t c = first_[k]; c < first_[k + 1]; ++c) {
+          Transfer& t = transfers_[crossers_[c]];
+          if (t.rate >= 0) continue;
+          int by = l;
+          for (int m : t.links)
+            if (saturated_[static_cast<size_t>(m)]) {
+              by = m;
+              break;
+            }
+          fix(t, level * t.weight, by, heap);
+        }
       }
     }
+  }
+
+  // Links by level, with the version of the link's values the entry was made from
+  // (stale entries are skipped).
+  using Level = std::pair<double, std::pair<int, unsigned>>;
+  using Levels = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
+
+  void push_level(Levels& levels, int l) {
+    const auto link = static_cast<size_t>(l);
+    ++version_[link];
+    if (weight_[link] > 0) levels.push({left_[link] / weight_[link], {l, version_[link]}});
+  }
+
+  // The lowest level of a link still carrying unfixed messages (stale entries dropped).
+  double lowest_level(Levels& levels) {
+    while (!levels.empty()) {
+      const int l = levels.top().second.first;
+      if (levels.top().second.second == version_[static_cast<size_t>(l)] && !saturated_[static_cast<size_t>(l)] &&
+          weight_[static_cast<size_t>(l)] > 0)
+        return levels.top().first;
+      levels.pop();
+    }
+    return unlimited;
   }
 
   const std::vector<FluidMessage>& messages_;
@@ -233,7 +288,9 @@ private:
   std::unordered_map<int, int> local_;
   std::vector<int> ids_;
   std::vector<double> capacity_, left_, weight_;
-  std::vector<int> crossing_, touched_;
+  std::vector<int> crossing_, touched_, slot_;
+  std::vector<unsigned> version_;
+  std::vector<size_t> first_, crossers_, by_bound_;
   std::vector<char> saturated_;
 };
 
