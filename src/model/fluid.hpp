@@ -10,6 +10,11 @@
 // One step priced alone is a run in which every rank has one round (the lock-step pricing
 // of step-synchronous schedules); a whole pipelined schedule is one run in which each
 // rank's rounds follow one another, so that no rank waits for a step it takes no part in.
+//
+// Exact (to rounding) up to 4096 messages in flight at once; above, messages that end
+// within 0.1% of the same time end together (each at its own time, the bandwidth it frees
+// shared with the others slightly early: the time is off by less than 0.1%), so that a
+// step of 65,280 messages (direct at p = 256) costs a thousand sharings, not 65,280.
 #include <vector>
 
 #include "algorithms/schedule.hpp"

@@ -53,6 +53,8 @@ void check_model_against_simulation(const std::vector<std::string>& topologies, 
         REQUIRE_MESSAGE(run.exit_code == 0, run.error);
         const bool star = topology.rfind("star:", 0) == 0;
         const double tolerance = star ? 1e-9 : 0.02;
+        MESSAGE(fmt::format("{} {} {} p={} {} B: simulated/model = {:.6f}", topology, collective_name(algorithm.collective),
+                            algorithm.name, p, bytes, run.simulated_time / run.model_time));
         CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(tolerance));
       }
 }
@@ -146,10 +148,13 @@ TEST_SUITE("heavy") {
                         {64, 4096, 256 << 10, 16 << 20, size_t{1} << 30});
   }
 
-  TEST_CASE("the model is within 2% of the simulation at p = 64 and 256 too") {
+  TEST_CASE("the model is within 2% of the simulation at p = 64 too") {
     check_model_against_simulation({"nodes:8:8:300GBps:400GBps", "torus:8x8", "fat-tree:2:8,8:1,8:1,1",
                                     "dragonfly:2:4,2:8", "rail:8:8", "dgx-h100:8:2", "leaf-spine:4:16", "rack:64:3:1GBps"},
                                    64, {64, 64 << 20});
+  }
+
+  TEST_CASE("the model is within 2% of the simulation at p = 256 too") {
     check_model_against_simulation({"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16",
                                     "rail:32:8", "leaf-spine:8:32:10GBps:1us:4"},
                                    256, {64, 64 << 20});
