@@ -34,13 +34,15 @@ namespace {
 // p-1 receive buffers per rank stay small at p = 256; the model sees the same chunks.
 uint64_t carried(int p) { return 16 * static_cast<uint64_t>(p); }
 
-// Every algorithm, or those named.
+// Every algorithm, or those named in `only`, but those named in `except`.
 void check_model_against_simulation(const std::vector<std::string>& topologies, int p,
-                                    const std::vector<size_t>& sizes, const std::vector<std::string>& only = {}) {
+                                    const std::vector<size_t>& sizes, const std::vector<std::string>& only = {},
+                                    const std::vector<std::string>& except = {}) {
   for (const std::string& topology : topologies)
     for (const AlgorithmInfo& algorithm : all_algorithms())
       for (size_t bytes : sizes) {
         if (!only.empty() && std::find(only.begin(), only.end(), algorithm.name) == only.end()) continue;
+        if (std::find(except.begin(), except.end(), algorithm.name) != except.end()) continue;
         CAPTURE(topology);
         CAPTURE(algorithm.name);
         CAPTURE(collective_name(algorithm.collective));
@@ -155,8 +157,11 @@ TEST_SUITE("heavy") {
   }
 
   TEST_CASE("the model is within 2% of the simulation at p = 256 too") {
-    check_model_against_simulation({"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16",
-                                    "rail:32:8", "leaf-spine:8:32:10GBps:1us:4"},
-                                   256, {64, 64 << 20});
+    const std::vector<std::string> platforms{"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16",
+                                             "rail:32:8", "leaf-spine:8:32:10GBps:1us:4"};
+    check_model_against_simulation(platforms, 256, {64});
+    // the direct algorithms at 64 MiB are left out: 65,280 flows of 64 MiB at once take
+    // SimGrid itself over 20 minutes each (its max-min solver); 64 B and p = 64 cover them
+    check_model_against_simulation(platforms, 256, {64 << 20}, {}, {"direct"});
   }
 }

@@ -134,6 +134,27 @@ TEST_CASE("rank by rank: a rank moves on when its own messages are done, a messa
   CHECK(estimate_schedule(rendezvous, in).time == doctest::Approx(slow + fast).epsilon(1e-12));
 }
 
+TEST_CASE("thousands of messages on one link: the link stays full, within 0.1% of the hand-worked time") {
+  // n messages of different sizes (1..n MB) through one 1 GB/s link: the link is always
+  // full, so the last one arrives after the sum of the bytes / 1 GB/s. Above 4096
+  // messages in flight the fluid run takes ends within 0.1% together.
+  for (int n : {100, 5000}) {
+    CAPTURE(n);
+    auto net = std::make_shared<HandNetwork>();
+    net->links = {{"L", 1e9, true}};
+    Schedule schedule;
+    Step& step = schedule.step();
+    double bytes = 0;
+    for (int i = 0; i < n; ++i) {
+      net->routes[{2 * i, 2 * i + 1}] = {1e-6, {0}};
+      step.send(2 * i, 2 * i + 1, 1e6 * (i + 1));
+      bytes += 1e6 * (i + 1);
+    }
+    const double time = estimate_schedule(schedule, on(net, 2 * n)).time;
+    CHECK(time == doctest::Approx(1e-6 + bytes / 1e9).epsilon(n > 4096 ? 1e-3 : 1e-9));
+  }
+}
+
 TEST_CASE("impractical schedules are named, with the reason") {
   Schedule many;
   Step& step = many.step();
