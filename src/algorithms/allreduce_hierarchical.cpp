@@ -81,6 +81,8 @@ std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, 
 Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
+  // groups of different sizes, and ranks outside the pieces' rings, move on on their own
+  schedule.mark_rank_by_rank();
   const auto groups = model_groups(in);
   const auto slices = channel_slices(in.elems, in.channels);
   std::vector<HierarchyPlan> plans;

@@ -24,6 +24,9 @@ void alltoall_pairwise(Comm& comm, Buffer& buf, const CollectiveArgs&) {
 // Step s: every rank sends block r+s to rank r+s (p-1 steps of one block per rank).
 Schedule schedule_alltoall_pairwise(const ModelInput& in) {
   Schedule schedule;
+  // a rank's exchange at distance s waits only for its own two partners of step s-1:
+  // where routes differ in length the ranks drift apart
+  schedule.mark_rank_by_rank();
   for (int s = 1; s < in.p; ++s) {
     Step& step = schedule.step();
     for (int r = 0; r < in.p; ++r) {

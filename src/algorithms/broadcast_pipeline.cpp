@@ -38,8 +38,7 @@ Schedule schedule_broadcast_pipeline(const ModelInput& in) {
   if (in.p < 2) return schedule;
   const auto segments = split_into_segments(in.elems, in.segment_elems);
   const int k = static_cast<int>(segments.size()), links = in.p - 1;
-  schedule.mark_estimate("the chain's ranks drift out of lock step where its hops differ (measured 0.83x to 1x of "
-                         "the model on the shipped platforms; exact on a star)");
+  schedule.mark_rank_by_rank();
   for (int s = 0; s < k + links - 1; ++s) {
     Step& step = schedule.step();
     for (int i = std::max(0, s - k + 1); i <= std::min(s, links - 1); ++i)

@@ -34,6 +34,7 @@ void Schedule::merge_last_if_repeated() {
 
 void Schedule::then(const Schedule& next) {
   if (estimate_note_.empty()) estimate_note_ = next.estimate_note_;
+  rank_by_rank_ = rank_by_rank_ || next.rank_by_rank_;
   // The ends of this schedule: steps nobody waits for.
   std::vector<bool> waited(steps_.size(), false);
   for (const Step& s : steps_)

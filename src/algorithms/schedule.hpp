@@ -53,6 +53,13 @@ public:
 
   const std::vector<Step>& steps() const { return steps_; }
 
+  // Each rank moves on to its next step as soon as its own messages of the step are done
+  // (pipelined and hierarchical schedules: no rank waits for a step it takes no part in).
+  // The model then follows the ranks message by message instead of pricing each step in
+  // lock step, and `after` is not used: a rank's steps follow one another in index order.
+  void mark_rank_by_rank() { rank_by_rank_ = true; }
+  bool rank_by_rank() const { return rank_by_rank_; }
+
   // Why pricing the steps in lock step is only an estimate for this schedule (empty: it is
   // what SimGrid computes on the ideal network).
   void mark_estimate(std::string why) { estimate_note_ = std::move(why); }
@@ -61,6 +68,7 @@ public:
 private:
   std::vector<Step> steps_;
   std::string estimate_note_;
+  bool rank_by_rank_ = false;
 };
 
 }  // namespace collsim

@@ -81,8 +81,7 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
     schedule.step(static_cast<int>(most)).send(root, child, bytes);
     return;
   }
-  schedule.mark_estimate("the pipelined trees' ranks drift out of lock step where links are shared (measured 0.70x "
-                         "to 1.52x of the model on the shipped platforms; exact on a star)");
+  schedule.mark_rank_by_rank();
   const int steps = trees.steps(counts);
   // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
   // reduce is its mirror image in time, child to parent

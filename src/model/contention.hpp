@@ -4,9 +4,13 @@
 // rate from each link it crosses; a shared link's bandwidth goes to the messages crossing
 // it by max-min fairness (SimGrid's lmm, each message weighted by 1 / its route latency), a
 // fatpipe gives each message all of it; when a message completes the others share again
-// (progressive filling, event by event). A step lasts until its slowest message arrives;
-// steps add up along their dependencies. On the contention-free star of uniform_network()
-// this is exactly the closed-form formulas of cost_model.hpp.
+// (progressive filling, event by event; model/fluid.hpp). Step-synchronous schedules are
+// priced in lock step: a step lasts until its slowest message arrives, steps add up along
+// their dependencies, identical steps are priced once. Pipelined and hierarchical
+// schedules (Schedule::mark_rank_by_rank) are followed message by message: each rank
+// moves on to its next step when its own messages are done, as the algorithms' code does.
+// On the contention-free star of uniform_network() both are exactly the closed-form
+// formulas of cost_model.hpp.
 #include <string>
 
 #include "model/cost_model.hpp"
@@ -27,9 +31,15 @@ struct ModelEstimate {
   size_t patterns = 0;             // distinct step patterns priced
   size_t largest_step = 0;         // messages in the largest step
   std::string estimate_note;       // the schedule's: why lock step is only an estimate (empty: exact)
+  bool rank_by_rank = false;       // every message followed rank by rank (else steps in lock step)
 };
 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
+
+// A schedule whose ranks move on step by step on their own (Schedule::mark_rank_by_rank)
+// is followed message by message up to this many messages; beyond, its steps are priced
+// in lock step (its estimate note says so).
+constexpr size_t max_followed_messages = 200000;
 
 // Why running this schedule is impractical, or empty: a step with more than
 // max_messages_per_step messages at once (direct at p = 1024 posts p(p-1) = 1M), or a rank

@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 #include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -93,42 +92,37 @@ private:
 };
 
 // A link limits the flows through it unless it is a fatpipe (each flow gets it all).
-double capacity_of(const sg4::Link* link) {
-  return link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE ? unlimited : link->get_bandwidth();
-}
+double capacity_of(const NetworkLink& link) { return link.shared ? link.bandwidth : unlimited; }
 
 struct CutFlow {
   double capacity = 0;
   std::vector<std::string> saturated;
 };
 
-// The maximum flow from the hosts of S to the hosts of T along their routes: every link
+// The maximum flow from the ranks `from` to the ranks `to` along their routes: every link
 // is a node of capacity bandwidth (split into an in-node and an out-node), consecutive
 // links of a route are joined, the source feeds every route's first link and every
 // route's last link drains into the sink.
-CutFlow max_flow_across(const std::vector<sg4::Host*>& from, const std::vector<sg4::Host*>& to) {
-  std::map<const sg4::Link*, int> index;
-  std::vector<const sg4::Link*> links;
+CutFlow max_flow_across(const RouteCache& routes, const std::vector<int>& from, const std::vector<int>& to) {
+  std::map<int, int> index;  // route cache link id -> node
+  std::vector<int> links;
   std::set<std::pair<int, int>> joins;  // (out-node of one link, in-node of the next)
   std::set<int> firsts, lasts;
   bool direct = false;                  // a route without links: nothing limits it
-  std::vector<sg4::Link*> route;
-  auto node_of = [&](const sg4::Link* link) {
+  auto node_of = [&](int link) {
     auto [it, added] = index.emplace(link, static_cast<int>(links.size()));
     if (added) links.push_back(link);
     return it->second;
   };
-  for (const sg4::Host* a : from)
-    for (const sg4::Host* b : to) {
-      route.clear();
-      double latency = 0;
-      a->route_to(b, route, &latency);
-      if (route.empty()) {
+  for (int a : from)
+    for (int b : to) {
+      const NetworkRoute route = routes.read(a, b);
+      if (route.links.empty()) {
         direct = true;
         continue;
       }
       int previous = -1;
-      for (const sg4::Link* link : route) {
+      for (int link : route.links) {
         const int node = node_of(link);
         if (previous < 0) firsts.insert(node);
         else joins.emplace(previous, node);
@@ -140,14 +134,14 @@ CutFlow max_flow_across(const std::vector<sg4::Host*>& from, const std::vector<s
   const int count = static_cast<int>(links.size());
   const int source = 2 * count, sink = 2 * count + 1;
   MaxFlow flow(2 * count + 2);
-  for (int i = 0; i < count; ++i) flow.add_edge(2 * i, 2 * i + 1, capacity_of(links[static_cast<size_t>(i)]));
+  for (int i = 0; i < count; ++i) flow.add_edge(2 * i, 2 * i + 1, capacity_of(routes.link(links[static_cast<size_t>(i)])));
   for (auto [a, b] : joins) flow.add_edge(2 * a + 1, 2 * b, unlimited);
   for (int node : firsts) flow.add_edge(source, 2 * node, unlimited);
   for (int node : lasts) flow.add_edge(2 * node + 1, sink, unlimited);
   CutFlow result{flow.run(source, sink), {}};
   for (int i = 0; i < count; ++i)
     if (flow.reachable(2 * i) && !flow.reachable(2 * i + 1))
-      result.saturated.push_back(links[static_cast<size_t>(i)]->get_name());
+      result.saturated.push_back(routes.link(links[static_cast<size_t>(i)]).name);
   return result;
 }
 
@@ -182,9 +176,10 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
   return 0;
 }
 
-CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>& rank_hosts,
+CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
                             const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
                             int max_singletons, int max_zones) {
+  const std::vector<sg4::Host*>& rank_hosts = routes.hosts();
   const int p = static_cast<int>(rank_hosts.size());
   CutBound best;
   if (p < 2) return best;
@@ -224,11 +219,9 @@ CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>
   for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
   if (p > max_singletons) {
     std::vector<double> first_link(static_cast<size_t>(p), unlimited);
-    std::vector<sg4::Link*> route;
     for (int r = 0; r < p; ++r) {
-      route.clear();
-      rank_hosts[static_cast<size_t>(r)]->route_to(rank_hosts[static_cast<size_t>((r + 1) % p)], route, nullptr);
-      if (!route.empty()) first_link[static_cast<size_t>(r)] = capacity_of(route.front());
+      const NetworkRoute& route = routes.route(r, (r + 1) % p);
+      if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
     }
     std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
       return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
@@ -240,12 +233,9 @@ CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>
   for (const auto& [side, label] : sides) {
     std::vector<bool> in_s(static_cast<size_t>(p), false);
     for (int r : side) in_s[static_cast<size_t>(r)] = true;
-    std::vector<sg4::Host*> s_hosts, t_hosts;
     std::vector<int> others;
-    for (int r = 0; r < p; ++r) {
-      (in_s[static_cast<size_t>(r)] ? s_hosts : t_hosts).push_back(rank_hosts[static_cast<size_t>(r)]);
+    for (int r = 0; r < p; ++r)
       if (!in_s[static_cast<size_t>(r)]) others.push_back(r);
-    }
     std::vector<bool> in_t(in_s.size());
     for (size_t i = 0; i < in_s.size(); ++i) in_t[i] = !in_s[i];
     // Both directions: S -> T and T -> S.
@@ -253,7 +243,7 @@ CutBound topology_cut_bound(Collective collective, const std::vector<sg4::Host*>
                                                   {bytes_across(collective, in_t, root, bytes_per_rank), false}};
     for (const auto& [bytes, forward] : directions) {
       if (bytes <= 0) continue;
-      const CutFlow flow = forward ? max_flow_across(s_hosts, t_hosts) : max_flow_across(t_hosts, s_hosts);
+      const CutFlow flow = forward ? max_flow_across(routes, side, others) : max_flow_across(routes, others, side);
       const double time = bytes / flow.capacity;
       if (time > best.time) {
         const std::string from = describe_ranks(forward ? side : others), to = describe_ranks(forward ? others : side);

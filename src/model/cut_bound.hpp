@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algorithms/collective.hpp"
+#include "model/route_cache.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -31,7 +32,8 @@ struct CutBound {
 // ranks whose first link is slowest: each cut costs p route lookups and a max flow; above
 // max_zones zones, every k-th zone in platform order). `bytes_per_rank` is
 // the logical size of one rank's vector.
-CutBound topology_cut_bound(Collective collective, const std::vector<simgrid::s4u::Host*>& rank_hosts,
+// The ranks are the endpoints of `routes`, which reads every route the cuts cross.
+CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
                             const std::vector<simgrid::s4u::Host*>& platform_hosts, int root, double bytes_per_rank,
                             int max_singletons = 64, int max_zones = 16);
 

@@ -1,6 +1,8 @@
 #include "model/network.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <fmt/format.h>
 #include <unordered_map>
 
@@ -49,5 +51,30 @@ private:
 }  // namespace
 
 std::shared_ptr<const Network> uniform_network(const ModelInput& in) { return std::make_shared<UniformNetwork>(in); }
+
+std::optional<SharedRoutes> shared_routes(const Network& network, const std::vector<std::pair<int, int>>& messages) {
+  if (messages.empty()) return std::nullopt;
+  std::unordered_map<int, int> crossing;
+  SharedRoutes cost{0, std::numeric_limits<double>::infinity(), 1};
+  for (const auto& [from, to] : messages) {
+    const NetworkRoute& route = network.route(from, to);
+    cost.alpha = std::max(cost.alpha, route.latency);
+    for (int link : route.links) ++crossing[link];
+  }
+  // The message left the least bandwidth by some link of its route paces the step.
+  double slowest = -1;
+  for (const auto& [from, to] : messages)
+    for (int id : network.route(from, to).links) {
+      const NetworkLink& link = network.link(id);
+      const int sharing = link.shared ? crossing[id] : 1;
+      const double share = link.bandwidth / sharing;
+      if (slowest < 0 || share < slowest) {
+        slowest = share;
+        cost.bandwidth = link.bandwidth;
+        cost.sharing = sharing;
+      }
+    }
+  return cost;
+}
 
 }  // namespace collsim

@@ -4,7 +4,9 @@
 // read from SimGrid once per pair (model/route_cache.hpp), and the contention-free star
 // of the closed-form formulas (uniform_network below), built from a ModelInput's alpha and B.
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace collsim {
@@ -34,5 +36,13 @@ struct ModelInput;
 // (hierarchical), a route inside a group costs in.intra's alpha and B, a route between two
 // groups in.inter's, each message getting its share (B / sharing) on links of its own.
 std::shared_ptr<const Network> uniform_network(const ModelInput& in);
+
+struct SharedRoutes;
+// What these messages (source, destination endpoints) cost when they all travel at once,
+// each link's bandwidth shared equally by the messages crossing it (a fatpipe not at all):
+// the largest route latency, and the link that leaves some message the least bandwidth,
+// with how many messages cross it. nullopt for no message; a step of routes without links
+// has an unlimited bandwidth.
+std::optional<SharedRoutes> shared_routes(const Network& network, const std::vector<std::pair<int, int>>& messages);
 
 }  // namespace collsim

@@ -2,6 +2,9 @@
 
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <stdexcept>
+
+#include "model/cost_model.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -12,17 +15,36 @@ RouteCache::RouteCache(std::vector<sg4::Host*> hosts) : hosts_(std::move(hosts))
 const NetworkRoute& RouteCache::route(int from, int to) const {
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
   auto [it, added] = routes_.try_emplace(key);
-  if (!added || from == to) return it->second;
+  if (added && from != to) read_into(from, to, it->second);
+  return it->second;
+}
+
+NetworkRoute RouteCache::read(int from, int to) const {
+  const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
+  if (auto it = routes_.find(key); it != routes_.end()) return it->second;
+  NetworkRoute route;
+  if (from != to) read_into(from, to, route);
+  return route;
+}
+
+void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
   std::vector<sg4::Link*> links;
-  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], links, &it->second.latency);
+  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], links, &route.latency);
   for (const sg4::Link* link : links) {
     auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
-    if (first)
+    if (first) {
       links_.push_back({link->get_name(), link->get_bandwidth(),
                         link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
-    it->second.links.push_back(id->second);
+      simgrid_links_.push_back(link);
+    }
+    route.links.push_back(id->second);
   }
-  return it->second;
+}
+
+const RouteCache& routes_of(const ModelInput& in) {
+  const auto* routes = dynamic_cast<const RouteCache*>(in.network.get());
+  if (routes == nullptr) throw std::logic_error("routes_of: the model input has no platform routes");
+  return *routes;
 }
 
 }  // namespace collsim

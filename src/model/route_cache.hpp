@@ -3,6 +3,9 @@
 // from SimGrid once (Host::route_to) the first time a pair asks for it, each link with its
 // bandwidth and sharing policy (a fatpipe is not shared; the two halves of a split-duplex
 // link are two links, as SimGrid routes them). Endpoints are the hosts given, in order.
+// The one reader of SimGrid's routes for everything that looks at them during a run: the
+// cost model, the lower bounds (model/cut_bound.hpp), the hierarchy's step costs and the
+// link usage (sim/link_usage.hpp) share one cache and one numbering of the links.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -20,16 +23,29 @@ class RouteCache : public Network {
 public:
   explicit RouteCache(std::vector<simgrid::s4u::Host*> hosts);
 
+  // Read once, then kept.
   const NetworkRoute& route(int from, int to) const override;
+  // The kept route, or read without keeping it (the cut bound's p^2 / 4 pairs would fill
+  // memory at large p).
+  NetworkRoute read(int from, int to) const;
   const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
+  const simgrid::s4u::Link* simgrid_link(int id) const { return simgrid_links_[static_cast<size_t>(id)]; }
+  size_t links() const { return links_.size(); }
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
   size_t routes_read() const { return routes_.size(); }
 
 private:
+  void read_into(int from, int to, NetworkRoute& route) const;
+
   std::vector<simgrid::s4u::Host*> hosts_;
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
   mutable std::unordered_map<const simgrid::s4u::Link*, int> ids_;
   mutable std::vector<NetworkLink> links_;
+  mutable std::vector<const simgrid::s4u::Link*> simgrid_links_;
 };
+
+struct ModelInput;
+// The platform's routes under a model input read from a platform (a logic error otherwise).
+const RouteCache& routes_of(const ModelInput& in);
 
 }  // namespace collsim

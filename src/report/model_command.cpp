@@ -8,6 +8,7 @@
 
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
+#include "model/route_cache.hpp"
 #include "report/commands.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
@@ -51,12 +52,17 @@ std::vector<sg4::Host*> hosts_named(const std::vector<std::string>& names) {
   return hosts;
 }
 
-// What the model cannot see on this network.
-std::string exactness(const Scenario& scenario, const std::string& estimate_note) {
+// What the model cannot see on this network (`estimate` unset: every algorithm at once).
+std::string exactness(const Scenario& scenario, const ModelEstimate* estimate) {
   if (scenario.network == NetworkModel::realistic) return "an estimate: " + realistic_network_caveat();
-  if (!estimate_note.empty()) return "an estimate: " + estimate_note;
-  return "exact for step-synchronous schedules on the ideal network (SimGrid's own max-min sharing on these routes); "
-         "an estimate where messages of one step are uneven and the next step starts early";
+  if (estimate != nullptr && !estimate->estimate_note.empty()) return "an estimate: " + estimate->estimate_note;
+  const std::string followed = "every message followed rank by rank (a rank's next step starts when its own messages "
+                               "are done), links shared as SimGrid shares them on these routes";
+  if (estimate != nullptr && estimate->rank_by_rank) return "exact on the ideal network: " + followed;
+  const std::string lock_step = "steps priced in lock step with SimGrid's own max-min sharing on these routes: an "
+                                "estimate where the messages of one step are uneven and the next step starts early";
+  if (estimate != nullptr) return "exact for this step-synchronous schedule on the ideal network; " + lock_step;
+  return "on the ideal network, pipelined and hierarchical schedules: " + followed + "; the others: " + lock_step;
 }
 
 }  // namespace
@@ -69,8 +75,7 @@ int command_model_on_platform(const ModelRequest& request) {
   options.check_only = true;  // the platform, the placement and the model's input; no run
   const SimResult result = run_simulation(scenario, options);
   const Collective collective = scenario.collective.kind;
-  const std::vector<sg4::Host*> rank_hosts = hosts_named(result.rank_hosts);
-  const CutBound cut = topology_cut_bound(collective, rank_hosts, hosts_named(result.all_hosts),
+  const CutBound cut = topology_cut_bound(collective, routes_of(result.model), hosts_named(result.all_hosts),
                                           scenario.collective.root, result.model.bytes(result.model.elems));
   const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
                                                          format_size(cut.bytes), format_bandwidth(cut.capacity))
@@ -82,15 +87,15 @@ int command_model_on_platform(const ModelRequest& request) {
     std::cout << format_ranking(result.auto_candidates);
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
                              format_time(lower_bound(collective, result.model).value()), cut_row,
-                             exactness(scenario, ""));
+                             exactness(scenario, nullptr));
     return 0;
   }
-  const std::string note = estimate_schedule(result.algorithm->schedule(result.model), result.model).estimate_note;
+  const ModelEstimate estimate = estimate_schedule(result.algorithm->schedule(result.model), result.model);
   std::cout << format_model(collective, *result.algorithm, result.model,
                             {{"topology", fmt::format("{} ({} ranks)", result.topology, result.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
                              {"topology bound", cut_row},
-                             {"exact?", exactness(scenario, note)}});
+                             {"exact?", exactness(scenario, &estimate)}});
   return 0;
 }
 

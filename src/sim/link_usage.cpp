@@ -81,10 +81,11 @@ void LinkUsageRecorder::Traffic::sweep(double before) {
   }
 }
 
-void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts, MessageLog& log) {
-  rank_hosts_ = rank_hosts;
+void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
+  last_route_.assign(routes->hosts().size(), {-1, nullptr});
+  traffic_of_link_.clear();
+  routes_ = std::move(routes);
   log.observe(this);
-  last_route_.assign(rank_hosts.size(), {-1, 0});
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
     nominal_values()[link] = {link->get_bandwidth(), link->get_latency()};
   static bool connected = false;
@@ -96,26 +97,22 @@ void LinkUsageRecorder::start(const std::vector<sg4::Host*>& rank_hosts, Message
   }
 }
 
-// Routes are looked up once per pair of ranks; a rank's next message usually goes where
-// its last one went.
-const LinkUsageRecorder::Route& LinkUsageRecorder::route_of(int src, int dst) {
+// A rank's next message usually goes where its last one went.
+const NetworkRoute& LinkUsageRecorder::route_of(int src, int dst) {
   auto& last = last_route_[static_cast<size_t>(src)];
-  if (last.first == dst) return routes_[last.second];
-  const uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
-  auto [it, added] = route_index_.try_emplace(key, static_cast<uint32_t>(routes_.size()));
-  if (added) {
-    Route route;
-    std::vector<sg4::Link*> links;
-    rank_hosts_[static_cast<size_t>(src)]->route_to(rank_hosts_[static_cast<size_t>(dst)], links, &route.latency);
-    for (const sg4::Link* link : links) {
-      auto [slot, first_use] = traffic_index_.try_emplace(link, static_cast<uint32_t>(traffic_.size()));
-      if (first_use) traffic_.push_back(Traffic{link});
-      route.links.push_back(slot->second);
-    }
-    routes_.push_back(std::move(route));
+  if (last.first != dst) last = {dst, &routes_->route(src, dst)};
+  return *last.second;
+}
+
+LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {
+  if (traffic_of_link_.size() <= static_cast<size_t>(link)) traffic_of_link_.resize(routes_->links(), -1);
+  int& index = traffic_of_link_[static_cast<size_t>(link)];
+  if (index < 0) {
+    const sg4::Link* crossed = routes_->simgrid_link(link);
+    index = static_cast<int>(traffic_index_.try_emplace(crossed, static_cast<uint32_t>(traffic_.size())).first->second);
+    if (static_cast<size_t>(index) == traffic_.size()) traffic_.push_back(Traffic{crossed});
   }
-  last = {dst, it->second};
-  return routes_[it->second];
+  return traffic_[static_cast<size_t>(index)];
 }
 
 // The series bins double in width until they cover `time`.
@@ -143,14 +140,14 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
 }
 
 void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
-  const Route& route = route_of(message.src, message.dst);
+  const NetworkRoute& route = route_of(message.src, message.dst);
   grow_series_to(message.end);
   const double width = std::ldexp(series_unit, series_level_);
   // Each message's bytes flow after the route's latency, evenly until it ends (exact for
   // fair-shared flows that start and end together; an estimate otherwise).
   const double from = std::min(message.start + route.latency, message.end);
-  for (uint32_t index : route.links) {
-    Traffic& traffic = traffic_[index];
+  for (int link : route.links) {
+    Traffic& traffic = traffic_of(link);
     traffic.bytes += message.bytes;
     ++traffic.flows;
     traffic.add({message.start, +1});
@@ -206,11 +203,13 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
       usage[order[place]].series.assign(static_cast<size_t>(result.bins), 0.0);
     }
     for (const MessageRecord& message : log.kept()) {
-      const Route& route = route_of(message.src, message.dst);
+      const NetworkRoute& route = route_of(message.src, message.dst);
       const double from = std::min(message.start + route.latency, message.end);
-      for (uint32_t link : route.links)
-        if (is_charted[link])
-          spread_over_bins(usage[link].series, result.bin_width, from, message.end, static_cast<double>(message.bytes));
+      for (int link : route.links) {
+        const auto index = static_cast<size_t>(traffic_of_link_[static_cast<size_t>(link)]);
+        if (is_charted[index])
+          spread_over_bins(usage[index].series, result.bin_width, from, message.end, static_cast<double>(message.bytes));
+      }
     }
   } else if (duration > 0) {
     // The series streamed during the run, cut to the bins the run covers (anything after

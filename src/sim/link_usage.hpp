@@ -1,8 +1,8 @@
 #pragma once
 // Which links the messages of a run crossed, how busy each one was, and when: bytes,
 // busy time, peak concurrent flows and bytes per time bin. Followed as each message is
-// recorded (a MessageObserver of the message log), from its SimGrid route
-// (Host::route_to, looked up once per pair of ranks), in memory that grows with the links,
+// recorded (a MessageObserver of the message log), from its route in the run's route
+// cache (model/route_cache.hpp, the one reader of SimGrid's routes), in memory that grows with the links,
 // not with the messages; it only reads what the simulation did, so it cannot change its
 // timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "comm/message_log.hpp"
+#include "model/route_cache.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -56,17 +57,13 @@ constexpr int streamed_series_bins = 256;
 class LinkUsageRecorder : public MessageObserver {
 public:
   // Before engine->run(): remembers each link's bandwidth and latency, follows changes,
-  // and observes the messages of `log`.
-  void start(const std::vector<simgrid::s4u::Host*>& rank_hosts, MessageLog& log);
+  // and observes the messages of `log`, whose ranks are the endpoints of `routes`.
+  void start(std::shared_ptr<const RouteCache> routes, MessageLog& log);
   void on_message(const MessageRecord& message, double settled) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
   LinkUsage finish(const MessageLog& log, double duration);
 
 private:
-  struct Route {
-    std::vector<uint32_t> links;  // indices into traffic_
-    double latency = 0;
-  };
   struct Edge {
     double time;
     int delta;  // +1 a message starts, -1 one ends
@@ -90,16 +87,16 @@ private:
     void sweep(double before);
   };
 
-  const Route& route_of(int src, int dst);
+  const NetworkRoute& route_of(int src, int dst);
+  Traffic& traffic_of(int link);
   void grow_series_to(double time);
   void catch_up(Traffic& traffic) const;
 
-  std::vector<simgrid::s4u::Host*> rank_hosts_;
+  std::shared_ptr<const RouteCache> routes_;
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
-  std::vector<Route> routes_;
-  std::unordered_map<uint64_t, uint32_t> route_index_;
-  std::vector<std::pair<int, uint32_t>> last_route_;  // by sender: (receiver, route) of its last message
+  std::vector<int> traffic_of_link_;  // by route cache link id: index into traffic_, -1 before its first message
+  std::vector<std::pair<int, const NetworkRoute*>> last_route_;  // by sender: (receiver, route) of its last message
   double series_unit_ = 0;  // width of a bin at level 0 (set by the first message)
   int series_level_ = 0;
 };

@@ -7,7 +7,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include "algorithms/hierarchy.hpp"
-#include "platform/route_analysis.hpp"
+#include "model/network.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -58,19 +58,7 @@ RankLocality rank_locality(const Scenario& scenario, const std::vector<sg4::Host
   return locality;
 }
 
-namespace {
-
-std::optional<SharedRoutes> step_cost(const std::vector<sg4::Host*>& hosts, const std::vector<std::pair<int, int>>& ranks) {
-  std::vector<HostPair> messages;
-  for (const auto& [from, to] : ranks) messages.emplace_back(hosts[static_cast<size_t>(from)], hosts[static_cast<size_t>(to)]);
-  const auto cost = concurrent_cost(messages);
-  if (!cost) return std::nullopt;
-  return SharedRoutes{cost->latency, cost->bandwidth, cost->sharing};
-}
-
-}  // namespace
-
-void read_hierarchy(const std::vector<sg4::Host*>& hosts, const std::vector<int>& locality, ModelInput& model) {
+void read_hierarchy(const std::vector<int>& locality, ModelInput& model) {
   const HierarchyPlan plan = plan_hierarchy(locality_groups(locality), model.elems);
   model.group_sizes.clear();
   // One step inside: every group's ring at once, each member sending to the next.
@@ -85,8 +73,8 @@ void read_hierarchy(const std::vector<sg4::Host*>& hosts, const std::vector<int>
     for (const auto& piece : plan.pieces)
       for (size_t k = 0; k < piece.owners.size(); ++k)
         across.emplace_back(piece.owners[k], piece.owners[(k + 1) % piece.owners.size()]);
-  model.intra = step_cost(hosts, inside);
-  model.inter = step_cost(hosts, across);
+  model.intra = shared_routes(*model.network, inside);
+  model.inter = shared_routes(*model.network, across);
 }
 
 std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members) {

@@ -27,8 +27,9 @@ RankLocality rank_locality(const Scenario& scenario, const std::vector<simgrid::
 
 // Sets the model's group sizes and the costs of the hierarchical allreduce's steps inside
 // and between the groups: the routes of one step's messages, all at once, each link's
-// bandwidth shared by the messages crossing it (platform/route_analysis.hpp).
-void read_hierarchy(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<int>& locality, ModelInput& model);
+// bandwidth shared by the messages crossing it (model/network.hpp: shared_routes), on the
+// model's platform routes (model.network, ranks as endpoints).
+void read_hierarchy(const std::vector<int>& locality, ModelInput& model);
 
 // The group sizes of these world ranks (a rebuilt group's members), in group order.
 std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members);

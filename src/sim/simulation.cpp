@@ -100,43 +100,42 @@ std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo
 
 // The model's alpha and B for an algorithm: the worst route between ranks that talk to
 // each other (algorithms/partners.hpp), either way.
-void read_partner_routes(const std::vector<sg4::Host*>& hosts, const RankPairs& pairs, ModelInput& model) {
+void read_partner_routes(const RankPairs& pairs, ModelInput& model) {
+  const RouteCache& routes = routes_of(model);
   model.alpha = 0;
   model.bandwidth = std::numeric_limits<double>::infinity();
   for (auto [a, b] : pairs) {
     if (a == b) continue;
     for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-      const RouteCost cost = route_cost(hosts[static_cast<size_t>(from)], hosts[static_cast<size_t>(to)]);
-      model.alpha = std::max(model.alpha, cost.latency);
-      model.bandwidth = std::min(model.bandwidth, cost.bandwidth);
+      const NetworkRoute& route = routes.route(from, to);
+      model.alpha = std::max(model.alpha, route.latency);
+      for (int link : route.links) model.bandwidth = std::min(model.bandwidth, routes.link(link).bandwidth);
     }
   }
 }
 
 // The lower bound's view of the platform (the ranks' own links, the shortest route).
-void read_injection(const std::vector<sg4::Host*>& hosts, int root, ModelInput& model) {
-  const int p = static_cast<int>(hosts.size());
+void read_injection(int root, ModelInput& model) {
+  const RouteCache& routes = routes_of(model);
+  const int p = model.p;
   if (p == 1) return;
   // The lower bound's inputs: each rank's own links (the first link of its route to its
   // ring neighbour, the last link of the route into it) and the shortest latency.
   std::vector<double> out(static_cast<size_t>(p), 0), in(static_cast<size_t>(p), 0);
   model.min_alpha = std::numeric_limits<double>::infinity();
-  std::vector<sg4::Link*> route;
   for (int r = 0; r < p; ++r) {
     const int next = (r + 1) % p;
-    route.clear();
-    double latency = 0;
-    hosts[static_cast<size_t>(r)]->route_to(hosts[static_cast<size_t>(next)], route, &latency);
-    model.min_alpha = std::min(model.min_alpha, latency);
+    const NetworkRoute& route = routes.route(r, next);
+    model.min_alpha = std::min(model.min_alpha, route.latency);
     // (a route without links limits nothing)
     const double unlimited = std::numeric_limits<double>::infinity();
-    out[static_cast<size_t>(r)] = route.empty() ? unlimited : route.front()->get_bandwidth();
-    in[static_cast<size_t>(next)] = route.empty() ? unlimited : route.back()->get_bandwidth();
+    out[static_cast<size_t>(r)] = route.links.empty() ? unlimited : routes.link(route.links.front()).bandwidth;
+    in[static_cast<size_t>(next)] = route.links.empty() ? unlimited : routes.link(route.links.back()).bandwidth;
   }
   // Up to 128 ranks, every pair (a latency-optimal tree may avoid the slow pairs); above,
   // the ring neighbours' and the root's routes only (p^2 lookups would cost seconds).
   auto shortest = [&](int a, int b) {
-    if (a != b) model.min_alpha = std::min(model.min_alpha, route_cost(hosts[static_cast<size_t>(a)], hosts[static_cast<size_t>(b)]).latency);
+    if (a != b) model.min_alpha = std::min(model.min_alpha, routes.route(a, b).latency);
   };
   if (p <= 128) {
     for (int a = 0; a < p; ++a)
@@ -345,13 +344,13 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
   start_model_input(scenario, result.payload, hosts, model);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
-  read_injection(hosts, scenario.collective.root, model);
+  read_injection(scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
   if (scenario.collective.kind == Collective::allreduce && (automatic || result.algorithm->run == allreduce_hierarchical)) {
-    read_hierarchy(hosts, locality.ids, model);
+    read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
   if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
@@ -359,7 +358,7 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
-  read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
+  read_partner_routes(result.algorithm->partners(p, root, servers), model);
   if (result.algorithm->uses.groups) result.notes.push_back(describe_hierarchy(locality, model));
   if (model.channels > 1)
     result.notes.push_back(fmt::format("{} channels: {} slices of about {}, each on its own rings, all at once; channel "
@@ -471,7 +470,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts);
   if (options.check_only) return result;
   if (options.topology_bound)
-    result.topology_bound = topology_cut_bound(scenario.collective.kind, hosts, platform.hosts, scenario.collective.root, model.bytes(model.elems));
+    result.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(model), platform.hosts, scenario.collective.root, model.bytes(model.elems));
 
   // The run's shared state: workers, fault injectors and the coordinator meet here.
   static RunState state;
@@ -514,7 +513,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
   static LinkUsageRecorder link_usage;
-  link_usage.start(hosts, state.messages);
+  link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.messages);
   state.messages.set_limit(options.kept_messages);
   engine.run();
   if (state.failure) std::rethrow_exception(state.failure);

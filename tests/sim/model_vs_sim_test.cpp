@@ -1,13 +1,16 @@
 // The contention-aware cost model against the simulator: every algorithm of every
 // collective on a platform of every shipped family, simulated in a child process on the
 // ideal network; the model's time (computed in the same child from the same routes) must
-// be within 2% of the simulated time. The pipelined trees and the pipeline broadcast are
-// the documented exception where links are shared or hops differ: the model keeps their
-// steps in lock step, the simulation lets them drift (docs/algorithms.md, "How exact is
-// the model"); they are held to 60%, exact on the star. The default run covers p = 16;
-// p = 64 and 256 are the heavy matrix (TEST_SUITE "heavy": ctest -L heavy).
+// be within 2% of the simulated time, and equal to it on the contention-free star (whose
+// cases divide the data evenly: 64 B at p = 64 would not, and the formulas pace uneven
+// steps by their largest message, docs/algorithms.md). The
+// pipelined and hierarchical schedules are followed rank by rank (model/fluid.hpp), the
+// others priced in lock step. The default run covers every family at p = 16 and a sample
+// at p = 64 (the schedules whose ranks drift apart, on the families where they do); the
+// whole matrix at p = 64 and 256 is heavy (TEST_SUITE "heavy": ctest -L heavy).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fmt/format.h>
 #include <sstream>
@@ -31,17 +34,15 @@ namespace {
 // p-1 receive buffers per rank stay small at p = 256; the model sees the same chunks.
 uint64_t carried(int p) { return 16 * static_cast<uint64_t>(p); }
 
-// The pipelined schedules, whose ranks drift out of lock step (their estimate notes).
-bool pipelined(const AlgorithmInfo& algorithm) {
-  return algorithm.name == "binary-tree" || algorithm.name == "double-binary-tree" ||
-         (algorithm.collective == Collective::broadcast && algorithm.name == "pipeline");
-}
-
+// Every algorithm, or those named in `only`, but those named in `except`.
 void check_model_against_simulation(const std::vector<std::string>& topologies, int p,
-                                    const std::vector<size_t>& sizes) {
+                                    const std::vector<size_t>& sizes, const std::vector<std::string>& only = {},
+                                    const std::vector<std::string>& except = {}) {
   for (const std::string& topology : topologies)
     for (const AlgorithmInfo& algorithm : all_algorithms())
       for (size_t bytes : sizes) {
+        if (!only.empty() && std::find(only.begin(), only.end(), algorithm.name) == only.end()) continue;
+        if (std::find(except.begin(), except.end(), algorithm.name) != except.end()) continue;
         CAPTURE(topology);
         CAPTURE(algorithm.name);
         CAPTURE(collective_name(algorithm.collective));
@@ -53,7 +54,9 @@ void check_model_against_simulation(const std::vector<std::string>& topologies, 
         const auto run = simulate_in_child(s);
         REQUIRE_MESSAGE(run.exit_code == 0, run.error);
         const bool star = topology.rfind("star:", 0) == 0;
-        const double tolerance = star ? 1e-9 : pipelined(algorithm) ? 0.6 : 0.02;
+        const double tolerance = star ? 1e-9 : 0.02;
+        MESSAGE(fmt::format("{} {} {} p={} {} B: simulated/model = {:.6f}", topology, collective_name(algorithm.collective),
+                            algorithm.name, p, bytes, run.simulated_time / run.model_time));
         CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(tolerance));
       }
 }
@@ -86,6 +89,8 @@ void check_auto_by_model(const std::vector<std::pair<std::string, int>>& platfor
       }
       CAPTURE(best);
       CAPTURE(chosen);
+      MESSAGE(fmt::format("{} {} B: model picks {}, {:.4f}x the best simulated ({})", topology, bytes, chosen,
+                          chosen_simulated / best_simulated, best));
       CHECK(chosen_simulated <= 1.10 * best_simulated);
     }
 }
@@ -126,8 +131,14 @@ TEST_SUITE("sim") {
 
   TEST_CASE("the model is within 2% of the simulation on every topology family (p = 16)") {
     check_model_against_simulation({"star:16", "rack:16:3:1GBps", "fat-tree:2:4,4:1,2:1,1", "torus:4x4",
-                                    "dragonfly:2:4:2", "nodes:4:4"},
+                                    "dragonfly:2:4:2", "nodes:4:4", "rail:2:8", "dgx-a100:2:2", "leaf-spine:2:8:10GBps:1us:4"},
                                    16, {64, 4 << 20});
+  }
+
+  TEST_CASE("pipelined, hierarchical and pairwise schedules stay within 2% at p = 64 where ranks drift apart") {
+    // the sample of the heavy matrix where lock step was furthest off (0.70x to 1.52x)
+    check_model_against_simulation({"torus:8x8", "nodes:8:8:300GBps:400GBps", "rail:8:8:450GBps:400Gbps:0.5us:2us:2"}, 64,
+                                   {64 << 20}, {"binary-tree", "double-binary-tree", "pipeline", "hierarchical", "pairwise"});
   }
 }
 
@@ -135,15 +146,22 @@ TEST_SUITE("sim") {
 TEST_SUITE("heavy") {
   TEST_CASE("auto by model is within 10% of the best simulated allreduce from 64 B to 1 GiB") {
     check_auto_by_model({{"nodes:8:8:300GBps:400GBps", 64}, {"torus:4x4", 16}, {"fat-tree:2:4,4:1,2:1,1", 16},
-                         {"dragonfly:2:4:2", 16}},
+                         {"dragonfly:2:4:2", 16}, {"dgx-h100:4:2", 32}, {"leaf-spine:4:8:10GBps:1us:4", 32}},
                         {64, 4096, 256 << 10, 16 << 20, size_t{1} << 30});
   }
 
-  TEST_CASE("the model is within 2% of the simulation at p = 64 and 256 too") {
+  TEST_CASE("the model is within 2% of the simulation at p = 64 too") {
     check_model_against_simulation({"nodes:8:8:300GBps:400GBps", "torus:8x8", "fat-tree:2:8,8:1,8:1,1",
-                                    "dragonfly:2:4,2:8"},
+                                    "dragonfly:2:4,2:8", "rail:8:8", "dgx-h100:8:2", "leaf-spine:4:16", "rack:64:3:1GBps"},
                                    64, {64, 64 << 20});
-    check_model_against_simulation({"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16"},
-                                   256, {64, 64 << 20});
+  }
+
+  TEST_CASE("the model is within 2% of the simulation at p = 256 too") {
+    const std::vector<std::string> platforms{"nodes:32:8", "torus:16x16", "fat-tree:2:16,16:1,16:1,1", "dragonfly:4:4:16",
+                                             "rail:32:8", "leaf-spine:8:32:10GBps:1us:4"};
+    check_model_against_simulation(platforms, 256, {64});
+    // the direct algorithms at 64 MiB are left out: 65,280 flows of 64 MiB at once take
+    // SimGrid itself over 20 minutes each (its max-min solver); 64 B and p = 64 cover them
+    check_model_against_simulation(platforms, 256, {64 << 20}, {}, {"direct"});
   }
 }

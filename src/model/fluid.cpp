@@ -1,0 +1,310 @@
+#include "model/fluid.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <unordered_map>
+
+namespace collsim {
+namespace {
+
+constexpr double unlimited = std::numeric_limits<double>::infinity();
+constexpr size_t batched_above = 4096;  // messages in flight at once
+constexpr double batch_window = 1e-3;   // relative to the time
+
+// One message as the fluid model sees it.
+struct Transfer {
+  double send_posted = -1, recv_posted = -1;
+  double start = 0;          // when its bytes may flow: both ends posted, overheads and latency paid
+  double latency = 0;
+  double remaining = 0;      // bytes
+  double weight = 1;         // max-min weight: 1 / the route's latency (SimGrid's sharing penalty)
+  double bound = unlimited;  // the slowest link of its route (what a fatpipe allows)
+  std::vector<int> links;    // local indices of its shared links
+  std::vector<int> route;    // local indices of all its links
+  int bound_link = -1;       // local index of the link that sets `bound`
+  double rate = 0;
+  int limited_by = -1;       // local index of the link that set its rate
+  int send_round = 0, recv_round = 0;
+};
+
+// A rank's round: its messages, and how many of them are still to complete.
+struct Round {
+  std::vector<size_t> messages;
+  size_t pending = 0;
+};
+
+class FluidRun {
+public:
+  FluidRun(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network)
+      : messages_(messages), in_(in), network_(network), arrivals_(messages.size()) {
+    transfers_.resize(messages.size());
+    rounds_.resize(static_cast<size_t>(in.p));
+    std::vector<int> last_key(static_cast<size_t>(in.p), 0);
+    std::vector<char> any(static_cast<size_t>(in.p), 0);
+    for (size_t m = 0; m < messages.size(); ++m) {
+      const FluidMessage& message = messages[m];
+      describe(m, message.flow);
+      for (int rank : {message.flow.src, message.flow.dst}) {
+        auto& rounds = rounds_[static_cast<size_t>(rank)];
+        if (!any[static_cast<size_t>(rank)] || last_key[static_cast<size_t>(rank)] != message.round_key) rounds.emplace_back();
+        any[static_cast<size_t>(rank)] = 1;
+        last_key[static_cast<size_t>(rank)] = message.round_key;
+        if (rank == message.flow.dst && message.flow.src == message.flow.dst) break;
+        rounds.back().messages.push_back(m);
+        ++rounds.back().pending;
+        (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = static_cast<int>(rounds.size()) - 1;
+      }
+      if (message.flow.src == message.flow.dst) transfers_[m].recv_round = transfers_[m].send_round;
+    }
+  }
+
+  std::vector<Arrival> run() {
+    for (int r = 0; r < in_.p; ++r)
+      if (!rounds_[static_cast<size_t>(r)].empty()) post(r, 0, 0);
+    double now = 0;
+    while (!ready_.empty() || !active_.empty()) {
+      if (active_.empty()) now = std::max(now, ready_.top().first);
+      // messages whose latency is paid join the sharing
+      while (!ready_.empty() && ready_.top().first <= now) {
+        const size_t i = ready_.top().second;
+        ready_.pop();
+        if (transfers_[i].remaining <= 0 || transfers_[i].bound == unlimited) complete(i, now);
+        else active_.push_back(i);
+      }
+      if (active_.empty()) continue;
+      share();
+      double next = unlimited;
+      for (size_t i : active_) next = std::min(next, now + transfers_[i].remaining / transfers_[i].rate);
+      const double until = std::min(next, ready_.empty() ? unlimited : ready_.top().first);
+      const double elapsed = until - now;
+      // with very many messages in flight (direct at p = 256: 65,280) nearly every one
+      // ends at its own time, and each end would cost a sharing of them all: those ending
+      // within batch_window of `until` end together (each at its own time, the bandwidth
+      // it leaves shared a little early)
+      const double batch = active_.size() > batched_above ? until * batch_window : 0;
+      std::vector<size_t> still, done;
+      for (size_t i : active_) {
+        Transfer& t = transfers_[i];
+        // the message that sets `next` ends exactly then; others within rounding of it too
+        const double left = t.remaining - t.rate * elapsed;
+        if (now + t.remaining / t.rate <= until + batch || left <= 1e-9 * t.remaining) done.push_back(i);
+        else {
+          t.remaining = left;
+          still.push_back(i);
+        }
+      }
+      active_.swap(still);
+      for (size_t i : done) complete(i, now + transfers_[i].remaining / transfers_[i].rate);
+      now = until;
+    }
+    return std::move(arrivals_);
+  }
+
+private:
+  int endpoint(int rank) const { return in_.endpoints.empty() ? rank : in_.endpoints[static_cast<size_t>(rank)]; }
+
+  void describe(size_t m, const Flow& flow) {
+    const NetworkRoute& route = network_.route(endpoint(flow.src), endpoint(flow.dst));
+    Transfer& t = transfers_[m];
+    t.latency = route.latency;
+    t.remaining = flow.bytes;
+    t.weight = route.latency > 0 ? 1 / route.latency : 1;
+    for (int id : route.links) {
+      const NetworkLink& link = network_.link(id);
+      const int local = local_link(id, link);
+      t.route.push_back(local);
+      if (link.shared) t.links.push_back(local);
+      if (link.bandwidth < t.bound) {
+        t.bound = link.bandwidth;
+        t.bound_link = local;
+      }
+    }
+  }
+
+  int local_link(int id, const NetworkLink& link) {
+    auto [it, added] = local_.emplace(id, static_cast<int>(ids_.size()));
+    if (added) {
+      ids_.push_back(id);
+      capacity_.push_back(link.bandwidth);
+    }
+    return it->second;
+  }
+
+  // Rank r posts its round-th round at `at`: its sends leave after their overheads; a
+  // message whose both ends are posted starts after its route's latency.
+  void post(int rank, int round, double at) {
+    for (size_t m : rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)].messages) {
+      Transfer& t = transfers_[m];
+      const Flow& flow = messages_[m].flow;
+      if (flow.src == rank) t.send_posted = at + (flow.order + 1) * in_.overhead;
+      if (flow.dst == rank) t.recv_posted = at;
+      if (t.send_posted < 0 || t.recv_posted < 0) continue;
+      arrivals_[m].posted = std::max(t.send_posted, t.recv_posted);
+      t.start = arrivals_[m].posted + t.latency;
+      ready_.emplace(t.start, m);
+    }
+  }
+
+  void complete(size_t m, double at) {
+    Transfer& t = transfers_[m];
+    Arrival& arrival = arrivals_[m];
+    arrival.finish = at;
+    arrival.bottleneck = t.limited_by >= 0 ? ids_[static_cast<size_t>(t.limited_by)] : -1;
+    arrival.sharing = t.limited_by >= 0 ? crossing_[static_cast<size_t>(t.limited_by)] : 0;
+    const Flow& flow = messages_[m].flow;
+    finish_part(flow.src, t.send_round, at);
+    if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, at);
+  }
+
+  void finish_part(int rank, int round, double at) {
+    auto& rounds = rounds_[static_cast<size_t>(rank)];
+    if (--rounds[static_cast<size_t>(round)].pending == 0 && round + 1 < static_cast<int>(rounds.size()))
+      post(rank, round + 1, at);
+  }
+
+  // Weighted max-min fairness by progressive filling: the shared link whose capacity per
+  // unit of weight is smallest fixes the rates of the messages crossing it, and so on;
+  // a message's own bound (a fatpipe) fixes it first if it is lower. The links wait in a
+  // heap by their level (left / weight), the messages in order of their bound, so that a
+  // share costs O(messages x route x log links), not O(links + messages) per level.
+  void share() {
+    const size_t links = ids_.size();
+    left_.resize(links);
+    weight_.assign(links, 0);
+    crossing_.assign(links, 0);
+    version_.resize(links);
+    saturated_.assign(links, 0);
+    touched_.clear();
+    for (size_t i : active_) {
+      Transfer& t = transfers_[i];
+      t.rate = -1;
+      for (int l : t.links) {
+        if (weight_[static_cast<size_t>(l)] == 0) {
+          touched_.push_back(l);
+          left_[static_cast<size_t>(l)] = capacity_[static_cast<size_t>(l)];
+        }
+        weight_[static_cast<size_t>(l)] += t.weight;
+      }
+      for (int l : t.route) ++crossing_[static_cast<size_t>(l)];
+    }
+    // each touched link's messages, in the order of active_
+    first_.assign(touched_.size() + 1, 0);
+    slot_.assign(links, -1);
+    for (size_t k = 0; k < touched_.size(); ++k) slot_[static_cast<size_t>(touched_[k])] = static_cast<int>(k);
+    for (size_t i : active_)
+      for (int l : transfers_[i].links) ++first_[static_cast<size_t>(slot_[static_cast<size_t>(l)]) + 1];
+    for (size_t k = 0; k < touched_.size(); ++k) first_[k + 1] += first_[k];
+    crossers_.resize(first_.back());
+    std::vector<size_t> fill(first_.begin(), first_.end() - 1);
+    for (size_t i : active_)
+      for (int l : transfers_[i].links) crossers_[fill[static_cast<size_t>(slot_[static_cast<size_t>(l)])]++] = i;
+    Levels heap;
+    for (int l : touched_) push_level(heap, l);
+    by_bound_ = active_;
+    std::stable_sort(by_bound_.begin(), by_bound_.end(), [&](size_t a, size_t b) {
+      return transfers_[a].bound / transfers_[a].weight < transfers_[b].bound / transfers_[b].weight;
+    });
+    size_t next_bound = 0, unfixed = active_.size();
+    auto fix = [&](Transfer& t, double rate, int by, Levels& levels) {
+      t.rate = rate;
+      t.limited_by = by;
+      --unfixed;
+      for (int l : t.links) {
+        const auto link = static_cast<size_t>(l);
+        left_[link] = std::max(0.0, left_[link] - rate);
+        weight_[link] -= t.weight;
+        if (weight_[link] < 1e-12 * t.weight) weight_[link] = 0;
+        if (!saturated_[link]) push_level(levels, l);
+      }
+    };
+    while (unfixed > 0) {
+      const double level = lowest_level(heap);
+      while (next_bound < by_bound_.size() && transfers_[by_bound_[next_bound]].rate >= 0) ++next_bound;
+      const double bound_level = next_bound < by_bound_.size()
+                                     ? transfers_[by_bound_[next_bound]].bound / transfers_[by_bound_[next_bound]].weight
+                                     : unlimited;
+      if (bound_level <= level) {
+        for (size_t k = next_bound; k < by_bound_.size(); ++k) {
+          Transfer& t = transfers_[by_bound_[k]];
+          if (t.bound / t.weight > bound_level * (1 + 1e-12)) break;
+          if (t.rate < 0) fix(t, t.bound, t.bound_link, heap);
+        }
+        continue;
+      }
+      // every link at (within rounding of) this level is saturated now; each of their
+      // messages takes the level, limited by the first saturated link of its route
+      std::vector<int> now_saturated;
+      while (!heap.empty() && heap.top().first <= level * (1 + 1e-12)) {
+        const int l = heap.top().second.first;
+        const bool current = heap.top().second.second == version_[static_cast<size_t>(l)];
+        heap.pop();
+        if (!current || saturated_[static_cast<size_t>(l)] || weight_[static_cast<size_t>(l)] <= 0) continue;
+        saturated_[static_cast<size_t>(l)] = 1;
+        now_saturated.push_back(l);
+      }
+      for (int l : now_saturated) {
+        const auto k = static_cast<size_t>(slot_[static_cast<size_t>(l)]);
+        for (size_t c = first_[k]; c < first_[k + 1]; ++c) {
+          Transfer& t = transfers_[crossers_[c]];
+          if (t.rate >= 0) continue;
+          int by = l;
+          for (int m : t.links)
+            if (saturated_[static_cast<size_t>(m)]) {
+              by = m;
+              break;
+            }
+          fix(t, level * t.weight, by, heap);
+        }
+      }
+    }
+  }
+
+  // Links by level, with the version of the link's values the entry was made from
+  // (stale entries are skipped).
+  using Level = std::pair<double, std::pair<int, unsigned>>;
+  using Levels = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
+
+  void push_level(Levels& levels, int l) {
+    const auto link = static_cast<size_t>(l);
+    ++version_[link];
+    if (weight_[link] > 0) levels.push({left_[link] / weight_[link], {l, version_[link]}});
+  }
+
+  // The lowest level of a link still carrying unfixed messages (stale entries dropped).
+  double lowest_level(Levels& levels) {
+    while (!levels.empty()) {
+      const int l = levels.top().second.first;
+      if (levels.top().second.second == version_[static_cast<size_t>(l)] && !saturated_[static_cast<size_t>(l)] &&
+          weight_[static_cast<size_t>(l)] > 0)
+        return levels.top().first;
+      levels.pop();
+    }
+    return unlimited;
+  }
+
+  const std::vector<FluidMessage>& messages_;
+  const ModelInput& in_;
+  const Network& network_;
+  std::vector<Arrival> arrivals_;
+  std::vector<Transfer> transfers_;
+  std::vector<std::vector<Round>> rounds_;
+  using Start = std::pair<double, size_t>;
+  std::priority_queue<Start, std::vector<Start>, std::greater<>> ready_;
+  std::vector<size_t> active_;
+  std::unordered_map<int, int> local_;
+  std::vector<int> ids_;
+  std::vector<double> capacity_, left_, weight_;
+  std::vector<int> crossing_, touched_, slot_;
+  std::vector<unsigned> version_;
+  std::vector<size_t> first_, crossers_, by_bound_;
+  std::vector<char> saturated_;
+};
+
+}  // namespace
+
+std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network) {
+  return FluidRun(messages, in, network).run();
+}
+
+}  // namespace collsim

@@ -1,0 +1,43 @@
+#pragma once
+// The fluid run under the cost model (model/contention.hpp): messages on their routes,
+// each link's bandwidth shared by the messages crossing it at that moment, event by event,
+// the way SimGrid's CM02 (the `ideal` network) shares it. Every rank goes through its
+// messages in rounds, as the algorithms' code does: a round's sends and receives are
+// posted together and the rank's next round is posted when all of them have completed.
+// A message moves once both its ends have posted it (SimGrid's mailbox rendezvous) and its
+// sender's overheads and its route's latency are paid.
+//
+// One step priced alone is a run in which every rank has one round (the lock-step pricing
+// of step-synchronous schedules); a whole pipelined schedule is one run in which each
+// rank's rounds follow one another, so that no rank waits for a step it takes no part in.
+//
+// Exact (to rounding) up to 4096 messages in flight at once; above, messages that end
+// within 0.1% of the same time end together (each at its own time, the bandwidth it frees
+// shared with the others slightly early: the time is off by less than 0.1%), so that a
+// step of 65,280 messages (direct at p = 256) costs a thousand sharings, not 65,280.
+#include <vector>
+
+#include "algorithms/schedule.hpp"
+#include "model/cost_model.hpp"
+#include "model/network.hpp"
+
+namespace collsim {
+
+struct FluidMessage {
+  Flow flow;
+  int round_key = 0;  // messages of one rank with the same key belong to one of its rounds
+};
+
+struct Arrival {
+  double posted = 0;   // when the later of its two ends posted it
+  double finish = 0;   // when its last byte arrived
+  int bottleneck = -1; // network link that set its rate last (-1: latency and overheads only)
+  int sharing = 0;     // messages crossing that link then
+};
+
+// Runs the messages, given in round order (a rank's rounds in the order of their first
+// message; within a round, a sender's messages leave flow.order + 1 overheads after it is
+// posted). Ranks index in.endpoints (or are endpoints themselves).
+std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network);
+
+}  // namespace collsim
