@@ -60,10 +60,16 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
 
 // The notes a user should read about the carried elements (logical vs carried size).
 void note_payload(const Scenario& scenario, SimResult& result) {
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  if (result.payload.downscaled()) {
+    const Payload& payload = result.payload;
+    std::string note = fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                   payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
+    // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
+    if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+                          payload.logical_bytes, payload.carried_elems);
+    result.notes.push_back(note);
+  }
   if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
@@ -351,8 +357,8 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
-  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
-  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+  if (result.algorithm->uses.groups) result.notes.push_back(describe_hierarchy(locality, model));
+  if (result.algorithm->uses.segment) {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)
       result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
