@@ -40,15 +40,17 @@ void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   if (args.channels > 1 && comm.size() > 1) return allreduce_ring_channels(comm, buf, args);
   const int p = comm.size();
   const int r = comm.rank();
-  const auto chunks = split_evenly(buf.size(), p);
-  Buffer incoming(buf.dtype(), chunks.front().count);
-  auto chunk = [&](int index) { return buf.view(chunks[index].offset, chunks[index].count); };
+  auto chunk = [&](int index) {
+    const Chunk c = even_chunk(buf.size(), p, index);
+    return buf.view(c.offset, c.count);
+  };
+  Buffer incoming(buf.dtype(), chunk(0).count);
 
   // 1. reduce-scatter: after step s, rank r holds the partial sum of chunk (r - s - 1) mod p
   for (int step = 0; step < p - 1; ++step) {
     const int send_index = mod(r - step, p);
     const int recv_index = mod(r - step - 1, p);
-    View partial = incoming.view(0, chunks[recv_index].count);
+    View partial = incoming.view(0, chunk(recv_index).count);
     comm.label("reduce-scatter", step);
     // send my partial chunk to the right, receive the left's partial of the next chunk
     comm.sendrecv(comm.right(), chunk(send_index), comm.left(), partial);

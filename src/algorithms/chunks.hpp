@@ -17,6 +17,9 @@ struct Chunk {
 // `parts` chunks covering [0, count): the first count % parts chunks hold one element
 // more than the others. Chunks are empty when count < parts.
 std::vector<Chunk> split_evenly(size_t count, int parts);
+// Chunk `index` of split_evenly(count, parts) without the list: a rank that keeps a list of
+// p chunks makes p^2 of them over the run (1 GiB at p = 8192).
+Chunk even_chunk(size_t count, int parts, int index);
 
 // Consecutive segments of at most `segment` elements; always at least one (maybe empty).
 std::vector<Chunk> split_into_segments(size_t count, size_t segment);

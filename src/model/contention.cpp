@@ -162,11 +162,17 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) {
   const std::shared_ptr<const Network> own = in.network ? nullptr : uniform_network(in);
   const Network& network = in.network ? *in.network : *own;
-  const bool followed = schedule.rank_by_rank() && messages_of(schedule) <= max_followed_messages;
+  // The fluid run has no reduction kernels: with a finite reduce_bandwidth the steps are
+  // priced in lock step, each reducing step lengthened by its reductions.
+  const bool reductions = std::isfinite(in.reduce_bandwidth);
+  const bool followed = schedule.rank_by_rank() && messages_of(schedule) <= max_followed_messages && !reductions;
   ModelEstimate estimate =
       followed ? estimate_rank_by_rank(schedule, in, network) : estimate_in_lock_step(schedule, in, network);
   estimate.estimate_note = schedule.estimate_note();
   estimate.rank_by_rank = followed;
+  if (schedule.rank_by_rank() && reductions && estimate.estimate_note.empty())
+    estimate.estimate_note = "with collective.reduce_bandwidth its steps are priced in lock step (the rank-by-rank "
+                             "run does not charge reductions), where the ranks of a pipeline drift apart";
   if (schedule.rank_by_rank() && !followed && estimate.estimate_note.empty())
     estimate.estimate_note = fmt::format("{} messages are too many to follow rank by rank (more than {}): its steps "
                                          "are priced in lock step, where the ranks of a pipeline drift apart",

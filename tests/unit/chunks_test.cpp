@@ -36,6 +36,19 @@ TEST_CASE("split_evenly covers every element exactly once") {
     }
 }
 
+TEST_CASE("even_chunk: one chunk of an even split without the list") {
+  // 8197 elements in 8192 chunks: the first 5 hold 2 elements, the others 1
+  CHECK(even_chunk(8197, 8192, 0).count == 2);
+  CHECK(even_chunk(8197, 8192, 4).offset == 8);
+  CHECK(even_chunk(8197, 8192, 4).count == 2);
+  CHECK(even_chunk(8197, 8192, 5).offset == 10);
+  CHECK(even_chunk(8197, 8192, 5).count == 1);
+  CHECK(even_chunk(8197, 8192, 8191).offset == 8196);
+  CHECK(even_chunk(8197, 8192, 8191).count == 1);
+  CHECK(even_chunk(3, 8, 7).offset == 3);
+  CHECK(even_chunk(3, 8, 7).count == 0);
+}
+
 TEST_CASE("split_into_segments") {
   const auto s = split_into_segments(10, 4);
   REQUIRE(s.size() == 3);
