@@ -8,6 +8,7 @@
 
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
+#include "training/presets.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/suggest.hpp"
@@ -106,13 +107,59 @@ CollectiveSpec parse_collective_spec(const json& object) {
   return spec;
 }
 
-// A list of {"name", "parameters", "forward", "backward"} in forward order, or
-// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly).
-std::vector<Layer> parse_layers(const json& value) {
+// {"preset": NAME, "sequence", and "forward" + "backward" totals or "device_flops"}: the
+// preset's layers (training/presets.hpp), with compute times in proportion to each layer's
+// multiply-adds: the totals split, or 2 flops per multiply-add of `batch` samples at the
+// device's speed forward and twice that backward.
+std::vector<Layer> parse_preset(const json& value, std::optional<int> batch) {
+  const std::string where = "training.layers";
+  check_keys(value, where, {"preset", "sequence", "forward", "backward", "device_flops"});
+  const std::string name = get_string(value["preset"], where + ".preset");
+  const auto& names = model_presets();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw InputError(fmt::format("{}.preset: unknown model '{}'{}; allowed: {}", where, name, did_you_mean(name, names),
+                                 join(names)));
+  int sequence = default_sequence(name);
+  if (value.contains("sequence")) {
+    if (sequence == 0) throw InputError(fmt::format("{}.sequence: {} has no sequence (its samples are images)", where, name));
+    sequence = static_cast<int>(get_integer(value["sequence"], where + ".sequence", 1, 1 << 20));
+  }
+  const bool totals = value.contains("forward") || value.contains("backward");
+  if (totals == value.contains("device_flops") || (totals && !(value.contains("forward") && value.contains("backward"))))
+    throw InputError(fmt::format("{}: give the compute times of {}: \"forward\" and \"backward\" (per iteration on one "
+                                 "worker), or \"device_flops\" (the device's flop/s, e.g. \"100Tf\") with training.batch",
+                                 where, name));
+  const auto table = preset_layers(name, sequence);
+  double macs = 0;
+  for (const PresetLayer& layer : table) macs += layer.forward_macs;
+  double forward = 0, backward = 0;  // per multiply-add
+  if (totals) {
+    forward = get_quantity(value["forward"], where + ".forward", parse_time) / macs;
+    backward = get_quantity(value["backward"], where + ".backward", parse_time) / macs;
+  } else {
+    if (!batch) throw InputError(fmt::format("{}.device_flops: the compute time follows from training.batch: give it", where));
+    const double speed = get_quantity(value["device_flops"], where + ".device_flops", parse_flops);
+    if (!(speed > 0)) throw InputError(fmt::format("{}.device_flops: must be > 0, e.g. \"100Tf\"", where));
+    forward = 2.0 * *batch / speed;
+    backward = 2 * forward;
+  }
   std::vector<Layer> layers;
-  if (value.is_object()) {
-    check_keys(value, "training.layers", {"uniform"});
-    if (!value.contains("uniform")) throw InputError("training.layers: give a list of layers or {\"uniform\": {...}}");
+  for (const PresetLayer& layer : table)
+    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward});
+  return layers;
+}
+
+// A list of {"name", "parameters", "forward", "backward"} in forward order,
+// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly), or a
+// preset model ({"preset": ...}).
+std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
+  std::vector<Layer> layers;
+  if (value.is_object() && value.contains("preset")) {
+    layers = parse_preset(value, batch);
+  } else if (value.is_object()) {
+    check_keys(value, "training.layers", {"uniform", "preset"});
+    if (!value.contains("uniform"))
+      throw InputError("training.layers: give a list of layers, {\"uniform\": {...}} or {\"preset\": ...}");
     const json& uniform = value["uniform"];
     check_keys(uniform, "training.layers.uniform", {"count", "parameters", "forward", "backward"});
     for (const char* key : {"count", "parameters"})
@@ -184,8 +231,10 @@ TrainingSpec parse_training(const json& object) {
     spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
     if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
   }
+  if (object.contains("batch"))
+    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
   if (object.contains("layers")) {
-    spec.layers = parse_layers(object["layers"]);
+    spec.layers = parse_layers(object["layers"], spec.batch);
     if (object.contains("compute"))
       throw InputError("training.compute: the layers give each layer's forward and backward time; leave compute out");
     if (object.contains("gradient_size"))
@@ -196,8 +245,6 @@ TrainingSpec parse_training(const json& object) {
     spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
     if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
   }
-  if (object.contains("batch"))
-    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
     throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");

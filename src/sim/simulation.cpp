@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
@@ -55,6 +56,7 @@ std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payl
 void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
   state.buckets = plan_bucket_slices(scenario, result.payload);
   result.buckets = static_cast<int>(state.buckets.size());
+  for (const BucketSlice& slice : state.buckets) result.bucket_plan.push_back(slice.bucket);
   result.batch = scenario.training.batch;
 }
 
@@ -270,6 +272,10 @@ void collect_results(RunState& state, SimResult& result) {
   result.messages = std::move(state.messages);
   result.faults = state.fault_events;
   result.recoveries = state.recoveries;
+  result.activities = std::move(state.activities);
+  std::stable_sort(result.activities.begin(), result.activities.end(), [](const Activity& a, const Activity& b) {
+    return std::tie(a.rank, a.round, a.epoch, a.lane, a.start) < std::tie(b.rank, b.round, b.epoch, b.lane, b.start);
+  });
   if (!state.abort_reason.empty()) result.stall = "recovery gave up: " + state.abort_reason + ".";
   const CommGroup& last = *state.groups.back();
   for (int g = 0; g < last.size(); ++g) result.final_group.push_back(last.world_rank(g));
