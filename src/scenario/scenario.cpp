@@ -198,7 +198,7 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch"});
+              "bucket", "batch", "sharding"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -244,6 +244,16 @@ TrainingSpec parse_training(const json& object) {
     if (!spec.has_layers()) throw InputError("training.bucket: buckets group the gradients of layers: give training.layers");
     spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
     if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
+  }
+  if (object.contains("sharding")) {
+    const std::string sharding = get_string(object["sharding"], "training.sharding");
+    const std::vector<std::string> allowed{"none", "zero2"};
+    if (std::find(allowed.begin(), allowed.end(), sharding) == allowed.end())
+      throw InputError(fmt::format("training.sharding: unknown '{}'{}; allowed: {}", sharding,
+                                   did_you_mean(sharding, allowed), join(allowed)));
+    if (sharding == "zero2" && !spec.has_layers())
+      throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
+    spec.sharding = sharding == "zero2" ? Sharding::zero2 : Sharding::none;
   }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
@@ -454,6 +464,13 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     scenario.collective.size = bytes;
     if (scenario.training.has_model()) scenario.training.gradient_size = bytes;
   }
+  if (scenario.training.sharding != Sharding::none) {
+    if (scenario.collective.kind != Collective::allreduce)
+      throw InputError("collective.kind: sharded training reduce-scatters and all-gathers the gradients of an allreduce");
+    if (!allreduce_halves(scenario.collective.algorithm))
+      throw InputError(fmt::format("training.sharding: collective.algorithm '{}' has no reduce-scatter and allgather "
+                                   "halves to run apart; allowed: ring, rabenseifner", scenario.collective.algorithm));
+  }
   if (document.contains("faults")) {
     if (!document["faults"].is_array()) throw InputError("faults: must be a list of faults");
     for (size_t i = 0; i < document["faults"].size(); ++i)
@@ -576,6 +593,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                         {"backward", layer.backward}});
     training["layers"] = layers;
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
+    if (s.training.sharding == Sharding::zero2) training["sharding"] = "zero2";
   } else {
     training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
                                                        : json(s.training.compute);

@@ -107,6 +107,9 @@ struct RunState {
   InputFn input;                  // synthetic gradients when there is no model
   std::vector<BucketSlice> buckets;  // layered training: in backward order (empty: one collective)
   std::vector<Activity> activities;  // layered training: every rank's forward, backward and bucket intervals
+  // training.sharding: each bucket's allreduce run as its two halves, apart
+  const AlgorithmInfo* shard_reduce_scatter = nullptr;
+  const AlgorithmInfo* shard_allgather = nullptr;
 
   MessageLog messages;
   std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current

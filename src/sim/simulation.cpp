@@ -58,6 +58,16 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   result.buckets = static_cast<int>(state.buckets.size());
   for (const BucketSlice& slice : state.buckets) result.bucket_plan.push_back(slice.bucket);
   result.batch = scenario.training.batch;
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return;
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  result.memory_per_worker = memory_per_worker(total_parameters(training.layers), bytes_per_parameter,
+                                               training.sharding, result.workers);
+  result.sharding = training.sharding == Sharding::zero2 ? "zero2" : "none";
+  if (training.sharding == Sharding::none) return;
+  const auto halves = allreduce_halves(scenario.collective.algorithm);
+  state.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
+  state.shard_allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
 }
 
 // The notes a user should read about the carried elements (logical vs carried size).

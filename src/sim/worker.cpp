@@ -238,34 +238,47 @@ private:
   }
 
   // One collective per bucket, in backward order, each when backward has produced its
-  // last gradient and the previous one is done (one stream, as NCCL runs them).
+  // last gradient and the previous one is done (one stream, as NCCL runs them). Sharded
+  // (zero2): each bucket is reduce-scattered instead, and after the optimizer's step the
+  // updated parameters are all-gathered bucket by bucket (the two halves of the allreduce).
   void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
     times.comm = 0;
-    const std::string what{collective_name(state_.scenario->collective.kind)};
+    const AlgorithmInfo& reduce = state_.shard_reduce_scatter ? *state_.shard_reduce_scatter : *state_.algorithm;
     for (size_t b = 0; b < state_.buckets.size(); ++b) {
-      const BucketSlice& slice = state_.buckets[b];
-      const double ready = backward_start_ + slice.bucket.ready / backward_factor_;
+      const double ready = backward_start_ + state_.buckets[b].bucket.ready / backward_factor_;
       if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
-      const double start = sg4::Engine::get_clock();
-      Activity interval{world_, round, epoch, Activity::Lane::comm, what, static_cast<int>(b), start, start, false};
-      Buffer bucket(buf.dtype(), slice.count);
-      std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
-      me_.bucket = static_cast<int>(b);
-      try {
-        state_.algorithm->run(comm, bucket, args);
-      } catch (...) {
-        // The bucket's collective is abandoned: the trace keeps how far it got.
-        interval.end = sg4::Engine::get_clock();
-        interval.abandoned = true;
-        state_.activities.push_back(interval);
-        throw;
-      }
-      me_.bucket = -1;
-      std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
-      interval.end = sg4::Engine::get_clock();
-      state_.activities.push_back(interval);
-      times.comm += interval.end - start;
+      times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
     }
+    if (state_.shard_allgather == nullptr) return;
+    for (size_t b = 0; b < state_.buckets.size(); ++b)
+      times.comm += run_on_bucket(comm, buf, args, *state_.shard_allgather, b, round, epoch);
+  }
+
+  // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
+  // abandoned when a fault cuts it); returns how long it took.
+  double run_on_bucket(Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm, size_t b,
+                       int round, int epoch) {
+    const BucketSlice& slice = state_.buckets[b];
+    const double start = sg4::Engine::get_clock();
+    Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
+                      static_cast<int>(b), start, start, false};
+    Buffer bucket(buf.dtype(), slice.count);
+    std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
+    me_.bucket = static_cast<int>(b);
+    try {
+      algorithm.run(comm, bucket, args);
+    } catch (...) {
+      // The bucket's collective is abandoned: the trace keeps how far it got.
+      interval.end = sg4::Engine::get_clock();
+      interval.abandoned = true;
+      state_.activities.push_back(interval);
+      throw;
+    }
+    me_.bucket = -1;
+    std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
+    interval.end = sg4::Engine::get_clock();
+    state_.activities.push_back(interval);
+    return interval.end - start;
   }
 
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.

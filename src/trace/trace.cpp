@@ -212,6 +212,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     summary["overlap_fraction"] = it.overlap_fraction;
     summary["buckets"] = it.buckets;
     if (it.samples_per_second) summary["samples_per_second"] = *it.samples_per_second;
+    if (it.memory_per_worker) summary["memory_per_worker"] = *it.memory_per_worker;
   }
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) {

@@ -10,6 +10,13 @@ uint64_t total_parameters(const std::vector<Layer>& layers) {
   return total;
 }
 
+double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers) {
+  constexpr double optimizer_bytes = 12;  // Adam: fp32 master weights, momentum, variance
+  const double n = static_cast<double>(parameters), s = bytes_per_parameter;
+  if (sharding == Sharding::zero2) return s * n + (s + optimizer_bytes) * n / workers;
+  return (2 * s + optimizer_bytes) * n;
+}
+
 std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes) {
   std::vector<Bucket> buckets;
   const int count = static_cast<int>(layers.size());

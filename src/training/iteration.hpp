@@ -33,6 +33,17 @@ std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_
 
 uint64_t total_parameters(const std::vector<Layer>& layers);
 
+// Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and
+// optimizer states; each bucket is reduce-scattered during backward and, after the step,
+// the updated parameters are all-gathered bucket by bucket.
+enum class Sharding { none, zero2 };
+
+// Bytes one worker holds for the model (activations left out): parameters and gradients
+// of `bytes_per_parameter` each, and Adam's optimizer states (fp32 master copy, momentum,
+// variance: 12 bytes per parameter), divided by `workers` where sharded:
+// none (2s + 12) P, zero2 s P + (s + 12) P / workers.
+double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
+
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
 // element ranges proportional to the buckets' parameters. Empty when some bucket would get
 // no element (fewer carried elements than buckets).

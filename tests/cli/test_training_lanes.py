@@ -43,7 +43,8 @@ def run(training, faults=None, recovery=None, outputs=("trace",), collective=Non
             args += [f"--{output}", str(Path(folder) / files[output])]
         done = subprocess.run(args, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
-            raise AssertionError(done.stderr)
+            written = [name for name in files.values() if (Path(folder) / name).exists()]
+            raise AssertionError(f"exit {done.returncode}, wrote {written}\n{done.stderr}")
         return {output: (Path(folder) / files[output]).read_text() for output in outputs}
 
 
@@ -178,6 +179,63 @@ class Lanes(unittest.TestCase):
             for previous, a, bucket in zip(redo, redo[1:], plan[1:]):
                 self.assertClose(max(FORWARD + bucket["ready"], previous["end"]), a["start"])
                 self.assertClose(ring(bucket_bytes, p=3), a["end"] - a["start"])
+
+
+class Zero2(unittest.TestCase):
+    """training.sharding "zero2": each bucket's reduce-scatter, (p-1)(alpha + n/(pB)) on the
+    star, runs during backward; after the step, each bucket's allgather, the same time."""
+
+    def assertClose(self, expected, actual, rel=1e-9):
+        self.assertAlmostEqual(expected, actual, delta=abs(expected) * rel + 1e-15)
+
+    def test_reduce_scatter_overlaps_backward_and_the_allgathers_follow_the_step(self):
+        trace = json.loads(run({"layers": LAYERS, "bucket": "4MiB", "sharding": "zero2"})["trace"])
+        half = (P - 1) * (ALPHA + N / 4 / (P * B))
+        s = trace["summary"]
+        self.assertTrue(s["verified"])  # the two halves make the allreduce
+        self.assertClose(FORWARD + BACKWARD + half + 4 * half, s["iteration_time"])
+        self.assertClose(8 * half, s["comm_time"])
+        self.assertClose(5 * half, s["exposed_comm"])
+        for rank in range(P):
+            comm = [a for a in trace["activities"] if a["rank"] == rank and a["lane"] == "comm"]
+            self.assertEqual([(a["what"], a["bucket"]) for a in comm],
+                             [("reduce-scatter", b) for b in range(4)] + [("allgather", b) for b in range(4)])
+            for a, b in zip(comm[:4], range(4)):
+                self.assertClose(FORWARD + (b + 1) * BACKWARD / 4, a["start"])
+            for previous, a in zip(comm[3:], comm[4:]):
+                self.assertClose(previous["end"], a["start"])
+                self.assertClose(half, a["end"] - a["start"])
+
+    def test_memory_per_worker_shards_gradients_and_optimizer_states(self):
+        # s = 4 bytes (float32), Adam 12 bytes per parameter: (2s + 12) P replicated,
+        # s P + (s + 12) P / p with zero2
+        plain = json.loads(run({"layers": LAYERS, "bucket": "4MiB"})["trace"])["summary"]
+        sharded = json.loads(run({"layers": LAYERS, "bucket": "4MiB", "sharding": "zero2"})["trace"])["summary"]
+        self.assertEqual(plain["memory_per_worker"], (2 * 4 + 12) * PARAMETERS)
+        self.assertEqual(sharded["memory_per_worker"], 4 * PARAMETERS + (4 + 12) * PARAMETERS / P)
+
+    def test_rabenseifner_splits_into_recursive_halving_and_doubling(self):
+        trace = json.loads(run({"layers": LAYERS, "bucket": "4MiB", "sharding": "zero2"},
+                               collective={"algorithm": "rabenseifner"})["trace"])
+        self.assertTrue(trace["summary"]["verified"])
+        # log2 p alpha + (p-1)/p n/B for each half
+        half = 2 * ALPHA + (P - 1) / P * (N / 4) / B
+        self.assertClose(FORWARD + BACKWARD + 5 * half, trace["summary"]["iteration_time"])
+
+    def test_refusals(self):
+        for training, collective, fragment in [
+                ({"layers": LAYERS, "sharding": "zero4"}, None,
+                 "training.sharding: unknown 'zero4' (did you mean 'zero2'?); allowed: none, zero2"),
+                ({"compute": "1ms", "sharding": "zero2"}, {"algorithm": "ring", "size": "1MiB"},
+                 "training.sharding: sharding splits the gradients of layers: give training.layers"),
+                ({"layers": LAYERS, "sharding": "zero2"}, {"algorithm": "naive"},
+                 "training.sharding: collective.algorithm 'naive' has no reduce-scatter and allgather halves")]:
+            with self.subTest(fragment=fragment), self.assertRaises(AssertionError) as refused:
+                run(training, collective=collective)
+            lines = str(refused.exception).strip().splitlines()
+            self.assertEqual(lines[0], "exit 2, wrote []")
+            self.assertEqual(len(lines), 2)
+            self.assertTrue(lines[1].startswith("collsim: error: " + fragment), lines[1])
 
 
 if __name__ == "__main__":
