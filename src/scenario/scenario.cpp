@@ -198,7 +198,7 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch", "sharding"});
+              "bucket", "batch", "sharding", "fusion"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -245,6 +245,21 @@ TrainingSpec parse_training(const json& object) {
     spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
     if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
   }
+  if (object.contains("fusion")) {
+    if (!spec.has_layers()) throw InputError("training.fusion: fusion groups the gradients of layers: give training.layers");
+    if (object.contains("bucket"))
+      throw InputError("training.fusion: Horovod's fusion replaces DDP's buckets: give fusion or bucket, not both");
+    const json& fusion = object["fusion"];
+    check_keys(fusion, "training.fusion", {"buffer", "cycle"});
+    for (const char* key : {"buffer", "cycle"})
+      if (!fusion.contains(key))
+        throw InputError(fmt::format("training.fusion.{}: missing; give {{\"buffer\": SIZE, \"cycle\": TIME}}", key));
+    TrainingSpec::Fusion f{get_quantity(fusion["buffer"], "training.fusion.buffer", parse_size),
+                           get_quantity(fusion["cycle"], "training.fusion.cycle", parse_time)};
+    if (!(f.buffer > 0)) throw InputError("training.fusion.buffer: must be a size > 0, e.g. \"64MiB\"");
+    if (!(f.cycle > 0)) throw InputError("training.fusion.cycle: must be a time > 0, e.g. \"5ms\"");
+    spec.fusion = f;
+  }
   if (object.contains("sharding")) {
     const std::string sharding = get_string(object["sharding"], "training.sharding");
     const std::vector<std::string> allowed{"none", "zero2"};
@@ -253,6 +268,8 @@ TrainingSpec parse_training(const json& object) {
                                    did_you_mean(sharding, allowed), join(allowed)));
     if (sharding == "zero2" && !spec.has_layers())
       throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
+    if (sharding == "zero2" && spec.fusion)
+      throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
     spec.sharding = sharding == "zero2" ? Sharding::zero2 : Sharding::none;
   }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
@@ -594,6 +611,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     training["layers"] = layers;
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
     if (s.training.sharding == Sharding::zero2) training["sharding"] = "zero2";
+    if (s.training.fusion)
+      training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {
     training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
                                                        : json(s.training.compute);

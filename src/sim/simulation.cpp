@@ -41,13 +41,15 @@ namespace {
 std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers()) return {};
-  const auto buckets =
-      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  const auto buckets = training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
+                                                     training.fusion->cycle)
+                                       : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
   auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
   if (slices.empty())
-    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+    throw InputError(fmt::format("{}: {} buckets but {} element{} carried per rank: raise it or "
                                  "collective.carried_elements to at least {}",
-                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 training.fusion ? "training.fusion.buffer" : "training.bucket", buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
                                  buckets.size()));
   return slices;
 }

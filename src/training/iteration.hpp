@@ -31,6 +31,14 @@ struct Bucket {
 // own). cap_bytes <= 0: one bucket of every layer. Buckets come in backward order.
 std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes);
 
+// Horovod's fusion (Sergeev & Del Balso 2018): a background loop wakes every `cycle`
+// seconds (counted from the start of backward), takes the gradients ready by then and not
+// yet sent, in backward order, and fuses them into buffers of at most `buffer_bytes` (a
+// larger layer goes alone); each fused buffer is one collective, ready at that tick. The
+// plan is fixed by the ticks: a tick does not wait for the stream to be free.
+std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_per_parameter, double buffer_bytes,
+                                double cycle);
+
 uint64_t total_parameters(const std::vector<Layer>& layers);
 
 // Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and

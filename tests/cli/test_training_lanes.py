@@ -238,5 +238,51 @@ class Zero2(unittest.TestCase):
             self.assertTrue(lines[1].startswith("collsim: error: " + fragment), lines[1])
 
 
+class Fusion(unittest.TestCase):
+    """training.fusion: Horovod's cycle fuses the gradients ready at each tick into buffers."""
+
+    def assertClose(self, expected, actual, rel=1e-9):
+        self.assertAlmostEqual(expected, actual, delta=abs(expected) * rel + 1e-15)
+
+    def test_each_tick_fuses_what_is_ready_up_to_the_buffer(self):
+        # Backward makes layer 7, 6, ..., 0 (2 MiB each) at 2, 4, ..., 16 ms. Ticks every
+        # 6.5 ms: at 6.5 layers 7, 6, 5 are ready (6 MiB > the 5 MiB buffer: {7, 6}, {5});
+        # at 13 layers 4, 3, 2 ({4, 3}, {2}); at 19.5 layers 1, 0 ({1, 0}).
+        trace = json.loads(run({"layers": LAYERS, "fusion": {"buffer": "5MiB", "cycle": "6.5ms"}})["trace"])
+        plan = [(6, 7, 6.5e-3), (5, 5, 6.5e-3), (3, 4, 13e-3), (2, 2, 13e-3), (0, 1, 19.5e-3)]
+        self.assertEqual([(b["first_layer"], b["last_layer"]) for b in trace["buckets"]], [p[:2] for p in plan])
+        for bucket, (first, last, tick) in zip(trace["buckets"], plan):
+            self.assertClose(tick, bucket["ready"])
+            self.assertEqual(bucket["bytes"], (last - first + 1) * N / COUNT)
+        end = 0
+        comm = [a for a in trace["activities"] if a["rank"] == 1 and a["lane"] == "comm"]
+        for a, (first, last, tick) in zip(comm, plan):
+            start = max(FORWARD + tick, end)
+            end = start + ring((last - first + 1) * N / COUNT)
+            self.assertClose(start, a["start"])
+            self.assertClose(end, a["end"])
+        s = trace["summary"]
+        self.assertClose(max(FORWARD + BACKWARD, end), s["iteration_time"])
+        self.assertEqual(s["buckets"], 5)
+        self.assertTrue(s["verified"])
+
+    def test_refusals(self):
+        for training, fragment in [
+                ({"layers": LAYERS, "bucket": "4MiB", "fusion": {"buffer": "5MiB", "cycle": "1ms"}},
+                 "training.fusion: Horovod's fusion replaces DDP's buckets"),
+                ({"layers": LAYERS, "fusion": {"buffer": "5MiB"}}, "training.fusion.cycle: missing"),
+                ({"layers": LAYERS, "fusion": {"buffer": "5MiB", "cycle": 0}}, "training.fusion.cycle: must be a time > 0"),
+                ({"layers": LAYERS, "fusion": {"buffer": "5MiB", "cycle": "1ms", "size": 1}},
+                 "training.fusion.size: unknown key"),
+                ({"layers": LAYERS, "fusion": {"buffer": "5MiB", "cycle": "1ms"}, "sharding": "zero2"},
+                 "training.sharding: Horovod's fusion is not sharded")]:
+            with self.subTest(fragment=fragment), self.assertRaises(AssertionError) as refused:
+                run(training)
+            lines = str(refused.exception).strip().splitlines()
+            self.assertEqual(lines[0], "exit 2, wrote []")
+            self.assertEqual(len(lines), 2)
+            self.assertTrue(lines[1].startswith("collsim: error: " + fragment), lines[1])
+
+
 if __name__ == "__main__":
     unittest.main()
