@@ -45,6 +45,10 @@ struct Activity {
   bool abandoned = false;  // a comm interval cut by a fault; the rebuilt group redoes it
 };
 
+// The trace lists the activities of the first ranks only: past them, a layered run's
+// intervals would outgrow its messages (the pictures draw the first 16 ranks).
+inline constexpr int max_activity_ranks = 64;
+
 struct FaultEvent {
   int fault = 0;            // index in scenario.faults
   std::string kind;

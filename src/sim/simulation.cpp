@@ -62,6 +62,9 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   result.batch = scenario.training.batch;
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers()) return;
+  if (result.workers > max_activity_ranks)
+    result.notes.push_back(fmt::format("the trace's activities (compute and comm lanes) list ranks 0 to {} of {}",
+                                       max_activity_ranks - 1, result.workers));
   const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
   result.memory_per_worker = memory_per_worker(total_parameters(training.layers), bytes_per_parameter,
                                                training.sharding, result.workers);

@@ -221,7 +221,7 @@ private:
   void record_layers(int round, int epoch, double forward_start, double factor) {
     const auto& layers = state_.scenario->training.layers;
     auto add = [&](const char* what, int layer, double start, double end) {
-      state_.activities.push_back({world_, round, epoch, Activity::Lane::compute, what, layer, start, end, false});
+      record({world_, round, epoch, Activity::Lane::compute, what, layer, start, end, false});
     };
     double done = 0;
     for (size_t l = 0; l < layers.size(); ++l) {
@@ -271,14 +271,18 @@ private:
       // The bucket's collective is abandoned: the trace keeps how far it got.
       interval.end = sg4::Engine::get_clock();
       interval.abandoned = true;
-      state_.activities.push_back(interval);
+      record(interval);
       throw;
     }
     me_.bucket = -1;
     std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
     interval.end = sg4::Engine::get_clock();
-    state_.activities.push_back(interval);
+    record(interval);
     return interval.end - start;
+  }
+
+  void record(const Activity& activity) {
+    if (world_ < max_activity_ranks) state_.activities.push_back(activity);
   }
 
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.

@@ -107,6 +107,18 @@ class Lanes(unittest.TestCase):
                 self.assertTrue(all(a["epoch"] == 0 and "abandoned" not in a for a in mine))
         self.assertEqual(len(trace["activities"]), P * 2 * (2 * COUNT + 4))
 
+    def test_activities_list_the_first_64_ranks(self):
+        layers = {"uniform": {"count": 2, "parameters": 8192, "forward": "1ms", "backward": "2ms"}}
+        scenario = {"name": "many", "topology": "star:66", "workers": 66, "collective": {"algorithm": "ring"},
+                    "training": {"layers": layers}}
+        with tempfile.TemporaryDirectory(prefix="collsim-lanes-") as folder:
+            path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(scenario))
+            subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet"], check=True, timeout=120)
+            trace = json.loads(trace.read_text())
+        self.assertEqual(sorted({a["rank"] for a in trace["activities"]}), list(range(64)))
+        self.assertIn("the trace's activities (compute and comm lanes) list ranks 0 to 63 of 66", trace["notes"])
+
     def test_a_busy_stream_queues_the_buckets(self):
         # Backward of 0.2 ms: every bucket after the first waits for the one before it.
         layers = {"uniform": {"count": COUNT, "parameters": PARAMETERS, "forward": "1ms", "backward": "200us"}}
