@@ -5,13 +5,9 @@ totals; bad presets refused in one line.
 
     cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_presets
 """
-import json
-import subprocess
-import tempfile
 import unittest
-from pathlib import Path
 
-from cli_common import COLLSIM
+from test_training import TrainingRun
 
 # torchvision.models.resnet50 (25,557,032), Hugging Face bert-large-uncased BertModel
 # (335,141,888), gpt2-xl GPT2Model (1,557,611,200).
@@ -50,24 +46,13 @@ def transformer_block_macs(hidden, feed_forward, sequence):
     return per_token * sequence
 
 
-class Presets(unittest.TestCase):
+class Presets(TrainingRun):
     def run_preset(self, layers, batch=8, expect=0):
         training = {"layers": layers}
         if batch:
             training["batch"] = batch
-        scenario = {"name": "preset", "topology": "star:2", "workers": 2, "collective": {"algorithm": "ring"},
-                    "training": training}
-        with tempfile.TemporaryDirectory(prefix="collsim-preset-") as folder:
-            path = Path(folder) / "s.json"
-            path.write_text(json.dumps(scenario))
-            trace = Path(folder) / "t.json"
-            done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet"],
-                                  capture_output=True, text=True, timeout=300)
-            self.assertEqual(done.returncode, expect, done.stderr)
-            if expect:
-                self.assertFalse(trace.exists())
-                return done.stderr
-            return json.loads(trace.read_text())
+        run = self.run_training(training, workers=2, expect=expect)
+        return run.stderr if expect else run
 
     def test_parameters_add_up_to_the_published_totals(self):
         for preset, total in PUBLISHED.items():
