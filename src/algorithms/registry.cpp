@@ -5,39 +5,27 @@
 #include "algorithms/algorithms.hpp"
 #include "algorithms/schedules.hpp"
 #include "util/errors.hpp"
+#include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 
 namespace collsim {
 
-std::string_view collective_name(Collective collective) {
-  switch (collective) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::reduce_scatter: return "reduce-scatter";
-    case Collective::allgather: return "allgather";
-    case Collective::alltoall: return "alltoall";
-  }
-  return "allreduce";
-}
-
 namespace {
-constexpr Collective every_collective[] = {Collective::allreduce, Collective::broadcast, Collective::reduce,
-                                           Collective::reduce_scatter, Collective::allgather, Collective::alltoall};
+const NamedEnum<Collective>& collectives() {
+  static const NamedEnum<Collective> table{"collective",
+                                           {{Collective::allreduce, "allreduce"},
+                                            {Collective::broadcast, "broadcast"},
+                                            {Collective::reduce, "reduce"},
+                                            {Collective::reduce_scatter, "reduce-scatter"},
+                                            {Collective::allgather, "allgather"},
+                                            {Collective::alltoall, "alltoall"}}};
+  return table;
+}
 }  // namespace
 
-std::vector<std::string> collective_names() {
-  std::vector<std::string> names;
-  for (Collective c : every_collective) names.emplace_back(collective_name(c));
-  return names;
-}
-
-Collective parse_collective(std::string_view name, std::string_view field) {
-  for (Collective c : every_collective)
-    if (collective_name(c) == name) return c;
-  throw InputError(fmt::format("{}: unknown collective '{}'{}; allowed: {}", field, name,
-                               did_you_mean(name, collective_names()), join(collective_names())));
-}
+std::string_view collective_name(Collective collective) { return collectives().name(collective); }
+std::vector<std::string> collective_names() { return collectives().names(); }
+Collective parse_collective(std::string_view name, std::string_view field) { return collectives().parse(name, field); }
 
 std::string default_algorithm(Collective collective) {
   switch (collective) {

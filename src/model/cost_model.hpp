@@ -67,8 +67,6 @@ struct ModelInput {
 
 using ModelFn = double (*)(const ModelInput& in);
 
-int ceil_log2(int p);
-
 // The hierarchical allreduce's groups of ranks: by locality, else consecutive blocks of
 // group_sizes (one group of p when both are empty).
 std::vector<std::vector<int>> model_groups(const ModelInput& in);

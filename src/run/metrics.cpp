@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/named_enum.hpp"
 #include "util/units.hpp"
 
 using nlohmann::json;
@@ -106,23 +107,19 @@ std::string format_metric_value(const Metric& metric, double value) {
 }
 
 std::string_view better_name(Better better) {
-  switch (better) {
-    case Better::lower: return "lower";
-    case Better::higher: return "higher";
-    case Better::informational: return "informational";
-  }
-  return "";
+  static const NamedEnum<Better> table{
+      "direction", {{Better::lower, "lower"}, {Better::higher, "higher"}, {Better::informational, "informational"}}};
+  return table.name(better);
 }
 
 std::string_view metric_unit_name(MetricUnit unit) {
-  switch (unit) {
-    case MetricUnit::seconds: return "seconds";
-    case MetricUnit::bytes_per_second: return "bytes/s";
-    case MetricUnit::count: return "count";
-    case MetricUnit::ratio: return "ratio";
-    case MetricUnit::flag: return "flag";
-  }
-  return "";
+  static const NamedEnum<MetricUnit> table{"unit",
+                                           {{MetricUnit::seconds, "seconds"},
+                                            {MetricUnit::bytes_per_second, "bytes/s"},
+                                            {MetricUnit::count, "count"},
+                                            {MetricUnit::ratio, "ratio"},
+                                            {MetricUnit::flag, "flag"}}};
+  return table.name(unit);
 }
 
 }  // namespace collsim

@@ -11,6 +11,7 @@
 #include "training/presets.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -18,6 +19,21 @@ using nlohmann::json;
 
 namespace collsim {
 namespace {
+
+const NamedEnum<FaultKind>& fault_kinds() {
+  static const NamedEnum<FaultKind> table{"fault",
+                                          {{FaultKind::slow_link, "slow-link"},
+                                           {FaultKind::slow_host, "slow-host"},
+                                           {FaultKind::preempt, "preempt"},
+                                           {FaultKind::link_down, "link-down"}}};
+  return table;
+}
+
+const NamedEnum<RecoveryPolicy>& recovery_policies() {
+  static const NamedEnum<RecoveryPolicy> table{"policy",
+                                               {{RecoveryPolicy::none, "none"}, {RecoveryPolicy::rebuild, "rebuild"}}};
+  return table;
+}
 
 std::string join_path(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
@@ -281,14 +297,10 @@ TrainingSpec parse_training(const json& object) {
 FaultSpec parse_fault(const json& object, const std::string& where, int rounds) {
   check_keys(object, where, {"kind", "at", "at_round", "link", "host", "rank", "factor", "latency", "duration", "return_after"});
   FaultSpec fault;
-  const std::vector<std::string> kinds{"slow-link", "slow-host", "preempt", "link-down"};
-  if (!object.contains("kind")) throw InputError(fmt::format("{}.kind: missing; allowed: {}", where, join(kinds)));
-  const std::string kind = get_string(object["kind"], where + ".kind");
-  const auto found = std::find(kinds.begin(), kinds.end(), kind);
-  if (found == kinds.end())
-    throw InputError(fmt::format("{}.kind: unknown fault '{}'{}; allowed: {}", where, kind, did_you_mean(kind, kinds),
-                                 join(kinds)));
-  fault.kind = static_cast<FaultKind>(found - kinds.begin());
+  if (!object.contains("kind"))
+    throw InputError(fmt::format("{}.kind: missing; allowed: {}", where, join(fault_kinds().names())));
+  fault.kind = fault_kinds().parse(get_string(object["kind"], where + ".kind"), where + ".kind");
+  const std::string_view kind = fault_kinds().name(fault.kind);
 
   if (object.contains("at") == object.contains("at_round"))
     throw InputError(fmt::format("{}: give exactly one of \"at\" (a time) or \"at_round\" (a round)", where));
@@ -350,11 +362,7 @@ RecoverySpec parse_recovery(const json& object) {
   check_keys(object, "recovery", {"policy", "timeout", "min_timeout", "min_workers"});
   RecoverySpec spec;
   if (object.contains("policy")) {
-    const std::string policy = get_string(object["policy"], "recovery.policy");
-    if (policy == "rebuild") spec.policy = RecoveryPolicy::rebuild;
-    else if (policy != "none")
-      throw InputError(fmt::format("recovery.policy: unknown policy '{}'{}; allowed: none, rebuild", policy,
-                                   did_you_mean(policy, {"none", "rebuild"})));
+    spec.policy = recovery_policies().parse(get_string(object["policy"], "recovery.policy"), "recovery.policy");
   }
   if (object.contains("timeout")) {
     const json& timeout = object["timeout"];
@@ -556,18 +564,10 @@ json bytes_json(double bytes) {
 }
 }  // namespace
 
-std::string_view fault_kind_name(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::slow_link: return "slow-link";
-    case FaultKind::slow_host: return "slow-host";
-    case FaultKind::preempt: return "preempt";
-    case FaultKind::link_down: return "link-down";
-  }
-  return "slow-link";
-}
+std::string_view fault_kind_name(FaultKind kind) { return fault_kinds().name(kind); }
 
 json recovery_to_json(const RecoverySpec& r) {
-  json out{{"policy", r.policy == RecoveryPolicy::rebuild ? "rebuild" : "none"}, {"timeout", r.timeout_text},
+  json out{{"policy", recovery_policies().name(r.policy)}, {"timeout", r.timeout_text},
            {"min_workers", r.min_workers}};
   if (r.min_timeout) out["min_timeout"] = *r.min_timeout;
   return out;

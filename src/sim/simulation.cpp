@@ -77,10 +77,16 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
 
 // The notes a user should read about the carried elements (logical vs carried size).
 void note_payload(const Scenario& scenario, SimResult& result) {
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  if (result.payload.downscaled()) {
+    const Payload& payload = result.payload;
+    std::string note = fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                   payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
+    // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
+    if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+                          payload.logical_bytes, payload.carried_elems);
+    result.notes.push_back(note);
+  }
   if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,

@@ -12,6 +12,7 @@
 #include "algorithms/collective.hpp"
 #include "viz/palette.hpp"
 #include "util/suggest.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 namespace collsim::viz {
@@ -317,7 +318,7 @@ nlohmann::json step_through_json(const StepThrough& s, const TraceView& t) {
     json messages = json::array();
     for (const auto& m : f.messages) messages.push_back({m.src, m.dst, m.chunks, m.bytes, m.label});
     frames.push_back({{"label", f.label}, {"phase", f.phase}, {"step", f.step}, {"start", f.start}, {"end", f.end},
-                      {"time", short_time(f.start) + " – " + short_time(f.end)}, {"size", messages.empty() ? "" : short_size(f.messages.front().bytes)},
+                      {"time", short_time(f.start) + " – " + short_time(f.end)}, {"size", messages.empty() ? "" : format_size(f.messages.front().bytes, 3)},
                       {"messages", messages}, {"holds", f.holds}});
   }
   out["frames"] = frames;

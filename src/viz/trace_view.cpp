@@ -7,6 +7,7 @@
 
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -337,7 +338,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
 
 std::string describe_run(const TraceView& trace) {
   return fmt::format("{} / {}, {} rank{}, {} per rank", trace.kind, trace.algorithm, trace.workers,
-                     trace.workers == 1 ? "" : "s", short_size(trace.size));
+                     trace.workers == 1 ? "" : "s", format_size(trace.size, 3));
 }
 
 std::string describe_sample(const TraceView& trace) {

@@ -7,6 +7,7 @@
 #include "util/errors.hpp"
 #include "viz/palette.hpp"
 #include "viz/step_through.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 #include "viz/timeline_svg.hpp"
 #include "viz/trace_view.hpp"
@@ -81,7 +82,7 @@ TEST_CASE("nice ticks are round numbers inside the range") {
 TEST_CASE("times, sizes and counts for people") {
   CHECK(short_time(11.7721e-3) == "11.8 ms");
   CHECK(short_time(2.1024e-6) == "2.1 µs");
-  CHECK(short_size(8 << 20) == "8 MiB");
+  CHECK(format_size(8 << 20, 3) == "8 MiB");
   CHECK(thousands(2095104) == "2,095,104");
   CHECK(num(12.5) == "12.5");
   CHECK(num(3.0) == "3");
