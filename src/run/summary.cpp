@@ -162,7 +162,7 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     if (it.memory_per_worker)
       rows.emplace_back("memory", fmt::format("{} per worker (parameters, gradients, Adam states{})",
                                               format_size(*it.memory_per_worker),
-                                              result.sharding == "zero2" ? "; zero2: gradients and states sharded" : ""));
+                                              result.sharding == Sharding::zero2 ? "; zero2: gradients and states sharded" : ""));
   }
   std::string out = format_table(rows);
   if (!result.auto_candidates.empty()) {

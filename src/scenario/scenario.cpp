@@ -277,16 +277,11 @@ TrainingSpec parse_training(const json& object) {
     spec.fusion = f;
   }
   if (object.contains("sharding")) {
-    const std::string sharding = get_string(object["sharding"], "training.sharding");
-    const std::vector<std::string> allowed{"none", "zero2"};
-    if (std::find(allowed.begin(), allowed.end(), sharding) == allowed.end())
-      throw InputError(fmt::format("training.sharding: unknown '{}'{}; allowed: {}", sharding,
-                                   did_you_mean(sharding, allowed), join(allowed)));
-    if (sharding == "zero2" && !spec.has_layers())
+    spec.sharding = sharding_names().parse(get_string(object["sharding"], "training.sharding"), "training.sharding");
+    if (spec.sharding != Sharding::none && !spec.has_layers())
       throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
-    if (sharding == "zero2" && spec.fusion)
+    if (spec.sharding != Sharding::none && spec.fusion)
       throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
-    spec.sharding = sharding == "zero2" ? Sharding::zero2 : Sharding::none;
   }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
@@ -612,7 +607,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                         {"backward", layer.backward}});
     training["layers"] = layers;
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
-    if (s.training.sharding == Sharding::zero2) training["sharding"] = "zero2";
+    if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
     if (s.training.fusion)
       training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {

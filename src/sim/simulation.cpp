@@ -68,7 +68,7 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
   result.memory_per_worker = memory_per_worker(total_parameters(training.layers), bytes_per_parameter,
                                                training.sharding, result.workers);
-  result.sharding = training.sharding == Sharding::zero2 ? "zero2" : "none";
+  result.sharding = training.sharding;
   if (training.sharding == Sharding::none) return;
   const auto halves = allreduce_halves(scenario.collective.algorithm);
   state.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");

@@ -79,7 +79,7 @@ struct SimResult {
   int buckets = 0;                       // layered training: the buckets of each iteration (0: no layers)
   std::vector<Bucket> bucket_plan;       // layered training: the buckets, in backward order
   double memory_per_worker = 0;          // layered training: bytes of parameters, gradients, optimizer states
-  std::string sharding;                  // layered training: "none" or "zero2"
+  Sharding sharding = Sharding::none;    // layered training: training.sharding
   std::optional<int> batch;              // training.batch: samples per worker and iteration
   std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
   std::string auto_by;                   // "model" or "simulate"

@@ -11,6 +11,11 @@ uint64_t total_parameters(const std::vector<Layer>& layers) {
   return total;
 }
 
+const NamedEnum<Sharding>& sharding_names() {
+  static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}}};
+  return table;
+}
+
 double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers) {
   constexpr double optimizer_bytes = 12;  // Adam: fp32 master weights, momentum, variance
   const double n = static_cast<double>(parameters), s = bytes_per_parameter;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/named_enum.hpp"
+
 namespace collsim {
 
 struct Layer {
@@ -45,6 +47,7 @@ uint64_t total_parameters(const std::vector<Layer>& layers);
 // optimizer states; each bucket is reduce-scattered during backward and, after the step,
 // the updated parameters are all-gathered bucket by bucket.
 enum class Sharding { none, zero2 };
+const NamedEnum<Sharding>& sharding_names();
 
 // Bytes one worker holds for the model (activations left out): parameters and gradients
 // of `bytes_per_parameter` each, and Adam's optimizer states (fp32 master copy, momentum,

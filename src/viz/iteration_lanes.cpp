@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "util/units.hpp"
 #include "viz/palette.hpp"
 #include "viz/svg.hpp"
 
@@ -28,7 +29,7 @@ std::string tooltip(const TraceView& trace, const TraceActivity& a) {
     what = fmt::format("{} of bucket {}", a.what, a.index);
     if (static_cast<size_t>(a.index) < trace.buckets.size()) {
       const TraceBucket& b = trace.buckets[static_cast<size_t>(a.index)];
-      what += fmt::format(" (layers {}–{}, {})", b.first_layer, b.last_layer, short_size(b.bytes));
+      what += fmt::format(" (layers {}–{}, {})", b.first_layer, b.last_layer, format_size(b.bytes, 3));
     }
     if (a.abandoned) what += ", abandoned";
   } else {

@@ -237,7 +237,7 @@ class Zero2(unittest.TestCase):
     def test_refusals(self):
         for training, collective, fragment in [
                 ({"layers": LAYERS, "sharding": "zero4"}, None,
-                 "training.sharding: unknown 'zero4' (did you mean 'zero2'?); allowed: none, zero2"),
+                 "training.sharding: unknown sharding 'zero4' (did you mean 'zero2'?); allowed: none, zero2"),
                 ({"compute": "1ms", "sharding": "zero2"}, {"algorithm": "ring", "size": "1MiB"},
                  "training.sharding: sharding splits the gradients of layers: give training.layers"),
                 ({"layers": LAYERS, "sharding": "zero2"}, {"algorithm": "naive"},
