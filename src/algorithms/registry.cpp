@@ -147,4 +147,10 @@ const AlgorithmInfo& find_algorithm(Collective collective, const std::string& na
                                name, did_you_mean(name, names), join(names)));
 }
 
+std::optional<std::pair<std::string, std::string>> allreduce_halves(const std::string& allreduce) {
+  if (allreduce == "ring") return std::pair<std::string, std::string>{"ring", "ring"};
+  if (allreduce == "rabenseifner") return std::pair<std::string, std::string>{"recursive-halving", "recursive-doubling"};
+  return std::nullopt;
+}
+
 }  // namespace collsim

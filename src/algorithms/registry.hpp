@@ -1,7 +1,9 @@
 #pragma once
 // The algorithms collsim knows, by collective and name, each with its one-line summary
 // and its cost formula. Names are unique within a collective.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/collective.hpp"
@@ -43,5 +45,10 @@ std::string uses_names(const Uses& uses);
 const AlgorithmInfo& find_algorithm(Collective collective, const std::string& name, std::string_view field);
 
 std::vector<std::string> algorithm_names(Collective collective);
+
+// The reduce-scatter and the allgather an allreduce algorithm is made of, which sharded
+// training runs apart: ring -> (ring, ring), rabenseifner -> (recursive-halving,
+// recursive-doubling); none for the others.
+std::optional<std::pair<std::string, std::string>> allreduce_halves(const std::string& allreduce);
 
 }  // namespace collsim

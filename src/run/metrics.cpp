@@ -59,6 +59,11 @@ const std::vector<Metric>& metric_table() {
          return s.iterations && s.iterations->samples_per_second ? json(*s.iterations->samples_per_second)
                                                                  : json(nullptr);
        }},
+      {"memory_per_worker", MetricUnit::count, Better::lower,
+       "bytes of parameters, gradients and Adam states per worker (training.layers; sharded with training.sharding)",
+       [](S s, R) {
+         return s.iterations && s.iterations->memory_per_worker ? json(*s.iterations->memory_per_worker) : json(nullptr);
+       }},
       {"healthy_dropped", MetricUnit::count, Better::lower,
        "ranks recovery dropped that no fault struck (runs with faults or recoveries)",
        [](S, R r) {

@@ -41,6 +41,7 @@ IterationFigures iteration_figures(const SimResult& result, std::optional<int> b
     if (batch) samples += static_cast<double>(*batch) * static_cast<double>(round.group.size());
   }
   if (batch && f.iteration_time > 0) f.samples_per_second = samples / f.iteration_time;
+  if (result.memory_per_worker > 0) f.memory_per_worker = result.memory_per_worker;
   if (f.comm_time > 0) f.overlap_fraction = std::clamp((f.comm_time - f.exposed_comm) / f.comm_time, 0.0, 1.0);
   const double rounds = std::max<double>(1, static_cast<double>(result.rounds.size()));
   f.iteration_time /= rounds;
@@ -164,6 +165,10 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     if (it.samples_per_second)
       rows.emplace_back("throughput", fmt::format("{:.6g} samples/s ({} per worker and iteration)", *it.samples_per_second,
                                                   *result.batch));
+    if (it.memory_per_worker)
+      rows.emplace_back("memory", fmt::format("{} per worker (parameters, gradients, Adam states{})",
+                                              format_size(*it.memory_per_worker),
+                                              result.sharding == Sharding::zero2 ? "; zero2: gradients and states sharded" : ""));
   }
   std::string out = format_table(rows);
   if (!result.auto_candidates.empty()) {

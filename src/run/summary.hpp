@@ -24,6 +24,7 @@ struct IterationFigures {
   double exposed_comm = 0;    // iteration_time - compute_time: communication not hidden
   double overlap_fraction = 0;  // (comm_time - exposed_comm) / comm_time
   std::optional<double> samples_per_second;  // training.batch x the group's workers / iteration
+  std::optional<double> memory_per_worker;   // with layers: bytes of parameters, gradients, optimizer states
   int buckets = 1;
 };
 

@@ -8,6 +8,7 @@
 
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
+#include "training/presets.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/named_enum.hpp"
@@ -137,13 +138,59 @@ CollectiveSpec parse_collective_spec(const json& object) {
   return spec;
 }
 
-// A list of {"name", "parameters", "forward", "backward"} in forward order, or
-// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly).
-std::vector<Layer> parse_layers(const json& value) {
+// {"preset": NAME, "sequence", and "forward" + "backward" totals or "device_flops"}: the
+// preset's layers (training/presets.hpp), with compute times in proportion to each layer's
+// multiply-adds: the totals split, or 2 flops per multiply-add of `batch` samples at the
+// device's speed forward and twice that backward.
+std::vector<Layer> parse_preset(const json& value, std::optional<int> batch) {
+  const std::string where = "training.layers";
+  check_keys(value, where, {"preset", "sequence", "forward", "backward", "device_flops"});
+  const std::string name = get_string(value["preset"], where + ".preset");
+  const auto& names = model_presets();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw InputError(fmt::format("{}.preset: unknown model '{}'{}; allowed: {}", where, name, did_you_mean(name, names),
+                                 join(names)));
+  int sequence = default_sequence(name);
+  if (value.contains("sequence")) {
+    if (sequence == 0) throw InputError(fmt::format("{}.sequence: {} has no sequence (its samples are images)", where, name));
+    sequence = static_cast<int>(get_integer(value["sequence"], where + ".sequence", 1, 1 << 20));
+  }
+  const bool totals = value.contains("forward") || value.contains("backward");
+  if (totals == value.contains("device_flops") || (totals && !(value.contains("forward") && value.contains("backward"))))
+    throw InputError(fmt::format("{}: give the compute times of {}: \"forward\" and \"backward\" (per iteration on one "
+                                 "worker), or \"device_flops\" (the device's flop/s, e.g. \"100Tf\") with training.batch",
+                                 where, name));
+  const auto table = preset_layers(name, sequence);
+  double macs = 0;
+  for (const PresetLayer& layer : table) macs += layer.forward_macs;
+  double forward = 0, backward = 0;  // per multiply-add
+  if (totals) {
+    forward = get_quantity(value["forward"], where + ".forward", parse_time) / macs;
+    backward = get_quantity(value["backward"], where + ".backward", parse_time) / macs;
+  } else {
+    if (!batch) throw InputError(fmt::format("{}.device_flops: the compute time follows from training.batch: give it", where));
+    const double speed = get_quantity(value["device_flops"], where + ".device_flops", parse_flops);
+    if (!(speed > 0)) throw InputError(fmt::format("{}.device_flops: must be > 0, e.g. \"100Tf\"", where));
+    forward = 2.0 * *batch / speed;
+    backward = 2 * forward;
+  }
   std::vector<Layer> layers;
-  if (value.is_object()) {
-    check_keys(value, "training.layers", {"uniform"});
-    if (!value.contains("uniform")) throw InputError("training.layers: give a list of layers or {\"uniform\": {...}}");
+  for (const PresetLayer& layer : table)
+    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward});
+  return layers;
+}
+
+// A list of {"name", "parameters", "forward", "backward"} in forward order,
+// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly), or a
+// preset model ({"preset": ...}).
+std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
+  std::vector<Layer> layers;
+  if (value.is_object() && value.contains("preset")) {
+    layers = parse_preset(value, batch);
+  } else if (value.is_object()) {
+    check_keys(value, "training.layers", {"uniform", "preset"});
+    if (!value.contains("uniform"))
+      throw InputError("training.layers: give a list of layers, {\"uniform\": {...}} or {\"preset\": ...}");
     const json& uniform = value["uniform"];
     check_keys(uniform, "training.layers.uniform", {"count", "parameters", "forward", "backward"});
     for (const char* key : {"count", "parameters"})
@@ -182,7 +229,7 @@ std::vector<Layer> parse_layers(const json& value) {
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch"});
+              "bucket", "batch", "sharding", "fusion"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -215,8 +262,10 @@ TrainingSpec parse_training(const json& object) {
     spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
     if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
   }
+  if (object.contains("batch"))
+    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
   if (object.contains("layers")) {
-    spec.layers = parse_layers(object["layers"]);
+    spec.layers = parse_layers(object["layers"], spec.batch);
     if (object.contains("compute"))
       throw InputError("training.compute: the layers give each layer's forward and backward time; leave compute out");
     if (object.contains("gradient_size"))
@@ -227,8 +276,28 @@ TrainingSpec parse_training(const json& object) {
     spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
     if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
   }
-  if (object.contains("batch"))
-    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
+  if (object.contains("fusion")) {
+    if (!spec.has_layers()) throw InputError("training.fusion: fusion groups the gradients of layers: give training.layers");
+    if (object.contains("bucket"))
+      throw InputError("training.fusion: Horovod's fusion replaces DDP's buckets: give fusion or bucket, not both");
+    const json& fusion = object["fusion"];
+    check_keys(fusion, "training.fusion", {"buffer", "cycle"});
+    for (const char* key : {"buffer", "cycle"})
+      if (!fusion.contains(key))
+        throw InputError(fmt::format("training.fusion.{}: missing; give {{\"buffer\": SIZE, \"cycle\": TIME}}", key));
+    TrainingSpec::Fusion f{get_quantity(fusion["buffer"], "training.fusion.buffer", parse_size),
+                           get_quantity(fusion["cycle"], "training.fusion.cycle", parse_time)};
+    if (!(f.buffer > 0)) throw InputError("training.fusion.buffer: must be a size > 0, e.g. \"64MiB\"");
+    if (!(f.cycle > 0)) throw InputError("training.fusion.cycle: must be a time > 0, e.g. \"5ms\"");
+    spec.fusion = f;
+  }
+  if (object.contains("sharding")) {
+    spec.sharding = sharding_names().parse(get_string(object["sharding"], "training.sharding"), "training.sharding");
+    if (spec.sharding != Sharding::none && !spec.has_layers())
+      throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
+    if (spec.sharding != Sharding::none && spec.fusion)
+      throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
+  }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
     throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");
@@ -430,6 +499,13 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     scenario.collective.size = bytes;
     if (scenario.training.has_model()) scenario.training.gradient_size = bytes;
   }
+  if (scenario.training.sharding != Sharding::none) {
+    if (scenario.collective.kind != Collective::allreduce)
+      throw InputError("collective.kind: sharded training reduce-scatters and all-gathers the gradients of an allreduce");
+    if (!allreduce_halves(scenario.collective.algorithm))
+      throw InputError(fmt::format("training.sharding: collective.algorithm '{}' has no reduce-scatter and allgather "
+                                   "halves to run apart; allowed: ring, rabenseifner", scenario.collective.algorithm));
+  }
   if (document.contains("faults")) {
     if (!document["faults"].is_array()) throw InputError("faults: must be a list of faults");
     for (size_t i = 0; i < document["faults"].size(); ++i)
@@ -548,6 +624,9 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                         {"backward", layer.backward}});
     training["layers"] = layers;
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
+    if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
+    if (s.training.fusion)
+      training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {
     training["compute"] = s.training.compute_flops > 0 ? json(fmt::format("{}f", s.training.compute_flops))
                                                        : json(s.training.compute);

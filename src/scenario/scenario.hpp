@@ -50,6 +50,12 @@ struct TrainingSpec {
   std::vector<Layer> layers;
   double bucket = 0;               // bytes; 0: one bucket (no overlap)
   std::optional<int> batch;        // samples per worker per iteration: samples/s
+  struct Fusion {
+    double buffer = 0;  // bytes
+    double cycle = 0;   // seconds
+  };
+  std::optional<Fusion> fusion;    // with layers: Horovod's fusion instead of DDP's buckets
+  Sharding sharding = Sharding::none;  // with layers: ZeRO-2 (reduce-scatter + allgather per bucket)
 
   bool has_layers() const { return !layers.empty(); }
 

@@ -307,6 +307,11 @@ private:
     event.evidence = judgement.evidence;
     event.prediction_keep = prediction_.first;
     event.prediction_drop = prediction_.second;
+    // Layered training: the earliest bucket a member was reducing is the one redone first.
+    for (int world : group.members()) {
+      const int bucket = state_.workers[static_cast<size_t>(world)].bucket;
+      if (bucket >= 0 && (event.bucket < 0 || bucket < event.bucket)) event.bucket = bucket;
+    }
     return event;
   }
 

@@ -32,6 +32,23 @@ struct RankRound {
   uint64_t model_hash = 0;  // of the weights after the update (training with a model)
 };
 
+// One interval of a rank's layered training iteration, for the timeline's compute and
+// communication lanes (docs/trace-format.md#activities): a layer's forward or backward on
+// the device, or a bucket's collective on the communication stream.
+struct Activity {
+  enum class Lane { compute, comm };
+  int rank = 0, round = 0, epoch = 0;
+  Lane lane = Lane::compute;
+  std::string what;      // "forward", "backward", or the collective ("allreduce")
+  int index = 0;         // the layer (compute) or the bucket (comm)
+  double start = 0, end = 0;
+  bool abandoned = false;  // a comm interval cut by a fault; the rebuilt group redoes it
+};
+
+// The trace lists the activities of the first ranks only: past them, a layered run's
+// intervals would outgrow its messages (the pictures draw the first 16 ranks).
+inline constexpr int max_activity_ranks = 64;
+
 struct FaultEvent {
   int fault = 0;            // index in scenario.faults
   std::string kind;
@@ -63,6 +80,7 @@ struct RecoveryEvent {
   std::string rule;               // the rule that fired
   std::vector<std::string> evidence;  // what the coordinator saw: wait-for edges, late transfers, predictions
   double prediction_keep = -1, prediction_drop = -1;  // seconds to finish the rounds left (straggler rule)
+  int bucket = -1;                // layered training: the earliest bucket whose collective was abandoned
 };
 
 enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };
@@ -74,6 +92,7 @@ struct WorkerState {
   std::vector<double> weights;  // model copy (training with a model)
   Buffer result;                // the collective's output of the last completed round
   Buffer input;                 // the gradient that went into it
+  int bucket = -1;              // layered training: the bucket whose collective it is in (-1: none)
 };
 
 class Detector;
@@ -91,6 +110,10 @@ struct RunState {
   std::unique_ptr<LinearRegression> regression;
   InputFn input;                  // synthetic gradients when there is no model
   std::vector<BucketSlice> buckets;  // layered training: in backward order (empty: one collective)
+  std::vector<Activity> activities;  // layered training: every rank's forward, backward and bucket intervals
+  // training.sharding: each bucket's allreduce run as its two halves, apart
+  const AlgorithmInfo* shard_reduce_scatter = nullptr;
+  const AlgorithmInfo* shard_allgather = nullptr;
 
   MessageLog messages;
   std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current

@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
@@ -40,13 +41,15 @@ namespace {
 std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers()) return {};
-  const auto buckets =
-      plan_buckets(training.layers, static_cast<double>(dtype_size(scenario.collective.dtype)), training.bucket);
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  const auto buckets = training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
+                                                     training.fusion->cycle)
+                                       : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
   auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
   if (slices.empty())
-    throw InputError(fmt::format("training.bucket: {} buckets but {} element{} carried per rank: raise the bucket size or "
+    throw InputError(fmt::format("{}: {} buckets but {} element{} carried per rank: raise it or "
                                  "collective.carried_elements to at least {}",
-                                 buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
+                                 training.fusion ? "training.fusion.buffer" : "training.bucket", buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
                                  buckets.size()));
   return slices;
 }
@@ -55,7 +58,21 @@ std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payl
 void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
   state.buckets = plan_bucket_slices(scenario, result.payload);
   result.buckets = static_cast<int>(state.buckets.size());
+  for (const BucketSlice& slice : state.buckets) result.bucket_plan.push_back(slice.bucket);
   result.batch = scenario.training.batch;
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return;
+  if (result.workers > max_activity_ranks)
+    result.notes.push_back(fmt::format("the trace's activities (compute and comm lanes) list ranks 0 to {} of {}",
+                                       max_activity_ranks - 1, result.workers));
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  result.memory_per_worker = memory_per_worker(total_parameters(training.layers), bytes_per_parameter,
+                                               training.sharding, result.workers);
+  result.sharding = training.sharding;
+  if (training.sharding == Sharding::none) return;
+  const auto halves = allreduce_halves(scenario.collective.algorithm);
+  state.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
+  state.shard_allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
 }
 
 // The notes a user should read about the carried elements (logical vs carried size).
@@ -277,6 +294,10 @@ void collect_results(RunState& state, SimResult& result) {
   result.messages = std::move(state.messages);
   result.faults = state.fault_events;
   result.recoveries = state.recoveries;
+  result.activities = std::move(state.activities);
+  std::stable_sort(result.activities.begin(), result.activities.end(), [](const Activity& a, const Activity& b) {
+    return std::tie(a.rank, a.round, a.epoch, a.lane, a.start) < std::tie(b.rank, b.round, b.epoch, b.lane, b.start);
+  });
   if (!state.abort_reason.empty()) result.stall = "recovery gave up: " + state.abort_reason + ".";
   const CommGroup& last = *state.groups.back();
   for (int g = 0; g < last.size(); ++g) result.final_group.push_back(last.world_rank(g));

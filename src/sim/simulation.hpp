@@ -71,11 +71,15 @@ struct SimResult {
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)
   std::vector<FaultEvent> faults;
   std::vector<RecoveryEvent> recoveries;
+  std::vector<Activity> activities;      // layered training: per rank, forward, backward, buckets
   std::string stall;                     // why the run never completed (empty if it did)
   int rounds_completed = 0;
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
   int buckets = 0;                       // layered training: the buckets of each iteration (0: no layers)
+  std::vector<Bucket> bucket_plan;       // layered training: the buckets, in backward order
+  double memory_per_worker = 0;          // layered training: bytes of parameters, gradients, optimizer states
+  Sharding sharding = Sharding::none;    // layered training: training.sharding
   std::optional<int> batch;              // training.batch: samples per worker and iteration
   std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
   std::string auto_by;                   // "model" or "simulate"

@@ -69,7 +69,7 @@ public:
         compute();
         times.compute_end = times.collective_start = sg4::Engine::get_clock();
       } else {
-        backward = forward_then_start_backward(times);
+        backward = forward_then_start_backward(times, round, group->epoch());
       }
       if (state_.detector != nullptr) state_.detector->idle(world_);
       make_gradient(buf);
@@ -88,7 +88,7 @@ public:
           args.servers = servers_in_group(args.servers, group->size());
           comm.set_data(buf.all());
           if (state_.buckets.empty()) state_.algorithm->run(comm, buf, args);
-          else reduce_buckets(comm, buf, args, state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
+          else reduce_buckets(comm, buf, args, round, group->epoch(), state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
             state_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
@@ -198,37 +198,94 @@ private:
 
   // Layered training: forward through every layer, then backward runs on the device while
   // this actor, the communication stream, reduces each bucket once backward has made it.
-  sg4::ExecPtr forward_then_start_backward(RankRound& times) {
+  sg4::ExecPtr forward_then_start_backward(RankRound& times, int round, int epoch) {
+    const auto& layers = state_.scenario->training.layers;
     double forward = 0, backward = 0;
-    for (const Layer& layer : state_.scenario->training.layers) {
+    for (const Layer& layer : layers) {
       forward += layer.forward;
       backward += layer.backward;
     }
     const double speed = sg4::this_actor::get_host()->get_speed();
     const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    const double forward_start = sg4::Engine::get_clock();
     if (forward > 0) sg4::this_actor::execute(forward * speed / factor);
     backward_start_ = sg4::Engine::get_clock();
     backward_factor_ = factor;
     times.collective_start = times.compute_end = backward_start_;
+    record_layers(round, epoch, forward_start, factor);
     if (backward <= 0) return nullptr;
     return sg4::this_actor::exec_async(backward * speed / factor);
   }
 
-  // One collective per bucket, in backward order, each when backward has produced its
-  // last gradient and the previous one is done (one stream, as NCCL runs them).
-  void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, RankRound& times) {
-    times.comm = 0;
-    for (const BucketSlice& slice : state_.buckets) {
-      const double ready = backward_start_ + slice.bucket.ready / backward_factor_;
-      if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
-      const double start = sg4::Engine::get_clock();
-      Buffer bucket(buf.dtype(), slice.count);
-      std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
-      comm.set_data(bucket.all(), slice.offset);
-      state_.algorithm->run(comm, bucket, args);
-      std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
-      times.comm += sg4::Engine::get_clock() - start;
+  // Each layer's forward and backward as the device runs them at this iteration's speed:
+  // forward layers in order up to the start of backward, then backward layers in reverse
+  // order, the times at which the stream sees each bucket ready.
+  void record_layers(int round, int epoch, double forward_start, double factor) {
+    const auto& layers = state_.scenario->training.layers;
+    auto add = [&](const char* what, int layer, double start, double end) {
+      record({world_, round, epoch, Activity::Lane::compute, what, layer, start, end, false});
+    };
+    double done = 0;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const double start = forward_start + done / factor;
+      done += layers[l].forward;
+      add("forward", static_cast<int>(l), start, l + 1 == layers.size() ? backward_start_ : forward_start + done / factor);
     }
+    done = 0;
+    for (size_t l = layers.size(); l-- > 0;) {
+      const double start = backward_start_ + done / factor;
+      done += layers[l].backward;
+      add("backward", static_cast<int>(l), start, backward_start_ + done / factor);
+    }
+  }
+
+  // One collective per bucket, in backward order, each when backward has produced its
+  // last gradient and the previous one is done (one stream, as NCCL runs them). Sharded
+  // (zero2): each bucket is reduce-scattered instead, and after the optimizer's step the
+  // updated parameters are all-gathered bucket by bucket (the two halves of the allreduce).
+  void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
+    times.comm = 0;
+    const AlgorithmInfo& reduce = state_.shard_reduce_scatter ? *state_.shard_reduce_scatter : *state_.algorithm;
+    for (size_t b = 0; b < state_.buckets.size(); ++b) {
+      const double ready = backward_start_ + state_.buckets[b].bucket.ready / backward_factor_;
+      if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
+      times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
+    }
+    if (state_.shard_allgather == nullptr) return;
+    for (size_t b = 0; b < state_.buckets.size(); ++b)
+      times.comm += run_on_bucket(comm, buf, args, *state_.shard_allgather, b, round, epoch);
+  }
+
+  // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
+  // abandoned when a fault cuts it); returns how long it took.
+  double run_on_bucket(Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm, size_t b,
+                       int round, int epoch) {
+    const BucketSlice& slice = state_.buckets[b];
+    const double start = sg4::Engine::get_clock();
+    Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
+                      static_cast<int>(b), start, start, false};
+    Buffer bucket(buf.dtype(), slice.count);
+    std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
+    comm.set_data(bucket.all(), slice.offset);
+    me_.bucket = static_cast<int>(b);
+    try {
+      algorithm.run(comm, bucket, args);
+    } catch (...) {
+      // The bucket's collective is abandoned: the trace keeps how far it got.
+      interval.end = sg4::Engine::get_clock();
+      interval.abandoned = true;
+      record(interval);
+      throw;
+    }
+    me_.bucket = -1;
+    std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
+    interval.end = sg4::Engine::get_clock();
+    record(interval);
+    return interval.end - start;
+  }
+
+  void record(const Activity& activity) {
+    if (world_ < max_activity_ranks) state_.activities.push_back(activity);
   }
 
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.

@@ -112,6 +112,34 @@ json rounds_section(const SimResult& result) {
   return rounds;
 }
 
+// Layered training: which layers each bucket holds, and when backward makes it ready.
+json buckets_section(const Scenario& scenario, const SimResult& result) {
+  json buckets = json::array();
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  for (size_t b = 0; b < result.bucket_plan.size(); ++b) {
+    const Bucket& bucket = result.bucket_plan[b];
+    buckets.push_back({{"bucket", b}, {"first_layer", bucket.first}, {"last_layer", bucket.last},
+                       {"parameters", bucket.parameters},
+                       {"bytes", static_cast<double>(bucket.parameters) * bytes_per_parameter},
+                       {"ready", bucket.ready}});
+  }
+  return buckets;
+}
+
+// Layered training: every rank's intervals on its compute lane (each layer's forward and
+// backward) and its communication lane (each bucket's collective), as facts to draw.
+json activities_section(const SimResult& result) {
+  json activities = json::array();
+  for (const Activity& a : result.activities) {
+    const bool compute = a.lane == Activity::Lane::compute;
+    json entry{{"rank", a.rank},   {"round", a.round}, {"epoch", a.epoch}, {"lane", compute ? "compute" : "comm"},
+               {"what", a.what},   {compute ? "layer" : "bucket", a.index}, {"start", a.start}, {"end", a.end}};
+    if (a.abandoned) entry["abandoned"] = true;
+    activities.push_back(std::move(entry));
+  }
+  return activities;
+}
+
 // faults[]: what the injectors did, the struck host, links and ranks as data.
 json faults_section(const SimResult& result) {
   json faults = json::array();
@@ -145,6 +173,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (!r.evidence.empty()) event["evidence"] = r.evidence;
     if (!r.kept_ranks.empty()) event["kept_ranks"] = r.kept_ranks;
     if (!r.undecided_ranks.empty()) event["undecided_ranks"] = r.undecided_ranks;
+    if (r.bucket >= 0) event["bucket"] = r.bucket;
     if (r.prediction_keep >= 0)
       event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
     recovery.push_back(event);
@@ -186,6 +215,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     summary["overlap_fraction"] = it.overlap_fraction;
     summary["buckets"] = it.buckets;
     if (it.samples_per_second) summary["samples_per_second"] = *it.samples_per_second;
+    if (it.memory_per_worker) summary["memory_per_worker"] = *it.memory_per_worker;
   }
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) {
@@ -228,6 +258,10 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
       {"notes", result.notes},
       {"auto", auto_section(result)},
   };
+  if (!result.bucket_plan.empty()) {
+    trace["buckets"] = buckets_section(scenario, result);
+    trace["activities"] = activities_section(result);
+  }
   // The single messages the store kept when it could not keep them all (--messages).
   if (!full)
     trace["message_sample"] = {{"kept", log.kept().size()}, {"of", log.count()}, {"which", "first"},

@@ -1,6 +1,7 @@
 #include "training/iteration.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace collsim {
 
@@ -8,6 +9,18 @@ uint64_t total_parameters(const std::vector<Layer>& layers) {
   uint64_t total = 0;
   for (const Layer& layer : layers) total += layer.parameters;
   return total;
+}
+
+const NamedEnum<Sharding>& sharding_names() {
+  static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}}};
+  return table;
+}
+
+double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers) {
+  constexpr double optimizer_bytes = 12;  // Adam: fp32 master weights, momentum, variance
+  const double n = static_cast<double>(parameters), s = bytes_per_parameter;
+  if (sharding == Sharding::zero2) return s * n + (s + optimizer_bytes) * n / workers;
+  return (2 * s + optimizer_bytes) * n;
 }
 
 std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes) {
@@ -35,6 +48,40 @@ std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_
       has_open = false;
     }
   }
+  return buckets;
+}
+
+std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_per_parameter, double buffer_bytes,
+                                double cycle) {
+  std::vector<Bucket> buckets;
+  uint64_t offset_end = total_parameters(layers);
+  double backward_done = 0;
+  double tick = 0;
+  Bucket open;
+  bool has_open = false;
+  auto close = [&] {
+    open.offset = offset_end - open.parameters;
+    offset_end = open.offset;
+    buckets.push_back(open);
+    has_open = false;
+  };
+  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
+    const Layer& layer = layers[static_cast<size_t>(l)];
+    backward_done += layer.backward;
+    // the first tick at which this gradient exists (a tick at its end, to rounding, takes it)
+    const double ready_tick = std::max(cycle, std::ceil(backward_done / cycle * (1 - 1e-12)) * cycle);
+    const double bytes = static_cast<double>(layer.parameters) * bytes_per_parameter;
+    if (has_open && (ready_tick > tick || static_cast<double>(open.parameters) * bytes_per_parameter + bytes > buffer_bytes))
+      close();
+    tick = ready_tick;
+    if (!has_open) {
+      open = Bucket{l, l, 0, 0, tick};
+      has_open = true;
+    }
+    open.first = l;
+    open.parameters += layer.parameters;
+  }
+  if (has_open) close();
   return buckets;
 }
 

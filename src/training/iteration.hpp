@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/named_enum.hpp"
+
 namespace collsim {
 
 struct Layer {
@@ -31,7 +33,27 @@ struct Bucket {
 // own). cap_bytes <= 0: one bucket of every layer. Buckets come in backward order.
 std::vector<Bucket> plan_buckets(const std::vector<Layer>& layers, double bytes_per_parameter, double cap_bytes);
 
+// Horovod's fusion (Sergeev & Del Balso 2018): a background loop wakes every `cycle`
+// seconds (counted from the start of backward), takes the gradients ready by then and not
+// yet sent, in backward order, and fuses them into buffers of at most `buffer_bytes` (a
+// larger layer goes alone); each fused buffer is one collective, ready at that tick. The
+// plan is fixed by the ticks: a tick does not wait for the stream to be free.
+std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_per_parameter, double buffer_bytes,
+                                double cycle);
+
 uint64_t total_parameters(const std::vector<Layer>& layers);
+
+// Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and
+// optimizer states; each bucket is reduce-scattered during backward and, after the step,
+// the updated parameters are all-gathered bucket by bucket.
+enum class Sharding { none, zero2 };
+const NamedEnum<Sharding>& sharding_names();
+
+// Bytes one worker holds for the model (activations left out): parameters and gradients
+// of `bytes_per_parameter` each, and Adam's optimizer states (fp32 master copy, momentum,
+// variance: 12 bytes per parameter), divided by `workers` where sharded:
+// none (2s + 12) P, zero2 s P + (s + 12) P / workers.
+double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
 
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
 // element ranges proportional to the buckets' parameters. Empty when some bucket would get

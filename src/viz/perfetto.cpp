@@ -62,6 +62,7 @@ public:
       add_steps();
     else
       add_ranks(first_rank_lane);
+    add_activities();
 
     int next_tid = static_cast<int>(lanes_.size()) + 1;
     for (size_t lane = 0; lane < lanes_.size(); ++lane) place(lane, next_tid, events);
@@ -109,7 +110,7 @@ private:
     for (int rank = 0; rank < t_.workers; ++rank) {
       std::string name = fmt::format("rank {}", rank);
       if (static_cast<size_t>(rank) < t_.rank_hosts.size()) name += " (" + t_.rank_hosts[static_cast<size_t>(rank)] + ")";
-      lanes_.push_back({name, 10 + rank, {}});
+      lanes_.push_back({name, 10 + 3 * rank, {}});
     }
     for (const auto& r : t_.rounds)
       for (int rank : r.group) {
@@ -149,6 +150,27 @@ private:
       note(lanes_[sender.first].slices[sender.second], "sends", fmt::format("to rank {}: {}", m.dst, format_size(m.bytes, 3)));
       note(lanes_[receiver.first].slices[receiver.second], "receives",
            fmt::format("from rank {}: {}", m.src, format_size(m.bytes, 3)));
+    }
+  }
+
+  // Layered training: per rank a compute thread (each layer's forward and backward) and a
+  // communication thread (each bucket's collective), sorted under the rank's own thread.
+  void add_activities() {
+    std::map<std::pair<int, bool>, size_t> lane_of;  // (rank, comm) -> lane
+    for (const TraceActivity& a : t_.activities) {
+      auto [it, added] = lane_of.try_emplace({a.rank, a.comm}, lanes_.size());
+      if (added)
+        lanes_.push_back({fmt::format("rank {} {}", a.rank, a.comm ? "comm" : "compute"), 10 + 3 * a.rank + (a.comm ? 2 : 1), {}});
+      Slice slice{to_ns(a.start), to_ns(a.end),
+                  fmt::format("{} {} {}", a.what, a.comm ? "bucket" : "layer", a.index), a.comm ? "bucket" : "layer"};
+      slice.args = {{"round", a.round}, {"epoch", a.epoch}, {a.comm ? "bucket" : "layer", a.index}};
+      if (a.comm && static_cast<size_t>(a.index) < t_.buckets.size()) {
+        const TraceBucket& b = t_.buckets[static_cast<size_t>(a.index)];
+        slice.args["layers"] = fmt::format("{}-{}", b.first_layer, b.last_layer);
+        slice.args["bytes"] = b.bytes;
+      }
+      if (a.abandoned) slice.args["abandoned"] = true;
+      lanes_[it->second].slices.push_back(std::move(slice));
     }
   }
 
@@ -211,10 +233,11 @@ private:
   // A trace's events are bounded by what it holds: a small file that declares a million
   // ranks (each a track) must not become hundreds of MB.
   void check_expansion() const {
-    double entries = static_cast<double>(t_.messages.size() + t_.rounds.size() + t_.recovery.size() + t_.faults.size());
+    double entries = static_cast<double>(t_.messages.size() + t_.rounds.size() + t_.recovery.size() + t_.faults.size() +
+                                         t_.activities.size());
     for (const auto& r : t_.rounds) entries += static_cast<double>(r.group.size());
     for (const auto& link : t_.links) entries += static_cast<double>(link.series.size());
-    double events = 2.0 * t_.workers + 3 * static_cast<double>(t_.messages.size());
+    double events = 2.0 * t_.workers + 3 * static_cast<double>(t_.messages.size()) + static_cast<double>(t_.activities.size());
     for (const auto& r : t_.rounds) events += 3.0 * static_cast<double>(r.group.size());
     const double allowed = std::max(perfetto_min_event_budget, perfetto_events_per_entry * entries);
     if (events > allowed)

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "viz/iteration_lanes.hpp"
 #include "viz/palette.hpp"
 #include "util/units.hpp"
 #include "viz/svg.hpp"
@@ -110,7 +111,14 @@ public:
     body += draw_recovery();
     body += draw_absences();
     body += draw_faults();
-    double bottom = draw_axis(body);
+    IterationLanesPlace place;
+    place.left = left_;
+    place.plot_width = plot_width_;
+    place.end = end_;
+    place.top = lanes_bottom_ + 10;
+    const IterationLanes iteration = iteration_lanes_svg(t_, place);
+    body += iteration.svg;
+    double bottom = draw_axis(body, iteration.svg.empty() ? lanes_bottom_ : iteration.bottom);
     bottom = draw_legend(body, bottom + 8);
     const double height = std::ceil(bottom + 10);
 
@@ -631,9 +639,9 @@ private:
     return out + "\n";
   }
 
-  double draw_axis(std::string& out) const {
-    out += time_axis_svg(left_, plot_width_, lanes_bottom_, end_);
-    return lanes_bottom_ + 40;
+  double draw_axis(std::string& out, double y) const {
+    out += time_axis_svg(left_, plot_width_, y, end_);
+    return y + 40;
   }
 
   double draw_legend(std::string& out, double top) const {

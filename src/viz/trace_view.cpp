@@ -107,6 +107,39 @@ std::vector<int> ranks_in_old_target(const std::string& target) {
   return ranks;
 }
 
+// Layered training: the buckets and every rank's compute and communication intervals
+// (absent from traces without layers).
+void read_activities(const Reader& read, const json& trace, TraceView& view) {
+  if (trace.contains("buckets")) {
+    const json& buckets = read.array(trace, "buckets", "");
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      const std::string path = fmt::format("buckets[{}]", i);
+      view.buckets.push_back({read.integer(buckets[i], "first_layer", path), read.integer(buckets[i], "last_layer", path),
+                              read.number(buckets[i], "bytes", path)});
+    }
+  }
+  if (!trace.contains("activities")) return;
+  const json& activities = read.array(trace, "activities", "");
+  for (size_t i = 0; i < activities.size(); ++i) {
+    const std::string path = fmt::format("activities[{}]", i);
+    const json& a = activities[i];
+    TraceActivity activity;
+    activity.rank = read.integer(a, "rank", path);
+    if (activity.rank < 0 || activity.rank >= view.workers) read.fail(path + ".rank", "not a rank");
+    activity.round = read.integer(a, "round", path);
+    activity.epoch = read.integer(a, "epoch", path);
+    const std::string lane = read.text(a, "lane", path);
+    if (lane != "compute" && lane != "comm") read.fail(path + ".lane", fmt::format("'{}' is not \"compute\" or \"comm\"", lane));
+    activity.comm = lane == "comm";
+    activity.what = read.text(a, "what", path);
+    activity.index = read.integer(a, activity.comm ? "bucket" : "layer", path);
+    activity.start = read.number(a, "start", path);
+    activity.end = read.number(a, "end", path);
+    activity.abandoned = a.contains("abandoned") && a["abandoned"].is_boolean() && a["abandoned"].get<bool>();
+    view.activities.push_back(activity);
+  }
+}
+
 std::string topology_label(const std::string& topology) {
   const auto at = topology.rfind("topologies/");
   if (at != std::string::npos) return topology.substr(at);
@@ -263,6 +296,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
     view.recovery.push_back(event);
   }
 
+  read_activities(read, trace, view);
   // Traces written before collsim measured links have no "links": the report says so.
   if (trace.contains("links")) {
     const json& links = trace["links"];

@@ -47,6 +47,22 @@ struct TraceRecovery {
   std::string reason;
 };
 
+// Layered training (docs/trace-format.md#activities): one interval of a rank's compute lane
+// (a layer's forward or backward) or communication lane (a bucket's collective).
+struct TraceActivity {
+  int rank = 0, round = 0, epoch = 0;
+  bool comm = false;       // lane "comm" (else "compute")
+  std::string what;        // "forward", "backward", or the collective
+  int index = 0;           // the layer, or the bucket
+  double start = 0, end = 0;
+  bool abandoned = false;
+};
+
+struct TraceBucket {
+  int first_layer = 0, last_layer = 0;
+  double bytes = 0;
+};
+
 struct TraceLink {
   std::string name;
   double bandwidth = 0, latency = 0, bytes = 0, busy_time = 0, peak_at = 0;
@@ -74,6 +90,8 @@ struct TraceView {
   std::vector<TraceRound> rounds;
   std::vector<TraceFault> faults;
   std::vector<TraceRecovery> recovery;
+  std::vector<TraceBucket> buckets;        // layered training, in backward order
+  std::vector<TraceActivity> activities;  // layered training, by rank
   bool has_links = false;
   int link_bins = 0;
   double link_bin_width = 0;

@@ -83,8 +83,10 @@ class MetricTableTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stderr)
             baseline = json.loads((Path(folder) / "out" / "two.json").read_text())
         # without faults there is no recovery to judge: every compared metric but
-        # time_lost (only with --baseline) and healthy_dropped (only with faults)
-        self.assertEqual(set(baseline["metrics"]), set(self.compared) - {"time_lost", "healthy_dropped"})
+        # time_lost (only with --baseline), healthy_dropped (only with faults) and
+        # memory_per_worker (only with training.layers)
+        self.assertEqual(set(baseline["metrics"]),
+                         set(self.compared) - {"time_lost", "healthy_dropped", "memory_per_worker"})
 
     def test_a_fault_scenario_has_healthy_dropped_in_its_baseline_and_trace(self):
         committed = json.loads((REPO / "tests" / "baselines" / "faults" / "preempt-8-rebuild.json").read_text())

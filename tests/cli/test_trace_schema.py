@@ -246,6 +246,24 @@ class TraceSchemaTest(unittest.TestCase):
         self.assert_close(trace["summary"]["simulated_time"], 2 * (ALPHA + (p - 1) * n / servers / LINK_BW))
 
     # The schema can fail: a missing field, a mistyped one, an unknown one, a wrong form.
+    def test_layered_training_traces_are_valid(self):
+        # buckets, activities (an abandoned one too), the recovery's bucket, memory_per_worker,
+        # sharding and fusion in the scenario
+        layers = "training.layers={\"uniform\": {\"count\": 8, \"parameters\": 4194304, \"forward\": \"8ms\", \"backward\": \"16ms\"}}"
+        common = ["--workers", "4", "--topology", "star:4", "--algorithm", "ring", "--set", layers]
+        variants = {
+            "zero2": ["--set", "training.bucket=4MiB", "--set", "training.sharding=zero2", "--set", "training.batch=8"],
+            "fusion": ["--set", "training.fusion={\"buffer\": \"5MiB\", \"cycle\": \"6.5ms\"}"],
+            "abandoned": ["--set", "training.bucket=4MiB", "--set", "recovery.policy=rebuild",
+                          "--set", "faults=[{\"kind\": \"preempt\", \"rank\": 3, \"at\": \"16.2ms\"}]"]}
+        for name, extra in variants.items():
+            with self.subTest(name=name):
+                trace = self.trace(f"layers-{name}", *common, *extra)
+                self.assert_valid(trace)
+                self.assertTrue(trace["activities"])
+        self.assertTrue(any(a.get("abandoned") for a in self.traces["layers-abandoned"]["activities"]))
+        self.assertEqual(self.traces["layers-abandoned"]["recovery"][0]["bucket"], 1)
+
     def test_schema_rejects_broken_traces(self):
         trace = self.ring8()
         breakages = {

@@ -1,0 +1,102 @@
+#include "training/presets.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace collsim {
+namespace {
+
+// ResNet-50 (He et al. 2016; torchvision.models.resnet50, v1.5: stride on the 3x3 conv),
+// 224x224 inputs. Counted parameters: conv weights (no bias), batch-norm weight and bias
+// (running statistics are buffers, not gradients), the fc layer's weight and bias:
+// 25,557,032 in all, as torchvision lists. Layers: the stem, each of the 16 bottleneck
+// blocks, the classifier.
+std::vector<PresetLayer> resnet50() {
+  auto conv = [](uint64_t k, uint64_t in, uint64_t out) { return k * k * in * out; };
+  std::vector<PresetLayer> layers;
+  // stem: 7x7/2 conv to 112x112, batch norm (the max pool halves to 56x56, no parameters)
+  layers.push_back({"stem", conv(7, 3, 64) + 2 * 64, static_cast<double>(conv(7, 3, 64)) * 112 * 112});
+  const int blocks[] = {3, 4, 6, 3};
+  uint64_t in = 64, size = 56;  // channels and side of the stage's input
+  for (int stage = 0; stage < 4; ++stage) {
+    const uint64_t width = 64u << stage, out = 4 * width;
+    for (int b = 0; b < blocks[stage]; ++b) {
+      const bool first = b == 0;
+      const uint64_t side = first && stage > 0 ? size / 2 : size;  // the 3x3 conv strides in a stage's first block
+      uint64_t parameters = conv(1, in, width) + conv(3, width, width) + conv(1, width, out) + 2 * (width + width + out);
+      double macs = static_cast<double>(conv(1, in, width)) * size * size +
+                    static_cast<double>(conv(3, width, width) + conv(1, width, out)) * side * side;
+      if (first) {  // the shortcut's 1x1 projection (strided like the block) and its batch norm
+        parameters += conv(1, in, out) + 2 * out;
+        macs += static_cast<double>(conv(1, in, out)) * side * side;
+      }
+      layers.push_back({fmt::format("layer{}.{}", stage + 1, b), parameters, macs});
+      in = out;
+      size = side;
+    }
+  }
+  layers.push_back({"fc", 2048 * 1000 + 1000, 2048.0 * 1000});
+  return layers;
+}
+
+// One transformer block's multiply-adds per token: its weight matrices, plus attention's
+// scores (QK^T) and weighted sum (AV) over `sequence` positions.
+double block_macs_per_token(uint64_t weights, uint64_t hidden, int sequence) {
+  return static_cast<double>(weights) + 2.0 * static_cast<double>(sequence) * static_cast<double>(hidden);
+}
+
+// BERT-large (Devlin et al. 2019; Hugging Face BertModel, bert-large-uncased): hidden 1024,
+// 24 layers, 16 heads, feed-forward 4096, vocabulary 30522, 512 positions, 2 token types.
+// 335,141,888 parameters (the pretraining heads are left out). Layers: the embeddings, the
+// 24 encoder layers, the pooler (on the first token only).
+std::vector<PresetLayer> bert_large(int sequence) {
+  const uint64_t h = 1024, ff = 4096, vocab = 30522, positions = 512, types = 2;
+  std::vector<PresetLayer> layers;
+  layers.push_back({"embeddings", (vocab + positions + types) * h + 2 * h, 0});  // lookups and a layer norm
+  const uint64_t weights = 4 * h * h + 2 * h * ff;  // Q, K, V, attention output; the two feed-forward matrices
+  const uint64_t biases = 4 * h + ff + h, norms = 2 * 2 * h;
+  for (int l = 0; l < 24; ++l)
+    layers.push_back({fmt::format("encoder.{}", l), weights + biases + norms,
+                      block_macs_per_token(weights, h, sequence) * sequence});
+  layers.push_back({"pooler", h * h + h, static_cast<double>(h * h)});
+  return layers;
+}
+
+// GPT-2 XL, "1.5B" (Radford et al. 2019; Hugging Face GPT2Model, gpt2-xl): hidden 1600,
+// 48 blocks, feed-forward 6400, vocabulary 50257, 1024 positions: 1,557,611,200 parameters.
+// The output projection is tied to the token embedding: its parameters are the
+// embeddings', its multiply-adds come last, with the final layer norm.
+std::vector<PresetLayer> gpt2_xl(int sequence) {
+  const uint64_t h = 1600, ff = 6400, vocab = 50257, positions = 1024;
+  std::vector<PresetLayer> layers;
+  layers.push_back({"embeddings", (vocab + positions) * h, 0});
+  const uint64_t weights = 4 * h * h + 2 * h * ff;
+  const uint64_t biases = 3 * h + h + ff + h, norms = 2 * 2 * h;
+  for (int l = 0; l < 48; ++l)
+    layers.push_back({fmt::format("block.{}", l), weights + biases + norms,
+                      block_macs_per_token(weights, h, sequence) * sequence});
+  layers.push_back({"ln_f+lm_head", 2 * h, static_cast<double>(h * vocab) * sequence});
+  return layers;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_presets() {
+  static const std::vector<std::string> names{"resnet-50", "bert-large", "gpt2-xl"};
+  return names;
+}
+
+int default_sequence(const std::string& preset) {
+  if (preset == "bert-large") return 512;
+  if (preset == "gpt2-xl") return 1024;
+  return 0;
+}
+
+std::vector<PresetLayer> preset_layers(const std::string& preset, int sequence) {
+  if (preset == "resnet-50") return resnet50();
+  if (preset == "bert-large") return bert_large(sequence);
+  if (preset == "gpt2-xl") return gpt2_xl(sequence);
+  throw std::logic_error("preset_layers: unknown preset " + preset);
+}
+
+}  // namespace collsim

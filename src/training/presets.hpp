@@ -1,0 +1,28 @@
+#pragma once
+// Well-known models as layer tables (docs/training.md#model-presets): each layer's
+// parameters, counted from the model's definition, and its forward multiply-adds per
+// sample, from which the layers' compute times follow (a stated device throughput, or
+// totals the user gives, split in proportion).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collsim {
+
+struct PresetLayer {
+  std::string name;
+  uint64_t parameters = 0;
+  double forward_macs = 0;  // multiply-adds of one sample's forward pass
+};
+
+// The names of the presets: "resnet-50", "bert-large", "gpt2-xl".
+const std::vector<std::string>& model_presets();
+
+// The sequence length a transformer preset uses when none is given (0 for a CNN).
+int default_sequence(const std::string& preset);
+
+// The layers of `preset` in forward order; `sequence` is the tokens per sample of a
+// transformer (ignored by a CNN). The name must be one of model_presets().
+std::vector<PresetLayer> preset_layers(const std::string& preset, int sequence);
+
+}  // namespace collsim

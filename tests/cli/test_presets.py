@@ -1,0 +1,121 @@
+"""Model presets (training.layers {"preset": ...}): parameter counts against the published
+totals, each layer's multiply-adds against a reference written here from the papers'
+architecture tables, and the compute times that follow from a device throughput or from
+totals; bad presets refused in one line.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_presets
+"""
+import unittest
+
+from test_training import TrainingRun
+
+# torchvision.models.resnet50 (25,557,032), Hugging Face bert-large-uncased BertModel
+# (335,141,888), gpt2-xl GPT2Model (1,557,611,200).
+PUBLISHED = {"resnet-50": 25557032, "bert-large": 335141888, "gpt2-xl": 1557611200}
+
+
+def resnet50_convs():
+    """(layer, kernel, in, out, output side) of every conv and fc of ResNet-50 v1.5 at 224x224."""
+    convs = [("stem", 7, 3, 64, 112)]
+    inputs, side = 64, 56
+    for stage, (blocks, width) in enumerate([(3, 64), (4, 128), (6, 256), (3, 512)]):
+        for b in range(blocks):
+            name = f"layer{stage + 1}.{b}"
+            out_side = side // 2 if b == 0 and stage > 0 else side
+            convs.append((name, 1, inputs, width, side))
+            convs.append((name, 3, width, width, out_side))
+            convs.append((name, 1, width, 4 * width, out_side))
+            if b == 0:
+                convs.append((name, 1, inputs, 4 * width, out_side))  # projection shortcut
+            inputs, side = 4 * width, out_side
+    convs.append(("fc", 1, 2048, 1000, 1))
+    return convs
+
+
+def resnet50_macs():
+    macs = {}
+    for name, k, cin, cout, side in resnet50_convs():
+        macs[name] = macs.get(name, 0) + k * k * cin * cout * side * side
+    return macs
+
+
+def transformer_block_macs(hidden, feed_forward, sequence):
+    """Per sample: Q, K, V and output projections, the two feed-forward matrices, and
+    attention's QK^T and AV, for each of `sequence` tokens."""
+    per_token = 4 * hidden * hidden + 2 * hidden * feed_forward + 2 * sequence * hidden
+    return per_token * sequence
+
+
+class Presets(TrainingRun):
+    def run_preset(self, layers, batch=8, expect=0):
+        training = {"layers": layers}
+        if batch:
+            training["batch"] = batch
+        run = self.run_training(training, workers=2, expect=expect)
+        return run.stderr if expect else run
+
+    def test_parameters_add_up_to_the_published_totals(self):
+        for preset, total in PUBLISHED.items():
+            with self.subTest(preset=preset):
+                trace = self.run_preset({"preset": preset, "forward": "10ms", "backward": "20ms"})
+                layers = trace["scenario"]["training"]["layers"]
+                self.assertEqual(sum(layer["parameters"] for layer in layers), total)
+                self.assertEqual(trace["payload"]["logical_bytes"], 4 * total)  # float32 gradients
+
+    def test_resnet_compute_follows_each_layers_multiply_adds_at_the_device_speed(self):
+        trace = self.run_preset({"preset": "resnet-50", "device_flops": "100Tf"}, batch=32)
+        layers = trace["scenario"]["training"]["layers"]
+        macs = resnet50_macs()
+        self.assertEqual([layer["name"] for layer in layers], list(macs))
+        for layer in layers:
+            forward = 32 * 2 * macs[layer["name"]] / 100e12
+            self.assertAlmostEqual(layer["forward"], forward, delta=forward * 1e-12)
+            self.assertAlmostEqual(layer["backward"], 2 * forward, delta=forward * 1e-12)
+        # torchvision lists 4.09 GFLOPS (multiply-adds) for one 224x224 image
+        self.assertAlmostEqual(sum(macs.values()) / 1e9, 4.09, delta=0.01)
+
+    def test_bert_totals_split_in_proportion_to_the_multiply_adds(self):
+        trace = self.run_preset({"preset": "bert-large", "sequence": 128, "forward": "30ms", "backward": "60ms"})
+        layers = trace["scenario"]["training"]["layers"]
+        block, pooler = transformer_block_macs(1024, 4096, 128), 1024 * 1024
+        total = 24 * block + pooler
+        self.assertEqual(len(layers), 26)
+        self.assertEqual(layers[0]["forward"], 0)  # embeddings: lookups
+        for layer in layers[1:25]:
+            self.assertAlmostEqual(layer["forward"], 30e-3 * block / total, delta=1e-15)
+            self.assertAlmostEqual(layer["backward"], 60e-3 * block / total, delta=1e-15)
+        self.assertAlmostEqual(layers[25]["forward"], 30e-3 * pooler / total, delta=1e-15)
+        self.assertAlmostEqual(sum(layer["forward"] for layer in layers), 30e-3, delta=1e-12)
+
+    def test_gpt2_output_projection_is_timed_last_and_counted_in_the_embeddings(self):
+        trace = self.run_preset({"preset": "gpt2-xl", "device_flops": "1Tf"}, batch=1)
+        layers = trace["scenario"]["training"]["layers"]
+        self.assertEqual(len(layers), 50)
+        self.assertEqual(layers[0]["parameters"], (50257 + 1024) * 1600)
+        self.assertEqual(layers[-1]["parameters"], 2 * 1600)
+        self.assertAlmostEqual(layers[-1]["forward"], 2 * 1600 * 50257 * 1024 / 1e12, delta=1e-12)
+        self.assertAlmostEqual(layers[1]["forward"], 2 * transformer_block_macs(1600, 6400, 1024) / 1e12, delta=1e-12)
+
+    def assert_refused(self, layers, fragment, batch=8):
+        stderr = self.run_preset(layers, batch=batch, expect=2)
+        lines = stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, stderr)
+        self.assertTrue(lines[0].startswith("collsim: error: "), stderr)
+        self.assertIn(fragment, lines[0])
+
+    def test_bad_presets_are_refused_in_one_line(self):
+        self.assert_refused({"preset": "bert-larg", "device_flops": "1Tf"},
+                            "training.layers.preset: unknown model 'bert-larg' (did you mean 'bert-large'?); "
+                            "allowed: resnet-50, bert-large, gpt2-xl")
+        self.assert_refused({"preset": "resnet-50", "sequence": 128, "device_flops": "1Tf"},
+                            "training.layers.sequence: resnet-50 has no sequence")
+        self.assert_refused({"preset": "resnet-50", "forward": "1ms"}, "training.layers: give the compute times")
+        self.assert_refused({"preset": "resnet-50", "forward": "1ms", "backward": "1ms", "device_flops": "1Tf"},
+                            "training.layers: give the compute times")
+        self.assert_refused({"preset": "gpt2-xl", "device_flops": "1Tf"}, "training.layers.device_flops:", batch=None)
+        self.assert_refused({"preset": "gpt2-xl", "device_flops": "1Tf", "layers": 3},
+                            "training.layers.layers: unknown key")
+
+
+if __name__ == "__main__":
+    unittest.main()
