@@ -82,9 +82,12 @@ double Detector::limit(double expected) const {
   return std::max(limit, min_timeout_);
 }
 
-double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer) {
+double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer, const char* phase,
+                            int step) {
   RankActivity& rank = activity(world);
   if (rank.verdict) throw VerdictPending();
+  rank.phase = phase;
+  rank.step = step;
   const RankActivity& other = activity(peer);
   const int sharing = receive ? std::max(rank.in_flight_in, other.in_flight_out) : std::max(rank.in_flight_out, other.in_flight_in);
   rank.doing = RankActivity::Doing::waiting;
@@ -172,8 +175,110 @@ void Detector::end_wait(int world) {
     rank.on_time_peer = rank.peer;
     rank.on_time_at = now;
   }
+  // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
+  if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);
   rank.doing = RankActivity::Doing::idle;
   rank.activity = nullptr;
+}
+
+// The pace of the transfer that just completed joins the rank's current step (a new label
+// opens a new step); the window keeps the last straggler_window steps.
+void Detector::record_pace(int world) {
+  RankActivity& rank = activity(world);
+  const double took = rank.activity->get_finish_time() - rank.activity->get_start_time();
+  const double pace = took > 0 && rank.expected > 0 ? std::min(1.0, rank.expected / took) : 1.0;
+  if (rank.receive) {
+    if (rank.round != rank.counted_round) {
+      rank.receives_before = rank.round == rank.counted_round + 1 ? rank.receives : 0;
+      rank.receives = 0;
+      rank.counted_round = rank.round;
+    }
+    ++rank.receives;
+  }
+  const bool same_step = !rank.steps.empty() && rank.steps.back().phase == rank.phase &&
+                         rank.steps.back().step == rank.step && rank.steps.back().round == rank.round;
+  if (same_step) {
+    rank.steps.back().best = std::max(rank.steps.back().best, pace);
+    rank.steps.back().peers.push_back(rank.peer);
+  } else {
+    rank.steps.push_back(StepPace{rank.phase, rank.step, rank.round, pace, {rank.peer}});
+    if (rank.steps.size() > static_cast<size_t>(state_.scenario->recovery.straggler_window)) rank.steps.pop_front();
+  }
+  check_straggler(world);
+}
+
+// A rank whose score falls below the threshold (relative to the group's median) reports
+// once; it may report again after its score has recovered.
+void Detector::check_straggler(int world) {
+  RankActivity& rank = activity(world);
+  const double threshold = state_.scenario->recovery.straggler_threshold;
+  const double mine = score(world);
+  // Paces are at most 1, and so is the median: a score at or above the threshold is never
+  // below threshold x median (the common case costs no median).
+  if (mine < 0 || mine >= threshold) {
+    rank.straggling = false;
+    return;
+  }
+  const double median = median_score(state_.current_group().members());
+  const bool below = mine < threshold * median;
+  if (below && !rank.straggling) wake(Report{Report::Kind::straggler, world, -1, sg4::Engine::get_clock()});
+  rank.straggling = below;
+}
+
+double Detector::score(int world) const {
+  const RankActivity& rank = activity(world);
+  if (rank.steps.size() < static_cast<size_t>(state_.scenario->recovery.straggler_window)) return -1;
+  double best = 0;
+  for (const StepPace& step : rank.steps) best = std::max(best, step.best);
+  return best;
+}
+
+double Detector::median_score(const std::vector<int>& members) const {
+  std::vector<double> scores;
+  for (int world : members)
+    if (const double mine = score(world); mine >= 0) scores.push_back(mine);
+  if (scores.empty()) return -1;
+  const auto middle = scores.begin() + static_cast<std::ptrdiff_t>(scores.size() / 2);
+  std::nth_element(scores.begin(), middle, scores.end());
+  return *middle;
+}
+
+std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
+  std::vector<int> out;
+  const double median = median_score(members);
+  const double threshold = state_.scenario->recovery.straggler_threshold;
+  for (int world : members)
+    if (const double mine = score(world); mine >= 0 && mine < threshold * median) out.push_back(world);
+  return out;
+}
+
+std::vector<int> Detector::window_peers(int world) const {
+  std::vector<int> peers;
+  for (const StepPace& step : activity(world).steps) peers.insert(peers.end(), step.peers.begin(), step.peers.end());
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+double Detector::collective_done(int world) const {
+  const RankActivity& rank = activity(world);
+  if (rank.counted_round != rank.round || rank.receives_before <= 0) return 0;
+  return std::min(1.0, static_cast<double>(rank.receives) / static_cast<double>(rank.receives_before));
+}
+
+void Detector::new_epoch() {
+  for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
+    forget_progress(world);
+    RankActivity& rank = activity(world);
+    rank.counted_round = -1;
+    rank.receives = rank.receives_before = 0;
+  }
+}
+
+void Detector::forget_progress(int world) {
+  RankActivity& rank = activity(world);
+  rank.steps.clear();
+  rank.straggling = false;
 }
 
 double Detector::slowdown(int world) const {
