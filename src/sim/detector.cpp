@@ -98,6 +98,12 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.activity = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes, sharing) : expected_transfer(world, peer, bytes, sharing);
+  const bool new_step = rank.steps.empty() || rank.steps.back().phase != phase || rank.steps.back().step != step ||
+                        rank.steps.back().round != rank.round;
+  if (rank.report_straggler && new_step) {
+    rank.report_straggler = false;
+    wake(Report{Report::Kind::straggler, world, peer, rank.since});
+  }
   return limit(rank.expected);
 }
 
@@ -208,7 +214,9 @@ void Detector::record_pace(int world) {
 }
 
 // A rank whose score falls below the threshold (relative to the group's median) reports
-// once; it may report again after its score has recovered.
+// once, when it begins its next step: a collective's last step is then over for it, and
+// the coordinator finds it in the next round, not redoing one that completed. It may
+// report again after its score has recovered.
 void Detector::check_straggler(int world) {
   RankActivity& rank = activity(world);
   const double threshold = state_.scenario->recovery.straggler_threshold;
@@ -221,7 +229,7 @@ void Detector::check_straggler(int world) {
   }
   const double median = median_score(state_.current_group().members());
   const bool below = mine < threshold * median;
-  if (below && !rank.straggling) wake(Report{Report::Kind::straggler, world, -1, sg4::Engine::get_clock()});
+  if (below && !rank.straggling) rank.report_straggler = true;
   rank.straggling = below;
 }
 
@@ -278,7 +286,7 @@ void Detector::new_epoch() {
 void Detector::forget_progress(int world) {
   RankActivity& rank = activity(world);
   rank.steps.clear();
-  rank.straggling = false;
+  rank.straggling = rank.report_straggler = false;
 }
 
 double Detector::slowdown(int world) const {

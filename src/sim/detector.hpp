@@ -58,6 +58,7 @@ struct RankActivity {
   int step = -1;
   std::deque<StepPace> steps;
   bool straggling = false;        // reported as a straggler; cleared when its score recovers
+  bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
   // Completed receives in its current round and in the round before (this epoch).
   int counted_round = -1;
   long receives = 0, receives_before = 0;
