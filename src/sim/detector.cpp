@@ -207,9 +207,18 @@ void Detector::record_pace(int world) {
     rank.steps.back().best = std::max(rank.steps.back().best, pace);
     rank.steps.back().peers.push_back(rank.peer);
   } else {
-    rank.steps.push_back(StepPace{rank.phase, rank.step, rank.round, pace, {rank.peer}});
+    rank.steps.push_back(StepPace{rank.phase, rank.step, rank.round, pace, 1, {rank.peer}});
     if (rank.steps.size() > static_cast<size_t>(state_.scenario->recovery.straggler_window)) rank.steps.pop_front();
   }
+  LabelPace& label = rank.label_paces[{rank.phase, rank.step}];
+  if (label.round != rank.round) {
+    label.before = std::max(label.before, label.this_round);
+    label.this_round = 0;
+    label.round = rank.round;
+  }
+  StepPace& current = rank.steps.back();
+  label.this_round = std::max(label.this_round, current.best);
+  current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : 1.0;
   check_straggler(world);
 }
 
@@ -237,7 +246,7 @@ double Detector::score(int world) const {
   const RankActivity& rank = activity(world);
   if (rank.steps.size() < static_cast<size_t>(state_.scenario->recovery.straggler_window)) return -1;
   double best = 0;
-  for (const StepPace& step : rank.steps) best = std::max(best, step.best);
+  for (const StepPace& step : rank.steps) best = std::max(best, step.relative);
   return best;
 }
 
@@ -278,6 +287,7 @@ void Detector::new_epoch() {
   for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
     forget_progress(world);
     RankActivity& rank = activity(world);
+    rank.label_paces.clear();
     rank.counted_round = -1;
     rank.receives = rank.receives_before = 0;
   }

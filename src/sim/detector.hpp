@@ -26,12 +26,23 @@
 namespace collsim {
 
 // One step of a rank (the transfers it waited on under one label of the algorithm, see
-// Comm::label): the best pace among them, expected / actual duration, at most 1.
+// Comm::label): the best pace among them, expected / actual duration, at most 1; and that
+// pace against the best the rank had in the same step of earlier rounds (1 the first time).
+// The second is the score's: what the expected times miss (contention on a shared link, a
+// server's) is the same in every round, and divides out.
 struct StepPace {
   const char* phase = nullptr;
   int step = -1, round = -1;
   double best = 0;
+  double relative = 1;
   std::vector<int> peers;  // the other ends of its transfers (world ranks)
+};
+
+// The best pace a rank had in one step of the collective (a label), in earlier rounds.
+struct LabelPace {
+  int round = -1;
+  double before = 0;      // in the rounds before `round`
+  double this_round = 0;  // in `round`
 };
 
 // What one rank is doing, as the detector sees it.
@@ -57,6 +68,7 @@ struct RankActivity {
   const char* phase = nullptr;    // the label of the current wait
   int step = -1;
   std::deque<StepPace> steps;
+  std::map<std::pair<const char*, int>, LabelPace> label_paces;  // this epoch
   bool straggling = false;        // reported as a straggler; cleared when its score recovers
   bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
   // Completed receives in its current round and in the round before (this epoch).
@@ -110,9 +122,9 @@ public:
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
 
-  // Progress scores (the straggler rule). A rank's score is the best pace over its last
-  // straggler_window steps (-1: fewer steps so far); the median is over the members that
-  // have a full window (-1: none).
+  // Progress scores (the straggler rule). A rank's score is the best relative pace over its
+  // last straggler_window steps (-1: fewer steps so far); the median is over the members
+  // that have a full window (-1: none).
   double score(int world) const;
   double median_score(const std::vector<int>& members) const;
   // Members whose score is below straggler_threshold x the median.
