@@ -72,7 +72,7 @@ struct Judgement {
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
   bool compute_bound = false;      // the roots are late computing, not transferring
-  bool pace_measured = false;      // the slowdown comes from whole steps (or a computation): keeping may be decided
+  bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
@@ -303,12 +303,12 @@ private:
   //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
   // R the rounds left counting the current one, f the fraction of the current collective
   // the roots have done (their receives against the round before's), s the measured
-  // slowdown, c the round's computation, p' the survivors; T the alpha-beta model with the alpha and B read when the
-  // run began (the platform's links now would already show the fault: the coordinator
-  // judges from what it measured). (A slow computation's s is a lower bound: the time so
-  // far; its rest is counted as nothing.) A late transfer's s is a lower bound too (its
-  // progress so far may predate the fault): enough to drop, not to keep; keeping is
-  // decided on whole steps, by the progress score.
+  // slowdown, c the round's computation, p' the survivors; T the alpha-beta model with the
+  // alpha and B read when the run began (the platform's links now would already show the
+  // fault: the coordinator judges from what it measured). (A slow computation's s is a
+  // lower bound: the time so far; its rest is counted as nothing.) A late transfer's s is a
+  // lower bound too (its progress so far may predate the fault): enough to drop, not to
+  // keep; keeping is decided on whole steps, by the progress score.
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.current_group();
     const int round = lowest_round(group, judgement.roots);

@@ -164,6 +164,24 @@ class Untouched(unittest.TestCase):
                 self.assertEqual(none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"])
 
 
+class DelayTable(unittest.TestCase):
+    def test_the_table_in_the_docs_is_what_the_tool_measures_at_p_8(self):
+        # (the p = 64 and 256 rows take minutes: `tools/recovery-delays` regenerates them)
+        done = subprocess.run([str(REPO / "tools" / "recovery-delays"), "--collsim", COLLSIM, "--sizes", "8"],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(0, done.returncode, done.stderr)
+        rows = [line for line in done.stdout.splitlines() if line.startswith("| 8 |")]
+        self.assertEqual(5, len(rows))
+        page = (REPO / "docs" / "recovery.md").read_text()
+        for row in rows:
+            self.assertIn(row, page)
+        # detection: the collective starts 20 ms after the fault (round 1's computation),
+        # and the first step's deadline is 3 x (alpha + n/(pB)) later
+        first_deadline = 20e-3 + 3 * (ALPHA + 16 * 2**20 / (8 * B))
+        self.assertIn(f"| 8 | slow-link 0.01 | [5] | every late or broken transfer involves it | "
+                      f"{first_deadline * 1e3:.3f} ms | 0.000 ms |", rows)
+
+
 class Validation(unittest.TestCase):
     def test_bad_values_name_the_key_and_what_is_allowed(self):
         bad = {"straggler_threshold": [1, -0.1, "half", 1.5], "straggler_window": [0, 2.5, "4", -3]}
