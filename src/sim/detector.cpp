@@ -98,8 +98,8 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.activity = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes, sharing) : expected_transfer(world, peer, bytes, sharing);
-  const bool new_step = rank.steps.empty() || rank.steps.back().phase != phase || rank.steps.back().step != step ||
-                        rank.steps.back().round != rank.round;
+  const StepPace* last = rank.steps.latest();
+  const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
   if (rank.report_straggler && new_step) {
     rank.report_straggler = false;
     wake(Report{Report::Kind::straggler, world, peer, rank.since});
@@ -201,22 +201,23 @@ void Detector::record_pace(int world) {
     }
     ++rank.receives;
   }
-  const bool same_step = !rank.steps.empty() && rank.steps.back().phase == rank.phase &&
-                         rank.steps.back().step == rank.step && rank.steps.back().round == rank.round;
-  if (same_step) {
-    rank.steps.back().best = std::max(rank.steps.back().best, pace);
-    rank.steps.back().peers.push_back(rank.peer);
-  } else {
-    rank.steps.push_back(StepPace{rank.phase, rank.step, rank.round, pace, 1, {rank.peer}});
-    if (rank.steps.size() > static_cast<size_t>(state_.scenario->recovery.straggler_window)) rank.steps.pop_front();
+  const StepPace* last = rank.steps.latest();
+  const bool same_step = last != nullptr && last->phase == rank.phase && last->step == rank.step && last->round == rank.round;
+  StepPace& current = same_step ? rank.steps.current() : rank.steps.open(window());
+  if (!same_step) {
+    current.phase = rank.phase;
+    current.step = rank.step;
+    current.round = rank.round;
+    current.best = 0;
   }
-  LabelPace& label = rank.label_paces[{rank.phase, rank.step}];
+  current.best = std::max(current.best, pace);
+  current.peers.push_back(rank.peer);
+  LabelPace& label = rank.steps.label(rank.phase, rank.step);
   if (label.round != rank.round) {
     label.before = std::max(label.before, label.this_round);
     label.this_round = 0;
     label.round = rank.round;
   }
-  StepPace& current = rank.steps.back();
   label.this_round = std::max(label.this_round, current.best);
   current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : 1.0;
   check_straggler(world);
@@ -244,9 +245,9 @@ void Detector::check_straggler(int world) {
 
 double Detector::score(int world) const {
   const RankActivity& rank = activity(world);
-  if (rank.steps.size() < static_cast<size_t>(state_.scenario->recovery.straggler_window)) return -1;
+  if (!rank.steps.full(window())) return -1;
   double best = 0;
-  for (const StepPace& step : rank.steps) best = std::max(best, step.relative);
+  for (const StepPace& step : rank.steps.steps()) best = std::max(best, step.relative);
   return best;
 }
 
@@ -271,7 +272,7 @@ std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
 
 std::vector<int> Detector::window_peers(int world) const {
   std::vector<int> peers;
-  for (const StepPace& step : activity(world).steps) peers.insert(peers.end(), step.peers.begin(), step.peers.end());
+  for (const StepPace& step : activity(world).steps.steps()) peers.insert(peers.end(), step.peers.begin(), step.peers.end());
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
@@ -287,10 +288,34 @@ void Detector::new_epoch() {
   for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
     forget_progress(world);
     RankActivity& rank = activity(world);
-    rank.label_paces.clear();
+    rank.steps.clear_labels();
     rank.counted_round = -1;
     rank.receives = rank.receives_before = 0;
   }
+}
+
+size_t Detector::window() const { return static_cast<size_t>(state_.scenario->recovery.straggler_window); }
+
+StepPace& StepWindow::open(size_t window) {
+  if (steps_.size() < window) {
+    steps_.emplace_back();
+    last_ = steps_.size() - 1;
+  } else {
+    last_ = (last_ + 1) % steps_.size();
+  }
+  StepPace& step = steps_[last_];
+  step.peers.clear();  // keeps its capacity
+  step.relative = 1;
+  return step;
+}
+
+LabelPace& StepWindow::label(const char* phase, int step) {
+  auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
+  if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
+  std::vector<LabelPace>& by_step = it->second;
+  const size_t index = static_cast<size_t>(std::max(0, step));
+  if (index >= by_step.size()) by_step.resize(index + 1);
+  return by_step[index];
 }
 
 void Detector::forget_progress(int world) {

@@ -45,6 +45,31 @@ struct LabelPace {
   double this_round = 0;  // in `round`
 };
 
+// A rank's last steps, in a ring of recovery.straggler_window slots reused in place (a
+// wait's bookkeeping allocates nothing once the window is full), and the best paces of its
+// labels by phase, then step (a handful of phases, steps numbered from 0).
+class StepWindow {
+public:
+  // The current step, if any (latest), and to add to it (current: there is one).
+  const StepPace* latest() const { return steps_.empty() ? nullptr : &steps_[last_]; }
+  StepPace& current() { return steps_[last_]; }
+  // Opens a new step, forgetting the oldest when `window` are kept.
+  StepPace& open(size_t window);
+  bool full(size_t window) const { return steps_.size() >= window; }
+  const std::vector<StepPace>& steps() const { return steps_; }
+  LabelPace& label(const char* phase, int step);
+  void clear() {
+    steps_.clear();
+    last_ = 0;
+  }
+  void clear_labels() { labels_.clear(); }
+
+private:
+  std::vector<StepPace> steps_;
+  size_t last_ = 0;
+  std::vector<std::pair<const char*, std::vector<LabelPace>>> labels_;
+};
+
 // What one rank is doing, as the detector sees it.
 struct RankActivity {
   enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
@@ -67,8 +92,7 @@ struct RankActivity {
   // Progress: its last recovery.straggler_window steps, the current one last.
   const char* phase = nullptr;    // the label of the current wait
   int step = -1;
-  std::deque<StepPace> steps;
-  std::map<std::pair<const char*, int>, LabelPace> label_paces;  // this epoch
+  StepWindow steps;
   bool straggling = false;        // reported as a straggler; cleared when its score recovers
   bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
   // Completed receives in its current round and in the round before (this epoch).
@@ -141,6 +165,7 @@ public:
 private:
   void wake(Report report);
   void record_pace(int world);
+  size_t window() const;
   void check_straggler(int world);
 
   RunState& state_;
