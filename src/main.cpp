@@ -45,7 +45,7 @@ struct OutputFlags {
   CLI::Option* messages = nullptr;
 
   void add_to(CLI::App* run, collsim::RunRequest& request) {
-    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/1) to this file");
+    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/2) to this file");
     run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG)");
     run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run");
     run->add_option("--perfetto", request.perfetto_path,
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   collsim::RenderRequest render_request;
   CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");
   render->add_option("trace", render_request.trace_path,
-                     "Trace file (collsim-trace/1), or a sweep's results table with --plot")->required();
+                     "Trace file (collsim-trace/2), or a sweep's results table with --plot")->required();
   std::string render_plot;
   collsim::PlotSpec render_plot_spec;
   render->add_option("--plot", render_plot, "Results table (sweep --out) as an SVG line plot");

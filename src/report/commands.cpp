@@ -284,9 +284,11 @@ int command_list(const std::string& what) {
       kind_width = std::max(kind_width, collective_name(a.collective).size());
       name_width = std::max(name_width, a.name.size());
     }
-    for (const auto& a : all_algorithms())
-      std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", collective_name(a.collective), kind_width, a.name, name_width,
-                               a.summary);
+    for (const auto& a : all_algorithms()) {
+      const std::string uses = uses_names(a.uses);
+      std::cout << fmt::format("{:<{}}  {:<{}}  {}{}\n", collective_name(a.collective), kind_width, a.name, name_width,
+                               a.summary, uses.empty() ? "" : " [uses " + uses + "]");
+    }
   }
   if (what.empty() || what == "topologies") {
     const auto files = files_in(root / "topologies", ".xml");

@@ -532,7 +532,9 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
-  if (s.collective.servers || s.collective.algorithm == "parameter-server")
+  const bool serves = s.collective.algorithm != "auto" &&
+                      find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
+  if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   // Written so that it reads back as a scenario: work in flops as "2e+09f".

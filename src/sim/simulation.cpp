@@ -351,8 +351,8 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
-  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
-  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+  if (result.algorithm->uses.groups) result.notes.push_back(describe_hierarchy(locality, model));
+  if (result.algorithm->uses.segment) {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)
       result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",

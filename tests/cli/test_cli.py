@@ -100,7 +100,7 @@ class HappyPaths(CliTest):
     def test_run_writes_trace(self):
         self.assert_ok("run", *SMALL, "--trace", self.trace)
         trace = json.loads(self.trace.read_text())
-        self.assertEqual(trace["format"], "collsim-trace/1")
+        self.assertEqual(trace["format"], "collsim-trace/2")
         self.assertIs(trace["summary"]["verified"], True)
         self.assertEqual(trace["scenario"]["workers"], 4)
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["out.json"])  # no temporary left
@@ -108,7 +108,7 @@ class HappyPaths(CliTest):
     def test_a_relative_trace_path_creates_its_folders(self):
         # as tools/quickstart writes out/quickstart.json from a fresh clone, where out/ is missing
         self.assert_ok("run", *SMALL, "--quiet", "--trace", "out/sub/t.json", cwd=self.tmp)
-        self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/1")
+        self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/2")
 
     def test_run_quiet_prints_nothing(self):
         self.assertEqual(self.assert_ok("run", *SMALL, "--quiet"), "")

@@ -153,7 +153,6 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
 }
 
 void check_collective(Collective collective) {
-  const bool rooted = collective == Collective::broadcast || collective == Collective::reduce;
   const bool copies = collective == Collective::broadcast || collective == Collective::allgather ||
                       collective == Collective::alltoall;
   const std::vector<Dtype> copied_types = collective == Collective::alltoall
@@ -161,11 +160,13 @@ void check_collective(Collective collective) {
                                               : std::vector<Dtype>{Dtype::float32, Dtype::float64, Dtype::int32};
   for (const auto& algorithm : all_algorithms()) {
     if (algorithm.collective != collective) continue;
+    // The registry says which algorithms read the root; an allreduce's result does not depend
+    // on it, so other roots get one op there.
+    const bool rooted = algorithm.uses.root && collective != Collective::allreduce;
     for (int p : test_ps) {
       const std::vector<int> roots = rooted ? roots_for(p) : std::vector<int>{0};
       for (size_t count : counts_for(p)) {
-        // allreduce trees and the naive allreduces meet at the root: other roots, with one op
-        if (collective == Collective::allreduce)
+        if (collective == Collective::allreduce && algorithm.uses.root)
           for (int root : roots_for(p))
             if (root != 0) check_run(algorithm, p, count, Dtype::float32, OpKind::sum, root);
         for (int root : roots) {
