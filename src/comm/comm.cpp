@@ -142,7 +142,7 @@ void Comm::await(PendingTransfer& pending) {
   WaitWatch* watch = group_->watch();
   const int me = group_->world_rank(rank_);
   double limit = watch->begin_wait(me, group_->world_rank(pending.peer), pending.bytes, pending.is_receive,
-                                   pending.activity.get());
+                                   pending.activity.get(), phase_, step_);
   std::vector<sg4::CommPtr> activities{pending.activity};
   try {
     for (;;) {

@@ -37,9 +37,11 @@ public:
   // transfers in flight share the links, so the expected times count them.
   virtual void posted(int world, int peer, bool receive) = 0;
   virtual void finished(int world, int peer, bool receive) = 0;
-  // `world` blocks on its transfer with `peer` (`activity`, posted at `posted`): returns the
-  // seconds after which the wait is suspicious. Throws when a verdict already abandons it.
-  virtual double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) = 0;
+  // `world` blocks on its transfer with `peer` (`activity`, posted at `posted`) in the step
+  // the algorithm labelled (`phase`, `step`): returns the seconds after which the wait is
+  // suspicious. Throws when a verdict already abandons it.
+  virtual double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity,
+                            const char* phase, int step) = 0;
   // The wait passed that time: report it; returns the seconds until the next check.
   virtual double suspect(int world) = 0;
   // What a suspicious wait listens to besides its transfer: the coordinator's verdict

@@ -92,6 +92,42 @@ std::string format_table(const std::vector<std::pair<std::string, std::string>>&
   return out;
 }
 
+namespace {
+
+// One entry per recovery decision: a rebuild, a join, a root kept, a doubt.
+std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
+  std::string out;
+  for (const auto& r : recoveries) {
+    std::vector<std::string> dropped;
+    for (size_t i = 0; i < r.dropped_ranks.size(); ++i)
+      dropped.push_back(fmt::format("rank {} ({})", r.dropped_ranks[i], r.dropped_hosts[i]));
+    if (!r.joined_ranks.empty()) {
+      out += fmt::format("  recovery  epoch {} -> {}: {} ({} ranks)\n", r.epoch_before, r.epoch_after, r.reason,
+                         r.group.size());
+      continue;
+    }
+    const std::string prediction =
+        r.prediction_keep < 0 ? ""
+                              : fmt::format("            predicted for the rounds left: keep {}, drop {}\n",
+                                            format_time(r.prediction_keep), format_time(r.prediction_drop));
+    if (dropped.empty()) {  // a root kept, a doubt, or a rebuild refused: the group goes on (or stops) as it was
+      out += fmt::format("  recovery  epoch {}: {}\n            detected {}\n{}", r.epoch_before, r.reason,
+                         format_time(r.detected), prediction);
+      continue;
+    }
+    out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
+                       r.reason);
+    out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",
+                       r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
+                       format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,
+                       r.round_completed < 0 ? "never" : format_time(r.round_completed));
+    out += prediction;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
   const auto& v = s.verification;
   std::vector<std::pair<std::string, std::string>> rows{
@@ -185,22 +221,7 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   }
   for (const auto& f : result.faults)
     out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);
-  for (const auto& r : result.recoveries) {
-    std::vector<std::string> dropped;
-    for (size_t i = 0; i < r.dropped_ranks.size(); ++i)
-      dropped.push_back(fmt::format("rank {} ({})", r.dropped_ranks[i], r.dropped_hosts[i]));
-    if (!r.joined_ranks.empty()) {
-      out += fmt::format("  recovery  epoch {} -> {}: {} ({} ranks)\n", r.epoch_before, r.epoch_after, r.reason,
-                         r.group.size());
-      continue;
-    }
-    out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
-                       r.reason);
-    out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",
-                       r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
-                       format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,
-                       r.round_completed < 0 ? "never" : format_time(r.round_completed));
-  }
+  out += format_recoveries(result.recoveries);
   if (result.rounds.size() > 1 || !result.recoveries.empty()) {
     out += "  round  epoch  ranks  time";
     out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";

@@ -369,7 +369,8 @@ FaultSpec parse_fault(const json& object, const std::string& where, int rounds) 
 }
 
 RecoverySpec parse_recovery(const json& object) {
-  check_keys(object, "recovery", {"policy", "timeout", "min_timeout", "min_workers"});
+  check_keys(object, "recovery",
+             {"policy", "timeout", "min_timeout", "min_workers", "straggler_threshold", "straggler_window"});
   RecoverySpec spec;
   if (object.contains("policy")) {
     spec.policy = recovery_policies().parse(get_string(object["policy"], "recovery.policy"), "recovery.policy");
@@ -399,6 +400,19 @@ RecoverySpec parse_recovery(const json& object) {
     if (!value.is_number_integer() || value.get<long long>() < 1)
       throw InputError("recovery.min_workers: must be a whole number >= 1");
     spec.min_workers = value.get<int>();
+  }
+  if (object.contains("straggler_threshold")) {
+    const json& value = object["straggler_threshold"];
+    if (!value.is_number() || !(value.get<double>() >= 0) || !(value.get<double>() < 1))
+      throw InputError("recovery.straggler_threshold: must be a number >= 0 and < 1 (a ratio of the group's median "
+                       "progress score; 0: no straggler by score)");
+    spec.straggler_threshold = value.get<double>();
+  }
+  if (object.contains("straggler_window")) {
+    const json& value = object["straggler_window"];
+    if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > 1000000)
+      throw InputError("recovery.straggler_window: must be a whole number of steps from 1 to 1000000");
+    spec.straggler_window = value.get<int>();
   }
   return spec;
 }
@@ -578,7 +592,8 @@ std::string_view fault_kind_name(FaultKind kind) { return fault_kinds().name(kin
 
 json recovery_to_json(const RecoverySpec& r) {
   json out{{"policy", recovery_policies().name(r.policy)}, {"timeout", r.timeout_text},
-           {"min_workers", r.min_workers}};
+           {"min_workers", r.min_workers}, {"straggler_threshold", r.straggler_threshold},
+           {"straggler_window", r.straggler_window}};
   if (r.min_timeout) out["min_timeout"] = *r.min_timeout;
   return out;
 }

@@ -92,6 +92,11 @@ struct RecoverySpec {
   std::string timeout_text = "3x";
   std::optional<double> min_timeout;  // unset: 5 alphas of the run's routes
   int min_workers = 1;                // a rebuild below this stops the run
+  // A rank whose progress score (the best pace of its transfers in a step, expected over
+  // actual) stays below straggler_threshold x the group median for straggler_window of its
+  // steps is a straggler (0: never).
+  double straggler_threshold = 0.5;
+  int straggler_window = 4;
 };
 
 struct Scenario {

@@ -71,6 +71,10 @@ struct Judgement {
   std::vector<std::string> evidence;
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
+  bool compute_bound = false;      // the roots are late computing, not transferring
+  bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
+  std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
+  double median = -1;
 };
 
 class Coordinator {
@@ -201,10 +205,13 @@ private:
     if (!busy_late.empty()) {
       out.roots = busy_late;
       out.rule = "others wait on it and it computes past its deadline (a straggler)";
+      out.compute_bound = out.pace_measured = true;
       for (int world : busy_late) out.slowdown = std::max(out.slowdown, slowdown[world]);
       return out;
     }
-    // 3. Late or broken transfers: the rank common to all of them. With one late transfer
+    // 3. A progress score below the threshold for the window: a straggler.
+    if (judge_progress(group.members(), out)) return out;
+    // 4. Late or broken transfers: the rank common to all of them. With one late transfer
     //    only, an end that completed a transfer with someone else on time since is cleared.
     if (late.empty()) return out;
     // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
@@ -228,6 +235,7 @@ private:
       out.roots = common;
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
                                  : "its one late transfer's other end made progress on time";
+      add_scores(group.members(), out);
       // How much slower its transfers run (their progress so far predicts their end).
       for (int waiter : late_waiters_) {
         const RankActivity& rank = detector_.activity(waiter);
@@ -249,8 +257,58 @@ private:
     return out;
   }
 
+  // The ranks whose progress score stayed below recovery.straggler_threshold x the group's
+  // median for recovery.straggler_window steps. One whose slow transfers were all with
+  // other such ranks was slowed by them (a tree's leaf under a slow parent): not a root.
+  // False when no rank is a straggler.
+  bool judge_progress(const std::vector<int>& members, Judgement& out) const {
+    const std::vector<int> flagged = detector_.stragglers(members);
+    if (flagged.empty()) return false;
+    const auto is_flagged = [&](int world) { return std::find(flagged.begin(), flagged.end(), world) != flagged.end(); };
+    const RecoverySpec& recovery = state_.scenario->recovery;
+    out.median = detector_.median_score(members);
+    for (int world : flagged) {
+      const std::vector<int> peers = detector_.window_peers(world);
+      out.evidence.push_back(fmt::format("{}'s progress score {:.3g} over its last {} steps (with {}) is below {:.3g} "
+                                         "x the group median {:.3g}",
+                                         world, detector_.score(world), recovery.straggler_window, fmt::join(peers, ", "),
+                                         recovery.straggler_threshold, out.median));
+      out.scores.emplace_back(world, detector_.score(world));
+      if (std::any_of(peers.begin(), peers.end(), [&](int peer) { return !is_flagged(peer); })) out.roots.push_back(world);
+    }
+    if (out.roots.empty()) {
+      out.ambiguous = flagged;
+      out.rule = "the progress scores do not single out a rank";
+      return true;
+    }
+    out.rule = "its progress score stayed below the threshold for the window (a straggler)";
+    double lowest = 1;
+    for (int world : out.roots) lowest = std::min(lowest, detector_.score(world));
+    out.slowdown = std::max(1.0, out.median / std::max(lowest, 1e-300));
+    out.pace_measured = true;
+    return true;
+  }
+
+  // The roots' scores and the median, when they have a full window (for the trace).
+  void add_scores(const std::vector<int>& members, Judgement& out) const {
+    out.median = detector_.median_score(members);
+    for (int world : out.roots)
+      if (const double mine = detector_.score(world); mine >= 0) out.scores.emplace_back(world, mine);
+  }
+
   // The straggler rule: drop only if the model predicts that finishing the remaining rounds
   // without the roots, the redone collective included, is faster than keeping them.
+  //   slow transfers:   keep = (1 - f) s T(p) + (R - 1)(c + s T(p))
+  //   slow computation: keep = T(p) + (R - 1)(s c + T(p))
+  //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
+  // R the rounds left counting the current one, f the fraction of the current collective
+  // the roots have done (their receives against the round before's), s the measured
+  // slowdown, c the round's computation, p' the survivors; T the alpha-beta model with the
+  // alpha and B read when the run began (the platform's links now would already show the
+  // fault: the coordinator judges from what it measured). (A slow computation's s is a
+  // lower bound: the time so far; its rest is counted as nothing.) A late transfer's s is a
+  // lower bound too (its progress so far may predate the fault): enough to drop, not to
+  // keep; keeping is decided on whole steps, by the progress score.
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.current_group();
     const int round = lowest_round(group, judgement.roots);
@@ -258,19 +316,32 @@ private:
     std::vector<int> survivors = without(group.members(), judgement.roots);
     if (survivors.empty()) return true;  // rebuild reports it
     const double compute = compute_seconds(state_);
-    const double with = state_.algorithm->model(state_.model_for(group));
-    CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
-    const double without_them = state_.algorithm->model(state_.model_for(smaller));
-    const bool compute_bound = judgement.rule.find("computes") != std::string::npos;
-    const double keep = remaining * (compute_bound ? judgement.slowdown * compute + with : compute + judgement.slowdown * with);
-    const double drop = remaining * (compute + without_them) + without_them;
+    const double with = healthy_model(group);
+    const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
+    const double without_them = healthy_model(smaller);
+    const double s = judgement.slowdown;
+    // The roots gate everyone's steps: their own progress is the collective's.
+    double done = judgement.compute_bound ? 0 : 1;
+    for (int world : judgement.roots) done = std::min(done, detector_.collective_done(world));
+    const double later = std::max(0, remaining - 1);
+    const double keep = judgement.compute_bound ? with + later * (s * compute + with)
+                                                : (1 - done) * s * with + later * (compute + s * with);
+    const double verdict = state_.model.alpha + control_message_bytes / state_.model.bandwidth;
+    const double drop = verdict + without_them + later * (compute + without_them);
     judgement.evidence.push_back(fmt::format(
-        "prediction for {} remaining round(s): keep {:.9g} s (x{:.3g} slower), drop {:.9g} s", remaining, keep,
-        judgement.slowdown, drop));
+        "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
+        "drop {:.9g} s", remaining, done, keep, s, drop));
     prediction_ = {keep, drop};
     if (drop < keep) return true;
+    if (!judgement.pace_measured) {
+      prediction_ = {-1, -1};  // wait for whole steps: the next report, or the progress score
+      return false;
+    }
     // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded.
-    for (int world : judgement.roots) detector_.activity(world).tolerance *= 1.5 * judgement.slowdown;
+    for (int world : judgement.roots) {
+      detector_.activity(world).tolerance *= 1.5 * judgement.slowdown;
+      detector_.forget_progress(world);  // its steps so far were judged; its new pace is what counts now
+    }
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = group.epoch();
     event.round = round;
@@ -280,6 +351,13 @@ private:
                                judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
     state_.recoveries.push_back(event);
     return false;
+  }
+
+  double healthy_model(const CommGroup& group) const {
+    ModelInput in = state_.model_for(group);
+    in.network = nullptr;
+    in.endpoints.clear();
+    return state_.algorithm->model(in);
   }
 
   static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
@@ -312,6 +390,8 @@ private:
       const int bucket = state_.workers[static_cast<size_t>(world)].bucket;
       if (bucket >= 0 && (event.bucket < 0 || bucket < event.bucket)) event.bucket = bucket;
     }
+    event.scores = judgement.scores;
+    event.score_median = judgement.median;
     return event;
   }
 
@@ -405,6 +485,7 @@ private:
     deliver(group, judgement.roots, next, resume_round);
     failures_ = false;
     late_seen_.clear();
+    detector_.new_epoch();
     prediction_ = {-1, -1};
     // Workers that came back meanwhile join now.
     std::vector<int> joins;

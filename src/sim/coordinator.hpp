@@ -7,8 +7,10 @@
 //
 // Protocol (typed messages, sim/recovery_messages.hpp):
 //   Report   worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait
-//            past its deadline), a failure (a transfer that broke), or a join (a worker
-//            whose host came back). Each says whom the worker waits on and since when.
+//            past its deadline), a failure (a transfer that broke), a straggler (a
+//            progress score below recovery.straggler_threshold x the group's median for
+//            recovery.straggler_window steps), or a join (a worker whose host came back).
+//            Each says whom the worker waits on and since when.
 //   Verdict  coordinator -> worker, over the simulated network: leave the run, or the
 //            new group and the round to resume from (the "new group" message). A
 //            suspicious wait listens for it beside its transfer (a wait not yet
@@ -18,17 +20,21 @@
 //   idle --report--> judging: read the wait-for graph of the group from the detector.
 //     roots found, dropping pays  --> rebuild: verdicts, back to idle
 //     root found, keeping pays    --> kept: its deadlines stretch, recorded, back to idle
+//                                     (a late transfer's lower-bound slowdown only
+//                                     drops; keeping waits for whole steps)
 //     nothing late (unfounded)    --> idle (nobody is told anything: it cost nothing)
 //     ambiguous                   --> recorded; judged again after a second window; still
 //                                     ambiguous: nobody dropped, back to idle
 //   join --> admitted at the next round nobody has started (a new group), or queued until
 //            the rebuild that drops the worker is done.
 // Invariants: a member is dropped only as a root of the wait-for graph (dead or cut off
-// from the coordinator; busy computing past its deadline while others wait on it; or
-// the one end common to every late transfer); only a verdict makes a worker abandon an
-// operation; mailboxes are named per epoch, so no message of an abandoned epoch is ever
-// matched in a new one; the group never shrinks below recovery.min_workers (the run
-// stops instead).
+// from the coordinator; busy computing past its deadline while others wait on it; a
+// straggler by progress score not slowed only by other stragglers; or the one end common
+// to every late transfer), and, unless dead, only when the prediction says dropping
+// pays (a keep is decided on whole steps, never on a transfer still under way); only a
+// verdict makes a worker abandon an operation; mailboxes are named per epoch, so no
+// message of an abandoned epoch is ever matched in a new one; the group never shrinks
+// below recovery.min_workers (the run stops instead).
 #include <memory>
 #include <vector>
 

@@ -82,9 +82,12 @@ double Detector::limit(double expected) const {
   return std::max(limit, min_timeout_);
 }
 
-double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer) {
+double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer, const char* phase,
+                            int step) {
   RankActivity& rank = activity(world);
   if (rank.verdict) throw VerdictPending();
+  rank.phase = phase;
+  rank.step = step;
   const RankActivity& other = activity(peer);
   const int sharing = receive ? std::max(rank.in_flight_in, other.in_flight_out) : std::max(rank.in_flight_out, other.in_flight_in);
   rank.doing = RankActivity::Doing::waiting;
@@ -95,6 +98,12 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.activity = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes, sharing) : expected_transfer(world, peer, bytes, sharing);
+  const StepPace* last = rank.steps.latest();
+  const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
+  if (rank.report_straggler && new_step) {
+    rank.report_straggler = false;
+    wake(Report{Report::Kind::straggler, world, peer, rank.since});
+  }
   return limit(rank.expected);
 }
 
@@ -172,8 +181,147 @@ void Detector::end_wait(int world) {
     rank.on_time_peer = rank.peer;
     rank.on_time_at = now;
   }
+  // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
+  if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);
   rank.doing = RankActivity::Doing::idle;
   rank.activity = nullptr;
+}
+
+// The pace of the transfer that just completed joins the rank's current step (a new label
+// opens a new step); the window keeps the last straggler_window steps.
+void Detector::record_pace(int world) {
+  RankActivity& rank = activity(world);
+  const double took = rank.activity->get_finish_time() - rank.activity->get_start_time();
+  const double pace = took > 0 && rank.expected > 0 ? std::min(1.0, rank.expected / took) : 1.0;
+  if (rank.receive) {
+    if (rank.round != rank.counted_round) {
+      rank.receives_before = rank.round == rank.counted_round + 1 ? rank.receives : 0;
+      rank.receives = 0;
+      rank.counted_round = rank.round;
+    }
+    ++rank.receives;
+  }
+  const StepPace* last = rank.steps.latest();
+  const bool same_step = last != nullptr && last->phase == rank.phase && last->step == rank.step && last->round == rank.round;
+  StepPace& current = same_step ? rank.steps.current() : rank.steps.open(window());
+  if (!same_step) {
+    current.phase = rank.phase;
+    current.step = rank.step;
+    current.round = rank.round;
+    current.best = 0;
+  }
+  current.best = std::max(current.best, pace);
+  current.peers.push_back(rank.peer);
+  LabelPace& label = rank.steps.label(rank.phase, rank.step);
+  if (label.round != rank.round) {
+    label.before = std::max(label.before, label.this_round);
+    label.this_round = 0;
+    label.round = rank.round;
+  }
+  label.this_round = std::max(label.this_round, current.best);
+  current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : 1.0;
+  check_straggler(world);
+}
+
+// A rank whose score falls below the threshold (relative to the group's median) reports
+// once, when it begins its next step: a collective's last step is then over for it, and
+// the coordinator finds it in the next round, not redoing one that completed. It may
+// report again after its score has recovered.
+void Detector::check_straggler(int world) {
+  RankActivity& rank = activity(world);
+  const double threshold = state_.scenario->recovery.straggler_threshold;
+  const double mine = score(world);
+  // Paces are at most 1, and so is the median: a score at or above the threshold is never
+  // below threshold x median (the common case costs no median).
+  if (mine < 0 || mine >= threshold) {
+    rank.straggling = false;
+    return;
+  }
+  const double median = median_score(state_.current_group().members());
+  const bool below = mine < threshold * median;
+  if (below && !rank.straggling) rank.report_straggler = true;
+  rank.straggling = below;
+}
+
+double Detector::score(int world) const {
+  const RankActivity& rank = activity(world);
+  if (!rank.steps.full(window())) return -1;
+  double best = 0;
+  for (const StepPace& step : rank.steps.steps()) best = std::max(best, step.relative);
+  return best;
+}
+
+double Detector::median_score(const std::vector<int>& members) const {
+  std::vector<double> scores;
+  for (int world : members)
+    if (const double mine = score(world); mine >= 0) scores.push_back(mine);
+  if (scores.empty()) return -1;
+  const auto middle = scores.begin() + static_cast<std::ptrdiff_t>(scores.size() / 2);
+  std::nth_element(scores.begin(), middle, scores.end());
+  return *middle;
+}
+
+std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
+  std::vector<int> out;
+  const double median = median_score(members);
+  const double threshold = state_.scenario->recovery.straggler_threshold;
+  for (int world : members)
+    if (const double mine = score(world); mine >= 0 && mine < threshold * median) out.push_back(world);
+  return out;
+}
+
+std::vector<int> Detector::window_peers(int world) const {
+  std::vector<int> peers;
+  for (const StepPace& step : activity(world).steps.steps()) peers.insert(peers.end(), step.peers.begin(), step.peers.end());
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+double Detector::collective_done(int world) const {
+  const RankActivity& rank = activity(world);
+  if (rank.counted_round != rank.round || rank.receives_before <= 0) return 0;
+  return std::min(1.0, static_cast<double>(rank.receives) / static_cast<double>(rank.receives_before));
+}
+
+void Detector::new_epoch() {
+  for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
+    forget_progress(world);
+    RankActivity& rank = activity(world);
+    rank.steps.clear_labels();
+    rank.counted_round = -1;
+    rank.receives = rank.receives_before = 0;
+  }
+}
+
+size_t Detector::window() const { return static_cast<size_t>(state_.scenario->recovery.straggler_window); }
+
+StepPace& StepWindow::open(size_t window) {
+  if (steps_.size() < window) {
+    steps_.emplace_back();
+    last_ = steps_.size() - 1;
+  } else {
+    last_ = (last_ + 1) % steps_.size();
+  }
+  StepPace& step = steps_[last_];
+  step.peers.clear();  // keeps its capacity
+  step.relative = 1;
+  return step;
+}
+
+LabelPace& StepWindow::label(const char* phase, int step) {
+  auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
+  if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
+  std::vector<LabelPace>& by_step = it->second;
+  const size_t index = static_cast<size_t>(std::max(0, step));
+  if (index >= by_step.size()) by_step.resize(index + 1);
+  return by_step[index];
+}
+
+void Detector::forget_progress(int world) {
+  RankActivity& rank = activity(world);
+  rank.steps.clear();
+  rank.straggling = rank.report_straggler = false;
 }
 
 double Detector::slowdown(int world) const {

@@ -25,6 +25,51 @@
 
 namespace collsim {
 
+// One step of a rank (the transfers it waited on under one label of the algorithm, see
+// Comm::label): the best pace among them, expected / actual duration, at most 1; and that
+// pace against the best the rank had in the same step of earlier rounds (1 the first time).
+// The second is the score's: what the expected times miss (contention on a shared link, a
+// server's) is the same in every round, and divides out.
+struct StepPace {
+  const char* phase = nullptr;
+  int step = -1, round = -1;
+  double best = 0;
+  double relative = 1;
+  std::vector<int> peers;  // the other ends of its transfers (world ranks)
+};
+
+// The best pace a rank had in one step of the collective (a label), in earlier rounds.
+struct LabelPace {
+  int round = -1;
+  double before = 0;      // in the rounds before `round`
+  double this_round = 0;  // in `round`
+};
+
+// A rank's last steps, in a ring of recovery.straggler_window slots reused in place (a
+// wait's bookkeeping allocates nothing once the window is full), and the best paces of its
+// labels by phase, then step (a handful of phases, steps numbered from 0).
+class StepWindow {
+public:
+  // The current step, if any (latest), and to add to it (current: there is one).
+  const StepPace* latest() const { return steps_.empty() ? nullptr : &steps_[last_]; }
+  StepPace& current() { return steps_[last_]; }
+  // Opens a new step, forgetting the oldest when `window` are kept.
+  StepPace& open(size_t window);
+  bool full(size_t window) const { return steps_.size() >= window; }
+  const std::vector<StepPace>& steps() const { return steps_; }
+  LabelPace& label(const char* phase, int step);
+  void clear() {
+    steps_.clear();
+    last_ = 0;
+  }
+  void clear_labels() { labels_.clear(); }
+
+private:
+  std::vector<StepPace> steps_;
+  size_t last_ = 0;
+  std::vector<std::pair<const char*, std::vector<LabelPace>>> labels_;
+};
+
 // What one rank is doing, as the detector sees it.
 struct RankActivity {
   enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
@@ -44,6 +89,15 @@ struct RankActivity {
   int on_time_peer = -1;
   double on_time_at = -1;
   double tolerance = 1;           // a kept straggler: its expected times are this much longer
+  // Progress: its last recovery.straggler_window steps, the current one last.
+  const char* phase = nullptr;    // the label of the current wait
+  int step = -1;
+  StepWindow steps;
+  bool straggling = false;        // reported as a straggler; cleared when its score recovers
+  bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
+  // Completed receives in its current round and in the round before (this epoch).
+  int counted_round = -1;
+  long receives = 0, receives_before = 0;
 };
 
 // Where the coordinator sends `world` its verdict.
@@ -56,7 +110,8 @@ public:
 
   void posted(int world, int peer, bool receive) override;
   void finished(int world, int peer, bool receive) override;
-  double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity) override;
+  double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity, const char* phase,
+                    int step) override;
   double suspect(int world) override;
   simgrid::s4u::Comm* listen(int world) override;
   void end_wait(int world) override;
@@ -91,8 +146,27 @@ public:
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
 
+  // Progress scores (the straggler rule). A rank's score is the best relative pace over its
+  // last straggler_window steps (-1: fewer steps so far); the median is over the members
+  // that have a full window (-1: none).
+  double score(int world) const;
+  double median_score(const std::vector<int>& members) const;
+  // Members whose score is below straggler_threshold x the median.
+  std::vector<int> stragglers(const std::vector<int>& members) const;
+  // Whom `world` exchanged with in its window.
+  std::vector<int> window_peers(int world) const;
+  // The fraction of its current collective `world` has completed: its receives against the
+  // round before's in this epoch (0 when there is none to compare with).
+  double collective_done(int world) const;
+  // A new group: past paces, and kept ranks' pasts, no longer say anything.
+  void new_epoch();
+  void forget_progress(int world);
+
 private:
   void wake(Report report);
+  void record_pace(int world);
+  size_t window() const;
+  void check_straggler(int world);
 
   RunState& state_;
   std::vector<RankActivity> ranks_;

@@ -7,9 +7,10 @@ namespace collsim {
 class CommGroup;
 
 // Worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait past its
-// deadline), a failure (a transfer that broke), or a join (a worker whose host came back).
+// deadline), a failure (a transfer that broke), a straggler (a progress score below the
+// threshold for the window), or a join (a worker whose host came back).
 struct Report {
-  enum class Kind { suspicion, failure, join } kind = Kind::suspicion;
+  enum class Kind { suspicion, failure, straggler, join } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
   double since = 0;     // since when

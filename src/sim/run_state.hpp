@@ -81,6 +81,8 @@ struct RecoveryEvent {
   std::vector<std::string> evidence;  // what the coordinator saw: wait-for edges, late transfers, predictions
   double prediction_keep = -1, prediction_drop = -1;  // seconds to finish the rounds left (straggler rule)
   int bucket = -1;                // layered training: the earliest bucket whose collective was abandoned
+  std::vector<std::pair<int, double>> scores;  // the judged ranks' progress scores (rank, score)
+  double score_median = -1;                    // the group's median score (-1: no full window yet)
 };
 
 enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };

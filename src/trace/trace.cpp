@@ -176,6 +176,11 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (r.bucket >= 0) event["bucket"] = r.bucket;
     if (r.prediction_keep >= 0)
       event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
+    if (!r.scores.empty()) {
+      json ranks = json::array();
+      for (const auto& [rank, score] : r.scores) ranks.push_back(json{{"rank", rank}, {"score", score}});
+      event["scores"] = json{{"median", r.score_median}, {"ranks", ranks}};
+    }
     recovery.push_back(event);
   }
   json summary{{"simulated_time", s.simulated_time},

@@ -108,12 +108,74 @@ class Lab4(LabTest):
         self.assertClose(138.07e-3, constant, rel=1e-4)
         self.assertQuoted("138.07 ms + timeout", "page")
 
-    def test_timeouts_longer_than_a_slowed_step_never_fire(self):
+    def test_timeouts_longer_than_a_slowed_step_leave_it_to_the_progress_score(self):
         self.assertClose(223.7e-3, step(3, F * B), rel=1e-4)
         self.assertQuoted("223.7 ms", "page")
+        # no deadline passes; after 4 steps at 1% (round 2's whole allreduce) rank 2 is a
+        # straggler, dropped as round 3 begins: the survivors' first step of round 3 (with
+        # the 3-rank chunk) is done when they hear it, then they redo round 3 as two
+        dropped_at = 2 * (C + ring(3)) + C + ring(3, F * B) + C
+        total = dropped_at + step(3) + ring(2) + C + ring(2)
         for ms in (256, 512):
             self.assertLess(step(3, F * B), ms * 1e-3)
-            self.assertClose(self.wait["summary"]["simulated_time"], float(self.sweep[ms]["simulated_time"]), rel=1e-9)
+            self.assertClose(total, float(self.sweep[ms]["simulated_time"]), rel=1e-5)
+        self.assertClose(0.9927, dropped_at, rel=1e-4)
+        self.assertClose(1.028, total, rel=1e-3)
+        for figure in ("894.8 ms", "992.7 ms", "1.028 s"):
+            self.assertQuoted(figure, "page")
+            self.assertQuoted(figure, "answers")
+
+    def test_64_ranks_a_straggler_by_score_is_dropped_when_it_pays(self):
+        p, c, rounds = 64, C, 4
+        healthy, slowed = step(p), step(p, 0.4 * B)
+        self.assertClose(106.9e-6, healthy, rel=1e-3)
+        self.assertClose(13.46e-3, ring(p), rel=1e-3)
+        self.assertClose(320.7e-6, 3 * healthy, rel=1e-3)
+        self.assertClose(264.1e-6, slowed, rel=1e-3)
+        self.assertLess(slowed, 3 * healthy)          # no deadline passes
+        self.assertClose(0.405, healthy / slowed, rel=2e-3)
+        self.assertLess(healthy / slowed, 0.5)         # but the score is below the threshold
+        start = c + ring(p) + c
+        self.assertClose(53.46e-3, start, rel=1e-4)
+        self.assertClose(54.52e-3, start + 4 * slowed, rel=1e-4)
+        for figure in ("106.9 us", "13.46 ms", "320.7 us", "264.1 us", "0.405", "53.46 ms",
+                       "53.46 + 4 x 0.2641 = 54.52 ms", "about 139 ms", "about 82 ms"):
+            self.assertQuoted(figure, "page")
+        trace = json.loads((OUT / "lab4-64-straggler.json").read_text())
+        event = trace["recovery"][0]
+        self.assertEqual([24], event["dropped_ranks"])
+        self.assertClose(start + 4 * slowed, event["detected"], rel=2e-3)
+        # the prediction: keep = rest of this allreduce + 2 rounds at 2.5x; drop = a redone
+        # allreduce of 63 + 2 rounds (the model's chunks are whole carried elements: within 5%)
+        keep = (1 - 4 / 126) * 2.5 * ring(p) + (rounds - 2) * (c + 2.5 * ring(p))
+        drop = ring(p - 1) + (rounds - 2) * (c + ring(p - 1))
+        self.assertClose(139e-3, keep, rel=1e-2)
+        self.assertClose(keep, event["prediction"]["keep"], rel=0.02)
+        self.assertClose(drop, event["prediction"]["drop"], rel=0.05)
+        self.assertClose(82e-3, event["prediction"]["drop"], rel=1e-2)
+        self.assertTrue(trace["summary"]["models_identical"])
+        self.assertEqual([], trace["summary"]["recovery_quality"]["healthy_dropped"])
+        self.assertIn("detected 54.5206 ms", self.outputs["collsim run scenarios/labs/lab4-64-straggler.json "
+                                                           "--trace out/labs/lab4-64-straggler.json"])
+
+    def test_64_ranks_a_4x_straggler_late_in_the_last_round_is_kept(self):
+        p, rounds = 64, 4
+        healthy, slowed = step(p), step(p, 0.25 * B)
+        last_start = (rounds - 1) * (C + ring(p)) + C
+        left = 126 - (131.5e-3 - last_start) / healthy
+        self.assertClose(22, left, rel=0.01)
+        extra = 22 * (slowed - healthy)
+        self.assertClose(6.92e-3, extra, rel=1e-3)
+        self.assertLess(extra, ring(p - 1) / 1.5)  # keeping is the cheaper, by far
+        self.assertClose(133.86e-3, rounds * (C + ring(p)), rel=1e-4)
+        self.assertClose(140.8e-3, rounds * (C + ring(p)) + extra, rel=1e-3)
+        for figure in ("22 x (421.4 - 106.9) us = 6.92 ms", "133.86 + 6.92 = 140.8 ms", "about 14 ms"):
+            self.assertQuoted(figure, "page")
+        trace = json.loads((OUT / "lab4-64-late.json").read_text())
+        self.assertEqual([[24]], [e["kept_ranks"] for e in trace["recovery"] if e.get("kept_ranks")])
+        self.assertEqual([], [r for e in trace["recovery"] for r in e["dropped_ranks"]])
+        self.assertClose(rounds * (C + ring(p)) + extra, trace["rounds"][-1]["end"], rel=2e-3)
+        self.assertClose(14e-3, trace["recovery"][0]["prediction"]["drop"], rel=0.01)
 
     def test_a_fixed_3ms_timeout_leaves_the_rebuilt_group_undecided(self):
         self.assertLess(step(3), 3e-3)

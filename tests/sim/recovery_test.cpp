@@ -115,7 +115,7 @@ TEST_SUITE("sim") {
     struct GaveUp {};
     void posted(int, int, bool) override {}
     void finished(int, int, bool) override {}
-    double begin_wait(int, int, double, bool, sg4::Comm*) override { return 1.0; }
+    double begin_wait(int, int, double, bool, sg4::Comm*, const char*, int) override { return 1.0; }
     double suspect(int) override { throw GaveUp{}; }
     sg4::Comm* listen(int) override { return nullptr; }
     void end_wait(int) override {}
