@@ -183,8 +183,11 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                          r.group.size());
       continue;
     }
-    out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
-                       r.reason);
+    if (r.stopped)  // nobody dropped: the run stops (final_group: the members it would have kept)
+      out += fmt::format("  recovery  epoch {}: {}\n", r.epoch_before, r.reason);
+    else
+      out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
+                         r.reason);
     out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",
                        r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
                        format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,

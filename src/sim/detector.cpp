@@ -19,7 +19,9 @@ namespace collsim {
 sg4::Mailbox* verdict_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("verdict:{}", world)); }
 
 Detector::Detector(RunState& state)
-    : state_(state), ranks_(static_cast<size_t>(state.world_size())), pending_(sg4::Semaphore::create(0)),
+    : state_(state), ranks_(static_cast<size_t>(state.world_size())),
+      last_out_(static_cast<size_t>(state.world_size())), last_in_(static_cast<size_t>(state.world_size())),
+      pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
@@ -38,7 +40,7 @@ void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
   if (!receive)
-    for (const sg4::Link* link : route(world, peer).core) ++core_flows_[link];
+    for (int link : route(world, peer).core) ++core_flows_[static_cast<size_t>(link)];
 }
 
 void Detector::finished(int world, int peer, bool receive) {
@@ -46,11 +48,15 @@ void Detector::finished(int world, int peer, bool receive) {
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
   if (!receive)
-    for (const sg4::Link* link : route(world, peer).core) --core_flows_[link];
+    for (int link : route(world, peer).core) --core_flows_[static_cast<size_t>(link)];
 }
 
 const Detector::Route& Detector::route(int src, int dst) {
-  auto [it, inserted] = routes_.try_emplace({src, dst});
+  LastRoute& out = last_out_[static_cast<size_t>(src)];
+  if (out.peer == dst) return *out.route;
+  LastRoute& in = last_in_[static_cast<size_t>(dst)];
+  if (in.peer == src) return *in.route;
+  auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     sg4::Host* from = state_.rank_hosts[static_cast<size_t>(src)];
     sg4::Host* to = state_.rank_hosts[static_cast<size_t>(dst)];
@@ -60,8 +66,17 @@ const Detector::Route& Detector::route(int src, int dst) {
     std::vector<sg4::Link*> links;
     double latency = 0;
     from->route_to(to, links, &latency);
-    for (size_t i = 1; i + 1 < links.size(); ++i) it->second.core.push_back(links[i]);
+    for (size_t i = 1; i + 1 < links.size(); ++i) {
+      auto [index, added] = core_index_.try_emplace(links[i], static_cast<int>(core_links_.size()));
+      if (added) {
+        core_links_.push_back(links[i]);
+        core_flows_.push_back(0);
+      }
+      it->second.core.push_back(index->second);
+    }
   }
+  out = {dst, &it->second};
+  in = {src, &it->second};
   return it->second;
 }
 
@@ -69,8 +84,9 @@ double Detector::expected_transfer(int src, int dst, double bytes, int sharing) 
   const Route& path = route(src, dst);
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
-  for (const sg4::Link* link : path.core)
-    bandwidth = std::min(bandwidth, link->get_bandwidth() * bandwidth_factor_ / std::max(1, core_flows_[link]));
+  for (int link : path.core)
+    bandwidth = std::min(bandwidth, core_links_[static_cast<size_t>(link)]->get_bandwidth() * bandwidth_factor_ /
+                                        std::max(1, core_flows_[static_cast<size_t>(link)]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
   const double tolerance = std::max(activity(src).tolerance, activity(dst).tolerance);
   return tolerance * (state_.model.overhead + latency + bytes / bandwidth);

@@ -12,7 +12,7 @@
 // the detector's view and alone decides; its verdict cancels the transfers of the ranks
 // that must abandon them.
 #include <deque>
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,11 +98,21 @@ private:
   std::vector<RankActivity> ranks_;
   struct Route {
     double latency = 0, bandwidth = 0;
-    std::vector<const simgrid::s4u::Link*> core;  // links past the two ends (switches, NICs shared by a node)
+    std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): indices in core_links_
   };
+  // Every wait and every transfer posted looks its route up: the last route each rank
+  // used each way is tried first (a ring rank always sends right, hears left), then the
+  // table (its nodes never move, so the pointers stay valid).
   const Route& route(int src, int dst);
-  std::map<std::pair<int, int>, Route> routes_;
-  std::map<const simgrid::s4u::Link*, int> core_flows_;  // sends in flight across each core link
+  struct LastRoute {
+    int peer = -1;
+    const Route* route = nullptr;
+  };
+  std::unordered_map<uint64_t, Route> routes_;
+  std::vector<LastRoute> last_out_, last_in_;  // by world rank
+  std::vector<const simgrid::s4u::Link*> core_links_;
+  std::vector<int> core_flows_;  // sends in flight across each core link (same index)
+  std::unordered_map<const simgrid::s4u::Link*, int> core_index_;
   std::deque<Report> reports_;
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;

@@ -63,6 +63,7 @@ struct RecoveryEvent {
   std::string rule;               // the rule that fired
   std::vector<std::string> evidence;  // what the coordinator saw: wait-for edges, late transfers, predictions
   double prediction_keep = -1, prediction_drop = -1;  // seconds to finish the rounds left (straggler rule)
+  bool stopped = false;           // the rebuild would go below recovery.min_workers: the run stops; group = who was left
 };
 
 enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };

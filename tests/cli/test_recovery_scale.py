@@ -133,5 +133,54 @@ class Matrix(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+def run_raw(document):
+    """Runs a scenario that may fail: (exit status, stderr lines, trace or None)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+        path.write_text(json.dumps(document))
+        done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], capture_output=True,
+                              text=True, timeout=600)
+        return done.returncode, done.stderr.splitlines(), json.loads(trace.read_text()) if trace.exists() else None
+
+
+class ElasticBound(unittest.TestCase):
+    """recovery.min_workers: a rebuild that would go below it stops the run instead."""
+
+    def bounded(self, p, algorithm, struck, min_workers, topology=None):
+        document = scenario(topology or f"star:{p}", p, algorithm, "rebuild",
+                            [{"kind": "preempt", "rank": struck, "at_round": 1}], rounds=4, size="256KiB",
+                            compute="20ms")
+        document["recovery"]["min_workers"] = min_workers
+        return run_raw(document)
+
+    def test_a_rebuild_below_the_bound_stops_with_one_line_and_who_was_left(self):
+        for p, algorithm, struck in [(8, "ring", 3), (64, "recursive-doubling", 63), (64, "parameter-server", 5)]:
+            with self.subTest(p=p, algorithm=algorithm, struck=struck):
+                status, stderr, trace = self.bounded(p, algorithm, struck, min_workers=p)
+                self.assertEqual(status, 1)
+                reason = (f"recovery gave up: dropping rank {struck} would leave {p - 1} workers, "
+                          f"below recovery.min_workers {p}.")
+                self.assertEqual(stderr, [f"collsim: stalled: {reason}"])
+                left = [r for r in range(p) if r != struck]
+                summary = trace["summary"]
+                self.assertEqual(summary["stalled"], reason)
+                self.assertEqual(summary["final_group"], left)
+                self.assertFalse(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], 1)  # the preemption strikes at round 1
+                last = trace["recovery"][-1]
+                self.assertTrue(last["stopped"])
+                self.assertEqual(last["dropped_ranks"], [])
+                self.assertEqual(last["group"], left)
+                self.assertEqual(last["epoch_before"], last["epoch_after"])
+                self.assertFalse(any(e["dropped_ranks"] for e in trace["recovery"]))
+
+    def test_a_rebuild_down_to_the_bound_goes_on(self):
+        status, stderr, trace = self.bounded(8, "ring", 3, min_workers=7)
+        self.assertEqual((status, stderr), (0, []))
+        self.assertEqual(trace["summary"]["final_group"], [0, 1, 2, 4, 5, 6, 7])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertNotIn("stopped", trace["recovery"][-1])
+
+
 if __name__ == "__main__":
     unittest.main()
