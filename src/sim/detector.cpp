@@ -1,6 +1,7 @@
 #include "sim/detector.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <fmt/format.h>
@@ -30,6 +31,10 @@ Detector::Detector(RunState& state)
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = state.scenario->recovery.min_timeout.value_or(5 * state.model.alpha * latency_factor_);
+  // Expected times come from the platform as built, before any fault: a fault must not
+  // become the norm that its own transfers are measured against.
+  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
+    nominal_[link] = {link->get_latency(), link->get_bandwidth()};
 }
 
 Detector::~Detector() = default;
@@ -60,16 +65,19 @@ const Detector::Route& Detector::route(int src, int dst) {
   if (inserted) {
     sg4::Host* from = state_.rank_hosts[static_cast<size_t>(src)];
     sg4::Host* to = state_.rank_hosts[static_cast<size_t>(dst)];
-    const RouteCost cost = route_cost(from, to);
-    it->second.latency = cost.latency;
-    it->second.bandwidth = cost.bandwidth;
     std::vector<sg4::Link*> links;
-    double latency = 0;
-    from->route_to(to, links, &latency);
+    double live_latency = 0;
+    from->route_to(to, links, &live_latency);
+    it->second.bandwidth = std::numeric_limits<double>::infinity();
+    for (const sg4::Link* link : links) {
+      const Nominal& nominal = nominal_.at(link);
+      it->second.latency += nominal.latency;
+      it->second.bandwidth = std::min(it->second.bandwidth, nominal.bandwidth);
+    }
     for (size_t i = 1; i + 1 < links.size(); ++i) {
-      auto [index, added] = core_index_.try_emplace(links[i], static_cast<int>(core_links_.size()));
+      auto [index, added] = core_index_.try_emplace(links[i], static_cast<int>(core_bandwidth_.size()));
       if (added) {
-        core_links_.push_back(links[i]);
+        core_bandwidth_.push_back(nominal_.at(links[i]).bandwidth);
         core_flows_.push_back(0);
       }
       it->second.core.push_back(index->second);
@@ -85,7 +93,7 @@ double Detector::expected_transfer(int src, int dst, double bytes, int sharing) 
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
   for (int link : path.core)
-    bandwidth = std::min(bandwidth, core_links_[static_cast<size_t>(link)]->get_bandwidth() * bandwidth_factor_ /
+    bandwidth = std::min(bandwidth, core_bandwidth_[static_cast<size_t>(link)] * bandwidth_factor_ /
                                         std::max(1, core_flows_[static_cast<size_t>(link)]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
   const double tolerance = std::max(activity(src).tolerance, activity(dst).tolerance);
