@@ -26,14 +26,16 @@ std::string topology_help() {
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, auto_by, workers, size, dtype, topology, network, overhead, rounds;
+  std::string collective, algorithm, auto_by, workers, size, dtype, topology, network, overhead, rounds, channels,
+      reduce_bandwidth;
 
   void append_overrides(std::vector<std::string>& overrides) const {
     const std::pair<const char*, const std::string*> fields[]{
         {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
         {"collective.size", &size},       {"topology", &topology},              {"network", &network},
         {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead},
-        {"collective.dtype", &dtype}};
+        {"collective.dtype", &dtype},     {"collective.channels", &channels},
+        {"collective.reduce_bandwidth", &reduce_bandwidth}};
     for (const auto& [path, value] : fields)
       if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
   }
@@ -45,7 +47,7 @@ struct OutputFlags {
   CLI::Option* messages = nullptr;
 
   void add_to(CLI::App* run, collsim::RunRequest& request) {
-    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/1) to this file");
+    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/2) to this file");
     run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG)");
     run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run");
     run->add_option("--perfetto", request.perfetto_path,
@@ -78,6 +80,13 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, collsim::RunReq
   command->add_option("--dtype", flags.dtype,
                       "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8 "
                       "(16-bit floats round every operation to the type, integers wrap around)");
+  command->add_option("--channels", flags.channels,
+                      "ring and hierarchical allreduce: split the vector over K rings at once, NCCL's channels "
+                      "(default 1); channel c turns each node's ring by c GPUs so that the channels cross nodes "
+                      "through different NICs");
+  command->add_option("--reduce-bandwidth", flags.reduce_bandwidth,
+                      "Bytes per second a rank reduces, e.g. 200GBps: each reduction of m bytes takes m / this on "
+                      "the reducing rank (default: reductions are free)");
   command->add_option("--topology", flags.topology, topology_help());
   command->add_option("--network", flags.network, "ideal (alpha-beta exact, default) or realistic (SimGrid's TCP)");
   command->add_option("--overhead", flags.overhead,
@@ -122,6 +131,12 @@ CLI::App* add_model_command(CLI::App& app, collsim::ModelRequest& model_request)
                     "hierarchical: bandwidth of the link between groups (default: --bandwidth)");
   model->add_option("--inter-latency", model_request.inter_latency,
                     "hierarchical: latency alpha of a message between groups (default: --latency)");
+  model->add_option("--channels", model_request.channels,
+                    "ring and hierarchical allreduce: K rings at once, each on 1/K of the vector (NCCL's channels, "
+                    "default 1)");
+  model->add_option("--reduce-bandwidth", model_request.reduce_bandwidth,
+                    "Bytes per second a rank reduces, e.g. 200GBps: a step whose messages are reduced lasts the most "
+                    "bytes one rank reduces / this longer (default: reductions are free)");
   model->add_option("--inter-flows", model_request.inter_flows,
                     "hierarchical: messages between groups that share that link at once (default 1; the group "
                     "size when one NIC per group carries all of its rings)");
@@ -189,7 +204,7 @@ int main(int argc, char** argv) {
   collsim::RenderRequest render_request;
   CLI::App* render = app.add_subcommand("render", "Draw the pictures of a trace written by `collsim run --trace`");
   render->add_option("trace", render_request.trace_path,
-                     "Trace file (collsim-trace/1), or a sweep's results table with --plot")->required();
+                     "Trace file (collsim-trace/2), or a sweep's results table with --plot")->required();
   std::string render_plot;
   collsim::PlotSpec render_plot_spec;
   render->add_option("--plot", render_plot, "Results table (sweep --out) as an SVG line plot");

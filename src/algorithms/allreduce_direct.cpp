@@ -35,6 +35,7 @@ Schedule schedule_allreduce_direct(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
   Step& step = schedule.step();
+  step.reduced = true;
   for (int r = 0; r < in.p; ++r)
     for (int k = 1; k < in.p; ++k) step.send(r, (r + k) % in.p, in.bytes(in.elems));
   return schedule;

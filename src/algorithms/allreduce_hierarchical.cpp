@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/channels.hpp"
 #include "algorithms/hierarchy.hpp"
 #include "algorithms/schedules.hpp"
 
@@ -21,50 +22,53 @@ namespace collsim {
 void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   std::vector<int> locality;
   for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
-  const HierarchyPlan plan = plan_hierarchy(locality_groups(locality), buf.size());
-  const auto [group, local] = plan.place(comm.rank());
-  const int groups = static_cast<int>(plan.groups.size());
-
-  // 1. reduce-scatter inside my group: I end with chunk `local` of my group's cut
-  const RingTask inside{plan.groups[group], local, plan.group_chunks[group]};
-  rings_reduce_scatter(comm, buf, *args.op, {inside}, "reduce-scatter");
-
-  // 2. allreduce each piece of my chunk with its owners in the other groups: one ring over
-  //    the groups per piece (one piece when the groups are equal), all of them at once
-  std::vector<RingTask> across;
-  for (const HierarchyPlan::Piece& piece : plan.pieces) {
-    if (piece.owners[group] != comm.rank()) continue;
-    std::vector<Chunk> parts = split_evenly(piece.span.count, groups);
-    for (Chunk& part : parts) part.offset += piece.span.offset;
-    across.push_back({piece.owners, group, parts});
+  const auto groups = locality_groups(locality);
+  const auto slices = channel_slices(buf.size(), args.channels);
+  std::vector<RingTask> inside, across;
+  for (int c = 0; c < args.channels; ++c) {
+    // channel c works on its slice, every group turned by c members (channels.hpp)
+    const Chunk slice = slices[static_cast<size_t>(c)];
+    const HierarchyPlan plan = plan_hierarchy(turned_groups(groups, c), slice.count);
+    const auto [group, local] = plan.place(comm.rank());
+    const int group_count = static_cast<int>(plan.groups.size());
+    // 1. reduce-scatter inside my group: I end with chunk `local` of my group's cut
+    inside.push_back({plan.groups[group], local, split_slice(slice, static_cast<int>(plan.groups[group].size()))});
+    // 2. allreduce each piece of my chunk with its owners in the other groups: one ring over
+    //    the groups per piece (one piece when the groups are equal), all of them at once
+    for (const HierarchyPlan::Piece& piece : plan.pieces) {
+      if (piece.owners[group] != comm.rank()) continue;
+      across.push_back({piece.owners, group, split_slice({slice.offset + piece.span.offset, piece.span.count}, group_count)});
+    }
   }
+  rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");
   rings_reduce_scatter(comm, buf, *args.op, across, "inter-reduce-scatter");
   rings_allgather(comm, buf, across, "inter-allgather");
-
   // 3. allgather inside my group: every member passes on its complete chunk
-  rings_allgather(comm, buf, {inside}, "allgather");
+  rings_allgather(comm, buf, inside, "allgather");
 }
 // hierarchical-end
 
 namespace {
 
-// One ring step in every group of each size at once; groups of different sizes run side
-// by side (each size its own chain of g-1 steps), all after the steps `after`. Returns the
-// last step of every chain.
-std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan,
-                                      const std::vector<int>& after) {
+// One ring step in every group of each size at once, for every channel; groups of different
+// sizes run side by side (each size its own chain of g-1 steps), all after the steps
+// `after`, their receivers reducing when `reduced`. Returns the last step of every chain.
+std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, const std::vector<HierarchyPlan>& plans,
+                                      const std::vector<int>& after, bool reduced) {
   std::vector<int> ends;
   std::vector<size_t> sizes;
-  for (const auto& group : plan.groups)
+  for (const auto& group : plans.front().groups)
     if (group.size() > 1 && std::find(sizes.begin(), sizes.end(), group.size()) == sizes.end()) sizes.push_back(group.size());
   for (size_t size : sizes) {
     Step& step = schedule.step_after(after, static_cast<int>(size) - 1);
-    for (size_t k = 0; k < plan.groups.size(); ++k) {
-      const auto& group = plan.groups[k];
-      if (group.size() != size) continue;
-      for (size_t i = 0; i < size; ++i)
-        step.send(group[i], group[(i + 1) % size], in.bytes(plan.group_chunks[k].front().count));
-    }
+    step.reduced = reduced;
+    for (const HierarchyPlan& plan : plans)
+      for (size_t k = 0; k < plan.groups.size(); ++k) {
+        const auto& group = plan.groups[k];
+        if (group.size() != size) continue;
+        for (size_t i = 0; i < size; ++i)
+          step.send(group[i], group[(i + 1) % size], in.bytes(plan.group_chunks[k].front().count));
+      }
     ends.push_back(schedule.last());
   }
   return ends.empty() ? after : ends;
@@ -73,22 +77,31 @@ std::vector<int> ring_steps_in_groups(Schedule& schedule, const ModelInput& in, 
 }  // namespace
 
 // Reduce-scatter in the groups, 2(G-1) ring steps between them (each piece's owners), then
-// allgather in the groups.
+// allgather in the groups; channel c does the same on its slice with every group turned by c.
 Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
-  const HierarchyPlan plan = plan_hierarchy(model_groups(in), in.elems);
-  std::vector<int> ends = ring_steps_in_groups(schedule, in, plan, {});
-  const auto groups = static_cast<int>(plan.groups.size());
-  if (groups > 1) {
-    Step& across = schedule.step_after(ends, 2 * (groups - 1));
-    for (const HierarchyPlan::Piece& piece : plan.pieces)
-      for (int k = 0; k < groups; ++k)
-        across.send(piece.owners[static_cast<size_t>(k)], piece.owners[static_cast<size_t>((k + 1) % groups)],
-                    in.bytes(split_evenly(piece.span.count, groups).front().count));
-    ends = {schedule.last()};
+  const auto groups = model_groups(in);
+  const auto slices = channel_slices(in.elems, in.channels);
+  std::vector<HierarchyPlan> plans;
+  for (int c = 0; c < in.channels; ++c)
+    plans.push_back(plan_hierarchy(turned_groups(groups, c), slices[static_cast<size_t>(c)].count));
+  std::vector<int> ends = ring_steps_in_groups(schedule, in, plans, {}, true);
+  const auto group_count = static_cast<int>(groups.size());
+  if (group_count > 1) {
+    // the rings between groups: G-1 reduce-scatter steps, then G-1 allgather steps
+    for (const StepRun& run : reduce_then_gather(in, group_count - 1)) {
+      Step& across = schedule.step_after(ends, run.repeat);
+      across.reduced = run.reduced;
+      for (const HierarchyPlan& plan : plans)
+        for (const HierarchyPlan::Piece& piece : plan.pieces)
+          for (int k = 0; k < group_count; ++k)
+            across.send(piece.owners[static_cast<size_t>(k)], piece.owners[static_cast<size_t>((k + 1) % group_count)],
+                        in.bytes(split_evenly(piece.span.count, group_count).front().count));
+      ends = {schedule.last()};
+    }
   }
-  ring_steps_in_groups(schedule, in, plan, ends);
+  ring_steps_in_groups(schedule, in, plans, ends, false);
   return schedule;
 }
 

@@ -63,6 +63,7 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
   const int servers = servers_in_group(in.servers, in.p);
   const auto shards = split_evenly(in.elems, servers);
   Step& push = schedule.step();
+  push.reduced = true;
   for (int r = 0; r < in.p; ++r)
     for (int s = 0; s < servers; ++s)
       if (s != r) push.send(r, s, in.bytes(shards[static_cast<size_t>(s)].count));

@@ -39,6 +39,7 @@ Schedule schedule_allreduce_recursive_doubling(const ModelInput& in) {
   fold_step(schedule, fold, FoldDirection::inward, [&](int) { return whole; });
   for (int distance = 1; distance < fold.pof2; distance *= 2) {
     Step& step = schedule.step();
+    step.reduced = true;
     for (int v = 0; v < fold.pof2; ++v) step.send(fold.old_rank(v), fold.old_rank(v ^ distance), whole);
   }
   fold_step(schedule, fold, FoldDirection::outward, [&](int) { return whole; });

@@ -1,13 +1,43 @@
 // Ring allreduce: ring reduce-scatter then ring allgather, 2(p-1) steps of n/p bytes.
 // Bandwidth-optimal: each rank sends 2(p-1)/p * n bytes (Patarasuk & Yuan 2009).
+// With k channels (NCCL's), slice c of the vector goes round channel c's ring
+// (channels.hpp), all k rings at once: 2(p-1) steps of n/(kp) bytes per ring.
 #include "algorithms/algorithms.hpp"
+#include "algorithms/channels.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "algorithms/schedules.hpp"
 #include "algorithms/chunks.hpp"
 
 namespace collsim {
 
+namespace {
+
+// The k channels' rings: ring c carries slice c, member i of it answering for chunk i.
+std::vector<RingTask> channel_tasks(Comm& comm, size_t count, int channels) {
+  std::vector<int> locality;
+  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
+  const auto groups = locality_groups(locality);
+  const auto slices = channel_slices(count, channels);
+  std::vector<RingTask> rings;
+  for (int c = 0; c < channels; ++c) {
+    RingTask ring{channel_ring(groups, comm.size(), c), 0, split_slice(slices[static_cast<size_t>(c)], comm.size())};
+    while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
+    rings.push_back(std::move(ring));
+  }
+  return rings;
+}
+
+void allreduce_ring_channels(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const std::vector<RingTask> rings = channel_tasks(comm, buf.size(), args.channels);
+  rings_reduce_scatter(comm, buf, *args.op, rings, "reduce-scatter");
+  rings_allgather(comm, buf, rings, "allgather");
+}
+
+}  // namespace
+
 // ring-begin
 void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  if (args.channels > 1 && comm.size() > 1) return allreduce_ring_channels(comm, buf, args);
   const int p = comm.size();
   const int r = comm.rank();
   const auto chunks = split_evenly(buf.size(), p);
@@ -37,10 +67,29 @@ void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
 }
 // ring-end
 
-// 2(p-1) identical steps, each paced by the largest chunk.
+// 2(p-1) identical steps, each paced by the largest chunk; with k channels every step
+// carries the k rings' messages at once.
 Schedule schedule_allreduce_ring(const ModelInput& in) {
   Schedule schedule;
-  ring_steps(schedule, in.p, in.bytes(split_evenly(in.elems, in.p).front().count), 2 * (in.p - 1));
+  if (in.p < 2) return schedule;
+  // the reduce-scatter's steps reduce, the allgather's do not
+  const std::vector<StepRun> runs = reduce_then_gather(in, in.p - 1);
+  if (in.channels <= 1) {
+    const double bytes = in.bytes(split_evenly(in.elems, in.p).front().count);
+    for (const StepRun& run : runs) ring_steps(schedule, in.p, bytes, run.repeat, run.reduced);
+    return schedule;
+  }
+  const auto groups = model_groups(in);
+  const auto slices = channel_slices(in.elems, in.channels);
+  for (const StepRun& run : runs) {
+    Step& step = schedule.step(run.repeat);
+    step.reduced = run.reduced;
+    for (int c = 0; c < in.channels; ++c) {
+      const std::vector<int> ring = channel_ring(groups, in.p, c);
+      const double bytes = in.bytes(split_evenly(slices[static_cast<size_t>(c)].count, in.p).front().count);
+      for (int i = 0; i < in.p; ++i) step.send(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % in.p)], bytes);
+    }
+  }
   return schedule;
 }
 

@@ -12,8 +12,7 @@ namespace collsim {
 void broadcast_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const int p = comm.size();
   const int relative = mod(comm.rank() - args.root, p);
-  int rounds = 0;
-  while ((1 << rounds) < p) ++rounds;
+  const int rounds = ceil_log2(p);
 
   // Receive once from the parent: the rank that differs in my lowest set bit.
   int mask = 1;
@@ -28,9 +27,7 @@ void broadcast_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   mask >>= 1;
   while (mask > 0) {
     if (relative + mask < p) {
-      int level = 0;
-      while ((1 << level) < mask) ++level;
-      comm.label("broadcast", rounds - 1 - level);
+      comm.label("broadcast", rounds - 1 - ceil_log2(mask));
       comm.send(mod(relative + mask + args.root, p), buf.all());
     }
     mask >>= 1;

@@ -3,6 +3,7 @@
 // pipeline segments), the fold of recursive algorithms onto a power of two, and the
 // trees of the pipelined tree algorithms with their step schedule.
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <vector>
 
@@ -25,6 +26,9 @@ Chunk span_of(const std::vector<Chunk>& chunks, int first, int n);
 
 // Euclidean remainder: ring arithmetic with negative steps.
 inline int mod(int a, int m) { return ((a % m) + m) % m; }
+
+// The rounds of a binomial tree over p ranks: the least k with 2^k >= p (0 for p <= 1).
+inline int ceil_log2(int p) { return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1)); }
 
 // The standard fold of recursive halving and doubling when p is not a power of two
 // (MPICH; Thakur, Rabenseifner & Gropp 2005): among the first 2 rem ranks, each even rank

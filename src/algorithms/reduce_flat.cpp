@@ -28,6 +28,7 @@ Schedule schedule_reduce_flat(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
   Step& step = schedule.step();
+  step.reduced = true;
   for (int peer = 0; peer < in.p; ++peer)
     if (peer != in.root) step.send(peer, in.root, in.bytes(in.elems));
   return schedule;

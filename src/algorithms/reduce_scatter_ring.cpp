@@ -14,7 +14,7 @@ void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
 
 Schedule schedule_reduce_scatter_ring(const ModelInput& in) {
   Schedule schedule;
-  ring_steps(schedule, in.p, in.bytes(split_evenly(in.elems, in.p).front().count), in.p - 1);
+  ring_steps(schedule, in.p, in.bytes(split_evenly(in.elems, in.p).front().count), in.p - 1, true);
   return schedule;
 }
 

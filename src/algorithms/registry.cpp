@@ -5,39 +5,27 @@
 #include "algorithms/algorithms.hpp"
 #include "algorithms/schedules.hpp"
 #include "util/errors.hpp"
+#include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 
 namespace collsim {
 
-std::string_view collective_name(Collective collective) {
-  switch (collective) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::reduce_scatter: return "reduce-scatter";
-    case Collective::allgather: return "allgather";
-    case Collective::alltoall: return "alltoall";
-  }
-  return "allreduce";
-}
-
 namespace {
-constexpr Collective every_collective[] = {Collective::allreduce, Collective::broadcast, Collective::reduce,
-                                           Collective::reduce_scatter, Collective::allgather, Collective::alltoall};
+const NamedEnum<Collective>& collectives() {
+  static const NamedEnum<Collective> table{"collective",
+                                           {{Collective::allreduce, "allreduce"},
+                                            {Collective::broadcast, "broadcast"},
+                                            {Collective::reduce, "reduce"},
+                                            {Collective::reduce_scatter, "reduce-scatter"},
+                                            {Collective::allgather, "allgather"},
+                                            {Collective::alltoall, "alltoall"}}};
+  return table;
+}
 }  // namespace
 
-std::vector<std::string> collective_names() {
-  std::vector<std::string> names;
-  for (Collective c : every_collective) names.emplace_back(collective_name(c));
-  return names;
-}
-
-Collective parse_collective(std::string_view name, std::string_view field) {
-  for (Collective c : every_collective)
-    if (collective_name(c) == name) return c;
-  throw InputError(fmt::format("{}: unknown collective '{}'{}; allowed: {}", field, name,
-                               did_you_mean(name, collective_names()), join(collective_names())));
-}
+std::string_view collective_name(Collective collective) { return collectives().name(collective); }
+std::vector<std::string> collective_names() { return collectives().names(); }
+Collective parse_collective(std::string_view name, std::string_view field) { return collectives().parse(name, field); }
 
 std::string default_algorithm(Collective collective) {
   switch (collective) {
@@ -66,13 +54,13 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
 const std::vector<AlgorithmInfo>& all_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
       {Collective::allreduce, "naive", "flat reduce to the root, then flat broadcast: 2(alpha + (p-1) n/B)",
-       allreduce_naive, model_allreduce_naive, schedule_allreduce_naive, root_partners},
+       allreduce_naive, model_allreduce_naive, schedule_allreduce_naive, root_partners, {.root = true}},
       {Collective::allreduce, "naive-binomial",
        "binomial-tree reduce, then binomial-tree broadcast: 2 ceil(log2 p)(alpha + n/B)", allreduce_naive_binomial,
-       model_allreduce_naive_binomial, schedule_allreduce_naive_binomial, binomial_partners},
+       model_allreduce_naive_binomial, schedule_allreduce_naive_binomial, binomial_partners, {.root = true}},
       {Collective::allreduce, "ring",
        "ring reduce-scatter then ring allgather (Patarasuk & Yuan 2009): 2(p-1)(alpha + n/(pB))", allreduce_ring,
-       model_allreduce_ring, schedule_allreduce_ring, ring_partners},
+       model_allreduce_ring, schedule_allreduce_ring, ring_partners, {.channels = true}},
       {Collective::allreduce, "recursive-doubling",
        "whole vectors swapped at distance 1, 2, 4, ...: log2 p (alpha + n/B), 2 steps more if p is not a power of 2",
        allreduce_recursive_doubling, model_allreduce_recursive_doubling, schedule_allreduce_recursive_doubling, butterfly_partners},
@@ -81,37 +69,43 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        allreduce_rabenseifner, model_allreduce_rabenseifner, schedule_allreduce_rabenseifner, butterfly_partners},
       {Collective::allreduce, "binary-tree",
        "pipelined reduce then broadcast on a binary tree, k segments: 2(2k-2+W)(alpha + n/(kB)), W weighted depth",
-       allreduce_binary_tree, model_allreduce_binary_tree, schedule_allreduce_binary_tree, binary_tree_partners},
+       allreduce_binary_tree, model_allreduce_binary_tree, schedule_allreduce_binary_tree, binary_tree_partners,
+       {.root = true, .segment = true}},
       {Collective::allreduce, "double-binary-tree",
        "NCCL's two complementary trees, half the vector each in k segments: 2(2k+2 log2 p-3)(alpha + n/(2kB)) (p a "
        "power of 2)",
-       allreduce_double_binary_tree, model_allreduce_double_binary_tree, schedule_allreduce_double_binary_tree, double_tree_partners},
+       allreduce_double_binary_tree, model_allreduce_double_binary_tree, schedule_allreduce_double_binary_tree, double_tree_partners,
+       {.segment = true}},
       {Collective::allreduce, "direct",
        "every rank sends its vector to all others at once, reduces in rank order: alpha + (p-1) n/B", allreduce_direct,
        model_allreduce_direct, schedule_allreduce_direct, all_partners},
       {Collective::allreduce, "hierarchical",
        "ring reduce-scatter in each group (zone or group_size), ring allreduce across groups, ring allgather: "
        "2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB'))",
-       allreduce_hierarchical, model_allreduce_hierarchical, schedule_allreduce_hierarchical},
+       allreduce_hierarchical, model_allreduce_hierarchical, schedule_allreduce_hierarchical,
+       ring_and_root_partners, {.groups = true, .channels = true}},
       {Collective::allreduce, "parameter-server",
        "S servers (ranks 0..S-1) reduce a shard each: every rank pushes shard s to server s, then pulls it back: "
        "2(alpha + (p-1) n/(SB))",
-       allreduce_parameter_server, model_allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners},
+       allreduce_parameter_server, model_allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners,
+       {.servers = true}},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
-       broadcast_binomial, model_broadcast_binomial, schedule_broadcast_binomial, binomial_partners},
+       broadcast_binomial, model_broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,
-       model_broadcast_flat, schedule_broadcast_flat, root_partners},
+       model_broadcast_flat, schedule_broadcast_flat, root_partners, {.root = true}},
       {Collective::broadcast, "pipeline",
        "chain from the root, message cut into segments: (p+k-2)(alpha + n/(kB)) for k segments",
-       broadcast_pipeline, model_broadcast_pipeline, schedule_broadcast_pipeline, chain_partners},
+       broadcast_pipeline, model_broadcast_pipeline, schedule_broadcast_pipeline, chain_partners,
+       {.root = true, .segment = true}},
       {Collective::broadcast, "scatter-allgather",
        "binomial scatter of p chunks then ring allgather (van de Geijn): (log2 p + p-1) alpha + 2(p-1)/p n/B (p a "
        "power of 2)",
-       broadcast_scatter_allgather, model_broadcast_scatter_allgather, schedule_broadcast_scatter_allgather, scatter_ring_partners},
+       broadcast_scatter_allgather, model_broadcast_scatter_allgather, schedule_broadcast_scatter_allgather, scatter_ring_partners,
+       {.root = true}},
       {Collective::reduce, "binomial", "binomial tree towards the root: ceil(log2 p)(alpha + n/B)", reduce_binomial,
-       model_reduce_binomial, schedule_reduce_binomial, binomial_partners},
+       model_reduce_binomial, schedule_reduce_binomial, binomial_partners, {.root = true}},
       {Collective::reduce, "flat", "every rank sends to the root at once: alpha + (p-1) n/B", reduce_flat,
-       model_reduce_flat, schedule_reduce_flat, root_partners},
+       model_reduce_flat, schedule_reduce_flat, root_partners, {.root = true}},
       {Collective::reduce_scatter, "ring", "ring, rank r ends with chunk r: (p-1)(alpha + n/(pB))",
        reduce_scatter_ring, model_reduce_scatter_ring, schedule_reduce_scatter_ring, ring_partners},
       {Collective::reduce_scatter, "recursive-halving",
@@ -128,6 +122,14 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
         model_alltoall_direct, schedule_alltoall_direct, all_partners},
   };
   return algorithms;
+}
+
+std::string uses_names(const Uses& uses) {
+  std::string names;
+  for (const auto& [used, name] : {std::pair{uses.root, "root"}, {uses.segment, "segment"}, {uses.servers, "servers"},
+                                   {uses.groups, "groups"}, {uses.channels, "channels"}})
+    if (used) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
 }
 
 std::vector<std::string> algorithm_names(Collective collective) {

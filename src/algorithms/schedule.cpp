@@ -25,7 +25,9 @@ void Schedule::merge_last_if_repeated() {
   if (steps_.size() < 2) return;
   Step& last = steps_.back();
   Step& before = steps_[steps_.size() - 2];
-  if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != before.flows) return;
+  if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != before.flows ||
+      last.reduced != before.reduced)
+    return;
   before.repeat += last.repeat;
   steps_.pop_back();
 }

@@ -25,6 +25,9 @@ struct Step {
   std::vector<Flow> flows;
   int repeat = 1;              // the step runs this many times in a row (identical patterns priced once)
   std::vector<int> after;      // the steps it waits for (indices of earlier steps); empty: starts at 0
+  // The receivers reduce what they receive, once it has arrived: the step lasts the most
+  // bytes one rank receives / ModelInput::reduce_bandwidth longer (nothing when free).
+  bool reduced = false;
 
   // A message from src to dst; a sender's messages of one step leave one overhead apart,
   // in the order they are added.

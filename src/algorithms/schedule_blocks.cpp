@@ -1,18 +1,27 @@
 // The patterns several algorithms' schedules share (schedules.hpp).
 #include "algorithms/schedules.hpp"
 
+#include <cmath>
+
 namespace collsim {
 
-void ring_steps(Schedule& schedule, int p, double bytes, int repeat) {
+void ring_steps(Schedule& schedule, int p, double bytes, int repeat, bool reduced) {
   if (p < 2 || repeat < 1) return;
   Step& step = schedule.step(repeat);
+  step.reduced = reduced;
   for (int r = 0; r < p; ++r) step.send(r, (r + 1) % p, bytes);
+}
+
+std::vector<StepRun> reduce_then_gather(const ModelInput& in, int steps) {
+  if (!std::isfinite(in.reduce_bandwidth)) return {{2 * steps, false}};
+  return {{steps, true}, {steps, false}};
 }
 
 void halving_steps(Schedule& schedule, const ModelInput& in, const PowerOfTwoFold& fold,
                    const std::vector<Chunk>& blocks) {
   for (int distance = fold.pof2 / 2; distance > 0; distance /= 2) {
     Step& step = schedule.step();
+    step.reduced = true;
     for (int v = 0; v < fold.pof2; ++v) {
       const int partner = v ^ distance;
       const Chunk half = span_of(blocks, partner & ~(distance - 1), distance);
@@ -45,6 +54,7 @@ void binomial_broadcast_steps(Schedule& schedule, int p, int root, double bytes)
 void binomial_reduce_steps(Schedule& schedule, int p, int root, double bytes) {
   for (int mask = 1; mask < p; mask <<= 1) {
     Step& step = schedule.step();
+    step.reduced = true;
     for (int relative = mask; relative < p; relative += 2 * mask)
       step.send((relative + root) % p, (relative - mask + root) % p, bytes);
   }
@@ -67,7 +77,7 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
     size_t most = 0;
     for (size_t c : counts) most = std::max(most, c);
     const int child = trees.trees.front().root == 0 ? 1 : 0, root = 1 - child;
-    schedule.step(static_cast<int>(most)).send(child, root, bytes);
+    schedule.step(static_cast<int>(most)).send(child, root, bytes).reduced = true;
     schedule.step(static_cast<int>(most)).send(root, child, bytes);
     return;
   }
@@ -78,6 +88,7 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
   // reduce is its mirror image in time, child to parent
   auto phase_step = [&](int s, bool up) {
     Step& step = schedule.step();
+    step.reduced = up;
     for (size_t t = 0; t < trees.trees.size(); ++t)
       for (int v = 0; v < p; ++v) {
         const int first = trees.first_step[t][static_cast<size_t>(v)];

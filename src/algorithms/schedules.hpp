@@ -36,8 +36,18 @@ Schedule schedule_allgather_recursive_doubling(const ModelInput& in);
 
 // Shared patterns (schedule_blocks.cpp).
 
-// `repeat` ring steps: every rank r sends `bytes` to r+1 (mod p) at once.
-void ring_steps(Schedule& schedule, int p, double bytes, int repeat);
+// `repeat` ring steps: every rank r sends `bytes` to r+1 (mod p) at once (and reduces what
+// it receives when `reduced`).
+void ring_steps(Schedule& schedule, int p, double bytes, int repeat, bool reduced = false);
+
+// A reduce-scatter then an allgather of `steps` identical steps each: one run of 2 x steps
+// when reductions are free (ModelInput::reduce_bandwidth infinite), else the reducing run
+// then the other. Each entry: its repeat count and whether its receivers reduce.
+struct StepRun {
+  int repeat;
+  bool reduced;
+};
+std::vector<StepRun> reduce_then_gather(const ModelInput& in, int steps);
 
 // The fold's step: each even rank 2i below 2 rem sends chunk_bytes(i) to 2i+1 (inward), or
 // 2i+1 sends to 2i (outward). Nothing when p is a power of two.
@@ -46,6 +56,7 @@ template <typename BytesFn>
 void fold_step(Schedule& schedule, const PowerOfTwoFold& fold, FoldDirection direction, BytesFn chunk_bytes) {
   if (fold.rem == 0) return;
   Step& step = schedule.step();
+  step.reduced = direction == FoldDirection::inward;
   for (int i = 0; i < fold.rem; ++i) {
     const double bytes = chunk_bytes(i);
     if (direction == FoldDirection::inward) step.send(2 * i, 2 * i + 1, bytes);

@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <type_traits>
 
-#include "util/errors.hpp"
-#include "util/suggest.hpp"
+#include "util/named_enum.hpp"
 
 namespace collsim {
 
@@ -12,32 +11,24 @@ size_t dtype_size(Dtype dtype) {
   return with_element_type(dtype, [](auto element) { return sizeof(element); });
 }
 
-std::string_view dtype_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::float32: return "float32";
-    case Dtype::float64: return "float64";
-    case Dtype::int32: return "int32";
-    case Dtype::bfloat16: return "bfloat16";
-    case Dtype::float16: return "float16";
-    case Dtype::int8: return "int8";
-    case Dtype::uint8: return "uint8";
-    case Dtype::int64: return "int64";
-  }
-  return "float32";
+namespace {
+const NamedEnum<Dtype>& dtypes() {
+  static const NamedEnum<Dtype> table{"dtype",
+                                      {{Dtype::float32, "float32"},
+                                       {Dtype::float64, "float64"},
+                                       {Dtype::int32, "int32"},
+                                       {Dtype::bfloat16, "bfloat16"},
+                                       {Dtype::float16, "float16"},
+                                       {Dtype::int8, "int8"},
+                                       {Dtype::uint8, "uint8"},
+                                       {Dtype::int64, "int64"}}};
+  return table;
 }
+}  // namespace
 
-std::vector<std::string> dtype_names() {
-  std::vector<std::string> names;
-  for (Dtype d : every_dtype) names.emplace_back(dtype_name(d));
-  return names;
-}
-
-Dtype parse_dtype(std::string_view name, std::string_view field) {
-  for (Dtype d : every_dtype)
-    if (dtype_name(d) == name) return d;
-  throw InputError(fmt::format("{}: unknown dtype '{}'{}; allowed: {}", field, name,
-                               did_you_mean(name, dtype_names()), join(dtype_names())));
-}
+std::string_view dtype_name(Dtype dtype) { return dtypes().name(dtype); }
+std::vector<std::string> dtype_names() { return dtypes().names(); }
+Dtype parse_dtype(std::string_view name, std::string_view field) { return dtypes().parse(name, field); }
 
 long double Buffer::get(size_t i) const {
   return with_element_type(dtype_, [&](auto element) {

@@ -48,6 +48,16 @@ public:
   // Which training round the messages sent from now on belong to (set by the worker loop).
   void set_round(int round) { round_ = round; }
 
+  // The rank's buffer of the collective. A message sent from inside it records which of its
+  // elements it carries (the trace's `elements`): the step-through draws that fact instead
+  // of guessing it. Every rank lays out the vector alike, so the receiver's elements are the
+  // same ones (alltoall aside, whose blocks change place). `whole` may be a copy of a slice
+  // of the rank's vector starting at element `first` (a gradient bucket).
+  void set_data(View whole, size_t first = 0) {
+    data_ = whole;
+    data_first_ = static_cast<int64_t>(first);
+  }
+
   void send(int dst, View data);
   void recv(int src, View into);
   // Sends to dst and receives from src at the same time; returns when both are done.
@@ -69,6 +79,8 @@ private:
   const char* phase_ = "collective";
   int step_ = 0;
   int round_ = 0;
+  View data_;
+  int64_t data_first_ = 0;
 };
 
 }  // namespace collsim

@@ -23,6 +23,8 @@ struct MessageRecord {
   const char* phase = "";   // algorithm phase ("reduce-scatter", ...), a string literal
   int epoch = 0;            // group generation
   int round = 0;            // training round of the sender
+  int64_t first = -1;       // first element carried, in the collective's buffer (-1: not from it)
+  uint64_t elements = 0;    // elements carried (carried, not logical: see payload in the trace)
 };
 
 // The messages of one (round, epoch, phase, step).

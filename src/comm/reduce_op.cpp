@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "util/errors.hpp"
-#include "util/suggest.hpp"
+#include "util/named_enum.hpp"
 
 namespace collsim {
 namespace {
@@ -77,25 +77,17 @@ void divide_typed(T* data, size_t count, int divisor) {
 
 }  // namespace
 
-std::string_view op_name(OpKind op) {
-  switch (op) {
-    case OpKind::sum: return "sum";
-    case OpKind::prod: return "prod";
-    case OpKind::min: return "min";
-    case OpKind::max: return "max";
-    case OpKind::avg: return "avg";
-  }
-  return "sum";
+namespace {
+const NamedEnum<OpKind>& ops() {
+  static const NamedEnum<OpKind> table{
+      "op", {{OpKind::sum, "sum"}, {OpKind::prod, "prod"}, {OpKind::min, "min"}, {OpKind::max, "max"}, {OpKind::avg, "avg"}}};
+  return table;
 }
+}  // namespace
 
-std::vector<std::string> op_names() { return {"sum", "prod", "min", "max", "avg"}; }
-
-OpKind parse_op(std::string_view name, std::string_view field) {
-  for (OpKind op : {OpKind::sum, OpKind::prod, OpKind::min, OpKind::max, OpKind::avg})
-    if (op_name(op) == name) return op;
-  throw InputError(fmt::format("{}: unknown op '{}'{}; allowed: {}", field, name, did_you_mean(name, op_names()),
-                               join(op_names())));
-}
+std::string_view op_name(OpKind op) { return ops().name(op); }
+std::vector<std::string> op_names() { return ops().names(); }
+OpKind parse_op(std::string_view name, std::string_view field) { return ops().parse(name, field); }
 
 void ReduceOp::combine(View into, View from) const {
   if (into.count != from.count) throw std::logic_error("ReduceOp::combine: views of different lengths");
@@ -103,6 +95,7 @@ void ReduceOp::combine(View into, View from) const {
     using T = decltype(element);
     combine_typed(kind_, reinterpret_cast<T*>(into.data), reinterpret_cast<const T*>(from.data), into.count);
   });
+  if (cost_ && from.count > 0) cost_(from.count);
 }
 
 void ReduceOp::finalize(View data, int group_size) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Element-wise reductions: sum, prod, min, max, avg (avg = sum, then divide by the
 // group size once at the end, as NCCL's ncclAvg does).
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,14 +23,19 @@ public:
   OpKind kind() const { return kind_; }
   Dtype dtype() const { return dtype_; }
 
-  // into[i] = into[i] (op) from[i]; both views hold the same number of elements.
+  // into[i] = into[i] (op) from[i]; both views hold the same number of elements. Then the
+  // rank that combined pays the reduction's cost, if one is set.
   void combine(View into, View from) const;
+  // What combining `elements` elements costs the rank that does it (the simulation makes it
+  // time: collective.reduce_bandwidth). Called in that rank's actor. Unset: free.
+  void set_cost(std::function<void(size_t elements)> cost) { cost_ = std::move(cost); }
   // What happens once after the reduction completes (avg divides by the group size).
   void finalize(View data, int group_size) const;
 
 private:
   OpKind kind_;
   Dtype dtype_;
+  std::function<void(size_t)> cost_;
 };
 
 }  // namespace collsim

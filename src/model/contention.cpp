@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -210,6 +211,16 @@ size_t hash_flows(const std::vector<Flow>& flows) {
   return static_cast<size_t>(h);
 }
 
+// How much longer a step whose receivers reduce lasts: the most bytes one rank reduces,
+// at the ranks' reduction bandwidth (0 when reductions are free).
+double reduction_time(const Step& step, const ModelInput& in) {
+  if (!step.reduced || !std::isfinite(in.reduce_bandwidth)) return 0;
+  std::unordered_map<int, double> received;
+  double most = 0;
+  for (const Flow& flow : step.flows) most = std::max(most, received[flow.dst] += flow.bytes);
+  return most / in.reduce_bandwidth;
+}
+
 }  // namespace
 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) {
@@ -227,7 +238,7 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
     const StepCost& cost = it->second;
     double start = 0;
     for (int a : step.after) start = std::max(start, end[static_cast<size_t>(a)]);
-    end[s] = start + step.repeat * cost.time;
+    end[s] = start + step.repeat * (cost.time + reduction_time(step, in));
     estimate.time = std::max(estimate.time, end[s]);
     estimate.steps += static_cast<size_t>(step.repeat);
     estimate.largest_step = std::max(estimate.largest_step, step.flows.size());

@@ -11,12 +11,6 @@ namespace collsim {
 
 double ModelInput::bytes(size_t count) const { return static_cast<double>(simulated_bytes(count, bytes_per_elem)); }
 
-int ceil_log2(int p) {
-  int rounds = 0;
-  while ((int64_t{1} << rounds) < p) ++rounds;  // 64 bits: no overflow for any int p
-  return rounds;
-}
-
 std::vector<std::vector<int>> model_groups(const ModelInput& in) {
   if (!in.locality.empty()) return locality_groups(in.locality);
   const std::vector<int> sizes = in.group_sizes.empty() ? std::vector<int>{in.p} : in.group_sizes;

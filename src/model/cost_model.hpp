@@ -10,6 +10,7 @@
 // hierarchical allreduce has two costs on that star, inside its groups and between them,
 // where messages may share links (SharedRoutes). docs/algorithms.md derives each formula.
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -52,6 +53,10 @@ struct ModelInput {
   // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
+  int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)
+  // Bytes per second a rank reduces (gamma = 1 / this): a step whose messages are reduced
+  // lasts m / reduce_bandwidth longer, m the most bytes a rank reduces in it. Infinite: free.
+  double reduce_bandwidth = std::numeric_limits<double>::infinity();
   int root = 0;                 // rooted collectives
 
   // The platform's routes (model/route_cache.hpp) and each rank's endpoint in it (empty:
@@ -66,8 +71,6 @@ struct ModelInput {
 };
 
 using ModelFn = double (*)(const ModelInput& in);
-
-int ceil_log2(int p);
 
 // The hierarchical allreduce's groups of ranks: by locality, else consecutive blocks of
 // group_sizes (one group of p when both are empty).

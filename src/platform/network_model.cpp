@@ -6,19 +6,22 @@
 #include <map>
 
 #include "util/errors.hpp"
+#include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 
 namespace collsim {
 
-std::string_view network_model_name(NetworkModel model) {
-  return model == NetworkModel::ideal ? "ideal" : "realistic";
+namespace {
+const NamedEnum<NetworkModel>& network_models() {
+  static const NamedEnum<NetworkModel> table{"network model",
+                                             {{NetworkModel::ideal, "ideal"}, {NetworkModel::realistic, "realistic"}}};
+  return table;
 }
+}  // namespace
 
+std::string_view network_model_name(NetworkModel model) { return network_models().name(model); }
 NetworkModel parse_network_model(std::string_view name, std::string_view field) {
-  if (name == "ideal") return NetworkModel::ideal;
-  if (name == "realistic") return NetworkModel::realistic;
-  throw InputError(fmt::format("{}: unknown network model '{}'{}; allowed: ideal, realistic", field, name,
-                               did_you_mean(name, {"ideal", "realistic"})));
+  return network_models().parse(name, field);
 }
 
 std::vector<std::string> network_model_config(NetworkModel model) {

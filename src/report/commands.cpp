@@ -127,6 +127,7 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
   nlohmann::json rounds = metrics["round_times"];
   // A baseline keeps what compare compares: informational figures would only add noise.
   metrics.erase("round_times");
+  metrics.erase("tolerance");
   for (const Metric& metric : metric_table())
     if (metric.better == Better::informational) metrics.erase(metric.name);
   return {{"format", baseline_format},
@@ -284,9 +285,11 @@ int command_list(const std::string& what) {
       kind_width = std::max(kind_width, collective_name(a.collective).size());
       name_width = std::max(name_width, a.name.size());
     }
-    for (const auto& a : all_algorithms())
-      std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", collective_name(a.collective), kind_width, a.name, name_width,
-                               a.summary);
+    for (const auto& a : all_algorithms()) {
+      const std::string uses = uses_names(a.uses);
+      std::cout << fmt::format("{:<{}}  {:<{}}  {}{}\n", collective_name(a.collective), kind_width, a.name, name_width,
+                               a.summary, uses.empty() ? "" : " [uses " + uses + "]");
+    }
   }
   if (what.empty() || what == "topologies") {
     const auto files = files_in(root / "topologies", ".xml");
@@ -338,6 +341,10 @@ void read_model_parameters(const ModelRequest& request, ModelInput& in) {
     throw InputError(fmt::format("--group-size: {} must be >= 1", *request.group_size));
   if (request.inter_flows < 1) throw InputError(fmt::format("--inter-flows: {} must be >= 1", request.inter_flows));
   in.group_sizes = block_sizes(in.p, request.group_size.value_or(in.p));
+  if (request.channels < 1 || request.channels > max_channels)
+    throw InputError(fmt::format("--channels: {} is out of range; allowed: 1 to {}", request.channels, max_channels));
+  in.channels = request.channels;
+  if (!request.reduce_bandwidth.empty()) in.reduce_bandwidth = parse_bandwidth(request.reduce_bandwidth, "--reduce-bandwidth");
   in.intra = SharedRoutes{in.alpha, in.bandwidth, 1};
   in.inter = SharedRoutes{
       request.inter_latency.empty() ? in.alpha : parse_time(request.inter_latency, "--inter-latency"),
@@ -379,6 +386,10 @@ int command_model(const ModelRequest& request) {
   const bool all = request.algorithm == "all";
   const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
+  const bool rings = algorithm.uses.channels && !all;
+  if (request.channels > 1 && !rings)
+    throw InputError(fmt::format("--channels: {} channels need --algorithm ring or hierarchical (allreduce)",
+                                 request.channels));
   if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));

@@ -65,6 +65,8 @@ struct ModelRequest {
   std::optional<int> group_size;   // hierarchical: unset = one group of all ranks
   std::string inter_bandwidth, inter_latency;  // hierarchical, between groups (default: as inside)
   int inter_flows = 1;             // messages between groups sharing one link at once
+  int channels = 1;                // ring and hierarchical: concurrent rings (collective.channels)
+  std::string reduce_bandwidth;    // bytes/s a rank reduces (empty: reductions are free)
 };
 int command_model(const ModelRequest& request);
 // `collsim model --topology`: the model on a platform's own routes (model_command.cpp).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -150,11 +151,13 @@ std::vector<MetricSet> load_metric_sets(const std::string& path, const std::stri
   } else {
     sets = load_file(root, field);
   }
-  std::set<std::string> seen;
+  // Two runs of one identity would make the comparison ambiguous: refused, naming both.
+  std::map<std::string, std::string> seen;
   for (const auto& set : sets)
-    if (!seen.insert(set.identity).second)
-      throw InputError(fmt::format("{}: '{}' appears twice (in {}): identities must be unique", field, set.identity,
-                                   set.source));
+    if (const auto [it, added] = seen.try_emplace(set.identity, set.source); !added)
+      throw InputError(fmt::format("{}: '{}' appears twice (in {} and in {}): identities must be unique (give the "
+                                   "scenarios different names)",
+                                   field, set.identity, it->second, set.source));
   return sets;
 }
 

@@ -40,6 +40,8 @@ Scenario scenario_of(const ModelRequest& request) {
                             {"segment", request.segment},
                             {"servers", request.servers}}}};
   if (request.group_size) document["collective"]["group_size"] = *request.group_size;
+  if (request.channels != 1) document["collective"]["channels"] = request.channels;
+  if (!request.reduce_bandwidth.empty()) document["collective"]["reduce_bandwidth"] = request.reduce_bandwidth;
   return parse_scenario(document, "");
 }
 

@@ -47,7 +47,10 @@ struct Row {
   std::string type, redop;
   double time_us = 0, algbw = 0, busbw = 0;  // GB/s (10^9 bytes/s), as nccl-tests
   bool verified = false;
-  std::string error;  // the child failed
+  bool stalled = false;
+  uint64_t wrong = 0;     // elements outside their tolerance, every checked rank
+  std::string tolerance;  // the verification's, in words
+  std::string error;      // the child failed
 };
 
 Row row_of(const Scenario& scenario, const ChildOutcome& outcome) {
@@ -66,13 +69,16 @@ Row row_of(const Scenario& scenario, const ChildOutcome& outcome) {
   row.time_us = metrics["collective_time"].get<double>() * 1e6;
   row.algbw = metrics["algbw"].get<double>() / 1e9;
   row.busbw = metrics["busbw"].get<double>() / 1e9;
-  row.verified = metrics["verified"].get<bool>() && !metrics["stalled"].get<bool>();
+  row.stalled = metrics["stalled"].get<bool>();
+  row.verified = metrics["verified"].get<bool>() && !row.stalled;
+  row.wrong = metrics["wrong_elements"].get<uint64_t>();
+  row.tolerance = metrics["tolerance"].get<std::string>();
   return row;
 }
 
-// #wrong: nccl-tests counts wrong elements; collsim knows whether every element was within
-// its tolerance, so 0 or "fail".
-std::string wrong_of(const Row& row) { return row.verified ? "0" : "fail"; }
+// #wrong: as nccl-tests, the count of wrong elements over every checked rank (carried
+// elements: the ones kept in memory); "stall" when the run never completed.
+std::string wrong_of(const Row& row) { return row.stalled ? "stall" : fmt::format("{}", row.wrong); }
 
 }  // namespace
 
@@ -110,7 +116,18 @@ int run_size_table(const std::vector<Scenario>& sizes, const SizeTableOptions& o
     csv += fmt::format("{:.0f},{:.0f},{},{},{:.17g},{:.17g},{:.17g},{}\n", row.size, row.count, row.type, row.redop,
                        row.time_us, row.algbw, row.busbw, wrong_of(row));
   }
-  // nccl-tests averages the busbw of every size printed
+  // as nccl-tests: the wrong elements of every size, then the average busbw of every size
+  // printed; and what counted as wrong (the tolerance depends on the type, the op and p, the
+  // same for every size)
+  uint64_t wrong = 0;
+  std::string tolerance;
+  for (const Row& row : rows) {
+    wrong += row.wrong;
+    if (row.error.empty()) tolerance = row.tolerance;
+  }
+  if (!tolerance.empty())
+    table += fmt::format("# Out of bounds values : {} {} (#wrong: carried elements beyond {})\n", wrong,
+                         all_good ? "OK" : "FAILED", tolerance);
   table += fmt::format("# Avg bus bandwidth    : {:.4f} GB/s\n", busbw_sum / static_cast<double>(rows.size()));
   if (!options.csv_path.empty()) write_file_atomically(options.csv_path, csv, "--csv");
   if (!options.quiet) std::cout << table;

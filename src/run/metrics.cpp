@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/named_enum.hpp"
 #include "util/units.hpp"
 
 using nlohmann::json;
@@ -32,6 +33,9 @@ const std::vector<Metric>& metric_table() {
        [](S s, R) { return json(s.busbw); }},
       {"verified", MetricUnit::flag, Better::higher, "every rank's result matches the reference",
        [](S s, R) { return json(s.verification.verified); }},
+      {"wrong_elements", MetricUnit::count, Better::lower,
+       "carried elements outside their tolerance, over every checked rank (nccl-tests' #wrong)",
+       [](S s, R) { return json(s.verification.wrong_elements); }},
       {"models_identical", MetricUnit::flag, Better::higher,
        "every round's group holds bit-identical model weights", [](S, R r) { return json(r.models_identical); }},
       {"message_count", MetricUnit::count, Better::lower, "messages sent in the whole run",
@@ -101,23 +105,19 @@ std::string format_metric_value(const Metric& metric, double value) {
 }
 
 std::string_view better_name(Better better) {
-  switch (better) {
-    case Better::lower: return "lower";
-    case Better::higher: return "higher";
-    case Better::informational: return "informational";
-  }
-  return "";
+  static const NamedEnum<Better> table{
+      "direction", {{Better::lower, "lower"}, {Better::higher, "higher"}, {Better::informational, "informational"}}};
+  return table.name(better);
 }
 
 std::string_view metric_unit_name(MetricUnit unit) {
-  switch (unit) {
-    case MetricUnit::seconds: return "seconds";
-    case MetricUnit::bytes_per_second: return "bytes/s";
-    case MetricUnit::count: return "count";
-    case MetricUnit::ratio: return "ratio";
-    case MetricUnit::flag: return "flag";
-  }
-  return "";
+  static const NamedEnum<MetricUnit> table{"unit",
+                                           {{MetricUnit::seconds, "seconds"},
+                                            {MetricUnit::bytes_per_second, "bytes/s"},
+                                            {MetricUnit::count, "count"},
+                                            {MetricUnit::ratio, "ratio"},
+                                            {MetricUnit::flag, "flag"}}};
+  return table.name(unit);
 }
 
 }  // namespace collsim

@@ -65,6 +65,7 @@ nlohmann::json run_metrics(const Scenario& scenario) {
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
   metrics["round_times"] = rounds;
+  metrics["tolerance"] = run.summary.verification.tolerance;
   return metrics;
 }
 

@@ -34,8 +34,8 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
                        const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
                        uint64_t kept_messages);
 
-// Runs a scenario and returns every metric (run/metrics.hpp) and the round times, for
-// baselines and sweep tables.
+// Runs a scenario and returns every metric (run/metrics.hpp), the round times and the
+// verification's tolerance (in words), for baselines, sweep tables and the size table.
 nlohmann::json run_metrics(const Scenario& scenario);
 
 }  // namespace collsim

@@ -128,15 +128,21 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   rows.emplace_back("algbw", format_bandwidth(s.algbw));
   rows.emplace_back("busbw", format_bandwidth(s.busbw));
   rows.emplace_back("messages", fmt::format("{}", s.message_count));
-  // The allowed error is stated for the types other than the default float32.
+  // The error allowed per element (exact for integers, min and max, bit for bit for data
+  // that is only moved, or the type's rounding bound) is printed for the types other than
+  // the default float32; the trace's summary.tolerance always has it.
   std::string within;
   if (scenario.collective.dtype != Dtype::float32)
-    within = v.tolerance == "exact" ? ", exact" : fmt::format(" within {}", v.tolerance);
+    within = v.tolerance == "exact" || v.tolerance == "bit for bit" ? ", " + v.tolerance
+                                                                     : fmt::format(" within {}", v.tolerance);
   rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
                                                          v.max_error, within,
                                                          v.bitwise_identical ? "bitwise identical"
                                                                              : "ranks differ in the last bits")
-                                           : fmt::format("NO: {}", v.failure));
+                   : v.wrong_elements == 0 ? fmt::format("NO: {}", v.failure)
+                                           : fmt::format("NO: {} wrong element{} ({} allowed); first: {}",
+                                                         v.wrong_elements, v.wrong_elements == 1 ? "" : "s",
+                                                         v.tolerance, v.failure));
   if (!result.faults.empty() || !result.recoveries.empty() || scenario.training.rounds > 1) {
     if (scenario.recovery.policy == RecoveryPolicy::rebuild)
       rows.emplace_back("recovery", fmt::format("rebuild, timeout {} ({} per wait)", scenario.recovery.timeout_text,

@@ -10,6 +10,7 @@
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -17,6 +18,21 @@ using nlohmann::json;
 
 namespace collsim {
 namespace {
+
+const NamedEnum<FaultKind>& fault_kinds() {
+  static const NamedEnum<FaultKind> table{"fault",
+                                          {{FaultKind::slow_link, "slow-link"},
+                                           {FaultKind::slow_host, "slow-host"},
+                                           {FaultKind::preempt, "preempt"},
+                                           {FaultKind::link_down, "link-down"}}};
+  return table;
+}
+
+const NamedEnum<RecoveryPolicy>& recovery_policies() {
+  static const NamedEnum<RecoveryPolicy> table{"policy",
+                                               {{RecoveryPolicy::none, "none"}, {RecoveryPolicy::rebuild, "rebuild"}}};
+  return table;
+}
 
 std::string join_path(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
@@ -73,7 +89,7 @@ double get_quantity(const json& value, const std::string& field, double (*parse)
 
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
-                                    "servers", "group_size", "auto"});
+                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -103,6 +119,21 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.servers = static_cast<int>(get_integer(object["servers"], "collective.servers", 1, 1'000'000));
   if (object.contains("group_size"))
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
+  if (object.contains("channels")) {
+    spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
+    const bool rings = spec.algorithm != "auto" && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
+    if (spec.channels > 1 && !rings)
+      throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
+                                   "{} {} runs one (allowed: 1)",
+                                   spec.channels, spec.algorithm, collective_name(spec.kind)));
+  }
+  if (object.contains("reduce_bandwidth")) {
+    const json& value = object["reduce_bandwidth"];
+    if (!value.is_string())
+      throw InputError(fmt::format("collective.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", "
+                                   "got {}", value.dump()));
+    spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
+  }
   return spec;
 }
 
@@ -207,14 +238,10 @@ TrainingSpec parse_training(const json& object) {
 FaultSpec parse_fault(const json& object, const std::string& where, int rounds) {
   check_keys(object, where, {"kind", "at", "at_round", "link", "host", "rank", "factor", "latency", "duration", "return_after"});
   FaultSpec fault;
-  const std::vector<std::string> kinds{"slow-link", "slow-host", "preempt", "link-down"};
-  if (!object.contains("kind")) throw InputError(fmt::format("{}.kind: missing; allowed: {}", where, join(kinds)));
-  const std::string kind = get_string(object["kind"], where + ".kind");
-  const auto found = std::find(kinds.begin(), kinds.end(), kind);
-  if (found == kinds.end())
-    throw InputError(fmt::format("{}.kind: unknown fault '{}'{}; allowed: {}", where, kind, did_you_mean(kind, kinds),
-                                 join(kinds)));
-  fault.kind = static_cast<FaultKind>(found - kinds.begin());
+  if (!object.contains("kind"))
+    throw InputError(fmt::format("{}.kind: missing; allowed: {}", where, join(fault_kinds().names())));
+  fault.kind = fault_kinds().parse(get_string(object["kind"], where + ".kind"), where + ".kind");
+  const std::string_view kind = fault_kinds().name(fault.kind);
 
   if (object.contains("at") == object.contains("at_round"))
     throw InputError(fmt::format("{}: give exactly one of \"at\" (a time) or \"at_round\" (a round)", where));
@@ -276,11 +303,7 @@ RecoverySpec parse_recovery(const json& object) {
   check_keys(object, "recovery", {"policy", "timeout", "min_timeout", "min_workers"});
   RecoverySpec spec;
   if (object.contains("policy")) {
-    const std::string policy = get_string(object["policy"], "recovery.policy");
-    if (policy == "rebuild") spec.policy = RecoveryPolicy::rebuild;
-    else if (policy != "none")
-      throw InputError(fmt::format("recovery.policy: unknown policy '{}'{}; allowed: none, rebuild", policy,
-                                   did_you_mean(policy, {"none", "rebuild"})));
+    spec.policy = recovery_policies().parse(get_string(object["policy"], "recovery.policy"), "recovery.policy");
   }
   if (object.contains("timeout")) {
     const json& timeout = object["timeout"];
@@ -475,18 +498,10 @@ json bytes_json(double bytes) {
 }
 }  // namespace
 
-std::string_view fault_kind_name(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::slow_link: return "slow-link";
-    case FaultKind::slow_host: return "slow-host";
-    case FaultKind::preempt: return "preempt";
-    case FaultKind::link_down: return "link-down";
-  }
-  return "slow-link";
-}
+std::string_view fault_kind_name(FaultKind kind) { return fault_kinds().name(kind); }
 
 json recovery_to_json(const RecoverySpec& r) {
-  json out{{"policy", r.policy == RecoveryPolicy::rebuild ? "rebuild" : "none"}, {"timeout", r.timeout_text},
+  json out{{"policy", recovery_policies().name(r.policy)}, {"timeout", r.timeout_text},
            {"min_workers", r.min_workers}};
   if (r.min_timeout) out["min_timeout"] = *r.min_timeout;
   return out;
@@ -517,9 +532,13 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
-  if (s.collective.servers || s.collective.algorithm == "parameter-server")
+  const bool serves = s.collective.algorithm != "auto" &&
+                      find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
+  if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
+  if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
+  if (s.collective.reduce_bandwidth) collective["reduce_bandwidth"] = fmt::format("{}Bps", *s.collective.reduce_bandwidth);
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
   if (s.training.has_layers()) {

@@ -15,6 +15,9 @@
 
 namespace collsim {
 
+// NCCL's own limit on channels (MAXCHANNELS).
+constexpr int max_channels = 64;
+
 struct CollectiveSpec {
   Collective kind = Collective::allreduce;
   std::string algorithm;           // defaults per collective (ring, binomial, binomial)
@@ -28,6 +31,8 @@ struct CollectiveSpec {
   std::optional<int> servers;      // parameter-server: S, 1 to workers (default 1)
   std::optional<int> group_size;   // hierarchical: groups of this many consecutive ranks
                                    // (default: the ranks of each platform zone)
+  int channels = 1;                // ring and hierarchical allreduce: concurrent rings (NCCL's channels)
+  std::optional<double> reduce_bandwidth;  // bytes/s a rank reduces; unset: reductions are free
 };
 
 struct TrainingSpec {

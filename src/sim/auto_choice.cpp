@@ -34,26 +34,29 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
                             {"simulated", round.end - round.collective_start}}
           .dump();
     });
-    AutoCandidate candidate{name, 0, std::nullopt, {}};
-    if (outcome.exit_code == 0) {
-      const auto out = nlohmann::json::parse(outcome.output);
-      candidate.model_time = out["model"].get<double>();
-      candidate.simulated_time = out["simulated"].get<double>();
-    } else if (outcome.exit_code != 2 || outcome.output.empty()) {
-      // A trial that crashed or was killed (not one that refused its input): its table
-      // would be wrong, so the run fails rather than choose without it.
-      throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
-                                           outcome.output.empty() ? "" : ": " + outcome.output));
-    } else {
-      // An InputError here is the scenario's (the real run will report it); anything else
-      // is this candidate's and only rules it out.
-      candidate.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;
-      if (outcome.exit_code == 2 && name == algorithm_names(scenario.collective.kind).front())
-        throw InputError(candidate.error);
-    }
-    table.push_back(candidate);
+    table.push_back(judge_trial(name, outcome, name == algorithm_names(scenario.collective.kind).front()));
   }
   return table;
+}
+
+AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first) {
+  AutoCandidate candidate{name, 0, std::nullopt, {}};
+  if (outcome.exit_code == 0) {
+    const auto out = nlohmann::json::parse(outcome.output);
+    candidate.model_time = out["model"].get<double>();
+    candidate.simulated_time = out["simulated"].get<double>();
+  } else if (outcome.exit_code != 2 || outcome.output.empty()) {
+    // A trial that crashed or was killed (not one that refused its input): its table
+    // would be wrong, so the run fails rather than choose without it.
+    throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
+                                         outcome.output.empty() ? "" : ": " + outcome.output));
+  } else {
+    // The first candidate's refusal is the scenario's (the real run will report it);
+    // another's is this candidate's and only rules it out.
+    candidate.error = outcome.output;
+    if (first) throw InputError(candidate.error);
+  }
+  return candidate;
 }
 
 AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {

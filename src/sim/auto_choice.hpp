@@ -8,12 +8,19 @@
 #include <vector>
 
 #include "sim/simulation.hpp"
+#include "util/child_process.hpp"
 
 namespace collsim {
 
 // Simulates every algorithm of the scenario's collective; call before this process
 // creates its engine. The table comes back in registry order.
 std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg);
+
+// What a trial's process said, as a candidate: its times (exit 0), or why it is ruled out
+// (exit 2 with a message: it refused this input). Throws std::runtime_error when the trial
+// died (a crash, a kill: choosing without it would be wrong), and InputError when the
+// `first` candidate refused (that refusal is the scenario's, which the real run reports).
+AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first);
 
 // One candidate by model: its schedule priced on in's network, with the bottleneck link of
 // its slowest step, or why it is impractical here (then not priced).

@@ -4,7 +4,8 @@
 
 namespace collsim {
 
-Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements) {
+Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements,
+                     int channels) {
   Payload payload;
   payload.logical_bytes = logical_bytes;
   payload.logical_elems = static_cast<uint64_t>(logical_bytes / static_cast<double>(dtype_size(dtype)));
@@ -14,8 +15,9 @@ Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uin
   } else if (payload.logical_elems <= carried_budget_elements / ranks) {  // (the product could overflow)
     payload.carried_elems = payload.logical_elems;
   } else {
-    const uint64_t per_chunk = std::max<uint64_t>(1, carried_budget_elements / ranks / ranks);
-    payload.carried_elems = std::min(payload.logical_elems, per_chunk * ranks);
+    const uint64_t chunks = ranks * static_cast<uint64_t>(std::max(1, channels));
+    const uint64_t per_chunk = std::max<uint64_t>(1, carried_budget_elements / ranks / chunks);
+    payload.carried_elems = std::min(payload.logical_elems, per_chunk * chunks);
   }
   payload.bytes_per_elem = logical_bytes / static_cast<double>(payload.carried_elems);
   return payload;

@@ -21,8 +21,10 @@ struct Payload {
 // Total carried elements across all ranks stay under this unless the user asks for more.
 constexpr uint64_t carried_budget_elements = uint64_t{1} << 22;
 
-// Carries everything when it fits the budget; otherwise a multiple of p elements, so that
-// every ring chunk stands for exactly logical_bytes / p.
-Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements);
+// Carries everything when it fits the budget; otherwise a multiple of p x channels
+// elements, so that every ring chunk stands for exactly logical_bytes / p (with k channels,
+// logical_bytes / (kp): every channel's slice and chunk equal).
+Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements,
+                     int channels = 1);
 
 }  // namespace collsim

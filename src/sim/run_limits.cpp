@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <type_traits>
 
+#include "algorithms/registry.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "platform/platform_file_check.hpp"
@@ -58,8 +59,8 @@ long long check_platform_size(const std::string& topology, const std::string& sc
 void check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
   const double ranks = p;
   const std::string& algorithm = scenario.collective.algorithm;
-  const bool segmented = algorithm == "pipeline" || algorithm == "binary-tree" || algorithm == "double-binary-tree" ||
-                         algorithm == "auto";
+  const bool segmented =
+      algorithm == "auto" || find_algorithm(scenario.collective.kind, algorithm, "collective.algorithm").uses.segment;
   const double segments =
       segmented ? std::ceil(static_cast<double>(payload.carried_elems) / static_cast<double>(segment_elems)) : 0;
   const double messages = scenario.training.rounds * (2 * ranks * (ranks - 1) + 2 * ranks * segments);

@@ -60,10 +60,16 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
 
 // The notes a user should read about the carried elements (logical vs carried size).
 void note_payload(const Scenario& scenario, SimResult& result) {
-  if (result.payload.downscaled())
-    result.notes.push_back(fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
-                                       result.payload.carried_elems, result.payload.logical_elems,
-                                       result.payload.bytes_per_elem));
+  if (result.payload.downscaled()) {
+    const Payload& payload = result.payload;
+    std::string note = fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                   payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
+    // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
+    if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+                          payload.logical_bytes, payload.carried_elems);
+    result.notes.push_back(note);
+  }
   if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
@@ -194,6 +200,8 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const s
   model.segment_elems = segment_elements(scenario.collective.segment, payload);
   model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
+  model.channels = scenario.collective.channels;
+  if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
 int training_samples(const Scenario& scenario, int p) {
@@ -348,13 +356,19 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
     read_hierarchy(hosts, locality.ids, model);
     model.locality = locality.ids;
   }
+  if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(hosts, result.algorithm->partners(p, root, servers), model);
-  if (result.algorithm->run == allreduce_hierarchical) result.notes.push_back(describe_hierarchy(locality, model));
-  if (scenario.collective.kind == Collective::broadcast && result.algorithm->name == "pipeline") {
+  if (result.algorithm->uses.groups) result.notes.push_back(describe_hierarchy(locality, model));
+  if (model.channels > 1)
+    result.notes.push_back(fmt::format("{} channels: {} slices of about {}, each on its own rings, all at once; channel "
+                                       "c's rings turn by c members inside each group ({})",
+                                       model.channels, model.channels,
+                                       format_size(model.bytes(model.elems) / model.channels), locality.source));
+  if (result.algorithm->uses.segment) {
     const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
     if (effective != scenario.collective.segment)
       result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
@@ -398,7 +412,7 @@ sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, 
   {
     const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
     const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
-                                         scenario.collective.carried_elements);
+                                         scenario.collective.carried_elements, scenario.collective.channels);
     check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned));
   }
 
@@ -451,7 +465,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (!automatic)
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
-                                scenario.collective.carried_elements);
+                                scenario.collective.carried_elements, scenario.collective.channels);
   note_payload(scenario, result);
 
   const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
@@ -468,7 +482,15 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.payload = result.payload;
   state.model = model;
   state.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
-  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers};
+  if (scenario.collective.reduce_bandwidth) {
+    // a reduction of m simulated bytes keeps the reducing rank busy m / reduce_bandwidth
+    const double bytes_per_elem = result.payload.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
+    state.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
+      sg4::this_actor::sleep_for(static_cast<double>(simulated_bytes(elements, bytes_per_elem)) / bandwidth);
+    });
+  }
+  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers,
+                              scenario.collective.channels};
   state.rank_hosts = hosts;
   state.rank_localities = locality.ids;
   state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {

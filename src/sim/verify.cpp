@@ -123,7 +123,8 @@ Wide<T> tolerance(OpKind op, int p, Wide<T> value, Wide<T> magnitude) {
 
 template <typename T>
 std::string describe_tolerance(OpKind op, int p, bool copies) {
-  if (std::is_integral_v<T> || copies || op == OpKind::min || op == OpKind::max || p == 1) return "exact";
+  if (copies) return "bit for bit";
+  if (std::is_integral_v<T> || op == OpKind::min || op == OpKind::max || p == 1) return "exact";
   const std::string eps = fmt::format("epsilon 2^{}", static_cast<int>(std::lround(std::log2(epsilon_of<T>()))));
   const std::string slack = absolute_slack_of<T>() > 0 ? " + the smallest subnormal each" : "";
   switch (op) {
@@ -141,6 +142,7 @@ std::string describe_tolerance(OpKind op, int p, bool copies) {
 template <typename T>
 Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& input) {
   Verification v;
+  v.tolerance = "bit for bit";
   const int p = static_cast<int>(results.size());
   const size_t n = results.front().size();
   std::vector<Buffer> inputs;
@@ -157,7 +159,9 @@ Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& 
       const int owner = in_a_block ? static_cast<int>(i / first.count) : r;
       const size_t at = in_a_block ? alltoall_block(n, p, r).offset + i % first.count : i;
       const T want = inputs[static_cast<size_t>(owner)].as<T>()[at];
-      if (std::memcmp(&got[i], &want, sizeof(T)) != 0 && v.verified) {
+      if (std::memcmp(&got[i], &want, sizeof(T)) == 0) continue;
+      ++v.wrong_elements;
+      if (v.verified) {
         v.verified = false;
         v.max_error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want));
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (rank {}'s element {})", r, i,
@@ -216,7 +220,9 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
       const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
       v.max_error = std::max(v.max_error, static_cast<double>(error));
       const W allowed = copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude.empty() ? 0 : ref.magnitude[i]);
-      if (!(error <= allowed) && v.verified) {
+      if (error <= allowed) continue;
+      ++v.wrong_elements;
+      if (v.verified) {
         v.verified = false;
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,
                                 static_cast<double>(got[i]), static_cast<double>(ref.value[i]),

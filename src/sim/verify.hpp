@@ -1,6 +1,7 @@
 #pragma once
 // Every run checks every rank's result against a reference computed independently, in
 // long double, from the same inputs (regenerated, not taken from the simulation).
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,9 +15,11 @@ struct Verification {
   double max_error = 0;          // largest |result - reference| over checked ranks and elements
   bool bitwise_identical = true;  // all checked ranks hold the same bits
   int checked_ranks = 0;
+  uint64_t wrong_elements = 0;   // elements outside their tolerance, over every checked rank (nccl-tests' #wrong)
   std::string failure;           // first failing rank and element, if any
-  // The error allowed per element, for people: "exact", or e.g. "7 additions x epsilon
-  // 2^-7 x sum|x|" (the type's epsilon times the number of roundings).
+  // The error allowed per element, for people: "exact", "bit for bit" (data that is only
+  // moved), or e.g. "7 additions x epsilon 2^-7 x sum|x|" (the type's epsilon times the
+  // number of roundings).
   std::string tolerance = "exact";
 };
 

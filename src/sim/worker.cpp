@@ -86,6 +86,7 @@ public:
           CollectiveArgs args = state_.args;
           args.root = root_in_group(args.root, group->size());
           args.servers = servers_in_group(args.servers, group->size());
+          comm.set_data(buf.all());
           if (state_.buckets.empty()) state_.algorithm->run(comm, buf, args);
           else reduce_buckets(comm, buf, args, state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
@@ -182,6 +183,7 @@ private:
     if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));
     Comm comm(group, g);
     comm.set_round(round);
+    comm.set_data(model.all());
     CollectiveArgs args;
     args.root = root;
     broadcast_binomial(comm, model, args);
@@ -222,6 +224,7 @@ private:
       const double start = sg4::Engine::get_clock();
       Buffer bucket(buf.dtype(), slice.count);
       std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
+      comm.set_data(bucket.all(), slice.offset);
       state_.algorithm->run(comm, bucket, args);
       std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
       times.comm += sg4::Engine::get_clock() - start;

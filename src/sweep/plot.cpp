@@ -157,34 +157,33 @@ std::string legend_extras(bool any_stalled, const std::string& stalled_label, bo
   return svg;
 }
 
-std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
-  std::vector<ResultRow> rows;
-  for (const auto& row : all_rows)
-    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
-  if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
-  std::vector<std::string> columns;
-  for (const auto& [name, value] : rows.front().axes) columns.push_back(name);
-  PlotSpec spec = given;
-  spec.x = choose_x_axis(rows, columns, spec);
+namespace {
 
+struct Point {
+  double x, y, model, bound;
+  bool stalled;  // the run never finished: its time is when it stopped, not a result
+};
+
+// The points grouped into series by the other axes' values, each sorted by x, and every
+// value the axes must cover.
+struct Series {
+  std::map<std::string, std::vector<Point>> lines;
+  std::vector<double> xs, ys;
+  bool any_stalled = false;
+  bool one_collective = false;  // the model and the bound are drawn (see collect_series)
+};
+
+Series collect_series(const std::vector<ResultRow>& rows, const std::vector<std::string>& columns, const PlotSpec& spec) {
   const std::set<std::string> moves_with_x = axes_moving_with_x(rows, columns, spec);
-
-  // Group points into series by the other axis values, each sorted by x.
-  struct Point {
-    double x, y, model, bound;
-    bool stalled;  // the run never finished: its time is when it stopped, not a result
-  };
+  Series out;
   // The model and the bound are one collective's time: beside the whole run's time they
   // only make sense when the run is one collective.
-  const bool one_collective =
+  out.one_collective =
       spec.y == "collective_time" ||
       (spec.y == "simulated_time" && std::all_of(rows.begin(), rows.end(), [](const auto& row) {
          return !row.metrics.contains("rounds_completed") || !row.metrics["rounds_completed"].is_number() ||
                 row.metrics["rounds_completed"].template get<double>() <= 1;
        }));
-  std::map<std::string, std::vector<Point>> series;
-  std::vector<double> xs, ys;
-  bool any_stalled = false;
   for (const auto& row : rows) {
     double x = 0;
     std::vector<std::string> name;
@@ -199,85 +198,116 @@ std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& giv
     const bool stalled = row.metrics.contains("stalled") && row.metrics["stalled"].is_boolean() &&
                          row.metrics["stalled"].get<bool>();
     const Point p{x, row.metrics[spec.y].get<double>(), number("model_time"), number("lower_bound"), stalled};
-    series[join(name, ", ")].push_back(p);
-    any_stalled = any_stalled || stalled;
-    xs.push_back(p.x);
-    ys.push_back(p.y);
-    if (one_collective) {
-      ys.push_back(p.model);
-      ys.push_back(p.bound);
+    out.lines[join(name, ", ")].push_back(p);
+    out.any_stalled = out.any_stalled || stalled;
+    out.xs.push_back(p.x);
+    out.ys.push_back(p.y);
+    if (out.one_collective) {
+      out.ys.push_back(p.model);
+      out.ys.push_back(p.bound);
     }
   }
-  for (auto& [name, points] : series)
+  for (auto& [name, points] : out.lines)
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  return out;
+}
+
+// Where the plot sits in the picture.
+struct Frame {
+  double left, right, width, height, top, bottom;
+};
+
+// Title, grid, ticks and axis labels.
+std::string axes_svg(const PlotSpec& spec, const Frame& f, const Scale& sx, const Scale& sy) {
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      f.width, f.height, f.width, f.height);
+  svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", f.left,
+                     escape(spec.title.empty() ? fmt::format("{} by {}", spec.y, spec.x) : spec.title));
+  for (double t : ticks(sx))
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                       sx.at(t), f.top, f.height - f.bottom, f.height - f.bottom + 18, escape(label_of(spec.x, t)));
+  for (double t : ticks(sy))
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                       f.left, sy.at(t), f.width - f.right, f.left - 6, sy.at(t) + 4, escape(label_of(spec.y, t)));
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", f.left,
+                     f.top, f.width - f.right - f.left, f.height - f.bottom - f.top);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (f.left + f.width - f.right) / 2,
+                     f.height - 25, escape(spec.x), sx.log ? " (log scale)" : "");
+  svg += fmt::format("<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>\n",
+                     (f.top + f.height - f.bottom) / 2, escape(spec.y), sy.log ? " (log scale)" : "");
+  return svg;
+}
+
+// One series: a solid line with its points (a red cross where the run stalled), its model
+// dashed and the lower bound dotted grey, and its legend entry at legend_y.
+std::string series_svg(const std::string& name, const std::vector<Point>& points, const char* colour,
+                       const Series& series, const PlotSpec& spec, const Frame& f, const Scale& sx, const Scale& sy,
+                       double legend_y) {
+  auto polyline = [&](auto value, const std::string& style) {
+    std::string line = "<polyline fill=\"none\" " + style + " points=\"";
+    for (const Point& p : points)
+      if (std::isfinite(value(p)) && (!sy.log || value(p) > 0)) line += fmt::format("{:.1f},{:.1f} ", sx.at(p.x), sy.at(value(p)));
+    return line + "\"/>\n";
+  };
+  std::string svg = polyline([](const Point& p) { return p.stalled ? NAN : p.y; },
+                             fmt::format("stroke=\"{}\" stroke-width=\"2\"", colour));
+  for (const Point& p : points) {
+    if (!p.stalled) {
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
+      continue;
+    }
+    svg += fmt::format("<path d=\"M{0:.1f} {1:.1f}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>\n",
+                       sx.at(p.x) - 4, sy.at(p.y) - 4);
+  }
+  if (series.one_collective) {
+    svg += polyline([](const Point& p) { return p.model; },
+                    fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"", colour));
+    svg += polyline([](const Point& p) { return p.bound; }, "stroke=\"#888\" stroke-width=\"1\" stroke-dasharray=\"2 3\"");
+  }
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"/>"
+                     "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+                     f.width - f.right + 12, legend_y, f.width - f.right + 36, colour, f.width - f.right + 42,
+                     legend_y + 4, escape(name.empty() ? spec.y : name));
+  return svg;
+}
+
+}  // namespace
+
+std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
+  std::vector<ResultRow> rows;
+  for (const auto& row : all_rows)
+    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
+  if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
+  std::vector<std::string> columns;
+  for (const auto& [name, value] : rows.front().axes) columns.push_back(name);
+  PlotSpec spec = given;
+  spec.x = choose_x_axis(rows, columns, spec);
+  const Series series = collect_series(rows, columns, spec);
 
   // The legend sits right of the plot, in a margin of 250 px widened for its longest label, at
   // an estimated 7 px per character of 12 px sans-serif (most take less): no label runs off.
   const std::string stalled_label = "stalled (time when it stopped)";
-  size_t longest = any_stalled ? stalled_label.size() : 0;
-  for (const auto& [name, points] : series) longest = std::max(longest, (name.empty() ? spec.y : name).size());
-  const double left = 90, right = std::max(250.0, 42 + 7.0 * longest), width = left + 480 + right;
-  const double height = 520, top = 50, bottom = 70;
+  size_t longest = series.any_stalled ? stalled_label.size() : 0;
+  for (const auto& [name, points] : series.lines) longest = std::max(longest, (name.empty() ? spec.y : name).size());
+  const double left = 90, right = std::max(250.0, 42 + 7.0 * longest);
+  const Frame frame{left, right, left + 480 + right, 520, 50, 70};
   auto is_size = [](const std::string& column) {
     return column.find("size") != std::string::npos || column.find("segment") != std::string::npos;
   };
-  const Scale sx = make_scale(xs, left, width - right, is_size(spec.x));
-  const Scale sy = make_scale(ys, height - bottom, top, is_size(spec.y));
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
-      width, height, width, height);
-  svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", left,
-                     escape(spec.title.empty() ? fmt::format("{} by {}", spec.y, spec.x) : spec.title));
-  // Grid, ticks and axis labels.
-  for (double t : ticks(sx))
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       sx.at(t), top, height - bottom, height - bottom + 18, escape(label_of(spec.x, t)));
-  for (double t : ticks(sy))
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       left, sy.at(t), width - right, left - 6, sy.at(t) + 4, escape(label_of(spec.y, t)));
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", left, top,
-                     width - right - left, height - bottom - top);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (left + width - right) / 2,
-                     height - 25, escape(spec.x), sx.log ? " (log scale)" : "");
-  svg += fmt::format("<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>\n",
-                     (top + height - bottom) / 2, escape(spec.y), sy.log ? " (log scale)" : "");
-
-  // One solid line per series, its model dashed; the lower bound dotted grey.
+  const Scale sx = make_scale(series.xs, frame.left, frame.width - frame.right, is_size(spec.x));
+  const Scale sy = make_scale(series.ys, frame.height - frame.bottom, frame.top, is_size(spec.y));
+  std::string svg = axes_svg(spec, frame, sx, sy);
   size_t index = 0;
-  double legend_y = top + 10;
-  for (const auto& [name, points] : series) {
-    const char* colour = palette[index++ % std::size(palette)];
-    auto polyline = [&](auto value, const char* style) {
-      std::string line = "<polyline fill=\"none\" " + std::string(style) + " points=\"";
-      for (const Point& p : points)
-        if (std::isfinite(value(p)) && (!sy.log || value(p) > 0)) line += fmt::format("{:.1f},{:.1f} ", sx.at(p.x), sy.at(value(p)));
-      return line + "\"/>\n";
-    };
-    svg += polyline([](const Point& p) { return p.stalled ? NAN : p.y; },
-                    fmt::format("stroke=\"{}\" stroke-width=\"2\"", colour).c_str());
-    for (const Point& p : points) {
-      if (!p.stalled) {
-        svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", sx.at(p.x), sy.at(p.y), colour);
-        continue;
-      }
-      svg += fmt::format("<path d=\"M{0:.1f} {1:.1f}l8 8m0 -8l-8 8\" stroke=\"#c00\" stroke-width=\"2\"/>\n",
-                         sx.at(p.x) - 4, sy.at(p.y) - 4);
-    }
-    if (one_collective) {
-      svg += polyline([](const Point& p) { return p.model; },
-                      fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"", colour).c_str());
-      svg += polyline([](const Point& p) { return p.bound; }, "stroke=\"#888\" stroke-width=\"1\" stroke-dasharray=\"2 3\"");
-    }
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"/>"
-                       "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       width - right + 12, legend_y, width - right + 36, colour, width - right + 42, legend_y + 4,
-                       escape(name.empty() ? spec.y : name));
+  double legend_y = frame.top + 10;
+  for (const auto& [name, points] : series.lines) {
+    svg += series_svg(name, points, palette[index++ % std::size(palette)], series, spec, frame, sx, sy, legend_y);
     legend_y += 18;
   }
-  svg += legend_extras(any_stalled, stalled_label, one_collective, width - right, legend_y);
+  svg += legend_extras(series.any_stalled, stalled_label, series.one_collective, frame.width - frame.right, legend_y);
   return svg + "</svg>\n";
 }
 

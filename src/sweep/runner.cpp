@@ -176,6 +176,7 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
         if (outcome.exit_code == 0) {
           row.metrics = nlohmann::json::parse(outcome.output);
           row.metrics.erase("round_times");
+          row.metrics.erase("tolerance");
         } else {
           row.status = "failed";
           row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;

@@ -31,7 +31,8 @@ json single_messages(const std::vector<MessageRecord>& records) {
   json messages = json::array();
   for (const auto& m : records)
     messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
-                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round}});
+                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round},
+                        {"elements", m.first < 0 ? json(nullptr) : json::array({m.first, m.elements})}});
   return messages;
 }
 
@@ -162,6 +163,8 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
                {"busbw", s.busbw},
                {"verified", v.verified},
                {"max_error", v.max_error},
+               {"wrong_elements", v.wrong_elements},
+               {"tolerance", v.tolerance},
                {"bitwise_identical", v.bitwise_identical},
                {"message_count", s.message_count},
                {"rounds_completed", result.rounds_completed},

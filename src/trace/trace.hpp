@@ -1,5 +1,5 @@
 #pragma once
-// The JSON trace (contract, docs/trace-format.md, "format": "collsim-trace/1").
+// The JSON trace (contract, docs/trace-format.md, "format": "collsim-trace/2").
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace collsim {
 
-constexpr const char* trace_format = "collsim-trace/1";
+constexpr const char* trace_format = "collsim-trace/2";
 
 // Lists every message when the run kept them all (SimOptions::kept_messages, --messages),
 // else one entry per (round, epoch, phase, step) and the kept ones as a sample.

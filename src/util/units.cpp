@@ -98,24 +98,24 @@ double parse_flops(std::string_view text, std::string_view field) {
   return parse_with_units(text, field, "amount of computation", units, "f, kf, Mf, Gf, Tf", flops_range);
 }
 
-std::string format_size(double bytes) {
+std::string format_size(double bytes, int digits) {
   static const std::array<const char*, 5> names{"B", "KiB", "MiB", "GiB", "TiB"};
   size_t i = 0;
   while (i + 1 < names.size() && std::fabs(bytes) >= 1024.0) {
     bytes /= 1024.0;
     ++i;
   }
-  return i == 0 ? fmt::format("{:g} B", bytes) : fmt::format("{:.4g} {}", bytes, names[i]);
+  return i == 0 ? fmt::format("{:g} B", bytes) : fmt::format("{:.{}g} {}", bytes, digits, names[i]);
 }
 
-std::string format_bandwidth(double bytes_per_second) {
+std::string format_bandwidth(double bytes_per_second, int digits) {
   static const std::array<const char*, 5> names{"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
   size_t i = 0;
   while (i + 1 < names.size() && std::fabs(bytes_per_second) >= 1000.0) {
     bytes_per_second /= 1000.0;
     ++i;
   }
-  return fmt::format("{:.4g} {}", bytes_per_second, names[i]);
+  return fmt::format("{:.{}g} {}", bytes_per_second, digits, names[i]);
 }
 
 std::string format_time(double seconds) {

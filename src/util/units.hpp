@@ -28,8 +28,10 @@ double parse_time(std::string_view text, std::string_view field);
 double parse_flops(std::string_view text, std::string_view field);
 
 // Human-readable forms for tables: "64 MiB", "10 GB/s", "1.23 ms".
-std::string format_size(double bytes);
-std::string format_bandwidth(double bytes_per_second);
+// `digits` significant digits ("8 MiB", "1.5 KiB"; whole bytes below 1 KiB: "640 B").
+std::string format_size(double bytes, int digits = 4);
+// `digits` significant digits, decimal prefixes: "9.98 GB/s".
+std::string format_bandwidth(double bytes_per_second, int digits = 4);
 std::string format_time(double seconds);
 
 }  // namespace collsim

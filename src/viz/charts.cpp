@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "viz/palette.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 namespace collsim::viz {
@@ -144,7 +145,7 @@ std::string link_heatmap_svg(const TraceView& t, double width) {
                          num(x(static_cast<double>(b) * t.link_bin_width)), num(y0 + 1),
                          num(x(static_cast<double>(e) * t.link_bin_width) - x(static_cast<double>(b) * t.link_bin_width) + 0.3),
                          num(row - 2), utilisation_color(u),
-                         esc(fmt::format("{}: {:.0f}% of {} from {} to {}", link.name, u * 100, short_rate(link.bandwidth),
+                         esc(fmt::format("{}: {:.0f}% of {} from {} to {}", link.name, u * 100, format_bandwidth(link.bandwidth, 3),
                                          short_time(static_cast<double>(b) * t.link_bin_width),
                                          short_time(static_cast<double>(e) * t.link_bin_width))));
       b = e;
@@ -152,7 +153,7 @@ std::string link_heatmap_svg(const TraceView& t, double width) {
     for (const auto& [time, bandwidth] : link.bandwidth_changes)
       out += fmt::format(R"~(<rect x="{}" y="{}" width="2.5" height="{}" fill="{}"><title>{}</title></rect>)~",
                          num(x(time) - 1), num(y0), num(row), colors::fault,
-                         esc(fmt::format("bandwidth set to {} at {}", short_rate(bandwidth), short_time(time))));
+                         esc(fmt::format("bandwidth set to {} at {}", format_bandwidth(bandwidth, 3), short_time(time))));
     // Busy share of the run.
     const double share = std::clamp(link.busy_time / run, 0.0, 1.0);
     const double bx = left + plot_width + 12;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "algorithms/registry.hpp"
+#include "util/errors.hpp"
 #include "util/units.hpp"
 #include "viz/charts.hpp"
 #include "viz/report_assets.hpp"
@@ -13,6 +15,17 @@
 
 namespace collsim::viz {
 namespace {
+
+// Whether the run's algorithm reads collective.root (the registry says; an algorithm this
+// collsim does not know: the rooted collectives).
+bool uses_root(const TraceView& t) {
+  try {
+    return find_algorithm(parse_collective(t.kind, "scenario.collective.kind"), t.algorithm,
+                          "scenario.collective.algorithm").uses.root;
+  } catch (const InputError&) {
+    return t.kind == "broadcast" || t.kind == "reduce";
+  }
+}
 
 class Report {
 public:
@@ -32,9 +45,9 @@ public:
     html += rounds();
     html += links();
     html += steps();
-    html += fmt::format("<footer>Written by collsim {} from a collsim-trace/1 trace ({}). Times are simulated seconds; "
+    html += fmt::format("<footer>Written by collsim {} from a collsim-trace/{} trace ({}). Times are simulated seconds; "
                         "sizes are the logical bytes the network carries.</footer>\n",
-                        esc(t_.version), esc(t_.source));
+                        esc(t_.version), t_.format, esc(t_.source));
     html += "</main>\n";
     // The step-through's data, then its script; "</" is escaped so that no string closes the tag.
     std::string data = step_through_json(steps_, t_).dump();
@@ -72,8 +85,7 @@ private:
     if (auto v = flag("verified")) out += card(*v ? "yes" : "no", "result verified", *v ? "ok" : "bad");
     out += "</div>\n<table class=\"summary\">\n";
     std::string collective = t_.kind + " / " + t_.algorithm;
-    if (t_.kind != "allreduce" || t_.algorithm.find("naive") != std::string::npos)
-      collective += fmt::format(" (root rank {})", t_.root);
+    if (uses_root(t_)) collective += fmt::format(" (root rank {})", t_.root);
     out += row("collective", collective);
     std::string ranks = std::to_string(t_.workers);
     if (!t_.rank_hosts.empty())
@@ -227,8 +239,7 @@ private:
       out += "</div>\n<p class=\"said\">Each cell: what a rank holds of a chunk after the step. In a circle on the "
              "left, a rank is green when it holds the whole result.</p>\n";
     } else {
-      out += "<p class=\"said\">Which chunk each message carried is not known for this algorithm: the diagram shows "
-             "who sends to whom.</p>\n";
+      out += "<p class=\"said\">Without what each rank holds (see above), the diagram shows who sends to whom.</p>\n";
     }
     out += "</div></div>\n";
     out += print_steps();

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "util/errors.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -145,9 +146,9 @@ private:
       const auto sender = span(m.src, m, m.step);
       const auto receiver = span(m.dst, m, m.step);
       step_of_message_[i] = {sender, receiver};
-      note(lanes_[sender.first].slices[sender.second], "sends", fmt::format("to rank {}: {}", m.dst, short_size(m.bytes)));
+      note(lanes_[sender.first].slices[sender.second], "sends", fmt::format("to rank {}: {}", m.dst, format_size(m.bytes, 3)));
       note(lanes_[receiver.first].slices[receiver.second], "receives",
-           fmt::format("from rank {}: {}", m.src, short_size(m.bytes)));
+           fmt::format("from rank {}: {}", m.src, format_size(m.bytes, 3)));
     }
   }
 

@@ -1,19 +1,14 @@
 #pragma once
-// The algorithm step by step, derived from a trace's full message list: at each step,
-// which chunk each rank sends to whom, and what each rank then holds (how many ranks'
-// contributions each of its chunks contains: partial, or final when all of them).
+// The algorithm step by step, from a trace's full message list: at each step, which chunk
+// each rank sends to whom, and what each rank then holds (how many ranks' contributions
+// each of its chunks contains: partial, or final when all of them).
 //
-// The trace says for each message its phase, step, sender, receiver and bytes, not which
-// elements it carried. The chunks a message carries are inferred from the algorithm's shape:
-//   - whole-vector messages (trees, flat, naive, recursive doubling): one chunk, the vector;
-//   - pipelined chains: segment (step - distance of src from the root);
-//   - otherwise the vector is cut into p chunks (chunk c is rank c's share) and each phase
-//     gets the first rule that fits all its messages: ring steps (src - step + offset) mod p,
-//     halving/doubling exchanges (a block or a stride of chunks at distance src xor dst),
-//     tree scatters (the receiver's subtree), or all that the sender holds.
-// The holdings are then replayed message by message (a receiver merges what the sender
-// held when the transfer started), and the replay must end in the collective's result
-// (allreduce: every rank holds every chunk, final); otherwise only the messages are shown.
+// Nothing is guessed: every message of a collsim-trace/2 says which elements of the
+// vector it carried (`elements`). Their first and last elements cut the vector into
+// chunks (p chunks for a ring, halves and quarters for recursive halving, segments for a
+// pipeline, one for whole-vector algorithms). The holdings are replayed message by message
+// (a receiver merges what the sender held of those chunks when the transfer started); the
+// replay must end in the collective's result, or only the messages are shown (and why).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,7 +40,7 @@ struct StepThrough {
   std::string why_not;           // when not available: why, in one sentence
   int ranks = 0, chunks = 0;
   bool chunk_model = false;      // holdings known (the replay reproduced the result)
-  std::string model;             // "whole vector", "pipeline segments", or the rules found: "ring", "halving-doubling", ...
+  std::string model;             // "whole vector" (one chunk), "pieces" (chunks from the elements carried), or ""
   std::string note;              // which round and epoch, what the model is, or why holdings are missing
   int round = 0, epoch = 0;
   std::vector<StepFrame> frames;

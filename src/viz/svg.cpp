@@ -44,16 +44,6 @@ std::string short_time(double seconds) {
   return fmt::format("{:.3g} {}", seconds * unit.per_second, unit.name);
 }
 
-std::string short_size(double bytes) {
-  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (i < 4 && std::fabs(bytes) >= 1024.0) {
-    bytes /= 1024.0;
-    ++i;
-  }
-  return fmt::format("{:.3g} {}", bytes, names[i]);
-}
-
 std::string thousands(uint64_t value) {
   std::string digits = std::to_string(value), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -61,16 +51,6 @@ std::string thousands(uint64_t value) {
     out += digits[i];
   }
   return out;
-}
-
-std::string short_rate(double bytes_per_second) {
-  static const char* names[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
-  int i = 0;
-  while (i < 4 && std::fabs(bytes_per_second) >= 1000.0) {
-    bytes_per_second /= 1000.0;
-    ++i;
-  }
-  return fmt::format("{:.3g} {}", bytes_per_second, names[i]);
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {

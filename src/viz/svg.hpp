@@ -23,12 +23,8 @@ TimeUnit time_unit_for(double max_seconds);
 
 // Three significant digits and a unit, for labels: "11.8 ms", "2.1 µs", "0 s".
 std::string short_time(double seconds);
-// "8 MiB", "1.5 KiB", "640 B".
-std::string short_size(double bytes);
 // "2,095,104".
 std::string thousands(uint64_t value);
-// "9.98 GB/s".
-std::string short_rate(double bytes_per_second);
 
 // About `target` evenly spaced round values (1, 2 or 5 times a power of ten) covering
 // [lo, hi], inside it.

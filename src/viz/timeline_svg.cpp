@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "viz/palette.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 namespace collsim::viz {
@@ -316,10 +317,10 @@ private:
     const std::string& phase = t_.phases[static_cast<size_t>(span.phase)];
     if (m != nullptr && mode_ != Mode::per_step)
       tip = fmt::format("rank {} → {} · {} step {} · {} · {} – {}", m->src, m->dst, phase, m->step,
-                        short_size(m->bytes), short_time(m->start), short_time(m->end));
+                        format_size(m->bytes, 3), short_time(m->start), short_time(m->end));
     else if (m != nullptr)
       tip = fmt::format("{} step {} · {} messages · {} · {} – {}", phase, m->step, thousands(m->count),
-                        short_size(m->bytes), short_time(m->start), short_time(m->end));
+                        format_size(m->bytes, 3), short_time(m->start), short_time(m->end));
     else
       tip = fmt::format("{} · {} messages · {} – {}", phase, thousands(span.messages), short_time(span.start),
                         short_time(span.end));

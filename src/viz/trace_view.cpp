@@ -7,6 +7,7 @@
 
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 
 using nlohmann::json;
@@ -14,7 +15,9 @@ using nlohmann::json;
 namespace collsim::viz {
 namespace {
 
-constexpr const char* expected_format = "collsim-trace/1";
+// What this collsim writes, and the older format it still reads (without message elements).
+constexpr const char* current_format = "collsim-trace/2";
+constexpr const char* older_format = "collsim-trace/1";
 
 // Field access that names the field when it is missing or of the wrong type.
 class Reader {
@@ -141,6 +144,16 @@ void read_messages(const Reader& read, const json& trace, TraceView& view) {
     auto known = std::find(view.phases.begin(), view.phases.end(), phase);
     if (known == view.phases.end()) known = view.phases.insert(view.phases.end(), phase);
     message.phase = static_cast<int>(known - view.phases.begin());
+    if (!view.per_step && view.format >= 2) {
+      const json& elements = read.field(m, "elements", path);
+      if (!elements.is_null()) {
+        const auto whole = [](const json& v) { return v.is_number_integer() && v.get<int64_t>() >= 0; };
+        if (!elements.is_array() || elements.size() != 2 || !whole(elements[0]) || !whole(elements[1]))
+          read.fail(path + ".elements", fmt::format("{} is not null or [first, count]", elements.dump()));
+        message.first = elements[0].get<int64_t>();
+        message.elements = elements[1].get<uint64_t>();
+      }
+    }
     view.messages.push_back(message);
   }
 
@@ -165,12 +178,13 @@ TraceView read_trace(const json& trace, const std::string& source) {
   const Reader read(source);
   if (!trace.is_object()) read.fail("trace", "not a JSON object (is this a collsim trace?)");
   if (!trace.contains("format") || !trace["format"].is_string())
-    read.fail("format", "missing: not a collsim trace (expected \"format\": \"collsim-trace/1\")");
-  if (trace["format"] != expected_format)
-    read.fail("format", fmt::format("{} is not a format this collsim reads (expected \"{}\")", trace["format"].dump(),
-                                    expected_format));
+    read.fail("format", fmt::format("missing: not a collsim trace (expected \"format\": \"{}\")", current_format));
+  if (trace["format"] != current_format && trace["format"] != older_format)
+    read.fail("format", fmt::format("{} is not a format this collsim reads (expected \"{}\" or \"{}\")",
+                                    trace["format"].dump(), current_format, older_format));
   TraceView view;
   view.source = source;
+  view.format = trace["format"] == older_format ? 1 : 2;
   view.version = read.text(trace, "collsim_version", "");
 
   const json& scenario = read.field(trace, "scenario", "");
@@ -191,6 +205,8 @@ TraceView read_trace(const json& trace, const std::string& source) {
   const json& platform = read.field(trace, "platform", "");
   for (const auto& host : read.array(platform, "rank_hosts", "platform"))
     view.rank_hosts.push_back(host.is_string() ? host.get<std::string>() : "");
+  if (trace.contains("payload"))
+    view.carried_elements = read.count(read.field(trace, "payload", ""), "carried_elements", "payload");
 
   view.summary = read.field(trace, "summary", "");
   view.simulated_time = read.number(view.summary, "simulated_time", "summary");
@@ -288,7 +304,7 @@ TraceView read_trace(const json& trace, const std::string& source) {
 
 std::string describe_run(const TraceView& trace) {
   return fmt::format("{} / {}, {} rank{}, {} per rank", trace.kind, trace.algorithm, trace.workers,
-                     trace.workers == 1 ? "" : "s", short_size(trace.size));
+                     trace.workers == 1 ? "" : "s", format_size(trace.size, 3));
 }
 
 std::string describe_sample(const TraceView& trace) {

@@ -1,5 +1,5 @@
 #pragma once
-// A JSON trace (collsim-trace/1, docs/trace-format.md) read into plain structs for the
+// A JSON trace (collsim-trace/2, or an older collsim-trace/1; docs/trace-format.md) read into plain structs for the
 // pictures: the SVG timeline, the HTML report and the Perfetto export all start here,
 // both for `collsim render TRACE.json` and for `collsim run --svg/--html/--perfetto`.
 #include <cstdint>
@@ -20,6 +20,10 @@ struct TraceMessage {
   int phase = 0;  // index into TraceView::phases
   int epoch = 0, round = 0;
   uint64_t count = 1;
+  // The elements it carried, in the sender's collective buffer (collsim-trace/2 `elements`):
+  // first < 0 when the trace does not say (a /1 trace, or a message sent from elsewhere).
+  int64_t first = -1;
+  uint64_t elements = 0;
 };
 
 struct TraceRound {
@@ -54,9 +58,11 @@ struct TraceLink {
 
 struct TraceView {
   std::string source;  // file name, for messages
+  int format = 2;      // the N of collsim-trace/N
   std::string name, kind, algorithm, topology, network, dtype, op, version;
   int workers = 0, root = 0;
   double size = 0, segment = 0;
+  uint64_t carried_elements = 0;  // payload.carried_elements: the elements messages' `elements` index
   std::vector<std::string> rank_hosts;
   double simulated_time = 0;
   uint64_t message_count = 0;

@@ -100,7 +100,7 @@ class HappyPaths(CliTest):
     def test_run_writes_trace(self):
         self.assert_ok("run", *SMALL, "--trace", self.trace)
         trace = json.loads(self.trace.read_text())
-        self.assertEqual(trace["format"], "collsim-trace/1")
+        self.assertEqual(trace["format"], "collsim-trace/2")
         self.assertIs(trace["summary"]["verified"], True)
         self.assertEqual(trace["scenario"]["workers"], 4)
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["out.json"])  # no temporary left
@@ -108,7 +108,7 @@ class HappyPaths(CliTest):
     def test_a_relative_trace_path_creates_its_folders(self):
         # as tools/quickstart writes out/quickstart.json from a fresh clone, where out/ is missing
         self.assert_ok("run", *SMALL, "--quiet", "--trace", "out/sub/t.json", cwd=self.tmp)
-        self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/1")
+        self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/2")
 
     def test_run_quiet_prints_nothing(self):
         self.assertEqual(self.assert_ok("run", *SMALL, "--quiet"), "")
@@ -320,6 +320,10 @@ class SizeTable(CliTest):
                 self.assertEqual(printed[5:8], [f"{summary['algbw'] / 1e9:.2f}", f"{summary['busbw'] / 1e9:.2f}", "0"])
         average = sum(float(row["busbw_GBps"]) for row in rows) / len(rows)
         self.assertEqual(lines[-1], f"# Avg bus bandwidth    : {average:.4f} GB/s")
+        # 16 ranks of float32 sums: each element may be off by 15 roundings
+        self.assertEqual(lines[-2], "# Out of bounds values : 0 OK (#wrong: carried elements beyond 15 additions x "
+                                    "epsilon 2^-23 x sum|x|)")
+
 
     def test_alltoall_has_no_redop(self):
         out = self.assert_ok("run", "--collective", "alltoall", "--workers", 4, "--sizes", "64B:256B:x2")
@@ -492,6 +496,49 @@ class BadInput(CliTest):
                               r"collective\.group_size: must be an integer, got 1\.5")
         self.assert_bad_input(hierarchical + ["--set", "collective.group_sise=2"],
                               r"collective\.group_sise: unknown key \(did you mean 'group_size'\?\)")
+
+    def test_channels_and_reduce_bandwidth_bad_input(self):
+        ring = ["run", *SMALL, "--algorithm", "ring"]
+        self.assert_bad_input(ring + ["--channels", "0"], r"collective\.channels: 0 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(ring + ["--channels", "65"], r"collective\.channels: 65 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(ring + ["--set", "collective.channels=two"],
+                              r'collective\.channels: must be an integer, got "two"')
+        self.assert_bad_input(["run", *SMALL, "--algorithm", "naive", "--channels", "2"],
+                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; naive "
+                              r"allreduce runs one \(allowed: 1\)")
+        self.assert_bad_input(["run", *SMALL, "--algorithm", "auto", "--channels", "4"],
+                              r"collective\.channels: 4 channels need the ring or hierarchical allreduce; auto")
+        self.assert_bad_input(["run", *SMALL, "--collective", "reduce-scatter", "--algorithm", "ring", "--channels", "2"],
+                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; ring "
+                              r"reduce-scatter runs one")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "fast"], r"collective\.reduce_bandwidth: ")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "0GBps"], r"collective\.reduce_bandwidth: ")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "200"],
+                              r"collective\.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", got 200")
+        self.assert_bad_input(ring + ["--reduce-bandwidth", "200G"], r"collective\.reduce_bandwidth: ")
+        self.assert_bad_input(ring + ["--set", "collective.reduce_bandwidth=12"],
+                              r"collective\.reduce_bandwidth: must be a bandwidth with a unit such as \"200GBps\", got 12")
+
+    def test_model_takes_channels_and_reduce_bandwidth(self):
+        star = ["model", "--workers", 4, "--size", "1MiB", "--bandwidth", "10GBps", "--latency", "1us"]
+        out = self.assert_ok(*star, "--algorithm", "ring", "--reduce-bandwidth", "4GBps")
+        n, p = 2 ** 20, 4
+        want = 2 * (p - 1) * (1e-6 + n / p / 10e9) + (p - 1) * n / p / 4e9  # the reduce-scatter's p-1 reductions
+        self.assertRegex(out, rf"(?m)^\s*model time\s+{want * 1e6:.6g} us$")
+        self.assert_bad_input(star + ["--algorithm", "ring", "--channels", "0"], r"--channels: 0 is out of range; allowed: 1 to 64")
+        self.assert_bad_input(star + ["--algorithm", "naive", "--channels", "2"],
+                              r"--channels: 2 channels need --algorithm ring or hierarchical")
+        self.assert_bad_input(star + ["--algorithm", "ring", "--reduce-bandwidth", "fast"], r"--reduce-bandwidth: ")
+
+    def test_channels_and_reduce_bandwidth_recorded_in_the_trace(self):
+        self.assert_ok("run", *SMALL, "--algorithm", "ring", "--channels", "2", "--reduce-bandwidth", "100GBps",
+                       "--trace", self.tmp / "t.json")
+        collective = json.loads((self.tmp / "t.json").read_text())["scenario"]["collective"]
+        self.assertEqual((collective["channels"], collective["reduce_bandwidth"]), (2, "100000000000Bps"))
+        self.assert_ok("run", *SMALL, "--algorithm", "ring", "--trace", self.tmp / "u.json")
+        collective = json.loads((self.tmp / "u.json").read_text())["scenario"]["collective"]
+        self.assertNotIn("channels", collective)
+        self.assertNotIn("reduce_bandwidth", collective)
 
     def test_model_bad_input(self):
         model = ["model", "--size", "1MiB"]

@@ -66,6 +66,13 @@ class Compare(unittest.TestCase):
         done = self.compare(REPO / "tests/baselines/quickstart.json", trace, "--tolerance", "0")
         self.assertEqual(done.returncode, 0, done.stdout)
 
+    def test_two_runs_of_one_identity_are_refused_naming_both_files(self):
+        a = self.folder("a", {"x": 1.0})
+        (a / "copy.json").write_text(json.dumps(baseline("x", 1.0)))
+        done = self.compare(a, self.folder("b", {"x": 1.0}))
+        self.assertEqual(done.returncode, 2)
+        self.assertRegex(done.stderr, r"^collsim: error: .*'x' appears twice \(in .*copy\.json and in .*x\.json\)")
+
     def test_bad_input(self):
         done = self.compare(self.tmp / "nothing", self.tmp)
         self.assertEqual(done.returncode, 2)

@@ -116,7 +116,7 @@ class Outputs(Hardening):
         link.symlink_to(real)
         self.assert_ok("run", *SMALL, "--trace", link, "-q")
         self.assertTrue(link.is_symlink())
-        self.assertEqual(json.loads(real.read_text())["format"], "collsim-trace/1")
+        self.assertEqual(json.loads(real.read_text())["format"], "collsim-trace/2")
 
     def test_a_bad_later_output_leaves_no_earlier_one(self):
         blocker = self.write("file", "x")

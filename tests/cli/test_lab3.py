@@ -48,6 +48,9 @@ GPU_NODES_RING = ring(5 * US, 50e9, n=GIB, p=GPUS)
 GPU_NODES_HIER = gpu_hierarchical(5 * US, 8)
 GPU_RAIL_RING = ring(8 * US, 50e9, n=GIB, p=GPUS)
 GPU_RAIL_HIER = gpu_hierarchical(4 * US, 1)
+# 8 channels: each NIC carries one channel's crossing of GIB / (8 x 64); a GPU's NVLink port
+# carries the 7 channels whose next GPU is in its server
+GPU_RAIL_CHANNELS = 2 * (GPUS - 1) * max(1 * US + 7 * GIB / 512 / 450e9, 8 * US + GIB / 512 / 50e9)
 
 
 class Lab3(LabTest):
@@ -58,7 +61,7 @@ class Lab3(LabTest):
         cls.t = {name: json.loads((out / f"lab3-{name}.json").read_text())
                  for name in ("star", "two-racks", "alternating", "two-racks-hierarchical", "nodes",
                               "nodes-hierarchical", "auto", "gpu-nodes-ring", "gpu-nodes-hierarchical",
-                              "gpu-rail-ring", "gpu-rail-hierarchical")}
+                              "gpu-rail-ring", "gpu-rail-hierarchical", "gpu-rail-channels")}
         with open(out / "lab3-sizes.csv") as table:
             cls.sizes = {(row["topology"], row["collective.algorithm"], int(float(row["collective.size"]))):
                          float(row["collective_time"]) for row in csv.DictReader(table)}
@@ -93,6 +96,14 @@ class Lab3(LabTest):
         self.assertGreater(GPU_RAIL_RING, GPU_NODES_RING)
         self.assertLess(GPU_NODES_RING / GPU_NODES_HIER, 1.03)
         self.assertGreater(factor, 4.5)
+
+    def test_gpu_servers_channels_use_every_nic(self):
+        self.assertClose(GPU_RAIL_CHANNELS, self.time("gpu-rail-channels"), rel=1e-9)
+        self.assertClose(GPU_RAIL_CHANNELS, self.t["gpu-rail-channels"]["summary"]["model_time"], rel=1e-9)
+        self.assertQuoted(f"the ring takes {GPU_RAIL_CHANNELS * 1e3:.4g} ms, faster than the hierarchical", "page")
+        self.assertQuoted(f"126 × 49.94 us = {GPU_RAIL_CHANNELS * 1e3:.4g} ms, "
+                          f"{GPU_RAIL_HIER / GPU_RAIL_CHANNELS:.3g} times faster", "answers")
+        self.assertLess(GPU_RAIL_CHANNELS, GPU_RAIL_HIER)
 
     def test_one_switch(self):
         self.assertClose(STAR, self.time("star"))

@@ -304,7 +304,7 @@ class RenderTest(unittest.TestCase):
         out = self.tmp / "never.svg"
         self.assert_bad_input(["render", self.tmp / "missing.json", "--svg", out], "missing.json", "cannot read")
         self.assert_bad_input(["render", not_json, "--svg", out], "not.json", "malformed JSON")
-        self.assert_bad_input(["render", not_trace, "--svg", out], "scenario.json", "format", "collsim-trace/1")
+        self.assert_bad_input(["render", not_trace, "--svg", out], "scenario.json", "format", "collsim-trace/2")
         self.assert_bad_input(["render", broken, "--svg", out], "messages[2].end: missing")
         self.assert_bad_input(["render", good], "--svg", "--html", "--perfetto")
         self.assert_bad_input(["render", good, "--svg", self.tmp], "--svg", "is a folder")

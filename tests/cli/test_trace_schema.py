@@ -1,4 +1,4 @@
-"""The JSON trace (collsim-trace/1) as a user meets it: run the binary, validate the trace
+"""The JSON trace (collsim-trace/2) as a user meets it: run the binary, validate the trace
 against docs/trace.schema.json, and check a few figures computed here, independently.
 
 Run with Debian's interpreter (it has python3-jsonschema):
@@ -90,7 +90,7 @@ class TraceSchemaTest(unittest.TestCase):
         trace = self.ring8()
         self.assert_valid(trace)
         p, n = 8, 1 << 20
-        self.assertEqual(trace["format"], "collsim-trace/1")
+        self.assertEqual(trace["format"], "collsim-trace/2")
         self.assertEqual(trace["messages_detail"], "full")
         self.assertEqual(trace["summary"]["message_count"], 2 * p * (p - 1))
         self.assertEqual(len(trace["messages"]), 2 * p * (p - 1))
@@ -255,7 +255,9 @@ class TraceSchemaTest(unittest.TestCase):
             "scenario.network unknown": lambda t: t["scenario"].__setitem__("network", "fast"),
             "top-level field unknown": lambda t: t.__setitem__("extra", 1),
             "full messages as per-step": lambda t: t.__setitem__("messages_detail", "per-step"),
-            "format /2": lambda t: t.__setitem__("format", "collsim-trace/2"),
+            "format /3": lambda t: t.__setitem__("format", "collsim-trace/3"),
+            "messages[2].elements removed": lambda t: t["messages"][2].pop("elements"),
+            "messages[2].elements one number": lambda t: t["messages"][2].__setitem__("elements", [4]),
             "collective.servers zero": lambda t: t["scenario"]["collective"].__setitem__("servers", 0),
         }
         for what, breakage in breakages.items():

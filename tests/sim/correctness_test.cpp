@@ -153,7 +153,6 @@ void check_run(const AlgorithmInfo& algorithm, int p, size_t count, Dtype dtype,
 }
 
 void check_collective(Collective collective) {
-  const bool rooted = collective == Collective::broadcast || collective == Collective::reduce;
   const bool copies = collective == Collective::broadcast || collective == Collective::allgather ||
                       collective == Collective::alltoall;
   const std::vector<Dtype> copied_types = collective == Collective::alltoall
@@ -161,11 +160,13 @@ void check_collective(Collective collective) {
                                               : std::vector<Dtype>{Dtype::float32, Dtype::float64, Dtype::int32};
   for (const auto& algorithm : all_algorithms()) {
     if (algorithm.collective != collective) continue;
+    // The registry says which algorithms read the root; an allreduce's result does not depend
+    // on it, so other roots get one op there.
+    const bool rooted = algorithm.uses.root && collective != Collective::allreduce;
     for (int p : test_ps) {
       const std::vector<int> roots = rooted ? roots_for(p) : std::vector<int>{0};
       for (size_t count : counts_for(p)) {
-        // allreduce trees and the naive allreduces meet at the root: other roots, with one op
-        if (collective == Collective::allreduce)
+        if (collective == Collective::allreduce && algorithm.uses.root)
           for (int root : roots_for(p))
             if (root != 0) check_run(algorithm, p, count, Dtype::float32, OpKind::sum, root);
         for (int root : roots) {
@@ -226,6 +227,30 @@ TEST_SUITE("sim") {
         s.topology = zones;
         s.placement = across;
       });
+  }
+  TEST_CASE("ring and hierarchical allreduce with channels: correct for k = 2, 3, 8, more channels than elements") {
+    // k slices on k rings at once; counts below k leave slices empty. Groups from blocks of
+    // group_size ranks (equal or not, turned by each channel) and from a platform's zones
+    // with ranks placed across them (channel c's ring is not a turn of rank order then).
+    for (const char* name : {"ring", "hierarchical"}) {
+      const AlgorithmInfo& algorithm = find_algorithm(Collective::allreduce, name, "test");
+      for (int p : {1, 2, 3, 5, 8, 13})
+        for (int channels : {2, 3, 8})
+          for (int group_size : {0, 3})
+            for (size_t count : counts_for(p))
+              check_ops(algorithm, p, count, channels == 3 && group_size == 3, [=](Scenario& s) {
+                s.collective.channels = channels;
+                if (group_size > 0) s.collective.group_size = group_size;
+              });
+      const std::string zones = COLLSIM_SOURCE_DIR "/topologies/two-zones.xml";
+      const std::vector<std::string> across{"host-0", "host-8", "host-1", "host-9", "host-2", "host-10", "host-11"};
+      for (size_t count : counts_for(7))
+        check_ops(algorithm, 7, count, false, [&](Scenario& s) {
+          s.topology = zones;
+          s.placement = across;
+          s.collective.channels = 4;
+        });
+    }
   }
   TEST_CASE("parameter-server allreduce: correct with 1, 2, 3 and p servers") {
     const AlgorithmInfo& server = find_algorithm(Collective::allreduce, "parameter-server", "test");

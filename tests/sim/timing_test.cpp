@@ -278,6 +278,97 @@ TEST_SUITE("sim") {
     CHECK(ring_run.simulated_time / hierarchical_run.simulated_time == doctest::Approx(ring / hierarchical).epsilon(1e-9));
     CHECK(ring / hierarchical > 3);
   }
+  TEST_CASE("rail:N:G with k channels: the ring's crossings leave through k NICs, hierarchical is unchanged") {
+    // Channel c turns every node's ring by c GPUs: its crossings go from GPU c-1 of node i to
+    // GPU c of node i+1 (NIC, uplink of rail c-1, uplink of rail c, NIC: 4 x 3 us), so for
+    // k <= G each NIC and each rail uplink carries one channel: N flows on N x 20 GB/s /
+    // OVERSUB each. Messages are n/(kp). Inside a node a GPU's NVLink port carries the
+    // channels whose next GPU is in the node: k of them, or G-1 when k = G.
+    const double nv_alpha = 2e-6, nv_bw = 100e9, nic_lat = 3e-6, nic_bw = 20e9;
+    // nodes, gpus, oversub, channels: NIC-bound, and NVLink-bound (8 x 8, k = 8: 7 flows)
+    const std::tuple<int, int, double, int> shapes[] = {{2, 4, 1, 2}, {3, 4, 1, 4}, {4, 2, 1, 2}, {8, 8, 1, 8},
+                                                        {3, 5, 1, 3}, {4, 4, 2, 4}, {2, 8, 1, 4}, {2, 6, 1, 5}};
+    for (const auto& [nodes, gpus, oversub, k] : shapes) {
+      CAPTURE(nodes);
+      CAPTURE(gpus);
+      CAPTURE(oversub);
+      CAPTURE(k);
+      const int p = nodes * gpus;
+      const size_t elements = static_cast<size_t>(p) * static_cast<size_t>(k) * 64;  // every slice and chunk equal
+      const double n = static_cast<double>(elements) * 4, b = n / k / p;
+      const double crossing_bw = std::min(nic_bw, nic_bw / oversub);
+      const int nvlink_flows = k < gpus ? k : gpus - 1;
+      const double ring =
+          2.0 * (p - 1) * std::max(nv_alpha + nvlink_flows * b / nv_bw, 4 * nic_lat + b / crossing_bw);
+      const double hierarchical =
+          2.0 * (gpus - 1) * (nv_alpha + n / gpus / nv_bw) + 2.0 * (nodes - 1) * (2 * nic_lat + n / p / nic_bw);
+      auto on_rail = [&, nodes = nodes, gpus = gpus, oversub = oversub, k = k](Scenario& s) {
+        s.topology = fmt::format("rail:{}:{}:100GBps:20GBps:1us:3us:{}", nodes, gpus, oversub);
+        s.collective.channels = k;
+      };
+      const auto ring_run = timed_run("ring", p, elements, on_rail);
+      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
+      CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9));
+      const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
+      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
+      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9));
+    }
+  }
+  TEST_CASE("channels on a star: k rings share each rank's link, the ring's time does not change") {
+    const double alpha = 2e-6, B = 10e9;
+    for (int p : {2, 3, 8})
+      for (int k : {2, 4}) {
+        CAPTURE(p);
+        CAPTURE(k);
+        const size_t elements = static_cast<size_t>(p) * static_cast<size_t>(k) * 128;
+        const double n = static_cast<double>(elements) * 4;
+        const double want = 2.0 * (p - 1) * (alpha + n / p / B);  // k messages of n/(kp) per link and step
+        const auto run = timed_run("ring", p, elements, [k = k](Scenario& s) { s.collective.channels = k; });
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+      }
+  }
+  TEST_CASE("reduce_bandwidth R on star:p: each reduction of m bytes adds m/R on the reducing rank") {
+    const double alpha = 2e-6, B = 10e9, R = 4e9;
+    for (int p : {2, 3, 4, 8}) {
+      CAPTURE(p);
+      const size_t elements = static_cast<size_t>(p) * 1024;
+      const double n = static_cast<double>(elements) * 4;
+      const int log_p = rounds_of(p);
+      // name, the formula: each step's transfers, then the receivers' reductions
+      const std::pair<const char*, double> cases[] = {
+          {"ring", 2.0 * (p - 1) * (alpha + n / p / B) + (p - 1) * n / p / R},
+          {"direct", alpha + (p - 1) * n / B + (p - 1) * n / R},
+          {"naive", 2.0 * (alpha + (p - 1) * n / B) + (p - 1) * n / R},
+          {"naive-binomial", 2.0 * log_p * (alpha + n / B) + log_p * n / R},
+      };
+      for (const auto& [name, want] : cases) {
+        CAPTURE(name);
+        const auto run = timed_run(name, p, elements, [R](Scenario& s) { s.collective.reduce_bandwidth = R; });
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+      }
+      if (power_of_two(p)) {
+        const double want = log_p * (alpha + n / B + n / R);
+        const auto run = timed_run("recursive-doubling", p, elements, [R](Scenario& s) { s.collective.reduce_bandwidth = R; });
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+      }
+    }
+    // hierarchical over blocks of g: the reduce-scatter inside (g-1 reductions of n/g) and
+    // the rings' reduce-scatter between the G groups (G-1 of n/(gG))
+    const int p = 8, g = 4, G = 2;
+    const size_t elements = 8 * 1024;
+    const double n = static_cast<double>(elements) * 4;
+    const double want = 2.0 * (g - 1) * (alpha + n / g / B) + (g - 1) * n / g / R +
+                        2.0 * (G - 1) * (alpha + n / g / G / B) + (G - 1) * n / g / G / R;
+    const auto run = timed_run("hierarchical", p, elements, [&](Scenario& s) {
+      s.collective.group_size = g;
+      s.collective.reduce_bandwidth = R;
+    });
+    CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
+    CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+  }
   TEST_CASE("parameter-server on star:p: 2(alpha + (p-1) n/(SB)) for S = 1, 2, 3, p servers") {
     const double alpha = 2e-6, B = 10e9;
     for (int p : {2, 3, 4, 7, 8, 16}) {

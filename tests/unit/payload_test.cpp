@@ -20,6 +20,15 @@ TEST_CASE("1 GiB at p=1024 is downscaled to a multiple of p that fits the budget
   CHECK(simulated_bytes(p.carried_elems / 1024, p.bytes_per_elem) == 1073741824ULL / 1024);
 }
 
+TEST_CASE("with k channels, a multiple of k p: every channel's chunk stands for n/(kp)") {
+  const Payload p = plan_payload(1073741824.0, Dtype::float32, 1024, std::nullopt, 8);
+  CHECK(p.carried_elems % (8 * 1024) == 0);
+  CHECK(simulated_bytes(p.carried_elems / 8 / 1024, p.bytes_per_elem) == 1073741824ULL / 8 / 1024);
+  // one channel: the plan of no channels
+  CHECK(plan_payload(1073741824.0, Dtype::float32, 1024, std::nullopt, 1).carried_elems ==
+        plan_payload(1073741824.0, Dtype::float32, 1024, std::nullopt).carried_elems);
+}
+
 TEST_CASE("the user can choose the carried count") {
   const Payload p = plan_payload(4000, Dtype::float32, 4, 100);
   CHECK(p.carried_elems == 100);

@@ -35,6 +35,31 @@ TEST_CASE("a wrong element fails verification and is named") {
   CHECK_FALSE(v.bitwise_identical);
   CHECK(v.max_error == 1);
   CHECK(v.failure.find("rank 2 element 1") == 0);
+  CHECK(v.wrong_elements == 1);
+}
+
+TEST_CASE("wrong_elements counts every element beyond its tolerance on every checked rank (nccl-tests' #wrong)") {
+  // allreduce of 4 ranks holding 1..4: every element 10; float32 sums allow 3 x 2^-23 x 10
+  auto results = filled(4, 5, 10);
+  results[0].set(0, 9);
+  results[0].set(4, 10.5L);
+  results[3].set(2, 12);
+  results[1].set(1, 10.000001L);  // within 3 roundings of float32: not wrong
+  auto v = verify_results(Collective::allreduce, OpKind::sum, 0, results, input);
+  CHECK(v.wrong_elements == 3);
+  CHECK(v.tolerance == "3 additions x epsilon 2^-23 x sum|x|");
+  // reduce checks the root only: rank 0's two wrong elements
+  v = verify_results(Collective::reduce, OpKind::sum, 0, results, input);
+  CHECK(v.wrong_elements == 2);
+  // data that is only moved must be bit for bit
+  v = verify_results(Collective::broadcast, OpKind::sum, 0, filled(3, 4, 1), input);
+  CHECK(v.verified);
+  CHECK(v.tolerance == "bit for bit");
+  auto moved = filled(3, 4, 1);
+  moved[1].set(0, 2);
+  moved[2].set(3, 2);
+  CHECK(verify_results(Collective::broadcast, OpKind::sum, 0, moved, input).wrong_elements == 2);
+  CHECK(verify_results(Collective::allreduce, OpKind::max, 0, filled(2, 1, 2), input).tolerance == "exact");
 }
 
 TEST_CASE("reduce checks only the root; broadcast needs the root's exact input") {
@@ -63,4 +88,6 @@ TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own; one
   const auto v = verify_results(Collective::alltoall, OpKind::sum, 0, results, input_of);
   CHECK_FALSE(v.verified);
   CHECK(v.failure == "rank 1 element 6: got 6, expected 16 (rank 1's element 6)");
+  CHECK(v.wrong_elements == 1);
+  CHECK(v.tolerance == "bit for bit");
 }

@@ -7,6 +7,7 @@
 #include "util/errors.hpp"
 #include "viz/palette.hpp"
 #include "viz/step_through.hpp"
+#include "util/units.hpp"
 #include "viz/svg.hpp"
 #include "viz/timeline_svg.hpp"
 #include "viz/trace_view.hpp"
@@ -21,7 +22,7 @@ nlohmann::json trace_of(const std::string& kind, const std::string& algorithm, i
                         const nlohmann::json& messages) {
   nlohmann::json hosts = nlohmann::json::array();
   for (int r = 0; r < p; ++r) hosts.push_back(fmt::format("host-{}", r));
-  return {{"format", "collsim-trace/1"},
+  return {{"format", "collsim-trace/2"},
           {"collsim_version", "0.1.0"},
           {"scenario",
            {{"name", "test"}, {"topology", "star:4"}, {"network", "ideal"}, {"workers", p},
@@ -29,6 +30,7 @@ nlohmann::json trace_of(const std::string& kind, const std::string& algorithm, i
              {{"kind", kind}, {"algorithm", algorithm}, {"size", size}, {"dtype", "float32"}, {"op", "sum"},
               {"root", 0}, {"segment", 1024}}}}},
           {"platform", {{"rank_hosts", hosts}}},
+          {"payload", {{"carried_elements", static_cast<uint64_t>(size / 4)}}},
           {"summary", {{"simulated_time", 1.0}, {"message_count", messages.size()}}},
           {"messages_detail", "full"},
           {"messages", messages},
@@ -37,18 +39,25 @@ nlohmann::json trace_of(const std::string& kind, const std::string& algorithm, i
           {"recovery", nlohmann::json::array()}};
 }
 
-nlohmann::json message(int src, int dst, double bytes, double start, double end, int step, const char* phase) {
+// A message of float32 elements [first, first + bytes / 4) of the vector.
+nlohmann::json message(int src, int dst, double bytes, double start, double end, int step, const char* phase,
+                       uint64_t first = 0) {
   return {{"src", src}, {"dst", dst}, {"bytes", bytes}, {"start", start}, {"end", end},
-          {"step", step}, {"phase", phase}, {"epoch", 0}, {"round", 0}};
+          {"step", step}, {"phase", phase}, {"epoch", 0}, {"round", 0},
+          {"elements", {first, static_cast<uint64_t>(bytes / 4)}}};
 }
 
-// The messages of a ring allreduce as allreduce_ring sends them.
+// The messages of a ring allreduce (Patarasuk & Yuan): at reduce-scatter step s rank r sends
+// chunk (r - s) mod p, at allgather step s chunk (r + 1 - s) mod p; chunks of n/p bytes.
 nlohmann::json ring_messages(int p, double size) {
   nlohmann::json messages = nlohmann::json::array();
+  const auto chunk_first = [&](int c) { return static_cast<uint64_t>(((c % p) + p) % p * size / p / 4); };
   int s = 0;
-  for (const char* phase : {"reduce-scatter", "allgather"})
+  for (const int shift : {0, 1})
     for (int step = 0; step < p - 1; ++step, ++s)
-      for (int r = 0; r < p; ++r) messages.push_back(message(r, (r + 1) % p, size / p, s, s + 1, step, phase));
+      for (int r = 0; r < p; ++r)
+        messages.push_back(message(r, (r + 1) % p, size / p, s, s + 1, step, shift ? "allgather" : "reduce-scatter",
+                                   chunk_first(r - step + shift)));
   return messages;
 }
 
@@ -73,7 +82,7 @@ TEST_CASE("nice ticks are round numbers inside the range") {
 TEST_CASE("times, sizes and counts for people") {
   CHECK(short_time(11.7721e-3) == "11.8 ms");
   CHECK(short_time(2.1024e-6) == "2.1 µs");
-  CHECK(short_size(8 << 20) == "8 MiB");
+  CHECK(format_size(8 << 20, 3) == "8 MiB");
   CHECK(thousands(2095104) == "2,095,104");
   CHECK(num(12.5) == "12.5");
   CHECK(num(3.0) == "3");
@@ -108,7 +117,7 @@ TEST_CASE("ring allreduce step by step: partial sums grow, then final chunks tra
     const TraceView view = read_trace(trace_of("allreduce", "ring", p, 4096.0 * p, ring_messages(p, 4096.0 * p)), "t");
     const StepThrough steps = derive_step_through(view);
     REQUIRE(steps.available);
-    CHECK(steps.model == "ring");
+    REQUIRE(steps.chunk_model);
     CHECK(steps.chunks == p);
     REQUIRE(steps.frames.size() == static_cast<size_t>(2 * (p - 1) + 1));
     // Before: each rank holds its own contribution to every chunk.
@@ -149,17 +158,18 @@ TEST_CASE("binomial broadcast step by step: the holders double") {
 }
 
 TEST_CASE("recursive halving step by step: halves of the vector, then quarters") {
-  // p = 4, distance 2 then 1: each rank sends the receiver's half, then the receiver's chunk.
+  // p = 4, distance 2 then 1: each rank sends the receiver's half, then the receiver's chunk
+  // (elements: 1024 floats, chunks of 256).
   const double n = 4096, half = n / 2, quarter = n / 4;
   nlohmann::json messages = {
-      message(0, 2, half, 0, 1, 0, "reduce-scatter"),    message(1, 3, half, 0, 1, 0, "reduce-scatter"),
-      message(2, 0, half, 0, 1, 0, "reduce-scatter"),    message(3, 1, half, 0, 1, 0, "reduce-scatter"),
-      message(0, 1, quarter, 1, 2, 1, "reduce-scatter"), message(1, 0, quarter, 1, 2, 1, "reduce-scatter"),
-      message(2, 3, quarter, 1, 2, 1, "reduce-scatter"), message(3, 2, quarter, 1, 2, 1, "reduce-scatter")};
+      message(0, 2, half, 0, 1, 0, "reduce-scatter", 512),    message(1, 3, half, 0, 1, 0, "reduce-scatter", 512),
+      message(2, 0, half, 0, 1, 0, "reduce-scatter", 0),      message(3, 1, half, 0, 1, 0, "reduce-scatter", 0),
+      message(0, 1, quarter, 1, 2, 1, "reduce-scatter", 256), message(1, 0, quarter, 1, 2, 1, "reduce-scatter", 0),
+      message(2, 3, quarter, 1, 2, 1, "reduce-scatter", 768), message(3, 2, quarter, 1, 2, 1, "reduce-scatter", 512)};
   const StepThrough steps =
       derive_step_through(read_trace(trace_of("reduce-scatter", "recursive-halving", 4, n, messages), "t"));
   REQUIRE(steps.chunk_model);
-  CHECK(steps.model == "halving-doubling");
+  CHECK(steps.chunks == 4);
   CHECK(steps.frames[1].messages[0].chunks == std::vector<int>{2, 3});  // 0 -> 2: rank 2's half
   CHECK(steps.frames[1].messages[0].label == "c2–3");
   CHECK(steps.frames[2].messages[0].chunks == std::vector<int>{1});     // 0 -> 1: rank 1's chunk
@@ -167,15 +177,29 @@ TEST_CASE("recursive halving step by step: halves of the vector, then quarters")
 }
 
 TEST_CASE("a replay that does not reach the result shows the messages only") {
-  // Half-vector messages of an unknown algorithm: no chunk model fits.
+  // Both ranks exchange the first half only: the second half never gets reduced.
   const double n = 4096;
   nlohmann::json messages = {message(0, 1, n / 2, 0, 1, 0, "exchange"), message(1, 0, n / 2, 0, 1, 0, "exchange")};
   const StepThrough steps = derive_step_through(read_trace(trace_of("allreduce", "halving", 2, n, messages), "t"));
   CHECK(steps.available);
   CHECK_FALSE(steps.chunk_model);
+  CHECK(steps.note.find("does not end in the collective's result") != std::string::npos);
   CHECK(steps.frames.size() == 2);
   CHECK(steps.frames[1].messages.size() == 2);
   CHECK(steps.frames[1].holds.empty());
+}
+
+TEST_CASE("a collsim-trace/1 trace is read, and its step-through says it cannot show chunks") {
+  auto old = trace_of("allreduce", "ring", 4, 4096, ring_messages(4, 4096));
+  old["format"] = "collsim-trace/1";
+  for (auto& m : old["messages"]) m.erase("elements");
+  const StepThrough steps = derive_step_through(read_trace(old, "t"));
+  CHECK(steps.available);
+  CHECK_FALSE(steps.chunk_model);
+  CHECK(steps.note.find("collsim-trace/1") != std::string::npos);
+  auto broken = trace_of("allreduce", "ring", 4, 4096, ring_messages(4, 4096));
+  broken["messages"][2]["elements"] = {1};
+  CHECK_THROWS_WITH_AS(read_trace(broken, "x.json"), doctest::Contains("x.json: messages[2].elements"), InputError);
 }
 
 TEST_CASE("the step-through is for small runs with every message") {

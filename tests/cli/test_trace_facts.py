@@ -1,0 +1,138 @@
+"""The trace's messages say which elements they carried (collsim-trace/2 `elements`).
+
+Checked two ways, both independent of collsim's own step-through: the ring's elements
+against Patarasuk & Yuan's chunk schedule written out here, and, for every algorithm of
+every collective at awkward p, a replay written here (a receiver merges what the sender
+held of those elements when the transfer started) that must end in the collective's result.
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
+
+
+def split_evenly(count, parts):
+    """chunks.hpp's split: the first count % parts chunks hold one element more."""
+    base, extra = divmod(count, parts)
+    chunks, offset = [], 0
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        chunks.append((offset, size))
+        offset += size
+    return chunks
+
+
+def algorithms():
+    listed = subprocess.run([COLLSIM, "list", "algorithms"], capture_output=True, text=True, check=True).stdout
+    return [tuple(line.split()[:2]) for line in listed.splitlines() if line.strip()]
+
+
+def uses(kind, algorithm):
+    """The scenario fields `collsim list algorithms` says the algorithm reads."""
+    listed = subprocess.run([COLLSIM, "list", "algorithms"], capture_output=True, text=True, check=True).stdout
+    for line in listed.splitlines():
+        if line.split()[:2] == [kind, algorithm]:
+            return set(line.split("[uses ")[1].rstrip("]").split(", ")) if "[uses " in line else set()
+    raise KeyError(algorithm)
+
+
+class TraceFacts(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+
+    def trace(self, kind, algorithm, p, elements, *extra):
+        path = self.tmp / "t.json"
+        done = subprocess.run([COLLSIM, "run", "--collective", kind, "--algorithm", algorithm, "--workers", str(p),
+                               "--topology", f"star:{p}", "--size", str(4 * elements), "--messages", "all", "-q",
+                               "--trace", str(path), *extra], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(path.read_text())
+
+    def test_the_format_is_2(self):
+        self.assertEqual(self.trace("allreduce", "ring", 2, 8)["format"], "collsim-trace/2")
+
+    def test_ring_messages_carry_the_chunks_of_the_ring_schedule(self):
+        for p, n in [(3, 10), (4, 16), (5, 7)]:
+            with self.subTest(p=p, n=n):
+                chunks = split_evenly(n, p)
+                for m in self.trace("allreduce", "ring", p, n)["messages"]:
+                    shift = 0 if m["phase"] == "reduce-scatter" else 1
+                    first, count = chunks[(m["src"] - m["step"] + shift) % p]
+                    self.assertEqual(m["elements"], [first, count], m)
+
+    def replay_reaches_the_result(self, trace):
+        kind, p = trace["scenario"]["collective"]["kind"], trace["scenario"]["workers"]
+        root = trace["scenario"]["collective"]["root"]
+        n = trace["payload"]["carried_elements"]
+        messages = [m for m in trace["messages"] if m["round"] == 0 and m["epoch"] == 0]
+        full = (1 << p) - 1
+        # holds[r][e]: the ranks whose contribution element e of rank r contains
+        if kind == "broadcast":
+            holds = [[full if r == root else 0] * n for r in range(p)]
+        elif kind == "allgather":
+            holds = [[0] * n for _ in range(p)]
+            for r, (first, count) in enumerate(split_evenly(n, p)):
+                holds[r][first:first + count] = [full] * count
+        else:
+            holds = [[1 << r] * n for r in range(p)]
+        events = sorted([(m["end"], 0, i) for i, m in enumerate(messages)] +
+                        [(m["start"], 1, i) for i, m in enumerate(messages)])
+        carried = {}
+        for _, starts, i in events:
+            m = messages[i]
+            self.assertIsNotNone(m["elements"], m)
+            first, count = m["elements"]
+            if starts:
+                carried[i] = holds[m["src"]][first:first + count]
+            else:
+                holds[m["dst"]][first:first + count] = [a | b for a, b in
+                                                        zip(holds[m["dst"]][first:first + count], carried[i])]
+        if kind == "reduce":
+            return all(h == full for h in holds[root])
+        if kind == "reduce-scatter":
+            return all(all(h == full for h in holds[r][first:first + count])
+                       for r, (first, count) in enumerate(split_evenly(n, p)))
+        return all(h == full for rank in holds for h in rank)
+
+    def test_every_algorithm_replays_to_its_result_from_the_elements_alone(self):
+        for kind, algorithm in algorithms():
+            if kind == "alltoall":
+                continue  # blocks change place: elements name the sender's block only
+            for p in [3, 4, 5, 8]:
+                extra = ["--set", "collective.group_size=2"] if algorithm == "hierarchical" else []
+                extra += ["--set", "collective.segment=12"]  # pipelines of several segments
+                with self.subTest(kind=kind, algorithm=algorithm, p=p):
+                    self.assertTrue(self.replay_reaches_the_result(self.trace(kind, algorithm, p, 23, *extra)))
+
+    def test_the_registry_says_which_fields_change_an_algorithms_messages(self):
+        """A field an algorithm reads changes who sends what to whom; one it does not read
+        leaves every message as it was."""
+        variations = {"root": ("collective.root=0", "collective.root=3"),
+                      "segment": ("collective.segment=64", "collective.segment=256"),
+                      "servers": ("collective.servers=1", "collective.servers=2"),
+                      "groups": ("collective.group_size=2", "collective.group_size=3"),
+                      "channels": ("collective.channels=1", "collective.channels=2")}
+
+        def messages(kind, algorithm, setting):
+            trace = self.trace(kind, algorithm, 6, 120, "--set", setting)
+            return sorted((m["src"], m["dst"], m["bytes"], m["phase"]) for m in trace["messages"])
+
+        for kind, algorithm in algorithms():
+            read = uses(kind, algorithm)
+            for field, (one, other) in variations.items():
+                if field == "groups" and algorithm != "hierarchical" and field not in read:
+                    continue  # group_size is refused for the algorithms without groups
+                if field == "channels" and field not in read:
+                    continue  # channels above 1 are refused for the algorithms without them
+                with self.subTest(kind=kind, algorithm=algorithm, field=field):
+                    changed = messages(kind, algorithm, one) != messages(kind, algorithm, other)
+                    self.assertEqual(changed, field in read)
+
+
+if __name__ == "__main__":
+    unittest.main()
