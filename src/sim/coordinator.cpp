@@ -465,7 +465,8 @@ private:
       RecoveryEvent event = event_for(group, judgement);
       event.epoch_after = group.epoch();
       event.round = lowest_round(group, judgement.roots);
-      event.group = group.members();
+      event.group = survivors;
+      event.stopped = true;
       event.reason = "stopped: " + state_.abort_reason;
       state_.recoveries.push_back(event);
       release_everyone();

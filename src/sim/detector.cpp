@@ -1,6 +1,7 @@
 #include "sim/detector.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <fmt/format.h>
@@ -19,7 +20,9 @@ namespace collsim {
 sg4::Mailbox* verdict_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("verdict:{}", world)); }
 
 Detector::Detector(RunState& state)
-    : state_(state), ranks_(static_cast<size_t>(state.world_size())), pending_(sg4::Semaphore::create(0)),
+    : state_(state), ranks_(static_cast<size_t>(state.world_size())),
+      last_out_(static_cast<size_t>(state.world_size())), last_in_(static_cast<size_t>(state.world_size())),
+      pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
@@ -28,6 +31,10 @@ Detector::Detector(RunState& state)
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = state.scenario->recovery.min_timeout.value_or(5 * state.model.alpha * latency_factor_);
+  // Expected times come from the platform as built, before any fault: a fault must not
+  // become the norm that its own transfers are measured against.
+  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
+    nominal_[link] = {link->get_latency(), link->get_bandwidth()};
 }
 
 Detector::~Detector() = default;
@@ -38,7 +45,7 @@ void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
   if (!receive)
-    for (const sg4::Link* link : route(world, peer).core) ++core_flows_[link];
+    for (int link : route(world, peer).core) ++core_flows_[static_cast<size_t>(link)];
 }
 
 void Detector::finished(int world, int peer, bool receive) {
@@ -46,22 +53,38 @@ void Detector::finished(int world, int peer, bool receive) {
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
   if (!receive)
-    for (const sg4::Link* link : route(world, peer).core) --core_flows_[link];
+    for (int link : route(world, peer).core) --core_flows_[static_cast<size_t>(link)];
 }
 
 const Detector::Route& Detector::route(int src, int dst) {
-  auto [it, inserted] = routes_.try_emplace({src, dst});
+  LastRoute& out = last_out_[static_cast<size_t>(src)];
+  if (out.peer == dst) return *out.route;
+  LastRoute& in = last_in_[static_cast<size_t>(dst)];
+  if (in.peer == src) return *in.route;
+  auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     sg4::Host* from = state_.rank_hosts[static_cast<size_t>(src)];
     sg4::Host* to = state_.rank_hosts[static_cast<size_t>(dst)];
-    const RouteCost cost = route_cost(from, to);
-    it->second.latency = cost.latency;
-    it->second.bandwidth = cost.bandwidth;
     std::vector<sg4::Link*> links;
-    double latency = 0;
-    from->route_to(to, links, &latency);
-    for (size_t i = 1; i + 1 < links.size(); ++i) it->second.core.push_back(links[i]);
+    double live_latency = 0;
+    from->route_to(to, links, &live_latency);
+    it->second.bandwidth = std::numeric_limits<double>::infinity();
+    for (const sg4::Link* link : links) {
+      const Nominal& nominal = nominal_.at(link);
+      it->second.latency += nominal.latency;
+      it->second.bandwidth = std::min(it->second.bandwidth, nominal.bandwidth);
+    }
+    for (size_t i = 1; i + 1 < links.size(); ++i) {
+      auto [index, added] = core_index_.try_emplace(links[i], static_cast<int>(core_bandwidth_.size()));
+      if (added) {
+        core_bandwidth_.push_back(nominal_.at(links[i]).bandwidth);
+        core_flows_.push_back(0);
+      }
+      it->second.core.push_back(index->second);
+    }
   }
+  out = {dst, &it->second};
+  in = {src, &it->second};
   return it->second;
 }
 
@@ -69,8 +92,9 @@ double Detector::expected_transfer(int src, int dst, double bytes, int sharing) 
   const Route& path = route(src, dst);
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
-  for (const sg4::Link* link : path.core)
-    bandwidth = std::min(bandwidth, link->get_bandwidth() * bandwidth_factor_ / std::max(1, core_flows_[link]));
+  for (int link : path.core)
+    bandwidth = std::min(bandwidth, core_bandwidth_[static_cast<size_t>(link)] * bandwidth_factor_ /
+                                        std::max(1, core_flows_[static_cast<size_t>(link)]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
   const double tolerance = std::max(activity(src).tolerance, activity(dst).tolerance);
   return tolerance * (state_.model.overhead + latency + bytes / bandwidth);

@@ -2,7 +2,7 @@
 // The detector (recovery.policy "rebuild"): what every rank is doing, read from its waits.
 //
 // Each blocking wait gets a deadline from what *its* transfer should cost on *its* route:
-// alpha + bytes / B of the route (with the network model's correction factors), B shared
+// alpha + bytes / B of the route as built, before any fault (with the network model's correction factors), B shared
 // by the transfers in flight at either end, times recovery.timeout when it is a factor
 // ("3x"), or the fixed recovery.timeout; never less than recovery.min_timeout. A deadline
 // counts from the moment the transfer starts (both sides posted); before that the rank
@@ -12,7 +12,7 @@
 // the detector's view and alone decides; its verdict cancels the transfers of the ranks
 // that must abandon them.
 #include <deque>
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -172,11 +172,25 @@ private:
   std::vector<RankActivity> ranks_;
   struct Route {
     double latency = 0, bandwidth = 0;
-    std::vector<const simgrid::s4u::Link*> core;  // links past the two ends (switches, NICs shared by a node)
+    std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): indices in core_links_
   };
+  // Every wait and every transfer posted looks its route up: the last route each rank
+  // used each way is tried first (a ring rank always sends right, hears left), then the
+  // table (its nodes never move, so the pointers stay valid).
   const Route& route(int src, int dst);
-  std::map<std::pair<int, int>, Route> routes_;
-  std::map<const simgrid::s4u::Link*, int> core_flows_;  // sends in flight across each core link
+  struct LastRoute {
+    int peer = -1;
+    const Route* route = nullptr;
+  };
+  std::unordered_map<uint64_t, Route> routes_;
+  std::vector<LastRoute> last_out_, last_in_;  // by world rank
+  std::vector<double> core_bandwidth_;  // nominal, by core link index
+  std::vector<int> core_flows_;         // sends in flight across each core link (same index)
+  struct Nominal {
+    double latency = 0, bandwidth = 0;
+  };
+  std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // every link before any fault
+  std::unordered_map<const simgrid::s4u::Link*, int> core_index_;
   std::deque<Report> reports_;
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;

@@ -83,6 +83,7 @@ struct RecoveryEvent {
   int bucket = -1;                // layered training: the earliest bucket whose collective was abandoned
   std::vector<std::pair<int, double>> scores;  // the judged ranks' progress scores (rank, score)
   double score_median = -1;                    // the group's median score (-1: no full window yet)
+  bool stopped = false;           // the rebuild would go below recovery.min_workers: the run stops; group = who was left
 };
 
 enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };

@@ -301,6 +301,8 @@ void collect_results(RunState& state, SimResult& result) {
   if (!state.abort_reason.empty()) result.stall = "recovery gave up: " + state.abort_reason + ".";
   const CommGroup& last = *state.groups.back();
   for (int g = 0; g < last.size(); ++g) result.final_group.push_back(last.world_rank(g));
+  // A run stopped at recovery.min_workers: who was left is the group without the ranks it would have dropped.
+  if (!state.recoveries.empty() && state.recoveries.back().stopped) result.final_group = state.recoveries.back().group;
 
   const bool every_member_finished = std::all_of(result.final_group.begin(), result.final_group.end(), [&](int w) {
     return state.workers[static_cast<size_t>(w)].fate == WorkerFate::finished;

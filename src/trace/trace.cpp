@@ -174,6 +174,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (!r.kept_ranks.empty()) event["kept_ranks"] = r.kept_ranks;
     if (!r.undecided_ranks.empty()) event["undecided_ranks"] = r.undecided_ranks;
     if (r.bucket >= 0) event["bucket"] = r.bucket;
+    if (r.stopped) event["stopped"] = true;
     if (r.prediction_keep >= 0)
       event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
     if (!r.scores.empty()) {
