@@ -20,14 +20,11 @@ FULL = os.environ.get("RECOVERY_MATRIX") == "full"
 
 
 def run(document):
-    with tempfile.TemporaryDirectory() as folder:
-        path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
-        path.write_text(json.dumps(document))
-        done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], capture_output=True,
-                              text=True, timeout=600)
-        if done.returncode != 0:
-            raise AssertionError(f"exit {done.returncode}: {done.stderr}")
-        return json.loads(trace.read_text())
+    """Runs a scenario that must finish: its trace."""
+    status, stderr, trace = run_raw(document)
+    if status != 0:
+        raise AssertionError(f"exit {status}: " + "\n".join(stderr))
+    return trace
 
 
 def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms"):
