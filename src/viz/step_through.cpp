@@ -152,8 +152,8 @@ std::string chunk_label(const std::vector<int>& chunks, int total) {
 // Why the trace's messages cannot show the pieces each carried, or "" when they can.
 std::string why_no_pieces(const TraceView& t, const std::vector<const TraceMessage*>& messages) {
   if (t.format < 2)
-    return fmt::format("This trace is {}: it does not say which elements each message carried (collsim-trace/2 "
-                       "does; run the scenario again to see them).", "collsim-trace/1");
+    return "This trace is collsim-trace/1: it does not say which elements each message carried (collsim-trace/2 "
+           "does; run the scenario again to see them).";
   if (t.kind == "alltoall") return "An alltoall's blocks change place from sender to receiver: the steps show the messages only.";
   for (const TraceMessage* m : messages)
     if (m->first < 0)
