@@ -369,6 +369,21 @@ TEST_SUITE("sim") {
     CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
     CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
   }
+  TEST_CASE("reduce_bandwidth R, binary tree at p = 3 (followed rank by rank): the root reduces each of 2k segments") {
+    // Root 0, leaves 1 and 2, k segments of S each per leaf. Up: the leaves' sends wait
+    // for the root, which takes one segment per step (2k steps) and reduces it before it
+    // posts the next receive; down: 2k sends, nothing reduced.
+    const double alpha = 2e-6, B = 10e9, R = 4e9;
+    const size_t elements = 3 * 1024;
+    const double n = static_cast<double>(elements) * 4, k = 8, S = n / k;
+    const double want = 2 * 2 * k * (alpha + S / B) + 2 * k * S / R;
+    const auto run = timed_run("binary-tree", 3, elements, [&](Scenario& s) {
+      s.collective.segment = S;
+      s.collective.reduce_bandwidth = R;
+    });
+    CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+  }
   TEST_CASE("parameter-server on star:p: 2(alpha + (p-1) n/(SB)) for S = 1, 2, 3, p servers") {
     const double alpha = 2e-6, B = 10e9;
     for (int p : {2, 3, 4, 7, 8, 16}) {

@@ -2,6 +2,8 @@
 // max-min sharing, fatpipes, progressive filling, SimGrid's latency weights, overheads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include "model/contention.hpp"
@@ -132,6 +134,45 @@ TEST_CASE("rank by rank: a rank moves on when its own messages are done, a messa
   rendezvous.step().send(0, 1, 1e6);
   rendezvous.step().send(2, 1, 1e6);
   CHECK(estimate_schedule(rendezvous, in).time == doctest::Approx(slow + fast).epsilon(1e-12));
+}
+
+TEST_CASE("rank by rank with reduce_bandwidth: a rank reduces what it received before its next step, alone") {
+  // chain A: 0 -> 1 -> 2, 1 MB each; chain B: 3 -> 4 (4 MB) then 4 -> 5 (1 kB); every
+  // link its own, 1 GB/s, 1 us; both steps reduced at R = 1 GB/s
+  auto net = std::make_shared<HandNetwork>();
+  net->links = {{"a", 1e9, true}, {"b", 1e9, true}, {"c", 1e9, true}, {"d", 1e9, true}};
+  net->routes[{0, 1}] = {1e-6, {0}};
+  net->routes[{1, 2}] = {1e-6, {1}};
+  net->routes[{3, 4}] = {1e-6, {2}};
+  net->routes[{4, 5}] = {1e-6, {3}};
+  ModelInput in = on(net, 6);
+  in.reduce_bandwidth = 1e9;
+  Schedule schedule;
+  Step& first = schedule.step().send(0, 1, 1e6).send(3, 4, 4e6);
+  first.reduced = true;
+  Step& second = schedule.step().send(1, 2, 1e6).send(4, 5, 1e3);
+  second.reduced = true;
+  // in lock step each step lasts its slowest message plus the largest reduction
+  const double lock_step = (1e-6 + 4e-3 + 4e-3) + (1e-6 + 1e-3 + 1e-3);
+  CHECK(estimate_schedule(schedule, in).time == doctest::Approx(lock_step).epsilon(1e-12));
+  // rank by rank, rank 4 reduces its 4 MB (4 ms) before it sends the 1 kB on, which rank 5
+  // then reduces (1 us): chain B ends last; chain A's reductions overlap it
+  schedule.mark_rank_by_rank();
+  const double chain_a = 2 * (1e-6 + 1e-3) + 2 * 1e-3;
+  const double chain_b = (1e-6 + 4e-3) + 4e-3 + (1e-6 + 1e-6) + 1e-6;
+  const ModelEstimate followed = estimate_schedule(schedule, in);
+  CHECK(followed.rank_by_rank);
+  CHECK(followed.estimate_note.empty());
+  CHECK(followed.time == doctest::Approx(std::max(chain_a, chain_b)).epsilon(1e-12));
+  // without chain B the last reduction (rank 2's) still counts: A's own end
+  Schedule only_a;
+  only_a.mark_rank_by_rank();
+  only_a.step().send(0, 1, 1e6).reduced = true;
+  only_a.step().send(1, 2, 1e6).reduced = true;
+  CHECK(estimate_schedule(only_a, in).time == doctest::Approx(chain_a).epsilon(1e-12));
+  // free reductions: the transfers only
+  in.reduce_bandwidth = std::numeric_limits<double>::infinity();
+  CHECK(estimate_schedule(only_a, in).time == doctest::Approx(2 * (1e-6 + 1e-3)).epsilon(1e-12));
 }
 
 TEST_CASE("thousands of messages on one link: the link stays full, within 0.1% of the hand-worked time") {
