@@ -161,16 +161,16 @@ private:
     if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, at);
   }
 
-  // When a rank's round is done it reduces what it received (busy until `free`), then
+  // When a rank's round is done it reduces what it received (busy until `free_at`), then
   // posts its next round.
   void finish_part(int rank, int round, double at) {
     auto& rounds = rounds_[static_cast<size_t>(rank)];
     Round& done = rounds[static_cast<size_t>(round)];
     if (--done.pending > 0) return;
-    const double free = done.reduced_bytes > 0 ? at + done.reduced_bytes / in_.reduce_bandwidth : at;
+    const double free_at = done.reduced_bytes > 0 ? at + done.reduced_bytes / in_.reduce_bandwidth : at;
     for (size_t m : done.messages)
-      if (messages_[m].reduced && messages_[m].flow.dst == rank) arrivals_[m].reduced = free;
-    if (round + 1 < static_cast<int>(rounds.size())) post(rank, round + 1, free);
+      if (messages_[m].reduced && messages_[m].flow.dst == rank) arrivals_[m].reduced = free_at;
+    if (round + 1 < static_cast<int>(rounds.size())) post(rank, round + 1, free_at);
   }
 
   // Weighted max-min fairness by progressive filling: the shared link whose capacity per
