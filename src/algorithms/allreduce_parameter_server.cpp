@@ -5,7 +5,6 @@
 // rank. On a star the p-1 flows into (then out of) a server share its link:
 // 2 (alpha + (p-1) n/(S B)). S = 1 is the naive allreduce; S = p a direct reduce-scatter
 // and allgather, bandwidth-optimal.
-#include <cstring>
 
 #include "algorithms/algorithms.hpp"
 #include "algorithms/schedules.hpp"
@@ -38,9 +37,9 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   // the server reduces in rank order, x0 op x1 op ... op x(p-1), so every rank gets the same bits
   if (server) {
     pushed[r] = Buffer(buf.dtype(), shards[r].count);
-    std::memcpy(pushed[r].data(), shard(r).data, shard(r).bytes());
+    copy_elements(pushed[r].all(), shard(r));
     for (int q = 1; q < p; ++q) args.op->combine(pushed[0].all(), pushed[q].all());
-    std::memcpy(shard(r).data, pushed[0].data(), shard(r).bytes());
+    copy_elements(shard(r), pushed[0].all());
   }
 
   // 2. pull: as a server, send my reduced shard to every rank; receive every other shard

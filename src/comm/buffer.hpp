@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,13 @@ struct View {
   size_t bytes() const { return count * elem_bytes; }
   View sub(size_t offset, size_t length) const { return {data + offset * elem_bytes, length, elem_bytes}; }
 };
+
+// Copies the elements of `from` into `to` (at least as many). An empty view may have no
+// storage at all (a shard of 0 elements), and memcpy from a null pointer is undefined even
+// for 0 bytes, so nothing is copied then.
+inline void copy_elements(View to, View from) {
+  if (from.bytes() > 0) std::memcpy(to.data, from.data, from.bytes());
+}
 
 class Buffer {
 public:
