@@ -369,16 +369,23 @@ private:
     std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
     for (auto [a, b] : late)
       std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
-    std::vector<int> behind;
-    std::string_view culprit;
-    for (std::string_view link : shared) {
-      std::vector<int> side = ranks_behind(routes, members, link);
-      if (!side.empty() && (behind.empty() || side.size() < behind.size())) {
-        behind = std::move(side);
-        culprit = link;
-      }
+    // The link that cuts off the fewest members; two that cut off as many (a pair of
+    // nodes exchanging across both NICs) leave the evidence undecided until more comes.
+    std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
+    for (std::string_view link : shared)
+      if (std::vector<int> side = ranks_behind(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
+    if (cuts.empty()) return false;
+    std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+    if (cuts.size() > 1 && cuts[1].second.size() == cuts[0].second.size()) {
+      std::set<int> either;
+      for (const auto& [link, side] : cuts)
+        if (side.size() == cuts[0].second.size()) either.insert(side.begin(), side.end());
+      out.ambiguous.assign(either.begin(), either.end());
+      out.rule = fmt::format("every late transfer crosses both links {} and {}, each the only way to as many ranks",
+                             cuts[0].first, cuts[1].first);
+      return true;
     }
-    if (behind.empty()) return false;
+    const auto& [culprit, behind] = cuts.front();
     out.roots = behind;
     out.rule = fmt::format("every late transfer crosses link {}, the only way between ranks {} and the rest of the group",
                            culprit, fmt::join(behind, ", "));
