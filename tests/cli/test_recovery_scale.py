@@ -27,11 +27,12 @@ def run(document):
     return trace
 
 
-def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms"):
+def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms",
+             network="ideal"):
     training = {"rounds": rounds, "compute": compute}
     if model:
         training["model"] = "linear-regression"
-    return {"topology": topology, "workers": p, "network": "ideal",
+    return {"topology": topology, "workers": p, "network": network,
             "collective": {"algorithm": algorithm, "size": size, "carried_elements": 4096},
             "training": training, "faults": list(faults), "recovery": {"policy": policy}}
 
@@ -46,21 +47,46 @@ EXACT = ["ring", "rabenseifner", "recursive-doubling", "direct", "naive", "hiera
 TREES = ["binary-tree", "double-binary-tree", "naive-binomial"]
 
 
+NETWORKS = ["ideal", "realistic"]
+# Known false drop (docs/recovery.md, known limits): under `realistic` (SimGrid's LV08 with
+# cross-traffic) the binary tree on dragonfly:4:4:4 runs transfers 2.4-3.2x their expected
+# time, past the 3x deadline, and rank 31 is dropped. Left out of the loop, kept below as
+# an expected failure.
+KNOWN_FALSE_DROPS = [("dragonfly:4:4:4", "binary-tree", "realistic")]
+
+
+def fault_free_cases():
+    every = [(t, a, n) for n in NETWORKS for t in FAMILIES for a in EXACT + TREES if (t, a, n) not in KNOWN_FALSE_DROPS]
+    if FULL:
+        return every
+    # The sample: every family x algorithm under `ideal`; under `realistic`, each family
+    # with one algorithm, a different one each; the heavy label runs everything.
+    algorithms = EXACT + TREES
+    realistic = [(t, algorithms[(3 * i + 2) % len(algorithms)], "realistic") for i, t in enumerate(FAMILIES)]
+    return [c for c in every if c[2] == "ideal" or c in realistic]
+
+
 class FaultFree(unittest.TestCase):
+    def check(self, topology, algorithm, network):
+        none = run(scenario(topology, 64, algorithm, "none", model=False, network=network))
+        rebuild = run(scenario(topology, 64, algorithm, "rebuild", model=False, network=network))
+        dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
+        self.assertEqual(dropped, [])
+        self.assertEqual(rebuild["summary"]["final_group"], list(range(64)))
+        end_none, end_rebuild = none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"]
+        if algorithm in EXACT:
+            self.assertEqual(end_rebuild, end_none)
+        else:
+            self.assertAlmostEqual(end_rebuild / end_none, 1, delta=1e-12)
+
     def test_rebuild_costs_nothing_and_drops_nobody_on_every_family(self):
-        for topology in FAMILIES:
-            for algorithm in EXACT + TREES:
-                with self.subTest(topology=topology, algorithm=algorithm):
-                    none = run(scenario(topology, 64, algorithm, "none", model=False))
-                    rebuild = run(scenario(topology, 64, algorithm, "rebuild", model=False))
-                    dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
-                    self.assertEqual(dropped, [])
-                    self.assertEqual(rebuild["summary"]["final_group"], list(range(64)))
-                    end_none, end_rebuild = none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"]
-                    if algorithm in EXACT:
-                        self.assertEqual(end_rebuild, end_none)
-                    else:
-                        self.assertAlmostEqual(end_rebuild / end_none, 1, delta=1e-12)
+        for topology, algorithm, network in fault_free_cases():
+            with self.subTest(topology=topology, algorithm=algorithm, network=network):
+                self.check(topology, algorithm, network)
+
+    @unittest.expectedFailure
+    def test_known_false_drop_of_the_binary_tree_on_dragonfly_under_realistic(self):
+        self.check(*KNOWN_FALSE_DROPS[0])
 
 
 # Fault kinds, each with the rank it strikes.
