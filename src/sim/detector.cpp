@@ -261,6 +261,12 @@ void Detector::record_pace(int world) {
 void Detector::check_straggler(int world) {
   RankActivity& rank = activity(world);
   const double threshold = state_.scenario->recovery.straggler_threshold;
+  // The score is the best relative pace of the window: the step just recorded at or above
+  // the threshold settles it (the common case costs no loop).
+  if (rank.steps.current().relative >= threshold) {
+    rank.straggling = false;
+    return;
+  }
   const double mine = score(world);
   // Paces are at most 1, and so is the median: a score at or above the threshold is never
   // below threshold x median (the common case costs no median).
@@ -341,9 +347,12 @@ StepPace& StepWindow::open(size_t window) {
 }
 
 LabelPace& StepWindow::label(const char* phase, int step) {
-  auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
-  if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
-  std::vector<LabelPace>& by_step = it->second;
+  if (last_label_ >= labels_.size() || labels_[last_label_].first != phase) {
+    auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
+    if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
+    last_label_ = static_cast<size_t>(it - labels_.begin());
+  }
+  std::vector<LabelPace>& by_step = labels_[last_label_].second;
   const size_t index = static_cast<size_t>(std::max(0, step));
   if (index >= by_step.size()) by_step.resize(index + 1);
   return by_step[index];

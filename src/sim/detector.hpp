@@ -68,6 +68,7 @@ private:
   std::vector<StepPace> steps_;
   size_t last_ = 0;
   std::vector<std::pair<const char*, std::vector<LabelPace>>> labels_;
+  size_t last_label_ = 0;  // the phase looked up last (a collective's steps come phase by phase)
 };
 
 // What one rank is doing, as the detector sees it.
