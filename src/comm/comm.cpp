@@ -143,6 +143,8 @@ void Comm::await(PendingTransfer& pending) {
   const int me = group_->world_rank(rank_);
   double limit = watch->begin_wait(me, group_->world_rank(pending.peer), pending.bytes, pending.is_receive,
                                    pending.activity.get(), phase_, step_);
+  // (Testing first whether a send is already over would spare its timer, but SimGrid 3.32
+  // then finishes each such transfer in time that grows with the run: a wait it is.)
   std::vector<sg4::CommPtr> activities{pending.activity};
   try {
     for (;;) {

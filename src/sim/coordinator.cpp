@@ -13,7 +13,9 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "model/route_cache.hpp"
 #include "sim/detector.hpp"
+#include "sim/link_sides.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -49,20 +51,6 @@ double compute_seconds(const RunState& state) {
   return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
 }
 
-// A heartbeat's view: the host is up and every link between it and the control host too.
-bool reachable(sg4::Host* control, sg4::Host* host) {
-  if (!host->is_on()) return false;
-  if (host == control) return true;
-  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
-    std::vector<sg4::Link*> route;
-    double latency = 0;
-    from->route_to(to, route, &latency);
-    for (const sg4::Link* link : route)
-      if (!link->is_on()) return false;
-  }
-  return true;
-}
-
 // What the coordinator concluded from one reading of the wait-for graph.
 struct Judgement {
   std::vector<int> roots;          // to drop (or keep, if keeping pays)
@@ -73,13 +61,18 @@ struct Judgement {
   bool certain = false;            // dead or cut off: dropped whatever it costs
   bool compute_bound = false;      // the roots are late computing, not transferring
   bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
+  bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
 
 class Coordinator {
 public:
-  Coordinator(RunState& state, Detector& detector) : state_(state), detector_(detector) {}
+  Coordinator(RunState& state, Detector& detector)
+      : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.world_size())) {
+    const auto on_control = std::find(state.rank_hosts.begin(), state.rank_hosts.end(), state.control_host);
+    if (on_control != state.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.rank_hosts.begin());
+  }
 
   void run() {
     // No timer of its own: a timed wait is a sleep on the control host's CPU, which would
@@ -119,7 +112,114 @@ private:
       }
     }
     if (!judgement.certain && !dropping_pays(judgement)) return;
+    if (judgement.coordinator_cut && !await_own_link(judgement)) return;
     rebuild(judgement);
+  }
+
+  // Heartbeats (rule 1): a member is cut off when its host is down, or a link between it and
+  // the control host. Links down on the way to every other member are the control host's
+  // own: the coordinator's lost contact, nobody else's fault; the members that share the
+  // control host are then the ones cut off from the group.
+  std::set<int> cut_off(const CommGroup& group, Judgement& out) {
+    std::set<int> dead;
+    std::vector<std::pair<int, std::vector<const sg4::Link*>>> down;
+    for (int world : group.members()) {
+      sg4::Host* host = state_.rank_hosts[static_cast<size_t>(world)];
+      if (!host->is_on()) dead.insert(world);
+      else if (host != state_.control_host) down.emplace_back(world, down_links(world));
+    }
+    own_links_.clear();
+    if (down.size() >= 2) {
+      own_links_ = down.front().second;
+      for (const auto& [world, links] : down)
+        std::erase_if(own_links_, [&](const sg4::Link* link) { return std::find(links.begin(), links.end(), link) == links.end(); });
+    }
+    for (const auto& [world, links] : down)
+      if (std::any_of(links.begin(), links.end(), [&](const sg4::Link* link) {
+            return std::find(own_links_.begin(), own_links_.end(), link) == own_links_.end();
+          }))
+        dead.insert(world);
+    if (own_links_.empty()) return dead;
+    out.coordinator_cut = true;
+    std::vector<std::string> names;
+    for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+    out.evidence.push_back(fmt::format("the control host {}'s own link {} is down: the coordinator reaches no other host",
+                                       state_.control_host->get_name(), fmt::join(names, ", ")));
+    for (int world : group.members())
+      if (state_.rank_hosts[static_cast<size_t>(world)] == state_.control_host && !dead.count(world)) dead.insert(world);
+    return dead;
+  }
+
+  // The links down between the control host and `world`'s host, either way.
+  std::vector<const sg4::Link*> down_links(int world) {
+    std::vector<const sg4::Link*> down;
+    for (const sg4::Link* link : heartbeat_route(world))
+      if (!link->is_on() && std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
+    return down;
+  }
+
+  // The links between the control host and `world`'s host, both ways, read once: from the
+  // run's route cache when a worker shares the control host, from SimGrid otherwise (the
+  // route cache's endpoints are the workers' hosts).
+  const std::vector<const sg4::Link*>& heartbeat_route(int world) {
+    auto& [read, links] = heartbeat_routes_[static_cast<size_t>(world)];
+    if (read) return links;
+    read = true;
+    if (control_rank_ >= 0) {
+      const RouteCache& routes = routes_of(state_.model);
+      for (const NetworkRoute* route : {&routes.route(control_rank_, world), &routes.route(world, control_rank_)})
+        for (int id : route->links) links.push_back(routes.simgrid_link(id));
+      return links;
+    }
+    sg4::Host* host = state_.rank_hosts[static_cast<size_t>(world)];
+    for (auto [from, to] : {std::pair{state_.control_host, host}, std::pair{host, state_.control_host}}) {
+      std::vector<sg4::Link*> route;
+      double latency = 0;
+      from->route_to(to, route, &latency);
+      links.insert(links.end(), route.begin(), route.end());
+    }
+    return links;
+  }
+
+  // The control host's own link is down: no verdict can reach the group. The coordinator
+  // waits for it, checking at doubling intervals, for up to recovery.timeout x a round's
+  // nominal time (its computation and collective); then the run stops, saying why.
+  bool await_own_link(const Judgement& judgement) {
+    const CommGroup& group = state_.current_group();
+    const double budget = detector_.limit(compute_seconds(state_) + healthy_model(group));
+    double waited = 0, step = detector_.limit(0);
+    auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
+    while (down()) {
+      if (waited >= budget) {
+        std::vector<std::string> names;
+        for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+        stop_run(judgement, without(group.members(), judgement.roots),
+                 fmt::format("the coordinator's host {} lost its link {} (it shares the host with rank{} {}): no verdict "
+                             "can reach the group to drop {}",
+                             state_.control_host->get_name(), fmt::join(names, ", "), judgement.roots.size() > 1 ? "s" : "",
+                             fmt::join(judgement.roots, ", "), judgement.roots.size() > 1 ? "them" : "it"));
+        return false;
+      }
+      const double pause = std::min(step, budget - waited);
+      sg4::this_actor::sleep_for(pause);
+      waited += pause;
+      step *= 2;
+    }
+    return true;
+  }
+
+  // The run stops: the trace says why and who was left; everyone is told to leave.
+  void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason) {
+    const CommGroup& group = state_.current_group();
+    state_.abort_reason = std::move(reason);
+    RecoveryEvent event = event_for(group, judgement);
+    event.epoch_after = group.epoch();
+    event.round = lowest_round(group, judgement.roots);
+    event.group = left;
+    event.stopped = true;
+    event.reason = "stopped: " + state_.abort_reason;
+    state_.recoveries.push_back(event);
+    release_everyone();
   }
 
   // The ranks that every late transfer involves; of two, one that completed a transfer
@@ -153,9 +253,7 @@ private:
     Judgement out;
     window_ = 0;
     late_waiters_.clear();
-    std::set<int> dead;
-    for (int world : group.members())
-      if (!reachable(state_.control_host, state_.rank_hosts[static_cast<size_t>(world)])) dead.insert(world);
+    const std::set<int> dead = cut_off(group, out);
     // The wait-for edges and the late transfers (or broken ones) between live members.
     std::map<int, int> waited_on;                     // member -> how many wait on it
     std::vector<std::pair<int, int>> late;            // (waiter, peer)
@@ -196,7 +294,8 @@ private:
     // 1. Dead or cut off: certain.
     if (!dead.empty()) {
       out.roots.assign(dead.begin(), dead.end());
-      out.rule = "dead or cut off from the coordinator";
+      out.rule = out.coordinator_cut ? "its host's link is down, and the coordinator shares its host"
+                                     : "dead or cut off from the coordinator";
       out.certain = true;
       for (int world : dead) out.evidence.push_back(fmt::format("{} does not answer heartbeats", world));
       return out;
@@ -216,7 +315,8 @@ private:
     if (late.empty()) return out;
     // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
     // a new partner at each step (recursive doubling), and only together do they single it out.
-    for (auto edge : late) late_seen_.insert(edge);
+    // A transfer is one piece of evidence, seen late from both its ends or from one.
+    for (auto [a, b] : late) late_seen_.insert({std::min(a, b), std::max(a, b)});
     late.assign(late_seen_.begin(), late_seen_.end());
     std::map<int, std::set<int>> partners;
     for (auto [a, b] : late) {
@@ -246,6 +346,7 @@ private:
       }
       return out;
     }
+    if (common.empty() && judge_link(late, group.members(), out)) return out;
     // Late transfers with no rank in common: two candidates are undecided; more, spread
     // over the group, are congestion (the expected times do not see every shared link).
     if (partners.size() == 2 || failures_) {
@@ -255,6 +356,47 @@ private:
       late_seen_.clear();  // congestion says nothing about a culprit: start afresh
     }
     return out;
+  }
+
+  // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
+  //     of whose ranks is late with a different partner): the roots are every member
+  //     behind it, the smaller side of the cut it makes (sim/link_sides.hpp). Dropping only
+  //     the ranks seen crossing it would leave the next ones (a ring's new neighbours, a
+  //     node's new leader) to cross it in the rebuilt group.
+  bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, Judgement& out) {
+    if (late.size() < 2) return false;
+    const RouteCache& routes = routes_of(state_.model);
+    std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
+    for (auto [a, b] : late)
+      std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
+    // The link that cuts off the fewest members; two that cut off as many (a pair of
+    // nodes exchanging across both NICs) leave the evidence undecided until more comes.
+    std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
+    for (std::string_view link : shared)
+      if (std::vector<int> side = ranks_behind(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
+    if (cuts.empty()) return false;
+    std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+    if (cuts.size() > 1 && cuts[1].second.size() == cuts[0].second.size()) {
+      std::set<int> either;
+      for (const auto& [link, side] : cuts)
+        if (side.size() == cuts[0].second.size()) either.insert(side.begin(), side.end());
+      out.ambiguous.assign(either.begin(), either.end());
+      out.rule = fmt::format("every late transfer crosses both links {} and {}, each the only way to as many ranks",
+                             cuts[0].first, cuts[1].first);
+      return true;
+    }
+    const auto& [culprit, behind] = cuts.front();
+    out.roots = behind;
+    out.rule = fmt::format("every late transfer crosses link {}, the only way between ranks {} and the rest of the group",
+                           culprit, fmt::join(behind, ", "));
+    add_scores(members, out);
+    for (int waiter : late_waiters_) {
+      const double s = detector_.slowdown(waiter);
+      out.slowdown = std::max(out.slowdown, s);
+      out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
+                                         detector_.activity(waiter).peer, s));
+    }
+    return true;
   }
 
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's
@@ -462,14 +604,7 @@ private:
               : fmt::format("dropping rank{} {} would leave {} worker{}, below recovery.min_workers {}",
                             judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), survivors.size(),
                             survivors.size() == 1 ? "" : "s", min_workers);
-      RecoveryEvent event = event_for(group, judgement);
-      event.epoch_after = group.epoch();
-      event.round = lowest_round(group, judgement.roots);
-      event.group = survivors;
-      event.stopped = true;
-      event.reason = "stopped: " + state_.abort_reason;
-      state_.recoveries.push_back(event);
-      release_everyone();
+      stop_run(judgement, survivors, state_.abort_reason);
       return;
     }
     const int resume_round = lowest_round(group, judgement.roots);
@@ -537,8 +672,11 @@ private:
   bool failures_ = false;
   std::vector<int> last_undecided_;
   std::vector<int> late_waiters_;
-  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch  // members whose transfer is late, in the last judgement
+  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch (lower rank first)
   std::pair<double, double> prediction_{-1, -1};
+  int control_rank_ = -1;                                  // a worker on the control host, if any
+  std::vector<std::pair<bool, std::vector<const sg4::Link*>>> heartbeat_routes_;  // by world rank: read, links
+  std::vector<const sg4::Link*> own_links_;                // the control host's links found down
 };
 
 }  // namespace

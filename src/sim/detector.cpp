@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Semaphore.hpp>
 #include <xbt/config.hpp>
 
+#include "model/route_cache.hpp"
 #include "platform/platform.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -56,6 +57,8 @@ void Detector::finished(int world, int peer, bool receive) {
     for (int link : route(world, peer).core) --core_flows_[static_cast<size_t>(link)];
 }
 
+// Routes come from the run's route cache (the one reader of SimGrid's routes), with the
+// links' latency and bandwidth as built, before any fault.
 const Detector::Route& Detector::route(int src, int dst) {
   LastRoute& out = last_out_[static_cast<size_t>(src)];
   if (out.peer == dst) return *out.route;
@@ -63,24 +66,29 @@ const Detector::Route& Detector::route(int src, int dst) {
   if (in.peer == src) return *in.route;
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
-    sg4::Host* from = state_.rank_hosts[static_cast<size_t>(src)];
-    sg4::Host* to = state_.rank_hosts[static_cast<size_t>(dst)];
-    std::vector<sg4::Link*> links;
-    double live_latency = 0;
-    from->route_to(to, links, &live_latency);
-    it->second.bandwidth = std::numeric_limits<double>::infinity();
-    for (const sg4::Link* link : links) {
-      const Nominal& nominal = nominal_.at(link);
-      it->second.latency += nominal.latency;
-      it->second.bandwidth = std::min(it->second.bandwidth, nominal.bandwidth);
+    Route& path = it->second;
+    const RouteCache& routes = routes_of(state_.model);
+    const std::vector<int>& links = routes.route(src, dst).links;
+    path.bandwidth = std::numeric_limits<double>::infinity();
+    for (int id : links) {
+      const Nominal& nominal = nominal_.at(routes.simgrid_link(id));
+      path.latency += nominal.latency;
+      path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
+    }
+    if (routes.links() > core_bandwidth_.size()) {
+      core_bandwidth_.resize(routes.links(), 0);
+      core_flows_.resize(routes.links(), 0);
     }
     for (size_t i = 1; i + 1 < links.size(); ++i) {
-      auto [index, added] = core_index_.try_emplace(links[i], static_cast<int>(core_bandwidth_.size()));
-      if (added) {
-        core_bandwidth_.push_back(nominal_.at(links[i]).bandwidth);
-        core_flows_.push_back(0);
-      }
-      it->second.core.push_back(index->second);
+      core_bandwidth_[static_cast<size_t>(links[i])] = nominal_.at(routes.simgrid_link(links[i])).bandwidth;
+      path.core.push_back(links[i]);
+    }
+    // An end's link that carries both ways (not split-duplex) is shared by what that end
+    // sends and receives: the route back leaves (or enters) by the same link.
+    const std::vector<int>& back = routes.route(dst, src).links;
+    if (!links.empty() && !back.empty()) {
+      path.src_both_ways = links.front() == back.back();
+      path.dst_both_ways = links.back() == back.front();
     }
   }
   out = {dst, &it->second};
@@ -88,15 +96,19 @@ const Detector::Route& Detector::route(int src, int dst) {
   return it->second;
 }
 
-double Detector::expected_transfer(int src, int dst, double bytes, int sharing) {
+double Detector::expected_transfer(int src, int dst, double bytes) {
   const Route& path = route(src, dst);
+  const RankActivity& from = activity(src);
+  const RankActivity& to = activity(dst);
+  const int sharing = std::max(from.in_flight_out + (path.src_both_ways ? from.in_flight_in : 0),
+                               to.in_flight_in + (path.dst_both_ways ? to.in_flight_out : 0));
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
   for (int link : path.core)
     bandwidth = std::min(bandwidth, core_bandwidth_[static_cast<size_t>(link)] * bandwidth_factor_ /
                                         std::max(1, core_flows_[static_cast<size_t>(link)]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
-  const double tolerance = std::max(activity(src).tolerance, activity(dst).tolerance);
+  const double tolerance = std::max(from.tolerance, to.tolerance);
   return tolerance * (state_.model.overhead + latency + bytes / bandwidth);
 }
 
@@ -112,8 +124,6 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   if (rank.verdict) throw VerdictPending();
   rank.phase = phase;
   rank.step = step;
-  const RankActivity& other = activity(peer);
-  const int sharing = receive ? std::max(rank.in_flight_in, other.in_flight_out) : std::max(rank.in_flight_out, other.in_flight_in);
   rank.doing = RankActivity::Doing::waiting;
   rank.since = sg4::Engine::get_clock();
   rank.peer = peer;
@@ -121,7 +131,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.bytes = bytes;
   rank.activity = transfer;
   rank.checks = 0;
-  rank.expected = receive ? expected_transfer(peer, world, bytes, sharing) : expected_transfer(world, peer, bytes, sharing);
+  rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
   const StepPace* last = rank.steps.latest();
   const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
   if (rank.report_straggler && new_step) {
@@ -135,11 +145,8 @@ double Detector::expected_now(int world) {
   RankActivity& rank = activity(world);
   if (rank.doing != RankActivity::Doing::waiting) return rank.expected;
   // Transfers posted since the wait began share the same links: the expectation only grows.
-  const RankActivity& other = activity(rank.peer);
-  const int sharing = rank.receive ? std::max(rank.in_flight_in, other.in_flight_out)
-                                   : std::max(rank.in_flight_out, other.in_flight_in);
-  const double now = rank.receive ? expected_transfer(rank.peer, world, rank.bytes, sharing)
-                                  : expected_transfer(world, rank.peer, rank.bytes, sharing);
+  const double now = rank.receive ? expected_transfer(rank.peer, world, rank.bytes)
+                                  : expected_transfer(world, rank.peer, rank.bytes);
   rank.expected = std::max(rank.expected, now);
   return rank.expected;
 }
@@ -254,6 +261,12 @@ void Detector::record_pace(int world) {
 void Detector::check_straggler(int world) {
   RankActivity& rank = activity(world);
   const double threshold = state_.scenario->recovery.straggler_threshold;
+  // The score is the best relative pace of the window: the step just recorded at or above
+  // the threshold settles it (the common case costs no loop).
+  if (rank.steps.current().relative >= threshold) {
+    rank.straggling = false;
+    return;
+  }
   const double mine = score(world);
   // Paces are at most 1, and so is the median: a score at or above the threshold is never
   // below threshold x median (the common case costs no median).
@@ -334,9 +347,12 @@ StepPace& StepWindow::open(size_t window) {
 }
 
 LabelPace& StepWindow::label(const char* phase, int step) {
-  auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
-  if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
-  std::vector<LabelPace>& by_step = it->second;
+  if (last_label_ >= labels_.size() || labels_[last_label_].first != phase) {
+    auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
+    if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
+    last_label_ = static_cast<size_t>(it - labels_.begin());
+  }
+  std::vector<LabelPace>& by_step = labels_[last_label_].second;
   const size_t index = static_cast<size_t>(std::max(0, step));
   if (index >= by_step.size()) by_step.resize(index + 1);
   return by_step[index];

@@ -68,6 +68,7 @@ private:
   std::vector<StepPace> steps_;
   size_t last_ = 0;
   std::vector<std::pair<const char*, std::vector<LabelPace>>> labels_;
+  size_t last_label_ = 0;  // the phase looked up last (a collective's steps come phase by phase)
 };
 
 // What one rank is doing, as the detector sees it.
@@ -136,8 +137,10 @@ public:
   RankActivity& activity(int world) { return ranks_[static_cast<size_t>(world)]; }
   // Seconds a wait or a computation expected to take `expected` may last before it is suspicious.
   double limit(double expected) const;
-  // Expected seconds of `bytes` from `src` to `dst` with `sharing` transfers on the bottleneck.
-  double expected_transfer(int src, int dst, double bytes, int sharing);
+  // Expected seconds of `bytes` from `src` to `dst`, sharing the route with the transfers
+  // in flight now: at each end (both ways when its link carries both) and across the links
+  // in between.
+  double expected_transfer(int src, int dst, double bytes);
   // The expected time of `world`'s wait, with the transfers in flight now at either end.
   double expected_now(int world);
   // When the transfer `world` waits on started (-1: its peer has not posted yet).
@@ -172,9 +175,11 @@ private:
   std::vector<RankActivity> ranks_;
   struct Route {
     double latency = 0, bandwidth = 0;
-    std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): indices in core_links_
+    std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): route cache link ids
+    bool src_both_ways = false, dst_both_ways = false;  // an end's link carries both directions
   };
-  // Every wait and every transfer posted looks its route up: the last route each rank
+  // Every wait and every transfer posted looks its route up (read from the run's route
+  // cache, model/route_cache.hpp, once per pair): the last route each rank
   // used each way is tried first (a ring rank always sends right, hears left), then the
   // table (its nodes never move, so the pointers stay valid).
   const Route& route(int src, int dst);
@@ -184,13 +189,12 @@ private:
   };
   std::unordered_map<uint64_t, Route> routes_;
   std::vector<LastRoute> last_out_, last_in_;  // by world rank
-  std::vector<double> core_bandwidth_;  // nominal, by core link index
-  std::vector<int> core_flows_;         // sends in flight across each core link (same index)
+  std::vector<double> core_bandwidth_;  // nominal, by route cache link id
+  std::vector<int> core_flows_;         // sends in flight across each core link (same id)
   struct Nominal {
     double latency = 0, bandwidth = 0;
   };
   std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // every link before any fault
-  std::unordered_map<const simgrid::s4u::Link*, int> core_index_;
   std::deque<Report> reports_;
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <memory>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "sim/link_sides.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
 
@@ -143,13 +145,11 @@ void start_injector(RunState& state, const ResolvedFault& fault, double delay, b
   injector->daemonize();  // the run ends when the workers do, whatever faults are still pending
 }
 
-std::vector<ResolvedFault>* pending_round_faults = nullptr;
-
 }  // namespace
 
 std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const sg4::Engine& engine,
                                           const std::vector<sg4::Host*>& all_hosts,
-                                          const std::vector<sg4::Host*>& rank_hosts) {
+                                          const std::vector<sg4::Host*>& rank_hosts, const RouteCache& routes) {
   std::vector<ResolvedFault> faults;
   std::vector<sg4::Host*> preempted;
   const int p = static_cast<int>(rank_hosts.size());
@@ -193,6 +193,11 @@ std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const sg4::E
         fault.target += fmt::format(" (rank{} {})", fault.ranks.size() > 1 ? "s" : "",
                                     fmt::join(fault.ranks, ", "));
     }
+    if (fault.host == nullptr && !fault.links.empty()) {
+      std::vector<int> everyone(static_cast<size_t>(p));
+      for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
+      fault.ranks = ranks_behind(routes, everyone, physical_link(fault.links.front()->get_name()));
+    }
     if (spec.kind == FaultKind::slow_host && fault.ranks.empty())
       throw InputError(fmt::format("{}: host '{}' runs no worker: slowing it changes nothing", where,
                                    fault.host->get_name()));
@@ -225,23 +230,22 @@ sg4::Host* choose_control_host(const std::vector<ResolvedFault>& faults, const s
 }
 
 void start_fault_injectors(RunState& state, const std::vector<ResolvedFault>& faults) {
-  static std::vector<ResolvedFault> round_faults;
-  round_faults.clear();
+  auto round_faults = std::make_shared<std::vector<ResolvedFault>>();
   for (const ResolvedFault& fault : faults) {
     if (fault.spec.at) start_injector(state, fault, *fault.spec.at, true);
-    else round_faults.push_back(fault);
+    else round_faults->push_back(fault);
   }
-  pending_round_faults = &round_faults;
+  state.round_faults = std::move(round_faults);
 }
 
 bool announce_round(RunState& state, int round) {
   if (round <= state.highest_round_started) return false;
   state.highest_round_started = round;
-  if (pending_round_faults == nullptr) return true;
+  if (!state.round_faults) return true;
   // Faults of this round strike now, before any of its work: slowdowns at once from the
   // announcing worker; preemptions from the control host (the announcing worker may be
   // one of the victims).
-  for (const ResolvedFault& fault : *pending_round_faults) {
+  for (const ResolvedFault& fault : *state.round_faults) {
     if (*fault.spec.at_round != round) continue;
     if (fault.spec.kind == FaultKind::preempt) {
       start_injector(state, fault, 0, true);

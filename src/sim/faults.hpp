@@ -16,20 +16,23 @@ class Link;
 
 namespace collsim {
 
+class RouteCache;
+
 struct ResolvedFault {
   FaultSpec spec;
   int index = 0;
   std::string target;                       // for people: "link host-3_link", "host host-5 (rank 5)"
   std::vector<simgrid::s4u::Link*> links;   // slow-link, link-down
   simgrid::s4u::Host* host = nullptr;       // slow-host, preempt
-  std::vector<int> ranks;                   // the workers on `host`
+  std::vector<int> ranks;                   // the workers on `host`; for a link, those behind it
 };
 
 // Checks every target (InputError naming faults.N.field) and that at least one worker
-// survives every preemption.
+// survives every preemption. A fault on a named link strikes the ranks it cuts off from
+// the others (sim/link_sides.hpp: a node's NIC, the node's ranks), read from `routes`.
 std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const simgrid::s4u::Engine& engine,
                                           const std::vector<simgrid::s4u::Host*>& all_hosts,
-                                          const std::vector<simgrid::s4u::Host*>& rank_hosts);
+                                          const std::vector<simgrid::s4u::Host*>& rank_hosts, const RouteCache& routes);
 
 // A host no fault preempts, preferably one without a worker: injectors and the
 // coordinator run there.

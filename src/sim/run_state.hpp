@@ -99,6 +99,7 @@ struct WorkerState {
 };
 
 class Detector;
+struct ResolvedFault;
 
 struct RunState {
   const Scenario* scenario = nullptr;
@@ -128,6 +129,8 @@ struct RunState {
   std::vector<FaultEvent> fault_events;
   std::vector<RecoveryEvent> recoveries;
   std::vector<double> host_speed_factor;           // by rank: slow-host faults
+  // Faults that strike at the start of a round (sim/faults.hpp), owned by this run.
+  std::shared_ptr<const std::vector<ResolvedFault>> round_faults;
   int highest_round_started = -1;
   // A group that takes over at the start of a round (a returning worker joins it).
   struct Switch {

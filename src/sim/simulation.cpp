@@ -490,7 +490,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
   const ModelInput& model = result.model;
-  const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts);
+  const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts, routes_of(model));
   if (options.check_only) return result;
   if (options.topology_bound)
     result.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(model), platform.hosts, scenario.collective.root, model.bytes(model.elems));

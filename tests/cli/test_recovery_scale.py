@@ -27,11 +27,12 @@ def run(document):
     return trace
 
 
-def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms"):
+def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, size="4MiB", compute="1ms",
+             network="ideal"):
     training = {"rounds": rounds, "compute": compute}
     if model:
         training["model"] = "linear-regression"
-    return {"topology": topology, "workers": p, "network": "ideal",
+    return {"topology": topology, "workers": p, "network": network,
             "collective": {"algorithm": algorithm, "size": size, "carried_elements": 4096},
             "training": training, "faults": list(faults), "recovery": {"policy": policy}}
 
@@ -46,21 +47,46 @@ EXACT = ["ring", "rabenseifner", "recursive-doubling", "direct", "naive", "hiera
 TREES = ["binary-tree", "double-binary-tree", "naive-binomial"]
 
 
+NETWORKS = ["ideal", "realistic"]
+# Known false drop (docs/recovery.md, known limits): under `realistic` (SimGrid's LV08 with
+# cross-traffic) the binary tree on dragonfly:4:4:4 runs transfers 2.4-3.2x their expected
+# time, past the 3x deadline, and rank 31 is dropped. Left out of the loop, kept below as
+# an expected failure.
+KNOWN_FALSE_DROPS = [("dragonfly:4:4:4", "binary-tree", "realistic")]
+
+
+def fault_free_cases():
+    every = [(t, a, n) for n in NETWORKS for t in FAMILIES for a in EXACT + TREES if (t, a, n) not in KNOWN_FALSE_DROPS]
+    if FULL:
+        return every
+    # The sample: every family x algorithm under `ideal`; under `realistic`, each family
+    # with one algorithm, a different one each; the heavy label runs everything.
+    algorithms = EXACT + TREES
+    realistic = [(t, algorithms[(3 * i + 2) % len(algorithms)], "realistic") for i, t in enumerate(FAMILIES)]
+    return [c for c in every if c[2] == "ideal" or c in realistic]
+
+
 class FaultFree(unittest.TestCase):
+    def check(self, topology, algorithm, network):
+        none = run(scenario(topology, 64, algorithm, "none", model=False, network=network))
+        rebuild = run(scenario(topology, 64, algorithm, "rebuild", model=False, network=network))
+        dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
+        self.assertEqual(dropped, [])
+        self.assertEqual(rebuild["summary"]["final_group"], list(range(64)))
+        end_none, end_rebuild = none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"]
+        if algorithm in EXACT:
+            self.assertEqual(end_rebuild, end_none)
+        else:
+            self.assertAlmostEqual(end_rebuild / end_none, 1, delta=1e-12)
+
     def test_rebuild_costs_nothing_and_drops_nobody_on_every_family(self):
-        for topology in FAMILIES:
-            for algorithm in EXACT + TREES:
-                with self.subTest(topology=topology, algorithm=algorithm):
-                    none = run(scenario(topology, 64, algorithm, "none", model=False))
-                    rebuild = run(scenario(topology, 64, algorithm, "rebuild", model=False))
-                    dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
-                    self.assertEqual(dropped, [])
-                    self.assertEqual(rebuild["summary"]["final_group"], list(range(64)))
-                    end_none, end_rebuild = none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"]
-                    if algorithm in EXACT:
-                        self.assertEqual(end_rebuild, end_none)
-                    else:
-                        self.assertAlmostEqual(end_rebuild / end_none, 1, delta=1e-12)
+        for topology, algorithm, network in fault_free_cases():
+            with self.subTest(topology=topology, algorithm=algorithm, network=network):
+                self.check(topology, algorithm, network)
+
+    @unittest.expectedFailure
+    def test_known_false_drop_of_the_binary_tree_on_dragonfly_under_realistic(self):
+        self.check(*KNOWN_FALSE_DROPS[0])
 
 
 # Fault kinds, each with the rank it strikes.
@@ -94,11 +120,11 @@ GATHERED = {"naive": 0, "parameter-server": 0}
 TIMEOUT_FACTOR = 3
 
 
-# Known limits (docs/recovery.md), left out of the matrix until fixed: on star:P every host
-# runs a worker and the coordinator runs on rank 0's host, so rank 0's NIC going down cuts
-# the coordinator off from everyone (it drops the healthy ranks, then the group stalls).
+# Where every host runs a worker the coordinator shares rank 0's host: rank 0's link down
+# for good leaves it no way to tell anyone (the run stops, CoordinatorsOwnLink below), so
+# the matrix's "finishes every round" does not apply.
 def known_limit(p, algorithm, rank, kind):
-    return kind.startswith("link-down") and rank == 0 and algorithm != "hierarchical"
+    return kind == "link-down" and rank == 0
 
 
 def expected_drop(p, algorithm, rank, kind):
@@ -154,6 +180,74 @@ class Matrix(unittest.TestCase):
                 self.assertEqual(quality["healthy_dropped"], [])
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertEqual(trace["summary"]["final_group"], [r for r in range(p) if r not in expected])
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
+class CoordinatorsOwnLink(unittest.TestCase):
+    """On star:P and nodes:N:G every host runs a worker, and the coordinator runs on rank 0's
+    host: rank 0's link down is the coordinator's own lost contact, not the others' fault."""
+
+    def test_down_for_good_the_run_stops_saying_why_and_drops_nobody(self):
+        for topology, host, algorithm in [("star:64", "host-0", "ring"), ("star:64", "host-0", "parameter-server"),
+                                          ("nodes:8:8", "node-0-dev-0", "hierarchical")]:
+            with self.subTest(topology=topology, algorithm=algorithm):
+                status, stderr, trace = run_raw(scenario(topology, 64, algorithm, "rebuild",
+                                                         [{"kind": "link-down", "rank": 0, "at_round": 1}], rounds=4,
+                                                         size="256KiB", compute="20ms"))
+                self.assertEqual(status, 1)
+                self.assertEqual(len(stderr), 1)
+                self.assertTrue(stderr[0].startswith(
+                    f"collsim: stalled: recovery gave up: the coordinator's host {host} lost its link {host}_link_"))
+                self.assertTrue(stderr[0].endswith("(it shares the host with rank 0): no verdict can reach the group "
+                                                   "to drop it."))
+                self.assertFalse(any(e["dropped_ranks"] for e in trace["recovery"]))
+                self.assertTrue(trace["recovery"][-1]["stopped"])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["final_group"], list(range(1, 64)))
+
+    def test_down_for_a_while_rank_0_alone_is_dropped_once_it_is_back(self):
+        for algorithm in ["ring", "binary-tree", "recursive-doubling"]:
+            with self.subTest(algorithm=algorithm):
+                trace = run(scenario("star:64", 64, algorithm, "rebuild",
+                                     [{"kind": "link-down", "rank": 0, "at_round": 1, "duration": "25ms"}], rounds=4,
+                                     size="256KiB", compute="20ms"))
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [0])
+                undone = [f["time"] for f in trace["faults"] if f["action"] == "undone"]
+                self.assertGreaterEqual(trace["recovery"][-1]["rebuilt"], undone[0])  # no verdict crossed the cut
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+    def test_an_idle_control_hosts_link_down_drops_nobody(self):
+        # star:65 with 64 workers: the coordinator has host-64 to itself; no transfer crosses it.
+        down = [{"kind": "link-down", "host": "host-64", "at_round": 1}]
+        trace = run(scenario("star:65", 64, "ring", "rebuild", down, rounds=4, size="256KiB", compute="20ms"))
+        healthy = run(scenario("star:65", 64, "ring", "rebuild", [], rounds=4, size="256KiB", compute="20ms"))
+        self.assertEqual(trace["recovery"], [])
+        self.assertEqual(trace["summary"]["final_group"], list(range(64)))
+        self.assertEqual(trace["rounds"][-1]["end"], healthy["rounds"][-1]["end"])
+
+
+class NodeNic(unittest.TestCase):
+    """A whole node's NIC (nodes:8:8, link node-K-nic) at 1% of its bandwidth: each of the
+    node's ranks is late with a different partner. Every member behind the NIC, ranks 8K to
+    8K + 7 (ranks fill the nodes in order), is the culprit: the fault's ranks, and the drop."""
+
+    def test_every_rank_behind_the_slowed_nic_and_only_them_is_dropped(self):
+        every = [(a, k) for a in ["ring", "hierarchical", "recursive-doubling", "rabenseifner"] for k in [0, 3, 7]]
+        sample = every if FULL else [("ring", 3), ("hierarchical", 7), ("recursive-doubling", 7), ("rabenseifner", 0)]
+        for algorithm, node in sample:
+            with self.subTest(algorithm=algorithm, node=node):
+                slow = {"kind": "slow-link", "link": f"node-{node}-nic", "at_round": 1, "factor": 0.01}
+                trace = run(scenario("nodes:8:8", 64, algorithm, "rebuild", [slow], rounds=4, size="256KiB",
+                                     compute="20ms"))
+                behind = list(range(8 * node, 8 * node + 8))
+                self.assertEqual(trace["faults"][0]["ranks"], behind)
+                self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), behind)
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["culprits"], quality["healthy_dropped"]), (behind, []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["verified"])
                 self.assertTrue(trace["summary"]["models_identical"])
 
