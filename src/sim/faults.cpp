@@ -87,7 +87,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
         worker.fate = WorkerFate::preempted;
         worker.fate_time = sg4::Engine::get_clock();
         // The bucket's collective this rank was in ends here, abandoned (its actor dies).
-        if (worker.bucket >= 0 && rank < max_activity_ranks) {
+        if (worker.bucket >= 0 && !worker.in_flight.abandoned && rank < max_activity_ranks) {
           Activity cut = worker.in_flight;
           cut.end = worker.fate_time;
           cut.abandoned = true;

@@ -286,6 +286,7 @@ private:
       interval.end = sg4::Engine::get_clock();
       interval.abandoned = true;
       record(interval);
+      me_.in_flight.abandoned = true;  // recorded: a later preemption of this rank adds nothing
       throw;
     }
     me_.bucket = -1;
