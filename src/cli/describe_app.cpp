@@ -12,6 +12,8 @@ const char* const examples =
     "  collsim run --topology nodes:4:8 --size 64MiB    (4 nodes of 8 devices; see collsim list topologies)\n"
     "  collsim run scenarios/labs/lab4-64-straggler.json --set recovery.straggler_threshold=0.3\n"
     "                (faults and recovery: a slow NIC on 1 of 64 ranks; docs/recovery.md)\n"
+    "  collsim run scenarios/training/zero3-300m-16gpu.json --set training.overlap=backward\n"
+    "                (training: layers, buckets, zero2/zero3 sharding, forward overlap; docs/training.md)\n"
     "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
     "  collsim model --algorithm all --workers 64 --size 1GiB --topology nodes:8:8   (ranked on real routes)\n"
     "  collsim model --algorithm hierarchical --workers 64 --group-size 8 --size 1GiB --bandwidth 100GBps --latency 1us\n"
@@ -19,7 +21,7 @@ const char* const examples =
     "  collsim list algorithms\n"
     "  collsim compare tests/baselines out/baselines --format markdown\n"
     "Docs: README.md, docs/scenario-format.md, docs/trace-format.md, docs/algorithms.md, docs/topologies.md, "
-    "docs/recovery.md";
+    "docs/recovery.md, docs/training.md";
 
 }  // namespace
 

@@ -22,6 +22,7 @@ struct Packet {
   const char* phase = "";
   int epoch = 0;
   int round = 0;
+  int bucket = -1;
   uint64_t ticket = 0;  // from MessageLog::post
   int64_t first = -1;   // first element carried, in the sender's collective buffer (-1: from elsewhere)
 };
@@ -95,6 +96,7 @@ Request Comm::isend(int dst, View data) {
   packet->phase = phase_;
   packet->epoch = group_->epoch();
   packet->round = round_;
+  packet->bucket = bucket_;
   const bool inside = data.data >= data_.data && data.data + data.bytes() <= data_.data + data_.bytes() &&
                       data.elem_bytes == data_.elem_bytes && data_.elem_bytes > 0;
   packet->first = inside ? data_first_ + (data.data - data_.data) / static_cast<std::ptrdiff_t>(data_.elem_bytes) : -1;
@@ -198,7 +200,7 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
   group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
                      std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
-                     packet->round, packet->first, into.count},
+                     packet->round, packet->first, into.count, packet->bucket},
                     packet->ticket, sg4::Engine::get_clock());
 }
 

@@ -47,6 +47,8 @@ public:
 
   // Which training round the messages sent from now on belong to (set by the worker loop).
   void set_round(int round) { round_ = round; }
+  // Layered training: the gradient bucket whose collective sends from now on (-1: none).
+  void set_bucket(int bucket) { bucket_ = bucket; }
 
   // The rank's buffer of the collective. A message sent from inside it records which of its
   // elements it carries (the trace's `elements`): the step-through draws that fact instead
@@ -79,6 +81,7 @@ private:
   const char* phase_ = "collective";
   int step_ = 0;
   int round_ = 0;
+  int bucket_ = -1;
   View data_;
   int64_t data_first_ = 0;
 };

@@ -12,6 +12,7 @@ size_t MessageLog::StepKeyHash::operator()(const StepKey& k) const {
   h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.phase);
   h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.epoch);
   h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.round);
+  h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(k.bucket);
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
@@ -33,15 +34,16 @@ int MessageLog::phase_id(const char* phase) {
 
 // The messages of a step arrive one after another: the last step found is tried first.
 StepTotals& MessageLog::step_of(const MessageRecord& m) {
-  if (!steps_.empty() && last_key_.step == m.step && last_key_.round == m.round && last_key_.epoch == m.epoch) {
+  if (!steps_.empty() && last_key_.step == m.step && last_key_.round == m.round && last_key_.epoch == m.epoch &&
+      last_key_.bucket == m.bucket) {
     const char* last_phase = phases_[static_cast<size_t>(last_key_.phase)];
     if (last_phase == m.phase || std::strcmp(last_phase, m.phase) == 0) return steps_[last_step_];
   }
-  const StepKey key{m.round, m.epoch, phase_id(m.phase), m.step};
+  const StepKey key{m.round, m.epoch, phase_id(m.phase), m.step, m.bucket};
   auto found = step_index_.find(key);
   if (found == step_index_.end()) {
     found = step_index_.emplace(key, static_cast<uint32_t>(steps_.size())).first;
-    steps_.push_back({m.round, m.epoch, m.step, phases_[static_cast<size_t>(key.phase)], 0, 0, m.start, m.end});
+    steps_.push_back({m.round, m.epoch, m.step, phases_[static_cast<size_t>(key.phase)], 0, 0, m.start, m.end, m.bucket});
   }
   last_key_ = key;
   last_step_ = found->second;
@@ -75,7 +77,7 @@ void MessageLog::add(const MessageRecord& m, uint64_t ticket, double now) {
 
 std::vector<StepTotals> MessageLog::steps() const {
   std::vector<StepTotals> ordered = steps_;
-  auto key = [](const StepTotals& s) { return std::tuple(s.start, s.round, s.epoch, std::string_view(s.phase), s.step); };
+  auto key = [](const StepTotals& s) { return std::tuple(s.start, s.round, s.epoch, std::string_view(s.phase), s.step, s.bucket); };
   std::sort(ordered.begin(), ordered.end(), [&](const StepTotals& a, const StepTotals& b) { return key(a) < key(b); });
   return ordered;
 }

@@ -25,14 +25,16 @@ struct MessageRecord {
   int round = 0;            // training round of the sender
   int64_t first = -1;       // first element carried, in the collective's buffer (-1: not from it)
   uint64_t elements = 0;    // elements carried (carried, not logical: see payload in the trace)
+  int bucket = -1;          // layered training: the gradient bucket whose collective sent it (-1: none)
 };
 
-// The messages of one (round, epoch, phase, step).
+// The messages of one (round, epoch, phase, step, bucket).
 struct StepTotals {
   int round = 0, epoch = 0, step = 0;
   const char* phase = "";
   uint64_t count = 0, bytes = 0;
   double start = 0, end = 0;  // first start, last end
+  int bucket = -1;
 };
 
 // What one world rank sent and received.
@@ -68,15 +70,15 @@ public:
   // The first min(count, limit) messages, in the order they were recorded.
   const std::vector<MessageRecord>& kept() const { return kept_; }
   bool kept_all() const { return kept_.size() == count_; }
-  // One entry per (round, epoch, phase, step), in order of first start (ties: by round,
-  // epoch, phase name, step).
+  // One entry per (round, epoch, phase, step, bucket), in order of first start (ties: by
+  // round, epoch, phase name, step, bucket).
   std::vector<StepTotals> steps() const;
   // By world rank, up to the highest rank that sent or received.
   const std::vector<RankTotals>& ranks() const { return ranks_; }
 
 private:
   struct StepKey {
-    int round, epoch, phase, step;
+    int round, epoch, phase, step, bucket;
     bool operator==(const StepKey&) const = default;
   };
   struct StepKeyHash {
@@ -91,7 +93,7 @@ private:
   std::vector<const char*> phases_;  // distinct phase names; a step's phase is an index here
   std::vector<StepTotals> steps_;
   std::unordered_map<StepKey, uint32_t, StepKeyHash> step_index_;
-  StepKey last_key_{-1, -1, -1, -1};
+  StepKey last_key_{-1, -1, -1, -1, -1};
   uint32_t last_step_ = 0;
   std::vector<RankTotals> ranks_;
   // Posted times of the messages since the oldest one not yet recorded (done: -1).

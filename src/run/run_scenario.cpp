@@ -1,5 +1,8 @@
 #include "run/run_scenario.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "algorithms/collective.hpp"
@@ -38,6 +41,42 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
   return baseline;
 }
 
+namespace {
+
+// ZeRO-3 ends an iteration with each rank's shard of every bucket reduced (the parameters
+// are gathered only when the next forward needs them): each bucket's slice is checked as a
+// reduce-scatter, and the run fails if an all-gather delivered parameters other than their
+// owners'.
+Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
+  Verification merged;
+  merged.checked_ranks = static_cast<int>(result.results.size());
+  for (const BucketSlice& slice : result.sharded_buckets) {
+    auto part = [&](const Buffer& whole) {
+      Buffer piece(whole.dtype(), slice.count);
+      std::memcpy(piece.data(), whole.data() + slice.offset * whole.elem_bytes(), slice.count * whole.elem_bytes());
+      return piece;
+    };
+    std::vector<Buffer> results;
+    for (const Buffer& whole : result.results) results.push_back(part(whole));
+    const Verification one = verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
+                                            [&](int rank, Buffer& buf) { buf = part(result.inputs[static_cast<size_t>(rank)]); });
+    merged.max_error = std::max(merged.max_error, one.max_error);
+    merged.wrong_elements += one.wrong_elements;
+    merged.tolerance = one.tolerance;
+    if (!one.verified && merged.verified) {
+      merged.verified = false;
+      merged.failure = one.failure;
+    }
+  }
+  if (!result.gather_failure.empty() && merged.verified) {
+    merged.verified = false;
+    merged.failure = result.gather_failure;
+  }
+  return merged;
+}
+
+}  // namespace
+
 RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
                        const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
                        uint64_t kept_messages) {
@@ -46,7 +85,9 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   options.auto_simulated = trials;
   options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
-  if (run.result.stall.empty()) {
+  if (run.result.stall.empty() && !run.result.sharded_buckets.empty()) {
+    run.verification = verify_sharded(scenario, run.result);
+  } else if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
     run.verification =
         verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results,

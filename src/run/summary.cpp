@@ -196,15 +196,19 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     rows.emplace_back("iteration", fmt::format("{}: compute {}, communication {} in {} bucket{}", format_time(it.iteration_time),
                                                format_time(it.compute_time), format_time(it.comm_time), it.buckets,
                                                it.buckets == 1 ? "" : "s"));
-    rows.emplace_back("exposed comm", fmt::format("{} ({:.1f}% of the communication hidden behind backward)",
-                                                  format_time(it.exposed_comm), 100 * it.overlap_fraction));
+    // zero3's all-gathers hide behind forward as well
+    rows.emplace_back("exposed comm", fmt::format("{} ({:.1f}% of the communication hidden behind {})",
+                                                  format_time(it.exposed_comm), 100 * it.overlap_fraction,
+                                                  result.sharding == Sharding::zero3 ? "compute" : "backward"));
     if (it.samples_per_second)
       rows.emplace_back("throughput", fmt::format("{:.6g} samples/s ({} per worker and iteration)", *it.samples_per_second,
                                                   *result.batch));
     if (it.memory_per_worker)
       rows.emplace_back("memory", fmt::format("{} per worker (parameters, gradients, Adam states{})",
                                               format_size(*it.memory_per_worker),
-                                              result.sharding == Sharding::zero2 ? "; zero2: gradients and states sharded" : ""));
+                                              result.sharding == Sharding::zero2   ? "; zero2: gradients and states sharded"
+                                              : result.sharding == Sharding::zero3 ? "; zero3: all three sharded"
+                                                                                   : ""));
   }
   std::string out = format_table(rows);
   if (!result.auto_candidates.empty()) {

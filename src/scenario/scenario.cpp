@@ -229,7 +229,7 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch", "sharding", "fusion"});
+              "bucket", "batch", "sharding", "fusion", "overlap"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -297,6 +297,13 @@ TrainingSpec parse_training(const json& object) {
       throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
     if (spec.sharding != Sharding::none && spec.fusion)
       throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
+  }
+  if (object.contains("overlap")) {
+    spec.overlap = overlap_names().parse(get_string(object["overlap"], "training.overlap"), "training.overlap");
+    if (!spec.has_layers()) throw InputError("training.overlap: overlap is between the layers' compute and the buckets: give training.layers");
+    if (spec.overlap == Overlap::forward && spec.sharding == Sharding::zero2)
+      throw InputError("training.overlap: \"forward\" is for sharding none or zero3 (zero2's all-gathers end the "
+                       "iteration); leave it out or use \"backward\"");
   }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
@@ -530,6 +537,9 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     if (scenario.faults[i].return_after && scenario.recovery.policy != RecoveryPolicy::rebuild)
       throw InputError(fmt::format("faults.{}.return_after: a worker can only rejoin a group that is rebuilt; set "
                                    "recovery.policy to \"rebuild\"", i));
+  if (scenario.training.sharding == Sharding::zero3 && scenario.recovery.policy == RecoveryPolicy::rebuild)
+    throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
+                     "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
   if (scenario.training.has_model()) {
     // Workers average their gradients: an allreduce with op avg.
     if (scenario.collective.kind != Collective::allreduce)
@@ -640,6 +650,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     training["layers"] = layers;
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
     if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
+    if (s.training.overlap != Overlap::backward) training["overlap"] = overlap_names().name(s.training.overlap);
     if (s.training.fusion)
       training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {

@@ -55,7 +55,8 @@ struct TrainingSpec {
     double cycle = 0;   // seconds
   };
   std::optional<Fusion> fusion;    // with layers: Horovod's fusion instead of DDP's buckets
-  Sharding sharding = Sharding::none;  // with layers: ZeRO-2 (reduce-scatter + allgather per bucket)
+  Sharding sharding = Sharding::none;  // with layers: ZeRO-2 or ZeRO-3 (training/iteration.hpp)
+  Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
 
   bool has_layers() const { return !layers.empty(); }
 

@@ -85,8 +85,16 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       break;
     case FaultKind::preempt:
       for (int rank : fault.ranks) {
-        state.workers[static_cast<size_t>(rank)].fate = WorkerFate::preempted;
-        state.workers[static_cast<size_t>(rank)].fate_time = sg4::Engine::get_clock();
+        WorkerState& worker = state.workers[static_cast<size_t>(rank)];
+        worker.fate = WorkerFate::preempted;
+        worker.fate_time = sg4::Engine::get_clock();
+        // The bucket's collective this rank was in ends here, abandoned (its actor dies).
+        if (worker.bucket >= 0 && !worker.in_flight.abandoned && rank < max_activity_ranks) {
+          Activity cut = worker.in_flight;
+          cut.end = worker.fate_time;
+          cut.abandoned = true;
+          state.activities.push_back(cut);
+        }
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "sim/verify.hpp"
 #include "training/iteration.hpp"
 #include "training/linear_regression.hpp"
+#include "training/zero3.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -96,6 +98,7 @@ struct WorkerState {
   Buffer result;                // the collective's output of the last completed round
   Buffer input;                 // the gradient that went into it
   int bucket = -1;              // layered training: the bucket whose collective it is in (-1: none)
+  Activity in_flight;           // that collective's interval so far (a preemption ends it, abandoned)
 };
 
 class Detector;
@@ -118,6 +121,11 @@ struct RunState {
   // training.sharding: each bucket's allreduce run as its two halves, apart
   const AlgorithmInfo* shard_reduce_scatter = nullptr;
   const AlgorithmInfo* shard_allgather = nullptr;
+  // training.sharding "zero3": the stream's ops and the device's layers, and the parameters
+  // as their owners hold them (each rank's all-gathered parameters are checked against it)
+  std::optional<Zero3Plan> zero3;
+  Buffer sharded_parameters;
+  std::string gather_failure;  // the first all-gather whose parameters differ from their owners'
 
   MessageLog messages;
   std::vector<std::shared_ptr<CommGroup>> groups;  // one per epoch; the last is current

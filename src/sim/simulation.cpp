@@ -73,6 +73,13 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   const auto halves = allreduce_halves(scenario.collective.algorithm);
   state.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
   state.shard_allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
+  if (training.sharding != Sharding::zero3) return;
+  state.zero3 = plan_zero3(training.layers, result.bucket_plan, training.overlap == Overlap::forward);
+  result.sharded_buckets = state.buckets;
+  // The model everyone starts from (zeros for a model trained from scratch).
+  state.sharded_parameters = Buffer(scenario.collective.dtype, result.payload.carried_elems);
+  for (size_t i = 0; i < state.sharded_parameters.size(); ++i)
+    state.sharded_parameters.set(i, training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
 }
 
 // The notes a user should read about the carried elements (logical vs carried size).
@@ -295,6 +302,7 @@ void collect_results(RunState& state, SimResult& result) {
   result.faults = state.fault_events;
   result.recoveries = state.recoveries;
   result.activities = std::move(state.activities);
+  result.gather_failure = state.gather_failure;
   std::stable_sort(result.activities.begin(), result.activities.end(), [](const Activity& a, const Activity& b) {
     return std::tie(a.rank, a.round, a.epoch, a.lane, a.start) < std::tie(b.rank, b.round, b.epoch, b.lane, b.start);
   });

@@ -84,6 +84,8 @@ struct SimResult {
   std::vector<Bucket> bucket_plan;       // layered training: the buckets, in backward order
   double memory_per_worker = 0;          // layered training: bytes of parameters, gradients, optimizer states
   Sharding sharding = Sharding::none;    // layered training: training.sharding
+  std::vector<BucketSlice> sharded_buckets;  // zero3: each bucket's carried elements (verified as reduce-scatters)
+  std::string gather_failure;            // zero3: the first all-gather that delivered wrong parameters
   std::optional<int> batch;              // training.batch: samples per worker and iteration
   std::vector<AutoCandidate> auto_candidates;  // --algorithm auto: the table, best first
   std::string auto_by;                   // "model" or "simulate"

@@ -49,6 +49,7 @@ public:
     const Scenario& scenario = *state_.scenario;
     Buffer buf(scenario.collective.dtype, state_.payload.carried_elems);
     if (state_.regression) me_.weights.assign(static_cast<size_t>(state_.regression->parameters()), 0.0);
+    if (state_.zero3) parameters_ = state_.sharded_parameters;  // the model everyone starts from
     Snapshot current, previous;
 
     for (int round = first_round; round < scenario.training.rounds;) {
@@ -65,14 +66,16 @@ public:
       }
       if (state_.detector != nullptr) state_.detector->computing(world_, round, nominal_compute());
       sg4::ExecPtr backward;
-      if (state_.buckets.empty()) {
+      if (state_.zero3) {
+        times.collective_start = times.start;  // forward waits for its parameters from the start
+      } else if (state_.buckets.empty()) {
         compute();
         times.compute_end = times.collective_start = sg4::Engine::get_clock();
       } else {
         backward = forward_then_start_backward(times, round, group->epoch());
       }
       if (state_.detector != nullptr) state_.detector->idle(world_);
-      make_gradient(buf);
+      if (!state_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
       // The previous round is kept only where a rebuild may roll back to it.
       if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
       current = Snapshot{round, me_.weights, buf};
@@ -87,6 +90,10 @@ public:
           args.root = root_in_group(args.root, group->size());
           args.servers = servers_in_group(args.servers, group->size());
           comm.set_data(buf.all());
+          if (state_.zero3) {
+            sharded_round(comm, buf, args, round, group->epoch(), times, current);
+            break;
+          }
           if (state_.buckets.empty()) state_.algorithm->run(comm, buf, args);
           else reduce_buckets(comm, buf, args, round, group->epoch(), state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
@@ -114,7 +121,7 @@ public:
         backward->wait();  // usually over already: the last bucket waited for it
         state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)].compute_end = backward->get_finish_time();
       }
-      apply_update(buf);
+      if (!state_.zero3) apply_update(buf);
       RankRound& done = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
       done.end = sg4::Engine::get_clock();
       done.epoch = group->epoch();
@@ -268,20 +275,110 @@ private:
     std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
+    me_.in_flight = interval;
+    comm.set_bucket(static_cast<int>(b));
     try {
       algorithm.run(comm, bucket, args);
+    } catch (const simgrid::ForcefulKillException&) {
+      throw;  // a preemption: the fault recorded the interval when it struck
     } catch (...) {
       // The bucket's collective is abandoned: the trace keeps how far it got.
       interval.end = sg4::Engine::get_clock();
       interval.abandoned = true;
       record(interval);
+      me_.in_flight.abandoned = true;  // recorded: a later preemption of this rank adds nothing
       throw;
     }
     me_.bucket = -1;
+    comm.set_bucket(-1);
     std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
     interval.end = sg4::Engine::get_clock();
     record(interval);
     return interval.end - start;
+  }
+
+  // ZeRO-3 (training/zero3.hpp): the stream runs the plan's all-gathers of parameters and
+  // reduce-scatters of gradients in order, each once the device event it waits for has
+  // happened; the device's layers are timed from the ends of the ops they wait for.
+  void sharded_round(Comm& comm, Buffer& gradient, const CollectiveArgs& args, int round, int epoch,
+                     RankRound& times, Snapshot& current) {
+    const Zero3Plan& plan = *state_.zero3;
+    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    const double t0 = sg4::Engine::get_clock();
+    DeviceTimeline device(plan.tasks, factor);
+    std::vector<double> op_end(plan.ops.size(), -1);
+    const size_t forward_gathers = state_.buckets.size();
+    times.comm = 0;
+    for (size_t j = 0; j < plan.ops.size(); ++j) {
+      const StreamOp& op = plan.ops[j];
+      if (op.task >= 0) {
+        const double gate = t0 + device.at(op.task, op.gate_on_end, op_end);
+        if (sg4::Engine::get_clock() < gate) sg4::this_actor::sleep_until(gate);
+      }
+      const auto b = static_cast<size_t>(op.bucket);
+      if (op.kind == StreamOp::Kind::gather) times.comm += gather_parameters(comm, args, b, round, epoch);
+      else times.comm += run_on_bucket(comm, gradient, args, *state_.shard_reduce_scatter, b, round, epoch);
+      op_end[j] = sg4::Engine::get_clock() - t0;
+      if (j + 1 == forward_gathers) {
+        // Forward has every parameter: the gradient (real, with a model) follows from them.
+        if (state_.regression)
+          for (size_t i = 0; i < me_.weights.size(); ++i) me_.weights[i] = static_cast<double>(parameters_.get(i));
+        make_gradient(gradient);
+        current.gradient = gradient;
+      }
+    }
+    const int last = static_cast<int>(plan.tasks.size()) - 1;
+    const double device_end = t0 + device.at(last, true, op_end);
+    if (sg4::Engine::get_clock() < device_end) sg4::this_actor::sleep_until(device_end);
+    double compute = 0;
+    for (size_t t = 0; t < plan.tasks.size(); ++t) {
+      const DeviceTask& task = plan.tasks[t];
+      compute += task.duration / factor;
+      record({world_, round, epoch, Activity::Lane::compute, task.forward ? "forward" : "backward", task.layer,
+              t0 + device.start(static_cast<int>(t)), t0 + device.end(static_cast<int>(t)), false});
+    }
+    // Compute on the critical path: the layers' own times (a layer waiting for its
+    // parameters is exposed communication, not compute).
+    times.compute_end = t0 + compute;
+    update_shards(gradient, comm.rank(), comm.size());
+  }
+
+  // Chunk `rank` of bucket b's carried elements: what that rank owns (split_evenly, as the
+  // reduce-scatter leaves it and the all-gather takes it).
+  Chunk owned_part(size_t b, int rank, int size) const {
+    return *reduced_part(Collective::reduce_scatter, state_.buckets[b].count, rank, size, 0);
+  }
+
+  // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,
+  // then gathered from its owners; what arrives must be what the owners hold.
+  double gather_parameters(Comm& comm, const CollectiveArgs& args, size_t b, int round, int epoch) {
+    const BucketSlice& slice = state_.buckets[b];
+    const Chunk own = owned_part(b, comm.rank(), comm.size());
+    const size_t elem = parameters_.elem_bytes();
+    std::byte* begin = parameters_.view(slice.offset, slice.count).data;
+    std::memset(begin, 0xff, own.offset * elem);
+    std::memset(begin + (own.offset + own.count) * elem, 0xff, (slice.count - own.offset - own.count) * elem);
+    const double took = run_on_bucket(comm, parameters_, args, *state_.shard_allgather, b, round, epoch);
+    if (state_.gather_failure.empty() &&
+        std::memcmp(begin, state_.sharded_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
+      state_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
+                                          "their owners'", world_, round, b);
+    return took;
+  }
+
+  // After the reduce-scatters: each rank averages its own shard of every bucket's gradient,
+  // takes its optimizer step on that shard of the parameters (SGD), and now owns the result.
+  void update_shards(Buffer& gradient, int rank, int size) {
+    const double rate = state_.scenario->training.learning_rate;
+    for (size_t b = 0; b < state_.buckets.size(); ++b) {
+      const Chunk own = owned_part(b, rank, size);
+      const size_t first = state_.buckets[b].offset + own.offset;
+      state_.op->finalize(gradient.view(first, own.count), size);
+      for (size_t i = first; i < first + own.count; ++i) {
+        parameters_.set(i, parameters_.get(i) - rate * gradient.get(i));
+        state_.sharded_parameters.set(i, parameters_.get(i));
+      }
+    }
   }
 
   void record(const Activity& activity) {
@@ -325,6 +422,7 @@ private:
   int world_;
   WorkerState& me_;
   std::vector<double> gradient_;
+  Buffer parameters_;  // zero3: this rank's copy of the parameters (only its shards between uses)
   double backward_start_ = 0, backward_factor_ = 1;
 };
 

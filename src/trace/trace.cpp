@@ -29,10 +29,12 @@ namespace {
 
 json single_messages(const std::vector<MessageRecord>& records) {
   json messages = json::array();
-  for (const auto& m : records)
+  for (const auto& m : records) {
     messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
                         {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round},
                         {"elements", m.first < 0 ? json(nullptr) : json::array({m.first, m.elements})}});
+    if (m.bucket >= 0) messages.back()["bucket"] = m.bucket;  // layered training only
+  }
   return messages;
 }
 
@@ -40,9 +42,11 @@ json single_messages(const std::vector<MessageRecord>& records) {
 // last end; listed in order of first start.
 json messages_per_step(const MessageLog& log) {
   json messages = json::array();
-  for (const auto& a : log.steps())
+  for (const auto& a : log.steps()) {
     messages.push_back({{"round", a.round}, {"epoch", a.epoch}, {"phase", a.phase}, {"step", a.step}, {"count", a.count},
                         {"bytes", a.bytes}, {"start", a.start}, {"end", a.end}});
+    if (a.bucket >= 0) messages.back()["bucket"] = a.bucket;
+  }
   return messages;
 }
 

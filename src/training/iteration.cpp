@@ -12,7 +12,12 @@ uint64_t total_parameters(const std::vector<Layer>& layers) {
 }
 
 const NamedEnum<Sharding>& sharding_names() {
-  static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}}};
+  static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}, {Sharding::zero3, "zero3"}}};
+  return table;
+}
+
+const NamedEnum<Overlap>& overlap_names() {
+  static const NamedEnum<Overlap> table{"overlap", {{Overlap::backward, "backward"}, {Overlap::forward, "forward"}}};
   return table;
 }
 
@@ -20,6 +25,7 @@ double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Shardi
   constexpr double optimizer_bytes = 12;  // Adam: fp32 master weights, momentum, variance
   const double n = static_cast<double>(parameters), s = bytes_per_parameter;
   if (sharding == Sharding::zero2) return s * n + (s + optimizer_bytes) * n / workers;
+  if (sharding == Sharding::zero3) return (2 * s + optimizer_bytes) * n / workers;
   return (2 * s + optimizer_bytes) * n;
 }
 

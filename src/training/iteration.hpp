@@ -45,14 +45,22 @@ uint64_t total_parameters(const std::vector<Layer>& layers);
 
 // Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and
 // optimizer states; each bucket is reduce-scattered during backward and, after the step,
-// the updated parameters are all-gathered bucket by bucket.
-enum class Sharding { none, zero2 };
+// the updated parameters are all-gathered bucket by bucket. "zero3" shards the parameters
+// too: they are all-gathered bucket by bucket before forward and again before backward
+// (training/zero3.hpp).
+enum class Sharding { none, zero2, zero3 };
 const NamedEnum<Sharding>& sharding_names();
+
+// What the next iteration's forward waits for: "backward" (DDP) every bucket of the
+// previous iteration; "forward" only what each layer needs, prefetched one unit ahead
+// (with zero3, its parameters' all-gather).
+enum class Overlap { backward, forward };
+const NamedEnum<Overlap>& overlap_names();
 
 // Bytes one worker holds for the model (activations left out): parameters and gradients
 // of `bytes_per_parameter` each, and Adam's optimizer states (fp32 master copy, momentum,
 // variance: 12 bytes per parameter), divided by `workers` where sharded:
-// none (2s + 12) P, zero2 s P + (s + 12) P / workers.
+// none (2s + 12) P, zero2 s P + (s + 12) P / workers, zero3 (2s + 12) P / workers.
 double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
 
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):

@@ -253,6 +253,8 @@ class TraceSchemaTest(unittest.TestCase):
         common = ["--workers", "4", "--topology", "star:4", "--algorithm", "ring", "--set", layers]
         variants = {
             "zero2": ["--set", "training.bucket=4MiB", "--set", "training.sharding=zero2", "--set", "training.batch=8"],
+            "zero3": ["--set", "training.bucket=4MiB", "--set", "training.sharding=zero3", "--set", "training.overlap=forward"],
+            "per-step": ["--set", "training.bucket=4MiB", "--messages", "none"],
             "fusion": ["--set", "training.fusion={\"buffer\": \"5MiB\", \"cycle\": \"6.5ms\"}"],
             "abandoned": ["--set", "training.bucket=4MiB", "--set", "recovery.policy=rebuild",
                           "--set", "faults=[{\"kind\": \"preempt\", \"rank\": 3, \"at\": \"16.2ms\"}]"]}
