@@ -22,6 +22,20 @@ namespace {
 
 constexpr uint64_t control_message_bytes = 64;
 
+// A heartbeat's view: the host is up and every link between it and the control host too.
+bool reachable(sg4::Host* control, sg4::Host* host) {
+  if (!host->is_on()) return false;
+  if (host == control) return true;
+  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
+    std::vector<sg4::Link*> route;
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    for (const sg4::Link* link : route)
+      if (!link->is_on()) return false;
+  }
+  return true;
+}
+
 void tell(const RunState& state, int world, Verdict verdict) {
   auto* message = new Verdict(std::move(verdict));
   sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
@@ -31,9 +45,11 @@ void tell(const RunState& state, int world, Verdict verdict) {
     return;
   }
   // Some platforms (a torus) have no route from a host to itself: a courier on another
-  // live host carries the verdict to the worker that shares the coordinator's host.
+  // host carries the verdict to the worker that shares the coordinator's host. The
+  // courier's host must reach it: a verdict sent across a link that is down is lost, and
+  // the worker would wait for it for ever.
   const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
-                                [&](sg4::Host* host) { return host != to && host->is_on(); });
+                                [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
   if (via == state.rank_hosts.end()) {
     verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
     return;
@@ -47,20 +63,6 @@ void tell(const RunState& state, int world, Verdict verdict) {
 double compute_seconds(const RunState& state) {
   const auto& training = state.scenario->training;
   return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
-}
-
-// A heartbeat's view: the host is up and every link between it and the control host too.
-bool reachable(sg4::Host* control, sg4::Host* host) {
-  if (!host->is_on()) return false;
-  if (host == control) return true;
-  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
-    std::vector<sg4::Link*> route;
-    double latency = 0;
-    from->route_to(to, route, &latency);
-    for (const sg4::Link* link : route)
-      if (!link->is_on()) return false;
-  }
-  return true;
 }
 
 // What the coordinator concluded from one reading of the wait-for graph.
@@ -93,11 +95,35 @@ public:
       }
       if (report.kind == Report::Kind::failure) failures_ = true;
       decide();
+      if (state_.abort_reason.empty()) give_up_if_stalled();
       if (!state_.abort_reason.empty()) return;
     }
   }
 
 private:
+  // The last resort, when the evidence names nobody: a member that has waited longer than
+  // the whole training should take (its rounds at the model's pace, times the timeout
+  // factor, at least 3) is in a stall that no verdict will end; the run stops and says so
+  // rather than waiting for ever.
+  void give_up_if_stalled() {
+    const CommGroup& group = state_.current_group();
+    if (stall_limit_ < 0) {
+      const double whole = state_.scenario->training.rounds * (compute_seconds(state_) + healthy_model(group));
+      stall_limit_ = std::max(detector_.limit(whole), 3 * whole);
+    }
+    const double now = sg4::Engine::get_clock();
+    for (int world : group.members()) {
+      const RankActivity& rank = detector_.activity(world);
+      const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
+      if (!stuck || now - rank.since <= stall_limit_) continue;
+      state_.abort_reason = fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run should "
+                                        "take ({:.9g} s), and the evidence names no rank to drop",
+                                        world, rank.peer, rank.since, stall_limit_);
+      release_everyone();
+      return;
+    }
+  }
+
   // Reads the group's waits and acts.
   void decide() {
     Judgement judgement = judge();
@@ -105,11 +131,12 @@ private:
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
       // (the longest deadline involved) brings more evidence.
-      record_undecided(judgement);
-      sg4::this_actor::sleep_for(std::max(window_, detector_.limit(0)));
+      const double second_window = std::max(window_, detector_.limit(0));
+      record_undecided(judgement, second_window);
+      sg4::this_actor::sleep_for(second_window);
       judgement = judge(true);
       if (judgement.roots.empty()) {
-        if (!judgement.ambiguous.empty()) record_undecided(judgement);
+        if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
         if (failures_ && !judgement.ambiguous.empty()) {
           state_.abort_reason = fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
                                             fmt::join(judgement.ambiguous, ", "));
@@ -120,6 +147,23 @@ private:
     }
     if (!judgement.certain && !dropping_pays(judgement)) return;
     rebuild(judgement);
+  }
+
+  // A heartbeat's view of a member: its host is up and reachable from the control host,
+  // and the worker the group knows still runs (one cut off from its verdict has left the
+  // run on its own; one whose host came back before anyone noticed is a new worker asking
+  // to rejoin: the member it was is gone).
+  bool alive(int world) const {
+    const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
+    if (fate == WorkerFate::dropped || fate == WorkerFate::aborted) return false;
+    if (fate == WorkerFate::rejoining && !admitted(world)) return false;
+    return reachable(state_.control_host, state_.rank_hosts[static_cast<size_t>(world)]);
+  }
+
+  // A worker whose host came back, admitted to the group (it has yet to read the answer).
+  bool admitted(int world) const {
+    return state_.workers[static_cast<size_t>(world)].fate == WorkerFate::rejoining &&
+           state_.pending_switch.joiner == world && state_.pending_switch.group == state_.groups.back();
   }
 
   // The ranks that every late transfer involves; of two, one that completed a transfer
@@ -155,7 +199,7 @@ private:
     late_waiters_.clear();
     std::set<int> dead;
     for (int world : group.members())
-      if (!reachable(state_.control_host, state_.rank_hosts[static_cast<size_t>(world)])) dead.insert(world);
+      if (!alive(world)) dead.insert(world);
     // The wait-for edges and the late transfers (or broken ones) between live members.
     std::map<int, int> waited_on;                     // member -> how many wait on it
     std::vector<std::pair<int, int>> late;            // (waiter, peer)
@@ -377,9 +421,8 @@ private:
     RecoveryEvent event;
     const double now = sg4::Engine::get_clock();
     event.epoch_before = group.epoch();
-    for (const FaultEvent& fault : state_.fault_events)
-      if (fault.action == "applied" && fault.time <= now) event.fault_time = fault.time;
     event.detected = first_suspicion(group);
+    event.fault_time = fault_time(judgement, event.detected);
     event.rebuilt = now;
     event.rule = judgement.rule;
     event.evidence = judgement.evidence;
@@ -393,6 +436,23 @@ private:
     event.scores = judgement.scores;
     event.score_median = judgement.median;
     return event;
+  }
+
+  // When the fault that mattered struck: the last one applied before the detection that
+  // struck a rank judged (a root, or a candidate); without one (a core link's fault), the
+  // last one applied before the detection. -1: none.
+  double fault_time(const Judgement& judgement, double detected) const {
+    std::vector<int> judged = judgement.roots;
+    judged.insert(judged.end(), judgement.ambiguous.begin(), judgement.ambiguous.end());
+    double any = -1, struck = -1;
+    for (const FaultEvent& fault : state_.fault_events) {
+      if (fault.action != "applied" || fault.time > detected) continue;
+      any = fault.time;
+      if (std::any_of(fault.ranks.begin(), fault.ranks.end(),
+                      [&](int rank) { return std::find(judged.begin(), judged.end(), rank) != judged.end(); }))
+        struck = fault.time;
+    }
+    return struck >= 0 ? struck : any;
   }
 
   // The earliest wait (or failure) in force among the members: when the stall began to show.
@@ -410,7 +470,7 @@ private:
     return first;
   }
 
-  void record_undecided(const Judgement& judgement) {
+  void record_undecided(const Judgement& judgement, double window) {
     if (judgement.ambiguous == last_undecided_) return;  // the same doubt, already in the trace
     last_undecided_ = judgement.ambiguous;
     const CommGroup& group = state_.current_group();
@@ -420,7 +480,7 @@ private:
     event.group = group.members();
     event.undecided_ranks = judgement.ambiguous;
     event.reason = fmt::format("undecided between ranks {}: {}; nobody dropped, judged again after {:.9g} s",
-                               fmt::join(judgement.ambiguous, ", "), judgement.rule, window_);
+                               fmt::join(judgement.ambiguous, ", "), judgement.rule, window);
     state_.recoveries.push_back(event);
   }
 
@@ -441,7 +501,12 @@ private:
     }
     for (int world : group.members()) {
       RankActivity& rank = detector_.activity(world);
-      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on()) continue;
+      // Only a worker still in the run hears it: a verdict nobody reads would stay in the
+      // mailbox and be taken by the next worker on that rank (one whose host came back
+      // asks to rejoin and waits for that answer, not for this one).
+      const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
+      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
+        continue;
       tell(state_, world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
   }
@@ -536,9 +601,10 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::vector<int> last_undecided_;
-  std::vector<int> late_waiters_;
-  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch  // members whose transfer is late, in the last judgement
+  std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
+  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch
   std::pair<double, double> prediction_{-1, -1};
+  double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
 };
 
 }  // namespace

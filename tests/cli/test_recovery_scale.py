@@ -76,10 +76,18 @@ def faults_on(rank):
     }
 
 
+NODE = 8  # ranks per node of the hierarchical cases' platform, nodes:P/8:8
+
+
+def topology_for(p, algorithm):
+    return f"nodes:{p // NODE}:{NODE}" if algorithm == "hierarchical" else f"star:{p}"
+
+
 def positions(p, algorithm):
-    # first, last, middle, and the algorithm's special rank (root, server, a node leader
-    # and a rank inside a node of nodes:P/8:8)
-    special = {"parameter-server": [0], "hierarchical": [8, 9], "binary-tree": [0], "naive": [0],
+    # first, last, middle, and the algorithm's special rank (root, server; for hierarchical
+    # the leader of the second node and a rank inside it, or of the one node when there is one)
+    leader = NODE if p > NODE else 0
+    special = {"parameter-server": [0], "hierarchical": [leader, leader + 1], "binary-tree": [0], "naive": [0],
                "naive-binomial": [0]}.get(algorithm, [1])
     return sorted({0, p - 1, p // 2 + 1, *special})
 
@@ -140,7 +148,7 @@ class Matrix(unittest.TestCase):
     def test_the_struck_rank_and_only_it_is_dropped(self):
         for p, algorithm, rank, kind in cases():
             with self.subTest(p=p, algorithm=algorithm, rank=rank, fault=kind):
-                topology = f"nodes:{p // 8}:8" if algorithm == "hierarchical" else f"star:{p}"
+                topology = topology_for(p, algorithm)
                 # 20 ms of compute against a short allreduce: dropping a 20x straggler pays
                 trace = run(scenario(topology, p, algorithm, "rebuild", [faults_on(rank)[kind]], rounds=4,
                                      size="256KiB", compute="20ms"))
@@ -243,9 +251,11 @@ class FaultsDuringRecovery(unittest.TestCase):
                 self.assert_recovered(trace, [5] + [f["rank"] for f in extra])
 
     def test_a_returning_worker_comes_back_at_any_time(self):
-        # Back around the rebuild and much later. Known limit (docs/recovery.md): a worker
-        # back before anyone noticed it was gone (return_after 5 ms here) hangs the run.
-        for back_ms in [20.1, 30, 60]:
+        # Back before anyone noticed it was gone (the others notice when their round 1
+        # computation ends, 20 ms after the preemption), around the rebuild, and much later.
+        # The returning worker is a new one: the member it was is dropped once, it rejoins
+        # once, and no doubt is left in the trace.
+        for back_ms in [1, 5, 15, 20.1, 30, 60]:
             with self.subTest(back_ms=back_ms):
                 trace = self.go([{"kind": "preempt", "rank": 5, "at_round": 1, "return_after": f"{back_ms}ms"}],
                                 rounds=6)
@@ -253,6 +263,40 @@ class FaultsDuringRecovery(unittest.TestCase):
                 joined = [r for e in trace["recovery"] for r in e["joined_ranks"]]
                 self.assertEqual(joined, [5])
                 self.assertEqual(trace["summary"]["final_group"], list(range(self.P)))
+                self.assertEqual([e for e in trace["recovery"] if e.get("undecided_ranks")], [])
+
+    def test_fault_time_is_the_fault_that_struck_the_dropped_rank(self):
+        # Rank 5 is preempted at 25 ms; a harmless slow-host (10% slower, well inside its
+        # 3x deadline) strikes rank 3 at 30 ms, after it but before the others notice at
+        # the end of their round 1 computation. The event's fault is the preemption.
+        trace = self.go([{"kind": "preempt", "rank": 5, "at": "25ms"},
+                         {"kind": "slow-host", "rank": 3, "at": "30ms", "factor": 0.9}])
+        self.assert_recovered(trace, [5])
+        event = trace["recovery"][0]
+        self.assertGreater(event["detected"], 0.030)
+        self.assertAlmostEqual(event["fault_time"], 0.025, delta=1e-12)
+        quality = trace["summary"]["recovery_quality"]["events"][0]
+        self.assertAlmostEqual(quality["detection_delay"], event["detected"] - 0.025, delta=1e-12)
+
+
+class NeverHangs(unittest.TestCase):
+    """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
+
+    def test_a_link_down_on_the_verdict_couriers_host(self):
+        # star:8, every host runs a worker: the coordinator shares rank 0's host and a
+        # courier on another host carries rank 0's verdict. That courier once ran on the
+        # first other host, rank 1's, whose NIC is down: rank 0 never heard its verdict and
+        # the others waited on it for ever. Every algorithm, with and without a duration.
+        for algorithm in MATRIX_ALGORITHMS:
+            for kind in ["link-down", "link-down 25ms"]:
+                with self.subTest(algorithm=algorithm, fault=kind):
+                    trace = run(scenario(topology_for(8, algorithm), 8, algorithm, "rebuild", [faults_on(1)[kind]],
+                                         rounds=4, size="256KiB", compute="20ms"))
+                    self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), [1])
+                    self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                    self.assertEqual(trace["summary"]["final_group"], [0, 2, 3, 4, 5, 6, 7])
+                    self.assertTrue(trace["summary"]["verified"])
+                    self.assertTrue(trace["summary"]["models_identical"])
 
 
 if __name__ == "__main__":
