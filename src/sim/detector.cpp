@@ -372,6 +372,8 @@ void Detector::idle(int world) {
   activity(world).doing = RankActivity::Doing::idle;
 }
 
+void Detector::resumed(int world, int round) { activity(world).round = round; }
+
 void Detector::failed(int world, int peer) {
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::failed;

@@ -119,6 +119,9 @@ public:
   // The worker loop tells what it does outside waits.
   void computing(int world, int round, double expected_seconds);
   void idle(int world);
+  // `world` redoes `round`'s collective in a new group (it may have gone back a round):
+  // the round the coordinator reads is the one it is in now.
+  void resumed(int world, int round);
   // A transfer failed (its peer died, a link went down): certain, reported at once.
   void failed(int world, int peer);
   void join(int world);
