@@ -438,21 +438,25 @@ private:
     return event;
   }
 
-  // When the fault that mattered struck: the last one applied before the detection that
-  // struck a rank judged (a root, or a candidate); without one (a core link's fault), the
-  // last one applied before the detection. -1: none.
+  // When the fault that mattered struck: for each rank judged (a root, or a candidate), the
+  // last fault applied before the detection that struck it, and the earliest of those (the
+  // one whose detection took longest); without one (a fault on a shared link), the last
+  // fault applied before the detection. -1: none.
   double fault_time(const Judgement& judgement, double detected) const {
     std::vector<int> judged = judgement.roots;
     judged.insert(judged.end(), judgement.ambiguous.begin(), judgement.ambiguous.end());
-    double any = -1, struck = -1;
+    std::map<int, double> struck;  // judged rank -> the last fault that struck it
+    double any = -1;
     for (const FaultEvent& fault : state_.fault_events) {
       if (fault.action != "applied" || fault.time > detected) continue;
       any = fault.time;
-      if (std::any_of(fault.ranks.begin(), fault.ranks.end(),
-                      [&](int rank) { return std::find(judged.begin(), judged.end(), rank) != judged.end(); }))
-        struck = fault.time;
+      for (int rank : fault.ranks)
+        if (std::find(judged.begin(), judged.end(), rank) != judged.end()) struck[rank] = fault.time;
     }
-    return struck >= 0 ? struck : any;
+    if (struck.empty()) return any;
+    double earliest = detected;
+    for (const auto& [rank, time] : struck) earliest = std::min(earliest, time);
+    return earliest;
   }
 
   // The earliest wait (or failure) in force among the members: when the stall began to show.
@@ -507,8 +511,15 @@ private:
       const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
       if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
         continue;
-      tell(state_, world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+      send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
+  }
+
+  // Verdicts queue in the worker's mailbox, in order; the detector counts them so that the
+  // worker acts on the last one only (a group rebuilt twice before it read the first).
+  void send(int world, Verdict verdict) {
+    detector_.verdict_sent(world);
+    tell(state_, world, std::move(verdict));
   }
 
   void release_everyone() {
@@ -572,7 +583,7 @@ private:
     RankActivity& rank = detector_.activity(world);
     rank = RankActivity{};
     if (round >= state_.scenario->training.rounds) {
-      tell(state_, world, Verdict{true, nullptr, 0});  // training is over before it could join
+      send(world, Verdict{true, nullptr, 0});  // training is over before it could join
       return;
     }
     std::vector<int> members = group.members();
@@ -592,7 +603,7 @@ private:
     event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
     event.rule = "join";
     state_.recoveries.push_back(event);
-    tell(state_, world, Verdict{false, next, round});
+    send(world, Verdict{false, next, round});
   }
 
   RunState& state_;

@@ -235,12 +235,21 @@ class FaultsDuringRecovery(unittest.TestCase):
         # Rank 5 goes at round 1's start; the others notice when they finish computing
         # round 1 (two computations in), rebuild and redo round 1's allreduce: rank 2 goes
         # just before, during and after that moment.
+        # Every worker acts on its last verdict only: one that had not yet read the first
+        # rebuild's when the second came once redid the collective in the abandoned group,
+        # broke its peers' transfers there and left a spurious undecided entry. The event
+        # that drops rank 2 dates from rank 2's preemption, the scenario's second fault.
         noticed_ms = 2 * self.COMPUTE_MS
-        for offset_us in [90, 100]:
+        for offset_us in [90, 95, 100, 105, 110]:
             with self.subTest(offset_us=offset_us):
-                second = {"kind": "preempt", "rank": 2, "at": f"{noticed_ms + offset_us / 1000}ms"}
+                at = (noticed_ms + offset_us / 1000) / 1000
+                second = {"kind": "preempt", "rank": 2, "at": f"{at * 1000}ms"}
                 trace = self.go([{"kind": "preempt", "rank": 5, "at_round": 1}, second])
                 self.assert_recovered(trace, [2, 5])
+                self.assertEqual([e for e in trace["recovery"] if e.get("undecided_ranks")], [])
+                dropping_2 = [e for e in trace["recovery"] if e["dropped_ranks"] == [2]]
+                self.assertEqual(len(dropping_2), 1)
+                self.assertAlmostEqual(dropping_2[0]["fault_time"], at, delta=1e-12)
 
     def test_the_coordinators_link_slowed_while_it_rebuilds(self):
         # star:9 with 8 workers: the coordinator has host-8 to itself; its NIC at 1e-4 of B
