@@ -5,6 +5,9 @@ every round. The culprit comes from the scenario, never from the run.
 
 The default suite runs a sample; the whole matrix runs with the CTest label `heavy`:
     ctest --test-dir build -L heavy            (or RECOVERY_MATRIX=full, from tests/cli)
+600 cases. Measured on a shared 2-core machine at a load of about 20 (niced): p = 8 and 64,
+398 cases, 14 minutes; p = 256, most cases 5 to 20 s each, `direct` 150 to 400 s each (22
+cases): well over an hour in all. An idle machine is several times faster.
 """
 import itertools
 import json
