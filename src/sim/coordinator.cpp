@@ -24,6 +24,20 @@ namespace {
 
 constexpr uint64_t control_message_bytes = 64;
 
+// A heartbeat's view: the host is up and every link between it and the control host too.
+bool reachable(sg4::Host* control, sg4::Host* host) {
+  if (!host->is_on()) return false;
+  if (host == control) return true;
+  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
+    std::vector<sg4::Link*> route;
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    for (const sg4::Link* link : route)
+      if (!link->is_on()) return false;
+  }
+  return true;
+}
+
 void tell(const RunState& state, int world, Verdict verdict) {
   auto* message = new Verdict(std::move(verdict));
   sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
@@ -33,9 +47,11 @@ void tell(const RunState& state, int world, Verdict verdict) {
     return;
   }
   // Some platforms (a torus) have no route from a host to itself: a courier on another
-  // live host carries the verdict to the worker that shares the coordinator's host.
+  // host carries the verdict to the worker that shares the coordinator's host. The
+  // courier's host must reach it: a verdict sent across a link that is down is lost, and
+  // the worker would wait for it for ever.
   const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
-                                [&](sg4::Host* host) { return host != to && host->is_on(); });
+                                [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
   if (via == state.rank_hosts.end()) {
     verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
     return;
@@ -86,11 +102,35 @@ public:
       }
       if (report.kind == Report::Kind::failure) failures_ = true;
       decide();
+      if (state_.abort_reason.empty()) give_up_if_stalled();
       if (!state_.abort_reason.empty()) return;
     }
   }
 
 private:
+  // The last resort, when the evidence names nobody: a member that has waited longer than
+  // the whole training should take (its rounds at the model's pace, times the timeout
+  // factor, at least 3) is in a stall that no verdict will end; the run stops and says so
+  // rather than waiting for ever.
+  void give_up_if_stalled() {
+    const CommGroup& group = state_.current_group();
+    if (stall_limit_ < 0) {
+      const double whole = state_.scenario->training.rounds * (compute_seconds(state_) + healthy_model(group));
+      stall_limit_ = std::max(detector_.limit(whole), 3 * whole);
+    }
+    const double now = sg4::Engine::get_clock();
+    for (int world : group.members()) {
+      const RankActivity& rank = detector_.activity(world);
+      const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
+      if (!stuck || now - rank.since <= stall_limit_) continue;
+      state_.abort_reason = fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run should "
+                                        "take ({:.9g} s), and the evidence names no rank to drop",
+                                        world, rank.peer, rank.since, stall_limit_);
+      release_everyone();
+      return;
+    }
+  }
+
   // Reads the group's waits and acts.
   void decide() {
     Judgement judgement = judge();
@@ -98,11 +138,12 @@ private:
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
       // (the longest deadline involved) brings more evidence.
-      record_undecided(judgement);
-      sg4::this_actor::sleep_for(std::max(window_, detector_.limit(0)));
+      const double second_window = std::max(window_, detector_.limit(0));
+      record_undecided(judgement, second_window);
+      sg4::this_actor::sleep_for(second_window);
       judgement = judge(true);
       if (judgement.roots.empty()) {
-        if (!judgement.ambiguous.empty()) record_undecided(judgement);
+        if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
         if (failures_ && !judgement.ambiguous.empty()) {
           state_.abort_reason = fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
                                             fmt::join(judgement.ambiguous, ", "));
@@ -116,7 +157,23 @@ private:
     rebuild(judgement);
   }
 
-  // Heartbeats (rule 1): a member is cut off when its host is down, or a link between it and
+  // A member whose worker no longer runs is gone, whatever its host: one cut off from its
+  // verdict has left the run on its own; one whose host came back before anyone noticed is
+  // a new worker asking to rejoin (the member it was is gone).
+  bool still_runs(int world) const {
+    const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
+    if (fate == WorkerFate::dropped || fate == WorkerFate::aborted) return false;
+    return fate != WorkerFate::rejoining || admitted(world);
+  }
+
+  // A worker whose host came back, admitted to the group (it has yet to read the answer).
+  bool admitted(int world) const {
+    return state_.workers[static_cast<size_t>(world)].fate == WorkerFate::rejoining &&
+           state_.pending_switch.joiner == world && state_.pending_switch.group == state_.groups.back();
+  }
+
+  // Heartbeats (rule 1): a member is cut off when its worker no longer runs, its host is
+  // down, or a link between it and
   // the control host. Links down on the way to every other member are the control host's
   // own: the coordinator's lost contact, nobody else's fault; the members that share the
   // control host are then the ones cut off from the group.
@@ -125,7 +182,7 @@ private:
     std::vector<std::pair<int, std::vector<const sg4::Link*>>> down;
     for (int world : group.members()) {
       sg4::Host* host = state_.rank_hosts[static_cast<size_t>(world)];
-      if (!host->is_on()) dead.insert(world);
+      if (!still_runs(world) || !host->is_on()) dead.insert(world);
       else if (host != state_.control_host) down.emplace_back(world, down_links(world));
     }
     own_links_.clear();
@@ -519,9 +576,8 @@ private:
     RecoveryEvent event;
     const double now = sg4::Engine::get_clock();
     event.epoch_before = group.epoch();
-    for (const FaultEvent& fault : state_.fault_events)
-      if (fault.action == "applied" && fault.time <= now) event.fault_time = fault.time;
     event.detected = first_suspicion(group);
+    event.fault_time = fault_time(judgement, event.detected);
     event.rebuilt = now;
     event.rule = judgement.rule;
     event.evidence = judgement.evidence;
@@ -535,6 +591,27 @@ private:
     event.scores = judgement.scores;
     event.score_median = judgement.median;
     return event;
+  }
+
+  // When the fault that mattered struck: for each rank judged (a root, or a candidate), the
+  // last fault applied before the detection that struck it, and the earliest of those (the
+  // one whose detection took longest); without one (a fault on a shared link), the last
+  // fault applied before the detection. -1: none.
+  double fault_time(const Judgement& judgement, double detected) const {
+    std::vector<int> judged = judgement.roots;
+    judged.insert(judged.end(), judgement.ambiguous.begin(), judgement.ambiguous.end());
+    std::map<int, double> struck;  // judged rank -> the last fault that struck it
+    double any = -1;
+    for (const FaultEvent& fault : state_.fault_events) {
+      if (fault.action != "applied" || fault.time > detected) continue;
+      any = fault.time;
+      for (int rank : fault.ranks)
+        if (std::find(judged.begin(), judged.end(), rank) != judged.end()) struck[rank] = fault.time;
+    }
+    if (struck.empty()) return any;
+    double earliest = detected;
+    for (const auto& [rank, time] : struck) earliest = std::min(earliest, time);
+    return earliest;
   }
 
   // The earliest wait (or failure) in force among the members: when the stall began to show.
@@ -552,7 +629,7 @@ private:
     return first;
   }
 
-  void record_undecided(const Judgement& judgement) {
+  void record_undecided(const Judgement& judgement, double window) {
     if (judgement.ambiguous == last_undecided_) return;  // the same doubt, already in the trace
     last_undecided_ = judgement.ambiguous;
     const CommGroup& group = state_.current_group();
@@ -562,7 +639,7 @@ private:
     event.group = group.members();
     event.undecided_ranks = judgement.ambiguous;
     event.reason = fmt::format("undecided between ranks {}: {}; nobody dropped, judged again after {:.9g} s",
-                               fmt::join(judgement.ambiguous, ", "), judgement.rule, window_);
+                               fmt::join(judgement.ambiguous, ", "), judgement.rule, window);
     state_.recoveries.push_back(event);
   }
 
@@ -583,9 +660,21 @@ private:
     }
     for (int world : group.members()) {
       RankActivity& rank = detector_.activity(world);
-      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on()) continue;
-      tell(state_, world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+      // Only a worker still in the run hears it: a verdict nobody reads would stay in the
+      // mailbox and be taken by the next worker on that rank (one whose host came back
+      // asks to rejoin and waits for that answer, not for this one).
+      const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
+      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
+        continue;
+      send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
+  }
+
+  // Verdicts queue in the worker's mailbox, in order; the detector counts them so that the
+  // worker acts on the last one only (a group rebuilt twice before it read the first).
+  void send(int world, Verdict verdict) {
+    detector_.verdict_sent(world);
+    tell(state_, world, std::move(verdict));
   }
 
   void release_everyone() {
@@ -642,7 +731,7 @@ private:
     RankActivity& rank = detector_.activity(world);
     rank = RankActivity{};
     if (round >= state_.scenario->training.rounds) {
-      tell(state_, world, Verdict{true, nullptr, 0});  // training is over before it could join
+      send(world, Verdict{true, nullptr, 0});  // training is over before it could join
       return;
     }
     std::vector<int> members = group.members();
@@ -662,7 +751,7 @@ private:
     event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
     event.rule = "join";
     state_.recoveries.push_back(event);
-    tell(state_, world, Verdict{false, next, round});
+    send(world, Verdict{false, next, round});
   }
 
   RunState& state_;
@@ -671,9 +760,10 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::vector<int> last_undecided_;
-  std::vector<int> late_waiters_;
+  std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch (lower rank first)
   std::pair<double, double> prediction_{-1, -1};
+  double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
   int control_rank_ = -1;                                  // a worker on the control host, if any
   std::vector<std::pair<bool, std::vector<const sg4::Link*>>> heartbeat_routes_;  // by world rank: read, links
   std::vector<const sg4::Link*> own_links_;                // the control host's links found down

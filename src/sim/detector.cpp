@@ -24,7 +24,9 @@ Detector::Detector(RunState& state)
     : state_(state), ranks_(static_cast<size_t>(state.world_size())),
       last_out_(static_cast<size_t>(state.world_size())), last_in_(static_cast<size_t>(state.world_size())),
       pending_(sg4::Semaphore::create(0)),
-      verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr) {
+      verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr),
+      verdicts_sent_(static_cast<size_t>(state.world_size()), 0),
+      verdicts_taken_(static_cast<size_t>(state.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
@@ -185,11 +187,15 @@ sg4::CommPtr Detector::verdict_channel(int world) {
 }
 
 Verdict Detector::take_verdict(int world) {
-  sg4::CommPtr get = verdict_channel(world);
-  get->wait();
-  std::unique_ptr<Verdict> verdict(verdicts_[static_cast<size_t>(world)]);
-  verdicts_[static_cast<size_t>(world)] = nullptr;
-  verdict_gets_[static_cast<size_t>(world)] = nullptr;
+  const auto w = static_cast<size_t>(world);
+  std::unique_ptr<Verdict> verdict;
+  do {
+    sg4::CommPtr get = verdict_channel(world);
+    get->wait();
+    verdict.reset(verdicts_[w]);
+    verdicts_[w] = nullptr;
+    verdict_gets_[w] = nullptr;
+  } while (++verdicts_taken_[w] < verdicts_sent_[w]);
   RankActivity& rank = activity(world);
   rank.verdict = rank.dropped = false;
   return *verdict;
@@ -387,6 +393,8 @@ void Detector::computing(int world, int round, double expected_seconds) {
 void Detector::idle(int world) {
   activity(world).doing = RankActivity::Doing::idle;
 }
+
+void Detector::resumed(int world, int round) { activity(world).round = round; }
 
 void Detector::failed(int world, int peer) {
   RankActivity& rank = activity(world);

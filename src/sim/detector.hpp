@@ -120,13 +120,19 @@ public:
   // The worker loop tells what it does outside waits.
   void computing(int world, int round, double expected_seconds);
   void idle(int world);
+  // `world` redoes `round`'s collective in a new group (it may have gone back a round):
+  // the round the coordinator reads is the one it is in now.
+  void resumed(int world, int round);
   // A transfer failed (its peer died, a link went down): certain, reported at once.
   void failed(int world, int peer);
   void join(int world);
 
   // The pending receive of `world`'s verdict (posted at its first suspicion, kept until read).
   simgrid::s4u::CommPtr verdict_channel(int world);
-  // The verdict for `world`: the one already received, or the next one (blocking).
+  // The coordinator sent `world` a verdict.
+  void verdict_sent(int world) { ++verdicts_sent_[static_cast<size_t>(world)]; }
+  // The verdict for `world`: the last one sent (those before it, overridden by a later
+  // rebuild, are read and set aside; blocking until it arrives).
   Verdict take_verdict(int world);
   // `world` leaves the run or finishes: its pending verdict receive is withdrawn.
   void retire(int world);
@@ -199,6 +205,7 @@ private:
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
   std::vector<Verdict*> verdicts_;
+  std::vector<long> verdicts_sent_, verdicts_taken_;  // by world rank, over the whole run
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
 };

@@ -67,7 +67,7 @@ struct FaultEvent {
 struct RecoveryEvent {
   int epoch_before = 0, epoch_after = 0;
   int round = 0;                  // the round whose collective restarts
-  double fault_time = -1;         // the last fault applied before detection (-1: none)
+  double fault_time = -1;         // the fault that struck a judged rank, applied before detection (-1: none)
   double detected = 0;            // first rank reports a timeout or failure
   double rebuilt = 0;             // the coordinator announces the new group
   double resumed = -1;            // the first survivor restarts the collective

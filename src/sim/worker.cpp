@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Exec.hpp>
@@ -167,11 +168,16 @@ private:
     }
     group = news.group;
     note_resumed(group->epoch());
-    // Go back to the round the group resumes from (at most one round back).
+    // Go back to the round the group resumes from (at most one round back; never ahead:
+    // the coordinator resumes from the lowest round its survivors are in).
+    if (news.resume_round > round)
+      throw std::logic_error(fmt::format("rank {} in round {} told to resume from round {}", world_, round,
+                                         news.resume_round));
     if (news.resume_round != round) {
       round = news.resume_round;
       current = std::move(previous);
     }
+    state_.detector->resumed(world_, round);
     me_.weights = current.weights;
     buf = current.gradient;
     RankRound& redo = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];

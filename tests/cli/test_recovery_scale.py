@@ -5,6 +5,9 @@ every round. The culprit comes from the scenario, never from the run.
 
 The default suite runs a sample; the whole matrix runs with the CTest label `heavy`:
     ctest --test-dir build -L heavy            (or RECOVERY_MATRIX=full, from tests/cli)
+600 cases. Measured on a shared 2-core machine at a load of about 20 (niced): p = 8 and 64,
+398 cases, 14 minutes; p = 256, most cases 5 to 20 s each, `direct` 150 to 400 s each (22
+cases): well over an hour in all. An idle machine is several times faster.
 """
 import itertools
 import json
@@ -102,10 +105,18 @@ def faults_on(rank):
     }
 
 
+NODE = 8  # ranks per node of the hierarchical cases' platform, nodes:P/8:8
+
+
+def topology_for(p, algorithm):
+    return f"nodes:{p // NODE}:{NODE}" if algorithm == "hierarchical" else f"star:{p}"
+
+
 def positions(p, algorithm):
-    # first, last, middle, and the algorithm's special rank (root, server, a node leader
-    # and a rank inside a node of nodes:P/8:8)
-    special = {"parameter-server": [0], "hierarchical": [8, 9], "binary-tree": [0], "naive": [0],
+    # first, last, middle, and the algorithm's special rank (root, server; for hierarchical
+    # the leader of the second node and a rank inside it, or of the one node when there is one)
+    leader = NODE if p > NODE else 0
+    special = {"parameter-server": [0], "hierarchical": [leader, leader + 1], "binary-tree": [0], "naive": [0],
                "naive-binomial": [0]}.get(algorithm, [1])
     return sorted({0, p - 1, p // 2 + 1, *special})
 
@@ -166,7 +177,7 @@ class Matrix(unittest.TestCase):
     def test_the_struck_rank_and_only_it_is_dropped(self):
         for p, algorithm, rank, kind in cases():
             with self.subTest(p=p, algorithm=algorithm, rank=rank, fault=kind):
-                topology = f"nodes:{p // 8}:8" if algorithm == "hierarchical" else f"star:{p}"
+                topology = topology_for(p, algorithm)
                 # 20 ms of compute against a short allreduce: dropping a 20x straggler pays
                 trace = run(scenario(topology, p, algorithm, "rebuild", [faults_on(rank)[kind]], rounds=4,
                                      size="256KiB", compute="20ms"))
@@ -320,12 +331,21 @@ class FaultsDuringRecovery(unittest.TestCase):
         # Rank 5 goes at round 1's start; the others notice when they finish computing
         # round 1 (two computations in), rebuild and redo round 1's allreduce: rank 2 goes
         # just before, during and after that moment.
+        # Every worker acts on its last verdict only: one that had not yet read the first
+        # rebuild's when the second came once redid the collective in the abandoned group,
+        # broke its peers' transfers there and left a spurious undecided entry. The event
+        # that drops rank 2 dates from rank 2's preemption, the scenario's second fault.
         noticed_ms = 2 * self.COMPUTE_MS
-        for offset_us in [90, 100]:
+        for offset_us in [90, 95, 100, 105, 110]:
             with self.subTest(offset_us=offset_us):
-                second = {"kind": "preempt", "rank": 2, "at": f"{noticed_ms + offset_us / 1000}ms"}
+                at = (noticed_ms + offset_us / 1000) / 1000
+                second = {"kind": "preempt", "rank": 2, "at": f"{at * 1000}ms"}
                 trace = self.go([{"kind": "preempt", "rank": 5, "at_round": 1}, second])
                 self.assert_recovered(trace, [2, 5])
+                self.assertEqual([e for e in trace["recovery"] if e.get("undecided_ranks")], [])
+                dropping_2 = [e for e in trace["recovery"] if e["dropped_ranks"] == [2]]
+                self.assertEqual(len(dropping_2), 1)
+                self.assertAlmostEqual(dropping_2[0]["fault_time"], at, delta=1e-12)
 
     def test_the_coordinators_link_slowed_while_it_rebuilds(self):
         # star:9 with 8 workers: the coordinator has host-8 to itself; its NIC at 1e-4 of B
@@ -337,9 +357,11 @@ class FaultsDuringRecovery(unittest.TestCase):
                 self.assert_recovered(trace, [5] + [f["rank"] for f in extra])
 
     def test_a_returning_worker_comes_back_at_any_time(self):
-        # Back around the rebuild and much later. Known limit (docs/recovery.md): a worker
-        # back before anyone noticed it was gone (return_after 5 ms here) hangs the run.
-        for back_ms in [20.1, 30, 60]:
+        # Back before anyone noticed it was gone (the others notice when their round 1
+        # computation ends, 20 ms after the preemption), around the rebuild, and much later.
+        # The returning worker is a new one: the member it was is dropped once, it rejoins
+        # once, and no doubt is left in the trace.
+        for back_ms in [1, 5, 15, 20.1, 30, 60]:
             with self.subTest(back_ms=back_ms):
                 trace = self.go([{"kind": "preempt", "rank": 5, "at_round": 1, "return_after": f"{back_ms}ms"}],
                                 rounds=6)
@@ -347,6 +369,58 @@ class FaultsDuringRecovery(unittest.TestCase):
                 joined = [r for e in trace["recovery"] for r in e["joined_ranks"]]
                 self.assertEqual(joined, [5])
                 self.assertEqual(trace["summary"]["final_group"], list(range(self.P)))
+                self.assertEqual([e for e in trace["recovery"] if e.get("undecided_ranks")], [])
+
+    def test_a_worker_that_went_back_a_round_resumes_the_right_one_in_a_second_rebuild(self):
+        # A binary tree's root finishes round 0 first and starts round 1; the first rebuild
+        # sends it back to round 0, and a second rebuild follows. It once read its round as
+        # 1 still, was told to resume round 1 and ran it with an empty model: the results
+        # failed verification. The dropped set is not asserted here (which ranks a slowed
+        # NIC in a tree implicates is attribution, docs/recovery.md): the run must verify,
+        # with identical models, every round done and the loss going down each round.
+        trace = run(scenario("star:8", 8, "binary-tree", "rebuild",
+                             [{"kind": "slow-link", "rank": 1, "at_round": 1, "factor": 0.01}], rounds=4,
+                             size="256KiB", compute="20ms"))
+        self.assertGreaterEqual(len([e for e in trace["recovery"] if e["dropped_ranks"]]), 2)
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertTrue(trace["summary"]["models_identical"])
+        losses = [r["loss"] for r in trace["rounds"]]
+        self.assertEqual(losses, sorted(losses, reverse=True))
+        self.assertEqual(len(set(losses)), 4)
+
+    def test_fault_time_is_the_fault_that_struck_the_dropped_rank(self):
+        # Rank 5 is preempted at 25 ms; a harmless slow-host (10% slower, well inside its
+        # 3x deadline) strikes rank 3 at 30 ms, after it but before the others notice at
+        # the end of their round 1 computation. The event's fault is the preemption.
+        trace = self.go([{"kind": "preempt", "rank": 5, "at": "25ms"},
+                         {"kind": "slow-host", "rank": 3, "at": "30ms", "factor": 0.9}])
+        self.assert_recovered(trace, [5])
+        event = trace["recovery"][0]
+        self.assertGreater(event["detected"], 0.030)
+        self.assertAlmostEqual(event["fault_time"], 0.025, delta=1e-12)
+        quality = trace["summary"]["recovery_quality"]["events"][0]
+        self.assertAlmostEqual(quality["detection_delay"], event["detected"] - 0.025, delta=1e-12)
+
+
+class NeverHangs(unittest.TestCase):
+    """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
+
+    def test_a_link_down_on_the_verdict_couriers_host(self):
+        # star:8, every host runs a worker: the coordinator shares rank 0's host and a
+        # courier on another host carries rank 0's verdict. That courier once ran on the
+        # first other host, rank 1's, whose NIC is down: rank 0 never heard its verdict and
+        # the others waited on it for ever. Every algorithm, with and without a duration.
+        for algorithm in MATRIX_ALGORITHMS:
+            for kind in ["link-down", "link-down 25ms"]:
+                with self.subTest(algorithm=algorithm, fault=kind):
+                    trace = run(scenario(topology_for(8, algorithm), 8, algorithm, "rebuild", [faults_on(1)[kind]],
+                                         rounds=4, size="256KiB", compute="20ms"))
+                    self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), [1])
+                    self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                    self.assertEqual(trace["summary"]["final_group"], [0, 2, 3, 4, 5, 6, 7])
+                    self.assertTrue(trace["summary"]["verified"])
+                    self.assertTrue(trace["summary"]["models_identical"])
 
 
 if __name__ == "__main__":
