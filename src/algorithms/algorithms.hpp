@@ -57,18 +57,26 @@ void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const P
 // starts with blocks[i] and ends with all of them.
 void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks);
 
-// Ring allgather: this rank starts with chunks[mine], its right neighbour with
-// chunks[mine + 1] (mod p); after p-1 steps every rank holds every chunk.
-void ring_allgather(Comm& comm, Buffer& buf, const std::vector<Chunk>& chunks, int mine);
+// Ring allgather over the chunks of split_evenly(buf.size(), p): this rank starts with
+// chunk `mine`, its right neighbour with chunk mine + 1 (mod p); after p-1 steps every
+// rank holds every chunk.
+void ring_allgather(Comm& comm, Buffer& buf, int mine);
 
 // A ring over some of the group's ranks (a locality group, or one rank of each group) and
-// the part of the vector it works on: member i answers for chunks[i].
+// the part of the vector it works on, `slice`: member i answers for chunk i of
+// split_slice(slice, size()), computed when needed (a list per rank would make p^2 chunks
+// over a run: 1 GiB at p = 8192).
 struct RingTask {
   std::vector<int> members;   // group ranks, in ring order
   int position = 0;           // this rank's index in members
-  std::vector<Chunk> chunks;  // one per member
+  Chunk slice;
 
   int size() const { return static_cast<int>(members.size()); }
+  Chunk chunk(int index) const {
+    Chunk c = even_chunk(slice.count, size(), mod(index, size()));
+    c.offset += slice.offset;
+    return c;
+  }
   int right() const { return members[static_cast<size_t>((position + 1) % size())]; }
   int left() const { return members[static_cast<size_t>((position + size() - 1) % size())]; }
 };

@@ -6,7 +6,7 @@
 namespace collsim {
 
 void allgather_ring(Comm& comm, Buffer& buf, const CollectiveArgs&) {
-  ring_allgather(comm, buf, split_evenly(buf.size(), comm.size()), comm.rank());
+  ring_allgather(comm, buf, comm.rank());
 }
 
 Schedule schedule_allgather_ring(const ModelInput& in) { return schedule_reduce_scatter_ring(in); }

@@ -30,14 +30,13 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
     const Chunk slice = slices[static_cast<size_t>(c)];
     const HierarchyPlan plan = plan_hierarchy(turned_groups(groups, c), slice.count);
     const auto [group, local] = plan.place(comm.rank());
-    const int group_count = static_cast<int>(plan.groups.size());
     // 1. reduce-scatter inside my group: I end with chunk `local` of my group's cut
-    inside.push_back({plan.groups[group], local, split_slice(slice, static_cast<int>(plan.groups[group].size()))});
+    inside.push_back({plan.groups[group], local, slice});
     // 2. allreduce each piece of my chunk with its owners in the other groups: one ring over
     //    the groups per piece (one piece when the groups are equal), all of them at once
     for (const HierarchyPlan::Piece& piece : plan.pieces) {
       if (piece.owners[group] != comm.rank()) continue;
-      across.push_back({piece.owners, group, split_slice({slice.offset + piece.span.offset, piece.span.count}, group_count)});
+      across.push_back({piece.owners, group, {slice.offset + piece.span.offset, piece.span.count}});
     }
   }
   rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");

@@ -20,7 +20,7 @@ std::vector<RingTask> channel_tasks(Comm& comm, size_t count, int channels) {
   const auto slices = channel_slices(count, channels);
   std::vector<RingTask> rings;
   for (int c = 0; c < channels; ++c) {
-    RingTask ring{channel_ring(groups, comm.size(), c), 0, split_slice(slices[static_cast<size_t>(c)], comm.size())};
+    RingTask ring{channel_ring(groups, comm.size(), c), 0, slices[static_cast<size_t>(c)]};
     while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
     rings.push_back(std::move(ring));
   }

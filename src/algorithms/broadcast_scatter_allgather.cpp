@@ -36,7 +36,7 @@ void broadcast_scatter_allgather(Comm& comm, Buffer& buf, const CollectiveArgs& 
     comm.send(rank_of(relative + mask), buf.view(theirs.offset, theirs.count));
   }
   // 2. ring allgather: relative rank q starts with chunk q
-  ring_allgather(comm, buf, chunks, relative);
+  ring_allgather(comm, buf, relative);
 }
 
 // The binomial scatter (relative rank v hands v+mask its subtree's chunks), then p-1 ring

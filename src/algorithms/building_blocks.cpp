@@ -60,10 +60,10 @@ void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, con
   }
 }
 
-void ring_allgather(Comm& comm, Buffer& buf, const std::vector<Chunk>& chunks, int mine) {
+void ring_allgather(Comm& comm, Buffer& buf, int mine) {
   // the whole group in rank order, turned so that this rank sits at `mine`
   const int p = comm.size();
-  RingTask ring{{}, mine, chunks};
+  RingTask ring{{}, mine, {0, buf.size()}};
   for (int i = 0; i < p; ++i) ring.members.push_back(mod(comm.rank() - mine + i, p));
   rings_allgather(comm, buf, {ring}, "allgather");
 }
@@ -72,7 +72,7 @@ namespace {
 
 // Chunk `index` (mod the ring's size) of a ring, in the buffer.
 View ring_chunk(Buffer& buf, const RingTask& ring, int index) {
-  const Chunk& c = ring.chunks[static_cast<size_t>(mod(index, ring.size()))];
+  const Chunk c = ring.chunk(index);
   return buf.view(c.offset, c.count);
 }
 
@@ -108,11 +108,7 @@ void rings_reduce_scatter(Comm& comm, Buffer& buf, const ReduceOp& op, const std
                           const char* phase) {
   auto chunk = [&](size_t j, int index) { return ring_chunk(buf, rings[j], index); };
   std::vector<Buffer> partials;
-  for (const RingTask& ring : rings) {
-    size_t largest = 0;
-    for (const Chunk& c : ring.chunks) largest = std::max(largest, c.count);
-    partials.emplace_back(buf.dtype(), largest);
-  }
+  for (const RingTask& ring : rings) partials.emplace_back(buf.dtype(), ring.chunk(0).count);  // the first is the largest
   for (int step = 0; step < longest_ring(rings); ++step) {
     comm.label(phase, step);
     // after step s, member i holds the partial result of chunk i - s - 2 over s + 2 members

@@ -7,7 +7,7 @@ namespace collsim {
 
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   // the whole group in rank order: rank r answers for chunk r
-  RingTask ring{{}, comm.rank(), split_evenly(buf.size(), comm.size())};
+  RingTask ring{{}, comm.rank(), {0, buf.size()}};
   for (int r = 0; r < comm.size(); ++r) ring.members.push_back(r);
   rings_reduce_scatter(comm, buf, *args.op, {ring}, "reduce-scatter");
 }

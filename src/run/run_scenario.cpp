@@ -90,8 +90,7 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   } else if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));
     run.verification =
-        verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results,
-                       [&](int rank, Buffer& buf) { buf = run.result.inputs[static_cast<size_t>(rank)]; });
+        verify_results(scenario.collective.kind, scenario.collective.op, root, run.result.results, run.result.input_of);
   } else {
     run.verification.verified = false;
     run.verification.failure = "the run did not complete";

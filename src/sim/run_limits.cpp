@@ -1,9 +1,12 @@
 #include "sim/run_limits.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <type_traits>
 
+#include "algorithms/message_counts.hpp"
 #include "algorithms/registry.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
@@ -56,25 +59,78 @@ long long check_platform_size(const std::string& topology, const std::string& sc
   return static_cast<long long>(hosts);
 }
 
-void check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
-  const double ranks = p;
-  const std::string& algorithm = scenario.collective.algorithm;
-  const bool segmented =
-      algorithm == "auto" || find_algorithm(scenario.collective.kind, algorithm, "collective.algorithm").uses.segment;
-  const double segments =
-      segmented ? std::ceil(static_cast<double>(payload.carried_elems) / static_cast<double>(segment_elems)) : 0;
-  const double messages = scenario.training.rounds * (2 * ranks * (ranks - 1) + 2 * ranks * segments);
+namespace {
+
+// The algorithms one bucket's collective may run: the scenario's, its two halves when
+// sharded, or every algorithm of the collective for auto.
+std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scenario& scenario) {
+  const CollectiveSpec& collective = scenario.collective;
+  if (scenario.training.sharding != Sharding::none) {
+    if (const auto halves = allreduce_halves(collective.algorithm))
+      return {{&find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm")},
+              {&find_algorithm(Collective::allgather, halves->second, "collective.algorithm")}};
+  }
+  if (collective.algorithm != "auto") return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
+  std::vector<const AlgorithmInfo*> candidates;
+  for (const AlgorithmInfo& algorithm : all_algorithms())
+    if (algorithm.collective == collective.kind) candidates.push_back(&algorithm);
+  return {candidates};
+}
+
+// A long time for people: "30 minutes", "8 hours".
+std::string about_minutes(double seconds) {
+  if (seconds < 2 * 3600) return fmt::format("{:.0f} minutes", std::max(1.0, seconds / 60));
+  return fmt::format("{:.0f} hours", seconds / 3600);
+}
+
+// "ring allreduce", or "auto allreduce" when the choice is not made yet.
+std::string describe_algorithm(const Scenario& scenario) {
+  return fmt::format("{} {}", scenario.collective.algorithm, collective_name(scenario.collective.kind));
+}
+
+}  // namespace
+
+void check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                    const std::vector<size_t>& buckets) {
+  const CollectiveSpec& collective = scenario.collective;
+  CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
+                        collective.group_size.value_or(0)};
+  const std::vector<size_t> vectors = buckets.empty() ? std::vector<size_t>{payload.carried_elems} : buckets;
+  // auto: the most messages of the algorithms it may choose, the least scratch (a choice
+  // that needs too much memory does not make the run impossible)
+  double per_round = 0, scratch = 0;
+  for (const auto& choices : collectives_per_bucket(scenario)) {
+    double most = 0, least = std::numeric_limits<double>::infinity();
+    for (const AlgorithmInfo* algorithm : choices) {
+      shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
+      least = std::min(least, collective_scratch_elements(*algorithm, shape));
+      double messages = 0;
+      for (const size_t elements : vectors) {
+        shape.elems = elements;
+        messages += collective_messages(*algorithm, shape);
+      }
+      most = std::max(most, messages);
+    }
+    per_round += most;
+    scratch = std::max(scratch, least);
+  }
+  const double messages = scenario.training.rounds * per_round;
   if (messages > max_run_messages)
-    throw InputError(fmt::format("workers: {} ranks x {} round(s) could send up to {:.3g} messages; a run simulates "
-                                 "at most {:.0e} (about {} of simulation at 0.3 M messages/s; README \"Limits\"); "
-                                 "use fewer ranks or rounds, or `collsim model`",
-                                 p, scenario.training.rounds, messages, max_run_messages,
-                                 format_time(max_run_messages / 3e5)));
-  const double buffers = 3 * ranks * static_cast<double>(payload.carried_elems) * dtype_size(scenario.collective.dtype);
-  if (buffers > max_carried_bytes)
-    throw InputError(fmt::format("collective.carried_elements: {} ranks x {} elements need about {} of buffers; at "
-                                 "most {} (README \"Limits\"): carry fewer elements",
-                                 p, payload.carried_elems, format_size(buffers), format_size(max_carried_bytes)));
+    throw InputError(fmt::format("workers: {} on {} ranks x {} round(s) sends {:.3g} messages (about {} at 0.3 M "
+                                 "messages/s); a run simulates at most {:.0e} (README \"Limits\"): use fewer ranks "
+                                 "or rounds, another algorithm, or `collsim model`",
+                                 describe_algorithm(scenario), p, scenario.training.rounds, messages,
+                                 about_minutes(messages / 3e5), max_run_messages));
+  // each rank's vector and the input kept for verification; a third copy to roll back to
+  const bool rolls_back = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
+  const double copies = rolls_back ? 3 : 2;
+  const double elements = copies * p * static_cast<double>(payload.carried_elems) + scratch;
+  const double bytes = elements * static_cast<double>(dtype_size(collective.dtype));
+  if (bytes > max_carried_bytes)
+    throw InputError(fmt::format("collective.carried_elements: {} on {} ranks x {} elements needs about {} of buffers; "
+                                 "at most {} (README \"Limits\"): carry fewer elements or use fewer ranks",
+                                 describe_algorithm(scenario), p, payload.carried_elems, format_size(bytes),
+                                 format_size(max_carried_bytes)));
 }
 
 }  // namespace collsim

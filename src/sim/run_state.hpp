@@ -116,6 +116,10 @@ struct RunState {
   simgrid::s4u::Host* control_host = nullptr;  // where injectors and the coordinator run
   std::unique_ptr<LinearRegression> regression;
   InputFn input;                  // synthetic gradients when there is no model
+  // Workers keep a copy of their gradient when a rollback needs it or it cannot be made
+  // again (a model's gradient): otherwise verification regenerates it (one copy of the
+  // carried data fewer: 256 MiB at p = 8192).
+  bool keep_inputs = true;
   std::vector<BucketSlice> buckets;  // layered training: in backward order (empty: one collective)
   std::vector<Activity> activities;  // layered training: every rank's forward, backward and bucket intervals
   // training.sharding: each bucket's allreduce run as its two halves, apart

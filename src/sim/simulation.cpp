@@ -353,13 +353,19 @@ void collect_results(RunState& state, SimResult& result) {
   // The run ends when the last round completes; a dropped straggler still computing
   // afterwards does not count.
   if (result.stall.empty() && !result.rounds.empty()) result.simulated_time = result.rounds.back().end;
-  if (result.stall.empty()) {
-    for (int w : result.final_group) {
-      // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
-      result.results.push_back(std::move(state.workers[static_cast<size_t>(w)].result));
-      result.inputs.push_back(std::move(state.workers[static_cast<size_t>(w)].input));
-    }
+  if (!result.stall.empty()) return;
+  auto inputs = std::make_shared<std::vector<Buffer>>();
+  for (int w : result.final_group) {
+    // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
+    result.results.push_back(std::move(state.workers[static_cast<size_t>(w)].result));
+    if (state.keep_inputs) inputs->push_back(std::move(state.workers[static_cast<size_t>(w)].input));
   }
+  if (state.keep_inputs)
+    result.input_of = [inputs](int g, Buffer& buf) { buf = (*inputs)[static_cast<size_t>(g)]; };
+  else
+    result.input_of = [input = state.input, group = result.final_group](int g, Buffer& buf) {
+      input(group[static_cast<size_t>(g)], buf);
+    };
 }
 
 }  // namespace
@@ -441,7 +447,9 @@ sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, 
     const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
     const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
                                          scenario.collective.carried_elements, scenario.collective.channels);
-    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned));
+    std::vector<size_t> buckets;
+    for (const BucketSlice& slice : plan_bucket_slices(scenario, planned)) buckets.push_back(slice.count);
+    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned), buckets);
   }
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
@@ -521,9 +529,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
                               scenario.collective.channels};
   state.rank_hosts = hosts;
   state.rank_localities = locality.ids;
-  state.input = options.input ? options.input : [&scenario](int rank, Buffer& buf) {
-    fill_input(buf, rank, scenario.collective.op, scenario.seed);
+  state.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {
+    fill_input(buf, rank, op, seed);
   };
+  state.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   plan_iterations(scenario, state, result);
   if (scenario.training.has_model())
     state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),

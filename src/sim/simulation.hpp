@@ -69,7 +69,9 @@ struct SimResult {
   std::vector<RoundRecord> rounds;
   MessageLog messages;
   std::vector<Buffer> results;           // final group: each rank's buffer after the last round
-  std::vector<Buffer> inputs;            // final group: what each rank put into it
+  // Final group index -> what that rank put into the last round: the copy it kept, or
+  // its input generated again when nothing could change it (no model, no recovery).
+  InputFn input_of;
   std::vector<int> final_group;          // world ranks of the last group
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "algorithms/chunks.hpp"
 
@@ -138,37 +139,42 @@ std::string describe_tolerance(OpKind op, int p, bool copies) {
 }
 
 // Alltoall moves data: rank r's block j must be, bit for bit, rank j's block r, and the
-// elements past the p blocks rank r's own. No two ranks hold the same result.
+// elements past the p blocks rank r's own. No two ranks hold the same result. Each rank's
+// input is made once and checked against every result (one input in memory at a time,
+// not p); the failure reported is the first in rank and element order.
 template <typename T>
 Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& input) {
   Verification v;
   v.tolerance = "bit for bit";
   const int p = static_cast<int>(results.size());
   const size_t n = results.front().size();
-  std::vector<Buffer> inputs;
-  for (int j = 0; j < p; ++j) {
-    inputs.emplace_back(results.front().dtype(), n);
-    input(j, inputs.back());
-  }
-  for (int r = 0; r < p; ++r) {
-    ++v.checked_ranks;
-    const T* got = results[static_cast<size_t>(r)].as<T>();
-    for (size_t i = 0; i < n; ++i) {
-      const Chunk first = alltoall_block(n, p, 0);
-      const bool in_a_block = first.count > 0 && i < first.count * static_cast<size_t>(p);
-      const int owner = in_a_block ? static_cast<int>(i / first.count) : r;
-      const size_t at = in_a_block ? alltoall_block(n, p, r).offset + i % first.count : i;
-      const T want = inputs[static_cast<size_t>(owner)].as<T>()[at];
-      if (std::memcmp(&got[i], &want, sizeof(T)) == 0) continue;
-      ++v.wrong_elements;
-      if (v.verified) {
+  const size_t block = alltoall_block(n, p, 0).count;
+  const size_t blocks_end = block * static_cast<size_t>(p);
+  std::pair<int, size_t> first_failure{p, 0};
+  Buffer owned(results.front().dtype(), n);
+  for (int owner = 0; owner < p; ++owner) {
+    input(owner, owned);
+    const T* source = owned.as<T>();
+    for (int r = 0; r < p; ++r) {
+      const T* got = results[static_cast<size_t>(r)].as<T>();
+      // rank r's block `owner` is the owner's block r; the tail past the blocks is r's own
+      auto check = [&](size_t i, size_t at) {
+        if (std::memcmp(&got[i], &source[at], sizeof(T)) == 0) return;
+        ++v.wrong_elements;
+        if (std::pair{r, i} >= first_failure) return;
+        first_failure = {r, i};
         v.verified = false;
-        v.max_error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want));
+        v.max_error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(source[at]));
         v.failure = fmt::format("rank {} element {}: got {}, expected {} (rank {}'s element {})", r, i,
-                                static_cast<double>(got[i]), static_cast<double>(want), owner, at);
-      }
+                                static_cast<double>(got[i]), static_cast<double>(source[at]), owner, at);
+      };
+      const size_t from = static_cast<size_t>(r) * block;
+      for (size_t k = 0; k < block; ++k) check(static_cast<size_t>(owner) * block + k, from + k);
+      if (r == owner)
+        for (size_t i = blocks_end; i < n; ++i) check(i, i);
     }
   }
+  v.checked_ranks = p;
   return v;
 }
 

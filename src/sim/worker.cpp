@@ -79,7 +79,7 @@ public:
       if (!state_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
       // The previous round is kept only where a rebuild may roll back to it.
       if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
-      current = Snapshot{round, me_.weights, buf};
+      current = Snapshot{round, me_.weights, state_.keep_inputs ? buf : Buffer()};
 
       // Run the collective; on a failure, report and restart it in the rebuilt group.
       for (;;) {

@@ -227,6 +227,24 @@ class Limits(Hardening):
                              "1TiB"],
                             "carried_elements", "GiB of buffers", timeout=5)
 
+    def test_the_limit_counts_each_algorithms_own_messages(self):
+        # ring allreduce: 2 p (p - 1) messages; 16384 ranks send 536,805,376, over the limit
+        line = self.assert_refused(["run", "--topology", "star:16384", "--algorithm", "ring"], "messages", timeout=5)
+        self.assertIn(f"sends {2 * 16384 * 16383:.3g} messages", line)
+        # times the rounds: one round at p = 4096 fits, ten do not
+        line = self.assert_refused(["run", "--topology", "star:4096", "--set", "training.rounds=10"], "messages",
+                                   timeout=5)
+        self.assertIn(f"sends {10 * 2 * 4096 * 4095:.3g} messages", line)
+        # ... while p = 8192 ring (1.3e8 messages) and a binomial broadcast over 16384 ranks fit
+        for args in (["--topology", "star:8192", "--algorithm", "ring"],
+                     ["--topology", "star:16384", "--collective", "broadcast", "--algorithm", "binomial"]):
+            with self.subTest(args=args):
+                done = self.collsim("validate", *args, timeout=60 * SLOW)
+                self.assertEqual(done.returncode, 0, done.stderr)
+        # direct allreduce: every rank holds p - 1 incoming vectors of 4096 elements at p = 1024
+        self.assert_refused(["run", "--topology", "star:1024", "--algorithm", "direct"], "direct allreduce",
+                            f"{(2 * 1024 + 1024 * 1023) * 4096 * 4 / 2**30:.4g} GiB of buffers", timeout=5)
+
     @unittest.skipIf(SLOW > 1, "a sanitizer build reserves address space of its own")
     def test_out_of_memory_is_an_error_line(self):
         def limit_memory():

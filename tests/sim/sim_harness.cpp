@@ -24,14 +24,15 @@ Scenario make_scenario(Collective kind, const std::string& algorithm, int p, siz
   return s;
 }
 
-// Child output: simulated time, model time, then each rank's raw bytes.
+// Child output: simulated time, model time, messages, then each rank's raw bytes.
 ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   const ChildOutcome outcome = run_in_child([&] {
     SimOptions options;
     options.input = input;
     SimResult result = run_simulation(scenario, options);
-    std::string out(2 * sizeof(double), '\0');
-    const double times[2] = {result.simulated_time, result.algorithm->model(result.model)};
+    std::string out(3 * sizeof(double), '\0');
+    const double times[3] = {result.simulated_time, result.algorithm->model(result.model),
+                             static_cast<double>(result.messages.count())};
     std::memcpy(out.data(), times, sizeof times);
     for (const Buffer& b : result.results)
       out.append(reinterpret_cast<const char*>(b.data()), b.size() * b.elem_bytes());
@@ -43,10 +44,11 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
     run.error = outcome.output;
     return run;
   }
-  double times[2];
+  double times[3];
   std::memcpy(times, outcome.output.data(), sizeof times);
   run.simulated_time = times[0];
   run.model_time = times[1];
+  run.messages = static_cast<uint64_t>(times[2]);
   const int p = *scenario.workers;
   // the elements each rank holds in memory: all of them, or the carried ones
   size_t count = static_cast<size_t>(scenario.collective.size) / dtype_size(scenario.collective.dtype);

@@ -1,6 +1,7 @@
 #pragma once
 // Runs one simulation in a forked child (one SimGrid engine per process) and brings back
 // its simulated time and every rank's final buffer, so that tests check them in the parent.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct ChildRun {
   std::string error;
   double simulated_time = 0;
   double model_time = 0;
+  uint64_t messages = 0;  // as the run's message log counted them
   std::vector<Buffer> results;
 };
 

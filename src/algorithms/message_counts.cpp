@@ -1,0 +1,107 @@
+#include "algorithms/message_counts.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+#include "algorithms/channels.hpp"
+#include "algorithms/hierarchy.hpp"
+
+namespace collsim {
+namespace {
+
+// Segments of a pipelined vector: at least one (split_into_segments).
+double segments(size_t count, size_t segment) {
+  const size_t per = std::max<size_t>(1, segment);
+  return static_cast<double>(std::max<size_t>(1, (count + per - 1) / per));
+}
+
+// The butterfly algorithms fold the first 2 rem ranks in pairs (one message each way per
+// pair: in, and the result back out) and run log2 pof2 steps of one message per rank.
+double butterfly(int p, int phases) {
+  const PowerOfTwoFold fold = fold_to_power_of_two(p);
+  const double pof2 = fold.pof2;
+  return 2.0 * fold.rem + phases * pof2 * std::countr_zero(static_cast<unsigned>(fold.pof2));
+}
+
+// Ring reduce-scatter and allgather inside each group, then both again among each piece's
+// owners (one per group), on every channel's slice (hierarchy.hpp).
+double hierarchical(const CollectiveShape& s) {
+  const double p = s.p;
+  if (s.group_size <= 0) return 2 * p * (p - 1) * s.channels;
+  const auto groups = consecutive_groups(block_sizes(s.p, s.group_size));
+  double messages = 0;
+  for (const Chunk& slice : channel_slices(s.elems, s.channels)) {
+    const HierarchyPlan plan = plan_hierarchy(groups, slice.count);
+    const double g_count = static_cast<double>(plan.groups.size());
+    for (const auto& group : plan.groups) {
+      const double g = static_cast<double>(group.size());
+      messages += 2 * g * (g - 1);
+    }
+    messages += static_cast<double>(plan.pieces.size()) * 2 * g_count * (g_count - 1);
+  }
+  return messages;
+}
+
+double allreduce_messages(const std::string& name, const CollectiveShape& s) {
+  const double p = s.p;
+  if (name == "naive" || name == "naive-binomial") return 2 * (p - 1);
+  if (name == "ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
+  if (name == "recursive-doubling") return butterfly(s.p, 1);
+  if (name == "rabenseifner") return butterfly(s.p, 2);
+  // every tree edge carries each segment up, then down
+  if (name == "binary-tree") return 2 * (p - 1) * segments(s.elems, s.segment_elems);
+  if (name == "double-binary-tree") {
+    const size_t first_half = (s.elems + 1) / 2;
+    return 2 * (p - 1) * (segments(first_half, s.segment_elems) + segments(s.elems - first_half, s.segment_elems));
+  }
+  if (name == "direct") return p * (p - 1);
+  if (name == "hierarchical") return hierarchical(s);
+  if (name == "parameter-server") return 2 * servers_in_group(s.servers, s.p) * (p - 1);
+  throw std::logic_error("collective_messages: no count for allreduce " + name);
+}
+
+double messages_by_name(Collective collective, const std::string& name, const CollectiveShape& s) {
+  const double p = s.p;
+  switch (collective) {
+    case Collective::allreduce: return allreduce_messages(name, s);
+    case Collective::broadcast:
+      if (name == "binomial" || name == "flat") return p - 1;
+      if (name == "pipeline") return (p - 1) * segments(s.elems, s.segment_elems);
+      if (name == "scatter-allgather") return (p - 1) + p * (p - 1);
+      break;
+    case Collective::reduce:
+      if (name == "binomial" || name == "flat") return p - 1;
+      break;
+    case Collective::reduce_scatter:
+      if (name == "ring") return p * (p - 1);
+      if (name == "recursive-halving") return butterfly(s.p, 1);
+      break;
+    case Collective::allgather:
+      if (name == "ring") return p * (p - 1);
+      if (name == "recursive-doubling") return butterfly(s.p, 1);
+      break;
+    case Collective::alltoall:
+      if (name == "pairwise" || name == "direct") return p * (p - 1);
+      break;
+  }
+  throw std::logic_error("collective_messages: no count for " + std::string(collective_name(collective)) + " " + name);
+}
+
+}  // namespace
+
+double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape& shape) {
+  return messages_by_name(algorithm.collective, algorithm.name, shape);
+}
+
+double collective_scratch_elements(const AlgorithmInfo& algorithm, const CollectiveShape& shape) {
+  const double p = shape.p, n = static_cast<double>(shape.elems);
+  const bool from_everyone = algorithm.collective == Collective::allreduce && algorithm.name == "direct";
+  const bool root_from_everyone = (algorithm.collective == Collective::reduce && algorithm.name == "flat") ||
+                                  (algorithm.collective == Collective::allreduce && algorithm.name == "naive");
+  if (from_everyone) return p * (p - 1) * n;
+  if (root_from_everyone) return (p - 1) * n + p * n;
+  return p * n;
+}
+
+}  // namespace collsim

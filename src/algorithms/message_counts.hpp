@@ -1,0 +1,33 @@
+#pragma once
+// What one collective of an algorithm costs the simulator, from the scenario's numbers
+// alone (no platform is built): the messages it sends and the elements its ranks hold at
+// once. The run limits (sim/run_limits.hpp) refuse a run from these before it starts; each
+// count is the one the algorithm's code sends (tests/sim/message_count_test.cpp counts the
+// messages of real runs of every algorithm).
+#include <cstddef>
+
+#include "algorithms/registry.hpp"
+
+namespace collsim {
+
+struct CollectiveShape {
+  int p = 1;                 // ranks
+  size_t elems = 0;          // carried elements per rank
+  size_t segment_elems = 1;  // carried elements per segment (pipelined algorithms)
+  int channels = 1;          // rings at once (ring and hierarchical allreduce)
+  int servers = 1;           // parameter server's S (clamped to p as the algorithm does)
+  int group_size = 0;        // hierarchical: blocks of this many ranks; 0: groups unknown
+};
+
+// Messages of one collective. Exact, but for the hierarchical allreduce without a
+// group_size (its groups come from the platform): then the ring's 2 p (p-1) per channel,
+// which no grouping exceeds.
+double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
+
+// Elements held at once over all ranks beyond each rank's own vector: the receive buffers
+// of the algorithms that take whole vectors from many ranks at once (direct: p-1 vectors
+// on every rank; flat reduce and naive: p-1 at the root), one vector's worth otherwise
+// (scratch for the incoming chunk, a copy for alltoall).
+double collective_scratch_elements(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
+
+}  // namespace collsim
