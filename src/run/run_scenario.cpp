@@ -59,7 +59,11 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
     std::vector<Buffer> results;
     for (const Buffer& whole : result.results) results.push_back(part(whole));
     const Verification one = verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
-                                            [&](int rank, Buffer& buf) { buf = part(result.inputs[static_cast<size_t>(rank)]); });
+                                            [&](int rank, Buffer& buf) {
+                                              Buffer whole;
+                                              result.input_of(rank, whole);
+                                              buf = part(whole);
+                                            });
     merged.max_error = std::max(merged.max_error, one.max_error);
     merged.wrong_elements += one.wrong_elements;
     merged.tolerance = one.tolerance;
