@@ -150,7 +150,21 @@ void add_quiet_and_size_table_flags(CLI::App* run, collsim::RunRequest& request)
                   "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
                   "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
   run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
-  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)");
+  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)")
+      ->check(CLI::Range(1, 1024));
+}
+
+// `--size ""` or `--trace=` would read as the flag left out (every flag's default is an
+// empty string): an empty value is refused instead of silently ignored.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const CLI::Option* option : command->get_options()) {
+      const auto& values = option->results();
+      if (std::any_of(values.begin(), values.end(), [](const std::string& value) { return value.empty(); }))
+        throw collsim::InputError(fmt::format("{}: the value is empty", option->get_name()));
+    }
+    refuse_empty_values(*command);
+  }
 }
 
 }  // namespace
@@ -288,11 +302,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& version) {
     return app.exit(version);
   } catch (const CLI::ParseError& error) {
-    std::cerr << fmt::format("collsim: error: {} (see collsim --help)\n", error.what());
+    std::cerr << fmt::format("collsim: error: {} (see collsim --help)\n", collsim::one_line(error.what()));
     return exit_bad_input;
   }
 
   try {
+    refuse_empty_values(app);
     if (run->parsed()) {
       run_flags.append_overrides(run_request.overrides);
       output_flags.apply(run_request);
@@ -317,14 +332,14 @@ int main(int argc, char** argv) {
     }
     if (baseline_update->parsed()) return collsim::command_baseline_update(scenarios_dir, baselines_dir, baseline_quiet);
   } catch (const collsim::InputError& error) {
-    std::cerr << "collsim: error: " << error.what() << "\n";
+    std::cerr << "collsim: error: " << collsim::one_line(error.what()) << "\n";
     return exit_bad_input;
   } catch (const std::bad_alloc&) {
     std::cerr << "collsim: error: out of memory (see the limits in the README; carry fewer elements or use fewer "
                  "ranks)\n";
     return exit_bad_input;
   } catch (const std::exception& error) {
-    std::cerr << "collsim: the run failed: " << error.what() << "\n";
+    std::cerr << "collsim: the run failed: " << collsim::one_line(error.what()) << "\n";
     return 1;
   }
   return 0;
