@@ -1,5 +1,6 @@
 #include "sim/run_limits.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <type_traits>
@@ -63,13 +64,24 @@ void check_run_size(const Scenario& scenario, int p, const Payload& payload, siz
       algorithm == "auto" || find_algorithm(scenario.collective.kind, algorithm, "collective.algorithm").uses.segment;
   const double segments =
       segmented ? std::ceil(static_cast<double>(payload.carried_elems) / static_cast<double>(segment_elems)) : 0;
-  const double messages = scenario.training.rounds * (2 * ranks * (ranks - 1) + 2 * ranks * segments);
+  // Layered training runs one collective per bucket: a bucket closes once it holds `bucket`
+  // bytes, so there are at most size / bucket + 1 of them, and at most one per layer
+  // (Horovod's fusion: counted as one per layer). No bucket: one for the whole gradient.
+  const TrainingSpec& training = scenario.training;
+  double collectives = 1;
+  if (training.has_layers() && (training.bucket > 0 || training.fusion))
+    collectives = static_cast<double>(training.layers.size());
+  if (training.has_layers() && training.bucket > 0)
+    collectives = std::min(collectives, std::floor(scenario.collective.size / training.bucket) + 1);
+  const double messages =
+      scenario.training.rounds * collectives * (2 * ranks * (ranks - 1) + 2 * ranks * segments);
   if (messages > max_run_messages)
-    throw InputError(fmt::format("workers: {} ranks x {} round(s) could send up to {:.3g} messages; a run simulates "
+    throw InputError(fmt::format("workers: {} ranks x {} round(s){} could send up to {:.3g} messages; a run simulates "
                                  "at most {:.0e} (about {} of simulation at 0.3 M messages/s; README \"Limits\"); "
                                  "use fewer ranks or rounds, or `collsim model`",
-                                 p, scenario.training.rounds, messages, max_run_messages,
-                                 format_time(max_run_messages / 3e5)));
+                                 p, scenario.training.rounds,
+                                 collectives > 1 ? fmt::format(" x {:.0f} layers' collectives", collectives) : "",
+                                 messages, max_run_messages, format_time(max_run_messages / 3e5)));
   const double buffers = 3 * ranks * static_cast<double>(payload.carried_elems) * dtype_size(scenario.collective.dtype);
   if (buffers > max_carried_bytes)
     throw InputError(fmt::format("collective.carried_elements: {} ranks x {} elements need about {} of buffers; at "

@@ -464,6 +464,25 @@ class Classes(Hardening):
         self.assert_refused(["render", trace, "--svg", self.tmp / "x.svg"], r"messages\[0\]\.src", "32 bits")
 
 
+class MoreClasses(Hardening):
+    def test_hexadecimal_numbers_are_not_sizes(self):
+        for flag, value in [("--size", "0x10"), ("--reduce-bandwidth", "0x10GBps"), ("--overhead", "0x1p-3s")]:
+            with self.subTest(flag=flag):
+                self.assert_refused(["run", "--topology", "star:4", flag, value], "not a")
+
+    def test_a_platform_host_without_a_name(self):
+        platform = self.write("p.xml", PLATFORM_HEAD + "<zone id='z' routing='Full'><host id='' speed='1Gf'/></zone>"
+                              "</platform>")
+        self.assert_refused(["run", "--workers", "1", "--topology", platform], "line 4", "empty id")
+
+    def test_message_estimate_counts_the_buckets_of_layered_training(self):
+        # 1000 one-byte buckets at p = 256: 1000 x 2 x 256 x 255 = 1.31e8 messages > 1e8
+        layers = {"uniform": {"count": 1000, "parameters": 1000000}}
+        document = {"workers": 256, "topology": "star:256", "training": {"layers": layers, "bucket": 1}}
+        self.assert_refused(["run", self.scenario(document)], "1000 layers' collectives", r"1\.31e\+08 messages",
+                            timeout=5)
+
+
 class Perfetto(Hardening):
     def test_a_small_trace_cannot_expand_without_bound(self):
         trace = self.tmp / "t.json"
