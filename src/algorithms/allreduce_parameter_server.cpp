@@ -36,7 +36,9 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   comm.wait_all(transfers);
 
   // the server reduces in rank order, x0 op x1 op ... op x(p-1), so every rank gets the same bits
-  if (server) {
+  // (with more servers than elements a server's shard is empty: nothing to reduce, and
+  // memcpy must not be given the null data of an empty buffer)
+  if (server && shards[r].count > 0) {
     pushed[r] = Buffer(buf.dtype(), shards[r].count);
     std::memcpy(pushed[r].data(), shard(r).data, shard(r).bytes());
     for (int q = 1; q < p; ++q) args.op->combine(pushed[0].all(), pushed[q].all());
