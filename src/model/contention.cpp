@@ -126,8 +126,9 @@ ModelEstimate estimate_in_lock_step(const Schedule& schedule, const ModelInput& 
 }
 
 // Rank by rank: the whole schedule is one fluid run in which each rank goes through its
-// steps in order, each as soon as its own messages of the one before are done. A step's
-// time is from its first message posted to its last arrived.
+// steps in order, each as soon as its own messages of the one before are done and (in a
+// reducing step) what it received is reduced. A step's time is from its first message
+// posted to its last arrived.
 ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& in, const Network& network) {
   const auto& steps = schedule.steps();
   std::vector<FluidMessage> messages;
@@ -139,7 +140,7 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     for (int r = 0; r < steps[s].repeat; ++r, ++instance)
       for (const Flow& flow : steps[s].flows) {
         of_step[s].push_back(messages.size());
-        messages.push_back({flow, instance});
+        messages.push_back({flow, instance, steps[s].reduced});
       }
     estimate.steps += static_cast<size_t>(steps[s].repeat);
     estimate.largest_step = std::max(estimate.largest_step, steps[s].flows.size());
@@ -149,7 +150,7 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     double first_posted = std::numeric_limits<double>::infinity();
     for (size_t m : of_step[s]) {
       first_posted = std::min(first_posted, arrivals[m].posted);
-      estimate.time = std::max(estimate.time, arrivals[m].finish);
+      estimate.time = std::max({estimate.time, arrivals[m].finish, arrivals[m].reduced});
     }
     if (!of_step[s].empty()) note_slowest(estimate, static_cast<int>(s), slowest_of(arrivals, of_step[s], first_posted), network);
   }
@@ -162,17 +163,11 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) {
   const std::shared_ptr<const Network> own = in.network ? nullptr : uniform_network(in);
   const Network& network = in.network ? *in.network : *own;
-  // The fluid run has no reduction kernels: with a finite reduce_bandwidth the steps are
-  // priced in lock step, each reducing step lengthened by its reductions.
-  const bool reductions = std::isfinite(in.reduce_bandwidth);
-  const bool followed = schedule.rank_by_rank() && messages_of(schedule) <= max_followed_messages && !reductions;
+  const bool followed = schedule.rank_by_rank() && messages_of(schedule) <= max_followed_messages;
   ModelEstimate estimate =
       followed ? estimate_rank_by_rank(schedule, in, network) : estimate_in_lock_step(schedule, in, network);
   estimate.estimate_note = schedule.estimate_note();
   estimate.rank_by_rank = followed;
-  if (schedule.rank_by_rank() && reductions && estimate.estimate_note.empty())
-    estimate.estimate_note = "with collective.reduce_bandwidth its steps are priced in lock step (the rank-by-rank "
-                             "run does not charge reductions), where the ranks of a pipeline drift apart";
   if (schedule.rank_by_rank() && !followed && estimate.estimate_note.empty())
     estimate.estimate_note = fmt::format("{} messages are too many to follow rank by rank (more than {}): its steps "
                                          "are priced in lock step, where the ranks of a pipeline drift apart",

@@ -9,6 +9,9 @@
 // their dependencies, identical steps are priced once. Pipelined and hierarchical
 // schedules (Schedule::mark_rank_by_rank) are followed message by message: each rank
 // moves on to its next step when its own messages are done, as the algorithms' code does.
+// With a finite ModelInput::reduce_bandwidth a rank reduces what it received in a reducing
+// step before it goes on: in lock step the step lasts as long as the rank reducing the
+// most needs; rank by rank each rank posts its next step once its own reductions are done.
 // On the contention-free star of uniform_network() both are exactly the closed-form
 // formulas of cost_model.hpp.
 #include <string>

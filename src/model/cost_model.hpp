@@ -54,8 +54,9 @@ struct ModelInput {
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)
-  // Bytes per second a rank reduces (gamma = 1 / this): a step whose messages are reduced
-  // lasts m / reduce_bandwidth longer, m the most bytes a rank reduces in it. Infinite: free.
+  // Bytes per second a rank reduces (gamma = 1 / this): a rank that reduces m bytes of a
+  // step is busy m / reduce_bandwidth before its next step (in lock step the step lasts that
+  // much longer for the rank reducing the most). Infinite: free.
   double reduce_bandwidth = std::numeric_limits<double>::infinity();
   int root = 0;                 // rooted collectives
 

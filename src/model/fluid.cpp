@@ -28,10 +28,12 @@ struct Transfer {
   int send_round = 0, recv_round = 0;
 };
 
-// A rank's round: its messages, and how many of them are still to complete.
+// A rank's round: its messages, how many of them are still to complete, and the bytes it
+// reduces once they have.
 struct Round {
   std::vector<size_t> messages;
   size_t pending = 0;
+  double reduced_bytes = 0;
 };
 
 class FluidRun {
@@ -53,6 +55,7 @@ public:
         if (rank == message.flow.dst && message.flow.src == message.flow.dst) break;
         rounds.back().messages.push_back(m);
         ++rounds.back().pending;
+        if (rank == message.flow.dst && message.reduced) rounds.back().reduced_bytes += message.flow.bytes;
         (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = static_cast<int>(rounds.size()) - 1;
       }
       if (message.flow.src == message.flow.dst) transfers_[m].recv_round = transfers_[m].send_round;
@@ -150,6 +153,7 @@ private:
     Transfer& t = transfers_[m];
     Arrival& arrival = arrivals_[m];
     arrival.finish = at;
+    arrival.reduced = at;
     arrival.bottleneck = t.limited_by >= 0 ? ids_[static_cast<size_t>(t.limited_by)] : -1;
     arrival.sharing = t.limited_by >= 0 ? crossing_[static_cast<size_t>(t.limited_by)] : 0;
     const Flow& flow = messages_[m].flow;
@@ -157,10 +161,16 @@ private:
     if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, at);
   }
 
+  // When a rank's round is done it reduces what it received (busy until `free_at`), then
+  // posts its next round.
   void finish_part(int rank, int round, double at) {
     auto& rounds = rounds_[static_cast<size_t>(rank)];
-    if (--rounds[static_cast<size_t>(round)].pending == 0 && round + 1 < static_cast<int>(rounds.size()))
-      post(rank, round + 1, at);
+    Round& done = rounds[static_cast<size_t>(round)];
+    if (--done.pending > 0) return;
+    const double free_at = done.reduced_bytes > 0 ? at + done.reduced_bytes / in_.reduce_bandwidth : at;
+    for (size_t m : done.messages)
+      if (messages_[m].reduced && messages_[m].flow.dst == rank) arrivals_[m].reduced = free_at;
+    if (round + 1 < static_cast<int>(rounds.size())) post(rank, round + 1, free_at);
   }
 
   // Weighted max-min fairness by progressive filling: the shared link whose capacity per

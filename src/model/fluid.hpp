@@ -7,6 +7,12 @@
 // A message moves once both its ends have posted it (SimGrid's mailbox rendezvous) and its
 // sender's overheads and its route's latency are paid.
 //
+// A message marked `reduced` is reduced by its receiver once the receiver's round is done
+// (the algorithms wait for a round's messages, then combine what they received): with a
+// finite ModelInput::reduce_bandwidth the receiver is busy (the bytes it reduces in the
+// round) / reduce_bandwidth before it posts its next round, as ReduceOp::combine keeps
+// the simulation's rank busy.
+//
 // One step priced alone is a run in which every rank has one round (the lock-step pricing
 // of step-synchronous schedules); a whole pipelined schedule is one run in which each
 // rank's rounds follow one another, so that no rank waits for a step it takes no part in.
@@ -26,6 +32,7 @@ namespace collsim {
 struct FluidMessage {
   Flow flow;
   int round_key = 0;  // messages of one rank with the same key belong to one of its rounds
+  bool reduced = false;  // its receiver reduces it once its round is done
 };
 
 struct Arrival {
@@ -33,6 +40,7 @@ struct Arrival {
   double finish = 0;   // when its last byte arrived
   int bottleneck = -1; // network link that set its rate last (-1: latency and overheads only)
   int sharing = 0;     // messages crossing that link then
+  double reduced = 0;  // when its receiver has reduced it (finish when it is not reduced)
 };
 
 // Runs the messages, given in round order (a rank's rounds in the order of their first

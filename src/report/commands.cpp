@@ -337,12 +337,7 @@ void read_model_parameters(const ModelRequest& request, ModelInput& in) {
   if (request.servers < 1 || request.servers > in.p)
     throw InputError(fmt::format("--servers: {} is out of range; allowed: 1 to {}", request.servers, in.p));
   in.servers = request.servers;
-  if (request.group_size && *request.group_size < 1)
-    throw InputError(fmt::format("--group-size: {} must be >= 1", *request.group_size));
-  if (request.inter_flows < 1) throw InputError(fmt::format("--inter-flows: {} must be >= 1", request.inter_flows));
   in.group_sizes = block_sizes(in.p, request.group_size.value_or(in.p));
-  if (request.channels < 1 || request.channels > max_channels)
-    throw InputError(fmt::format("--channels: {} is out of range; allowed: 1 to {}", request.channels, max_channels));
   in.channels = request.channels;
   if (!request.reduce_bandwidth.empty()) in.reduce_bandwidth = parse_bandwidth(request.reduce_bandwidth, "--reduce-bandwidth");
   in.intra = SharedRoutes{in.alpha, in.bandwidth, 1};

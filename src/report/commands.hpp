@@ -51,6 +51,7 @@ int command_baseline_update(const std::string& scenarios_dir, const std::string&
 int command_validate(const RunRequest& request);
 int command_list(const std::string& what);
 
+// `collsim model`'s flags; the command line (src/cli/model.cpp) checks their fixed ranges.
 struct ModelRequest {
   std::string collective = "allreduce";
   std::string algorithm;           // a name, or "all": rank every algorithm of the collective

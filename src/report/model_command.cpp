@@ -57,7 +57,8 @@ std::string exactness(const Scenario& scenario, const ModelEstimate* estimate) {
   if (scenario.network == NetworkModel::realistic) return "an estimate: " + realistic_network_caveat();
   if (estimate != nullptr && !estimate->estimate_note.empty()) return "an estimate: " + estimate->estimate_note;
   const std::string followed = "every message followed rank by rank (a rank's next step starts when its own messages "
-                               "are done), links shared as SimGrid shares them on these routes";
+                               "are done and, with reduce_bandwidth, what it received is reduced), links shared as "
+                               "SimGrid shares them on these routes";
   if (estimate != nullptr && estimate->rank_by_rank) return "exact on the ideal network: " + followed;
   const std::string lock_step = "steps priced in lock step with SimGrid's own max-min sharing on these routes: an "
                                 "estimate where the messages of one step are uneven and the next step starts early";

@@ -40,19 +40,21 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
 }
 
 AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first) {
-  AutoCandidate candidate{name, 0, std::nullopt, {}};
+  AutoCandidate candidate(name);
   if (outcome.exit_code == 0) {
     const auto out = nlohmann::json::parse(outcome.output);
     candidate.model_time = out["model"].get<double>();
     candidate.simulated_time = out["simulated"].get<double>();
   } else if (outcome.exit_code != 2 || outcome.output.empty()) {
-    // A trial that crashed or was killed (not one that refused its input): its table
-    // would be wrong, so the run fails rather than choose without it.
+    // A trial that crashed or was killed (no exception, no message): its table would be
+    // wrong, so the run fails rather than choose without it.
     throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
                                          outcome.output.empty() ? "" : ": " + outcome.output));
   } else {
-    // The first candidate's refusal is the scenario's (the real run will report it);
-    // another's is this candidate's and only rules it out.
+    // The trial threw (run_in_child: exit 2 and the message), most often an InputError
+    // refusing this algorithm here, but any error the run raised counts the same. The
+    // first candidate's error is the scenario's (the real run will report it); another's
+    // is this candidate's and only rules it out.
     candidate.error = outcome.output;
     if (first) throw InputError(candidate.error);
   }
@@ -60,7 +62,7 @@ AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, 
 }
 
 AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {
-  AutoCandidate candidate{algorithm.name, 0, std::nullopt, {}};
+  AutoCandidate candidate(algorithm.name);
   const Schedule schedule = algorithm.schedule(in);
   candidate.skipped = impractical_reason(schedule);
   if (!candidate.skipped.empty()) return candidate;

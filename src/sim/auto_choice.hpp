@@ -17,9 +17,11 @@ namespace collsim {
 std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg);
 
 // What a trial's process said, as a candidate: its times (exit 0), or why it is ruled out
-// (exit 2 with a message: it refused this input). Throws std::runtime_error when the trial
-// died (a crash, a kill: choosing without it would be wrong), and InputError when the
-// `first` candidate refused (that refusal is the scenario's, which the real run reports).
+// (exit 2 with a message: the trial threw, run_in_child's convention; usually an InputError,
+// the algorithm refusing this input, but any exception of the run is read the same way).
+// Throws std::runtime_error when the trial died without a message (a crash, a kill, any
+// other exit status: choosing without it would be wrong), and InputError with the message
+// when the `first` candidate threw (that error is the scenario's, which the real run reports).
 AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first);
 
 // One candidate by model: its schedule priced on in's network, with the bottleneck link of

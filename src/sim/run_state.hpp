@@ -104,7 +104,7 @@ struct RunState {
   const Scenario* scenario = nullptr;
   const AlgorithmInfo* algorithm = nullptr;
   Payload payload;
-  ModelInput model;               // for the full group; coordinator recomputes per group
+  ModelInput model;               // for the full group; model_for(group) gives a rebuilt group's
   std::unique_ptr<ReduceOp> op;
   CollectiveArgs args;
   std::vector<simgrid::s4u::Host*> rank_hosts;
@@ -143,8 +143,9 @@ struct RunState {
   // A group of these world ranks (numbered 0.. in this order) for `epoch`, with their
   // localities, the detector's watch and the stall tracking set; not yet in `groups`.
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members);
-  // The model's input for a group: its size, its locality groups (the platform's costs
-  // are those of the first group).
+  // The model's input for a group: its size, its locality groups and its members as the
+  // route endpoints (the model prices its own routes); the other fields (alpha, B, ...)
+  // stay the full group's.
   ModelInput model_for(const CommGroup& group) const;
 };
 

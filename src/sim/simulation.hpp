@@ -4,6 +4,7 @@
 // SimGrid allows one engine per process: call run_simulation once per process.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/registry.hpp"
@@ -33,6 +34,9 @@ struct RoundRecord {
 
 // One row of --algorithm auto's table.
 struct AutoCandidate {
+  // A row for this algorithm, nothing measured yet.
+  explicit AutoCandidate(std::string name) : algorithm(std::move(name)) {}
+
   std::string algorithm;
   double model_time = 0;                 // its cost formula on this platform
   std::optional<double> simulated_time;  // its short simulation (auto by "simulate")

@@ -1,6 +1,8 @@
 #pragma once
-// Every run checks every rank's result against a reference computed independently, in
-// long double, from the same inputs (regenerated, not taken from the simulation).
+// Every run checks every rank's result against a reference computed independently from
+// the same inputs (regenerated, not taken from the simulation), in a wider type than the
+// data: double for float32 and the 16-bit floats, long double for float64; integers
+// modulo 2^64, wrapped to the type as its own arithmetic wraps.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,10 +33,12 @@ using InputFn = std::function<void(int rank, Buffer& buf)>;
 // split_evenly(n, p) only (the rest of its buffer is scratch), against the reduction
 // (bitwise_identical stays true: no two ranks hold the same result). Allgather: every rank
 // must hold, exactly, chunk j of rank j's input in its chunk j, for every j (a rank's input
-// counts only in its own chunk).
+// counts only in its own chunk). Alltoall: rank r's block j must be rank j's block r, bit
+// for bit (the elements past the p blocks stay rank r's own).
 // Floating-point sums may differ from the reference by the usual rounding bound
 // ((p-1) eps sum|x|, eps the type's epsilon: 2^-23 float32, 2^-52 float64, 2^-7 bfloat16,
-// 2^-10 float16, which also allows (p-1) of its smallest subnormal), products by p eps |x|;
+// 2^-10 float16, which also allows (p-1) of its smallest subnormal), averages by that
+// bound / p plus one rounding of the average, products by p eps |x| (+1%);
 // min, max and integers must be exact (integer sums and products wrap around, in the
 // reference too).
 Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,

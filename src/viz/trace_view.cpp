@@ -197,32 +197,19 @@ void read_messages(const Reader& read, const json& trace, TraceView& view) {
     view.sample_kept = read.count(read.field(trace, "message_sample", ""), "kept", "message_sample");
 }
 
-}  // namespace
-
-double TraceView::end_time() const {
-  double end = simulated_time;
-  for (const auto& m : messages) end = std::max(end, m.end);
-  for (const auto& r : rounds) end = std::max(end, r.end);
-  for (const auto& f : faults) end = std::max(end, f.time);
-  for (const auto& r : recovery) {
-    end = std::max({end, r.detected, r.rebuilt, r.resumed.value_or(0), r.round_completed.value_or(0)});
-  }
-  return end;
-}
-
-TraceView read_trace(const json& trace, const std::string& source) {
-  const Reader read(source);
+// The format line: collsim-trace/2, or /1 (older traces, read with fewer facts).
+int read_format(const Reader& read, const json& trace) {
   if (!trace.is_object()) read.fail("trace", "not a JSON object (is this a collsim trace?)");
   if (!trace.contains("format") || !trace["format"].is_string())
     read.fail("format", fmt::format("missing: not a collsim trace (expected \"format\": \"{}\")", current_format));
   if (trace["format"] != current_format && trace["format"] != older_format)
     read.fail("format", fmt::format("{} is not a format this collsim reads (expected \"{}\" or \"{}\")",
                                     trace["format"].dump(), current_format, older_format));
-  TraceView view;
-  view.source = source;
-  view.format = trace["format"] == older_format ? 1 : 2;
-  view.version = read.text(trace, "collsim_version", "");
+  return trace["format"] == older_format ? 1 : 2;
+}
 
+// The scenario as run: name, network, ranks and the collective's parameters.
+void read_scenario(const Reader& read, const json& trace, TraceView& view) {
   const json& scenario = read.field(trace, "scenario", "");
   view.name = read.text(scenario, "name", "scenario");
   view.topology = read.text(scenario, "topology", "scenario");
@@ -237,21 +224,27 @@ TraceView read_trace(const json& trace, const std::string& source) {
   view.op = read.text(collective, "op", "scenario.collective");
   view.root = read.integer(collective, "root", "scenario.collective");
   view.segment = read.number(collective, "segment", "scenario.collective");
+}
 
+// Which host runs each rank, and how many elements the collective carried (absent in old traces).
+void read_platform(const Reader& read, const json& trace, TraceView& view) {
   const json& platform = read.field(trace, "platform", "");
   for (const auto& host : read.array(platform, "rank_hosts", "platform"))
     view.rank_hosts.push_back(host.is_string() ? host.get<std::string>() : "");
   if (trace.contains("payload"))
     view.carried_elements = read.count(read.field(trace, "payload", ""), "carried_elements", "payload");
+}
 
+// The summary is kept whole (metrics read it by name); the view needs a few figures of it.
+void read_summary(const Reader& read, const json& trace, TraceView& view) {
   view.summary = read.field(trace, "summary", "");
   view.simulated_time = read.number(view.summary, "simulated_time", "summary");
   view.message_count = read.count(view.summary, "message_count", "summary");
   if (view.summary.contains("stalled") && view.summary["stalled"].is_string())
     view.stalled = view.summary["stalled"].get<std::string>();
+}
 
-  read_messages(read, trace, view);
-
+void read_rounds(const Reader& read, const json& trace, TraceView& view) {
   const json& rounds = read.array(trace, "rounds", "");
   for (size_t i = 0; i < rounds.size(); ++i) {
     const std::string path = fmt::format("rounds[{}]", i);
@@ -265,7 +258,10 @@ TraceView read_trace(const json& trace, const std::string& source) {
     round.collective = read.number(rounds[i], "collective", path);
     view.rounds.push_back(round);
   }
+}
 
+// Faults with the ranks they struck; /1 traces name those ranks only inside `target`.
+void read_faults(const Reader& read, const json& trace, TraceView& view) {
   const json& faults = read.array(trace, "faults", "");
   for (size_t i = 0; i < faults.size(); ++i) {
     const std::string path = fmt::format("faults[{}]", i);
@@ -278,7 +274,9 @@ TraceView read_trace(const json& trace, const std::string& source) {
     fault.ranks = faults[i].contains("ranks") ? read.ranks(faults[i], "ranks", path) : ranks_in_old_target(fault.target);
     view.faults.push_back(fault);
   }
+}
 
+void read_recovery(const Reader& read, const json& trace, TraceView& view) {
   const json& recovery = read.array(trace, "recovery", "");
   for (size_t i = 0; i < recovery.size(); ++i) {
     const std::string path = fmt::format("recovery[{}]", i);
@@ -298,44 +296,79 @@ TraceView read_trace(const json& trace, const std::string& source) {
     if (r.contains("reason") && r["reason"].is_string()) event.reason = r["reason"].get<std::string>();
     view.recovery.push_back(event);
   }
+}
 
-  read_activities(read, trace, view);
-  // Traces written before collsim measured links have no "links": the report says so.
-  if (trace.contains("links")) {
-    const json& links = trace["links"];
-    view.has_links = true;
-    view.link_bins = read.integer(links, "bins", "links");
-    view.link_bin_width = read.number(links, "bin_width", "links");
-    const json& list = read.array(links, "list", "links");
-    for (size_t i = 0; i < list.size(); ++i) {
-      const std::string path = fmt::format("links.list[{}]", i);
-      const json& l = list[i];
-      TraceLink link;
-      link.name = read.text(l, "name", path);
-      link.bandwidth = read.number(l, "bandwidth", path);
-      link.latency = read.number(l, "latency", path);
-      link.bytes = read.number(l, "bytes", path);
-      link.flows = read.count(l, "flows", path);
-      link.busy_time = read.number(l, "busy_time", path);
-      link.peak_flows = read.integer(l, "peak_flows", path);
-      link.peak_at = read.number(l, "peak_at", path);
-      if (l.contains("series")) {
-        const json& series = read.array(l, "series", path);
-        for (size_t b = 0; b < series.size(); ++b) {
-          if (!series[b].is_number()) read.fail(fmt::format("{}.series[{}]", path, b), "not a number");
-          link.series.push_back(series[b].get<double>());
-        }
-      }
-      if (l.contains("bandwidth_changes"))
-        for (const json& change : read.array(l, "bandwidth_changes", path))
-          link.bandwidth_changes.emplace_back(read.number(change, "time", path + ".bandwidth_changes"),
-                                              read.number(change, "bandwidth", path + ".bandwidth_changes"));
-      view.links.push_back(std::move(link));
+TraceLink read_link(const Reader& read, const json& l, const std::string& path) {
+  TraceLink link;
+  link.name = read.text(l, "name", path);
+  link.bandwidth = read.number(l, "bandwidth", path);
+  link.latency = read.number(l, "latency", path);
+  link.bytes = read.number(l, "bytes", path);
+  link.flows = read.count(l, "flows", path);
+  link.busy_time = read.number(l, "busy_time", path);
+  link.peak_flows = read.integer(l, "peak_flows", path);
+  link.peak_at = read.number(l, "peak_at", path);
+  if (l.contains("series")) {
+    const json& series = read.array(l, "series", path);
+    for (size_t b = 0; b < series.size(); ++b) {
+      if (!series[b].is_number()) read.fail(fmt::format("{}.series[{}]", path, b), "not a number");
+      link.series.push_back(series[b].get<double>());
     }
   }
-  if (trace.contains("notes") && trace["notes"].is_array())
-    for (const auto& note : trace["notes"])
-      if (note.is_string()) view.notes.push_back(note.get<std::string>());
+  if (l.contains("bandwidth_changes"))
+    for (const json& change : read.array(l, "bandwidth_changes", path))
+      link.bandwidth_changes.emplace_back(read.number(change, "time", path + ".bandwidth_changes"),
+                                          read.number(change, "bandwidth", path + ".bandwidth_changes"));
+  return link;
+}
+
+// Traces written before collsim measured links have no "links": the report says so.
+void read_links(const Reader& read, const json& trace, TraceView& view) {
+  if (!trace.contains("links")) return;
+  const json& links = trace["links"];
+  view.has_links = true;
+  view.link_bins = read.integer(links, "bins", "links");
+  view.link_bin_width = read.number(links, "bin_width", "links");
+  const json& list = read.array(links, "list", "links");
+  for (size_t i = 0; i < list.size(); ++i) view.links.push_back(read_link(read, list[i], fmt::format("links.list[{}]", i)));
+}
+
+void read_notes(const json& trace, TraceView& view) {
+  if (!trace.contains("notes") || !trace["notes"].is_array()) return;
+  for (const auto& note : trace["notes"])
+    if (note.is_string()) view.notes.push_back(note.get<std::string>());
+}
+
+}  // namespace
+
+double TraceView::end_time() const {
+  double end = simulated_time;
+  for (const auto& m : messages) end = std::max(end, m.end);
+  for (const auto& r : rounds) end = std::max(end, r.end);
+  for (const auto& f : faults) end = std::max(end, f.time);
+  for (const auto& r : recovery) {
+    end = std::max({end, r.detected, r.rebuilt, r.resumed.value_or(0), r.round_completed.value_or(0)});
+  }
+  return end;
+}
+
+// Sections in the order of the trace, so that the first error reported is the first in the file.
+TraceView read_trace(const json& trace, const std::string& source) {
+  const Reader read(source);
+  TraceView view;
+  view.source = source;
+  view.format = read_format(read, trace);
+  view.version = read.text(trace, "collsim_version", "");
+  read_scenario(read, trace, view);
+  read_platform(read, trace, view);
+  read_summary(read, trace, view);
+  read_messages(read, trace, view);
+  read_rounds(read, trace, view);
+  read_faults(read, trace, view);
+  read_recovery(read, trace, view);
+  read_activities(read, trace, view);
+  read_links(read, trace, view);
+  read_notes(trace, view);
   return view;
 }
 

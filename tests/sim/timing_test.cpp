@@ -3,7 +3,9 @@
 // the double binary tree's closed form holds at powers of two (elsewhere it is a bound).
 // The hierarchical allreduce also over blocks of group_size ranks and over the zones of
 // topologies/two-zones.xml (messages between the zones share its inter-rack link), the
-// parameter server with 1, 2, 3 and p servers.
+// parameter server with 1, 2, 3 and p servers. Every comparison is relative (Approx's
+// scale(0)): doctest's default scale of 1 would allow epsilon x 1 s, more than these runs of
+// microseconds differ by.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -140,12 +142,12 @@ void check_timing(const std::string& topology, double link_latency, double bandw
       const double want = formula(algorithm.collective, algorithm.name, p, n, alpha, bandwidth, n / 8);
       if (want < 0) {
         // exact against the model's schedule depth, and below the bound written out here
-        CHECK(run.simulated_time == doctest::Approx(run.model_time).epsilon(1e-6));
+        CHECK(run.simulated_time == doctest::Approx(run.model_time).epsilon(1e-6).scale(0));
         CHECK(run.simulated_time <= double_tree_bound(p, n, alpha, bandwidth, n / 8) * (1 + 1e-9));
         continue;
       }
-      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
-      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6).scale(0));
     }
   }
 }
@@ -188,8 +190,8 @@ TEST_SUITE("sim") {
       const int groups = p / g;
       const double want = 2.0 * (g - 1) * (alpha + n / g / B) + 2.0 * (groups - 1) * (alpha + n / g / groups / B);
       const auto run = timed_run("hierarchical", p, elements, [g](Scenario& s) { s.collective.group_size = g; });
-      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
-      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6).scale(0));
     }
   }
   TEST_CASE("hierarchical over the two zones of two-zones.xml: the 8 rings between them share the inter-rack link") {
@@ -206,19 +208,19 @@ TEST_SUITE("sim") {
     SUBCASE("groups from the zones: g = 8, G = 2, 8 messages on each half of the link") {
       const double want = 2.0 * 7 * (alpha + n / 8 / B) + 2.0 * 1 * (alpha_between + n / 16 / (B_between / 8));
       const auto run = timed_run("hierarchical", 16, elements, on_zones(0));
-      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
-      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6).scale(0));
     }
     SUBCASE("group_size 4: G = 4 groups, each of the 4 rings crosses the link both ways once per step") {
       const double want = 2.0 * 3 * (alpha + n / 4 / B) + 2.0 * 3 * (alpha_between + n / 16 / (B_between / 4));
       const auto run = timed_run("hierarchical", 16, elements, on_zones(4));
-      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
-      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
+      CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6).scale(0));
     }
     SUBCASE("the ring over the same hosts pays the slow link at every step") {
       const double want = 2.0 * 15 * (alpha_between + n / 16 / B_between);
       const auto run = timed_run("ring", 16, elements, on_zones(0));
-      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
+      CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
     }
   }
   TEST_CASE("rail:N:G: the ring is paced by its node crossings, hierarchical runs one inter-node ring per rail") {
@@ -244,11 +246,11 @@ TEST_SUITE("sim") {
         s.topology = fmt::format("rail:{}:{}:100GBps:20GBps:1us:3us:{}", nodes, gpus, oversub);
       };
       const auto ring_run = timed_run("ring", p, elements, on_rail);
-      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
-      if (oversub == 1) CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9));
+      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
+      if (oversub == 1) CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
       const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
-      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
-      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9));
+      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9).scale(0));
+      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9).scale(0));
       // the same groups given as blocks of G ranks: the same scheme, the same time
       const auto blocks = timed_run("hierarchical", p, elements, [&, gpus = gpus](Scenario& s) {
         on_rail(s);
@@ -272,10 +274,10 @@ TEST_SUITE("sim") {
     };
     const auto ring_run = timed_run("ring", p, elements, on_rail);
     const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
-    CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
-    CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
+    CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
+    CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9).scale(0));
     MESSAGE("ring " << ring << " s, hierarchical " << hierarchical << " s, factor " << ring / hierarchical);
-    CHECK(ring_run.simulated_time / hierarchical_run.simulated_time == doctest::Approx(ring / hierarchical).epsilon(1e-9));
+    CHECK(ring_run.simulated_time / hierarchical_run.simulated_time == doctest::Approx(ring / hierarchical).epsilon(1e-9).scale(0));
     CHECK(ring / hierarchical > 3);
   }
   TEST_CASE("rail:N:G with k channels: the ring's crossings leave through k NICs, hierarchical is unchanged") {
@@ -307,11 +309,11 @@ TEST_SUITE("sim") {
         s.collective.channels = k;
       };
       const auto ring_run = timed_run("ring", p, elements, on_rail);
-      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9));
-      CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9));
+      CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
+      CHECK(ring_run.model_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
       const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
-      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9));
-      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9));
+      CHECK(hierarchical_run.simulated_time == doctest::Approx(hierarchical).epsilon(1e-9).scale(0));
+      CHECK(hierarchical_run.model_time == doctest::Approx(hierarchical).epsilon(1e-9).scale(0));
     }
   }
   TEST_CASE("channels on a star: k rings share each rank's link, the ring's time does not change") {
@@ -324,8 +326,8 @@ TEST_SUITE("sim") {
         const double n = static_cast<double>(elements) * 4;
         const double want = 2.0 * (p - 1) * (alpha + n / p / B);  // k messages of n/(kp) per link and step
         const auto run = timed_run("ring", p, elements, [k = k](Scenario& s) { s.collective.channels = k; });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
       }
   }
   TEST_CASE("reduce_bandwidth R on star:p: each reduction of m bytes adds m/R on the reducing rank") {
@@ -345,14 +347,14 @@ TEST_SUITE("sim") {
       for (const auto& [name, want] : cases) {
         CAPTURE(name);
         const auto run = timed_run(name, p, elements, [R](Scenario& s) { s.collective.reduce_bandwidth = R; });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
       }
       if (power_of_two(p)) {
         const double want = log_p * (alpha + n / B + n / R);
         const auto run = timed_run("recursive-doubling", p, elements, [R](Scenario& s) { s.collective.reduce_bandwidth = R; });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
       }
     }
     // hierarchical over blocks of g: the reduce-scatter inside (g-1 reductions of n/g) and
@@ -366,8 +368,23 @@ TEST_SUITE("sim") {
       s.collective.group_size = g;
       s.collective.reduce_bandwidth = R;
     });
-    CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9));
-    CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9));
+    CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+  }
+  TEST_CASE("reduce_bandwidth R, binary tree at p = 3 (followed rank by rank): the root reduces each of 2k segments") {
+    // Root 0, leaves 1 and 2, k segments of S each per leaf. Up: the leaves' sends wait
+    // for the root, which takes one segment per step (2k steps) and reduces it before it
+    // posts the next receive; down: 2k sends, nothing reduced.
+    const double alpha = 2e-6, B = 10e9, R = 4e9;
+    const size_t elements = 3 * 1024;
+    const double n = static_cast<double>(elements) * 4, k = 8, S = n / k;
+    const double want = 2 * 2 * k * (alpha + S / B) + 2 * k * S / R;
+    const auto run = timed_run("binary-tree", 3, elements, [&](Scenario& s) {
+      s.collective.segment = S;
+      s.collective.reduce_bandwidth = R;
+    });
+    CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
   }
   TEST_CASE("parameter-server on star:p: 2(alpha + (p-1) n/(SB)) for S = 1, 2, 3, p servers") {
     const double alpha = 2e-6, B = 10e9;
@@ -380,8 +397,8 @@ TEST_SUITE("sim") {
         const double n = static_cast<double>(elements) * 4;
         const double want = 2.0 * (alpha + (p - 1) * n / servers / B);
         const auto run = timed_run("parameter-server", p, elements, [servers](Scenario& s) { s.collective.servers = servers; });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6));
+        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-6).scale(0));
+        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-6).scale(0));
       }
     }
   }
@@ -396,7 +413,7 @@ TEST_SUITE("sim") {
     s.topology = "star:4:1GBps:5us";
     const auto run = simulate_in_child(s);
     REQUIRE(run.exit_code == 0);
-    CHECK(run.simulated_time == doctest::Approx(2.0 * 3 * (10e-6 + 4096.0 / 1e9)).epsilon(1e-9));
+    CHECK(run.simulated_time == doctest::Approx(2.0 * 3 * (10e-6 + 4096.0 / 1e9)).epsilon(1e-9).scale(0));
   }
   TEST_CASE("at 64 MiB, Rabenseifner's bandwidth term is the ring's: within 2% of it at p = 4, 16, 64") {
     const double n = 64.0 * 1024 * 1024, B = 10e9;
@@ -420,7 +437,7 @@ TEST_SUITE("sim") {
       CAPTURE(p);
       const double t = time_64mib(Collective::allreduce, "recursive-doubling", p);
       MESSAGE("p=" << p << " recursive doubling " << t << " s = " << t / per_step << " steps of alpha + n/B");
-      CHECK(t == doctest::Approx(std::log2(p) * per_step).epsilon(1e-6));
+      CHECK(t == doctest::Approx(std::log2(p) * per_step).epsilon(1e-6).scale(0));
       CHECK(t > previous);
       previous = t;
     }

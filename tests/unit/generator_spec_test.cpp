@@ -32,7 +32,7 @@ TEST_CASE("star and rack") {
   const auto star = parsed<StarSpec>("star:16:1GBps:5us");
   CHECK(star.hosts == 16);
   CHECK(star.link.bandwidth == 1e9);
-  CHECK(star.link.latency == doctest::Approx(5e-6));
+  CHECK(star.link.latency == doctest::Approx(5e-6).scale(0));
   const auto rack = parsed<RackSpec>("rack:8:3:10Gbps");
   CHECK(rack.hosts == 8);
   CHECK(rack.slow_host == 3);
@@ -56,7 +56,7 @@ TEST_CASE("torus: any number of dimensions joined by x") {
   const auto torus = parsed<TorusSpec>("torus:4x3x2:1GBps:2us");
   CHECK(torus.dimensions == std::vector<unsigned long>{4, 3, 2});
   CHECK(torus.link.bandwidth == 1e9);
-  CHECK(torus.link.latency == doctest::Approx(2e-6));
+  CHECK(torus.link.latency == doctest::Approx(2e-6).scale(0));
   CHECK(parsed<TorusSpec>("torus:8").dimensions == std::vector<unsigned long>{8});
 }
 
@@ -81,14 +81,14 @@ TEST_CASE("nodes: defaults, then INTRA_BW, NIC_BW, INTRA_LAT, NIC_LAT in this or
   CHECK(plain.nodes == 4);
   CHECK(plain.devices == 8);
   CHECK(plain.intra.bandwidth == 100e9);
-  CHECK(plain.intra.latency == doctest::Approx(0.5e-6));
+  CHECK(plain.intra.latency == doctest::Approx(0.5e-6).scale(0));
   CHECK(plain.nic.bandwidth == 12.5e9);
-  CHECK(plain.nic.latency == doctest::Approx(2e-6));
+  CHECK(plain.nic.latency == doctest::Approx(2e-6).scale(0));
   const auto all = parsed<NodesSpec>("nodes:2:4:50GBps:25Gbps:1us:3us");
   CHECK(all.intra.bandwidth == 50e9);
   CHECK(all.nic.bandwidth == 25e9 / 8);
-  CHECK(all.intra.latency == doctest::Approx(1e-6));
-  CHECK(all.nic.latency == doctest::Approx(3e-6));
+  CHECK(all.intra.latency == doctest::Approx(1e-6).scale(0));
+  CHECK(all.nic.latency == doctest::Approx(3e-6).scale(0));
 }
 
 TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT, OVERSUB; the presets") {
@@ -103,8 +103,8 @@ TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT,
   const auto all = parsed<RailSpec>("rail:2:4:100GBps:200Gbps:1us:3us:2.5");
   CHECK(all.nvlink.bandwidth == 100e9);
   CHECK(all.nic.bandwidth == 25e9);
-  CHECK(all.nvlink.latency == doctest::Approx(1e-6));
-  CHECK(all.nic.latency == doctest::Approx(3e-6));
+  CHECK(all.nvlink.latency == doctest::Approx(1e-6).scale(0));
+  CHECK(all.nic.latency == doctest::Approx(3e-6).scale(0));
   CHECK(all.uplink().bandwidth == 2 * 25e9 / 2.5);
   const auto h100 = parsed<RailSpec>("dgx-h100:16");
   CHECK(h100.nodes == 16);
@@ -119,8 +119,8 @@ TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT,
   const auto spine = parsed<LeafSpineSpec>("leaf-spine:4:16:12.5GBps:2us:3");
   CHECK(spine.leaves == 4);
   CHECK(spine.hosts == 16);
-  CHECK(spine.uplink().bandwidth == doctest::Approx(16 * 12.5e9 / 3));
-  CHECK(spine.uplink().latency == doctest::Approx(2e-6));
+  CHECK(spine.uplink().bandwidth == doctest::Approx(16 * 12.5e9 / 3).scale(0));
+  CHECK(spine.uplink().latency == doctest::Approx(2e-6).scale(0));
 }
 
 TEST_CASE("files are not generators") {

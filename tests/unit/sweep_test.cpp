@@ -22,7 +22,7 @@ TEST_CASE("a linear range, and ranges of times") {
   CHECK(expand_range(json::parse(R"({"from": 2, "to": 10, "step": 4})"), "f") == std::vector<json>{2, 6, 10});
   const auto times = expand_range(json::parse(R"({"from": "10ms", "to": "40ms", "times": 2})"), "f");
   REQUIRE(times.size() == 3);
-  CHECK(times[2].get<double>() == doctest::Approx(0.04));
+  CHECK(times[2].get<double>() == doctest::Approx(0.04).scale(0));
   CHECK_THROWS_AS(expand_range(json::parse(R"({"from": 2, "to": 10})"), "f"), InputError);
   CHECK_THROWS_AS(expand_range(json::parse(R"({"from": "1KiB", "to": "1ms", "times": 2})"), "f"), InputError);
   CHECK_THROWS_WITH_AS(expand_range(json::parse(R"({"from": 1, "to": 4, "tims": 2})"), "axes.workers"),

@@ -1,0 +1,66 @@
+// `collsim sweep`: a scenario over axes of values, each point in its own process; and its
+// subcommands `plot` (a results table as an SVG) and `merge` (the tables of shards).
+#include <memory>
+
+#include "cli/command.hpp"
+#include "sweep/plot.hpp"
+#include "sweep/runner.hpp"
+#include "util/errors.hpp"
+
+namespace collsim::cli {
+namespace {
+
+Command add_sweep_plot(CLI::App* sweep) {
+  struct Flags {
+    std::string results, out;
+    PlotSpec spec;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* plot = sweep->add_subcommand("plot", "Draw a results table as an SVG line plot");
+  plot->add_option("results", flags->results, "Results table (.csv or .json)")->required();
+  plot->add_option("--plot", flags->out, "The SVG file to write")->required();
+  plot->add_option("--x", flags->spec.x, "Axis on the x axis (default: the first numeric axis)");
+  plot->add_option("--y", flags->spec.y, "Metric on the y axis (default: simulated_time)");
+  plot->add_option("--series", flags->spec.series, "Axis that makes one line per value (default: all others)");
+  return {plot, [flags] { return plot_sweep_results(flags->results, flags->out, flags->spec); }};
+}
+
+Command add_sweep_merge(CLI::App* sweep) {
+  struct Flags {
+    std::vector<std::string> parts;
+    std::string out = "results.csv";
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* merge = sweep->add_subcommand("merge", "Join the results of sweep shards into one table");
+  merge->add_option("parts", flags->parts, "Result tables of the shards")->required();
+  merge->add_option("--out", flags->out, "Merged table (.csv or .json)");
+  return {merge, [flags] { return merge_sweep_results(flags->parts, flags->out); }};
+}
+
+}  // namespace
+
+std::vector<Command> add_sweep_commands(CLI::App& app) {
+  struct Flags {
+    std::string path, shard;
+    SweepOptions options;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* sweep = app.add_subcommand("sweep", "Run a scenario over axes of values (SWEEP.json), each point in its own process");
+  sweep->add_option("sweep", flags->path, "Sweep file: a base scenario and axes (docs/sweeps.md)");
+  sweep->add_option("--out", flags->options.out, "Results table: .csv (default results.csv) or .json");
+  sweep->add_option("--jobs,-j", flags->options.jobs, "Points run at once (default: the number of cores)")
+      ->check(CLI::Range(1, 1024));
+  sweep->add_option("--shard", flags->shard, "Run only shard K of N (K/N), e.g. for a Slurm job array");
+  sweep->add_flag("--resume", flags->options.resume, "Skip the points already in --out");
+  sweep->add_flag("--quiet,-q", flags->options.quiet, "No progress, only errors");
+  sweep->add_option("--plot", flags->options.plot, "Also draw simulated time over the first numeric axis (SVG)");
+  sweep->add_flag("--plan", flags->options.plan, "Check every point and list them, run nothing");
+  Command run_sweep_command{sweep, [flags] {
+                              if (flags->path.empty()) throw InputError("sweep: give the sweep file (SWEEP.json)");
+                              if (!flags->shard.empty()) flags->options.shard = parse_shard(flags->shard);
+                              return run_sweep(flags->path, flags->options);
+                            }};
+  return {add_sweep_plot(sweep), add_sweep_merge(sweep), run_sweep_command};
+}
+
+}  // namespace collsim::cli
