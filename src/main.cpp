@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/validators.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
@@ -23,19 +24,20 @@ bool is_known_command(const CLI::App& app, const std::string& name) {
   return false;
 }
 
-int run_given_command(const std::vector<collsim::cli::Command>& commands) {
+int run_given_command(const CLI::App& app, const std::vector<collsim::cli::Command>& commands) {
   try {
+    collsim::cli::refuse_empty_values(app);
     for (const auto& command : commands)
       if (command.app->parsed()) return command.run();
   } catch (const collsim::InputError& error) {
-    std::cerr << "collsim: error: " << error.what() << "\n";
+    std::cerr << "collsim: error: " << collsim::one_line(error.what()) << "\n";
     return exit_bad_input;
   } catch (const std::bad_alloc&) {
     std::cerr << "collsim: error: out of memory (see the limits in the README; carry fewer elements or use fewer "
                  "ranks)\n";
     return exit_bad_input;
   } catch (const std::exception& error) {
-    std::cerr << "collsim: the run failed: " << error.what() << "\n";
+    std::cerr << "collsim: the run failed: " << collsim::one_line(error.what()) << "\n";
     return 1;
   }
   return 0;
@@ -64,8 +66,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& version) {
     return app.exit(version);
   } catch (const CLI::ParseError& error) {
-    std::cerr << fmt::format("collsim: error: {} (see collsim --help)\n", error.what());
+    std::cerr << fmt::format("collsim: error: {} (see collsim --help)\n", collsim::one_line(error.what()));
     return exit_bad_input;
   }
-  return run_given_command(commands);
+  return run_given_command(app, commands);
 }

@@ -41,7 +41,8 @@ void add_quiet_and_size_table_flags(CLI::App* run, RunRequest& request) {
                   "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
                   "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
   run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
-  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)");
+  run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)")
+      ->check(CLI::Range(1, 1024));
 }
 
 struct RunFlags {

@@ -4,8 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string>
+
+#include "util/errors.hpp"
 
 namespace collsim::cli {
 
@@ -40,6 +43,19 @@ inline CLI::Validator in_range(long long min, long long max) {
         return {};
       },
       fmt::format("INT in {}..{}", min, max));
+}
+
+// `--size ""` or `--trace ""` would read as the flag left out (every flag's default is an
+// empty string): an empty value is refused instead of silently ignored.
+inline void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const CLI::Option* option : command->get_options()) {
+      const auto& values = option->results();
+      if (std::any_of(values.begin(), values.end(), [](const std::string& value) { return value.empty(); }))
+        throw InputError(fmt::format("{}: the value is empty", option->get_name()));
+    }
+    refuse_empty_values(*command);
+  }
 }
 
 }  // namespace collsim::cli

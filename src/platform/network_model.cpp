@@ -55,6 +55,11 @@ void check_simgrid_option(const std::string& option, const std::string& field) {
                                    did_you_mean(value, it->second), join(it->second)));
     return;
   }
+  // SimGrid's own tracing writes files (simgrid.trace, or any tracing/filename) that no
+  // output check protects: one could replace the scenario itself.
+  if (key == "tracing" || key.rfind("tracing/", 0) == 0)
+    throw InputError(fmt::format("{}: {} is refused: SimGrid's tracing writes files collsim does not check; "
+                                 "use --trace (collsim's trace) instead", field, key));
   // Parallel contexts run actors of one scheduling round in threads at once: collsim's
   // shared run state (the message log, counters) is not made for that.
   if (key == "contexts/nthreads" && value != "1")

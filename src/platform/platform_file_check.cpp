@@ -173,7 +173,13 @@ PlatformFileFacts check_platform_file(const std::string& path) {
                        routing == tag.attributes.end() ? "" : routing->second, tag.line, 0, 0});
     }
     long long hosts = 0;
-    if (tag.name == "host") hosts = 1;
+    if (tag.name == "host") {
+      hosts = 1;
+      // a rank placed on a host named "" could never be named back (faults, placement)
+      const auto id = tag.attributes.find("id");
+      if (id == tag.attributes.end() || id->second.empty())
+        throw InputError(fmt::format("{}: <host> has an empty id; every host needs a name", where));
+    }
     if (tag.name == "cluster" || tag.name == "cabinet") {
       const auto radical = tag.attributes.find("radical");
       if (radical != tag.attributes.end()) hosts = radical_count(radical->second, where);

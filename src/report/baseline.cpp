@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <set>
 
 #include "report/commands.hpp"
 #include "sweep/sweep_spec.hpp"
@@ -22,6 +23,17 @@ int update_baselines(const std::string& scenarios_dir, const std::string& out_di
     if (entry.is_regular_file() && entry.path().extension() == ".json" && !is_sweep_file(entry.path().string()))
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
+  // Every target checked before any scenario runs; none may replace a scenario (the
+  // scenarios are read by the children, so the parent checks them here).
+  std::set<fs::path> scenarios;
+  for (const auto& file : files) scenarios.insert(fs::weakly_canonical(file));
+  for (const auto& file : files) {
+    const fs::path target = fs::path(out_dir) / fs::relative(file, scenarios_dir);
+    check_output_path(target.string(), "--out");
+    if (scenarios.count(fs::weakly_canonical(target)))
+      throw InputError(fmt::format("--out: '{}' is one of the scenarios; write the baselines to another folder",
+                                   target.string()));
+  }
   int written = 0;
   OutputBatch batch;  // all baselines or none: a failed scenario leaves the folder as it was
   for (const auto& file : files) {

@@ -35,12 +35,20 @@ std::string read_text(const fs::path& path, const std::string& field) {
   return read_input_file(path.string(), field + " file");
 }
 
+// A compared metric that is there must be a number or a boolean (null: not measured):
+// "nan" or {} skipped without a word would hide a regression.
 void take_metrics(const json& object, MetricSet& set) {
+  if (!object.is_object())
+    throw InputError(fmt::format("{}: entry {}: the metrics are {}, not an object", set.source, set.identity,
+                                 object.dump()));
   for (const std::string& name : compared_metric_names()) {
-    if (!object.contains(name)) continue;
+    if (!object.contains(name) || object[name].is_null()) continue;
     const json& value = object[name];
     if (value.is_boolean()) set.metrics[name] = value.get<bool>() ? 1 : 0;
     else if (value.is_number()) set.metrics[name] = value.get<double>();
+    else
+      throw InputError(fmt::format("{}: entry {}: {} is {}, not a number", set.source, set.identity, name,
+                                   value.dump()));
   }
 }
 
@@ -64,7 +72,12 @@ std::vector<MetricSet> from_json(const json& document, const std::string& source
     set.metrics["stalled"] = trace.stalled.empty() ? 0 : 1;
     sets.push_back(set);
   } else if (format == "collsim-baseline/1") {
-    MetricSet set{document.value("identity", source), source, {}};
+    for (const char* key : {"identity", "metrics"})
+      if (!document.contains(key))
+        throw InputError(fmt::format("{}: '{}' is a baseline without \"{}\"", field, source, key));
+    if (!document["identity"].is_string() || document["identity"].get<std::string>().empty())
+      throw InputError(fmt::format("{}: '{}': identity is {}, not a name", field, source, document["identity"].dump()));
+    MetricSet set{document["identity"].get<std::string>(), source, {}};
     take_metrics(document["metrics"], set);
     sets.push_back(set);
   } else if (document.is_array()) {

@@ -60,6 +60,14 @@ void check_name(const std::string& name, const std::string& field) {
                                    field, json(name).dump()));
 }
 
+// A label the pictures print (a layer's name): not empty, no control characters.
+void check_label(const std::string& name, const std::string& field) {
+  if (name.empty()) throw InputError(fmt::format("{}: the name is empty", field));
+  for (const char c : name)
+    if (static_cast<unsigned char>(c) < ' ' || c == 0x7f)
+      throw InputError(fmt::format("{}: {} has a control character", field, json(name).dump()));
+}
+
 std::string get_string(const json& value, const std::string& field) {
   if (!value.is_string()) throw InputError(fmt::format("{}: must be a string, got {}", field, value.dump()));
   return value.get<std::string>();
@@ -68,6 +76,9 @@ std::string get_string(const json& value, const std::string& field) {
 long long get_integer(const json& value, const std::string& field, long long min, long long max) {
   if (!value.is_number_integer() && !value.is_number_unsigned())
     throw InputError(fmt::format("{}: must be an integer, got {}", field, value.dump()));
+  // above 2^63 an unsigned value would wrap to a negative long long: compared as written
+  if (value.is_number_unsigned() && value.get<unsigned long long>() > static_cast<unsigned long long>(max))
+    throw InputError(fmt::format("{}: {} is out of range; allowed: {} to {}", field, value.dump(), min, max));
   const long long number = value.get<long long>();
   if (number < min || number > max)
     throw InputError(fmt::format("{}: {} is out of range; allowed: {} to {}", field, number, min, max));
@@ -211,6 +222,7 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
       if (!value[i].contains("parameters")) throw InputError(where + ".parameters: missing");
       Layer layer;
       layer.name = value[i].contains("name") ? get_string(value[i]["name"], where + ".name") : fmt::format("layer-{}", i);
+      check_label(layer.name, where + ".name");
       layer.parameters = static_cast<uint64_t>(get_integer(value[i]["parameters"], where + ".parameters", 1, int64_t{1} << 50));
       if (value[i].contains("forward")) layer.forward = get_quantity(value[i]["forward"], where + ".forward", parse_time);
       if (value[i].contains("backward")) layer.backward = get_quantity(value[i]["backward"], where + ".backward", parse_time);
@@ -404,8 +416,8 @@ RecoverySpec parse_recovery(const json& object) {
   }
   if (object.contains("min_workers")) {
     const json& value = object["min_workers"];
-    if (!value.is_number_integer() || value.get<long long>() < 1)
-      throw InputError("recovery.min_workers: must be a whole number >= 1");
+    if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > 1'000'000)
+      throw InputError("recovery.min_workers: must be a whole number from 1 to 1000000");
     spec.min_workers = value.get<int>();
   }
   if (object.contains("straggler_threshold")) {
@@ -509,9 +521,15 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   else scenario.collective = parse_collective_spec(json::object());
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
   if (scenario.training.has_layers()) {
-    // The gradient is every layer's parameters, in the collective's dtype.
-    const double bytes = static_cast<double>(total_parameters(scenario.training.layers)) *
-                         static_cast<double>(dtype_size(scenario.collective.dtype));
+    // The gradient is every layer's parameters, in the collective's dtype; summed in
+    // floating point, as 100000 layers of 2^50 parameters overflow a 64-bit count.
+    double parameters = 0;
+    for (const Layer& layer : scenario.training.layers) parameters += static_cast<double>(layer.parameters);
+    const double bytes = parameters * static_cast<double>(dtype_size(scenario.collective.dtype));
+    if (bytes > size_range.largest)
+      throw InputError(fmt::format("training.layers: {:.4g} parameters of {} bytes make a {:.4g}-byte gradient; a size "
+                                   "is at most 1 PiB ({:.0f} bytes)", parameters,
+                                   dtype_size(scenario.collective.dtype), bytes, size_range.largest));
     const json& collective = document.contains("collective") ? document["collective"] : json::object();
     if (collective.contains("size") && scenario.collective.size != bytes)
       throw InputError(fmt::format("collective.size: {} bytes, but the layers hold {} parameters of {} bytes ({} bytes); "

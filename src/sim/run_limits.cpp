@@ -116,10 +116,11 @@ void check_run_size(const Scenario& scenario, int p, const Payload& payload, siz
   }
   const double messages = scenario.training.rounds * per_round;
   if (messages > max_run_messages)
-    throw InputError(fmt::format("workers: {} on {} ranks x {} round(s) sends {:.3g} messages (about {} at 0.3 M "
+    throw InputError(fmt::format("workers: {} on {} ranks x {} round(s){} sends {:.3g} messages (about {} at 0.3 M "
                                  "messages/s); a run simulates at most {:.0e} (README \"Limits\"): use fewer ranks "
                                  "or rounds, another algorithm, or `collsim model`",
-                                 describe_algorithm(scenario), p, scenario.training.rounds, messages,
+                                 describe_algorithm(scenario), p, scenario.training.rounds,
+                                 vectors.size() > 1 ? fmt::format(" x {} buckets", vectors.size()) : "", messages,
                                  about_minutes(messages / 3e5), max_run_messages));
   // each rank's vector and the input kept for verification; a third copy to roll back to
   const bool rolls_back = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();

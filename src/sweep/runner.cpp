@@ -130,7 +130,17 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
 
   // Every output checked before any point runs.
   check_output_path(options.out, "--out");
-  if (!options.plot.empty()) check_output_path(options.plot, "--plot");
+  if (!options.plot.empty()) {
+    check_output_path(options.plot, "--plot");
+    // A plot that cannot be drawn (no numeric axis with several values) is refused now,
+    // not after every point ran: drawn once on the points with a stand-in time.
+    std::vector<ResultRow> planned;
+    for (const SweepPoint& point : points) {
+      planned.push_back(row_of(point));
+      planned.back().metrics = {{"simulated_time", 1.0}};
+    }
+    plot_svg(planned, PlotSpec{});
+  }
   std::vector<ResultRow> rows;
   std::set<int> done;
   if (options.resume) remove_stale_temporaries(options.out);
@@ -225,6 +235,8 @@ int merge_sweep_results(const std::vector<std::string>& parts, const std::string
   }
   std::vector<ResultRow> rows;
   for (auto& [point, row] : merged) rows.push_back(std::move(row));
+  if (rows.empty()) throw InputError(fmt::format("sweep merge: the {} part(s) hold no points; nothing to merge", parts.size()));
+  check_output_path(out, "--out");
   write_results(out, rows, columns, "--out");
   std::cerr << fmt::format("sweep merge: {} points from {} parts into {}\n", rows.size(), parts.size(), out);
   return 0;

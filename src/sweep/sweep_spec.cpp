@@ -40,6 +40,16 @@ json quantity_value(double value, const std::string& kind) {
   return value;
 }
 
+// A range stops at max_axis_values instead of being cut there without a word.
+constexpr size_t max_axis_values = 100000;
+
+void add_range_value(std::vector<json>& values, double value, const std::string& kind, const std::string& field) {
+  if (values.size() == max_axis_values)
+    throw InputError(fmt::format("{}: the range has more than {} values; a sweep runs at most {} points", field,
+                                 max_axis_values, max_sweep_points));
+  values.push_back(quantity_value(value, kind));
+}
+
 std::vector<json> axis_values(const json& spec, const std::string& field) {
   if (spec.is_array()) {
     if (spec.empty()) throw InputError(fmt::format("{}: the list of values is empty", field));
@@ -86,13 +96,15 @@ std::vector<json> expand_range(const json& range, const std::string& field) {
       throw InputError(fmt::format("{}.times: must be a number > 1", field));
     if (from <= 0) throw InputError(fmt::format("{}.from: a geometric range starts above 0", field));
     const double times = range["times"].get<double>();
-    for (double v = from; v <= to * (1 + 1e-12) && values.size() < 100000; v *= times)
-      values.push_back(quantity_value(v, kind));
+    for (double v = from; v <= to * (1 + 1e-12); v *= times) add_range_value(values, v, kind, field);
   } else {
     const auto [step, step_kind] = read_quantity(range["step"], field + ".step");
     if (step <= 0) throw InputError(fmt::format("{}.step: must be > 0", field));
-    for (double v = from; v <= to * (1 + 1e-12) + 1e-15 && values.size() < 100000; v += step)
-      values.push_back(quantity_value(v, kind));
+    for (double v = from; v <= to * (1 + 1e-12) + 1e-15; v += step) {
+      // a step too small to move `v` (5e-324 from 1) would give the same value for ever
+      if (v + step == v) throw InputError(fmt::format("{}.step: {} is too small to move from {}", field, step, v));
+      add_range_value(values, v, kind, field);
+    }
   }
   if (values.empty()) throw InputError(fmt::format("{}: the range from {} to {} is empty", field, from, to));
   return values;
@@ -111,6 +123,8 @@ Sweep parse_sweep(const nlohmann::ordered_json& document, const std::string& sou
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw InputError(fmt::format("{}: unknown key{}; allowed: {}", key, did_you_mean(key, keys), join(keys)));
   Sweep sweep;
+  if (document.contains("name") && (!document["name"].is_string() || document["name"].get<std::string>().empty()))
+    throw InputError(fmt::format("name: must be a non-empty string, got {}", document["name"].dump()));
   sweep.name = document.value("name", "sweep");
   sweep.source_dir = source_dir;
   if (!document.contains("base")) throw InputError("base: missing; give a scenario (an object) or its path");
@@ -177,9 +191,13 @@ std::string describe_point(const SweepPoint& point) {
 }
 
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
-  size_t total = 1;
-  for (const auto& axis : sweep.axes) total *= axis.values.size();
-  if (total > 1'000'000) throw InputError(fmt::format("axes: {} points is too many for one sweep", total));
+  // counted in floating point: four axes of 65536 values overflow a size_t to 0 points
+  double total_points = 1;
+  for (const auto& axis : sweep.axes) total_points *= static_cast<double>(axis.values.size());
+  if (total_points > static_cast<double>(max_sweep_points))
+    throw InputError(fmt::format("axes: {:.4g} points is too many for one sweep; at most {}", total_points,
+                                 max_sweep_points));
+  const auto total = static_cast<size_t>(total_points);
   std::vector<SweepPoint> points;
   for (size_t index = 0; index < total; ++index) {
     SweepPoint point;

@@ -8,6 +8,9 @@
 
 namespace collsim {
 
+// The most points one sweep runs (README "Limits").
+constexpr size_t max_sweep_points = 1'000'000;
+
 struct SweepAxis {
   std::vector<std::string> paths;               // one path, or the fields of a zip group
   std::vector<std::vector<nlohmann::json>> values;  // values[i] = the i-th value of each path

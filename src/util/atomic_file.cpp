@@ -82,6 +82,23 @@ void rename_into_place(const Pending& file) {
   forget_temporary(file.temporary);
 }
 
+// The outputs checked so far and the option of each: two options of one run naming the
+// same file would write it twice (the second as "File exists" after the whole run).
+std::vector<std::pair<fs::path, std::string>>& claimed_outputs() {
+  static std::vector<std::pair<fs::path, std::string>> outputs;
+  return outputs;
+}
+
+void claim_output(const fs::path& target, const std::string& path, const std::string& field) {
+  std::error_code ec;
+  const fs::path where = fs::weakly_canonical(target, ec);
+  for (const auto& [other, other_field] : claimed_outputs())
+    if (other == where && other_field != field)
+      throw InputError(fmt::format("{}: '{}' is also the file of {}; give each output its own file", field, path,
+                                   other_field));
+  claimed_outputs().emplace_back(where, field);
+}
+
 }  // namespace
 
 void check_output_path(const std::string& path, const std::string& field) {
@@ -116,6 +133,7 @@ void check_output_path(const std::string& path, const std::string& field) {
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
     throw InputError(fmt::format("{}: cannot write '{}': folder '{}': {}", field, path, folder.string(),
                                  std::strerror(errno)));
+  claim_output(target, path, field);
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents, const std::string& field) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,7 +45,14 @@ public:
     if (event == Event::object_end || event == Event::array_end) {
       if (!frames_.empty()) frames_.pop_back();
     }
-    if (event == Event::key && !frames_.empty()) frames_.back().key = parsed.template get<std::string>();
+    if (event == Event::key && !frames_.empty()) {
+      Frame& frame = frames_.back();
+      frame.key = parsed.template get<std::string>();
+      // nlohmann keeps the last of two equal keys: {"workers": 4, "workers": 5} would
+      // silently drop a value the user wrote
+      if (!frame.keys.insert(frame.key).second)
+        throw InputError(fmt::format("{}: JSON key given twice at {}", source, path()));
+    }
   }
 
   std::string path() const {
@@ -65,6 +73,7 @@ private:
     bool array;
     int index;        // the element being read, in an array
     std::string key;  // the key being read, in an object
+    std::set<std::string> keys = {};  // the keys read so far, in an object
   };
   void start_value() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;

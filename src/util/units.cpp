@@ -23,7 +23,9 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   const char* begin = owned.c_str();
   char* end = nullptr;
   const double value = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(value))
+  // strtod also reads hexadecimal ("0x10"), which no documented form uses
+  const bool hexadecimal = owned.find_first_of("xX") < static_cast<size_t>(end - begin);
+  if (end == begin || !std::isfinite(value) || hexadecimal)
     throw InputError(fmt::format("{}: '{}' is not {} {} (examples: {})", field, text,
                                  what.front() == 'a' ? "an" : "a", what,
                                  what == "size"        ? "\"64MiB\", \"30MB\", 4096"

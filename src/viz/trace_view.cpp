@@ -1,6 +1,7 @@
 #include "viz/trace_view.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -48,7 +49,9 @@ public:
 
   int integer(const json& object, const char* key, const std::string& path) const {
     const json& value = field(object, key, path);
-    if (!value.is_number_integer()) fail(join(path, key), fmt::format("{} is not an integer", value.dump()));
+    if (!value.is_number_integer() || value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX ||
+        (value.is_number_unsigned() && value.get<uint64_t>() > INT_MAX))
+      fail(join(path, key), fmt::format("{} is not an integer of 32 bits", value.dump()));
     return value.get<int>();
   }
 

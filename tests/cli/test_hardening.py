@@ -5,6 +5,7 @@ compare's tolerance, engine options.
 """
 import json
 import os
+import re
 import resource
 import signal
 import stat
@@ -371,6 +372,136 @@ class Compare(Hardening):
         (self.tmp / "a").mkdir()
         (self.tmp / "b").mkdir()
         self.assert_refused(["compare", self.tmp / "a", self.tmp / "b"], "nothing to compare")
+
+
+class Classes(Hardening):
+    """Classes found by a re-probe of every item (issue 16)."""
+
+    def test_user_text_with_control_characters_stays_one_line(self):
+        for args in [["run", *SMALL, "--algorithm", "ring\n"], ["run", *SMALL, "--dtype", "f\r32"],
+                     ["run", self.scenario({"workers": 4, "topology": "star:4", "placement": ["n0\n", "a", "b", "c"]})]]:
+            with self.subTest(args=args[-1]):
+                line = self.assert_refused(args)
+                self.assertIn("\\", line)
+
+    def test_an_empty_value_is_not_a_left_out_flag(self):
+        for flag in ["--size", "--workers", "--algorithm", "--svg", "--network", "--cfg", "--set"]:
+            with self.subTest(flag=flag):
+                self.assert_refused(["run", "--topology", "star:4", flag, ""], flag, "empty")
+        done = self.collsim("run", *SMALL, "--trace", "")
+        self.assertEqual((done.returncode, done.stdout), (2, ""), done.stderr)
+        self.assertRegex(done.stderr, "^collsim: error: --trace: the value is empty\n$")
+        self.assert_refused(["run", *SMALL, "--sizes", "1KiB:4KiB:x2", "--jobs", "-1"], "--jobs")
+
+    def test_two_outputs_naming_one_file_are_refused_before_the_run(self):
+        for first, second in [("--svg", "--html"), ("--html", "--perfetto")]:
+            with self.subTest(options=(first, second)):
+                self.assert_refused(["run", *SMALL, first, self.tmp / "x", second, self.tmp / "x"], second,
+                                    "also the file of " + first)
+        sweep = self.write("w.json", json.dumps({"base": {"topology": "star:4"}, "axes": {"workers": [2, 4]}}))
+        self.assert_refused(["sweep", sweep, "--out", self.tmp / "r.svg", "--plot", self.tmp / "r.svg", "-q"],
+                            "--plot", "also the file of --out")
+
+    def test_simgrid_tracing_cannot_write_files(self):
+        scenario = self.scenario({"workers": 4, "topology": "star:4"})
+        for cfg in ["tracing:yes", f"tracing/filename:{scenario}"]:
+            with self.subTest(cfg=cfg):
+                self.assert_refused(["run", scenario, "--cfg", cfg], "tracing", "--trace")
+
+    def test_a_key_given_twice(self):
+        path = self.write("s.json", '{"workers": 4, "collective": {"size": 4096, "size": 8192}}')
+        self.assert_refused(["run", path], "s.json", r"given twice at collective\.size")
+
+    def test_sweep_axes_and_ranges(self):
+        every = {"from": 1, "to": 65536, "step": 1}
+        cases = [({"workers": every, "seed": every, "collective.root": every, "training.rounds": every},
+                  "1.845e\\+19 points is too many"),  # 2^64: a size_t product wraps to 0
+                 ({"seed": {"from": 1, "to": 1e300, "step": 1}}, "more than 100000 values"),
+                 ({"seed": {"from": 1, "to": 4, "step": 5e-324}}, "too small to move")]
+        for axes, pattern in cases:
+            with self.subTest(pattern=pattern):
+                sweep = self.write("w.json", json.dumps({"base": {"topology": "star:4"}, "axes": axes}))
+                self.assert_refused(["sweep", sweep, "--out", self.tmp / "r.csv"], "axes", pattern)
+        sweep = self.write("w.json", json.dumps({"name": 5, "base": {"topology": "star:4"}, "axes": {"seed": [1]}}))
+        self.assert_refused(["sweep", sweep, "--plan"], "name", "non-empty string")
+
+    def test_a_plot_that_cannot_be_drawn_is_refused_before_the_points_run(self):
+        sweep = self.write("w.json", json.dumps({"base": {"topology": "star:4"}, "axes": {"seed": [1]}}))
+        self.assert_refused(["sweep", sweep, "--out", self.tmp / "r.csv", "--plot", self.tmp / "r.svg", "-q"],
+                            "--x", "no numeric axis")
+
+    def test_merging_no_points(self):
+        part = self.write("p.json", "[]")
+        self.assert_refused(["sweep", "merge", part, "--out", self.tmp / "m.json"], "no points")
+
+    def test_baselines_never_replace_the_scenarios(self):
+        folder = self.tmp / "sc"
+        folder.mkdir()
+        scenario = folder / "a.json"
+        scenario.write_text(json.dumps({"workers": 2, "topology": "star:2", "collective": {"size": 4096}}))
+        before = scenario.read_text()
+        self.assert_refused(["baseline", "update", "--scenarios", folder, "--out", folder, "-q"], "--out",
+                            "one of the scenarios")
+        self.assertEqual(scenario.read_text(), before)
+
+    def test_baseline_files_with_odd_metrics(self):
+        good = {"format": "collsim-baseline/1", "identity": "x", "metrics": {"simulated_time": 1.0}}
+        for change, pattern in [({"metrics": {"simulated_time": "nan"}}, "simulated_time is \"nan\""),
+                                ({"metrics": 5}, "not an object"), ({"identity": 5}, "identity is 5"),
+                                ({"identity": None}, "identity is null")]:
+            with self.subTest(change=change):
+                old, new = self.tmp / "old", self.tmp / "new"
+                for folder, document in [(old, good), (new, {**good, **change})]:
+                    folder.mkdir(exist_ok=True)
+                    (folder / "b.json").write_text(json.dumps(document))
+                self.assert_refused(["compare", old, new], pattern)
+        (new / "b.json").write_text(json.dumps({"format": "collsim-baseline/1", "metrics": {}}))
+        self.assert_refused(["compare", old, new], 'without "identity"')
+
+    def test_layers_whose_gradient_is_too_large(self):
+        # 20000 x 2^50 parameters would also overflow a 64-bit count
+        for layers, count in [({"uniform": {"count": 100000, "parameters": 2 ** 50}}, 2 ** 50),
+                              ([{"parameters": 2 ** 50}] * 20000, 20000 * 2 ** 50)]:
+            with self.subTest(count=count):
+                document = {"workers": 4, "topology": "star:4", "training": {"layers": layers}}
+                self.assert_refused(["run", self.scenario(document)], "training.layers",
+                                    re.escape(f"{count:.4g} parameters of 4 bytes make a {4 * count:.4g}-byte"),
+                                    "at most 1 PiB")
+        document = {"workers": 4, "topology": "star:4", "training": {"layers": [{"parameters": 4, "name": ""}]}}
+        self.assert_refused(["run", self.scenario(document)], r"training\.layers\.0\.name", "empty")
+
+    def test_integers_beyond_their_type(self):
+        for key, value in [("recovery.min_workers", 2 ** 32 + 1), ("workers", 2 ** 64 - 1), ("seed", -1)]:
+            with self.subTest(key=key):
+                section, _, name = key.rpartition(".")
+                document = {"topology": "star:4", **({section: {name: value}} if section else {name: value})}
+                self.assert_refused(["run", self.scenario(document)], key)
+        trace = self.tmp / "t.json"
+        self.assert_ok("run", *SMALL, "--trace", trace, "-q")
+        document = json.loads(trace.read_text())
+        document["messages"][0]["src"] = 2 ** 32 + 1  # would wrap to rank 1
+        trace.write_text(json.dumps(document))
+        self.assert_refused(["render", trace, "--svg", self.tmp / "x.svg"], r"messages\[0\]\.src", "32 bits")
+
+
+class MoreClasses(Hardening):
+    def test_hexadecimal_numbers_are_not_sizes(self):
+        for flag, value in [("--size", "0x10"), ("--reduce-bandwidth", "0x10GBps"), ("--overhead", "0x1p-3s")]:
+            with self.subTest(flag=flag):
+                self.assert_refused(["run", "--topology", "star:4", flag, value], "not a")
+
+    def test_a_platform_host_without_a_name(self):
+        platform = self.write("p.xml", PLATFORM_HEAD + "<zone id='z' routing='Full'><host id='' speed='1Gf'/></zone>"
+                              "</platform>")
+        self.assert_refused(["run", "--workers", "1", "--topology", platform], "line 4", "empty id")
+
+    def test_message_estimate_counts_the_buckets_of_layered_training(self):
+        # 3000 one-byte buckets (1000 parameters each) at p = 256, ring allreduce:
+        # 3000 x 2 x 256 x 255 = 3.92e8 messages > 3e8
+        layers = {"uniform": {"count": 3000, "parameters": 3000000}}
+        document = {"workers": 256, "topology": "star:256", "training": {"layers": layers, "bucket": 1}}
+        self.assert_refused(["run", self.scenario(document)], "3000 buckets", r"3\.92e\+08 messages",
+                            timeout=5)
 
 
 class Perfetto(Hardening):
