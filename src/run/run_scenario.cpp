@@ -60,7 +60,9 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
     for (const Buffer& whole : result.results) results.push_back(part(whole));
     const Verification one = verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
                                             [&](int rank, Buffer& buf) {
-                                              Buffer whole;
+                                              // an input has the shape of the rank's whole result
+                                              const Buffer& shape = result.results[static_cast<size_t>(rank)];
+                                              Buffer whole(shape.dtype(), shape.size());
                                               result.input_of(rank, whole);
                                               buf = part(whole);
                                             });
