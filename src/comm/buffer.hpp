@@ -59,6 +59,13 @@ public:
   View all() { return {bytes_.data(), count_, elem_bytes()}; }
   View view(size_t offset, size_t length) { return all().sub(offset, length); }
 
+  // A copy of `length` elements from `offset` (a gradient bucket's part of the whole vector).
+  Buffer slice(size_t offset, size_t length) const {
+    Buffer piece(dtype_, length);
+    if (length > 0) std::memcpy(piece.data(), data() + offset * elem_bytes(), length * elem_bytes());
+    return piece;
+  }
+
   template <typename T> T* as() { return reinterpret_cast<T*>(bytes_.data()); }
   template <typename T> const T* as() const { return reinterpret_cast<const T*>(bytes_.data()); }
 

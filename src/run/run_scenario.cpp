@@ -1,7 +1,6 @@
 #include "run/run_scenario.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -50,22 +49,19 @@ namespace {
 Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
   Verification merged;
   merged.checked_ranks = static_cast<int>(result.results.size());
+  // Each rank's input, read once for every bucket (input_of may regenerate it); an input has
+  // the shape of the rank's whole result.
+  std::vector<Buffer> inputs;
+  for (size_t rank = 0; rank < result.results.size(); ++rank) {
+    inputs.emplace_back(result.results[rank].dtype(), result.results[rank].size());
+    result.input_of(static_cast<int>(rank), inputs.back());
+  }
   for (const BucketSlice& slice : result.sharded_buckets) {
-    auto part = [&](const Buffer& whole) {
-      Buffer piece(whole.dtype(), slice.count);
-      std::memcpy(piece.data(), whole.data() + slice.offset * whole.elem_bytes(), slice.count * whole.elem_bytes());
-      return piece;
-    };
     std::vector<Buffer> results;
-    for (const Buffer& whole : result.results) results.push_back(part(whole));
-    const Verification one = verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
-                                            [&](int rank, Buffer& buf) {
-                                              // an input has the shape of the rank's whole result
-                                              const Buffer& shape = result.results[static_cast<size_t>(rank)];
-                                              Buffer whole(shape.dtype(), shape.size());
-                                              result.input_of(rank, whole);
-                                              buf = part(whole);
-                                            });
+    for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.count));
+    const Verification one =
+        verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
+                       [&](int rank, Buffer& buf) { buf = inputs[static_cast<size_t>(rank)].slice(slice.offset, slice.count); });
     merged.max_error = std::max(merged.max_error, one.max_error);
     merged.wrong_elements += one.wrong_elements;
     merged.tolerance = one.tolerance;

@@ -277,8 +277,7 @@ private:
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
-    Buffer bucket(buf.dtype(), slice.count);
-    std::memcpy(bucket.data(), buf.view(slice.offset, slice.count).data, slice.count * buf.elem_bytes());
+    Buffer bucket = buf.slice(slice.offset, slice.count);
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
     me_.in_flight = interval;
@@ -297,7 +296,7 @@ private:
     }
     me_.bucket = -1;
     comm.set_bucket(-1);
-    std::memcpy(buf.view(slice.offset, slice.count).data, bucket.data(), slice.count * buf.elem_bytes());
+    copy_elements(buf.view(slice.offset, slice.count), bucket.all());
     interval.end = sg4::Engine::get_clock();
     record(interval);
     return interval.end - start;
