@@ -772,7 +772,7 @@ private:
 
 void start_coordinator(RunState& state, Detector& detector) {
   sg4::ActorPtr actor =
-      sg4::Actor::create("coordinator", state.setup.control_host, [&state, &detector] { Coordinator(state, detector).run(); });
+      sg4::Actor::create("coordinator", state.setup.control_host, [shared = state.shared_from_this(), &detector] { Coordinator(*shared, detector).run(); });
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 
