@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "model/route_cache.hpp"
+#include "model/cost_model.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_sides.hpp"
 
@@ -556,7 +557,7 @@ private:
     ModelInput in = state_.setup.model_for(group);
     in.network = nullptr;
     in.endpoints.clear();
-    return state_.setup.algorithm->model(in);
+    return model_time(*state_.setup.algorithm, in);
   }
 
   static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
