@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <cstdint>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,31 +29,47 @@ std::string file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-// Where the parser is: "collective.size", "faults[2].host", maintained from the
-// parser's callback events so that an error can name the place.
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
+// column 5: "; keep the position and the reason.
+std::string reason_of(const std::string& what) {
+  std::string message = what;
+  if (const auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
+  if (message.rfind("parse error ", 0) == 0) message = message.substr(12);
+  return message;
+}
+
+// Where the parser is: "collective.size", "faults[2].host", followed through a first SAX
+// pass over the text so that an error can name the place. The pass also bounds the depth and
+// refuses a key given twice; the tree is then built by nlohmann's plain parser. (Its
+// callback parser would do both at once, but it scans the enclosing array after every
+// object: 100,000 layers took seconds.)
 class JsonPlace {
 public:
-  // Called for every event; returns false never (everything is kept).
-  template <typename Json>
-  void on_event(int depth, typename Json::parse_event_t event, const Json& parsed, const std::string& source) {
-    using Event = typename Json::parse_event_t;
-    if (event == Event::object_start || event == Event::array_start || event == Event::value) start_value();
-    if (event == Event::object_start || event == Event::array_start) {
-      if (depth >= max_json_depth)
-        throw InputError(fmt::format("{}: JSON nested deeper than {} levels at {}", source, max_json_depth, path()));
-      frames_.push_back({event == Event::array_start, -1, ""});
-    }
-    if (event == Event::object_end || event == Event::array_end) {
-      if (!frames_.empty()) frames_.pop_back();
-    }
-    if (event == Event::key && !frames_.empty()) {
-      Frame& frame = frames_.back();
-      frame.key = parsed.template get<std::string>();
-      // nlohmann keeps the last of two equal keys: {"workers": 4, "workers": 5} would
-      // silently drop a value the user wrote
-      if (!frame.keys.insert(frame.key).second)
-        throw InputError(fmt::format("{}: JSON key given twice at {}", source, path()));
-    }
+  explicit JsonPlace(const std::string& source) : source_(source) {}
+
+  bool null() { return value(); }
+  bool boolean(bool) { return value(); }
+  bool number_integer(std::int64_t) { return value(); }
+  bool number_unsigned(std::uint64_t) { return value(); }
+  bool number_float(double, const std::string&) { return value(); }
+  bool string(std::string&) { return value(); }
+  bool binary(std::vector<std::uint8_t>&) { return value(); }
+  bool start_object(std::size_t) { return open(false); }
+  bool start_array(std::size_t) { return open(true); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& name) {
+    Frame& frame = frames_.back();
+    frame.key = name;
+    // nlohmann keeps the last of two equal keys: {"workers": 4, "workers": 5} would
+    // silently drop a value the user wrote
+    if (!frame.keys.insert(name).second)
+      throw InputError(fmt::format("{}: JSON key given twice at {}", source_, path()));
+    return true;
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& error) {
+    throw InputError(fmt::format("{}: malformed JSON at {}: {}", source_, path(), reason_of(error.what())));
   }
 
   std::string path() const {
@@ -75,32 +92,34 @@ private:
     std::string key;  // the key being read, in an object
     std::set<std::string> keys = {};  // the keys read so far, in an object
   };
-  void start_value() {
+  bool value() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return true;
   }
+  bool open(bool array) {
+    value();
+    if (static_cast<int>(frames_.size()) >= max_json_depth)
+      throw InputError(fmt::format("{}: JSON nested deeper than {} levels at {}", source_, max_json_depth, path()));
+    frames_.push_back({array, -1, ""});
+    return true;
+  }
+  bool close() {
+    if (!frames_.empty()) frames_.pop_back();
+    return true;
+  }
+
+  const std::string& source_;
   std::vector<Frame> frames_;
 };
 
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
-// column 5: "; keep the position and the reason.
-std::string reason_of(const std::string& what) {
-  std::string message = what;
-  if (const auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
-  if (message.rfind("parse error ", 0) == 0) message = message.substr(12);
-  return message;
-}
-
 template <typename Json>
 Json parse_bounded(const std::string& text, const std::string& source) {
-  JsonPlace place;
-  typename Json::parser_callback_t callback = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
-    place.on_event<Json>(depth, event, parsed, source);
-    return true;
-  };
+  JsonPlace place(source);
+  Json::sax_parse(text, &place);  // throws InputError naming the place
   try {
-    return Json::parse(text, callback);
+    return Json::parse(text);
   } catch (const typename Json::exception& error) {
-    throw InputError(fmt::format("{}: malformed JSON at {}: {}", source, place.path(), reason_of(error.what())));
+    throw InputError(fmt::format("{}: malformed JSON: {}", source, reason_of(error.what())));
   }
 }
 
