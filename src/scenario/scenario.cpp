@@ -496,7 +496,10 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
                             "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
   Scenario scenario;
   scenario.source_dir = source_dir;
-  if (document.contains("name")) scenario.name = get_string(document["name"], "name");
+  if (document.contains("name")) {
+    scenario.name = get_string(document["name"], "name");
+    check_label(scenario.name, "name");  // the trace's identity in compare, the pictures' title
+  }
   if (document.contains("description")) {
     const json& description = document["description"];
     const bool lines = description.is_array() &&
@@ -579,6 +582,8 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   }
   if (document.contains("placement")) {
     if (!document["placement"].is_array()) throw InputError("placement: must be a list of host names");
+    if (document["placement"].empty())
+      throw InputError("placement: the list is empty; list one host per worker, or leave the key out for ranks in host order");
     for (size_t i = 0; i < document["placement"].size(); ++i)
       scenario.placement.push_back(get_string(document["placement"][i], fmt::format("placement.{}", i)));
   }

@@ -172,6 +172,15 @@ class Scenarios(Hardening):
                  "faults": [{"kind": "preempt", "at": 0, "rank": 1}, {"kind": "preempt", "at": 0.001, "rank": 1}]}
         self.assert_refused(["run", self.scenario(twice)], r"faults\.1", "preempted by an earlier fault")
 
+    def test_empty_name_and_placement(self):
+        # an empty name would be the trace's identity in compare and the pictures' title
+        for name, word in [("", "empty"), ("a\nb", "control character")]:
+            with self.subTest(name=name):
+                document = {"name": name, "workers": 4, "topology": "star:4"}
+                self.assert_refused(["run", self.scenario(document)], r"^collsim: error: name: ", word)
+        document = {"workers": 4, "topology": "star:4", "placement": []}
+        self.assert_refused(["run", self.scenario(document)], r"placement: the list is empty")
+
     def test_absurd_fault_factors_and_timeouts(self):
         for factor in [5e-324, 1e-300, 1e300, 0]:
             with self.subTest(factor=factor):
