@@ -38,12 +38,13 @@ bool reachable(sg4::Host* control, sg4::Host* host) {
   return true;
 }
 
-void tell(const RunState& state, int world, Verdict verdict) {
-  auto* message = new Verdict(std::move(verdict));
+void tell(const RunState& state, Detector& detector, int world, Verdict verdict) {
+  Verdict* message = detector.letter(std::move(verdict));
+  sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
   sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
   if (to != state.control_host) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
   // Some platforms (a torus) have no route from a host to itself: a courier on another
@@ -53,11 +54,11 @@ void tell(const RunState& state, int world, Verdict verdict) {
   const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
                                 [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
   if (via == state.rank_hosts.end()) {
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
-  sg4::Actor::create("courier", *via, [world, message] {
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+  sg4::Actor::create("courier", *via, [mailbox, message] {
+    mailbox->put_init(message, control_message_bytes)->detach();
   })->daemonize();
 }
 
@@ -674,7 +675,7 @@ private:
   // worker acts on the last one only (a group rebuilt twice before it read the first).
   void send(int world, Verdict verdict) {
     detector_.verdict_sent(world);
-    tell(state_, world, std::move(verdict));
+    tell(state_, detector_, world, std::move(verdict));
   }
 
   void release_everyone() {

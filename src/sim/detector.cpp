@@ -18,15 +18,13 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-sg4::Mailbox* verdict_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("verdict:{}", world)); }
-
 Detector::Detector(RunState& state)
     : state_(state), ranks_(static_cast<size_t>(state.world_size())),
       last_out_(static_cast<size_t>(state.world_size())), last_in_(static_cast<size_t>(state.world_size())),
       pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr),
       verdicts_sent_(static_cast<size_t>(state.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(state.world_size()), 0) {
+      verdicts_taken_(static_cast<size_t>(state.world_size()), 0), incarnations_(static_cast<size_t>(state.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
@@ -186,13 +184,22 @@ sg4::CommPtr Detector::verdict_channel(int world) {
   return get;
 }
 
+sg4::Mailbox* Detector::verdict_mailbox(int world) const {
+  return sg4::Mailbox::by_name(fmt::format("verdict:{}:{}", world, incarnations_[static_cast<size_t>(world)]));
+}
+
+Verdict* Detector::letter(Verdict verdict) {
+  letters_.push_back(std::make_unique<Verdict>(std::move(verdict)));
+  return letters_.back().get();
+}
+
 Verdict Detector::take_verdict(int world) {
   const auto w = static_cast<size_t>(world);
-  std::unique_ptr<Verdict> verdict;
+  const Verdict* verdict = nullptr;
   do {
     sg4::CommPtr get = verdict_channel(world);
     get->wait();
-    verdict.reset(verdicts_[w]);
+    verdict = verdicts_[w];
     verdicts_[w] = nullptr;
     verdict_gets_[w] = nullptr;
   } while (++verdicts_taken_[w] < verdicts_sent_[w]);
@@ -205,7 +212,6 @@ void Detector::retire(int world) {
   sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
   if (get && get->get_state() == sg4::Activity::State::STARTED) get->cancel();
   get = nullptr;
-  delete verdicts_[static_cast<size_t>(world)];
   verdicts_[static_cast<size_t>(world)] = nullptr;
   activity(world).doing = RankActivity::Doing::idle;
 }
@@ -405,7 +411,16 @@ void Detector::failed(int world, int peer) {
   wake(Report{Report::Kind::failure, world, peer, rank.since});
 }
 
-void Detector::join(int world) { wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()}); }
+void Detector::join(int world) {
+  // The killed worker's receive: SimGrid cancelled it with its actor (its s4u handle still
+  // says STARTED), and waiting on it would throw. Dropped, not cancelled again.
+  const auto w = static_cast<size_t>(world);
+  verdict_gets_[w] = nullptr;
+  verdicts_[w] = nullptr;
+  verdicts_sent_[w] = verdicts_taken_[w] = 0;
+  ++incarnations_[w];
+  wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()});
+}
 
 void Detector::wake(Report report) {
   reports_.push_back(report);
