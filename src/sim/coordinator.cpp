@@ -16,6 +16,7 @@
 #include "model/route_cache.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_sides.hpp"
+#include "training/iteration.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -62,9 +63,15 @@ void tell(const RunState& state, Detector& detector, int world, Verdict verdict)
   })->daemonize();
 }
 
-// A round's computation at nominal speed (what the coordinator can know: not the faults).
+// A round's computation at nominal speed (what the coordinator can know: not the faults);
+// with layers, forward and backward (backward's overlap with the buckets' collectives left
+// out: an upper bound).
 double compute_seconds(const RunState& state) {
   const auto& training = state.scenario->training;
+  if (training.has_layers()) {
+    const PassSeconds pass = pass_seconds(training.layers);
+    return pass.forward + pass.backward;
+  }
   return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
 }
 
