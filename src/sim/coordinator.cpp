@@ -327,6 +327,7 @@ private:
     for (int world : group.members()) {
       if (dead.count(world)) continue;
       const RankActivity& rank = detector_.activity(world);
+      if (detector_.transfer_over(world)) continue;  // about to go on: no evidence
       if (rank.doing == RankActivity::Doing::waiting) {
         const double started = detector_.transfer_start(world);
         const double deadline = detector_.limit(detector_.expected_now(world));
@@ -628,7 +629,7 @@ private:
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       if (rank.doing == RankActivity::Doing::failed) first = std::min(first, rank.since);
-      if (rank.doing != RankActivity::Doing::waiting) continue;
+      if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) continue;
       const double started = detector_.transfer_start(world);
       const double deadline = detector_.limit(rank.expected);
       const double suspicious = (started < 0 ? rank.since : started) + deadline;

@@ -157,6 +157,12 @@ double Detector::transfer_start(int world) const {
   return rank.activity->get_start_time();
 }
 
+bool Detector::transfer_over(int world) const {
+  const RankActivity& rank = activity(world);
+  if (rank.doing != RankActivity::Doing::waiting || rank.activity == nullptr) return false;
+  return rank.activity->get_finish_time() >= 0;
+}
+
 double Detector::suspect(int world) {
   RankActivity& rank = activity(world);
   const double now = sg4::Engine::get_clock();
@@ -220,7 +226,9 @@ void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   const double now = sg4::Engine::get_clock();
-  if (started >= 0 && now - started <= limit(rank.expected)) {
+  // How long the transfer took: to its end, which may be long before this wait began.
+  const double finished = started >= 0 ? rank.activity->get_finish_time() : -1;
+  if (started >= 0 && (finished >= 0 ? finished : now) - started <= limit(rank.expected)) {
     rank.on_time_peer = rank.peer;
     rank.on_time_at = now;
   }

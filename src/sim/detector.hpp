@@ -157,6 +157,10 @@ public:
   double expected_now(int world);
   // When the transfer `world` waits on started (-1: its peer has not posted yet).
   double transfer_start(int world) const;
+  // The transfer `world` waits on is over already (a wait_all reaching a transfer that
+  // finished while it waited on an earlier one): its wait ends at once and says nothing of
+  // its peer. (The coordinator can read the rank between the start of that wait and its end.)
+  bool transfer_over(int world) const;
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
