@@ -10,6 +10,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from cli_common import traced_run
+
 REPO = Path(__file__).resolve().parents[2]
 COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
 MiB = 1024 * 1024
@@ -197,6 +199,53 @@ class BadInput(unittest.TestCase):
             done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], cwd=REPO, capture_output=True, text=True,
                                   timeout=60)
         self.assertRegex(done.stderr, r"warning: recovery\.timeout 1ns is shorter than one chunk's transfer")
+
+
+class ReturnDuringLayeredTraining(unittest.TestCase):
+    """A preempted worker that comes back while the group trains layer by layer (buckets
+    reduced during backward): the run finishes every round with identical models, drops the
+    preempted rank only and takes it back. Cases that broke: a binary tree where the
+    returning worker waited on the verdict receive of the worker that was killed (SimGrid
+    had cancelled it), a double binary tree where forward was judged against a zero compute
+    time (a healthy rank dropped as a straggler, mid model share), a 16-rank tree where a
+    wait reaching a transfer that had finished was judged late from its start."""
+
+    LAYERS = {"uniform": {"count": 8, "parameters": 2097152, "forward": "1ms", "backward": "2ms"}}
+    ROUNDS = 6
+
+    def scenario(self, algorithm, p, rank, at, back, bucket):
+        topology = f"nodes:{p // 4}:4" if algorithm == "hierarchical" else f"star:{p}"
+        training = {"rounds": self.ROUNDS, "model": "linear-regression", "layers": self.LAYERS}
+        if bucket:
+            training["bucket"] = "2MiB"
+        return {"workers": p, "topology": topology, "collective": {"algorithm": algorithm, "size": "8MiB"},
+                "training": training, "recovery": {"policy": "rebuild"},
+                "faults": [{"kind": "preempt", "rank": rank, "at": at, "return_after": back}]}
+
+    def test_the_returning_rank_is_the_only_one_dropped_and_rejoins(self):
+        cases = [("binary-tree", 8, 7, "5ms", "1ms", True), ("binary-tree", 16, 7, "5ms", "1ms", True),
+                 ("binary-tree", 16, 0, "9ms", "0.1ms", True), ("double-binary-tree", 8, 7, "5ms", "0.1ms", False),
+                 ("double-binary-tree", 8, 0, "5ms", "0.1ms", False), ("double-binary-tree", 16, 7, "3ms", "6ms", True),
+                 ("ring", 16, 7, "5ms", "1ms", True), ("recursive-doubling", 8, 3, "3ms", "1ms", True),
+                 ("hierarchical", 16, 15, "5ms", "1ms", True), ("parameter-server", 8, 7, "5ms", "1ms", True)]
+        for algorithm, p, rank, at, back, bucket in cases:
+            with self.subTest(algorithm=algorithm, p=p, rank=rank, at=at, back=back, bucket=bucket), \
+                    tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(self.scenario(algorithm, p, rank, at, back, bucket)))
+                trace = traced_run(path)
+                summary = trace["summary"]
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], self.ROUNDS)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+                dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
+                self.assertEqual(dropped, [rank])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                # Back by 9.1 ms; round r starts no earlier than r x (forward + backward) = 3r ms:
+                # the next round to start when it is back is at most round 4 of 0-5. It rejoins.
+                joined = [event["joined_ranks"] for event in trace["recovery"] if event["joined_ranks"]]
+                self.assertEqual(joined, [[rank]])
+                self.assertEqual(summary["final_group"], list(range(p)))
 
 
 if __name__ == "__main__":
