@@ -1,6 +1,7 @@
 #include "platform/platform.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
@@ -39,9 +40,12 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   info.source = topology;
   // Ranks follow the order in which hosts are created (the platform file's order), across
   // all zones; SimGrid's own host list is sorted by name ("host-10" before "host-2").
-  // (static: the callback stays connected for the life of the engine, i.e. the process)
-  static std::vector<sg4::Host*> created;
-  sg4::Host::on_creation_cb([](sg4::Host& host) { created.push_back(&host); });
+  // (the callback stays connected for the life of the engine: it holds the list weakly)
+  auto created_list = std::make_shared<std::vector<sg4::Host*>>();
+  sg4::Host::on_creation_cb([weak = std::weak_ptr<std::vector<sg4::Host*>>(created_list)](sg4::Host& host) {
+    if (const auto list = weak.lock()) list->push_back(&host);
+  });
+  const std::vector<sg4::Host*>& created = *created_list;
   std::vector<sg4::Host*> generated;
   if (auto generator = parse_generator(topology, "topology")) {
     info.kind = "generator";

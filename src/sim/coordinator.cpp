@@ -42,8 +42,8 @@ bool reachable(sg4::Host* control, sg4::Host* host) {
 void tell(const RunState& state, Detector& detector, int world, Verdict verdict) {
   Verdict* message = detector.letter(std::move(verdict));
   sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
-  sg4::Host* to = state.rank_hosts[static_cast<size_t>(world)];
-  if (to != state.control_host) {
+  sg4::Host* to = state.setup.rank_hosts[static_cast<size_t>(world)];
+  if (to != state.setup.control_host) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
     mailbox->put_init(message, control_message_bytes)->detach();
     return;
@@ -52,9 +52,9 @@ void tell(const RunState& state, Detector& detector, int world, Verdict verdict)
   // host carries the verdict to the worker that shares the coordinator's host. The
   // courier's host must reach it: a verdict sent across a link that is down is lost, and
   // the worker would wait for it for ever.
-  const auto via = std::find_if(state.rank_hosts.begin(), state.rank_hosts.end(),
+  const auto via = std::find_if(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(),
                                 [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
-  if (via == state.rank_hosts.end()) {
+  if (via == state.setup.rank_hosts.end()) {
     mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
@@ -67,12 +67,12 @@ void tell(const RunState& state, Detector& detector, int world, Verdict verdict)
 // with layers, forward and backward (backward's overlap with the buckets' collectives left
 // out: an upper bound).
 double compute_seconds(const RunState& state) {
-  const auto& training = state.scenario->training;
+  const auto& training = state.setup.scenario->training;
   if (training.has_layers()) {
     const PassSeconds pass = pass_seconds(training.layers);
     return pass.forward + pass.backward;
   }
-  return training.compute + training.compute_flops / state.rank_hosts.front()->get_speed();
+  return training.compute + training.compute_flops / state.setup.rank_hosts.front()->get_speed();
 }
 
 // What the coordinator concluded from one reading of the wait-for graph.
@@ -93,9 +93,9 @@ struct Judgement {
 class Coordinator {
 public:
   Coordinator(RunState& state, Detector& detector)
-      : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.world_size())) {
-    const auto on_control = std::find(state.rank_hosts.begin(), state.rank_hosts.end(), state.control_host);
-    if (on_control != state.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.rank_hosts.begin());
+      : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
+    const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
+    if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
   }
 
   void run() {
@@ -110,8 +110,8 @@ public:
       }
       if (report.kind == Report::Kind::failure) failures_ = true;
       decide();
-      if (state_.abort_reason.empty()) give_up_if_stalled();
-      if (!state_.abort_reason.empty()) return;
+      if (!state_.membership.gave_up()) give_up_if_stalled();
+      if (state_.membership.gave_up()) return;
     }
   }
 
@@ -121,9 +121,9 @@ private:
   // factor, at least 3) is in a stall that no verdict will end; the run stops and says so
   // rather than waiting for ever.
   void give_up_if_stalled() {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     if (stall_limit_ < 0) {
-      const double whole = state_.scenario->training.rounds * (compute_seconds(state_) + healthy_model(group));
+      const double whole = state_.setup.scenario->training.rounds * (compute_seconds(state_) + healthy_model(group));
       stall_limit_ = std::max(detector_.limit(whole), 3 * whole);
     }
     const double now = sg4::Engine::get_clock();
@@ -131,9 +131,9 @@ private:
       const RankActivity& rank = detector_.activity(world);
       const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
       if (!stuck || now - rank.since <= stall_limit_) continue;
-      state_.abort_reason = fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run should "
-                                        "take ({:.9g} s), and the evidence names no rank to drop",
-                                        world, rank.peer, rank.since, stall_limit_);
+      state_.membership.give_up(fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run "
+                                            "should take ({:.9g} s), and the evidence names no rank to drop",
+                                            world, rank.peer, rank.since, stall_limit_));
       release_everyone();
       return;
     }
@@ -153,8 +153,8 @@ private:
       if (judgement.roots.empty()) {
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
         if (failures_ && !judgement.ambiguous.empty()) {
-          state_.abort_reason = fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
-                                            fmt::join(judgement.ambiguous, ", "));
+          state_.membership.give_up(fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
+                                                fmt::join(judgement.ambiguous, ", ")));
           release_everyone();
         }
         return;
@@ -177,7 +177,7 @@ private:
   // A worker whose host came back, admitted to the group (it has yet to read the answer).
   bool admitted(int world) const {
     return state_.workers[static_cast<size_t>(world)].fate == WorkerFate::rejoining &&
-           state_.pending_switch.joiner == world && state_.pending_switch.group == state_.groups.back();
+           state_.membership.pending_switch().joiner == world && state_.membership.pending_switch().group == state_.membership.current_shared();
   }
 
   // Heartbeats (rule 1): a member is cut off when its worker no longer runs, its host is
@@ -189,9 +189,9 @@ private:
     std::set<int> dead;
     std::vector<std::pair<int, std::vector<const sg4::Link*>>> down;
     for (int world : group.members()) {
-      sg4::Host* host = state_.rank_hosts[static_cast<size_t>(world)];
+      sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
       if (!still_runs(world) || !host->is_on()) dead.insert(world);
-      else if (host != state_.control_host) down.emplace_back(world, down_links(world));
+      else if (host != state_.setup.control_host) down.emplace_back(world, down_links(world));
     }
     own_links_.clear();
     if (down.size() >= 2) {
@@ -209,9 +209,9 @@ private:
     std::vector<std::string> names;
     for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
     out.evidence.push_back(fmt::format("the control host {}'s own link {} is down: the coordinator reaches no other host",
-                                       state_.control_host->get_name(), fmt::join(names, ", ")));
+                                       state_.setup.control_host->get_name(), fmt::join(names, ", ")));
     for (int world : group.members())
-      if (state_.rank_hosts[static_cast<size_t>(world)] == state_.control_host && !dead.count(world)) dead.insert(world);
+      if (state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host && !dead.count(world)) dead.insert(world);
     return dead;
   }
 
@@ -231,13 +231,13 @@ private:
     if (read) return links;
     read = true;
     if (control_rank_ >= 0) {
-      const RouteCache& routes = routes_of(state_.model);
+      const RouteCache& routes = routes_of(state_.setup.model);
       for (const NetworkRoute* route : {&routes.route(control_rank_, world), &routes.route(world, control_rank_)})
         for (int id : route->links) links.push_back(routes.simgrid_link(id));
       return links;
     }
-    sg4::Host* host = state_.rank_hosts[static_cast<size_t>(world)];
-    for (auto [from, to] : {std::pair{state_.control_host, host}, std::pair{host, state_.control_host}}) {
+    sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
+    for (auto [from, to] : {std::pair{state_.setup.control_host, host}, std::pair{host, state_.setup.control_host}}) {
       std::vector<sg4::Link*> route;
       double latency = 0;
       from->route_to(to, route, &latency);
@@ -250,7 +250,7 @@ private:
   // waits for it, checking at doubling intervals, for up to recovery.timeout x a round's
   // nominal time (its computation and collective); then the run stops, saying why.
   bool await_own_link(const Judgement& judgement) {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     const double budget = detector_.limit(compute_seconds(state_) + healthy_model(group));
     double waited = 0, step = detector_.limit(0);
     auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
@@ -261,7 +261,7 @@ private:
         stop_run(judgement, without(group.members(), judgement.roots),
                  fmt::format("the coordinator's host {} lost its link {} (it shares the host with rank{} {}): no verdict "
                              "can reach the group to drop {}",
-                             state_.control_host->get_name(), fmt::join(names, ", "), judgement.roots.size() > 1 ? "s" : "",
+                             state_.setup.control_host->get_name(), fmt::join(names, ", "), judgement.roots.size() > 1 ? "s" : "",
                              fmt::join(judgement.roots, ", "), judgement.roots.size() > 1 ? "them" : "it"));
         return false;
       }
@@ -275,15 +275,15 @@ private:
 
   // The run stops: the trace says why and who was left; everyone is told to leave.
   void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason) {
-    const CommGroup& group = state_.current_group();
-    state_.abort_reason = std::move(reason);
+    const CommGroup& group = state_.membership.current();
+    state_.membership.give_up(std::move(reason));
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = group.epoch();
     event.round = lowest_round(group, judgement.roots);
     event.group = left;
     event.stopped = true;
-    event.reason = "stopped: " + state_.abort_reason;
-    state_.recoveries.push_back(event);
+    event.reason = "stopped: " + state_.membership.abort_reason();
+    state_.record.recoveries.push_back(event);
     release_everyone();
   }
 
@@ -313,7 +313,7 @@ private:
   }
 
   Judgement judge(bool second_look = false) {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     const double now = sg4::Engine::get_clock();
     Judgement out;
     window_ = 0;
@@ -431,7 +431,7 @@ private:
   //     node's new leader) to cross it in the rebuilt group.
   bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, Judgement& out) {
     if (late.size() < 2) return false;
-    const RouteCache& routes = routes_of(state_.model);
+    const RouteCache& routes = routes_of(state_.setup.model);
     std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
     for (auto [a, b] : late)
       std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
@@ -473,7 +473,7 @@ private:
     const std::vector<int> flagged = detector_.stragglers(members);
     if (flagged.empty()) return false;
     const auto is_flagged = [&](int world) { return std::find(flagged.begin(), flagged.end(), world) != flagged.end(); };
-    const RecoverySpec& recovery = state_.scenario->recovery;
+    const RecoverySpec& recovery = state_.setup.scenario->recovery;
     out.median = detector_.median_score(members);
     for (int world : flagged) {
       const std::vector<int> peers = detector_.window_peers(world);
@@ -518,14 +518,14 @@ private:
   // lower bound too (its progress so far may predate the fault): enough to drop, not to
   // keep; keeping is decided on whole steps, by the progress score.
   bool dropping_pays(Judgement& judgement) {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
-    const int remaining = state_.scenario->training.rounds - round;
+    const int remaining = state_.setup.scenario->training.rounds - round;
     std::vector<int> survivors = without(group.members(), judgement.roots);
     if (survivors.empty()) return true;  // rebuild reports it
     const double compute = compute_seconds(state_);
     const double with = healthy_model(group);
-    const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.messages);
+    const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
     const double without_them = healthy_model(smaller);
     const double s = judgement.slowdown;
     // The roots gate everyone's steps: their own progress is the collective's.
@@ -534,7 +534,7 @@ private:
     const double later = std::max(0, remaining - 1);
     const double keep = judgement.compute_bound ? with + later * (s * compute + with)
                                                 : (1 - done) * s * with + later * (compute + s * with);
-    const double verdict = state_.model.alpha + control_message_bytes / state_.model.bandwidth;
+    const double verdict = state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
     const double drop = verdict + without_them + later * (compute + without_them);
     judgement.evidence.push_back(fmt::format(
         "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
@@ -557,15 +557,15 @@ private:
     event.group = group.members();
     event.reason = fmt::format("kept rank{} {}: {}, but keeping is predicted faster than a rebuild",
                                judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
-    state_.recoveries.push_back(event);
+    state_.record.recoveries.push_back(event);
     return false;
   }
 
   double healthy_model(const CommGroup& group) const {
-    ModelInput in = state_.model_for(group);
+    ModelInput in = state_.setup.model_for(group);
     in.network = nullptr;
     in.endpoints.clear();
-    return state_.algorithm->model(in);
+    return state_.setup.algorithm->model(in);
   }
 
   static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
@@ -611,7 +611,7 @@ private:
     judged.insert(judged.end(), judgement.ambiguous.begin(), judgement.ambiguous.end());
     std::map<int, double> struck;  // judged rank -> the last fault that struck it
     double any = -1;
-    for (const FaultEvent& fault : state_.fault_events) {
+    for (const FaultEvent& fault : state_.record.fault_events) {
       if (fault.action != "applied" || fault.time > detected) continue;
       any = fault.time;
       for (int rank : fault.ranks)
@@ -641,7 +641,7 @@ private:
   void record_undecided(const Judgement& judgement, double window) {
     if (judgement.ambiguous == last_undecided_) return;  // the same doubt, already in the trace
     last_undecided_ = judgement.ambiguous;
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = group.epoch();
     event.round = lowest_round(group, {});
@@ -649,7 +649,7 @@ private:
     event.undecided_ranks = judgement.ambiguous;
     event.reason = fmt::format("undecided between ranks {}: {}; nobody dropped, judged again after {:.9g} s",
                                fmt::join(judgement.ambiguous, ", "), judgement.rule, window);
-    state_.recoveries.push_back(event);
+    state_.record.recoveries.push_back(event);
   }
 
   // Verdicts for the members. The flags come first: a rank whose transfer breaks because a
@@ -673,7 +673,7 @@ private:
       // mailbox and be taken by the next worker on that rank (one whose host came back
       // asks to rejoin and waits for that answer, not for this one).
       const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
-      if (!state_.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
+      if (!state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
         continue;
       send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
@@ -687,22 +687,22 @@ private:
   }
 
   void release_everyone() {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     deliver(group, group.members(), nullptr, 0);
   }
 
   void rebuild(const Judgement& judgement) {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     const std::vector<int> survivors = without(group.members(), judgement.roots);
-    const int min_workers = state_.scenario->recovery.min_workers;
+    const int min_workers = state_.setup.scenario->recovery.min_workers;
     if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
-      state_.abort_reason =
+      std::string reason =
           survivors.empty()
               ? "every worker would have to be dropped"
               : fmt::format("dropping rank{} {} would leave {} worker{}, below recovery.min_workers {}",
                             judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), survivors.size(),
                             survivors.size() == 1 ? "" : "s", min_workers);
-      stop_run(judgement, survivors, state_.abort_reason);
+      stop_run(judgement, survivors, std::move(reason));
       return;
     }
     const int resume_round = lowest_round(group, judgement.roots);
@@ -711,11 +711,11 @@ private:
     event.epoch_after = next->epoch();
     event.round = resume_round;
     event.dropped_ranks = judgement.roots;
-    for (int world : judgement.roots) event.dropped_hosts.push_back(state_.rank_hosts[static_cast<size_t>(world)]->get_name());
+    for (int world : judgement.roots) event.dropped_hosts.push_back(state_.setup.rank_hosts[static_cast<size_t>(world)]->get_name());
     event.group = survivors;
     event.reason = judgement.rule;
-    state_.recoveries.push_back(event);
-    state_.groups.push_back(next);
+    state_.record.recoveries.push_back(event);
+    state_.membership.rebuild(next);
     deliver(group, judgement.roots, next, resume_round);
     failures_ = false;
     late_seen_.clear();
@@ -730,16 +730,16 @@ private:
   // A returning worker joins at the next round that no worker has started yet, so that
   // every member switches group at the same round boundary.
   void admit(int world) {
-    const CommGroup& group = state_.current_group();
+    const CommGroup& group = state_.membership.current();
     // Back before anyone noticed it was gone: it joins once the rebuild has dropped it.
     if (std::find(group.members().begin(), group.members().end(), world) != group.members().end()) {
       waiting_joins_.push_back(world);
       return;
     }
-    const int round = state_.highest_round_started + 1;
+    const int round = state_.membership.next_unstarted_round();
     RankActivity& rank = detector_.activity(world);
     rank = RankActivity{};
-    if (round >= state_.scenario->training.rounds) {
+    if (round >= state_.setup.scenario->training.rounds) {
       send(world, Verdict{true, nullptr, 0});  // training is over before it could join
       return;
     }
@@ -747,8 +747,7 @@ private:
     members.push_back(world);
     std::sort(members.begin(), members.end());
     auto next = state_.new_group(group.epoch() + 1, members);
-    state_.groups.push_back(next);
-    state_.pending_switch = {round, world, next};
+    state_.membership.admit(round, world, next);
 
     RecoveryEvent event;
     event.epoch_before = group.epoch();
@@ -759,7 +758,7 @@ private:
     event.group = members;
     event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
     event.rule = "join";
-    state_.recoveries.push_back(event);
+    state_.record.recoveries.push_back(event);
     send(world, Verdict{false, next, round});
   }
 
@@ -782,7 +781,7 @@ private:
 
 void start_coordinator(RunState& state, Detector& detector) {
   sg4::ActorPtr actor =
-      sg4::Actor::create("coordinator", state.control_host, [&state, &detector] { Coordinator(state, detector).run(); });
+      sg4::Actor::create("coordinator", state.setup.control_host, [&state, &detector] { Coordinator(state, detector).run(); });
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 

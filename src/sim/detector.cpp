@@ -18,20 +18,20 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-Detector::Detector(RunState& state)
-    : state_(state), ranks_(static_cast<size_t>(state.world_size())),
-      last_out_(static_cast<size_t>(state.world_size())), last_in_(static_cast<size_t>(state.world_size())),
+Detector::Detector(const RunSetup& setup, const Membership& membership)
+    : setup_(setup), membership_(membership), ranks_(static_cast<size_t>(setup.world_size())),
+      last_out_(static_cast<size_t>(setup.world_size())), last_in_(static_cast<size_t>(setup.world_size())),
       pending_(sg4::Semaphore::create(0)),
-      verdict_gets_(static_cast<size_t>(state.world_size())), verdicts_(static_cast<size_t>(state.world_size()), nullptr),
-      verdicts_sent_(static_cast<size_t>(state.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(state.world_size()), 0), incarnations_(static_cast<size_t>(state.world_size()), 0) {
+      verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
+      verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
+      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0), incarnations_(static_cast<size_t>(setup.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
-  min_timeout_ = state.scenario->recovery.min_timeout.value_or(5 * state.model.alpha * latency_factor_);
+  min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
   // Expected times come from the platform as built, before any fault: a fault must not
   // become the norm that its own transfers are measured against.
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
@@ -67,7 +67,7 @@ const Detector::Route& Detector::route(int src, int dst) {
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     Route& path = it->second;
-    const RouteCache& routes = routes_of(state_.model);
+    const RouteCache& routes = routes_of(setup_.model);
     const std::vector<int>& links = routes.route(src, dst).links;
     path.bandwidth = std::numeric_limits<double>::infinity();
     for (int id : links) {
@@ -109,11 +109,11 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
                                         std::max(1, core_flows_[static_cast<size_t>(link)]));
   if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
   const double tolerance = std::max(from.tolerance, to.tolerance);
-  return tolerance * (state_.model.overhead + latency + bytes / bandwidth);
+  return tolerance * (setup_.model.overhead + latency + bytes / bandwidth);
 }
 
 double Detector::limit(double expected) const {
-  const RecoverySpec& recovery = state_.scenario->recovery;
+  const RecoverySpec& recovery = setup_.scenario->recovery;
   const double limit = recovery.timeout_is_factor ? recovery.timeout_factor * expected : recovery.timeout;
   return std::max(limit, min_timeout_);
 }
@@ -280,7 +280,7 @@ void Detector::record_pace(int world) {
 // report again after its score has recovered.
 void Detector::check_straggler(int world) {
   RankActivity& rank = activity(world);
-  const double threshold = state_.scenario->recovery.straggler_threshold;
+  const double threshold = setup_.scenario->recovery.straggler_threshold;
   // The score is the best relative pace of the window: the step just recorded at or above
   // the threshold settles it (the common case costs no loop).
   if (rank.steps.current().relative >= threshold) {
@@ -294,7 +294,7 @@ void Detector::check_straggler(int world) {
     rank.straggling = false;
     return;
   }
-  const double median = median_score(state_.current_group().members());
+  const double median = median_score(membership_.current().members());
   const bool below = mine < threshold * median;
   if (below && !rank.straggling) rank.report_straggler = true;
   rank.straggling = below;
@@ -321,7 +321,7 @@ double Detector::median_score(const std::vector<int>& members) const {
 std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
   std::vector<int> out;
   const double median = median_score(members);
-  const double threshold = state_.scenario->recovery.straggler_threshold;
+  const double threshold = setup_.scenario->recovery.straggler_threshold;
   for (int world : members)
     if (const double mine = score(world); mine >= 0 && mine < threshold * median) out.push_back(world);
   return out;
@@ -351,7 +351,7 @@ void Detector::new_epoch() {
   }
 }
 
-size_t Detector::window() const { return static_cast<size_t>(state_.scenario->recovery.straggler_window); }
+size_t Detector::window() const { return static_cast<size_t>(setup_.scenario->recovery.straggler_window); }
 
 StepPace& StepWindow::open(size_t window) {
   if (steps_.size() < window) {

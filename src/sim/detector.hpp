@@ -19,7 +19,8 @@
 
 #include "comm/comm_group.hpp"
 #include "sim/recovery_messages.hpp"
-#include "sim/run_state.hpp"
+#include "sim/membership.hpp"
+#include "sim/run_setup.hpp"
 
 #include <simgrid/forward.h>
 
@@ -103,7 +104,9 @@ struct RankActivity {
 
 class Detector final : public WaitWatch {
 public:
-  explicit Detector(RunState& state);
+  // It reads the run (expected times) and the current group (the median score); it
+  // changes neither.
+  Detector(const RunSetup& setup, const Membership& membership);
   ~Detector() override;
 
   void posted(int world, int peer, bool receive) override;
@@ -187,7 +190,8 @@ private:
   size_t window() const;
   void check_straggler(int world);
 
-  RunState& state_;
+  const RunSetup& setup_;
+  const Membership& membership_;
   std::vector<RankActivity> ranks_;
   struct Route {
     double latency = 0, bandwidth = 0;

@@ -60,7 +60,7 @@ void record(RunState& state, const ResolvedFault& fault, const char* action) {
   if (fault.host != nullptr) event.host = fault.host->get_name();
   for (const sg4::Link* link : fault.links) event.links.push_back(link->get_name());
   event.ranks = fault.ranks;
-  state.fault_events.push_back(std::move(event));
+  state.record.fault_events.push_back(std::move(event));
 }
 
 // Links as they were before a slow-link fault (bandwidth, latency), to restore them after
@@ -93,7 +93,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
           Activity cut = worker.in_flight;
           cut.end = worker.fate_time;
           cut.abandoned = true;
-          state.activities.push_back(cut);
+          state.record.activities.push_back(cut);
         }
       }
       record(state, fault, "applied");
@@ -139,7 +139,7 @@ void bring_back(RunState& state, const ResolvedFault& fault) {
 void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first,
                     SavedLinks saved = {}) {
   sg4::ActorPtr injector = sg4::Actor::create(
-      fmt::format("fault-{}", fault.index), state.control_host, [&state, fault, delay, apply_first, saved]() mutable {
+      fmt::format("fault-{}", fault.index), state.setup.control_host, [&state, fault, delay, apply_first, saved]() mutable {
         if (delay > 0) sg4::this_actor::sleep_for(delay);
         if (apply_first) saved = apply(state, fault);
         if (fault.spec.return_after) {
@@ -247,8 +247,7 @@ void start_fault_injectors(RunState& state, const std::vector<ResolvedFault>& fa
 }
 
 bool announce_round(RunState& state, int round) {
-  if (round <= state.highest_round_started) return false;
-  state.highest_round_started = round;
+  if (!state.membership.announce_round(round)) return false;
   if (!state.round_faults) return true;
   // Faults of this round strike now, before any of its work: slowdowns at once from the
   // announcing worker; preemptions from the control host (the announcing worker may be

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -13,21 +12,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-// Bandwidth changes seen during the run, per link (the signal is global: connect it once).
-std::map<const sg4::Link*, std::vector<BandwidthChange>>& bandwidth_changes() {
-  static std::map<const sg4::Link*, std::vector<BandwidthChange>> changes;
-  return changes;
-}
-
-// Initial bandwidth and latency of the links, before any fault touches them.
-struct Nominal {
-  double bandwidth = 0, latency = 0;
-};
-std::map<const sg4::Link*, Nominal>& nominal_values() {
-  static std::map<const sg4::Link*, Nominal> values;
-  return values;
-}
 
 // The width of a series bin at level 0: small enough for the shortest run (256 bins
 // cover 0.23 ns), a power of two so that doubling it is exact.
@@ -87,14 +71,14 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
   routes_ = std::move(routes);
   log.observe(this);
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
-    nominal_values()[link] = {link->get_bandwidth(), link->get_latency()};
-  static bool connected = false;
-  if (!connected) {
-    connected = true;
-    sg4::Link::on_bandwidth_change_cb([](const sg4::Link& link) {
-      bandwidth_changes()[&link].push_back({sg4::Engine::get_clock(), link.get_bandwidth()});
-    });
-  }
+    nominal_[link] = {link->get_bandwidth(), link->get_latency()};
+  sg4::Link::on_bandwidth_change_cb([weak = std::weak_ptr<BandwidthChanges>(changes_)](const sg4::Link& link) {
+    const auto changes = weak.lock();
+    if (!changes) return;
+    const auto [at, added] = changes->index.try_emplace(&link, changes->by_link.size());
+    if (added) changes->by_link.emplace_back(&link, std::vector<BandwidthChange>{});
+    changes->by_link[at->second].second.push_back({sg4::Engine::get_clock(), link.get_bandwidth()});
+  });
 }
 
 // A rank's next message usually goes where its last one went.
@@ -161,7 +145,7 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
 LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
   for (Traffic& traffic : traffic_) traffic.sweep(std::numeric_limits<double>::infinity());
   // Links whose bandwidth changed are listed even when no message crossed them.
-  for (const auto& [link, changes] : bandwidth_changes())
+  for (const auto& [link, changes] : changes_->by_link)
     if (traffic_index_.try_emplace(link, static_cast<uint32_t>(traffic_.size())).second) traffic_.push_back(Traffic{link});
 
   std::vector<LinkUsageRecord> usage(traffic_.size());
@@ -169,16 +153,16 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
     LinkUsageRecord& record = usage[i];
     const Traffic& traffic = traffic_[i];
     record.name = traffic.link->get_name();
-    const auto nominal = nominal_values().find(traffic.link);
-    record.bandwidth = nominal != nominal_values().end() ? nominal->second.bandwidth : traffic.link->get_bandwidth();
-    record.latency = nominal != nominal_values().end() ? nominal->second.latency : traffic.link->get_latency();
+    const auto nominal = nominal_.find(traffic.link);
+    record.bandwidth = nominal != nominal_.end() ? nominal->second.bandwidth : traffic.link->get_bandwidth();
+    record.latency = nominal != nominal_.end() ? nominal->second.latency : traffic.link->get_latency();
     record.bytes = traffic.bytes;
     record.flows = traffic.flows;
     record.busy_time = traffic.busy_time;
     record.peak_flows = traffic.peak_flows;
     record.peak_at = traffic.peak_at;
-    if (const auto changes = bandwidth_changes().find(traffic.link); changes != bandwidth_changes().end())
-      record.bandwidth_changes = changes->second;
+    if (const auto changed = changes_->index.find(traffic.link); changed != changes_->index.end())
+      record.bandwidth_changes = changes_->by_link[changed->second].second;
   }
 
   // Busiest first (busy time to the picosecond, then bytes), then in order of first use.

@@ -7,6 +7,7 @@
 // timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -92,6 +93,19 @@ private:
   void grow_series_to(double time);
   void catch_up(Traffic& traffic) const;
 
+  // Bandwidth changes seen during the run, by link in the order they first changed. The
+  // engine's signal cannot be disconnected and the engine outlives the run: the callback
+  // holds this weakly and ignores changes once the recorder is gone.
+  struct BandwidthChanges {
+    std::unordered_map<const simgrid::s4u::Link*, size_t> index;
+    std::vector<std::pair<const simgrid::s4u::Link*, std::vector<BandwidthChange>>> by_link;
+  };
+  struct Nominal {
+    double bandwidth = 0, latency = 0;
+  };
+
+  std::shared_ptr<BandwidthChanges> changes_ = std::make_shared<BandwidthChanges>();
+  std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // before any fault touches them
   std::shared_ptr<const RouteCache> routes_;
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;

@@ -56,9 +56,9 @@ std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payl
 
 // What each iteration of training does besides one collective: its buckets and batch.
 void plan_iterations(const Scenario& scenario, RunState& state, SimResult& result) {
-  state.buckets = plan_bucket_slices(scenario, result.payload);
-  result.buckets = static_cast<int>(state.buckets.size());
-  for (const BucketSlice& slice : state.buckets) result.bucket_plan.push_back(slice.bucket);
+  state.setup.buckets = plan_bucket_slices(scenario, result.payload);
+  result.buckets = static_cast<int>(state.setup.buckets.size());
+  for (const BucketSlice& slice : state.setup.buckets) result.bucket_plan.push_back(slice.bucket);
   result.batch = scenario.training.batch;
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers()) return;
@@ -71,15 +71,15 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   result.sharding = training.sharding;
   if (training.sharding == Sharding::none) return;
   const auto halves = allreduce_halves(scenario.collective.algorithm);
-  state.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
-  state.shard_allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
+  state.setup.shard_reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
+  state.setup.shard_allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
   if (training.sharding != Sharding::zero3) return;
-  state.zero3 = plan_zero3(training.layers, result.bucket_plan, training.overlap == Overlap::forward);
-  result.sharded_buckets = state.buckets;
+  state.setup.zero3 = plan_zero3(training.layers, result.bucket_plan, training.overlap == Overlap::forward);
+  result.sharded_buckets = state.setup.buckets;
   // The model everyone starts from (zeros for a model trained from scratch).
-  state.sharded_parameters = Buffer(scenario.collective.dtype, result.payload.carried_elems);
-  for (size_t i = 0; i < state.sharded_parameters.size(); ++i)
-    state.sharded_parameters.set(i, training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
+  state.record.owned_parameters = Buffer(scenario.collective.dtype, result.payload.carried_elems);
+  for (size_t i = 0; i < state.record.owned_parameters.size(); ++i)
+    state.record.owned_parameters.set(i, training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
 }
 
 // The notes a user should read about the carried elements (logical vs carried size).
@@ -180,7 +180,7 @@ void read_injection(int root, ModelInput& model) {
 
 }  // namespace
 
-ModelInput RunState::model_for(const CommGroup& group) const {
+ModelInput RunSetup::model_for(const CommGroup& group) const {
   ModelInput in = model;
   in.p = group.size();
   if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(rank_localities, group.members());
@@ -194,12 +194,12 @@ ModelInput RunState::model_for(const CommGroup& group) const {
 }
 
 std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
-  auto group = std::make_shared<CommGroup>(epoch, std::move(members), payload.bytes_per_elem, messages);
+  auto group = std::make_shared<CommGroup>(epoch, std::move(members), setup.payload.bytes_per_elem, record.messages);
   std::vector<int> localities;
-  for (int world : group->members()) localities.push_back(rank_localities[static_cast<size_t>(world)]);
+  for (int world : group->members()) localities.push_back(setup.rank_localities[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
   group->set_watch(detector);
-  group->set_overhead(model.overhead);
+  group->set_overhead(setup.model.overhead);
   group->track_waits(&waits);
   return group;
 }
@@ -232,20 +232,20 @@ int training_samples(const Scenario& scenario, int p) {
 }
 
 // Recovery's detector watches every wait; the summary shows the deadline of one chunk's
-// transfer (n/p) on the model's route.
-void watch_waits(RunState& state, SimResult& result) {
-  static std::unique_ptr<Detector> detector;
-  detector = std::make_unique<Detector>(state);
+// transfer (n/p) on the model's route. The caller owns it for the run.
+std::unique_ptr<Detector> watch_waits(RunState& state, SimResult& result) {
+  auto detector = std::make_unique<Detector>(state.setup, state.membership);
   state.detector = detector.get();
-  const ModelInput& m = state.model;
+  const ModelInput& m = state.setup.model;
   result.timeout = detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
+  return detector;
 }
 
 // A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
 void warn_about_short_timeout(const RunState& state, SimResult& result) {
-  const RecoverySpec& recovery = state.scenario->recovery;
+  const RecoverySpec& recovery = state.setup.scenario->recovery;
   if (recovery.policy != RecoveryPolicy::rebuild || recovery.timeout_is_factor) return;
-  const ModelInput& m = state.model;
+  const ModelInput& m = state.setup.model;
   const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
   if (recovery.timeout < chunk) {
     result.warnings.push_back(
@@ -257,15 +257,15 @@ void warn_about_short_timeout(const RunState& state, SimResult& result) {
 // The paragraph a user reads when the group never completes (recovery.policy "none").
 std::string describe_stall(const RunState& state) {
   std::string text;
-  int stuck_round = state.scenario->training.rounds;
+  int stuck_round = state.setup.scenario->training.rounds;
   for (const WorkerState& w : state.workers)
     if (w.fate != WorkerFate::finished) stuck_round = std::min(stuck_round, w.round);
   text += fmt::format("the group stalled in round {}: its {} never completed.", stuck_round,
-                      collective_name(state.scenario->collective.kind));
+                      collective_name(state.setup.scenario->collective.kind));
   for (size_t r = 0; r < state.workers.size(); ++r) {
     const WorkerState& w = state.workers[r];
     if (w.fate == WorkerFate::preempted)
-      text += fmt::format(" Rank {} ({}) was preempted at {}.", r, state.rank_hosts[r]->get_name(), format_time(w.fate_time));
+      text += fmt::format(" Rank {} ({}) was preempted at {}.", r, state.setup.rank_hosts[r]->get_name(), format_time(w.fate_time));
   }
   int listed = 0, more = 0;
   for (size_t r = 0; r < state.workers.size(); ++r) {
@@ -292,46 +292,46 @@ void prepare_ranks(RunState& state, int p, int rounds) {
   state.workers.assign(static_cast<size_t>(p), WorkerState{});
   state.waits.assign(static_cast<size_t>(p), WaitState{});
   state.host_speed_factor.assign(static_cast<size_t>(p), 1.0);
-  state.rounds.assign(static_cast<size_t>(rounds), std::vector<RankRound>(static_cast<size_t>(p)));
-  state.round_loss.assign(static_cast<size_t>(rounds), std::numeric_limits<double>::quiet_NaN());
+  state.record.rounds.assign(static_cast<size_t>(rounds), std::vector<RankRound>(static_cast<size_t>(p)));
+  state.record.round_loss.assign(static_cast<size_t>(rounds), std::numeric_limits<double>::quiet_NaN());
 }
 
 void collect_results(RunState& state, SimResult& result) {
   result.simulated_time = sg4::Engine::get_clock();
-  result.messages = std::move(state.messages);
-  result.faults = state.fault_events;
-  result.recoveries = state.recoveries;
-  result.activities = std::move(state.activities);
-  result.gather_failure = state.gather_failure;
+  result.messages = std::move(state.record.messages);
+  result.faults = state.record.fault_events;
+  result.recoveries = state.record.recoveries;
+  result.activities = std::move(state.record.activities);
+  result.gather_failure = state.record.gather_failure;
   std::stable_sort(result.activities.begin(), result.activities.end(), [](const Activity& a, const Activity& b) {
     return std::tie(a.rank, a.round, a.epoch, a.lane, a.start) < std::tie(b.rank, b.round, b.epoch, b.lane, b.start);
   });
-  if (!state.abort_reason.empty()) result.stall = "recovery gave up: " + state.abort_reason + ".";
-  const CommGroup& last = *state.groups.back();
+  if (!!state.membership.gave_up()) result.stall = "recovery gave up: " + state.membership.abort_reason() + ".";
+  const CommGroup& last = state.membership.current();
   for (int g = 0; g < last.size(); ++g) result.final_group.push_back(last.world_rank(g));
   // A run stopped at recovery.min_workers: who was left is the group without the ranks it would have dropped.
-  if (!state.recoveries.empty() && state.recoveries.back().stopped) result.final_group = state.recoveries.back().group;
+  if (!state.record.recoveries.empty() && state.record.recoveries.back().stopped) result.final_group = state.record.recoveries.back().group;
 
   const bool every_member_finished = std::all_of(result.final_group.begin(), result.final_group.end(), [&](int w) {
     return state.workers[static_cast<size_t>(w)].fate == WorkerFate::finished;
   });
   if (!every_member_finished && result.stall.empty()) result.stall = describe_stall(state);
 
-  for (size_t round = 0; round < state.rounds.size(); ++round) {
+  for (size_t round = 0; round < state.record.rounds.size(); ++round) {
     RoundRecord record;
     record.round = static_cast<int>(round);
     record.start = record.collective_start = std::numeric_limits<double>::infinity();
     record.epoch = -1;
     uint64_t first_hash = 0;
-    for (size_t w = 0; w < state.rounds[round].size(); ++w) {
-      const RankRound& t = state.rounds[round][w];
+    for (size_t w = 0; w < state.record.rounds[round].size(); ++w) {
+      const RankRound& t = state.record.rounds[round][w];
       if (t.end < 0) continue;
       // Count a rank only in the epoch that completed the round last.
       record.epoch = std::max(record.epoch, t.epoch);
     }
     if (record.epoch < 0) break;  // nobody completed this round
-    for (size_t w = 0; w < state.rounds[round].size(); ++w) {
-      const RankRound& t = state.rounds[round][w];
+    for (size_t w = 0; w < state.record.rounds[round].size(); ++w) {
+      const RankRound& t = state.record.rounds[round][w];
       if (t.end < 0 || t.epoch != record.epoch) continue;
       if (record.group.empty()) first_hash = t.model_hash;
       record.group.push_back(static_cast<int>(w));
@@ -342,7 +342,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.comm = std::max(record.comm, t.comm);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
-    if (state.regression) record.loss = state.round_loss[round];
+    if (state.setup.regression) record.loss = state.record.round_loss[round];
     result.models_identical = result.models_identical && record.models_identical;
     result.rounds.push_back(record);
   }
@@ -358,12 +358,12 @@ void collect_results(RunState& state, SimResult& result) {
   for (int w : result.final_group) {
     // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
     result.results.push_back(std::move(state.workers[static_cast<size_t>(w)].result));
-    if (state.keep_inputs) inputs->push_back(std::move(state.workers[static_cast<size_t>(w)].input));
+    if (state.setup.keep_inputs) inputs->push_back(std::move(state.workers[static_cast<size_t>(w)].input));
   }
-  if (state.keep_inputs)
+  if (state.setup.keep_inputs)
     result.input_of = [inputs](int g, Buffer& buf) { buf = (*inputs)[static_cast<size_t>(g)]; };
   else
-    result.input_of = [input = state.input, group = result.final_group](int g, Buffer& buf) {
+    result.input_of = [input = state.setup.input, group = result.final_group](int g, Buffer& buf) {
       input(group[static_cast<size_t>(g)], buf);
     };
 }
@@ -511,52 +511,54 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (options.topology_bound)
     result.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(model), platform.hosts, scenario.collective.root, model.bytes(model.elems));
 
-  // The run's shared state: workers, fault injectors and the coordinator meet here.
-  static RunState state;
-  state.scenario = &scenario;
-  state.algorithm = result.algorithm;
-  state.payload = result.payload;
-  state.model = model;
-  state.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
+  // The run's shared state: workers, fault injectors and the coordinator meet here. It
+  // lives for this call: the engine returns when no actor can run any more, and actors
+  // still blocked then (a stall) never run again.
+  RunState state;
+  state.setup.scenario = &scenario;
+  state.setup.algorithm = result.algorithm;
+  state.setup.payload = result.payload;
+  state.setup.model = model;
+  state.setup.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
   if (scenario.collective.reduce_bandwidth) {
     // a reduction of m simulated bytes keeps the reducing rank busy m / reduce_bandwidth
     const double bytes_per_elem = result.payload.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
-    state.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
+    state.setup.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
       sg4::this_actor::sleep_for(static_cast<double>(simulated_bytes(elements, bytes_per_elem)) / bandwidth);
     });
   }
-  state.args = CollectiveArgs{state.op.get(), scenario.collective.root, model.segment_elems, model.servers,
+  state.setup.args = CollectiveArgs{state.setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,
                               scenario.collective.channels};
-  state.rank_hosts = hosts;
-  state.rank_localities = locality.ids;
-  state.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {
+  state.setup.rank_hosts = hosts;
+  state.setup.rank_localities = locality.ids;
+  state.setup.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {
     fill_input(buf, rank, op, seed);
   };
-  state.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
+  state.setup.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   plan_iterations(scenario, state, result);
   if (scenario.training.has_model())
-    state.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
+    state.setup.regression = std::make_unique<LinearRegression>(scenario.training.parameters, training_samples(scenario, p),
                                                           scenario.seed);
   prepare_ranks(state, p, scenario.training.rounds);
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-  if (scenario.recovery.policy == RecoveryPolicy::rebuild) watch_waits(state, result);
-  auto first_group = state.new_group(0, everyone);
-  state.groups.push_back(first_group);
+  std::unique_ptr<Detector> detector;
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) detector = watch_waits(state, result);
+  state.membership.start(state.new_group(0, everyone));
   warn_about_short_timeout(state, result);
 
-  state.control_host = choose_control_host(faults, platform.hosts, hosts);
+  state.setup.control_host = choose_control_host(faults, platform.hosts, hosts);
   start_fault_injectors(state, faults);
   if (state.detector != nullptr) start_coordinator(state, *state.detector);
 
   for (int r = 0; r < p; ++r)
-    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [r] { run_worker(state, r); });
-  static LinkUsageRecorder link_usage;
-  link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.messages);
-  state.messages.set_limit(options.kept_messages);
+    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [&state, r] { run_worker(state, r); });
+  LinkUsageRecorder link_usage;
+  link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.record.messages);
+  state.record.messages.set_limit(options.kept_messages);
   engine.run();
-  if (state.failure) std::rethrow_exception(state.failure);
+  if (state.record.failure) std::rethrow_exception(state.record.failure);
   collect_results(state, result);
   result.link_usage = link_usage.finish(result.messages, result.simulated_time);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself

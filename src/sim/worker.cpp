@@ -45,42 +45,44 @@ struct Snapshot {
 
 class Worker {
 public:
-  Worker(RunState& state, int world) : state_(state), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
+  Worker(RunState& state, int world)
+      : state_(state), setup_(state.setup), record_(state.record), membership_(state.membership),
+        detector_(state.detector), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
-    const Scenario& scenario = *state_.scenario;
-    Buffer buf(scenario.collective.dtype, state_.payload.carried_elems);
-    if (state_.regression) me_.weights.assign(static_cast<size_t>(state_.regression->parameters()), 0.0);
-    if (state_.zero3) parameters_ = state_.sharded_parameters;  // the model everyone starts from
+    const Scenario& scenario = *setup_.scenario;
+    Buffer buf(scenario.collective.dtype, setup_.payload.carried_elems);
+    if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
+    if (setup_.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
 
     for (int round = first_round; round < scenario.training.rounds;) {
       announce_round(state_, round);  // faults of this round strike before its work begins
       me_.round = round;
-      RankRound& times = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+      RankRound& times = record_.times(round, world_);
       times.start = sg4::Engine::get_clock();
       // A returning worker joins at the start of this round: everyone moves to the new
       // group and the joiner receives the current model.
-      const auto& joining = state_.pending_switch;
+      const auto& joining = membership_.pending_switch();
       if (joining.round == round && (joining.group->epoch() > group->epoch() || joining.joiner == world_)) {
-        group = state_.pending_switch.group;
+        group = membership_.pending_switch().group;
         share_model(*group, round);
       }
-      if (state_.detector != nullptr) state_.detector->computing(world_, round, nominal_compute());
+      if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
       sg4::ExecPtr backward;
-      if (state_.zero3) {
+      if (setup_.zero3) {
         times.collective_start = times.start;  // forward waits for its parameters from the start
-      } else if (state_.buckets.empty()) {
+      } else if (setup_.buckets.empty()) {
         compute();
         times.compute_end = times.collective_start = sg4::Engine::get_clock();
       } else {
         backward = forward_then_start_backward(times, round, group->epoch());
       }
-      if (state_.detector != nullptr) state_.detector->idle(world_);
-      if (!state_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
+      if (detector_ != nullptr) detector_->idle(world_);
+      if (!setup_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
       // The previous round is kept only where a rebuild may roll back to it.
       if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
-      current = Snapshot{round, me_.weights, state_.keep_inputs ? buf : Buffer()};
+      current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
 
       // Run the collective; on a failure, report and restart it in the rebuilt group.
       for (;;) {
@@ -88,18 +90,18 @@ public:
           const int g = group_rank_of(*group, world_);
           Comm comm(*group, g);
           comm.set_round(round);
-          CollectiveArgs args = state_.args;
+          CollectiveArgs args = setup_.args;
           args.root = root_in_group(args.root, group->size());
           args.servers = servers_in_group(args.servers, group->size());
           comm.set_data(buf.all());
-          if (state_.zero3) {
+          if (setup_.zero3) {
             sharded_round(comm, buf, args, round, group->epoch(), times, current);
             break;
           }
-          if (state_.buckets.empty()) state_.algorithm->run(comm, buf, args);
-          else reduce_buckets(comm, buf, args, round, group->epoch(), state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)]);
+          if (setup_.buckets.empty()) setup_.algorithm->run(comm, buf, args);
+          else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
-            state_.op->finalize(buf.view(part->offset, part->count), group->size());
+            setup_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
         } catch (const VerdictPending&) {
           if (!resume(group, round, current, previous, buf)) return;
@@ -113,7 +115,7 @@ public:
             return;
           }
           // A broken transfer is certain: reported at once (unless a verdict broke it).
-          Detector& detector = *state_.detector;
+          Detector& detector = *detector_;
           if (!detector.activity(world_).verdict) detector.failed(world_, state_.waits[static_cast<size_t>(world_)].peer);
           if (!resume(group, round, current, previous, buf)) return;
         }
@@ -121,16 +123,16 @@ public:
 
       if (backward) {
         backward->wait();  // usually over already: the last bucket waited for it
-        state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)].compute_end = backward->get_finish_time();
+        record_.times(round, world_).compute_end = backward->get_finish_time();
       }
-      if (!state_.zero3) apply_update(buf);
-      RankRound& done = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+      if (!setup_.zero3) apply_update(buf);
+      RankRound& done = record_.times(round, world_);
       done.end = sg4::Engine::get_clock();
       done.epoch = group->epoch();
-      if (state_.regression) {
+      if (setup_.regression) {
         done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
         if (group->world_rank(0) == world_)
-          state_.round_loss[static_cast<size_t>(round)] = state_.regression->loss(me_.weights);
+          record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
       }
       ++round;
     }
@@ -138,7 +140,7 @@ public:
     me_.input = std::move(current.gradient);
     me_.result = std::move(buf);
     me_.round = scenario.training.rounds;
-    if (state_.detector != nullptr) state_.detector->retire(world_);
+    if (detector_ != nullptr) detector_->retire(world_);
     me_.fate = WorkerFate::finished;
     me_.fate_time = sg4::Engine::get_clock();
   }
@@ -146,8 +148,8 @@ public:
   // The rejoin protocol of a worker whose host came back: ask, then wait for the answer.
   void rejoin() {
     me_.fate = WorkerFate::rejoining;
-    state_.detector->join(world_);
-    const Verdict news = await_verdict(*state_.detector, world_);
+    detector_->join(world_);
+    const Verdict news = await_verdict(*detector_, world_);
     if (news.dropped) {
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
@@ -160,9 +162,9 @@ public:
 private:
   // After a verdict: leave (false), or go on in the new group from the round it resumes.
   bool resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
-    const Verdict news = await_verdict(*state_.detector, world_);
+    const Verdict news = await_verdict(*detector_, world_);
     if (news.dropped) {
-      state_.detector->retire(world_);
+      detector_->retire(world_);
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
       return false;
@@ -178,10 +180,10 @@ private:
       round = news.resume_round;
       current = std::move(previous);
     }
-    state_.detector->resumed(world_, round);
+    detector_->resumed(world_, round);
     me_.weights = current.weights;
     buf = current.gradient;
-    RankRound& redo = state_.rounds[static_cast<size_t>(round)][static_cast<size_t>(world_)];
+    RankRound& redo = record_.times(round, world_);
     redo.collective_start = sg4::Engine::get_clock();
     return true;
   }
@@ -189,9 +191,9 @@ private:
   // At the round a worker rejoins, the longest-standing member broadcasts its weights
   // (binomial tree over the new group) so that the joiner starts from the same model.
   void share_model(CommGroup& group, int round) {
-    if (!state_.regression) return;
+    if (!setup_.regression) return;
     int root = 0;
-    while (group.world_rank(root) == state_.pending_switch.joiner) ++root;
+    while (group.world_rank(root) == membership_.pending_switch().joiner) ++root;
     const int g = group_rank_of(group, world_);
     Buffer model(Dtype::float64, me_.weights.size());
     if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));
@@ -208,7 +210,7 @@ private:
   // forward pass (backward runs beside the stream's bucket collectives, which have deadlines
   // of their own).
   double nominal_compute() const {
-    const auto& training = state_.scenario->training;
+    const auto& training = setup_.scenario->training;
     if (training.has_layers()) return pass_seconds(training.layers).forward;
     return training.compute + training.compute_flops / sg4::this_actor::get_host()->get_speed();
   }
@@ -216,9 +218,9 @@ private:
   // Layered training: forward through every layer, then backward runs on the device while
   // this actor, the communication stream, reduces each bucket once backward has made it.
   sg4::ExecPtr forward_then_start_backward(RankRound& times, int round, int epoch) {
-    const auto [forward, backward] = pass_seconds(state_.scenario->training.layers);
+    const auto [forward, backward] = pass_seconds(setup_.scenario->training.layers);
     const double speed = sg4::this_actor::get_host()->get_speed();
-    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    const double factor = speed_factor();
     const double forward_start = sg4::Engine::get_clock();
     if (forward > 0) sg4::this_actor::execute(forward * speed / factor);
     backward_start_ = sg4::Engine::get_clock();
@@ -233,7 +235,7 @@ private:
   // forward layers in order up to the start of backward, then backward layers in reverse
   // order, the times at which the stream sees each bucket ready.
   void record_layers(int round, int epoch, double forward_start, double factor) {
-    const auto& layers = state_.scenario->training.layers;
+    const auto& layers = setup_.scenario->training.layers;
     auto add = [&](const char* what, int layer, double start, double end) {
       record({world_, round, epoch, Activity::Lane::compute, what, layer, start, end, false});
     };
@@ -257,22 +259,22 @@ private:
   // updated parameters are all-gathered bucket by bucket (the two halves of the allreduce).
   void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
     times.comm = 0;
-    const AlgorithmInfo& reduce = state_.shard_reduce_scatter ? *state_.shard_reduce_scatter : *state_.algorithm;
-    for (size_t b = 0; b < state_.buckets.size(); ++b) {
-      const double ready = backward_start_ + state_.buckets[b].bucket.ready / backward_factor_;
+    const AlgorithmInfo& reduce = setup_.shard_reduce_scatter ? *setup_.shard_reduce_scatter : *setup_.algorithm;
+    for (size_t b = 0; b < setup_.buckets.size(); ++b) {
+      const double ready = backward_start_ + setup_.buckets[b].bucket.ready / backward_factor_;
       if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
       times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
     }
-    if (state_.shard_allgather == nullptr) return;
-    for (size_t b = 0; b < state_.buckets.size(); ++b)
-      times.comm += run_on_bucket(comm, buf, args, *state_.shard_allgather, b, round, epoch);
+    if (setup_.shard_allgather == nullptr) return;
+    for (size_t b = 0; b < setup_.buckets.size(); ++b)
+      times.comm += run_on_bucket(comm, buf, args, *setup_.shard_allgather, b, round, epoch);
   }
 
   // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
   // abandoned when a fault cuts it); returns how long it took.
   double run_on_bucket(Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm, size_t b,
                        int round, int epoch) {
-    const BucketSlice& slice = state_.buckets[b];
+    const BucketSlice& slice = setup_.buckets[b];
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
@@ -306,12 +308,12 @@ private:
   // happened; the device's layers are timed from the ends of the ops they wait for.
   void sharded_round(Comm& comm, Buffer& gradient, const CollectiveArgs& args, int round, int epoch,
                      RankRound& times, Snapshot& current) {
-    const Zero3Plan& plan = *state_.zero3;
-    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    const Zero3Plan& plan = *setup_.zero3;
+    const double factor = speed_factor();
     const double t0 = sg4::Engine::get_clock();
     DeviceTimeline device(plan.tasks, factor);
     std::vector<double> op_end(plan.ops.size(), -1);
-    const size_t forward_gathers = state_.buckets.size();
+    const size_t forward_gathers = setup_.buckets.size();
     times.comm = 0;
     for (size_t j = 0; j < plan.ops.size(); ++j) {
       const StreamOp& op = plan.ops[j];
@@ -321,11 +323,11 @@ private:
       }
       const auto b = static_cast<size_t>(op.bucket);
       if (op.kind == StreamOp::Kind::gather) times.comm += gather_parameters(comm, args, b, round, epoch);
-      else times.comm += run_on_bucket(comm, gradient, args, *state_.shard_reduce_scatter, b, round, epoch);
+      else times.comm += run_on_bucket(comm, gradient, args, *setup_.shard_reduce_scatter, b, round, epoch);
       op_end[j] = sg4::Engine::get_clock() - t0;
       if (j + 1 == forward_gathers) {
         // Forward has every parameter: the gradient (real, with a model) follows from them.
-        if (state_.regression)
+        if (setup_.regression)
           for (size_t i = 0; i < me_.weights.size(); ++i) me_.weights[i] = static_cast<double>(parameters_.get(i));
         make_gradient(gradient);
         current.gradient = gradient;
@@ -350,22 +352,22 @@ private:
   // Chunk `rank` of bucket b's carried elements: what that rank owns (split_evenly, as the
   // reduce-scatter leaves it and the all-gather takes it).
   Chunk owned_part(size_t b, int rank, int size) const {
-    return *reduced_part(Collective::reduce_scatter, state_.buckets[b].count, rank, size, 0);
+    return *reduced_part(Collective::reduce_scatter, setup_.buckets[b].count, rank, size, 0);
   }
 
   // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,
   // then gathered from its owners; what arrives must be what the owners hold.
   double gather_parameters(Comm& comm, const CollectiveArgs& args, size_t b, int round, int epoch) {
-    const BucketSlice& slice = state_.buckets[b];
+    const BucketSlice& slice = setup_.buckets[b];
     const Chunk own = owned_part(b, comm.rank(), comm.size());
     const size_t elem = parameters_.elem_bytes();
     std::byte* begin = parameters_.view(slice.offset, slice.count).data;
     std::memset(begin, 0xff, own.offset * elem);
     std::memset(begin + (own.offset + own.count) * elem, 0xff, (slice.count - own.offset - own.count) * elem);
-    const double took = run_on_bucket(comm, parameters_, args, *state_.shard_allgather, b, round, epoch);
-    if (state_.gather_failure.empty() &&
-        std::memcmp(begin, state_.sharded_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
-      state_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
+    const double took = run_on_bucket(comm, parameters_, args, *setup_.shard_allgather, b, round, epoch);
+    if (record_.gather_failure.empty() &&
+        std::memcmp(begin, record_.owned_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
+      record_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
                                           "their owners'", world_, round, b);
     return took;
   }
@@ -373,48 +375,48 @@ private:
   // After the reduce-scatters: each rank averages its own shard of every bucket's gradient,
   // takes its optimizer step on that shard of the parameters (SGD), and now owns the result.
   void update_shards(Buffer& gradient, int rank, int size) {
-    const double rate = state_.scenario->training.learning_rate;
-    for (size_t b = 0; b < state_.buckets.size(); ++b) {
+    const double rate = setup_.scenario->training.learning_rate;
+    for (size_t b = 0; b < setup_.buckets.size(); ++b) {
       const Chunk own = owned_part(b, rank, size);
-      const size_t first = state_.buckets[b].offset + own.offset;
-      state_.op->finalize(gradient.view(first, own.count), size);
+      const size_t first = setup_.buckets[b].offset + own.offset;
+      setup_.op->finalize(gradient.view(first, own.count), size);
       for (size_t i = first; i < first + own.count; ++i) {
         parameters_.set(i, parameters_.get(i) - rate * gradient.get(i));
-        state_.sharded_parameters.set(i, parameters_.get(i));
+        record_.owned_parameters.set(i, parameters_.get(i));
       }
     }
   }
 
   void record(const Activity& activity) {
-    if (world_ < max_activity_ranks) state_.activities.push_back(activity);
+    if (world_ < max_activity_ranks) record_.activities.push_back(activity);
   }
 
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
   void compute() {
-    const auto& training = state_.scenario->training;
-    const double factor = state_.host_speed_factor[static_cast<size_t>(world_)];
+    const auto& training = setup_.scenario->training;
+    const double factor = speed_factor();
     double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
     if (flops > 0) sg4::this_actor::execute(flops / factor);
   }
 
   void make_gradient(Buffer& buf) {
-    if (!state_.regression) {
-      state_.input(world_, buf);
+    if (!setup_.regression) {
+      setup_.input(world_, buf);
       return;
     }
-    const int workers = state_.world_size();
-    state_.regression->gradient(me_.weights, state_.regression->partition(world_, workers), gradient_);
+    const int workers = setup_.world_size();
+    setup_.regression->gradient(me_.weights, setup_.regression->partition(world_, workers), gradient_);
     for (size_t i = 0; i < gradient_.size(); ++i) buf.set(i, gradient_[i]);
   }
 
   void apply_update(const Buffer& averaged) {
-    if (!state_.regression) return;
-    const double rate = state_.scenario->training.learning_rate;
+    if (!setup_.regression) return;
+    const double rate = setup_.scenario->training.learning_rate;
     for (size_t i = 0; i < me_.weights.size(); ++i) me_.weights[i] -= rate * static_cast<double>(averaged.get(i));
   }
 
   void note_resumed(int epoch) {
-    for (auto event = state_.recoveries.rbegin(); event != state_.recoveries.rend(); ++event) {
+    for (auto event = record_.recoveries.rbegin(); event != record_.recoveries.rend(); ++event) {
       if (event->epoch_after != epoch || event->dropped_ranks.empty()) continue;
       const double now = sg4::Engine::get_clock();
       if (event->resumed < 0 || now < event->resumed) event->resumed = now;
@@ -422,7 +424,17 @@ private:
     }
   }
 
+  // The slow-host faults on this rank's host, as they stand now.
+  double speed_factor() const { return state_.host_speed_factor[static_cast<size_t>(world_)]; }
+
+  // What a worker sees: the setup and the membership read only, the record's rows it
+  // writes, its own state and the detector's watch; the whole run state only to announce
+  // its rounds (faults at a round strike then) and for the slow-host factor.
   RunState& state_;
+  const RunSetup& setup_;
+  RunRecord& record_;
+  const Membership& membership_;
+  Detector* detector_;
   int world_;
   WorkerState& me_;
   std::vector<double> gradient_;
@@ -443,14 +455,14 @@ void guarded(RunState& state, Body body) {
   } catch (const simgrid::ForcefulKillException&) {
     throw;
   } catch (...) {
-    if (!state.failure) state.failure = std::current_exception();
+    if (!state.record.failure) state.record.failure = std::current_exception();
   }
 }
 
 }  // namespace
 
 void run_worker(RunState& state, int world) {
-  guarded(state, [&] { Worker(state, world).run(0, state.groups.back()); });
+  guarded(state, [&] { Worker(state, world).run(0, state.membership.current_shared()); });
 }
 
 void run_returning_worker(RunState& state, int world) {
