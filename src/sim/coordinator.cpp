@@ -131,10 +131,15 @@ private:
       const RankActivity& rank = detector_.activity(world);
       const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
       if (!stuck || now - rank.since <= stall_limit_) continue;
-      state_.membership.give_up(fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run "
-                                            "should take ({:.9g} s), and the evidence names no rank to drop",
-                                            world, rank.peer, rank.since, stall_limit_));
-      release_everyone();
+      // The trace keeps what the coordinator saw (the wait-for graph) when it stopped.
+      Judgement judgement = judge();
+      judgement.roots.clear();
+      judgement.ambiguous.clear();
+      judgement.rule = "a wait longer than the whole run, and nobody to drop";
+      stop_run(judgement, group.members(),
+               fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run should take "
+                           "({:.9g} s), and the evidence names no rank to drop",
+                           world, rank.peer, rank.since, stall_limit_));
       return;
     }
   }
@@ -152,11 +157,10 @@ private:
       judgement = judge(true);
       if (judgement.roots.empty()) {
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
-        if (failures_ && !judgement.ambiguous.empty()) {
-          state_.membership.give_up(fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
-                                                fmt::join(judgement.ambiguous, ", ")));
-          release_everyone();
-        }
+        if (failures_ && !judgement.ambiguous.empty())
+          stop_run(judgement, state_.membership.current().members(),
+                   fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
+                               fmt::join(judgement.ambiguous, ", ")));
         return;
       }
     }
@@ -273,7 +277,9 @@ private:
     return true;
   }
 
-  // The run stops: the trace says why and who was left; everyone is told to leave.
+  // The run stops (a rebuild below recovery.min_workers, the coordinator cut off, a failure
+  // the evidence cannot attribute, a stall past the whole run): the trace says why and who
+  // was left (`left`); everyone is told to leave.
   void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason) {
     const CommGroup& group = state_.membership.current();
     state_.membership.give_up(std::move(reason));
@@ -281,6 +287,7 @@ private:
     event.epoch_after = group.epoch();
     event.round = lowest_round(group, judgement.roots);
     event.group = left;
+    event.undecided_ranks = judgement.ambiguous;
     event.stopped = true;
     event.reason = "stopped: " + state_.membership.abort_reason();
     state_.record.recoveries.push_back(event);

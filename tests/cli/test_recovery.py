@@ -248,5 +248,68 @@ class ReturnDuringLayeredTraining(unittest.TestCase):
                 self.assertEqual(summary["final_group"], list(range(p)))
 
 
+class GivingUp(unittest.TestCase):
+    """When recovery gives up, the trace says so: the last recovery[] entry is `stopped`,
+    with the reason of summary.stalled, the evidence, and who was left."""
+
+    def run_document(self, document):
+        with tempfile.TemporaryDirectory() as folder:
+            path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(document))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], cwd=REPO,
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            return json.loads(trace.read_text()), done.stderr
+
+    def assert_stopped(self, trace, stderr, left):
+        stalled = trace["summary"]["stalled"]
+        self.assertEqual(stderr.strip(), f"collsim: stalled: {stalled}")
+        stop = trace["recovery"][-1]
+        self.assertTrue(stop["stopped"])
+        self.assertEqual(stop["dropped_ranks"], [])
+        self.assertEqual(stop["group"], left)
+        self.assertEqual(trace["summary"]["final_group"], left)
+        self.assertTrue(stop["reason"].startswith("stopped: "))
+        self.assertEqual(f"recovery gave up: {stop['reason'][len('stopped: '):]}.", stalled)
+        return stop
+
+    def test_a_wait_longer_than_the_whole_run_stops_with_a_trace_entry(self):
+        # Backward on rank 2 becomes 1000x slower from round 1: it sleeps until its buckets
+        # are ready, neither computing nor waiting, and the evidence names nobody. The
+        # coordinator stops once a wait outlasts the whole run: 3 x rounds x (forward +
+        # backward + the ring's 2(p-1)(alpha + n/(pB))).
+        p, rounds, n, backward = 4, 3, 262144 * 4, 0.002
+        document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": "ring", "size": n},
+                    "training": {"rounds": rounds, "bucket": "256KiB",
+                                 "layers": {"uniform": {"count": 4, "parameters": 262144, "forward": 0,
+                                                        "backward": backward}}},
+                    "faults": [{"kind": "slow-host", "rank": 2, "factor": 0.001, "at_round": 1}],
+                    "recovery": {"policy": "rebuild"}}
+        trace, stderr = self.run_document(document)
+        stop = self.assert_stopped(trace, stderr, list(range(p)))
+        self.assertEqual(stop["rule"], "a wait longer than the whole run, and nobody to drop")
+        whole = 3 * rounds * (backward + 2 * (p - 1) * (ALPHA + n / p / B))
+        self.assertRegex(stop["reason"], r"rank \d has waited on rank \d since [0-9.e-]+ s, longer than the whole run "
+                                         r"should take \(([0-9.e-]+) s\)")
+        limit = float(stop["reason"].split("should take (")[1].split(" s)")[0])
+        self.assertAlmostEqual(limit / whole, 1, delta=1e-8)
+        self.assertGreater(stop["rebuilt"] - stop["fault_time"], limit)
+        self.assertTrue(any("waits on" in line for line in stop["evidence"]))
+
+    def test_a_broken_transfer_nobody_can_be_blamed_for_stops_with_a_trace_entry(self):
+        # The torus link between ranks 2 and 3 goes down for good: both ends are alive and
+        # reach the coordinator, and their ring transfer breaks.
+        document = {"workers": 8, "topology": "torus:4x2", "collective": {"algorithm": "ring", "size": "1MiB"},
+                    "training": {"rounds": 3, "compute": "1ms", "model": "linear-regression"},
+                    "faults": [{"kind": "link-down", "link": "torus_link_from_2_to_3", "at": "1.1ms"}],
+                    "recovery": {"policy": "rebuild"}}
+        trace, stderr = self.run_document(document)
+        stop = self.assert_stopped(trace, stderr, list(range(8)))
+        self.assertIn("a transfer failed and the evidence cannot tell between ranks", stop["reason"])
+        self.assertTrue({2, 3} <= set(stop["undecided_ranks"]))
+        self.assertEqual(stop["fault_time"], 0.0011)
+        self.assertTrue(any("lost its transfer" in line for line in stop["evidence"]))
+
+
 if __name__ == "__main__":
     unittest.main()
