@@ -118,8 +118,13 @@ public:
 private:
   // The last resort, when the evidence names nobody: a member that has waited longer than
   // the whole training should take (its rounds at the model's pace, times the timeout
-  // factor, at least 3) is in a stall that no verdict will end; the run stops and says so
-  // rather than waiting for ever.
+  // factor, at least 3) on a chain of waits that ends in nothing under way is in a stall
+  // that no verdict will end; the run stops and says so rather than waiting for ever. A
+  // chain that ends in a transfer moving bytes or a computation is slow, not stalled: it
+  // ends, and the next steps bring the evidence (two ranks exchanging only with each other
+  // are late together, and only their next partners tell which one is slow). A transfer
+  // that has moved nothing over the stall limit is stalled (SimGrid never ends one whose
+  // link's latency changed during its first alpha).
   void give_up_if_stalled() {
     const CommGroup& group = state_.membership.current();
     if (stall_limit_ < 0) {
@@ -130,7 +135,7 @@ private:
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
-      if (!stuck || now - rank.since <= stall_limit_) continue;
+      if (!stuck || now - rank.since <= stall_limit_ || under_way(world)) continue;
       // The trace keeps what the coordinator saw (the wait-for graph) when it stopped.
       Judgement judgement = judge();
       judgement.roots.clear();
@@ -142,6 +147,23 @@ private:
                            world, rank.peer, rank.since, stall_limit_));
       return;
     }
+  }
+
+  // Whether `world`'s chain of waits (on peers that have not posted their side) ends in a
+  // computation or a transfer under way (started within the stall limit, or moving bytes),
+  // among live members.
+  bool under_way(int world) const {
+    const double now = sg4::Engine::get_clock();
+    std::set<int> seen;
+    while (seen.insert(world).second && still_runs(world)) {
+      const RankActivity& rank = detector_.activity(world);
+      if (rank.doing == RankActivity::Doing::computing) return true;
+      if (rank.doing != RankActivity::Doing::waiting) return false;
+      if (const double started = detector_.transfer_start(world); started >= 0)
+        return now - started <= stall_limit_ || detector_.transfer_moved(world) > 0;
+      world = rank.peer;
+    }
+    return false;
   }
 
   // Reads the group's waits and acts.
@@ -294,8 +316,10 @@ private:
     release_everyone();
   }
 
-  // The ranks that every late transfer involves; of two, one that completed a transfer
-  // on time with someone else since is cleared.
+  // The ranks that every late transfer involves; of two (the ends of the late transfers,
+  // all between the same pair), one that completed a transfer on time with someone else
+  // after the first of them had started is cleared: its own link kept pace while the pair
+  // was slow. (One that ended at that very instant ran before: it clears nobody.)
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const {
     std::vector<int> common;
@@ -304,12 +328,14 @@ private:
       if (covers) common.push_back(world);
     }
     if (common.size() > 1) {
+      const auto first_late = late_seen_.find({std::min(common[0], common[1]), std::max(common[0], common[1])});
+      const double late_start = first_late == late_seen_.end() ? -1 : first_late->second;
       std::vector<int> not_cleared;
       for (int world : common) {
         const RankActivity& rank = detector_.activity(world);
         const int other = world == common[0] ? common[1] : common[0];
-        const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other &&
-                             rank.on_time_at >= detector_.activity(late.front().first).since;
+        const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other && late_start >= 0 &&
+                             rank.on_time_at > late_start;
         if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
                                                         rank.on_time_peer, rank.on_time_at));
         else not_cleared.push_back(world);
@@ -329,6 +355,7 @@ private:
     // The wait-for edges and the late transfers (or broken ones) between live members.
     std::map<int, int> waited_on;                     // member -> how many wait on it
     std::vector<std::pair<int, int>> late;            // (waiter, peer)
+    std::vector<double> late_since;                   // when each started (or broke)
     std::map<int, double> slowdown;                   // per member, of its late transfers
     std::vector<int> busy_late;
     for (int world : group.members()) {
@@ -343,6 +370,7 @@ private:
           out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
         } else if (now >= started + deadline) {
           late.emplace_back(world, rank.peer);
+          late_since.push_back(started);
           late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
           out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
@@ -350,6 +378,7 @@ private:
         }
       } else if (rank.doing == RankActivity::Doing::failed) {
         late.emplace_back(world, rank.peer);
+        late_since.push_back(rank.since);
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
       }
     }
@@ -389,8 +418,13 @@ private:
     // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
     // a new partner at each step (recursive doubling), and only together do they single it out.
     // A transfer is one piece of evidence, seen late from both its ends or from one.
-    for (auto [a, b] : late) late_seen_.insert({std::min(a, b), std::max(a, b)});
-    late.assign(late_seen_.begin(), late_seen_.end());
+    for (size_t i = 0; i < late.size(); ++i) {
+      const auto [a, b] = late[i];
+      const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, late_since[i]);
+      if (!added) seen->second = std::min(seen->second, late_since[i]);
+    }
+    late.clear();
+    for (const auto& [pair, since] : late_seen_) late.push_back(pair);
     std::map<int, std::set<int>> partners;
     for (auto [a, b] : late) {
       partners[a].insert(b);
@@ -776,7 +810,9 @@ private:
   bool failures_ = false;
   std::vector<int> last_undecided_;
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
-  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch (lower rank first)
+  // Late or broken transfers seen in this epoch (lower rank first), and when the first of
+  // each pair started (or broke).
+  std::map<std::pair<int, int>, double> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
   int control_rank_ = -1;                                  // a worker on the control host, if any

@@ -231,6 +231,7 @@ void Detector::end_wait(int world) {
   if (started >= 0 && (finished >= 0 ? finished : now) - started <= limit(rank.expected)) {
     rank.on_time_peer = rank.peer;
     rank.on_time_at = now;
+    rank.on_time_start = started;
   }
   // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
   if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);
@@ -384,12 +385,18 @@ void Detector::forget_progress(int world) {
   rank.straggling = rank.report_straggler = false;
 }
 
+double Detector::transfer_moved(int world) const {
+  const RankActivity& rank = activity(world);
+  if (transfer_start(world) < 0) return 0;
+  return rank.bytes - rank.activity->get_remaining();
+}
+
 double Detector::slowdown(int world) const {
   const RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   if (started < 0 || rank.expected <= 0) return 1;
   const double elapsed = sg4::Engine::get_clock() - started;
-  const double done = rank.bytes - rank.activity->get_remaining();
+  const double done = transfer_moved(world);
   // The rate so far predicts the whole transfer; with nothing through yet, only a bound.
   const double predicted = done > 0 ? elapsed * rank.bytes / done : elapsed;
   return std::max(1.0, predicted / rank.expected);

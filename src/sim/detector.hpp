@@ -90,6 +90,7 @@ struct RankActivity {
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
   double on_time_at = -1;
+  double on_time_start = -1;      // when that transfer started (both sides posted)
   double tolerance = 1;           // a kept straggler: its expected times are this much longer
   // Progress: its last recovery.straggler_window steps, the current one last.
   const char* phase = nullptr;    // the label of the current wait
@@ -164,6 +165,9 @@ public:
   // finished while it waited on an earlier one): its wait ends at once and says nothing of
   // its peer. (The coordinator can read the rank between the start of that wait and its end.)
   bool transfer_over(int world) const;
+  // Bytes the transfer `world` waits on has moved (0 before it starts). (It reads the
+  // transfer's progress, which makes SimGrid update it: only when acting.)
+  double transfer_moved(int world) const;
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;

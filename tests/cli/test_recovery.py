@@ -311,5 +311,40 @@ class GivingUp(unittest.TestCase):
         self.assertTrue(any("lost its transfer" in line for line in stop["evidence"]))
 
 
+class TreeAttribution(unittest.TestCase):
+    """A NIC at 1% on one rank of a tree: the coordinator drops that rank and nobody else.
+    Cases that broke: a binary tree's rank 1, whose transfer with a child ended on time at
+    the instant the fault struck, was cleared and its healthy child 4 dropped first; a tree
+    rank reaching a transfer that had finished was judged late from its start."""
+
+    def scenario(self, algorithm, p, rank, layered):
+        if layered:
+            training = {"rounds": 4, "model": "linear-regression", "bucket": "2MiB",
+                        "layers": {"uniform": {"count": 8, "parameters": 2097152, "forward": "1ms", "backward": "2ms"}}}
+        else:
+            training = {"rounds": 4, "compute": "3ms", "model": "linear-regression", "parameters": 1024}
+        return {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": algorithm, "size": "8MiB"},
+                "training": training, "recovery": {"policy": "rebuild"},
+                "faults": [{"kind": "slow-link", "rank": rank, "factor": 0.01, "at_round": 1}]}
+
+    def test_only_the_slowed_rank_is_dropped(self):
+        cases = [("binary-tree", 8, 1, False), ("binary-tree", 8, 1, True), ("binary-tree", 8, 4, False),
+                 ("binary-tree", 16, 0, True), ("double-binary-tree", 8, 1, False), ("double-binary-tree", 16, 15, True),
+                 ("naive-binomial", 8, 1, False), ("naive-binomial", 16, 15, False)]
+        for algorithm, p, rank, layered in cases:
+            with self.subTest(algorithm=algorithm, p=p, rank=rank, layered=layered), \
+                    tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(self.scenario(algorithm, p, rank, layered)))
+                trace = traced_run(path)
+                summary = trace["summary"]
+                dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
+                self.assertEqual(dropped, [rank])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], 4)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+
+
 if __name__ == "__main__":
     unittest.main()
