@@ -626,7 +626,7 @@ private:
     RecoveryEvent event;
     const double now = sg4::Engine::get_clock();
     event.epoch_before = group.epoch();
-    event.detected = first_suspicion(group);
+    event.detected = first_suspicion(group, judgement);
     event.fault_time = fault_time(judgement, event.detected);
     event.rebuilt = now;
     event.rule = judgement.rule;
@@ -665,18 +665,46 @@ private:
   }
 
   // The earliest wait (or failure) in force among the members: when the stall began to show.
-  double first_suspicion(const CommGroup& group) const {
-    double first = sg4::Engine::get_clock();
-    for (int world : group.members()) {
-      const RankActivity& rank = detector_.activity(world);
-      if (rank.doing == RankActivity::Doing::failed) first = std::min(first, rank.since);
-      if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) continue;
-      const double started = detector_.transfer_start(world);
-      const double deadline = detector_.limit(rank.expected);
-      const double suspicious = (started < 0 ? rank.since : started) + deadline;
-      if (suspicious <= sg4::Engine::get_clock()) first = std::min(first, suspicious);
+  // Only the waits on the ranks judged (roots, candidates) and their own (while they run)
+  // are symptoms of what was judged: in layered training a rank waits past its deadline on
+  // a peer still in backward, a wait that says nothing. A dead or cut-off rank shows in the
+  // transfers with it that broke, or at this report (a wait on a peer that never posted
+  // passed its deadline perhaps before it died). Without a rank judged (a stop), or when
+  // none of those waits is late yet, every wait counts.
+  double first_suspicion(const CommGroup& group, const Judgement& judgement) const {
+    std::set<int> judged(judgement.roots.begin(), judgement.roots.end());
+    judged.insert(judgement.ambiguous.begin(), judgement.ambiguous.end());
+    if (judgement.certain) {
+      double first = sg4::Engine::get_clock();
+      for (int world : group.members()) {
+        const RankActivity& rank = detector_.activity(world);
+        if (rank.doing == RankActivity::Doing::failed && judged.count(rank.peer)) first = std::min(first, rank.since);
+      }
+      return first;
     }
+    auto symptom = [&](int world) {
+      return judged.count(detector_.activity(world).peer) ||
+             (judged.count(world) && still_runs(world) && state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on());
+    };
+    const double now = sg4::Engine::get_clock();
+    double first = now;
+    if (!judged.empty())
+      for (int world : group.members())
+        if (symptom(world)) first = std::min(first, suspicious_since(world));
+    if (first < now) return first;
+    for (int world : group.members()) first = std::min(first, suspicious_since(world));
     return first;
+  }
+
+  // When `world`'s wait passed its deadline or its transfer broke (the clock: neither yet).
+  double suspicious_since(int world) const {
+    const double now = sg4::Engine::get_clock();
+    const RankActivity& rank = detector_.activity(world);
+    if (rank.doing == RankActivity::Doing::failed) return rank.since;
+    if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) return now;
+    const double started = detector_.transfer_start(world);
+    const double suspicious = (started < 0 ? rank.since : started) + detector_.limit(rank.expected);
+    return std::min(suspicious, now);
   }
 
   void record_undecided(const Judgement& judgement, double window) {

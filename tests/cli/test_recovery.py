@@ -241,6 +241,11 @@ class ReturnDuringLayeredTraining(unittest.TestCase):
                 dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
                 self.assertEqual(dropped, [rank])
                 self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                # Detected when the transfers with it broke, never before the preemption.
+                [drop] = [event for event in trace["recovery"] if event["dropped_ranks"]]
+                struck = float(at.removesuffix("ms")) / 1e3
+                self.assertAlmostEqual(drop["fault_time"], struck, delta=1e-15)
+                self.assertGreaterEqual(drop["detected"], struck)
                 # Back by 9.1 ms; round r starts no earlier than r x (forward + backward) = 3r ms:
                 # the next round to start when it is back is at most round 4 of 0-5. It rejoins.
                 joined = [event["joined_ranks"] for event in trace["recovery"] if event["joined_ranks"]]
