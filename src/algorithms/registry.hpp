@@ -1,6 +1,6 @@
 #pragma once
 // The algorithms collsim knows, by collective and name, each with its one-line summary
-// and its cost formula. Names are unique within a collective.
+// and its schedule (which the cost model prices: model/cost_model.hpp). Names are unique within a collective.
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,7 +8,7 @@
 
 #include "algorithms/collective.hpp"
 #include "algorithms/partners.hpp"
-#include "model/cost_model.hpp"
+#include "algorithms/model_input.hpp"
 #include "algorithms/schedule.hpp"
 
 namespace collsim {
@@ -29,8 +29,7 @@ struct AlgorithmInfo {
   std::string name;
   std::string summary;
   AlgorithmFn run;
-  ModelFn model;                                 // its schedule priced on the model's network
-  Schedule (*schedule)(const ModelInput& in);    // algorithms/schedules.hpp
+  Schedule (*schedule)(const ModelInput& in);    // algorithms/schedules.hpp; model_time prices it
   // Which ranks talk: the cost model's alpha and B are the worst of their routes.
   PartnersFn partners = ring_and_root_partners;
   Uses uses = {};

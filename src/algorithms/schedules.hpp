@@ -6,7 +6,7 @@
 // sends (simulated bytes); where its steps send unequal pieces that the formulas pace by
 // the largest, the schedule does too.
 #include "algorithms/chunks.hpp"
-#include "model/cost_model.hpp"
+#include "algorithms/model_input.hpp"
 #include "algorithms/schedule.hpp"
 
 namespace collsim {

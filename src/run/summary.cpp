@@ -1,6 +1,7 @@
 #include "run/summary.hpp"
 
 #include "model/contention.hpp"
+#include "model/cost_model.hpp"
 
 #include <algorithm>
 #include <set>
@@ -71,7 +72,7 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
       ++counted;
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
-  s.model_time = result.algorithm->model(result.model);
+  s.model_time = model_time(*result.algorithm, result.model);
   s.bound = lower_bound(collective, result.model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
   s.topology_bound = std::max(s.bound.value(), result.topology_bound.time);

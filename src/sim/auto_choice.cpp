@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/contention.hpp"
+#include "model/cost_model.hpp"
 #include "util/child_process.hpp"
 #include "util/suggest.hpp"
 #include "util/errors.hpp"
@@ -30,7 +31,7 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
       const SimResult result = run_simulation(trial, options);
       if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
       const RoundRecord& round = result.rounds.front();
-      return nlohmann::json{{"model", result.algorithm->model(result.model)},
+      return nlohmann::json{{"model", model_time(*result.algorithm, result.model)},
                             {"simulated", round.end - round.collective_start}}
           .dump();
     });

@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "model/route_cache.hpp"
+#include "model/cost_model.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_sides.hpp"
 #include "training/iteration.hpp"
@@ -606,7 +607,7 @@ private:
     ModelInput in = state_.setup.model_for(group);
     in.network = nullptr;
     in.endpoints.clear();
-    return state_.setup.algorithm->model(in);
+    return model_time(*state_.setup.algorithm, in);
   }
 
   static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
@@ -852,7 +853,7 @@ private:
 
 void start_coordinator(RunState& state, Detector& detector) {
   sg4::ActorPtr actor =
-      sg4::Actor::create("coordinator", state.setup.control_host, [&state, &detector] { Coordinator(state, detector).run(); });
+      sg4::Actor::create("coordinator", state.setup.control_host, [shared = state.shared_from_this(), &detector] { Coordinator(*shared, detector).run(); });
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 

@@ -131,7 +131,7 @@ void bring_back(RunState& state, const ResolvedFault& fault) {
   fault.host->turn_on();
   record(state, fault, "returned");
   for (int rank : fault.ranks)
-    sg4::Actor::create(fmt::format("rank-{}", rank), fault.host, [&state, rank] { run_returning_worker(state, rank); });
+    sg4::Actor::create(fmt::format("rank-{}", rank), fault.host, [shared = state.shared_from_this(), rank] { run_returning_worker(*shared, rank); });
 }
 
 // An actor on the control host: waits `delay`, applies the fault if asked, and undoes
@@ -139,7 +139,8 @@ void bring_back(RunState& state, const ResolvedFault& fault) {
 void start_injector(RunState& state, const ResolvedFault& fault, double delay, bool apply_first,
                     SavedLinks saved = {}) {
   sg4::ActorPtr injector = sg4::Actor::create(
-      fmt::format("fault-{}", fault.index), state.setup.control_host, [&state, fault, delay, apply_first, saved]() mutable {
+      fmt::format("fault-{}", fault.index), state.setup.control_host, [shared = state.shared_from_this(), fault, delay, apply_first, saved]() mutable {
+        RunState& state = *shared;
         if (delay > 0) sg4::this_actor::sleep_for(delay);
         if (apply_first) saved = apply(state, fault);
         if (fault.spec.return_after) {

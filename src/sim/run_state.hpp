@@ -6,7 +6,9 @@
 //   membership  the groups; the coordinator decides (sim/membership.hpp)
 //   workers     each worker's own state; an injector marks its preemption, the
 //               coordinator reads the fates
-// One RunState lives for one run_simulation call; nothing of it outlives the run.
+// One RunState per run_simulation call, shared by the actors' closures: it lives as long
+// as the run and any actor still blocked when the engine stops (a stall), whose stack the
+// engine may unwind later, at exit.
 #include <memory>
 #include <vector>
 
@@ -34,14 +36,17 @@ struct WorkerState {
 class Detector;
 struct ResolvedFault;
 
-struct RunState {
+struct RunState : std::enable_shared_from_this<RunState> {
+  RunState();
+  ~RunState();
+
   RunSetup setup;
   RunRecord record;
   Membership membership;
   std::vector<WorkerState> workers;                // by world rank
   std::vector<WaitState> waits;                    // by world rank: whom it waits on (the groups write it)
   std::vector<double> host_speed_factor;           // by world rank: slow-host faults (injectors write it)
-  Detector* detector = nullptr;                    // recovery.policy "rebuild": the waits' watch
+  std::unique_ptr<Detector> detector;              // recovery.policy "rebuild": the waits' watch
   // Faults that strike at the start of a round (sim/faults.hpp), owned by this run.
   std::shared_ptr<const std::vector<ResolvedFault>> round_faults;
 

@@ -180,6 +180,9 @@ void read_injection(int root, ModelInput& model) {
 
 }  // namespace
 
+RunState::RunState() = default;
+RunState::~RunState() = default;
+
 ModelInput RunSetup::model_for(const CommGroup& group) const {
   ModelInput in = model;
   in.p = group.size();
@@ -198,7 +201,7 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   std::vector<int> localities;
   for (int world : group->members()) localities.push_back(setup.rank_localities[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
-  group->set_watch(detector);
+  group->set_watch(detector.get());
   group->set_overhead(setup.model.overhead);
   group->track_waits(&waits);
   return group;
@@ -232,13 +235,12 @@ int training_samples(const Scenario& scenario, int p) {
 }
 
 // Recovery's detector watches every wait; the summary shows the deadline of one chunk's
-// transfer (n/p) on the model's route. The caller owns it for the run.
-std::unique_ptr<Detector> watch_waits(RunState& state, SimResult& result) {
-  auto detector = std::make_unique<Detector>(state.setup, state.membership);
-  state.detector = detector.get();
+// transfer (n/p) on the model's route.
+void watch_waits(RunState& state, SimResult& result) {
+  state.detector = std::make_unique<Detector>(state.setup, state.membership);
   const ModelInput& m = state.setup.model;
-  result.timeout = detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
-  return detector;
+  result.timeout =
+      state.detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
 }
 
 // A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
@@ -511,10 +513,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (options.topology_bound)
     result.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(model), platform.hosts, scenario.collective.root, model.bytes(model.elems));
 
-  // The run's shared state: workers, fault injectors and the coordinator meet here. It
-  // lives for this call: the engine returns when no actor can run any more, and actors
-  // still blocked then (a stall) never run again.
-  RunState state;
+  // The run's shared state: workers, fault injectors and the coordinator meet here
+  // (sim/run_state.hpp says how long it lives).
+  const auto shared_state = std::make_shared<RunState>();
+  RunState& state = *shared_state;
   state.setup.scenario = &scenario;
   state.setup.algorithm = result.algorithm;
   state.setup.payload = result.payload;
@@ -543,8 +545,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   std::vector<int> everyone(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-  std::unique_ptr<Detector> detector;
-  if (scenario.recovery.policy == RecoveryPolicy::rebuild) detector = watch_waits(state, result);
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild) watch_waits(state, result);
   state.membership.start(state.new_group(0, everyone));
   warn_about_short_timeout(state, result);
 
@@ -553,7 +554,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (state.detector != nullptr) start_coordinator(state, *state.detector);
 
   for (int r = 0; r < p; ++r)
-    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [&state, r] { run_worker(state, r); });
+    sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [shared_state, r] { run_worker(*shared_state, r); });
   LinkUsageRecorder link_usage;
   link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.record.messages);
   state.record.messages.set_limit(options.kept_messages);

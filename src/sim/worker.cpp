@@ -47,7 +47,7 @@ class Worker {
 public:
   Worker(RunState& state, int world)
       : state_(state), setup_(state.setup), record_(state.record), membership_(state.membership),
-        detector_(state.detector), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
+        detector_(state.detector.get()), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;

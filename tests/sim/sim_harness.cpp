@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/simulation.hpp"
+#include "model/cost_model.hpp"
 #include "util/child_process.hpp"
 
 namespace collsim::testing {
@@ -31,7 +32,7 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
     options.input = input;
     SimResult result = run_simulation(scenario, options);
     std::string out(3 * sizeof(double), '\0');
-    const double times[3] = {result.simulated_time, result.algorithm->model(result.model),
+    const double times[3] = {result.simulated_time, model_time(*result.algorithm, result.model),
                              static_cast<double>(result.messages.count())};
     std::memcpy(out.data(), times, sizeof times);
     for (const Buffer& b : result.results)
