@@ -228,10 +228,10 @@ void Detector::end_wait(int world) {
   const double now = sg4::Engine::get_clock();
   // How long the transfer took: to its end, which may be long before this wait began.
   const double finished = started >= 0 ? rank.activity->get_finish_time() : -1;
-  if (started >= 0 && (finished >= 0 ? finished : now) - started <= limit(rank.expected)) {
+  const double end = finished >= 0 ? finished : now;
+  if (started >= 0 && end - started <= limit(rank.expected)) {
     rank.on_time_peer = rank.peer;
-    rank.on_time_at = now;
-    rank.on_time_start = started;
+    rank.on_time_at = end;
   }
   // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
   if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);

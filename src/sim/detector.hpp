@@ -89,8 +89,7 @@ struct RankActivity {
   bool dropped = false;           // ... and leave the run
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
-  double on_time_at = -1;
-  double on_time_start = -1;      // when that transfer started (both sides posted)
+  double on_time_at = -1;         // when it ended
   double tolerance = 1;           // a kept straggler: its expected times are this much longer
   // Progress: its last recovery.straggler_window steps, the current one last.
   const char* phase = nullptr;    // the label of the current wait
