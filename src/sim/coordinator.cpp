@@ -17,6 +17,7 @@
 #include "model/cost_model.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_sides.hpp"
+#include "training/iteration.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -39,12 +40,13 @@ bool reachable(sg4::Host* control, sg4::Host* host) {
   return true;
 }
 
-void tell(const RunState& state, int world, Verdict verdict) {
-  auto* message = new Verdict(std::move(verdict));
+void tell(const RunState& state, Detector& detector, int world, Verdict verdict) {
+  Verdict* message = detector.letter(std::move(verdict));
+  sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
   sg4::Host* to = state.setup.rank_hosts[static_cast<size_t>(world)];
   if (to != state.setup.control_host) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
   // Some platforms (a torus) have no route from a host to itself: a courier on another
@@ -54,17 +56,23 @@ void tell(const RunState& state, int world, Verdict verdict) {
   const auto via = std::find_if(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(),
                                 [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
   if (via == state.setup.rank_hosts.end()) {
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+    mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
-  sg4::Actor::create("courier", *via, [world, message] {
-    verdict_mailbox(world)->put_init(message, control_message_bytes)->detach();
+  sg4::Actor::create("courier", *via, [mailbox, message] {
+    mailbox->put_init(message, control_message_bytes)->detach();
   })->daemonize();
 }
 
-// A round's computation at nominal speed (what the coordinator can know: not the faults).
+// A round's computation at nominal speed (what the coordinator can know: not the faults);
+// with layers, forward and backward (backward's overlap with the buckets' collectives left
+// out: an upper bound).
 double compute_seconds(const RunState& state) {
   const auto& training = state.setup.scenario->training;
+  if (training.has_layers()) {
+    const PassSeconds pass = pass_seconds(training.layers);
+    return pass.forward + pass.backward;
+  }
   return training.compute + training.compute_flops / state.setup.rank_hosts.front()->get_speed();
 }
 
@@ -111,8 +119,13 @@ public:
 private:
   // The last resort, when the evidence names nobody: a member that has waited longer than
   // the whole training should take (its rounds at the model's pace, times the timeout
-  // factor, at least 3) is in a stall that no verdict will end; the run stops and says so
-  // rather than waiting for ever.
+  // factor, at least 3) on a chain of waits that ends in nothing under way is in a stall
+  // that no verdict will end; the run stops and says so rather than waiting for ever. A
+  // chain that ends in a transfer moving bytes or a computation is slow, not stalled: it
+  // ends, and the next steps bring the evidence (two ranks exchanging only with each other
+  // are late together, and only their next partners tell which one is slow). A transfer
+  // that has moved nothing over the stall limit is stalled (SimGrid never ends one whose
+  // link's latency changed during its first alpha).
   void give_up_if_stalled() {
     const CommGroup& group = state_.membership.current();
     if (stall_limit_ < 0) {
@@ -123,13 +136,35 @@ private:
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
-      if (!stuck || now - rank.since <= stall_limit_) continue;
-      state_.membership.give_up(fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run "
-                                            "should take ({:.9g} s), and the evidence names no rank to drop",
-                                            world, rank.peer, rank.since, stall_limit_));
-      release_everyone();
+      if (!stuck || now - rank.since <= stall_limit_ || under_way(world)) continue;
+      // The trace keeps what the coordinator saw (the wait-for graph) when it stopped.
+      Judgement judgement = judge();
+      judgement.roots.clear();
+      judgement.ambiguous.clear();
+      judgement.rule = "a wait longer than the whole run, and nobody to drop";
+      stop_run(judgement, group.members(),
+               fmt::format("rank {} has waited on rank {} since {:.9g} s, longer than the whole run should take "
+                           "({:.9g} s), and the evidence names no rank to drop",
+                           world, rank.peer, rank.since, stall_limit_));
       return;
     }
+  }
+
+  // Whether `world`'s chain of waits (on peers that have not posted their side) ends in a
+  // computation or a transfer under way (started within the stall limit, or moving bytes),
+  // among live members.
+  bool under_way(int world) const {
+    const double now = sg4::Engine::get_clock();
+    std::set<int> seen;
+    while (seen.insert(world).second && still_runs(world)) {
+      const RankActivity& rank = detector_.activity(world);
+      if (rank.doing == RankActivity::Doing::computing) return true;
+      if (rank.doing != RankActivity::Doing::waiting) return false;
+      if (const double started = detector_.transfer_start(world); started >= 0)
+        return now - started <= stall_limit_ || detector_.transfer_moved(world) > 0;
+      world = rank.peer;
+    }
+    return false;
   }
 
   // Reads the group's waits and acts.
@@ -145,11 +180,10 @@ private:
       judgement = judge(true);
       if (judgement.roots.empty()) {
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
-        if (failures_ && !judgement.ambiguous.empty()) {
-          state_.membership.give_up(fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
-                                                fmt::join(judgement.ambiguous, ", ")));
-          release_everyone();
-        }
+        if (failures_ && !judgement.ambiguous.empty())
+          stop_run(judgement, state_.membership.current().members(),
+                   fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
+                               fmt::join(judgement.ambiguous, ", ")));
         return;
       }
     }
@@ -266,7 +300,9 @@ private:
     return true;
   }
 
-  // The run stops: the trace says why and who was left; everyone is told to leave.
+  // The run stops (a rebuild below recovery.min_workers, the coordinator cut off, a failure
+  // the evidence cannot attribute, a stall past the whole run): the trace says why and who
+  // was left (`left`); everyone is told to leave.
   void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason) {
     const CommGroup& group = state_.membership.current();
     state_.membership.give_up(std::move(reason));
@@ -274,14 +310,17 @@ private:
     event.epoch_after = group.epoch();
     event.round = lowest_round(group, judgement.roots);
     event.group = left;
+    event.undecided_ranks = judgement.ambiguous;
     event.stopped = true;
     event.reason = "stopped: " + state_.membership.abort_reason();
     state_.record.recoveries.push_back(event);
     release_everyone();
   }
 
-  // The ranks that every late transfer involves; of two, one that completed a transfer
-  // on time with someone else since is cleared.
+  // The ranks that every late transfer involves; of two (the ends of the late transfers,
+  // all between the same pair), one that completed a transfer on time with someone else
+  // after the first of them had started is cleared: its own link kept pace while the pair
+  // was slow. (One that ended at that very instant ran before: it clears nobody.)
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const {
     std::vector<int> common;
@@ -290,12 +329,14 @@ private:
       if (covers) common.push_back(world);
     }
     if (common.size() > 1) {
+      const auto first_late = late_seen_.find({std::min(common[0], common[1]), std::max(common[0], common[1])});
+      const double late_start = first_late == late_seen_.end() ? -1 : first_late->second;
       std::vector<int> not_cleared;
       for (int world : common) {
         const RankActivity& rank = detector_.activity(world);
         const int other = world == common[0] ? common[1] : common[0];
-        const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other &&
-                             rank.on_time_at >= detector_.activity(late.front().first).since;
+        const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other && late_start >= 0 &&
+                             rank.on_time_at > late_start;
         if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
                                                         rank.on_time_peer, rank.on_time_at));
         else not_cleared.push_back(world);
@@ -315,11 +356,13 @@ private:
     // The wait-for edges and the late transfers (or broken ones) between live members.
     std::map<int, int> waited_on;                     // member -> how many wait on it
     std::vector<std::pair<int, int>> late;            // (waiter, peer)
+    std::vector<double> late_since;                   // when each started (or broke)
     std::map<int, double> slowdown;                   // per member, of its late transfers
     std::vector<int> busy_late;
     for (int world : group.members()) {
       if (dead.count(world)) continue;
       const RankActivity& rank = detector_.activity(world);
+      if (detector_.transfer_over(world)) continue;  // about to go on: no evidence
       if (rank.doing == RankActivity::Doing::waiting) {
         const double started = detector_.transfer_start(world);
         const double deadline = detector_.limit(detector_.expected_now(world));
@@ -328,6 +371,7 @@ private:
           out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
         } else if (now >= started + deadline) {
           late.emplace_back(world, rank.peer);
+          late_since.push_back(started);
           late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
           out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
@@ -335,6 +379,7 @@ private:
         }
       } else if (rank.doing == RankActivity::Doing::failed) {
         late.emplace_back(world, rank.peer);
+        late_since.push_back(rank.since);
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
       }
     }
@@ -374,8 +419,13 @@ private:
     // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
     // a new partner at each step (recursive doubling), and only together do they single it out.
     // A transfer is one piece of evidence, seen late from both its ends or from one.
-    for (auto [a, b] : late) late_seen_.insert({std::min(a, b), std::max(a, b)});
-    late.assign(late_seen_.begin(), late_seen_.end());
+    for (size_t i = 0; i < late.size(); ++i) {
+      const auto [a, b] = late[i];
+      const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, late_since[i]);
+      if (!added) seen->second = std::min(seen->second, late_since[i]);
+    }
+    late.clear();
+    for (const auto& [pair, since] : late_seen_) late.push_back(pair);
     std::map<int, std::set<int>> partners;
     for (auto [a, b] : late) {
       partners[a].insert(b);
@@ -577,7 +627,7 @@ private:
     RecoveryEvent event;
     const double now = sg4::Engine::get_clock();
     event.epoch_before = group.epoch();
-    event.detected = first_suspicion(group);
+    event.detected = first_suspicion(group, judgement);
     event.fault_time = fault_time(judgement, event.detected);
     event.rebuilt = now;
     event.rule = judgement.rule;
@@ -616,18 +666,46 @@ private:
   }
 
   // The earliest wait (or failure) in force among the members: when the stall began to show.
-  double first_suspicion(const CommGroup& group) const {
-    double first = sg4::Engine::get_clock();
-    for (int world : group.members()) {
-      const RankActivity& rank = detector_.activity(world);
-      if (rank.doing == RankActivity::Doing::failed) first = std::min(first, rank.since);
-      if (rank.doing != RankActivity::Doing::waiting) continue;
-      const double started = detector_.transfer_start(world);
-      const double deadline = detector_.limit(rank.expected);
-      const double suspicious = (started < 0 ? rank.since : started) + deadline;
-      if (suspicious <= sg4::Engine::get_clock()) first = std::min(first, suspicious);
+  // Only the waits on the ranks judged (roots, candidates) and their own (while they run)
+  // are symptoms of what was judged: in layered training a rank waits past its deadline on
+  // a peer still in backward, a wait that says nothing. A dead or cut-off rank shows in the
+  // transfers with it that broke, or at this report (a wait on a peer that never posted
+  // passed its deadline perhaps before it died). Without a rank judged (a stop), or when
+  // none of those waits is late yet, every wait counts.
+  double first_suspicion(const CommGroup& group, const Judgement& judgement) const {
+    std::set<int> judged(judgement.roots.begin(), judgement.roots.end());
+    judged.insert(judgement.ambiguous.begin(), judgement.ambiguous.end());
+    if (judgement.certain) {
+      double first = sg4::Engine::get_clock();
+      for (int world : group.members()) {
+        const RankActivity& rank = detector_.activity(world);
+        if (rank.doing == RankActivity::Doing::failed && judged.count(rank.peer)) first = std::min(first, rank.since);
+      }
+      return first;
     }
+    auto symptom = [&](int world) {
+      return judged.count(detector_.activity(world).peer) ||
+             (judged.count(world) && still_runs(world) && state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on());
+    };
+    const double now = sg4::Engine::get_clock();
+    double first = now;
+    if (!judged.empty())
+      for (int world : group.members())
+        if (symptom(world)) first = std::min(first, suspicious_since(world));
+    if (first < now) return first;
+    for (int world : group.members()) first = std::min(first, suspicious_since(world));
     return first;
+  }
+
+  // When `world`'s wait passed its deadline or its transfer broke (the clock: neither yet).
+  double suspicious_since(int world) const {
+    const double now = sg4::Engine::get_clock();
+    const RankActivity& rank = detector_.activity(world);
+    if (rank.doing == RankActivity::Doing::failed) return rank.since;
+    if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) return now;
+    const double started = detector_.transfer_start(world);
+    const double suspicious = (started < 0 ? rank.since : started) + detector_.limit(rank.expected);
+    return std::min(suspicious, now);
   }
 
   void record_undecided(const Judgement& judgement, double window) {
@@ -675,7 +753,7 @@ private:
   // worker acts on the last one only (a group rebuilt twice before it read the first).
   void send(int world, Verdict verdict) {
     detector_.verdict_sent(world);
-    tell(state_, world, std::move(verdict));
+    tell(state_, detector_, world, std::move(verdict));
   }
 
   void release_everyone() {
@@ -761,7 +839,9 @@ private:
   bool failures_ = false;
   std::vector<int> last_undecided_;
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
-  std::set<std::pair<int, int>> late_seen_;  // late or broken transfers seen in this epoch (lower rank first)
+  // Late or broken transfers seen in this epoch (lower rank first), and when the first of
+  // each pair started (or broke).
+  std::map<std::pair<int, int>, double> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
   int control_rank_ = -1;                                  // a worker on the control host, if any

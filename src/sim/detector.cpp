@@ -18,15 +18,13 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-sg4::Mailbox* verdict_mailbox(int world) { return sg4::Mailbox::by_name(fmt::format("verdict:{}", world)); }
-
 Detector::Detector(const RunSetup& setup, const Membership& membership)
     : setup_(setup), membership_(membership), ranks_(static_cast<size_t>(setup.world_size())),
       last_out_(static_cast<size_t>(setup.world_size())), last_in_(static_cast<size_t>(setup.world_size())),
       pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
       verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0) {
+      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0), incarnations_(static_cast<size_t>(setup.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
@@ -159,6 +157,12 @@ double Detector::transfer_start(int world) const {
   return rank.activity->get_start_time();
 }
 
+bool Detector::transfer_over(int world) const {
+  const RankActivity& rank = activity(world);
+  if (rank.doing != RankActivity::Doing::waiting || rank.activity == nullptr) return false;
+  return rank.activity->get_finish_time() >= 0;
+}
+
 double Detector::suspect(int world) {
   RankActivity& rank = activity(world);
   const double now = sg4::Engine::get_clock();
@@ -186,13 +190,22 @@ sg4::CommPtr Detector::verdict_channel(int world) {
   return get;
 }
 
+sg4::Mailbox* Detector::verdict_mailbox(int world) const {
+  return sg4::Mailbox::by_name(fmt::format("verdict:{}:{}", world, incarnations_[static_cast<size_t>(world)]));
+}
+
+Verdict* Detector::letter(Verdict verdict) {
+  letters_.push_back(std::make_unique<Verdict>(std::move(verdict)));
+  return letters_.back().get();
+}
+
 Verdict Detector::take_verdict(int world) {
   const auto w = static_cast<size_t>(world);
-  std::unique_ptr<Verdict> verdict;
+  const Verdict* verdict = nullptr;
   do {
     sg4::CommPtr get = verdict_channel(world);
     get->wait();
-    verdict.reset(verdicts_[w]);
+    verdict = verdicts_[w];
     verdicts_[w] = nullptr;
     verdict_gets_[w] = nullptr;
   } while (++verdicts_taken_[w] < verdicts_sent_[w]);
@@ -205,7 +218,6 @@ void Detector::retire(int world) {
   sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
   if (get && get->get_state() == sg4::Activity::State::STARTED) get->cancel();
   get = nullptr;
-  delete verdicts_[static_cast<size_t>(world)];
   verdicts_[static_cast<size_t>(world)] = nullptr;
   activity(world).doing = RankActivity::Doing::idle;
 }
@@ -214,9 +226,12 @@ void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   const double now = sg4::Engine::get_clock();
-  if (started >= 0 && now - started <= limit(rank.expected)) {
+  // How long the transfer took: to its end, which may be long before this wait began.
+  const double finished = started >= 0 ? rank.activity->get_finish_time() : -1;
+  const double end = finished >= 0 ? finished : now;
+  if (started >= 0 && end - started <= limit(rank.expected)) {
     rank.on_time_peer = rank.peer;
-    rank.on_time_at = now;
+    rank.on_time_at = end;
   }
   // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
   if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);
@@ -370,12 +385,18 @@ void Detector::forget_progress(int world) {
   rank.straggling = rank.report_straggler = false;
 }
 
+double Detector::transfer_moved(int world) const {
+  const RankActivity& rank = activity(world);
+  if (transfer_start(world) < 0) return 0;
+  return rank.bytes - rank.activity->get_remaining();
+}
+
 double Detector::slowdown(int world) const {
   const RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   if (started < 0 || rank.expected <= 0) return 1;
   const double elapsed = sg4::Engine::get_clock() - started;
-  const double done = rank.bytes - rank.activity->get_remaining();
+  const double done = transfer_moved(world);
   // The rate so far predicts the whole transfer; with nothing through yet, only a bound.
   const double predicted = done > 0 ? elapsed * rank.bytes / done : elapsed;
   return std::max(1.0, predicted / rank.expected);
@@ -405,7 +426,16 @@ void Detector::failed(int world, int peer) {
   wake(Report{Report::Kind::failure, world, peer, rank.since});
 }
 
-void Detector::join(int world) { wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()}); }
+void Detector::join(int world) {
+  // The killed worker's receive: SimGrid cancelled it with its actor (its s4u handle still
+  // says STARTED), and waiting on it would throw. Dropped, not cancelled again.
+  const auto w = static_cast<size_t>(world);
+  verdict_gets_[w] = nullptr;
+  verdicts_[w] = nullptr;
+  verdicts_sent_[w] = verdicts_taken_[w] = 0;
+  ++incarnations_[w];
+  wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()});
+}
 
 void Detector::wake(Report report) {
   reports_.push_back(report);

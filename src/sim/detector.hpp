@@ -89,7 +89,7 @@ struct RankActivity {
   bool dropped = false;           // ... and leave the run
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
-  double on_time_at = -1;
+  double on_time_at = -1;         // when it ended
   double tolerance = 1;           // a kept straggler: its expected times are this much longer
   // Progress: its last recovery.straggler_window steps, the current one last.
   const char* phase = nullptr;    // the label of the current wait
@@ -101,9 +101,6 @@ struct RankActivity {
   int counted_round = -1;
   long receives = 0, receives_before = 0;
 };
-
-// Where the coordinator sends `world` its verdict.
-simgrid::s4u::Mailbox* verdict_mailbox(int world);
 
 class Detector final : public WaitWatch {
 public:
@@ -128,11 +125,20 @@ public:
   void resumed(int world, int round);
   // A transfer failed (its peer died, a link went down): certain, reported at once.
   void failed(int world, int peer);
+  // A new worker on `world` (its host came back) asks to rejoin. It is a new incarnation of
+  // the rank: what the killed one left behind (a verdict receive that SimGrid cancelled
+  // with its actor, verdicts sent to it and never read) is not its own.
   void join(int world);
+
+  // Where the coordinator sends `world` its verdict: the mailbox of the rank's current
+  // incarnation, so that a verdict left unread by a killed worker never reaches the next.
+  simgrid::s4u::Mailbox* verdict_mailbox(int world) const;
+  // The message that carries `verdict` (kept by the detector: one never read frees nothing).
+  Verdict* letter(Verdict verdict);
 
   // The pending receive of `world`'s verdict (posted at its first suspicion, kept until read).
   simgrid::s4u::CommPtr verdict_channel(int world);
-  // The coordinator sent `world` a verdict.
+  // The coordinator sent `world` a verdict (to verdict_mailbox(world)).
   void verdict_sent(int world) { ++verdicts_sent_[static_cast<size_t>(world)]; }
   // The verdict for `world`: the last one sent (those before it, overridden by a later
   // rebuild, are read and set aside; blocking until it arrives).
@@ -154,6 +160,13 @@ public:
   double expected_now(int world);
   // When the transfer `world` waits on started (-1: its peer has not posted yet).
   double transfer_start(int world) const;
+  // The transfer `world` waits on is over already (a wait_all reaching a transfer that
+  // finished while it waited on an earlier one): its wait ends at once and says nothing of
+  // its peer. (The coordinator can read the rank between the start of that wait and its end.)
+  bool transfer_over(int world) const;
+  // Bytes the transfer `world` waits on has moved (0 before it starts). (It reads the
+  // transfer's progress, which makes SimGrid update it: only when acting.)
+  double transfer_moved(int world) const;
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
@@ -209,7 +222,9 @@ private:
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
   std::vector<Verdict*> verdicts_;
-  std::vector<long> verdicts_sent_, verdicts_taken_;  // by world rank, over the whole run
+  std::vector<long> verdicts_sent_, verdicts_taken_;  // by world rank, in its current incarnation
+  std::vector<int> incarnations_;                     // by world rank: workers started on it after the first
+  std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
 };

@@ -15,6 +15,7 @@
 #include "sim/detector.hpp"
 #include "sim/faults.hpp"
 #include "algorithms/algorithms.hpp"
+#include "training/iteration.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -205,21 +206,19 @@ private:
     std::memcpy(me_.weights.data(), model.data(), me_.weights.size() * sizeof(double));
   }
 
-  // What a round's computation should take at the host's nominal speed.
+  // What a round's computation should take at the host's nominal speed: with layers, the
+  // forward pass (backward runs beside the stream's bucket collectives, which have deadlines
+  // of their own).
   double nominal_compute() const {
     const auto& training = setup_.scenario->training;
+    if (training.has_layers()) return pass_seconds(training.layers).forward;
     return training.compute + training.compute_flops / sg4::this_actor::get_host()->get_speed();
   }
 
   // Layered training: forward through every layer, then backward runs on the device while
   // this actor, the communication stream, reduces each bucket once backward has made it.
   sg4::ExecPtr forward_then_start_backward(RankRound& times, int round, int epoch) {
-    const auto& layers = setup_.scenario->training.layers;
-    double forward = 0, backward = 0;
-    for (const Layer& layer : layers) {
-      forward += layer.forward;
-      backward += layer.backward;
-    }
+    const auto [forward, backward] = pass_seconds(setup_.scenario->training.layers);
     const double speed = sg4::this_actor::get_host()->get_speed();
     const double factor = speed_factor();
     const double forward_start = sg4::Engine::get_clock();

@@ -11,6 +11,15 @@ uint64_t total_parameters(const std::vector<Layer>& layers) {
   return total;
 }
 
+PassSeconds pass_seconds(const std::vector<Layer>& layers) {
+  PassSeconds total;
+  for (const Layer& layer : layers) {
+    total.forward += layer.forward;
+    total.backward += layer.backward;
+  }
+  return total;
+}
+
 const NamedEnum<Sharding>& sharding_names() {
   static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}, {Sharding::zero3, "zero3"}}};
   return table;

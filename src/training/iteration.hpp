@@ -43,6 +43,12 @@ std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_p
 
 uint64_t total_parameters(const std::vector<Layer>& layers);
 
+// One iteration's forward and backward through every layer, seconds at nominal speed.
+struct PassSeconds {
+  double forward = 0, backward = 0;
+};
+PassSeconds pass_seconds(const std::vector<Layer>& layers);
+
 // Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and
 // optimizer states; each bucket is reduce-scattered during backward and, after the step,
 // the updated parameters are all-gathered bucket by bucket. "zero3" shards the parameters

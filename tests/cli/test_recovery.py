@@ -10,6 +10,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from cli_common import traced_run
+
 REPO = Path(__file__).resolve().parents[2]
 COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
 MiB = 1024 * 1024
@@ -197,6 +199,156 @@ class BadInput(unittest.TestCase):
             done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], cwd=REPO, capture_output=True, text=True,
                                   timeout=60)
         self.assertRegex(done.stderr, r"warning: recovery\.timeout 1ns is shorter than one chunk's transfer")
+
+
+class ReturnDuringLayeredTraining(unittest.TestCase):
+    """A preempted worker that comes back while the group trains layer by layer (buckets
+    reduced during backward): the run finishes every round with identical models, drops the
+    preempted rank only and takes it back. Cases that broke: a binary tree where the
+    returning worker waited on the verdict receive of the worker that was killed (SimGrid
+    had cancelled it), a double binary tree where forward was judged against a zero compute
+    time (a healthy rank dropped as a straggler, mid model share), a 16-rank tree where a
+    wait reaching a transfer that had finished was judged late from its start."""
+
+    LAYERS = {"uniform": {"count": 8, "parameters": 2097152, "forward": "1ms", "backward": "2ms"}}
+    ROUNDS = 6
+
+    def scenario(self, algorithm, p, rank, at, back, bucket):
+        topology = f"nodes:{p // 4}:4" if algorithm == "hierarchical" else f"star:{p}"
+        training = {"rounds": self.ROUNDS, "model": "linear-regression", "layers": self.LAYERS}
+        if bucket:
+            training["bucket"] = "2MiB"
+        return {"workers": p, "topology": topology, "collective": {"algorithm": algorithm, "size": "8MiB"},
+                "training": training, "recovery": {"policy": "rebuild"},
+                "faults": [{"kind": "preempt", "rank": rank, "at": at, "return_after": back}]}
+
+    def test_the_returning_rank_is_the_only_one_dropped_and_rejoins(self):
+        cases = [("binary-tree", 8, 7, "5ms", "1ms", True), ("binary-tree", 16, 7, "5ms", "1ms", True),
+                 ("binary-tree", 16, 0, "9ms", "0.1ms", True), ("double-binary-tree", 8, 7, "5ms", "0.1ms", False),
+                 ("double-binary-tree", 8, 0, "5ms", "0.1ms", False), ("double-binary-tree", 16, 7, "3ms", "6ms", True),
+                 ("ring", 16, 7, "5ms", "1ms", True), ("recursive-doubling", 8, 3, "3ms", "1ms", True),
+                 ("hierarchical", 16, 15, "5ms", "1ms", True), ("parameter-server", 8, 7, "5ms", "1ms", True)]
+        for algorithm, p, rank, at, back, bucket in cases:
+            with self.subTest(algorithm=algorithm, p=p, rank=rank, at=at, back=back, bucket=bucket), \
+                    tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(self.scenario(algorithm, p, rank, at, back, bucket)))
+                trace = traced_run(path)
+                summary = trace["summary"]
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], self.ROUNDS)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+                dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
+                self.assertEqual(dropped, [rank])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                # Detected when the transfers with it broke, never before the preemption.
+                [drop] = [event for event in trace["recovery"] if event["dropped_ranks"]]
+                struck = float(at.removesuffix("ms")) / 1e3
+                self.assertAlmostEqual(drop["fault_time"], struck, delta=1e-15)
+                self.assertGreaterEqual(drop["detected"], struck)
+                # Back by 9.1 ms; round r starts no earlier than r x (forward + backward) = 3r ms:
+                # the next round to start when it is back is at most round 4 of 0-5. It rejoins.
+                joined = [event["joined_ranks"] for event in trace["recovery"] if event["joined_ranks"]]
+                self.assertEqual(joined, [[rank]])
+                self.assertEqual(summary["final_group"], list(range(p)))
+
+
+class GivingUp(unittest.TestCase):
+    """When recovery gives up, the trace says so: the last recovery[] entry is `stopped`,
+    with the reason of summary.stalled, the evidence, and who was left."""
+
+    def run_document(self, document):
+        with tempfile.TemporaryDirectory() as folder:
+            path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(document))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], cwd=REPO,
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            return json.loads(trace.read_text()), done.stderr
+
+    def assert_stopped(self, trace, stderr, left):
+        stalled = trace["summary"]["stalled"]
+        self.assertEqual(stderr.strip(), f"collsim: stalled: {stalled}")
+        stop = trace["recovery"][-1]
+        self.assertTrue(stop["stopped"])
+        self.assertEqual(stop["dropped_ranks"], [])
+        self.assertEqual(stop["group"], left)
+        self.assertEqual(trace["summary"]["final_group"], left)
+        self.assertTrue(stop["reason"].startswith("stopped: "))
+        self.assertEqual(f"recovery gave up: {stop['reason'][len('stopped: '):]}.", stalled)
+        return stop
+
+    def test_a_wait_longer_than_the_whole_run_stops_with_a_trace_entry(self):
+        # Backward on rank 2 becomes 1000x slower from round 1: it sleeps until its buckets
+        # are ready, neither computing nor waiting, and the evidence names nobody. The
+        # coordinator stops once a wait outlasts the whole run: 3 x rounds x (forward +
+        # backward + the ring's 2(p-1)(alpha + n/(pB))).
+        p, rounds, n, backward = 4, 3, 262144 * 4, 0.002
+        document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": "ring", "size": n},
+                    "training": {"rounds": rounds, "bucket": "256KiB",
+                                 "layers": {"uniform": {"count": 4, "parameters": 262144, "forward": 0,
+                                                        "backward": backward}}},
+                    "faults": [{"kind": "slow-host", "rank": 2, "factor": 0.001, "at_round": 1}],
+                    "recovery": {"policy": "rebuild"}}
+        trace, stderr = self.run_document(document)
+        stop = self.assert_stopped(trace, stderr, list(range(p)))
+        self.assertEqual(stop["rule"], "a wait longer than the whole run, and nobody to drop")
+        whole = 3 * rounds * (backward + 2 * (p - 1) * (ALPHA + n / p / B))
+        self.assertRegex(stop["reason"], r"rank \d has waited on rank \d since [0-9.e-]+ s, longer than the whole run "
+                                         r"should take \(([0-9.e-]+) s\)")
+        limit = float(stop["reason"].split("should take (")[1].split(" s)")[0])
+        self.assertAlmostEqual(limit / whole, 1, delta=1e-8)
+        self.assertGreater(stop["rebuilt"] - stop["fault_time"], limit)
+        self.assertTrue(any("waits on" in line for line in stop["evidence"]))
+
+    def test_a_broken_transfer_nobody_can_be_blamed_for_stops_with_a_trace_entry(self):
+        # The torus link between ranks 2 and 3 goes down for good: both ends are alive and
+        # reach the coordinator, and their ring transfer breaks.
+        document = {"workers": 8, "topology": "torus:4x2", "collective": {"algorithm": "ring", "size": "1MiB"},
+                    "training": {"rounds": 3, "compute": "1ms", "model": "linear-regression"},
+                    "faults": [{"kind": "link-down", "link": "torus_link_from_2_to_3", "at": "1.1ms"}],
+                    "recovery": {"policy": "rebuild"}}
+        trace, stderr = self.run_document(document)
+        stop = self.assert_stopped(trace, stderr, list(range(8)))
+        self.assertIn("a transfer failed and the evidence cannot tell between ranks", stop["reason"])
+        self.assertTrue({2, 3} <= set(stop["undecided_ranks"]))
+        self.assertEqual(stop["fault_time"], 0.0011)
+        self.assertTrue(any("lost its transfer" in line for line in stop["evidence"]))
+
+
+class TreeAttribution(unittest.TestCase):
+    """A NIC at 1% on one rank of a tree: the coordinator drops that rank and nobody else.
+    Cases that broke: a binary tree's rank 1, whose transfer with a child ended on time at
+    the instant the fault struck, was cleared and its healthy child 4 dropped first; a tree
+    rank reaching a transfer that had finished was judged late from its start."""
+
+    def scenario(self, algorithm, p, rank, layered):
+        if layered:
+            training = {"rounds": 4, "model": "linear-regression", "bucket": "2MiB",
+                        "layers": {"uniform": {"count": 8, "parameters": 2097152, "forward": "1ms", "backward": "2ms"}}}
+        else:
+            training = {"rounds": 4, "compute": "3ms", "model": "linear-regression", "parameters": 1024}
+        return {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": algorithm, "size": "8MiB"},
+                "training": training, "recovery": {"policy": "rebuild"},
+                "faults": [{"kind": "slow-link", "rank": rank, "factor": 0.01, "at_round": 1}]}
+
+    def test_only_the_slowed_rank_is_dropped(self):
+        cases = [("binary-tree", 8, 1, False), ("binary-tree", 8, 1, True), ("binary-tree", 8, 4, False),
+                 ("binary-tree", 16, 0, True), ("double-binary-tree", 8, 1, False), ("double-binary-tree", 16, 15, True),
+                 ("naive-binomial", 8, 1, False), ("naive-binomial", 16, 15, False)]
+        for algorithm, p, rank, layered in cases:
+            with self.subTest(algorithm=algorithm, p=p, rank=rank, layered=layered), \
+                    tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(self.scenario(algorithm, p, rank, layered)))
+                trace = traced_run(path)
+                summary = trace["summary"]
+                dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
+                self.assertEqual(dropped, [rank])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], 4)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
 
 
 if __name__ == "__main__":

@@ -372,16 +372,23 @@ class FaultsDuringRecovery(unittest.TestCase):
                 self.assertEqual([e for e in trace["recovery"] if e.get("undecided_ranks")], [])
 
     def test_a_worker_that_went_back_a_round_resumes_the_right_one_in_a_second_rebuild(self):
-        # A binary tree's root finishes round 0 first and starts round 1; the first rebuild
-        # sends it back to round 0, and a second rebuild follows. It once read its round as
-        # 1 still, was told to resume round 1 and ran it with an empty model: the results
-        # failed verification. The dropped set is not asserted here (which ranks a slowed
-        # NIC in a tree implicates is attribution, docs/recovery.md): the run must verify,
-        # with identical models, every round done and the loss going down each round.
+        # A binary tree's root finishes round 0 first and starts round 1 (20 ms of compute);
+        # rank 6, still in round 0, is preempted: the first rebuild sends the root back to
+        # round 0 (it hears the verdict at its first wait, after its computation), and a
+        # second preemption (rank 5) strikes while it redoes round 0. It once read its round
+        # as 1 still, was told to resume round 1 and ran it with an empty model: the results
+        # failed verification. The run must verify, with identical models, every round done
+        # and the loss going down each round.
         trace = run(scenario("star:8", 8, "binary-tree", "rebuild",
-                             [{"kind": "slow-link", "rank": 1, "at_round": 1, "factor": 0.01}], rounds=4,
+                             [{"kind": "preempt", "rank": 6, "at": "20.2ms"},
+                              {"kind": "preempt", "rank": 5, "at": "40.2ms"}], rounds=4,
                              size="256KiB", compute="20ms"))
-        self.assertGreaterEqual(len([e for e in trace["recovery"] if e["dropped_ranks"]]), 2)
+        root_done = max(m["end"] for m in trace["messages"] if m["round"] == 0 and m["epoch"] == 0 and 0 in (m["src"], m["dst"]))
+        self.assertLess(root_done, 0.0202, "the root is in round 1 when the first preemption strikes")
+        rebuilds = [e for e in trace["recovery"] if e["dropped_ranks"]]
+        self.assertEqual([e["dropped_ranks"] for e in rebuilds], [[6], [5]])
+        self.assertEqual([e["round"] for e in rebuilds], [0, 0])
+        self.assertGreater(rebuilds[1]["rebuilt"], 0.040)  # after the root's round-1 computation
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
         self.assertTrue(trace["summary"]["verified"])
         self.assertTrue(trace["summary"]["models_identical"])
