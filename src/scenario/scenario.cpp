@@ -73,6 +73,14 @@ std::string get_string(const json& value, const std::string& field) {
   return value.get<std::string>();
 }
 
+// A label given as a string (the scenario's name: the trace's identity in compare and the
+// pictures' title).
+std::string get_label(const json& value, const std::string& field) {
+  std::string label = get_string(value, field);
+  check_label(label, field);
+  return label;
+}
+
 long long get_integer(const json& value, const std::string& field, long long min, long long max) {
   if (!value.is_number_integer() && !value.is_number_unsigned())
     throw InputError(fmt::format("{}: must be an integer, got {}", field, value.dump()));
@@ -496,10 +504,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
                             "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
   Scenario scenario;
   scenario.source_dir = source_dir;
-  if (document.contains("name")) {
-    scenario.name = get_string(document["name"], "name");
-    check_label(scenario.name, "name");  // the trace's identity in compare, the pictures' title
-  }
+  if (document.contains("name")) scenario.name = get_label(document["name"], "name");
   if (document.contains("description")) {
     const json& description = document["description"];
     const bool lines = description.is_array() &&
