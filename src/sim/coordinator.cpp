@@ -26,17 +26,11 @@ namespace {
 
 constexpr uint64_t control_message_bytes = 64;
 
-// A heartbeat's view: the host is up and every link between it and the control host too.
-bool reachable(sg4::Host* control, sg4::Host* host) {
-  if (!host->is_on()) return false;
-  if (host == control) return true;
-  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
-    std::vector<sg4::Link*> route;
-    double latency = 0;
-    from->route_to(to, route, &latency);
-    for (const sg4::Link* link : route)
-      if (!link->is_on()) return false;
-  }
+// Both ways between two ranks' hosts are up (routes from the run's route cache).
+bool reachable(const RouteCache& routes, int from, int to) {
+  for (auto [a, b] : {std::pair{from, to}, std::pair{to, from}})
+    for (int link : routes.route(a, b).links)
+      if (!routes.simgrid_link(link)->is_on()) return false;
   return true;
 }
 
@@ -53,13 +47,19 @@ void tell(const RunState& state, Detector& detector, int world, Verdict verdict)
   // host carries the verdict to the worker that shares the coordinator's host. The
   // courier's host must reach it: a verdict sent across a link that is down is lost, and
   // the worker would wait for it for ever.
-  const auto via = std::find_if(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(),
-                                [&](sg4::Host* host) { return host != to && host->is_on() && reachable(host, to); });
-  if (via == state.setup.rank_hosts.end()) {
+  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
+  const RouteCache& routes = routes_of(state.setup.model);
+  auto can_carry = [&](int rank) {
+    sg4::Host* host = hosts[static_cast<size_t>(rank)];
+    return host != to && host->is_on() && reachable(routes, rank, world);
+  };
+  int via = 0;
+  while (via < static_cast<int>(hosts.size()) && !can_carry(via)) ++via;
+  if (via == static_cast<int>(hosts.size())) {
     mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
-  sg4::Actor::create("courier", *via, [mailbox, message] {
+  sg4::Actor::create("courier", hosts[static_cast<size_t>(via)], [mailbox, message] {
     mailbox->put_init(message, control_message_bytes)->detach();
   })->daemonize();
 }
