@@ -404,10 +404,10 @@ double Detector::slowdown(int world) const {
   return std::max(1.0, predicted / rank.expected);
 }
 
-void Detector::computing(int world, int round, double expected_seconds) {
+void Detector::computing(int world, int round, double expected_seconds, double since) {
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::computing;
-  rank.since = sg4::Engine::get_clock();
+  rank.since = since >= 0 ? since : sg4::Engine::get_clock();
   rank.round = round;
   rank.expected_compute = expected_seconds * rank.tolerance;
   rank.peer = -1;

@@ -119,7 +119,8 @@ public:
   void end_wait(int world) override;
 
   // The worker loop tells what it does outside waits.
-  void computing(int world, int round, double expected_seconds);
+  // `world` computes what should take `expected_seconds` since `since` (-1: now).
+  void computing(int world, int round, double expected_seconds, double since = -1);
   void idle(int world);
   // `world` redoes `round`'s collective in a new group (it may have gone back a round):
   // the round the coordinator reads is the one it is in now.
