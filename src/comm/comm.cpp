@@ -154,6 +154,18 @@ void Comm::await(PendingTransfer& pending) {
                                    pending.activity.get(), phase_, step_);
   // (Testing first whether a send is already over would spare its timer, but SimGrid 3.32
   // then finishes each such transfer in time that grows with the run: a wait it is.)
+  // A transfer already over (a ring's send whose receiver has it) cannot pass a deadline:
+  // a plain wait completes it, without a timer.
+  if (pending.activity->get_finish_time() >= 0) {
+    try {
+      pending.activity->wait();
+    } catch (...) {
+      watch->end_wait(me);
+      throw;
+    }
+    watch->end_wait(me);
+    return;
+  }
   std::vector<sg4::CommPtr>& activities = group_->wait_list(rank_);
   activities.assign(1, pending.activity);
   try {
