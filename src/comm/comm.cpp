@@ -55,7 +55,7 @@ Request::~Request() = default;
 
 CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log)
     : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
-      last_sent_(members_.size()), last_received_(members_.size()) {}
+      last_sent_(members_.size()), last_received_(members_.size()), wait_lists_(members_.size()) {}
 
 CommGroup::~CommGroup() {
   for (Packet* packet : spare_packets_) delete packet;
@@ -147,7 +147,8 @@ void Comm::await(PendingTransfer& pending) {
                                    pending.activity.get(), phase_, step_);
   // (Testing first whether a send is already over would spare its timer, but SimGrid 3.32
   // then finishes each such transfer in time that grows with the run: a wait it is.)
-  std::vector<sg4::CommPtr> activities{pending.activity};
+  std::vector<sg4::CommPtr>& activities = group_->wait_list(rank_);
+  activities.assign(1, pending.activity);
   try {
     for (;;) {
       const ssize_t done = sg4::Comm::wait_any_for(activities, limit);
@@ -158,9 +159,11 @@ void Comm::await(PendingTransfer& pending) {
         if (sg4::Comm* verdict = watch->listen(me)) activities.emplace_back(verdict);
     }
   } catch (...) {
+    activities.clear();
     watch->end_wait(me);
     throw;
   }
+  activities.clear();
   watch->end_wait(me);
 }
 

@@ -11,10 +11,7 @@
 
 #include "comm/message_log.hpp"
 
-namespace simgrid::s4u {
-class Mailbox;
-class Comm;
-}  // namespace simgrid::s4u
+#include <simgrid/forward.h>
 
 namespace collsim {
 
@@ -97,6 +94,10 @@ public:
   Packet* new_packet();
   void recycle(Packet* packet) { spare_packets_.push_back(packet); }
 
+  // What a rank's wait blocks on under recovery (its transfer, and the verdict once
+  // suspicious), kept from wait to wait so that a wait allocates no list.
+  std::vector<simgrid::s4u::CommPtr>& wait_list(int group_rank) { return wait_lists_[static_cast<size_t>(group_rank)]; }
+
   // Where ranks note what they block on (indexed by world rank); optional.
   void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
   void note_wait(int group_rank, int peer_group_rank, const char* what, double now) {
@@ -121,6 +122,7 @@ private:
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::vector<LastMailbox> last_sent_, last_received_;  // by group rank
   std::vector<Packet*> spare_packets_;
+  std::vector<std::vector<simgrid::s4u::CommPtr>> wait_lists_;  // by group rank
   std::vector<WaitState>* waits_ = nullptr;
 };
 

@@ -225,25 +225,25 @@ void Detector::retire(int world) {
 void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
-  const double now = sg4::Engine::get_clock();
-  // How long the transfer took: to its end, which may be long before this wait began.
-  const double finished = started >= 0 ? rank.activity->get_finish_time() : -1;
-  const double end = finished >= 0 ? finished : now;
-  if (started >= 0 && end - started <= limit(rank.expected)) {
-    rank.on_time_peer = rank.peer;
-    rank.on_time_at = end;
+  if (started >= 0) {
+    // How long the transfer took: to its end, which may be long before this wait began.
+    const double finished = rank.activity->get_finish_time();
+    const double end = finished >= 0 ? finished : sg4::Engine::get_clock();
+    if (end - started <= limit(rank.expected)) {
+      rank.on_time_peer = rank.peer;
+      rank.on_time_at = end;
+    }
+    // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
+    if (rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world, finished - started);
   }
-  // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
-  if (started >= 0 && rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world);
   rank.doing = RankActivity::Doing::idle;
   rank.activity = nullptr;
 }
 
-// The pace of the transfer that just completed joins the rank's current step (a new label
-// opens a new step); the window keeps the last straggler_window steps.
-void Detector::record_pace(int world) {
+// The pace of the transfer that just completed (in `took` seconds) joins the rank's current
+// step (a new label opens a new step); the window keeps the last straggler_window steps.
+void Detector::record_pace(int world, double took) {
   RankActivity& rank = activity(world);
-  const double took = rank.activity->get_finish_time() - rank.activity->get_start_time();
   const double pace = took > 0 && rank.expected > 0 ? std::min(1.0, rank.expected / took) : 1.0;
   if (rank.receive) {
     if (rank.round != rank.counted_round) {
@@ -261,10 +261,12 @@ void Detector::record_pace(int world) {
     current.step = rank.step;
     current.round = rank.round;
     current.best = 0;
+    // Looked up once per step: the label table is larger than a cache, a lookup a miss.
+    current.label = &rank.steps.label(rank.phase, rank.step);
   }
   current.best = std::max(current.best, pace);
   current.peers.push_back(rank.peer);
-  LabelPace& label = rank.steps.label(rank.phase, rank.step);
+  LabelPace& label = *current.label;
   if (label.round != rank.round) {
     label.before = std::max(label.before, label.this_round);
     label.this_round = 0;
@@ -402,10 +404,10 @@ double Detector::slowdown(int world) const {
   return std::max(1.0, predicted / rank.expected);
 }
 
-void Detector::computing(int world, int round, double expected_seconds) {
+void Detector::computing(int world, int round, double expected_seconds, double since) {
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::computing;
-  rank.since = sg4::Engine::get_clock();
+  rank.since = since >= 0 ? since : sg4::Engine::get_clock();
   rank.round = round;
   rank.expected_compute = expected_seconds * rank.tolerance;
   rank.peer = -1;

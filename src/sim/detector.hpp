@@ -26,6 +26,13 @@
 
 namespace collsim {
 
+// The best pace a rank had in one step of the collective (a label), in earlier rounds.
+struct LabelPace {
+  int round = -1;
+  double before = 0;      // in the rounds before `round`
+  double this_round = 0;  // in `round`
+};
+
 // One step of a rank (the transfers it waited on under one label of the algorithm, see
 // Comm::label): the best pace among them, expected / actual duration, at most 1; and that
 // pace against the best the rank had in the same step of earlier rounds (1 the first time).
@@ -37,13 +44,7 @@ struct StepPace {
   double best = 0;
   double relative = 1;
   std::vector<int> peers;  // the other ends of its transfers (world ranks)
-};
-
-// The best pace a rank had in one step of the collective (a label), in earlier rounds.
-struct LabelPace {
-  int round = -1;
-  double before = 0;      // in the rounds before `round`
-  double this_round = 0;  // in `round`
+  LabelPace* label = nullptr;  // its label's entry (valid until the next step opens)
 };
 
 // A rank's last steps, in a ring of recovery.straggler_window slots reused in place (a
@@ -118,7 +119,8 @@ public:
   void end_wait(int world) override;
 
   // The worker loop tells what it does outside waits.
-  void computing(int world, int round, double expected_seconds);
+  // `world` computes what should take `expected_seconds` since `since` (-1: now).
+  void computing(int world, int round, double expected_seconds, double since = -1);
   void idle(int world);
   // `world` redoes `round`'s collective in a new group (it may have gone back a round):
   // the round the coordinator reads is the one it is in now.
@@ -189,7 +191,7 @@ public:
 
 private:
   void wake(Report report);
-  void record_pace(int world);
+  void record_pace(int world, double took);
   size_t window() const;
   void check_straggler(int world);
 

@@ -306,7 +306,14 @@ private:
     const AlgorithmInfo& reduce = setup_.shard_reduce_scatter ? *setup_.shard_reduce_scatter : *setup_.algorithm;
     for (size_t b = 0; b < setup_.buckets.size(); ++b) {
       const double ready = backward_start_ + setup_.buckets[b].bucket.ready / backward_factor_;
-      if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
+      if (sg4::Engine::get_clock() < ready) {
+        // Backward is still making this bucket: the rank computes (since backward began,
+        // which should take the bucket's nominal ready time), so that peers waiting on a
+        // slow backward pass find it, as they find a slow forward pass.
+        if (detector_ != nullptr) detector_->computing(world_, round, setup_.buckets[b].bucket.ready, backward_start_);
+        sg4::this_actor::sleep_until(ready);
+        if (detector_ != nullptr) detector_->idle(world_);
+      }
       times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
     }
     if (setup_.shard_allgather == nullptr) return;

@@ -336,6 +336,43 @@ class FaultDuringModelShare(unittest.TestCase):
                 self.assertEqual(trace["summary"]["final_group"], [r for r in range(p) if r != 3])
 
 
+class SlowBackwardPass(unittest.TestCase):
+    """Layered training: a rank whose backward pass slows down (its host 20x or 1000x
+    slower, forward taking no time) makes its buckets late; the peers that wait for them
+    find it computing past its deadline, and it is dropped. (Before, a rank waiting for
+    its next bucket looked idle: nobody was found, and the run either went on 20x slower or
+    stopped as stalled.)"""
+
+    def test_the_slow_rank_is_dropped(self):
+        backward = 0.002
+        for algorithm, p, rank, factor, at_round in [("ring", 4, 2, 0.001, 1), ("ring", 8, 3, 0.05, 0),
+                                                     ("recursive-doubling", 8, 5, 0.05, 1),
+                                                     ("binary-tree", 8, 0, 0.05, 2)]:
+            document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": algorithm, "size": "1MiB"},
+                        "training": {"rounds": 4, "bucket": "256KiB", "model": "linear-regression",
+                                     "layers": {"uniform": {"count": 4, "parameters": 262144, "forward": 0,
+                                                            "backward": backward}}},
+                        "faults": [{"kind": "slow-host", "rank": rank, "factor": factor, "at_round": at_round}],
+                        "recovery": {"policy": "rebuild"}}
+            with self.subTest(algorithm=algorithm, p=p, rank=rank, factor=factor), \
+                    tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(document))
+                trace = traced_run(path)
+                summary = trace["summary"]
+                dropped = sorted({d for event in trace["recovery"] for d in event["dropped_ranks"]})
+                self.assertEqual(dropped, [rank])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(summary["rounds_completed"], 4)
+                self.assertTrue(summary["verified"])
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+                [drop] = [event for event in trace["recovery"] if event["dropped_ranks"]]
+                self.assertEqual(drop["rule"], "others wait on it and it computes past its deadline (a straggler)")
+                # Its backward pass takes backward / factor: found past 3x its nominal time,
+                # long before it would have finished.
+                self.assertLess(drop["detected"] - drop["fault_time"], backward / factor)
+
+
 class GivingUp(unittest.TestCase):
     """When recovery gives up, the trace says so: the last recovery[] entry is `stopped`,
     with the reason of summary.stalled, the evidence, and who was left."""
@@ -362,25 +399,23 @@ class GivingUp(unittest.TestCase):
         return stop
 
     def test_a_wait_longer_than_the_whole_run_stops_with_a_trace_entry(self):
-        # Backward on rank 2 becomes 1000x slower from round 1: it sleeps until its buckets
-        # are ready, neither computing nor waiting, and the evidence names nobody. The
-        # coordinator stops once a wait outlasts the whole run: 3 x rounds x (forward +
-        # backward + the ring's 2(p-1)(alpha + n/(pB))).
-        p, rounds, n, backward = 4, 3, 262144 * 4, 0.002
-        document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": "ring", "size": n},
-                    "training": {"rounds": rounds, "bucket": "256KiB",
-                                 "layers": {"uniform": {"count": 4, "parameters": 262144, "forward": 0,
-                                                        "backward": backward}}},
-                    "faults": [{"kind": "slow-host", "rank": 2, "factor": 0.001, "at_round": 1}],
+        # Rank 4's link gets 1 ms of latency during the first alpha of its tree transfers:
+        # SimGrid never finishes those (docs/recovery.md, known limits), both ends look
+        # alike, and nothing moves. The coordinator stops once a wait outlasts the whole
+        # run: 3 x rounds x (compute + the tree's allreduce, well under 1 ms here).
+        rounds, compute = 2, 0.020
+        document = {"workers": 8, "topology": "star:8", "collective": {"algorithm": "binary-tree", "size": "256KiB"},
+                    "training": {"rounds": rounds, "compute": compute},
+                    "faults": [{"kind": "slow-link", "rank": 4, "at": "20001.3us", "latency": "1ms"}],
                     "recovery": {"policy": "rebuild"}}
         trace, stderr = self.run_document(document)
-        stop = self.assert_stopped(trace, stderr, list(range(p)))
+        stop = self.assert_stopped(trace, stderr, list(range(8)))
         self.assertEqual(stop["rule"], "a wait longer than the whole run, and nobody to drop")
-        whole = 3 * rounds * (backward + 2 * (p - 1) * (ALPHA + n / p / B))
         self.assertRegex(stop["reason"], r"rank \d has waited on rank \d since [0-9.e-]+ s, longer than the whole run "
                                          r"should take \(([0-9.e-]+) s\)")
         limit = float(stop["reason"].split("should take (")[1].split(" s)")[0])
-        self.assertAlmostEqual(limit / whole, 1, delta=1e-8)
+        self.assertGreater(limit, 3 * rounds * compute)
+        self.assertLess(limit, 3 * rounds * (compute + 0.001))
         self.assertGreater(stop["rebuilt"] - stop["fault_time"], limit)
         self.assertTrue(any("waits on" in line for line in stop["evidence"]))
 
