@@ -336,6 +336,39 @@ class FaultDuringModelShare(unittest.TestCase):
                 self.assertEqual(trace["summary"]["final_group"], [r for r in range(p) if r != 3])
 
 
+class TwoWorkersReturning(unittest.TestCase):
+    """Two preempted workers back at about the same time (ring, binary tree, 16 MiB on
+    star:8, 3 ms of compute): each is dropped once, for its own preemption, and rejoins, in
+    the same round or each at its own (a group switch per round, kept until the group
+    reaches it); the second preemption 3 ms after the first strikes while the first one
+    waits for the model (it is postponed, not dropped). It hung or exited 1 when a second
+    admission replaced the first one's pending switch."""
+
+    def test_both_rejoin_and_all_finish(self):
+        p = 8
+        for algorithm, gap in [("ring", 0.0), ("binary-tree", 1.0), ("ring", 3.0)]:
+            document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": algorithm, "size": "16MiB"},
+                        "training": {"rounds": 6, "model": "linear-regression", "compute": "3ms"},
+                        "recovery": {"policy": "rebuild"},
+                        "faults": [{"kind": "preempt", "rank": 7, "at": "2ms", "return_after": "0.5ms"},
+                                   {"kind": "preempt", "rank": 2, "at": f"{2 + gap}ms", "return_after": "0.6ms"}]}
+            with self.subTest(algorithm=algorithm, gap=gap), tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(document))
+                trace = traced_run(path, timeout=60)
+                summary = trace["summary"]
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], 6)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+                dropped = [d for event in trace["recovery"] for d in event["dropped_ranks"]]
+                self.assertEqual(sorted(dropped), [2, 7])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                joined = {event["joined_ranks"][0] for event in trace["recovery"] if event["joined_ranks"]}
+                self.assertEqual(joined, {2, 7})
+                self.assertEqual(summary["final_group"], list(range(p)))
+                self.assertEqual(trace["rounds"][-1]["group"], list(range(p)))
+
+
 class SlowBackwardPass(unittest.TestCase):
     """Layered training: a rank whose backward pass slows down (its host 20x or 1000x
     slower, forward taking no time) makes its buckets late; the peers that wait for them
