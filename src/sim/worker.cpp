@@ -218,6 +218,9 @@ private:
     const Membership::Switch* joining = membership_.switch_at(round);
     const bool joiner = membership_.awaiting_model(world_);
     if (joining == nullptr || (joining->group->epoch() <= group->epoch() && !joiner)) return Next::go_on;
+    // A verdict not read yet (a rebuild at the instant its round ended) comes first: the
+    // share would post transfers in a group it is about to leave.
+    if (detector_ != nullptr && detector_->activity(world_).verdict) return resume(group, round, current, previous, buf);
     group = joining->group;
     const int root = joining->root;  // (the switch may change while the share runs)
     try {
