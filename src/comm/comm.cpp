@@ -87,6 +87,13 @@ int Comm::size() const { return group_->size(); }
 int Comm::locality(int rank) const { return group_->locality(rank); }
 
 Request Comm::isend(int dst, View data) {
+  Request request;
+  request.pending_ = std::make_unique<PendingTransfer>();
+  post_send(dst, data, *request.pending_);
+  return request;
+}
+
+void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
   const double now = sg4::Engine::get_clock();
   Packet* packet = group_->new_packet();
@@ -101,22 +108,23 @@ Request Comm::isend(int dst, View data) {
                       data.elem_bytes == data_.elem_bytes && data_.elem_bytes > 0;
   packet->first = inside ? data_first_ + (data.data - data_.data) / static_cast<std::ptrdiff_t>(data_.elem_bytes) : -1;
   packet->ticket = group_->log().post(now);
-  Request request;
-  request.pending_ = std::make_unique<PendingTransfer>();
-  request.pending_->peer = dst;
-  request.pending_->packet = packet;
-  request.pending_->cancel = group_->cancel_abandoned();
+  pending.peer = dst;
+  pending.packet = packet;
+  pending.cancel = group_->cancel_abandoned();
   const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
-  request.pending_->bytes = static_cast<double>(bytes);
-  watch_transfer(*request.pending_);
-  request.pending_->activity = group_->mailbox(rank_, dst)->put_async(packet, bytes);
-  return request;
+  pending.bytes = static_cast<double>(bytes);
+  watch_transfer(pending);
+  pending.activity = group_->mailbox(rank_, dst)->put_async(packet, bytes);
 }
 
 Request Comm::irecv(int src, View into) {
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();
-  PendingTransfer& pending = *request.pending_;
+  post_receive(src, into, *request.pending_);
+  return request;
+}
+
+void Comm::post_receive(int src, View into, PendingTransfer& pending) {
   pending.is_receive = true;
   pending.cancel = group_->cancel_abandoned();
   pending.into = into;
@@ -125,7 +133,6 @@ Request Comm::irecv(int src, View into) {
   pending.bytes = static_cast<double>(simulated_bytes(into.count, group_->bytes_per_elem()));
   watch_transfer(pending);
   pending.activity = group_->mailbox(src, rank_)->get_async<Packet>(&pending.packet);
-  return request;
 }
 
 void Comm::watch_transfer(PendingTransfer& pending) {
@@ -167,8 +174,9 @@ void Comm::await(PendingTransfer& pending) {
   watch->end_wait(me);
 }
 
-void Comm::wait(Request& request) {
-  PendingTransfer& pending = *request.pending_;
+void Comm::wait(Request& request) { wait_on(*request.pending_); }
+
+void Comm::wait_on(PendingTransfer& pending) {
   group_->note_wait(rank_, pending.peer, pending.is_receive ? "receive from" : "send to", sg4::Engine::get_clock());
   if (group_->watch() != nullptr)
     await(pending);
@@ -212,14 +220,16 @@ void Comm::wait_all(std::vector<Request>& requests) {
 }
 
 void Comm::send(int dst, View data) {
-  Request request = isend(dst, data);
-  wait(request);
+  PendingTransfer sending;
+  post_send(dst, data, sending);
+  wait_on(sending);
 }
 
 void Comm::recv(int src, View into) {
   if (group_->watch() != nullptr) {  // a deadline that only suspects needs the asynchronous form
-    Request request = irecv(src, into);
-    wait(request);
+    PendingTransfer receiving;
+    post_receive(src, into, receiving);
+    wait_on(receiving);
     return;
   }
   const double posted = sg4::Engine::get_clock();
@@ -227,10 +237,13 @@ void Comm::recv(int src, View into) {
   deliver(packet, src, into, posted, sg4::Engine::get_clock());
 }
 
+// The blocking forms keep their send on the stack: the hot path of every ring step
+// allocates nothing.
 void Comm::sendrecv(int dst, View data, int src, View into) {
-  Request sending = isend(dst, data);
+  PendingTransfer sending;
+  post_send(dst, data, sending);
   recv(src, into);
-  wait(sending);
+  wait_on(sending);
 }
 
 }  // namespace collsim

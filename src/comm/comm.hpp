@@ -71,6 +71,9 @@ public:
   void wait_all(std::vector<Request>& requests);
 
 private:
+  void post_send(int dst, View data, PendingTransfer& pending);
+  void post_receive(int src, View into, PendingTransfer& pending);
+  void wait_on(PendingTransfer& pending);
   Packet* receive_packet(int src);
   void watch_transfer(PendingTransfer& pending);
   void await(PendingTransfer& pending);

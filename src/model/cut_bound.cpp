@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 #include <limits>
 #include <map>
-#include <set>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
@@ -146,31 +145,39 @@ private:
 // the minimum cut: on a cluster with a private link per host the p/2 x p/2 joins of a
 // bisection (a p^2 graph: 1.6 GiB at p = 8192) become p edges.
 CutFlow max_flow_across(const RouteCache& routes, const std::vector<int>& from, const std::vector<int>& to) {
-  std::map<int, int> index;  // route cache link id -> node
-  std::vector<int> links;
-  Successors joins;  // (out-node of one link, in-node of the next)
-  std::set<int> firsts, lasts;
-  bool direct = false;                  // a route without links: nothing limits it
+  // p^2 / 4 routes pass through here: nothing per route allocates or searches a tree.
+  std::vector<int> node_of_link;  // route cache link id -> node (-1: not met yet)
+  std::vector<int> links;         // node -> route cache link id
+  std::vector<char> first, last;  // by node: some route starts (ends) with it
+  Successors joins;               // (out-node of one link, in-node of the next)
+  bool direct = false;            // a route without links: nothing limits it
   auto node_of = [&](int link) {
-    auto [it, added] = index.emplace(link, static_cast<int>(links.size()));
-    if (added) links.push_back(link);
-    return it->second;
+    if (static_cast<size_t>(link) >= node_of_link.size()) node_of_link.resize(static_cast<size_t>(link) + 1, -1);
+    int& node = node_of_link[static_cast<size_t>(link)];
+    if (node < 0) {
+      node = static_cast<int>(links.size());
+      links.push_back(link);
+      first.push_back(0);
+      last.push_back(0);
+    }
+    return node;
   };
+  std::vector<int> route;
   for (int a : from)
     for (int b : to) {
-      const NetworkRoute route = routes.read(a, b);
-      if (route.links.empty()) {
+      routes.read_links(a, b, route);
+      if (route.empty()) {
         direct = true;
         continue;
       }
       int previous = -1;
-      for (int link : route.links) {
+      for (int link : route) {
         const int node = node_of(link);
-        if (previous < 0) firsts.insert(node);
+        if (previous < 0) first[static_cast<size_t>(node)] = 1;
         else joins.add(previous, node);
         previous = node;
       }
-      lasts.insert(previous);
+      last[static_cast<size_t>(previous)] = 1;
     }
   if (direct) return {unlimited, {}};
   const int count = static_cast<int>(links.size());
@@ -194,8 +201,10 @@ CutFlow max_flow_across(const RouteCache& routes, const std::vector<int>& from, 
     for (int b : after) flow.add_edge(hub, 2 * b, unlimited);
     ++hub;
   }
-  for (int node : firsts) flow.add_edge(source, 2 * node, unlimited);
-  for (int node : lasts) flow.add_edge(2 * node + 1, sink, unlimited);
+  for (int node = 0; node < count; ++node)
+    if (first[static_cast<size_t>(node)]) flow.add_edge(source, 2 * node, unlimited);
+  for (int node = 0; node < count; ++node)
+    if (last[static_cast<size_t>(node)]) flow.add_edge(2 * node + 1, sink, unlimited);
   CutFlow result{flow.run(source, sink), {}};
   for (int i = 0; i < count; ++i)
     if (flow.reachable(2 * i) && !flow.reachable(2 * i + 1))

@@ -19,26 +19,34 @@ const NetworkRoute& RouteCache::route(int from, int to) const {
   return it->second;
 }
 
-NetworkRoute RouteCache::read(int from, int to) const {
+void RouteCache::read_links(int from, int to, std::vector<int>& links) const {
+  links.clear();
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
-  if (auto it = routes_.find(key); it != routes_.end()) return it->second;
-  NetworkRoute route;
-  if (from != to) read_into(from, to, route);
-  return route;
+  if (auto it = routes_.find(key); it != routes_.end()) {
+    links = it->second.links;
+    return;
+  }
+  if (from == to) return;
+  read_buffer_.clear();
+  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], read_buffer_, nullptr);
+  for (const sg4::Link* link : read_buffer_) links.push_back(id_of(link));
 }
 
 void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
-  std::vector<sg4::Link*> links;
-  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], links, &route.latency);
-  for (const sg4::Link* link : links) {
-    auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
-    if (first) {
-      links_.push_back({link->get_name(), link->get_bandwidth(),
-                        link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
-      simgrid_links_.push_back(link);
-    }
-    route.links.push_back(id->second);
+  read_buffer_.clear();
+  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], read_buffer_, &route.latency);
+  for (const sg4::Link* link : read_buffer_) route.links.push_back(id_of(link));
+}
+
+// Links are numbered in the order routes first cross them.
+int RouteCache::id_of(const sg4::Link* link) const {
+  auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
+  if (first) {
+    links_.push_back({link->get_name(), link->get_bandwidth(),
+                      link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
+    simgrid_links_.push_back(link);
   }
+  return id->second;
 }
 
 const RouteCache& routes_of(const ModelInput& in) {

@@ -25,9 +25,10 @@ public:
 
   // Read once, then kept.
   const NetworkRoute& route(int from, int to) const override;
-  // The kept route, or read without keeping it (the cut bound's p^2 / 4 pairs would fill
-  // memory at large p).
-  NetworkRoute read(int from, int to) const;
+  // The links of the route into `links`: the kept route's, or read without keeping it and
+  // without its latency (the cut bound's p^2 / 2 pairs would fill memory at large p, and
+  // reading them is most of its time).
+  void read_links(int from, int to, std::vector<int>& links) const;
   const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
   const simgrid::s4u::Link* simgrid_link(int id) const { return simgrid_links_[static_cast<size_t>(id)]; }
   size_t links() const { return links_.size(); }
@@ -36,12 +37,14 @@ public:
 
 private:
   void read_into(int from, int to, NetworkRoute& route) const;
+  int id_of(const simgrid::s4u::Link* link) const;
 
   std::vector<simgrid::s4u::Host*> hosts_;
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
   mutable std::unordered_map<const simgrid::s4u::Link*, int> ids_;
   mutable std::vector<NetworkLink> links_;
   mutable std::vector<const simgrid::s4u::Link*> simgrid_links_;
+  mutable std::vector<simgrid::s4u::Link*> read_buffer_;  // reused by every read (no allocation per route)
 };
 
 struct ModelInput;

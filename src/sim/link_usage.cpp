@@ -39,12 +39,17 @@ void spread_over_bins(std::vector<double>& series, double width, double from, do
 // when another starts does not overlap it.
 void LinkUsageRecorder::Traffic::add(Edge edge) {
   auto in_order = [](const Edge& a, const Edge& b) { return a.time < b.time || (a.time == b.time && a.delta <= b.delta); };
-  if (pending.empty() || in_order(pending.back(), edge)) {
+  if (swept == pending.size()) {
+    pending.clear();
+    swept = 0;
+  }
+  if (swept == pending.size() || in_order(pending.back(), edge)) {
     pending.push_back(edge);
     return;
   }
   auto position = std::prev(pending.end());
-  while (position != pending.begin()) {
+  const auto front = pending.begin() + static_cast<std::ptrdiff_t>(swept);
+  while (position != front) {
     if (in_order(*std::prev(position), edge)) break;
     --position;
   }
@@ -52,9 +57,8 @@ void LinkUsageRecorder::Traffic::add(Edge edge) {
 }
 
 void LinkUsageRecorder::Traffic::sweep(double before) {
-  while (!pending.empty() && pending.front().time < before) {
-    const Edge edge = pending.front();
-    pending.pop_front();
+  while (swept < pending.size() && pending[swept].time < before) {
+    const Edge edge = pending[swept++];
     if (edge.delta > 0 && active == 0) busy_since = edge.time;
     active += edge.delta;
     if (active > peak_flows) {
@@ -62,6 +66,10 @@ void LinkUsageRecorder::Traffic::sweep(double before) {
       peak_at = edge.time;
     }
     if (edge.delta < 0 && active == 0) busy_time += edge.time - busy_since;
+  }
+  if (swept > 64 && 2 * swept > pending.size()) {
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(swept));
+    swept = 0;
   }
 }
 

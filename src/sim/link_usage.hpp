@@ -6,7 +6,6 @@
 // not with the messages; it only reads what the simulation did, so it cannot change its
 // timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -76,7 +75,11 @@ private:
     const simgrid::s4u::Link* link;
     uint64_t bytes = 0;
     size_t flows = 0;
-    std::deque<Edge> pending;  // in sweep order (they arrive nearly sorted)
+    // In sweep order (they arrive nearly sorted) from `swept` on: a vector whose swept
+    // front is dropped once it is most of it, so that a link's edges cost no allocation
+    // once it has room for the handful in flight (a deque allocated a block every 32).
+    std::vector<Edge> pending;
+    size_t swept = 0;
     int active = 0;
     double busy_since = 0, busy_time = 0;
     int peak_flows = 0;
