@@ -122,6 +122,10 @@ std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
                        r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
                        format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,
                        r.round_completed < 0 ? "never" : format_time(r.round_completed));
+    if (!r.postponed_ranks.empty())
+      out += fmt::format("            postponed rank{} {}: joining, without the state of round {}; rejoin{} at a later round\n",
+                         r.postponed_ranks.size() > 1 ? "s" : "", fmt::join(r.postponed_ranks, ", "), r.round,
+                         r.postponed_ranks.size() > 1 ? "" : "s");
     out += prediction;
   }
   return out;

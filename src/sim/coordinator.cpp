@@ -203,8 +203,10 @@ private:
 
   // A worker whose host came back, admitted to the group (it has yet to read the answer).
   bool admitted(int world) const {
+    const CommGroup& group = state_.membership.current();
     return state_.workers[static_cast<size_t>(world)].fate == WorkerFate::rejoining &&
-           state_.membership.pending_switch().joiner == world && state_.membership.pending_switch().group == state_.membership.current_shared();
+           state_.membership.awaiting_model(world) &&
+           std::find(group.members().begin(), group.members().end(), world) != group.members().end();
   }
 
   // Heartbeats (rule 1): a member is cut off when its worker no longer runs, its host is
@@ -617,9 +619,11 @@ private:
     return rest;
   }
 
+  // The lowest round a member is in (a joiner still waiting for the model is in none).
   int lowest_round(const CommGroup& group, const std::vector<int>& dropped) const {
     int round = std::numeric_limits<int>::max();
-    for (int world : without(group.members(), dropped)) round = std::min(round, detector_.activity(world).round);
+    for (int world : without(group.members(), dropped))
+      if (!state_.membership.awaiting_model(world)) round = std::min(round, detector_.activity(world).round);
     return round == std::numeric_limits<int>::max() ? 0 : round;
   }
 
@@ -726,7 +730,7 @@ private:
   // peer abandoned it knows it is the verdict, not a new failure. A suspicious wait hears
   // the verdict at once; a wait not yet suspicious, at its deadline.
   void deliver(const CommGroup& group, const std::vector<int>& dropped, const std::shared_ptr<CommGroup>& next,
-               int resume_round) {
+               int resume_round, const std::vector<int>& postponed = {}) {
     for (int world : group.members()) {
       RankActivity& rank = detector_.activity(world);
       rank.verdict = true;
@@ -745,6 +749,8 @@ private:
       const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
       if (!state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
         continue;
+      // A postponed joiner's answer is its admission at a later round (rebuild).
+      if (std::find(postponed.begin(), postponed.end(), world) != postponed.end()) continue;
       send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     }
   }
@@ -763,7 +769,7 @@ private:
 
   void rebuild(const Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
-    const std::vector<int> survivors = without(group.members(), judgement.roots);
+    std::vector<int> survivors = without(group.members(), judgement.roots);
     const int min_workers = state_.setup.scenario->recovery.min_workers;
     if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
       std::string reason =
@@ -776,6 +782,8 @@ private:
       return;
     }
     const int resume_round = lowest_round(group, judgement.roots);
+    const std::vector<int> postponed = postponed_joiners(judgement.roots, resume_round);
+    survivors = without(survivors, postponed);
     auto next = state_.new_group(group.epoch() + 1, survivors);
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = next->epoch();
@@ -783,18 +791,35 @@ private:
     event.dropped_ranks = judgement.roots;
     for (int world : judgement.roots) event.dropped_hosts.push_back(state_.setup.rank_hosts[static_cast<size_t>(world)]->get_name());
     event.group = survivors;
+    event.postponed_ranks = postponed;
     event.reason = judgement.rule;
     state_.record.recoveries.push_back(event);
     state_.membership.rebuild(next);
-    deliver(group, judgement.roots, next, resume_round);
+    deliver(group, judgement.roots, next, resume_round, postponed);
     failures_ = false;
     late_seen_.clear();
     detector_.new_epoch();
     prediction_ = {-1, -1};
-    // Workers that came back meanwhile join now.
+    // Postponed joiners join again at the first round after the one the group resumes
+    // (nobody is past it: a member ahead goes back); workers that came back meanwhile join
+    // at the next round nobody has started.
+    for (int world : postponed) admit_at(world, resume_round + 1, true);
     std::vector<int> joins;
     joins.swap(waiting_joins_);
     for (int world : joins) admit(world);
+  }
+
+  // Joiners the rebuild cannot take along: one that has not received the model (it has no
+  // state of its own), or whose round is after the one the group resumes (it has no
+  // gradient of that round). They are not dropped: they join again at a later round.
+  std::vector<int> postponed_joiners(const std::vector<int>& roots, int resume_round) const {
+    std::vector<int> postponed;
+    for (const Membership::Joiner& joiner : state_.membership.joiners()) {
+      if (std::find(roots.begin(), roots.end(), joiner.world) != roots.end()) continue;
+      if (!joiner.has_model || joiner.round > resume_round) postponed.push_back(joiner.world);
+    }
+    std::sort(postponed.begin(), postponed.end());
+    return postponed;
   }
 
   // A returning worker joins at the next round that no worker has started yet, so that
@@ -806,9 +831,13 @@ private:
       waiting_joins_.push_back(world);
       return;
     }
-    const int round = state_.membership.next_unstarted_round();
-    RankActivity& rank = detector_.activity(world);
-    rank = RankActivity{};
+    detector_.activity(world) = RankActivity{};  // a new worker: nothing of the one that was killed
+    admit_at(world, state_.membership.next_unstarted_round(), false);
+  }
+
+  // Admits `world` at `round` (again, when a rebuild postponed it).
+  void admit_at(int world, int round, bool again) {
+    const CommGroup& group = state_.membership.current();
     if (round >= state_.setup.scenario->training.rounds) {
       send(world, Verdict{true, nullptr, 0});  // training is over before it could join
       return;
@@ -826,10 +855,11 @@ private:
     event.detected = event.rebuilt = sg4::Engine::get_clock();
     event.joined_ranks = {world};
     event.group = members;
-    event.reason = fmt::format("rank {} came back and rejoins at round {}", world, round);
+    event.reason = again ? fmt::format("rank {} rejoins at round {} (postponed by the rebuild)", world, round)
+                         : fmt::format("rank {} came back and rejoins at round {}", world, round);
     event.rule = "join";
     state_.record.recoveries.push_back(event);
-    send(world, Verdict{false, next, round});
+    send(world, Verdict{false, next, round, true});
   }
 
   RunState& state_;

@@ -26,7 +26,10 @@
 //     ambiguous                   --> recorded; judged again after a second window; still
 //                                     ambiguous: nobody dropped, back to idle
 //   join --> admitted at the next round nobody has started (a new group), or queued until
-//            the rebuild that drops the worker is done.
+//            the rebuild that drops the worker is done. A rebuild before a joiner has the
+//            model (its share at that round broken, or not begun) postpones it: it is left
+//            out of the new group, not dropped, and admitted again at the round after the
+//            one the group resumes.
 // Invariants: a member is dropped only as a root of the wait-for graph (dead or cut off
 // from the coordinator; busy computing past its deadline while others wait on it; a
 // straggler by progress score not slowed only by other stragglers; or the one end common
@@ -34,7 +37,8 @@
 // pays (a keep is decided on whole steps, never on a transfer still under way); only a
 // verdict makes a worker abandon an operation; mailboxes are named per epoch, so no
 // message of an abandoned epoch is ever matched in a new one; the group never shrinks
-// below recovery.min_workers (the run stops instead).
+// below recovery.min_workers (the run stops instead); a group resumes only from a round
+// every member has the state of (a joiner without it is postponed, never a culprit).
 #include <memory>
 #include <vector>
 

@@ -17,11 +17,14 @@ struct Report {
 };
 
 // Coordinator -> worker, over the simulated network: leave the run, or the new group and
-// the round to resume from (the "new group" message).
+// the round to resume from (the "new group" message), or an admission: a returning worker
+// joins the group at the start of that round and receives the model there (it has no state
+// of its own: it restarts the round from its beginning, the model's share).
 struct Verdict {
   bool dropped = false;
   std::shared_ptr<CommGroup> group;
   int resume_round = 0;
+  bool admission = false;
 };
 
 }  // namespace collsim

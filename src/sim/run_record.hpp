@@ -62,6 +62,7 @@ struct RecoveryEvent {
   std::vector<int> group;         // survivors (world ranks), re-numbered 0.. in this order
   std::string reason;             // how the dropped ranks were chosen
   std::vector<int> joined_ranks;  // a returning worker rejoins (round = the round it joins at)
+  std::vector<int> postponed_ranks;  // joiners a rebuild did not take along (no model yet): they rejoin later
   std::vector<int> kept_ranks;    // a root kept because keeping is predicted faster
   std::vector<int> undecided_ranks;  // candidates the evidence could not separate (nobody dropped)
   std::string rule;               // the rule that fired

@@ -62,30 +62,31 @@ public:
       RankRound& times = record_.times(round, world_);
       times.start = sg4::Engine::get_clock();
       // A returning worker joins at the start of this round: everyone moves to the new
-      // group and the joiner receives the current model.
-      const auto& joining = membership_.pending_switch();
-      if (joining.round == round && (joining.group->epoch() > group->epoch() || joining.joiner == world_)) {
-        group = membership_.pending_switch().group;
-        share_model(*group, round);
-      }
-      if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
+      // group and the joiner receives the current model. A verdict there sends the group
+      // back to the round before (redone from its snapshot), or the joiner to a later round.
+      Next next = join_switch(group, round, current, previous, buf);
+      if (next == Next::leave) return;
+      if (next == Next::restart_round) continue;
       sg4::ExecPtr backward;
-      if (setup_.zero3) {
-        times.collective_start = times.start;  // forward waits for its parameters from the start
-      } else if (setup_.buckets.empty()) {
-        compute();
-        times.compute_end = times.collective_start = sg4::Engine::get_clock();
-      } else {
-        backward = forward_then_start_backward(times, round, group->epoch());
+      if (next == Next::go_on) {
+        if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
+        if (setup_.zero3) {
+          times.collective_start = times.start;  // forward waits for its parameters from the start
+        } else if (setup_.buckets.empty()) {
+          compute();
+          times.compute_end = times.collective_start = sg4::Engine::get_clock();
+        } else {
+          backward = forward_then_start_backward(times, round, group->epoch());
+        }
+        if (detector_ != nullptr) detector_->idle(world_);
+        if (!setup_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
+        // The previous round is kept only where a rebuild may roll back to it.
+        if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
+        current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
       }
-      if (detector_ != nullptr) detector_->idle(world_);
-      if (!setup_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
-      // The previous round is kept only where a rebuild may roll back to it.
-      if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
-      current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
 
       // Run the collective; on a failure, report and restart it in the rebuilt group.
-      for (;;) {
+      for (next = Next::go_on; next != Next::restart_round;) {
         try {
           const int g = group_rank_of(*group, world_);
           Comm comm(*group, g);
@@ -95,7 +96,7 @@ public:
           args.servers = servers_in_group(args.servers, group->size());
           comm.set_data(buf.all());
           if (setup_.zero3) {
-            sharded_round(comm, buf, args, round, group->epoch(), times, current);
+            sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
             break;
           }
           if (setup_.buckets.empty()) setup_.algorithm->run(comm, buf, args);
@@ -104,7 +105,7 @@ public:
             setup_.op->finalize(buf.view(part->offset, part->count), group->size());
           break;
         } catch (const VerdictPending&) {
-          if (!resume(group, round, current, previous, buf)) return;
+          next = resume(group, round, current, previous, buf);
         } catch (const simgrid::Exception&) {
           if (scenario.recovery.policy == RecoveryPolicy::none) {
             // The group waits: this rank cannot go on without its peer, and it stays (ending
@@ -114,12 +115,12 @@ public:
             sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
             return;
           }
-          // A broken transfer is certain: reported at once (unless a verdict broke it).
-          Detector& detector = *detector_;
-          if (!detector.activity(world_).verdict) detector.failed(world_, state_.waits[static_cast<size_t>(world_)].peer);
-          if (!resume(group, round, current, previous, buf)) return;
+          report_failure();
+          next = resume(group, round, current, previous, buf);
         }
+        if (next == Next::leave) return;
       }
+      if (next == Next::restart_round) continue;
 
       if (backward) {
         backward->wait();  // usually over already: the last bucket waited for it
@@ -160,40 +161,86 @@ public:
   }
 
 private:
-  // After a verdict: leave (false), or go on in the new group from the round it resumes.
-  bool resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
+  // What a worker does after a verdict.
+  enum class Next {
+    go_on,            // no verdict: the round goes on
+    leave,            // dropped: it leaves the run
+    redo_collective,  // the new group redoes the collective of `round` from its snapshot
+    restart_round,    // a joiner postponed by a rebuild: admitted again, at the start of `round`
+  };
+
+  // After a verdict: leave, or go on in the new group from the round it resumes.
+  Next resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
     const Verdict news = await_verdict(*detector_, world_);
     if (news.dropped) {
       detector_->retire(world_);
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
-      return false;
+      return Next::leave;
     }
     group = news.group;
+    if (news.admission) {
+      // It had not received the model (or joined after the round the group went back to):
+      // it has no state to resume from, and takes the model again at its new round.
+      record_.times(round, world_) = RankRound{};
+      round = news.resume_round;
+      current = previous = Snapshot{};
+      return Next::restart_round;
+    }
     note_resumed(group->epoch());
     // Go back to the round the group resumes from (at most one round back; never ahead:
-    // the coordinator resumes from the lowest round its survivors are in).
+    // the coordinator resumes from the lowest round its survivors are in). A member caught
+    // in the model's share at the start of round r has round r - 1's snapshot as its last.
     if (news.resume_round > round)
       throw std::logic_error(fmt::format("rank {} in round {} told to resume from round {}", world_, round,
                                          news.resume_round));
-    if (news.resume_round != round) {
-      round = news.resume_round;
-      current = std::move(previous);
-    }
+    round = news.resume_round;
+    if (current.round != round) current = std::move(previous);
+    if (current.round != round)
+      throw std::logic_error(fmt::format("rank {} told to resume from round {}, of which it has no snapshot", world_,
+                                         round));
     detector_->resumed(world_, round);
     me_.weights = current.weights;
     buf = current.gradient;
     RankRound& redo = record_.times(round, world_);
     redo.collective_start = sg4::Engine::get_clock();
-    return true;
+    return Next::redo_collective;
   }
 
-  // At the round a worker rejoins, the longest-standing member broadcasts its weights
-  // (binomial tree over the new group) so that the joiner starts from the same model.
-  void share_model(CommGroup& group, int round) {
+  // A broken transfer is certain: reported at once (unless a verdict broke it).
+  void report_failure() {
+    if (!detector_->activity(world_).verdict) detector_->failed(world_, state_.waits[static_cast<size_t>(world_)].peer);
+  }
+
+  // At the start of `round`: a switch to a group that a returning worker joins, and the
+  // model's share. go_on, or what a verdict during the share says.
+  Next join_switch(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    const Membership::Switch* joining = membership_.switch_at(round);
+    const bool joiner = membership_.awaiting_model(world_);
+    if (joining == nullptr || (joining->group->epoch() <= group->epoch() && !joiner)) return Next::go_on;
+    // A verdict not read yet (a rebuild at the instant its round ended) comes first: the
+    // share would post transfers in a group it is about to leave.
+    if (detector_ != nullptr && detector_->activity(world_).verdict) return resume(group, round, current, previous, buf);
+    group = joining->group;
+    const int root = joining->root;  // (the switch may change while the share runs)
+    try {
+      share_model(*group, round, root);
+    } catch (const VerdictPending&) {
+      return resume(group, round, current, previous, buf);
+    } catch (const simgrid::Exception&) {
+      report_failure();
+      return resume(group, round, current, previous, buf);
+    }
+    if (joiner) state_.membership.model_received(world_);
+    return Next::go_on;
+  }
+
+  // At the round a worker rejoins, a member that has the model (`root_world`, the first
+  // one) broadcasts its weights (binomial tree over the new group) so that the joiners start
+  // from the same model.
+  void share_model(CommGroup& group, int round, int root_world) {
     if (!setup_.regression) return;
-    int root = 0;
-    while (group.world_rank(root) == membership_.pending_switch().joiner) ++root;
+    const int root = group_rank_of(group, root_world);
     const int g = group_rank_of(group, world_);
     Buffer model(Dtype::float64, me_.weights.size());
     if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));

@@ -177,6 +177,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
     if (!r.evidence.empty()) event["evidence"] = r.evidence;
     if (!r.kept_ranks.empty()) event["kept_ranks"] = r.kept_ranks;
     if (!r.undecided_ranks.empty()) event["undecided_ranks"] = r.undecided_ranks;
+    if (!r.postponed_ranks.empty()) event["postponed_ranks"] = r.postponed_ranks;
     if (r.bucket >= 0) event["bucket"] = r.bucket;
     if (r.stopped) event["stopped"] = true;
     if (r.prediction_keep >= 0)

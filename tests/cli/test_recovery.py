@@ -253,6 +253,122 @@ class ReturnDuringLayeredTraining(unittest.TestCase):
                 self.assertEqual(summary["final_group"], list(range(p)))
 
 
+class FaultDuringModelShare(unittest.TestCase):
+    """A second fault while a returning worker receives the model (or waits for it): the
+    rebuild drops only the rank struck, does not take the joiner along (it has no state of
+    the round the group resumes) and admits it again at a later round; every round is done,
+    with identical models. It exited 1 ("abandoned by the coordinator's verdict") when the
+    share ran outside the collective's retry.
+
+    Timing (ring, 16 MiB, 3 ms of compute, star:p): host p-1 is preempted at 2 ms, in round
+    0's compute, and is back at 2.5 ms; round 0's collective starts at 3 ms and breaks on
+    it, so the rebuild that drops it (and admits it at round 1) comes at 3 ms plus a
+    deadline. Round 1 cannot start before 3 ms + 2(p-1)(alpha + n/(pB)) (about 6 ms), and
+    the share of the 16 MiB model takes log2(p) steps of alpha + n/B (1.68 ms each) after
+    that: a fault between 5 ms and 6 ms + log2(p) x 1.68 ms finds the joiner admitted and
+    waiting for the model, or receiving it."""
+
+    P, ROUNDS, JOINER = 8, 6, 7
+
+    def scenario(self, second, algorithm="ring", p=P, layered=False):
+        training = {"rounds": self.ROUNDS, "model": "linear-regression"}
+        collective = {"algorithm": algorithm}
+        if layered:  # 16 MiB of float32 parameters in 8 layers, 3 ms a pass as above
+            training.update({"bucket": "2MiB", "layers": {"uniform": {"count": 8, "parameters": 4194304,
+                                                                      "forward": "1ms", "backward": "2ms"}}})
+        else:
+            training["compute"] = "3ms"
+            collective["size"] = "16MiB"
+        return {"workers": p, "topology": f"star:{p}", "collective": collective, "training": training, "recovery": {"policy": "rebuild"},
+                "faults": [{"kind": "preempt", "rank": p - 1, "at": "2ms", "return_after": "0.5ms"}, second]}
+
+    def traced(self, document):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(document))
+            return traced_run(path)
+
+    def assert_completed(self, trace, p, dropped):
+        summary = trace["summary"]
+        self.assertTrue(summary["verified"])
+        self.assertEqual(summary["rounds_completed"], self.ROUNDS)
+        self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+        self.assertEqual(sorted({d for e in trace["recovery"] for d in e["dropped_ranks"]}), dropped)
+        self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+
+    def test_a_member_struck_during_the_share_leaves_and_the_joiner_rejoins_later(self):
+        share_step = ALPHA + 16 * MiB / B
+        round_1 = 0.003 + ring_time(self.P, 16 * MiB, B)
+        cases = [("preempt", 3, 0.0055), ("preempt", 3, 0.007), ("preempt", 0, 0.009),
+                 ("link-down", 3, 0.007), ("preempt", 3, round_1 + 2.5 * share_step)]
+        for kind, rank, at in cases:
+            with self.subTest(kind=kind, rank=rank, at=at):
+                self.assertLess(at, round_1 + 3 * share_step)
+                second = {"kind": kind, "rank": rank, "at": f"{at * 1e3:.4f}ms"}
+                if kind == "link-down":
+                    second["duration"] = "1ms"
+                trace = self.traced(self.scenario(second))
+                self.assert_completed(trace, self.P, sorted({self.JOINER, rank}))
+                [second_drop] = [e for e in trace["recovery"] if rank in e["dropped_ranks"]]
+                self.assertEqual(second_drop["dropped_ranks"], [rank])
+                self.assertEqual(second_drop["postponed_ranks"], [self.JOINER])
+                self.assertNotIn(self.JOINER, second_drop["group"])
+                # Admitted again after that rebuild, at the round after the one it resumes.
+                rejoin = trace["recovery"][trace["recovery"].index(second_drop) + 1]
+                self.assertEqual(rejoin["joined_ranks"], [self.JOINER])
+                self.assertEqual(rejoin["round"], second_drop["round"] + 1)
+                final = [r for r in range(self.P) if r != rank]
+                self.assertEqual(trace["summary"]["final_group"], final)
+                self.assertEqual(trace["rounds"][-1]["group"], final)
+
+    def test_the_joiner_cut_off_during_its_share_is_dropped(self):
+        # (a host is preempted once: the joiner's own link goes down instead)
+        trace = self.traced(self.scenario({"kind": "link-down", "rank": self.JOINER, "at": "8ms"}))
+        self.assert_completed(trace, self.P, [self.JOINER])
+        self.assertEqual(trace["summary"]["final_group"], list(range(self.JOINER)))
+
+    def test_other_algorithms_and_layered_training(self):
+        for algorithm, p, layered, at in [("binary-tree", 16, False, "8ms"), ("recursive-doubling", 8, True, "7ms"),
+                                          ("ring", 16, True, "9ms")]:
+            with self.subTest(algorithm=algorithm, p=p, layered=layered):
+                trace = self.traced(self.scenario({"kind": "preempt", "rank": 3, "at": at}, algorithm, p, layered))
+                self.assert_completed(trace, p, [3, p - 1])
+                self.assertEqual(trace["summary"]["final_group"], [r for r in range(p) if r != 3])
+
+
+class TwoWorkersReturning(unittest.TestCase):
+    """Two preempted workers back at about the same time (ring, binary tree, 16 MiB on
+    star:8, 3 ms of compute): each is dropped once, for its own preemption, and rejoins, in
+    the same round or each at its own (a group switch per round, kept until the group
+    reaches it); the second preemption 3 ms after the first strikes while the first one
+    waits for the model (it is postponed, not dropped). It hung or exited 1 when a second
+    admission replaced the first one's pending switch."""
+
+    def test_both_rejoin_and_all_finish(self):
+        p = 8
+        for algorithm, gap in [("ring", 0.0), ("binary-tree", 1.0), ("ring", 3.0)]:
+            document = {"workers": p, "topology": f"star:{p}", "collective": {"algorithm": algorithm, "size": "16MiB"},
+                        "training": {"rounds": 6, "model": "linear-regression", "compute": "3ms"},
+                        "recovery": {"policy": "rebuild"},
+                        "faults": [{"kind": "preempt", "rank": 7, "at": "2ms", "return_after": "0.5ms"},
+                                   {"kind": "preempt", "rank": 2, "at": f"{2 + gap}ms", "return_after": "0.6ms"}]}
+            with self.subTest(algorithm=algorithm, gap=gap), tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "s.json"
+                path.write_text(json.dumps(document))
+                trace = traced_run(path, timeout=60)
+                summary = trace["summary"]
+                self.assertTrue(summary["verified"])
+                self.assertEqual(summary["rounds_completed"], 6)
+                self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+                dropped = [d for event in trace["recovery"] for d in event["dropped_ranks"]]
+                self.assertEqual(sorted(dropped), [2, 7])
+                self.assertEqual(summary["recovery_quality"]["healthy_dropped"], [])
+                joined = {event["joined_ranks"][0] for event in trace["recovery"] if event["joined_ranks"]}
+                self.assertEqual(joined, {2, 7})
+                self.assertEqual(summary["final_group"], list(range(p)))
+                self.assertEqual(trace["rounds"][-1]["group"], list(range(p)))
+
+
 class SlowBackwardPass(unittest.TestCase):
     """Layered training: a rank whose backward pass slows down (its host 20x or 1000x
     slower, forward taking no time) makes its buckets late; the peers that wait for them

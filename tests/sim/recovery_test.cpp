@@ -110,6 +110,52 @@ TEST_SUITE("sim") {
     }
   }
 
+  TEST_CASE("a returning worker postponed by a second fault joins later and trains like the group it joins") {
+    // Rank 4 is preempted in round 0's computation and back before it ends; round 0's
+    // collective breaks on it, the rebuild drops it and admits it at round 1. It starts
+    // round 1 at once (waiting for the model), which strikes rank 2 (a fault at round 1
+    // strikes when the first worker starts it) while the others redo round 0: the rebuild
+    // drops rank 2 and cannot take rank 4 along (it has no state of round 0); rank 4 joins
+    // again at round 1. Round 0 is the group {0, 1, 3}'s, every later round {0, 1, 3, 4}'s.
+    const int p = 5, rounds = 4;
+    Scenario scenario = preempted_training(p, rounds, RecoveryPolicy::rebuild);
+    scenario.faults.front().at_round = 1;
+    FaultSpec back;
+    back.kind = FaultKind::preempt;
+    back.rank = 4;
+    back.at = 0.005;
+    back.return_after = 0.001;
+    scenario.faults.insert(scenario.faults.begin(), back);
+    const ChildOutcome child = run_in_child([&] {
+      const SimResult result = run_simulation(scenario, {});
+      nlohmann::json out{{"final_group", result.final_group}, {"losses", nlohmann::json::array()},
+                         {"identical", result.models_identical}, {"postponed", nlohmann::json::array()}};
+      for (const auto& round : result.rounds) out["losses"].push_back(*round.loss);
+      for (const auto& event : result.recoveries)
+        if (!event.postponed_ranks.empty()) out["postponed"].push_back(event.postponed_ranks);
+      return out.dump();
+    });
+    REQUIRE_MESSAGE(child.exit_code == 0, child.output);
+    const auto out = nlohmann::json::parse(child.output);
+    CHECK(out["identical"] == true);
+    CHECK(out["final_group"] == std::vector<int>{0, 1, 3, 4});
+    CHECK(out["postponed"] == nlohmann::json::parse("[[4]]"));
+
+    const LinearRegression data(64, 40 * p, scenario.seed);
+    std::vector<double> weights(64, 0.0), gradient;
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<double> sum(64, 0.0);
+      const std::vector<int> group = round == 0 ? std::vector<int>{0, 1, 3} : std::vector<int>{0, 1, 3, 4};
+      for (int w : group) {
+        data.gradient(weights, data.partition(w, p), gradient);
+        for (size_t i = 0; i < 64; ++i) sum[i] += static_cast<float>(gradient[i]);
+      }
+      for (size_t i = 0; i < 64; ++i) weights[i] -= scenario.training.learning_rate * (sum[i] / static_cast<double>(group.size()));
+      CAPTURE(round);
+      CHECK(out["losses"][static_cast<size_t>(round)].get<double>() == doctest::Approx(data.loss(weights)).epsilon(1e-6).scale(0));
+    }
+  }
+
   // A watch that gives up on any wait after one second (the coordinator's verdict, in short).
   struct GiveUpAfterOneSecond final : WaitWatch {
     struct GaveUp {};
