@@ -362,8 +362,10 @@ private:
 
   // The ranks that every late transfer involves; of two (the ends of the late transfers,
   // all between the same pair), one that completed a transfer on time with someone else
-  // after the first of them had started is cleared: its own link kept pace while the pair
-  // was slow. (One that ended at that very instant ran before: it clears nobody.)
+  // after the first of them should have ended (its start plus its expected time) is
+  // cleared: its own link kept pace while the pair was already overdue. One that ended
+  // earlier may have run before the fault (a NIC slowed mid-step: its other transfer of
+  // the step ended on time just before) and clears nobody.
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const {
     std::vector<int> common;
@@ -394,7 +396,7 @@ private:
   struct Waits {
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
-    std::vector<double> late_since;         // when each started (or broke)
+    std::vector<double> late_since;         // when each should have ended (or broke)
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
   };
 
@@ -406,13 +408,14 @@ private:
       if (detector_.transfer_over(world)) continue;  // about to go on: no evidence
       if (rank.doing == RankActivity::Doing::waiting) {
         const double started = detector_.transfer_start(world);
-        const double deadline = detector_.limit(detector_.expected_now(world));
+        const double expected = detector_.expected_now(world);
+        const double deadline = detector_.limit(expected);
         if (started < 0) {
           ++waits.waited_on[rank.peer];
           out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
         } else if (now >= started + deadline) {
           waits.late.emplace_back(world, rank.peer);
-          waits.late_since.push_back(started);
+          waits.late_since.push_back(started + expected);
           late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
           out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,

@@ -258,6 +258,24 @@ class CoordinatorsOwnLink(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+class NicSlowedMidStep(unittest.TestCase):
+    """A NIC slowed in the middle of a ring step, just after its receive ended on time and
+    while its send is in flight: the receive ran before the fault and must not clear the
+    struck rank (it once got the healthy receiver of the late send dropped: rank + 1, or
+    rank 0 for the last rank). The last rank of a leaf sends across the spine."""
+
+    def test_the_struck_rank_alone_is_dropped(self):
+        for topology, rank in [("leaf-spine:8:8:10GBps:1us:4", 7), ("leaf-spine:8:8:10GBps:1us:2", 63),
+                               ("leaf-spine:4:16:10GBps:1us:4", 31)]:
+            with self.subTest(topology=topology, rank=rank):
+                slow = {"kind": "slow-link", "rank": rank, "at_round": 1, "factor": 0.01}
+                trace = run(scenario(topology, 64, "ring", "rebuild", [slow], rounds=4, size="256KiB", compute="20ms"))
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [rank])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class GpuNic(unittest.TestCase):
     """On rail:N:G (and dgx-*) a GPU has two links of its own: NVLink inside its node and a
     NIC to its rail. A rank's NIC is the NIC (node-N-gpu-G_nic), on every node, and a transfer
