@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include "model/route_cache.hpp"
 #include "model/cost_model.hpp"
@@ -624,16 +625,20 @@ private:
   // The straggler rule: drop only if the model predicts that finishing the remaining rounds
   // without the roots, the redone collective included, is faster than keeping them.
   //   slow transfers:   keep = (1 - f) s T(p) + (R - 1)(c + s T(p))
-  //   slow computation: keep = T(p) + (R - 1)(s c + T(p))
+  //   slow computation: keep = (s - 1) c + T(p) + (R - 1)(s c + T(p))
   //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
   // R the rounds left counting the current one, f the fraction of the current collective
   // the roots have done (their receives against the round before's), s the measured
   // slowdown, c the round's computation, p' the survivors; T the alpha-beta model with the
   // alpha and B read when the run began (the platform's links now would already show the
-  // fault: the coordinator judges from what it measured). (A slow computation's s is a
-  // lower bound: the time so far; its rest is counted as nothing.) A late transfer's s is a
-  // lower bound too (its progress so far may predate the fault): enough to drop, not to
-  // keep; keeping is decided on whole steps, by the progress score.
+  // fault: the coordinator judges from what it measured). A slow computation's s is its
+  // time so far over c, a lower bound; what is left of it is taken to be its overrun so far,
+  // (s - 1) c: nothing is known of its end but that it has not come, and waiting as long
+  // again as it has overrun before dropping costs at most twice the best choice (the
+  // ski-rental bound). Counting the rest as nothing kept a straggler in the last round for
+  // ever (keep T(p) < drop). A late transfer's s is a lower bound too (its progress so far
+  // may predate the fault): enough to drop, not to keep; keeping is decided on whole steps,
+  // by the progress score.
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
@@ -649,7 +654,7 @@ private:
     double done = judgement.compute_bound ? 0 : 1;
     for (int world : judgement.roots) done = std::min(done, detector_.collective_done(world));
     const double later = std::max(0, remaining - 1);
-    const double keep = judgement.compute_bound ? with + later * (s * compute + with)
+    const double keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
                                                 : (1 - done) * s * with + later * (compute + s * with);
     const double verdict = state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
     const double drop = verdict + without_them + later * (compute + without_them);
@@ -825,6 +830,8 @@ private:
       // A postponed joiner's answer is its admission at a later round (rebuild).
       if (std::find(postponed.begin(), postponed.end(), world) != postponed.end()) continue;
       send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+      // One done with the last round, waiting for the others, reads it now.
+      if (const auto& waiting = state_.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
     }
   }
 

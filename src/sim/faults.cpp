@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <xbt/config.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
@@ -77,6 +79,39 @@ void record(RunState& state, const ResolvedFault& fault, const char* action) {
   state.record.fault_events.push_back(std::move(event));
 }
 
+// The longest a transfer's first latency can last on this platform: every route is at most
+// a route into the first worker's host and one out of it (routes are shortest paths).
+double longest_route_latency(const RunState& state) {
+  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
+  double in = 0, out = 0;
+  std::vector<sg4::Link*> links;
+  for (sg4::Host* host : hosts) {
+    if (host == hosts.front()) continue;
+    for (auto [from, to, longest] : {std::tuple{host, hosts.front(), &in}, std::tuple{hosts.front(), host, &out}}) {
+      double latency = 0;
+      links.clear();
+      from->route_to(to, links, &latency);
+      *longest = std::max(*longest, latency);
+    }
+  }
+  return (in + out) * simgrid::config::get_value<double>("network/latency-factor");
+}
+
+// SimGrid 3.32 freezes a transfer whose route's latency changes while it is still in its
+// first latency: set_latency gives its variable a share at once, so that when the latency
+// is paid nothing changes in the max-min system, and the transfer is never scheduled to
+// end. Setting a link's bandwidth again (to the same value) reschedules every transfer
+// across it: done once every transfer that was in its first latency has paid it (the
+// longest route latency before the change later). Such a transfer waits at most that long;
+// nothing else changes (the link's record of bandwidth changes skips a value that did not
+// change).
+void release_after_latency_change(const RunState& state, const std::vector<sg4::Link*>& links, double wait) {
+  sg4::Actor::create("latency-change", state.setup.control_host, [links, wait] {
+    sg4::this_actor::sleep_for(wait);
+    for (sg4::Link* link : links) link->set_bandwidth(link->get_bandwidth());
+  })->daemonize();
+}
+
 // Links as they were before a slow-link fault (bandwidth, latency), to restore them after
 // its duration: kept by the injector that undoes it, so nothing outlives the run.
 using SavedLinks = std::vector<std::pair<double, double>>;
@@ -84,13 +119,16 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
   switch (fault.spec.kind) {
-    case FaultKind::slow_link:
+    case FaultKind::slow_link: {
+      const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
       for (sg4::Link* link : fault.links) {
         saved.emplace_back(link->get_bandwidth(), link->get_latency());
         link->set_bandwidth(link->get_bandwidth() * fault.spec.factor);
         if (fault.spec.latency) link->set_latency(*fault.spec.latency);
       }
+      if (fault.spec.latency) release_after_latency_change(state, fault.links, first_latency);
       break;
+    }
     case FaultKind::link_down:
       for (sg4::Link* link : fault.links) link->turn_off();
       break;
@@ -112,6 +150,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it
+      if (state.detector) let_the_group_go_if_done(state);  // they may have been the last still training
       return saved;
   }
   record(state, fault, "applied");
@@ -120,14 +159,15 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
 
 void undo(RunState& state, const ResolvedFault& fault, const SavedLinks& saved) {
   switch (fault.spec.kind) {
-    case FaultKind::slow_link:
+    case FaultKind::slow_link: {
+      const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
       for (size_t i = 0; i < fault.links.size(); ++i) {
         fault.links[i]->set_bandwidth(saved[i].first);
-        // Touch the latency only if the fault changed it: SimGrid breaks a transfer whose
-        // latency changes while it is still in its first alpha.
         if (fault.spec.latency) fault.links[i]->set_latency(saved[i].second);
       }
+      if (fault.spec.latency) release_after_latency_change(state, fault.links, first_latency);
       break;
+    }
     case FaultKind::link_down:
       for (sg4::Link* link : fault.links) link->turn_on();
       break;

@@ -85,7 +85,10 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
     if (!changes) return;
     const auto [at, added] = changes->index.try_emplace(&link, changes->by_link.size());
     if (added) changes->by_link.emplace_back(&link, std::vector<BandwidthChange>{});
-    changes->by_link[at->second].second.push_back({sg4::Engine::get_clock(), link.get_bandwidth()});
+    std::vector<BandwidthChange>& series = changes->by_link[at->second].second;
+    // A bandwidth set again to its value (sim/faults.cpp, after a latency change) is no change.
+    if (!series.empty() && series.back().bandwidth == link.get_bandwidth()) return;
+    series.push_back({sg4::Engine::get_clock(), link.get_bandwidth()});
   });
 }
 

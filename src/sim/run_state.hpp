@@ -10,6 +10,7 @@
 // as the run and any actor still blocked when the engine stops (a stall), whose stack the
 // engine may unwind later, at exit.
 #include <memory>
+#include <simgrid/forward.h>
 #include <vector>
 
 #include "comm/buffer.hpp"
@@ -31,6 +32,9 @@ struct WorkerState {
   Buffer input;                 // the gradient that went into it
   int bucket = -1;              // layered training: the bucket whose collective it is in (-1: none)
   Activity in_flight;           // that collective's interval so far (a preemption ends it, abandoned)
+  // Under rebuild, a worker done with the last round waits here until every member is
+  // (sim/worker.cpp): a verdict may still send the group back to redo that round.
+  simgrid::s4u::SemaphorePtr waiting_for_the_group;
 };
 
 class Detector;

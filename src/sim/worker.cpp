@@ -1,12 +1,14 @@
 #include "sim/worker.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <stdexcept>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <fmt/format.h>
@@ -55,16 +57,20 @@ public:
     if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
     if (setup_.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
+    bool redo_last = false;  // sent back from waiting for the group to redo the last round's collective
 
     for (int round = first_round; round < scenario.training.rounds;) {
-      announce_round(state_, round);  // faults of this round strike before its work begins
-      me_.round = round;
+      Next next = Next::redo_collective;
+      if (!std::exchange(redo_last, false)) {
+        announce_round(state_, round);  // faults of this round strike before its work begins
+        me_.round = round;
+        record_.times(round, world_).start = sg4::Engine::get_clock();
+        // A returning worker joins at the start of this round: everyone moves to the new
+        // group and the joiner receives the current model. A verdict there sends the group
+        // back to the round before (redone from its snapshot), or the joiner to a later round.
+        next = join_switch(group, round, current, previous, buf);
+      }
       RankRound& times = record_.times(round, world_);
-      times.start = sg4::Engine::get_clock();
-      // A returning worker joins at the start of this round: everyone moves to the new
-      // group and the joiner receives the current model. A verdict there sends the group
-      // back to the round before (redone from its snapshot), or the joiner to a later round.
-      Next next = join_switch(group, round, current, previous, buf);
       if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
       sg4::ExecPtr backward;
@@ -136,6 +142,11 @@ public:
           record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
       }
       ++round;
+      if (round == scenario.training.rounds && detector_ != nullptr) {
+        const Next after = wait_for_the_group(group, round, current, previous, buf);
+        if (after == Next::leave) return;
+        redo_last = after == Next::redo_collective;
+      }
     }
     // Verification looks at the last round only: keep its input and result, once.
     me_.input = std::move(current.gradient);
@@ -205,6 +216,20 @@ private:
     RankRound& redo = record_.times(round, world_);
     redo.collective_start = sg4::Engine::get_clock();
     return Next::redo_collective;
+  }
+
+  // Done with the last round, a member stays until every live member is: a verdict may
+  // still send the group back to redo it (in a tree, the ranks that got the broadcast are
+  // done while the others wait on a slow rank; leaving, they would leave the redo without
+  // them). The last one to get here lets everyone go; so does the coordinator's verdict.
+  Next wait_for_the_group(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous,
+                          Buffer& buf) {
+    me_.waiting_for_the_group = sg4::Semaphore::create(0);
+    let_the_group_go_if_done(state_);
+    me_.waiting_for_the_group->acquire();
+    me_.waiting_for_the_group = nullptr;
+    if (!detector_->activity(world_).verdict) return Next::go_on;
+    return resume(group, round, current, previous, buf);
   }
 
   // A broken transfer is certain: reported at once (unless a verdict broke it).
@@ -514,6 +539,17 @@ void guarded(RunState& state, Body body) {
 }
 
 }  // namespace
+
+void let_the_group_go_if_done(RunState& state) {
+  const std::vector<int>& members = state.membership.current().members();
+  for (int world : members) {
+    const WorkerState& worker = state.workers[static_cast<size_t>(world)];
+    const bool live = worker.fate == WorkerFate::running && state.setup.rank_hosts[static_cast<size_t>(world)]->is_on();
+    if (live && (!worker.waiting_for_the_group || state.detector->activity(world).verdict)) return;
+  }
+  for (int world : members)
+    if (const auto& waiting = state.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
+}
 
 void run_worker(RunState& state, int world) {
   guarded(state, [&] { Worker(state, world).run(0, state.membership.current_shared()); });

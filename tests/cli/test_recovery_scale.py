@@ -276,6 +276,27 @@ class NicSlowedMidStep(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+class FaultInTheLastRound(unittest.TestCase):
+    """A fault in the last round: the members that finished it (in a tree, those the
+    broadcast reached) wait for the others, so that a verdict can still send them back to
+    redo it in the rebuilt group; and a straggling computation's rest counts in the
+    prediction (it kept a 20x slower host for ever, and the run stalled)."""
+
+    def test_the_struck_rank_alone_is_dropped_and_every_round_done(self):
+        cases = [("binary-tree", 8, {"kind": "slow-link", "factor": 0.01}),
+                 ("recursive-doubling", 16, {"kind": "slow-link", "factor": 0.01}),
+                 ("binary-tree", 16, {"kind": "slow-host", "factor": 0.05})]
+        for algorithm, p, fault in cases:
+            with self.subTest(algorithm=algorithm, p=p, fault=fault["kind"]):
+                struck = p // 2
+                trace = run(scenario(f"star:{p}", p, algorithm, "rebuild", [dict(fault, rank=struck, at_round=2)],
+                                     rounds=3, size="256KiB", compute="20ms"))
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [struck])
+                self.assertEqual(trace["summary"]["rounds_completed"], 3)
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class GpuNic(unittest.TestCase):
     """On rail:N:G (and dgx-*) a GPU has two links of its own: NVLink inside its node and a
     NIC to its rail. A rank's NIC is the NIC (node-N-gpu-G_nic), on every node, and a transfer
