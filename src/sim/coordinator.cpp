@@ -256,6 +256,25 @@ private:
     return dead;
   }
 
+  // Whether `end`'s transfers with `a` and with `b` leave or enter it by a link in common
+  // (its first link out, its last link in; both halves of a split-duplex link are one):
+  // always where a host has one link; not for a GPU's NVLink and NIC on rail:N:G, where an
+  // on-time transfer over NVLink says nothing of the NIC.
+  bool same_port(int end, int a, int b) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    auto ports = [&](int other) {
+      std::vector<std::string_view> out;
+      const std::vector<int>& from = routes.route(end, other).links;
+      const std::vector<int>& to = routes.route(other, end).links;
+      if (!from.empty()) out.push_back(physical_link(routes.link(from.front()).name));
+      if (!to.empty()) out.push_back(physical_link(routes.link(to.back()).name));
+      return out;
+    };
+    const std::vector<std::string_view> with_a = ports(a), with_b = ports(b);
+    return std::any_of(with_a.begin(), with_a.end(),
+                       [&](std::string_view link) { return std::find(with_b.begin(), with_b.end(), link) != with_b.end(); });
+  }
+
   // `end`'s own link on its route to and from `other` (the first link out, the last in),
   // when it is down and not `other`'s too (a torus link between neighbours is both
   // ends'); nullptr otherwise.
@@ -382,7 +401,7 @@ private:
         const RankActivity& rank = detector_.activity(world);
         const int other = world == common[0] ? common[1] : common[0];
         const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other && late_start >= 0 &&
-                             rank.on_time_at > late_start;
+                             rank.on_time_at > late_start && same_port(world, other, rank.on_time_peer);
         if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
                                                         rank.on_time_peer, rank.on_time_at));
         else not_cleared.push_back(world);
@@ -593,6 +612,7 @@ private:
     const auto is_flagged = [&](int world) { return std::find(flagged.begin(), flagged.end(), world) != flagged.end(); };
     const RecoverySpec& recovery = state_.setup.scenario->recovery;
     out.median = detector_.median_score(members);
+    std::vector<int> pairs;  // flagged ranks and their one slow peer, when either may be the slow one
     for (int world : flagged) {
       const std::vector<int> peers = detector_.window_peers(world);
       out.evidence.push_back(fmt::format("{}'s progress score {:.3g} over its last {} steps (with {}) is below {:.3g} "
@@ -600,10 +620,24 @@ private:
                                          world, detector_.score(world), recovery.straggler_window, fmt::join(peers, ", "),
                                          recovery.straggler_threshold, out.median));
       out.scores.emplace_back(world, detector_.score(world));
-      if (std::any_of(peers.begin(), peers.end(), [&](int peer) { return !is_flagged(peer); })) out.roots.push_back(world);
+      std::vector<int> unflagged;
+      for (int peer : peers)
+        if (!is_flagged(peer)) unflagged.push_back(peer);
+      if (unflagged.empty()) continue;
+      // Slow with one peer only, which kept pace with others through another link of its
+      // own (a GPU's NVLink while its NIC is slow): either end may be the slow one.
+      if (unflagged.size() == 1) {
+        const int peer = unflagged.front();
+        const RankActivity& other = detector_.activity(peer);
+        if (other.on_time_peer < 0 || other.on_time_peer == world || !same_port(peer, world, other.on_time_peer)) {
+          pairs.insert(pairs.end(), {world, peer});
+          continue;
+        }
+      }
+      out.roots.push_back(world);
     }
     if (out.roots.empty()) {
-      out.ambiguous = flagged;
+      out.ambiguous = pairs.empty() ? flagged : pairs;
       out.rule = "the progress scores do not single out a rank";
       return true;
     }

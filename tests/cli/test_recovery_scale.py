@@ -316,6 +316,17 @@ class GpuNic(unittest.TestCase):
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["models_identical"])
 
+    def test_a_slow_nic_that_only_one_peer_crosses_drops_no_healthy_rank(self):
+        # A binary tree on rail:2:4: rank 1 meets rank 4 (the other node) through its NIC,
+        # its parent and other child through NVLink, on time. Rank 4 sees only slow
+        # transfers, with 1; nothing tells 1's NIC from 4's. Before, 4, 5, 6 and 7 were
+        # dropped in turn, each the next to meet rank 1 across its NIC.
+        slow = {"kind": "slow-link", "rank": 1, "at_round": 1, "factor": 0.01}
+        trace = run(scenario("rail:2:4", 8, "binary-tree", "rebuild", [slow], rounds=4, compute="20ms"))
+        self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
+
 
 class NodeNic(unittest.TestCase):
     """A whole node's NIC (nodes:8:8, link node-K-nic) at 1% of its bandwidth: each of the
