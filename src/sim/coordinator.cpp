@@ -34,32 +34,30 @@ bool reachable(const RouteCache& routes, int from, int to) {
   return true;
 }
 
-void tell(const RunState& state, Detector& detector, int world, Verdict verdict) {
-  Verdict* message = detector.letter(std::move(verdict));
+// Some platforms (a torus) have no route from a host to itself: a courier on another host
+// carries the verdict to a worker that shares the coordinator's host. The courier's host
+// must reach it: a verdict sent across a link that is down is lost. The rank whose host
+// carries it (-1: none can).
+int courier_for(const RunState& state, int world) {
+  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
+  const RouteCache& routes = routes_of(state.setup.model);
+  sg4::Host* to = hosts[static_cast<size_t>(world)];
+  for (int via = 0; via < static_cast<int>(hosts.size()); ++via) {
+    sg4::Host* host = hosts[static_cast<size_t>(via)];
+    if (host != to && host->is_on() && reachable(routes, via, world)) return via;
+  }
+  return -1;
+}
+
+void tell(const RunState& state, Detector& detector, int world, Verdict* message) {
   sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
-  sg4::Host* to = state.setup.rank_hosts[static_cast<size_t>(world)];
-  if (to != state.setup.control_host) {
+  const int via = state.setup.rank_hosts[static_cast<size_t>(world)] == state.setup.control_host ? courier_for(state, world) : -1;
+  if (via < 0) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
     mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
-  // Some platforms (a torus) have no route from a host to itself: a courier on another
-  // host carries the verdict to the worker that shares the coordinator's host. The
-  // courier's host must reach it: a verdict sent across a link that is down is lost, and
-  // the worker would wait for it for ever.
-  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
-  const RouteCache& routes = routes_of(state.setup.model);
-  auto can_carry = [&](int rank) {
-    sg4::Host* host = hosts[static_cast<size_t>(rank)];
-    return host != to && host->is_on() && reachable(routes, rank, world);
-  };
-  int via = 0;
-  while (via < static_cast<int>(hosts.size()) && !can_carry(via)) ++via;
-  if (via == static_cast<int>(hosts.size())) {
-    mailbox->put_init(message, control_message_bytes)->detach();
-    return;
-  }
-  sg4::Actor::create("courier", hosts[static_cast<size_t>(via)], [mailbox, message] {
+  sg4::Actor::create("courier", state.setup.rank_hosts[static_cast<size_t>(via)], [mailbox, message] {
     mailbox->put_init(message, control_message_bytes)->detach();
   })->daemonize();
 }
@@ -105,6 +103,12 @@ public:
     for (;;) {
       Report report;
       detector_.next_report(-1, report);
+      // Even once the run stops: its verdicts (leave) must still reach the workers.
+      if (report.kind == Report::Kind::undelivered) {
+        resend(report.world);
+        continue;
+      }
+      if (state_.membership.gave_up()) continue;
       if (report.kind == Report::Kind::join) {
         admit(report.world);
         continue;
@@ -112,7 +116,6 @@ public:
       if (report.kind == Report::Kind::failure) failures_ = true;
       decide();
       if (!state_.membership.gave_up()) give_up_if_stalled();
-      if (state_.membership.gave_up()) return;
     }
   }
 
@@ -275,12 +278,18 @@ private:
     return links;
   }
 
+  // How long the coordinator waits for a link to come back: recovery.timeout x a round's
+  // nominal time (its computation and collective).
+  double link_patience() const {
+    return detector_.limit(compute_seconds(state_) + healthy_model(state_.membership.current()));
+  }
+
   // The control host's own link is down: no verdict can reach the group. The coordinator
-  // waits for it, checking at doubling intervals, for up to recovery.timeout x a round's
-  // nominal time (its computation and collective); then the run stops, saying why.
+  // waits for it, checking at doubling intervals, for up to link_patience(); then the run
+  // stops, saying why.
   bool await_own_link(const Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
-    const double budget = detector_.limit(compute_seconds(state_) + healthy_model(group));
+    const double budget = link_patience();
     double waited = 0, step = detector_.limit(0);
     auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
     while (down()) {
@@ -758,8 +767,48 @@ private:
   // Verdicts queue in the worker's mailbox, in order; the detector counts them so that the
   // worker acts on the last one only (a group rebuilt twice before it read the first).
   void send(int world, Verdict verdict) {
-    detector_.verdict_sent(world);
-    tell(state_, detector_, world, std::move(verdict));
+    Verdict* letter = detector_.letter(std::move(verdict));
+    detector_.verdict_sent(world, letter);
+    tell(state_, detector_, world, letter);
+  }
+
+  // `world`'s last verdict did not cross (a link on its way went down): a resender on the
+  // control host sends it again once the way is up, checking at doubling intervals for up
+  // to link_patience(), as for the coordinator's own link; then it gives up (the worker is
+  // cut off: its wait ends and it leaves). Nothing is sent when the worker has read a later
+  // verdict meanwhile, or is gone (its host down, or a new worker there).
+  void resend(int world) {
+    const double patience = link_patience();
+    const int incarnation = detector_.incarnation(world);
+    // It runs until the simulation ends, like the coordinator (run never returns): `this` outlives it.
+    sg4::Actor::create("resender", state_.setup.control_host, [this, world, incarnation, patience] {
+      sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
+      double waited = 0, step = detector_.limit(0);
+      while (detector_.verdict_lost(world) && detector_.incarnation(world) == incarnation && host->is_on()) {
+        if (way_up(world)) {
+          Verdict* letter = detector_.last_letter(world);
+          detector_.verdict_sent(world, letter);
+          tell(state_, detector_, world, letter);
+          return;
+        }
+        if (waited >= patience) {
+          detector_.verdict_undeliverable(world);
+          return;
+        }
+        const double pause = std::min(step, patience - waited);
+        sg4::this_actor::sleep_for(pause);
+        waited += pause;
+        step *= 2;
+      }
+    })->daemonize();
+  }
+
+  // Whether a verdict can reach `world` now: the links between the control host and its
+  // host are up, or (a worker on the control host) a courier can carry it.
+  bool way_up(int world) {
+    if (state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host) return courier_for(state_, world) >= 0;
+    const std::vector<const sg4::Link*>& links = heartbeat_route(world);
+    return std::all_of(links.begin(), links.end(), [](const sg4::Link* link) { return link->is_on(); });
   }
 
   void release_everyone() {
@@ -890,8 +939,8 @@ void start_coordinator(RunState& state, Detector& detector) {
 Verdict await_verdict(Detector& detector, int world) {
   try {
     return detector.take_verdict(world);
-  } catch (const simgrid::NetworkFailureException&) {
-    return Verdict{true, nullptr, 0};  // cut off from the coordinator: leave the run
+  } catch (const simgrid::CancelException&) {
+    return Verdict{true, nullptr, 0};  // cut off from the coordinator (it gave up resending): leave the run
   }
 }
 
