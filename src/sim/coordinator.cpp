@@ -49,9 +49,13 @@ int courier_for(const RunState& state, int world) {
   return -1;
 }
 
+bool on_control_host(const RunState& state, int world) {
+  return state.setup.rank_hosts[static_cast<size_t>(world)] == state.setup.control_host;
+}
+
 void tell(const RunState& state, Detector& detector, int world, Verdict* message) {
   sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
-  const int via = state.setup.rank_hosts[static_cast<size_t>(world)] == state.setup.control_host ? courier_for(state, world) : -1;
+  const int via = on_control_host(state, world) ? courier_for(state, world) : -1;
   if (via < 0) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
     mailbox->put_init(message, control_message_bytes)->detach();
@@ -806,7 +810,7 @@ private:
   // Whether a verdict can reach `world` now: the links between the control host and its
   // host are up, or (a worker on the control host) a courier can carry it.
   bool way_up(int world) {
-    if (state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host) return courier_for(state_, world) >= 0;
+    if (on_control_host(state_, world)) return courier_for(state_, world) >= 0;
     const std::vector<const sg4::Link*>& links = heartbeat_route(world);
     return std::all_of(links.begin(), links.end(), [](const sg4::Link* link) { return link->is_on(); });
   }

@@ -26,7 +26,8 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
       verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
       verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
       verdicts_taken_(static_cast<size_t>(setup.world_size()), 0),
-      last_letters_(static_cast<size_t>(setup.world_size()), nullptr), lost_(static_cast<size_t>(setup.world_size()), false),
+      last_letters_(static_cast<size_t>(setup.world_size()), nullptr),
+      lost_(static_cast<size_t>(setup.world_size()), false),
       incarnations_(static_cast<size_t>(setup.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
