@@ -99,6 +99,8 @@ public:
       : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
     const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
     if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
+    // (run never returns: the coordinator outlives every worker)
+    detector_.set_resend_patience([this] { return link_patience(); });
   }
 
   void run() {
@@ -298,13 +300,7 @@ private:
     auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
     while (down()) {
       if (waited >= budget) {
-        std::vector<std::string> names;
-        for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
-        stop_run(judgement, without(group.members(), judgement.roots),
-                 fmt::format("the coordinator's host {} lost its link {} (it shares the host with rank{} {}): no verdict "
-                             "can reach the group to drop {}",
-                             state_.setup.control_host->get_name(), fmt::join(names, ", "), judgement.roots.size() > 1 ? "s" : "",
-                             fmt::join(judgement.roots, ", "), judgement.roots.size() > 1 ? "them" : "it"));
+        stop_cut_off(judgement, group);
         return false;
       }
       const double pause = std::min(step, budget - waited);
@@ -313,6 +309,35 @@ private:
       step *= 2;
     }
     return true;
+  }
+
+  // The control host's own link (own_links_) stayed down past link_patience(): the run
+  // stops, saying why.
+  void stop_cut_off(const Judgement& judgement, const CommGroup& group) {
+    std::vector<std::string> names;
+    for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+    std::vector<int> sharing;  // the roots behind the link with the coordinator
+    for (int world : judgement.roots)
+      if (on_control_host(state_, world)) sharing.push_back(world);
+    const std::string host = state_.setup.control_host->get_name();
+    stop_run(judgement, without(group.members(), judgement.roots),
+             sharing.empty()
+                 ? fmt::format("the coordinator's host {} lost its link {}: no verdict can reach the group", host,
+                               fmt::join(names, ", "))
+                 : fmt::format("the coordinator's host {} lost its link {} (it shares the host with rank{} {}): no "
+                               "verdict can reach the group to drop {}",
+                               host, fmt::join(names, ", "), sharing.size() > 1 ? "s" : "", fmt::join(sharing, ", "),
+                               sharing.size() > 1 ? "them" : "it"));
+  }
+
+  // A resender gave up: no verdict reached `world` within link_patience(). When the control
+  // host's own link is the one down (the coordinator reaches no member), the coordinator
+  // has lost contact with the whole group for longer than it waits for its link: the run
+  // stops, as in await_own_link. Otherwise only the worker's way is down: it is cut off.
+  void lost_contact() {
+    if (state_.membership.gave_up()) return;
+    const Judgement judgement = judge();
+    if (judgement.coordinator_cut) stop_cut_off(judgement, state_.membership.current());
   }
 
   // The run stops (a rebuild below recovery.min_workers, the coordinator cut off, a failure
@@ -778,9 +803,9 @@ private:
 
   // `world`'s last verdict did not cross (a link on its way went down): a resender on the
   // control host sends it again once the way is up, checking at doubling intervals for up
-  // to link_patience(), as for the coordinator's own link; then it gives up (the worker is
-  // cut off: its wait ends and it leaves). Nothing is sent when the worker has read a later
-  // verdict meanwhile, or is gone (its host down, or a new worker there).
+  // to link_patience(), as for the coordinator's own link; then it gives up (the worker,
+  // waiting twice as long, is cut off and leaves). Nothing is sent when the worker has
+  // read a later verdict meanwhile, or is gone (its host down, or a new worker there).
   void resend(int world) {
     const double patience = link_patience();
     const int incarnation = detector_.incarnation(world);
@@ -796,7 +821,7 @@ private:
           return;
         }
         if (waited >= patience) {
-          detector_.verdict_undeliverable(world);
+          lost_contact();
           return;
         }
         const double pause = std::min(step, patience - waited);
@@ -940,12 +965,5 @@ void start_coordinator(RunState& state, Detector& detector) {
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 
-Verdict await_verdict(Detector& detector, int world) {
-  try {
-    return detector.take_verdict(world);
-  } catch (const simgrid::CancelException&) {
-    return Verdict{true, nullptr, 0};  // cut off from the coordinator (it gave up resending): leave the run
-  }
-}
 
 }  // namespace collsim

@@ -31,9 +31,10 @@
 //                                     ambiguous: nobody dropped, back to idle
 //   undelivered --> a resender sends the worker's last verdict again once the way to it is
 //            up (checked at doubling intervals, for up to recovery.timeout x a round's
-//            nominal time, the patience for the coordinator's own link); past that, the
-//            worker is cut off: its wait ends and it leaves (a member gone, dropped at the
-//            next report). Served even after the run stopped: its verdicts say leave.
+//            nominal time, the patience for the coordinator's own link). The worker waits
+//            twice that (the last try has time to arrive); past it, it is cut off and leaves
+//            (a member gone, dropped at the next report). Served even after the run stopped:
+//            its verdicts say leave.
 //   join --> admitted at the next round nobody has started (a new group), or queued until
 //            the rebuild that drops the worker is done. A rebuild before a joiner has the
 //            model (its share at that round broken, or not begun) postpones it: it is left
@@ -62,9 +63,5 @@ class Detector;
 
 
 void start_coordinator(RunState& state, Detector& detector);
-
-// Worker side: wait for the coordinator's verdict (after a failure, or when a verdict
-// interrupted a wait).
-Verdict await_verdict(Detector& detector, int world);
 
 }  // namespace collsim

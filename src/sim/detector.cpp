@@ -218,14 +218,19 @@ Verdict Detector::take_verdict(int world) {
   do {
     sg4::CommPtr get = verdict_channel(world);
     try {
-      get->wait();
+      if (!lost_[w]) {
+        get->wait();
+      } else if (sg4::Comm::wait_any_for({get}, 2 * resend_patience_()) < 0) {
+        // Nothing came back: cut off from the coordinator, the worker leaves the run.
+        get->cancel();
+        verdict_gets_[w] = nullptr;
+        lost_[w] = false;
+        return Verdict{true, nullptr, 0};
+      }
       verdict = verdicts_[w];
       lost_[w] = false;
     } catch (const simgrid::NetworkFailureException&) {
       lost_[w] = true;
-    } catch (const simgrid::CancelException&) {
-      verdict_gets_[w] = nullptr;  // the coordinator gave up resending it
-      throw;
     }
     verdicts_[w] = nullptr;
     verdict_gets_[w] = nullptr;
@@ -236,11 +241,6 @@ Verdict Detector::take_verdict(int world) {
   RankActivity& rank = activity(world);
   rank.verdict = rank.dropped = false;
   return *verdict;
-}
-
-void Detector::verdict_undeliverable(int world) {
-  const sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
-  if (lost_[static_cast<size_t>(world)] && get && get->get_state() == sg4::Activity::State::STARTED) get->cancel();
 }
 
 void Detector::retire(int world) {
