@@ -296,6 +296,30 @@ class VerdictsAcrossTheCoordinatorsLink(unittest.TestCase):
                         topology="star:9")
         self.assert_dropped(trace, [7])
 
+    def test_an_idle_control_hosts_link_down_past_the_patience_during_the_late_read_stops_the_run(self):
+        # The coordinator sends the lost verdicts again for up to recovery.timeout x a round's
+        # nominal time, 3 x (computation + the 7 ranks' allreduce, at most 5 whole-vector
+        # steps); the link stays down longer (60 ms), or for good: it has lost contact with the
+        # whole group, and the run stops saying why, as for its own link (CoordinatorsOwnLink).
+        step = self.ALPHA + self.N / self.B
+        patience = 3 * (self.COMPUTE + 5 * step)
+        self.assertLess(patience, 60e-3)
+        for duration in ["60ms", None]:
+            with self.subTest(duration=duration):
+                down = {"kind": "link-down", "host": "host-8", "at": "9.5ms"}
+                if duration:
+                    down["duration"] = duration
+                status, stderr, trace = run_raw(scenario(
+                    "star:9", 8, "recursive-doubling", "rebuild", [{"kind": "preempt", "host": "host-7", "at": "2ms"}, down],
+                    rounds=self.ROUNDS, size="16MiB", compute="3ms"))
+                self.assertEqual(status, 1)
+                self.assertEqual(stderr, ["collsim: stalled: recovery gave up: the coordinator's host host-8 lost its link "
+                                          "host-8_link_UP, host-8_link_DOWN: no verdict can reach the group."])
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [7])
+                self.assertTrue(trace["recovery"][-1]["stopped"])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["final_group"], list(range(7)))
+
     def test_the_link_down_while_the_verdicts_cross_or_before_a_late_read(self):
         # A ring step moves n/p: alpha + n/(8B). Rank 0 (from rank 7) and rank 6 (to rank 7)
         # wait on rank 7 from the first step, and it is dropped 3 steps later; rank 4, whose
