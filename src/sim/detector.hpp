@@ -22,6 +22,7 @@
 #include "sim/recovery_messages.hpp"
 #include "sim/membership.hpp"
 #include "sim/run_setup.hpp"
+#include "util/last_pairs.hpp"
 
 #include <simgrid/forward.h>
 
@@ -221,12 +222,8 @@ private:
   // used each way is tried first (a ring rank always sends right, hears left), then the
   // table (its nodes never move, so the pointers stay valid).
   const Route& route(int src, int dst);
-  struct LastRoute {
-    int peer = -1;
-    const Route* route = nullptr;
-  };
   std::unordered_map<uint64_t, Route> routes_;
-  std::vector<LastRoute> last_out_, last_in_;  // by world rank
+  LastPairs<const Route> last_routes_;  // by world rank
   std::vector<double> core_bandwidth_;  // nominal, by route cache link id
   std::vector<int> core_flows_;         // sends in flight across each core link (same id)
   struct Nominal {
