@@ -35,32 +35,34 @@ bool reachable(const RouteCache& routes, int from, int to) {
   return true;
 }
 
-void tell(const RunState& state, Detector& detector, int world, Verdict verdict) {
-  Verdict* message = detector.letter(std::move(verdict));
+// Some platforms (a torus) have no route from a host to itself: a courier on another host
+// carries the verdict to a worker that shares the coordinator's host. The courier's host
+// must reach it: a verdict sent across a link that is down is lost. The rank whose host
+// carries it (-1: none can).
+int courier_for(const RunState& state, int world) {
+  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
+  const RouteCache& routes = routes_of(state.setup.model);
+  sg4::Host* to = hosts[static_cast<size_t>(world)];
+  for (int via = 0; via < static_cast<int>(hosts.size()); ++via) {
+    sg4::Host* host = hosts[static_cast<size_t>(via)];
+    if (host != to && host->is_on() && reachable(routes, via, world)) return via;
+  }
+  return -1;
+}
+
+bool on_control_host(const RunState& state, int world) {
+  return state.setup.rank_hosts[static_cast<size_t>(world)] == state.setup.control_host;
+}
+
+void tell(const RunState& state, Detector& detector, int world, Verdict* message) {
   sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
-  sg4::Host* to = state.setup.rank_hosts[static_cast<size_t>(world)];
-  if (to != state.setup.control_host) {
+  const int via = on_control_host(state, world) ? courier_for(state, world) : -1;
+  if (via < 0) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
     mailbox->put_init(message, control_message_bytes)->detach();
     return;
   }
-  // Some platforms (a torus) have no route from a host to itself: a courier on another
-  // host carries the verdict to the worker that shares the coordinator's host. The
-  // courier's host must reach it: a verdict sent across a link that is down is lost, and
-  // the worker would wait for it for ever.
-  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
-  const RouteCache& routes = routes_of(state.setup.model);
-  auto can_carry = [&](int rank) {
-    sg4::Host* host = hosts[static_cast<size_t>(rank)];
-    return host != to && host->is_on() && reachable(routes, rank, world);
-  };
-  int via = 0;
-  while (via < static_cast<int>(hosts.size()) && !can_carry(via)) ++via;
-  if (via == static_cast<int>(hosts.size())) {
-    mailbox->put_init(message, control_message_bytes)->detach();
-    return;
-  }
-  sg4::Actor::create("courier", hosts[static_cast<size_t>(via)], [mailbox, message] {
+  sg4::Actor::create("courier", state.setup.rank_hosts[static_cast<size_t>(via)], [mailbox, message] {
     mailbox->put_init(message, control_message_bytes)->detach();
   })->daemonize();
 }
@@ -98,6 +100,8 @@ public:
       : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
     const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
     if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
+    // (run never returns: the coordinator outlives every worker)
+    detector_.set_resend_patience([this] { return link_patience(); });
   }
 
   void run() {
@@ -106,6 +110,12 @@ public:
     for (;;) {
       Report report;
       detector_.next_report(-1, report);
+      // Even once the run stops: its verdicts (leave) must still reach the workers.
+      if (report.kind == Report::Kind::undelivered) {
+        resend(report.world);
+        continue;
+      }
+      if (state_.membership.gave_up()) continue;
       if (report.kind == Report::Kind::join) {
         admit(report.world);
         continue;
@@ -113,7 +123,6 @@ public:
       if (report.kind == Report::Kind::failure) failures_ = true;
       decide();
       if (!state_.membership.gave_up()) give_up_if_stalled();
-      if (state_.membership.gave_up()) return;
     }
   }
 
@@ -331,28 +340,23 @@ private:
     return links;
   }
 
+  // How long the coordinator waits for a link to come back: recovery.timeout x a round's
+  // nominal time (its computation and collective).
+  double link_patience() const {
+    return detector_.limit(compute_seconds(state_) + healthy_model(state_.membership.current()));
+  }
+
   // The control host's own link is down: no verdict can reach the group. The coordinator
-  // waits for it, checking at doubling intervals, for up to recovery.timeout x a round's
-  // nominal time (its computation and collective); then the run stops, saying why.
+  // waits for it, checking at doubling intervals, for up to link_patience(); then the run
+  // stops, saying why.
   bool await_own_link(const Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
-    const double budget = detector_.limit(compute_seconds(state_) + healthy_model(group));
+    const double budget = link_patience();
     double waited = 0, step = detector_.limit(0);
     auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
     while (down()) {
       if (waited >= budget) {
-        std::vector<std::string> names;
-        for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
-        const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(), [&](int world) {
-          return state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host;
-        });
-        const bool several = judgement.roots.size() > 1;
-        stop_run(judgement, without(group.members(), judgement.roots),
-                 fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
-                             "to drop {}",
-                             state_.setup.control_host->get_name(), fmt::join(names, ", "),
-                             on_its_host ? "it shares the host with" : "cutting off with it", several ? "s" : "",
-                             fmt::join(judgement.roots, ", "), several ? "them" : "it"));
+        stop_cut_off(judgement, group);
         return false;
       }
       const double pause = std::min(step, budget - waited);
@@ -361,6 +365,39 @@ private:
       step *= 2;
     }
     return true;
+  }
+
+  // The control host's own link (own_links_) stayed down past link_patience(): the run
+  // stops, saying why (and whom it would have dropped: the ranks it cuts off with the
+  // coordinator; none behind an idle control host's link).
+  void stop_cut_off(const Judgement& judgement, const CommGroup& group) {
+    std::vector<std::string> names;
+    for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+    const std::string host = state_.setup.control_host->get_name();
+    if (judgement.roots.empty()) {
+      stop_run(judgement, group.members(),
+               fmt::format("the coordinator's host {} lost its link {}: no verdict can reach the group", host,
+                           fmt::join(names, ", ")));
+      return;
+    }
+    const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(),
+                                         [&](int world) { return on_control_host(state_, world); });
+    const bool several = judgement.roots.size() > 1;
+    stop_run(judgement, without(group.members(), judgement.roots),
+             fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
+                         "to drop {}",
+                         host, fmt::join(names, ", "), on_its_host ? "it shares the host with" : "cutting off with it",
+                         several ? "s" : "", fmt::join(judgement.roots, ", "), several ? "them" : "it"));
+  }
+
+  // A resender gave up: no verdict reached `world` within link_patience(). When the control
+  // host's own link is the one down (the coordinator reaches no member), the coordinator
+  // has lost contact with the whole group for longer than it waits for its link: the run
+  // stops, as in await_own_link. Otherwise only the worker's way is down: it is cut off.
+  void lost_contact() {
+    if (state_.membership.gave_up()) return;
+    const Judgement judgement = judge();
+    if (judgement.coordinator_cut) stop_cut_off(judgement, state_.membership.current());
   }
 
   // The run stops (a rebuild below recovery.min_workers, the coordinator cut off, a failure
@@ -872,8 +909,48 @@ private:
   // Verdicts queue in the worker's mailbox, in order; the detector counts them so that the
   // worker acts on the last one only (a group rebuilt twice before it read the first).
   void send(int world, Verdict verdict) {
-    detector_.verdict_sent(world);
-    tell(state_, detector_, world, std::move(verdict));
+    Verdict* letter = detector_.letter(std::move(verdict));
+    detector_.verdict_sent(world, letter);
+    tell(state_, detector_, world, letter);
+  }
+
+  // `world`'s last verdict did not cross (a link on its way went down): a resender on the
+  // control host sends it again once the way is up, checking at doubling intervals for up
+  // to link_patience(), as for the coordinator's own link; then it gives up (the worker,
+  // waiting twice as long, is cut off and leaves). Nothing is sent when the worker has
+  // read a later verdict meanwhile, or is gone (its host down, or a new worker there).
+  void resend(int world) {
+    const double patience = link_patience();
+    const int incarnation = detector_.incarnation(world);
+    // It runs until the simulation ends, like the coordinator (run never returns): `this` outlives it.
+    sg4::Actor::create("resender", state_.setup.control_host, [this, world, incarnation, patience] {
+      sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
+      double waited = 0, step = detector_.limit(0);
+      while (detector_.verdict_lost(world) && detector_.incarnation(world) == incarnation && host->is_on()) {
+        if (way_up(world)) {
+          Verdict* letter = detector_.last_letter(world);
+          detector_.verdict_sent(world, letter);
+          tell(state_, detector_, world, letter);
+          return;
+        }
+        if (waited >= patience) {
+          lost_contact();
+          return;
+        }
+        const double pause = std::min(step, patience - waited);
+        sg4::this_actor::sleep_for(pause);
+        waited += pause;
+        step *= 2;
+      }
+    })->daemonize();
+  }
+
+  // Whether a verdict can reach `world` now: the links between the control host and its
+  // host are up, or (a worker on the control host) a courier can carry it.
+  bool way_up(int world) {
+    if (on_control_host(state_, world)) return courier_for(state_, world) >= 0;
+    const std::vector<const sg4::Link*>& links = heartbeat_route(world);
+    return std::all_of(links.begin(), links.end(), [](const sg4::Link* link) { return link->is_on(); });
   }
 
   void release_everyone() {
@@ -1001,12 +1078,5 @@ void start_coordinator(RunState& state, Detector& detector) {
   actor->daemonize();  // it waits for reports forever; the run ends with the workers
 }
 
-Verdict await_verdict(Detector& detector, int world) {
-  try {
-    return detector.take_verdict(world);
-  } catch (const simgrid::NetworkFailureException&) {
-    return Verdict{true, nullptr, 0};  // cut off from the coordinator: leave the run
-  }
-}
 
 }  // namespace collsim

@@ -9,13 +9,17 @@
 //   Report   worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait
 //            past its deadline), a failure (a transfer that broke), a straggler (a
 //            progress score below recovery.straggler_threshold x the group's median for
-//            recovery.straggler_window steps), or a join (a worker whose host came back).
+//            recovery.straggler_window steps), a join (a worker whose host came back), or
+//            an undelivered verdict (its read of the last verdict failed on the way).
 //            Each says whom the worker waits on and since when.
 //   Verdict  coordinator -> worker, over the simulated network: leave the run, or the
 //            new group and the round to resume from (the "new group" message). A
 //            suspicious wait listens for it beside its transfer (a wait not yet
 //            suspicious hears it at its deadline, a computing rank at its next wait);
-//            abandoning cancels the rank's transfers, which wakes its peers.
+//            abandoning cancels the rank's transfers, which wakes its peers. It crosses
+//            when the worker reads it: a link on its way that went down since it was sent
+//            loses it, which says nothing of the worker; the worker reports it undelivered
+//            and waits for it to be sent again.
 // State machine (Coordinator::run, the one place it lives):
 //   idle --report--> judging: read the wait-for graph of the group from the detector.
 //     roots found, dropping pays  --> rebuild: verdicts, back to idle
@@ -25,6 +29,12 @@
 //     nothing late (unfounded)    --> idle (nobody is told anything: it cost nothing)
 //     ambiguous                   --> recorded; judged again after a second window; still
 //                                     ambiguous: nobody dropped, back to idle
+//   undelivered --> a resender sends the worker's last verdict again once the way to it is
+//            up (checked at doubling intervals, for up to recovery.timeout x a round's
+//            nominal time, the patience for the coordinator's own link). The worker waits
+//            twice that (the last try has time to arrive); past it, it is cut off and leaves
+//            (a member gone, dropped at the next report). Served even after the run stopped:
+//            its verdicts say leave.
 //   join --> admitted at the next round nobody has started (a new group), or queued until
 //            the rebuild that drops the worker is done. A rebuild before a joiner has the
 //            model (its share at that round broken, or not begun) postpones it: it is left
@@ -35,10 +45,12 @@
 // straggler by progress score not slowed only by other stragglers; or the one end common
 // to every late transfer), and, unless dead, only when the prediction says dropping
 // pays (a keep is decided on whole steps, never on a transfer still under way); only a
-// verdict makes a worker abandon an operation; mailboxes are named per epoch, so no
-// message of an abandoned epoch is ever matched in a new one; the group never shrinks
-// below recovery.min_workers (the run stops instead); a group resumes only from a round
-// every member has the state of (a joiner without it is postponed, never a culprit).
+// verdict makes a worker abandon an operation; a worker takes itself for cut off only when
+// the coordinator gave up resending a verdict it lost, never at the loss itself; mailboxes
+// are named per epoch, so no message of an abandoned epoch is ever matched in a new one;
+// the group never shrinks below recovery.min_workers (the run stops instead); a group
+// resumes only from a round every member has the state of (a joiner without it is
+// postponed, never a culprit).
 #include <memory>
 #include <vector>
 
@@ -51,9 +63,5 @@ class Detector;
 
 
 void start_coordinator(RunState& state, Detector& detector);
-
-// Worker side: wait for the coordinator's verdict (after a failure, or when a verdict
-// interrupted a wait).
-Verdict await_verdict(Detector& detector, int world);
 
 }  // namespace collsim

@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <fmt/format.h>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -23,7 +24,10 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
       pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
       verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0), incarnations_(static_cast<size_t>(setup.world_size()), 0) {
+      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0),
+      last_letters_(static_cast<size_t>(setup.world_size()), nullptr),
+      lost_(static_cast<size_t>(setup.world_size()), false),
+      incarnations_(static_cast<size_t>(setup.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
   last_routes_.resize(static_cast<size_t>(setup.world_size()));
@@ -195,16 +199,41 @@ Verdict* Detector::letter(Verdict verdict) {
   return letters_.back().get();
 }
 
+void Detector::verdict_sent(int world, Verdict* letter) {
+  ++verdicts_sent_[static_cast<size_t>(world)];
+  last_letters_[static_cast<size_t>(world)] = letter;
+}
+
+// Verdicts cross the network when the worker reads them (SimGrid starts a transfer once
+// both sides are posted): one sent before a link on its way went down, and read after, is
+// lost on the way. That is no sign that the worker is cut off (the link may be the control
+// host's, and back soon): the coordinator sends it again once its way is up.
 Verdict Detector::take_verdict(int world) {
   const auto w = static_cast<size_t>(world);
   const Verdict* verdict = nullptr;
   do {
     sg4::CommPtr get = verdict_channel(world);
-    get->wait();
-    verdict = verdicts_[w];
+    try {
+      if (!lost_[w]) {
+        get->wait();
+      } else if (sg4::Comm::wait_any_for({get}, 2 * resend_patience_()) < 0) {
+        // Nothing came back: cut off from the coordinator, the worker leaves the run.
+        get->cancel();
+        verdict_gets_[w] = nullptr;
+        lost_[w] = false;
+        return Verdict{true, nullptr, 0};
+      }
+      verdict = verdicts_[w];
+      lost_[w] = false;
+    } catch (const simgrid::NetworkFailureException&) {
+      lost_[w] = true;
+    }
     verdicts_[w] = nullptr;
     verdict_gets_[w] = nullptr;
-  } while (++verdicts_taken_[w] < verdicts_sent_[w]);
+    // Those before the last one are overridden by it: only the last one lost is asked for again.
+    if (++verdicts_taken_[w] >= verdicts_sent_[w] && lost_[w])
+      wake(Report{Report::Kind::undelivered, world, -1, sg4::Engine::get_clock()});
+  } while (verdicts_taken_[w] < verdicts_sent_[w] || lost_[w]);
   RankActivity& rank = activity(world);
   rank.verdict = rank.dropped = false;
   return *verdict;
@@ -431,6 +460,8 @@ void Detector::join(int world) {
   verdict_gets_[w] = nullptr;
   verdicts_[w] = nullptr;
   verdicts_sent_[w] = verdicts_taken_[w] = 0;
+  last_letters_[w] = nullptr;
+  lost_[w] = false;
   ++incarnations_[w];
   wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()});
 }

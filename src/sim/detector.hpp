@@ -12,6 +12,7 @@
 // the detector's view and alone decides; its verdict cancels the transfers of the ranks
 // that must abandon them.
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <memory>
 #include <string>
@@ -141,11 +142,23 @@ public:
 
   // The pending receive of `world`'s verdict (posted at its first suspicion, kept until read).
   simgrid::s4u::CommPtr verdict_channel(int world);
-  // The coordinator sent `world` a verdict (to verdict_mailbox(world)).
-  void verdict_sent(int world) { ++verdicts_sent_[static_cast<size_t>(world)]; }
+  // The coordinator sent `world` the verdict `letter` (to verdict_mailbox(world)).
+  void verdict_sent(int world, Verdict* letter);
   // The verdict for `world`: the last one sent (those before it, overridden by a later
-  // rebuild, are read and set aside; blocking until it arrives).
+  // rebuild, are read and set aside; blocking until it arrives). A verdict that fails to
+  // cross (a link on its way went down) says nothing of the worker: when it is the last
+  // one sent, the worker reports it undelivered and waits for it to be sent again, for
+  // twice the resend patience (the coordinator's last try has time to arrive); past that
+  // it is cut off, and the verdict is leave.
   Verdict take_verdict(int world);
+  // How long the coordinator keeps trying to send a lost verdict again (it sets it: seconds).
+  void set_resend_patience(std::function<double()> patience) { resend_patience_ = std::move(patience); }
+  // Resending (coordinator side): whether `world`'s worker still waits for its last
+  // verdict, lost on the way; that verdict; and the worker's incarnation (a resend is for
+  // the worker that lost it).
+  bool verdict_lost(int world) const { return lost_[static_cast<size_t>(world)]; }
+  Verdict* last_letter(int world) const { return last_letters_[static_cast<size_t>(world)]; }
+  int incarnation(int world) const { return incarnations_[static_cast<size_t>(world)]; }
   // `world` leaves the run or finishes: its pending verdict receive is withdrawn.
   void retire(int world);
 
@@ -222,6 +235,9 @@ private:
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
   std::vector<Verdict*> verdicts_;
   std::vector<long> verdicts_sent_, verdicts_taken_;  // by world rank, in its current incarnation
+  std::vector<Verdict*> last_letters_;                // by world rank: the last verdict sent
+  std::vector<bool> lost_;                            // by world rank: its last verdict did not cross
+  std::function<double()> resend_patience_;
   std::vector<int> incarnations_;                     // by world rank: workers started on it after the first
   std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;

@@ -13,7 +13,6 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <fmt/format.h>
 
-#include "sim/coordinator.hpp"
 #include "sim/detector.hpp"
 #include "sim/faults.hpp"
 #include "algorithms/algorithms.hpp"
@@ -161,7 +160,7 @@ public:
   void rejoin() {
     me_.fate = WorkerFate::rejoining;
     detector_->join(world_);
-    const Verdict news = await_verdict(*detector_, world_);
+    const Verdict news = detector_->take_verdict(world_);
     if (news.dropped) {
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
@@ -182,7 +181,7 @@ private:
 
   // After a verdict: leave, or go on in the new group from the round it resumes.
   Next resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
-    const Verdict news = await_verdict(*detector_, world_);
+    const Verdict news = detector_->take_verdict(world_);
     if (news.dropped) {
       detector_->retire(world_);
       me_.fate = WorkerFate::dropped;

@@ -240,7 +240,6 @@ class CoordinatorsOwnLink(unittest.TestCase):
         self.assertEqual(trace["summary"]["final_group"], list(range(64)))
         self.assertEqual(trace["rounds"][-1]["end"], healthy["rounds"][-1]["end"])
 
-
     def test_a_link_down_on_the_coordinators_side_drops_only_the_ranks_it_cuts_off(self):
         # nodes:4:4: node 0's NIC cuts node 0 (ranks 0 to 3, with the coordinator) from the
         # other 12; rail:8:8: GPU 0's NIC cuts rank 0 alone (GPUs 1 to 7 have NICs of their
@@ -256,6 +255,109 @@ class CoordinatorsOwnLink(unittest.TestCase):
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["verified"])
                 self.assertTrue(trace["summary"]["models_identical"])
+
+
+class VerdictsAcrossTheCoordinatorsLink(unittest.TestCase):
+    """A verdict crosses the network when its worker reads it: one sent before the control
+    host's link went down, and read during the outage, is lost on the way. The worker once
+    took itself for cut off and left, and the next rebuild dropped it, a healthy rank. It
+    now waits for the verdict to be sent again once the link is back.
+
+    16 MiB on star:8 (alpha 2 us, B 10 GB/s), 3 ms of computation, host-7 preempted at 2 ms
+    while it computes round 0: the others start round 0's allreduce at 3 ms, and the first
+    waits on rank 7 pass their deadline, 3 expected transfers after they begin, when rank 7
+    is dropped (its heartbeat stops). Rank 0 shares the control host: it is dropped too,
+    once its link is back, when its link goes down while its transfers cross it (the
+    coordinator's lost contact: CoordinatorsOwnLink)."""
+    ALPHA, B, N, COMPUTE, ROUNDS = 2e-6, 10e9, 16 * 2**20, 3e-3, 4
+
+    def go(self, algorithm, down, topology="star:8"):
+        return run(scenario(topology, 8, algorithm, "rebuild", [{"kind": "preempt", "host": "host-7", "at": "2ms"}, down],
+                            rounds=self.ROUNDS, size="16MiB", compute="3ms"))
+
+    def assert_dropped(self, trace, dropped):
+        self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), dropped)
+        self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+        self.assertEqual(trace["summary"]["rounds_completed"], self.ROUNDS)
+        self.assertEqual(trace["summary"]["final_group"], [r for r in range(8) if r not in dropped])
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertTrue(trace["summary"]["models_identical"])
+
+    def recursive_doubling_timeline(self):
+        # Each step exchanges the whole vector: alpha + n/B, and a wait's deadline is 3 of them.
+        step = self.ALPHA + self.N / self.B
+        rebuilt = self.COMPUTE + 3 * step  # rank 6 waits on rank 7 from the first step
+        # Rank 4 (with 6) and rank 5 (with 7) wait from the second step on peers that never
+        # post: they hear the verdict at their deadline, long after it was sent.
+        late_read = self.COMPUTE + step + 3 * step
+        # The 7 survivors redo the allreduce at once: fold one rank in, two steps, unfold.
+        redo_end = rebuilt + 4 * step
+        return rebuilt, late_read, redo_end
+
+    def test_a_late_read_during_the_outage_drops_only_the_culprits(self):
+        rebuilt, late_read, redo_end = self.recursive_doubling_timeline()
+        down_at, duration = 9.5e-3, 1e-3
+        self.assertLess(rebuilt, down_at)
+        self.assertLess(down_at, late_read)
+        self.assertLess(late_read, down_at + duration)  # ranks 4 and 5 read their verdict during the outage
+        self.assertLess(down_at, redo_end)               # while rank 0's transfers cross its link
+        trace = self.go("recursive-doubling", {"kind": "link-down", "host": "host-0", "at": "9.5ms", "duration": "1ms"})
+        self.assert_dropped(trace, [0, 7])
+
+    def test_an_idle_control_hosts_link_down_during_the_late_read_drops_only_the_preempted_rank(self):
+        # star:9 with 8 workers: the coordinator has host-8 to itself, no rank is behind its
+        # link, and every verdict crosses it.
+        _, late_read, _ = self.recursive_doubling_timeline()
+        self.assertTrue(9.5e-3 < late_read < 10.5e-3)
+        trace = self.go("recursive-doubling", {"kind": "link-down", "host": "host-8", "at": "9.5ms", "duration": "1ms"},
+                        topology="star:9")
+        self.assert_dropped(trace, [7])
+
+    def test_an_idle_control_hosts_link_down_past_the_patience_during_the_late_read_stops_the_run(self):
+        # The coordinator sends the lost verdicts again for up to recovery.timeout x a round's
+        # nominal time, 3 x (computation + the 7 ranks' allreduce, at most 5 whole-vector
+        # steps); the link stays down longer (60 ms), or for good: it has lost contact with the
+        # whole group, and the run stops saying why, as for its own link (CoordinatorsOwnLink).
+        step = self.ALPHA + self.N / self.B
+        patience = 3 * (self.COMPUTE + 5 * step)
+        self.assertLess(patience, 60e-3)
+        for duration in ["60ms", None]:
+            with self.subTest(duration=duration):
+                down = {"kind": "link-down", "host": "host-8", "at": "9.5ms"}
+                if duration:
+                    down["duration"] = duration
+                status, stderr, trace = run_raw(scenario(
+                    "star:9", 8, "recursive-doubling", "rebuild", [{"kind": "preempt", "host": "host-7", "at": "2ms"}, down],
+                    rounds=self.ROUNDS, size="16MiB", compute="3ms"))
+                self.assertEqual(status, 1)
+                self.assertEqual(stderr, ["collsim: stalled: recovery gave up: the coordinator's host host-8 lost its link "
+                                          "host-8_link_UP, host-8_link_DOWN: no verdict can reach the group."])
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [7])
+                self.assertTrue(trace["recovery"][-1]["stopped"])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["final_group"], list(range(7)))
+
+    def test_the_link_down_while_the_verdicts_cross_or_before_a_late_read(self):
+        # A ring step moves n/p: alpha + n/(8B). Rank 0 (from rank 7) and rank 6 (to rank 7)
+        # wait on rank 7 from the first step, and it is dropped 3 steps later; rank 4, whose
+        # fourth step (to rank 5, itself stuck behind rank 6) begins then, hears its verdict
+        # 3 steps after that. Rank 0 is in every step of the redone ring (2 x 6 steps of
+        # alpha + n/(7B)), which outlasts both outages below.
+        step = self.ALPHA + self.N / (8 * self.B)
+        rebuilt = self.COMPUTE + 3 * step
+        late_read = rebuilt + 3 * step
+        redo = 2 * 6 * (self.ALPHA + self.N / (7 * self.B))
+        crossing = self.ALPHA + 64 / self.B
+        # Down while the verdicts of the ranks that reported cross (1 us after they leave),
+        # and down before rank 4's late read (0.5 ms after), for 1 ms each.
+        self.assertLess(1e-6, crossing)
+        self.assertTrue(rebuilt + 0.5e-3 < late_read < rebuilt + 1.5e-3)
+        for after in [1e-6, 0.5e-3]:
+            with self.subTest(after=after):
+                self.assertLess(after, redo)
+                trace = self.go("ring", {"kind": "link-down", "rank": 0, "at": f"{(rebuilt + after) * 1e3:.9f}ms",
+                                         "duration": "1ms"})
+                self.assert_dropped(trace, [0, 7])
 
 
 class NicSlowedMidStep(unittest.TestCase):
