@@ -30,6 +30,7 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
+  if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
   // Expected times come from the platform as built, before any fault: a fault must not
@@ -41,20 +42,27 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
 Detector::~Detector() = default;
 
 // The ends' own links are shared by the transfers each end has posted (counted on both
-// sides); the links in between by the sends posted across them.
+// sides); the links in between by the sends posted across them (and, with cross-traffic,
+// by their reverse flows on the links of the route back).
 void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
-  if (!receive)
-    for (int link : route(world, peer).core) ++core_flows_[static_cast<size_t>(link)];
+  if (receive) return;
+  const Route& path = route(world, peer);
+  for (int link : path.core) ++core_flows_[static_cast<size_t>(link)];
+  if (cross_traffic_ > 0)
+    for (int link : path.back_core) ++core_reverse_flows_[static_cast<size_t>(link)];
 }
 
 void Detector::finished(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
-  if (!receive)
-    for (int link : route(world, peer).core) --core_flows_[static_cast<size_t>(link)];
+  if (receive) return;
+  const Route& path = route(world, peer);
+  for (int link : path.core) --core_flows_[static_cast<size_t>(link)];
+  if (cross_traffic_ > 0)
+    for (int link : path.back_core) --core_reverse_flows_[static_cast<size_t>(link)];
 }
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
@@ -78,6 +86,7 @@ const Detector::Route& Detector::route(int src, int dst) {
     if (routes.links() > core_bandwidth_.size()) {
       core_bandwidth_.resize(routes.links(), 0);
       core_flows_.resize(routes.links(), 0);
+      core_reverse_flows_.resize(routes.links(), 0);
     }
     for (size_t i = 1; i + 1 < links.size(); ++i) {
       core_bandwidth_[static_cast<size_t>(links[i])] = nominal_.at(routes.simgrid_link(links[i])).bandwidth;
@@ -90,24 +99,55 @@ const Detector::Route& Detector::route(int src, int dst) {
       path.src_both_ways = links.front() == back.back();
       path.dst_both_ways = links.back() == back.front();
     }
+    path.back_bandwidth = std::numeric_limits<double>::infinity();
+    for (int id : back) path.back_bandwidth = std::min(path.back_bandwidth, nominal_.at(routes.simgrid_link(id)).bandwidth);
+    for (size_t i = 1; i + 1 < back.size(); ++i) {
+      core_bandwidth_[static_cast<size_t>(back[i])] = nominal_.at(routes.simgrid_link(back[i])).bandwidth;
+      path.back_core.push_back(back[i]);
+    }
   }
   out = {dst, &it->second};
   in = {src, &it->second};
   return it->second;
 }
 
+// The flows on an end's link that carries `out` (the rank's sends) or its receives: those
+// that way, and the reverse flows of those the other way (all of them when the link
+// carries both ways).
+double Detector::end_flows(const RankActivity& rank, bool both_ways, bool out) const {
+  const double along = out ? rank.in_flight_out : rank.in_flight_in;
+  const double against = out ? rank.in_flight_in : rank.in_flight_out;
+  if (both_ways) return (along + against) * (1 + cross_traffic_);
+  return along + cross_traffic_ * against;
+}
+
+double Detector::core_share(int link) const {
+  const auto l = static_cast<size_t>(link);
+  const double flows = core_flows_[l] + cross_traffic_ * core_reverse_flows_[l];
+  return core_bandwidth_[l] * bandwidth_factor_ / std::max(1.0, flows);
+}
+
+// SimGrid's max-min sharing gives a transfer at least, on each link it loads, the link's
+// capacity over the flows there (counting a reverse flow at its weight), and the lowest of
+// these is its rate at worst. With cross-traffic a transfer loads the links of its route
+// back too (its reverse flow): it gets the same rate as the transfers going the other way
+// there, however small the load it adds (docs/recovery.md, "Per-wait deadlines").
 double Detector::expected_transfer(int src, int dst, double bytes) {
   const Route& path = route(src, dst);
   const RankActivity& from = activity(src);
   const RankActivity& to = activity(dst);
-  const int sharing = std::max(from.in_flight_out + (path.src_both_ways ? from.in_flight_in : 0),
-                               to.in_flight_in + (path.dst_both_ways ? to.in_flight_out : 0));
+  const double ends = std::max(end_flows(from, path.src_both_ways, true), end_flows(to, path.dst_both_ways, false));
   const double latency = path.latency * latency_factor_;
-  double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
-  for (int link : path.core)
-    bandwidth = std::min(bandwidth, core_bandwidth_[static_cast<size_t>(link)] * bandwidth_factor_ /
-                                        std::max(1, core_flows_[static_cast<size_t>(link)]));
-  if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
+  double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1.0, ends);
+  for (int link : path.core) bandwidth = std::min(bandwidth, core_share(link));
+  if (cross_traffic_ > 0) {
+    const double back_ends = std::max(end_flows(to, path.dst_both_ways, true), end_flows(from, path.src_both_ways, false));
+    bandwidth = std::min(bandwidth, path.back_bandwidth * bandwidth_factor_ / std::max(1.0, back_ends));
+    for (int link : path.back_core) bandwidth = std::min(bandwidth, core_share(link));
+  }
+  // TCP's window caps a flow at gamma over twice the route's own latency (SimGrid takes it
+  // before the latency factor: measured, a ring on 1 ms links runs at that cap).
+  if (tcp_gamma_ > 0 && path.latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * path.latency));
   const double tolerance = std::max(from.tolerance, to.tolerance);
   return tolerance * (setup_.model.overhead + latency + bytes / bandwidth);
 }

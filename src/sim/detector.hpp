@@ -3,7 +3,8 @@
 //
 // Each blocking wait gets a deadline from what *its* transfer should cost on *its* route:
 // alpha + bytes / B of the route as built, before any fault (with the network model's correction factors), B shared
-// by the transfers in flight at either end, times recovery.timeout when it is a factor
+// by the transfers in flight on its links (with cross-traffic, on the links of its route back too: their reverse
+// flows), times recovery.timeout when it is a factor
 // ("3x"), or the fixed recovery.timeout; never less than recovery.min_timeout. A deadline
 // counts from the moment the transfer starts (both sides posted); before that the rank
 // waits on its peer, an edge of the wait-for graph. A wait past its deadline is only a
@@ -202,6 +203,8 @@ private:
     double latency = 0, bandwidth = 0;
     std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): route cache link ids
     bool src_both_ways = false, dst_both_ways = false;  // an end's link carries both directions
+    double back_bandwidth = 0;  // of the route back (dst to src), where cross-traffic puts the reverse flow
+    std::vector<int> back_core;  // its links past the two ends
   };
   // Every wait and every transfer posted looks its route up (read from the run's route
   // cache, model/route_cache.hpp, once per pair): the last route each rank
@@ -216,6 +219,14 @@ private:
   std::vector<LastRoute> last_out_, last_in_;  // by world rank
   std::vector<double> core_bandwidth_;  // nominal, by route cache link id
   std::vector<int> core_flows_;         // sends in flight across each core link (same id)
+  std::vector<int> core_reverse_flows_;  // sends in flight whose route back crosses it (cross-traffic)
+  double end_flows(const RankActivity& rank, bool both_ways, bool out) const;
+  double core_share(int link) const;  // a core link's bandwidth over the flows on it
+  // SimGrid's cross-traffic (LV08's default, network/crosstraffic): each transfer also
+  // loads the links of its route back with a reverse flow at this weight (the TCP acks,
+  // 5% of its rate: SimGrid 3.32, network_cm02.cpp, comm_action_expand_constraints).
+  static constexpr double reverse_flow_weight = 0.05;
+  double cross_traffic_ = 0;  // reverse_flow_weight, or 0 without cross-traffic
   struct Nominal {
     double latency = 0, bandwidth = 0;
   };
