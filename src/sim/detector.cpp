@@ -31,6 +31,7 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
+  weight_s_ = simgrid::config::get_value<double>("network/weight-S");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
   // Expected times come from the platform as built, before any fault: a fault must not
@@ -42,27 +43,27 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
 Detector::~Detector() = default;
 
 // The ends' own links are shared by the transfers each end has posted (counted on both
-// sides); the links in between by the sends posted across them (and, with cross-traffic,
-// by their reverse flows on the links of the route back).
+// sides); every link of a route by the sends posted across it (and, with cross-traffic,
+// by their reverse flows on the links of the route back), each at its weight in SimGrid's
+// sharing.
 void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
-  if (receive) return;
-  const Route& path = route(world, peer);
-  for (int link : path.core) ++core_flows_[static_cast<size_t>(link)];
-  if (cross_traffic_ > 0)
-    for (int link : path.back_core) ++core_reverse_flows_[static_cast<size_t>(link)];
+  if (!receive) load(route(world, peer), 1);
 }
 
 void Detector::finished(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
-  if (receive) return;
-  const Route& path = route(world, peer);
-  for (int link : path.core) --core_flows_[static_cast<size_t>(link)];
+  if (!receive) load(route(world, peer), -1);
+}
+
+void Detector::load(const Route& path, double sign) {
+  const double weight = sign / path.penalty;
+  for (int link : path.links) link_load_[static_cast<size_t>(link)] += weight;
   if (cross_traffic_ > 0)
-    for (int link : path.back_core) --core_reverse_flows_[static_cast<size_t>(link)];
+    for (int link : path.back_links) link_load_[static_cast<size_t>(link)] += cross_traffic_ * weight;
 }
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
@@ -83,15 +84,20 @@ const Detector::Route& Detector::route(int src, int dst) {
       path.latency += nominal.latency;
       path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
     }
-    if (routes.links() > core_bandwidth_.size()) {
-      core_bandwidth_.resize(routes.links(), 0);
-      core_flows_.resize(routes.links(), 0);
-      core_reverse_flows_.resize(routes.links(), 0);
+    if (routes.links() > link_bandwidth_.size()) {
+      link_bandwidth_.resize(routes.links(), 0);
+      link_load_.resize(routes.links(), 0);
     }
-    for (size_t i = 1; i + 1 < links.size(); ++i) {
-      core_bandwidth_[static_cast<size_t>(links[i])] = nominal_.at(routes.simgrid_link(links[i])).bandwidth;
-      path.core.push_back(links[i]);
+    // SimGrid's sharing penalty of the route: its latency (and weight-S over each link's
+    // bandwidth); a route without latency keeps the solver's default, 1.
+    path.penalty = path.latency;
+    for (int id : links) {
+      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      path.links.push_back(id);
+      if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
     }
+    if (path.latency <= 0) path.penalty = 1;
     // An end's link that carries both ways (not split-duplex) is shared by what that end
     // sends and receives: the route back leaves (or enters) by the same link.
     const std::vector<int>& back = routes.route(dst, src).links;
@@ -100,10 +106,11 @@ const Detector::Route& Detector::route(int src, int dst) {
       path.dst_both_ways = links.back() == back.front();
     }
     path.back_bandwidth = std::numeric_limits<double>::infinity();
-    for (int id : back) path.back_bandwidth = std::min(path.back_bandwidth, nominal_.at(routes.simgrid_link(id)).bandwidth);
-    for (size_t i = 1; i + 1 < back.size(); ++i) {
-      core_bandwidth_[static_cast<size_t>(back[i])] = nominal_.at(routes.simgrid_link(back[i])).bandwidth;
-      path.back_core.push_back(back[i]);
+    for (int id : back) {
+      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
+      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      path.back_links.push_back(id);
     }
   }
   out = {dst, &it->second};
@@ -121,17 +128,20 @@ double Detector::end_flows(const RankActivity& rank, bool both_ways, bool out) c
   return along + cross_traffic_ * against;
 }
 
-double Detector::core_share(int link) const {
+// A flow of sharing penalty `penalty` on `link`: the link's capacity over the load there,
+// in units of this flow (the flows of a shorter route weigh more).
+double Detector::link_share(int link, double penalty) const {
   const auto l = static_cast<size_t>(link);
-  const double flows = core_flows_[l] + cross_traffic_ * core_reverse_flows_[l];
-  return core_bandwidth_[l] * bandwidth_factor_ / std::max(1.0, flows);
+  return link_bandwidth_[l] * bandwidth_factor_ / std::max(1.0, penalty * link_load_[l]);
 }
 
-// SimGrid's max-min sharing gives a transfer at least, on each link it loads, the link's
-// capacity over the flows there (counting a reverse flow at its weight), and the lowest of
-// these is its rate at worst. With cross-traffic a transfer loads the links of its route
-// back too (its reverse flow): it gets the same rate as the transfers going the other way
-// there, however small the load it adds (docs/recovery.md, "Per-wait deadlines").
+// SimGrid's max-min sharing (its LMM solver) gives each flow a rate in inverse proportion
+// to its route's sharing penalty, and a flow at least, on each link it loads, the link's
+// capacity over the load there: over the flows, each weighing its penalty over this one's
+// (and a reverse flow 0.05 of that). The lowest of these is its rate at worst. With
+// cross-traffic a transfer loads the links of its route back too (its reverse flow): it
+// gets the same rate as the transfers going the other way there, however small the load
+// it adds (docs/recovery.md, "Per-wait deadlines").
 double Detector::expected_transfer(int src, int dst, double bytes) {
   const Route& path = route(src, dst);
   const RankActivity& from = activity(src);
@@ -139,11 +149,11 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   const double ends = std::max(end_flows(from, path.src_both_ways, true), end_flows(to, path.dst_both_ways, false));
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1.0, ends);
-  for (int link : path.core) bandwidth = std::min(bandwidth, core_share(link));
+  for (int link : path.links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
   if (cross_traffic_ > 0) {
     const double back_ends = std::max(end_flows(to, path.dst_both_ways, true), end_flows(from, path.src_both_ways, false));
     bandwidth = std::min(bandwidth, path.back_bandwidth * bandwidth_factor_ / std::max(1.0, back_ends));
-    for (int link : path.back_core) bandwidth = std::min(bandwidth, core_share(link));
+    for (int link : path.back_links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
   }
   // TCP's window caps a flow at gamma over twice the route's own latency (SimGrid takes it
   // before the latency factor: measured, a ring on 1 ms links runs at that cap).
