@@ -43,24 +43,35 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
 Detector::~Detector() = default;
 
 // The ends' own links are shared by the transfers each end has posted (counted on both
-// sides); every link of a route by the sends posted across it (and, with cross-traffic,
-// by their reverse flows on the links of the route back), each at its weight in SimGrid's
-// sharing.
+// sides); every link of a route by the transfers under way across it, both sides posted
+// (and, with cross-traffic, by their reverse flows on the links of the route back), each
+// at its weight in SimGrid's sharing. A send waiting for its receive is no flow yet:
+// counted, the sends piling up toward a slow rank would excuse its own slowness.
 void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
-  if (!receive) load(route(world, peer), 1);
+  Route& path = receive ? route(peer, world) : route(world, peer);
+  ++(receive ? path.receives : path.sends);
+  under_way(path);
 }
 
 void Detector::finished(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
-  if (!receive) load(route(world, peer), -1);
+  Route& path = receive ? route(peer, world) : route(world, peer);
+  int& posted = receive ? path.receives : path.sends;
+  posted = std::max(0, posted - 1);
+  under_way(path);
 }
 
-void Detector::load(const Route& path, double sign) {
-  const double weight = sign / path.penalty;
+// The pair's transfers under way are those matched, sends and receives in flight in
+// pairs (a mailbox matches them in order); the links' loads follow their count.
+void Detector::under_way(Route& path) {
+  const int now = std::min(path.sends, path.receives);
+  if (now == path.under_way) return;
+  const double weight = (now - path.under_way) / path.penalty;
+  path.under_way = now;
   for (int link : path.links) link_load_[static_cast<size_t>(link)] += weight;
   if (cross_traffic_ > 0)
     for (int link : path.back_links) link_load_[static_cast<size_t>(link)] += cross_traffic_ * weight;
@@ -68,7 +79,7 @@ void Detector::load(const Route& path, double sign) {
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
 // links' latency and bandwidth as built, before any fault.
-const Detector::Route& Detector::route(int src, int dst) {
+Detector::Route& Detector::route(int src, int dst) {
   LastRoute& out = last_out_[static_cast<size_t>(src)];
   if (out.peer == dst) return *out.route;
   LastRoute& in = last_in_[static_cast<size_t>(dst)];

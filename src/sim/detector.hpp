@@ -206,23 +206,25 @@ private:
     double back_bandwidth = 0;    // of the route back (dst to src), where cross-traffic puts the reverse flow
     std::vector<int> back_links;  // its links
     double penalty = 1;           // SimGrid's sharing penalty of a flow on this route
+    int sends = 0, receives = 0;  // posted from src to dst and not over
+    int under_way = 0;            // of them matched: flows, counted in the links' loads
   };
   // Every wait and every transfer posted looks its route up (read from the run's route
   // cache, model/route_cache.hpp, once per pair): the last route each rank
   // used each way is tried first (a ring rank always sends right, hears left), then the
   // table (its nodes never move, so the pointers stay valid).
-  const Route& route(int src, int dst);
+  Route& route(int src, int dst);
   struct LastRoute {
     int peer = -1;
-    const Route* route = nullptr;
+    Route* route = nullptr;
   };
   std::unordered_map<uint64_t, Route> routes_;
   std::vector<LastRoute> last_out_, last_in_;  // by world rank
   std::vector<double> link_bandwidth_;  // nominal, by route cache link id
-  // By link (same id): the sends in flight across it, each 1 / its route's penalty, and
-  // with cross-traffic the reverse flows of those whose route back crosses it.
+  // By link (same id): the transfers under way across it, each 1 / its route's penalty,
+  // and with cross-traffic the reverse flows of those whose route back crosses it.
   std::vector<double> link_load_;
-  void load(const Route& path, double sign);  // a send posted (+1) or over (-1)
+  void under_way(Route& path);  // after a post or an end of the pair's transfers
   double end_flows(const RankActivity& rank, bool both_ways, bool out) const;
   double link_share(int link, double penalty) const;
   // SimGrid's cross-traffic (LV08's default, network/crosstraffic): each transfer also
