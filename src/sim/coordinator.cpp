@@ -210,38 +210,74 @@ private:
   }
 
   // Heartbeats (rule 1): a member is cut off when its worker no longer runs, its host is
-  // down, or a link between it and
-  // the control host. Links down on the way to every other member are the control host's
-  // own: the coordinator's lost contact, nobody else's fault; the members that share the
-  // control host are then the ones cut off from the group.
+  // down, or a link between it and the control host is down. A link down on the way to
+  // more members than it leaves on the coordinator's side is the coordinator's own lost
+  // contact (the control host's link, or its node's NIC), nobody else's fault: the members
+  // cut off from the group are then those on the coordinator's side whose routes to the
+  // others cross it (on star:P rank 0; on nodes:N:G rank 0's node; on rail:N:G, where every
+  // GPU has a NIC of its own, rank 0 alone).
   std::set<int> cut_off(const CommGroup& group, Judgement& out) {
     std::set<int> dead;
-    std::vector<std::pair<int, std::vector<const sg4::Link*>>> down;
+    // each link down -> the members it cuts from the coordinator (in the order met: deterministic)
+    std::vector<std::pair<const sg4::Link*, std::vector<int>>> far;
     for (int world : group.members()) {
       sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
-      if (!still_runs(world) || !host->is_on()) dead.insert(world);
-      else if (host != state_.setup.control_host) down.emplace_back(world, down_links(world));
+      if (!still_runs(world) || !host->is_on()) {
+        dead.insert(world);
+        continue;
+      }
+      if (host == state_.setup.control_host) continue;
+      for (const sg4::Link* link : down_links(world)) {
+        auto it = std::find_if(far.begin(), far.end(), [&](const auto& entry) { return entry.first == link; });
+        if (it == far.end()) it = far.insert(far.end(), {link, {}});
+        it->second.push_back(world);
+      }
     }
     own_links_.clear();
-    if (down.size() >= 2) {
-      own_links_ = down.front().second;
-      for (const auto& [world, links] : down)
-        std::erase_if(own_links_, [&](const sg4::Link* link) { return std::find(links.begin(), links.end(), link) == links.end(); });
+    std::set<int> cut_from_group;
+    for (const auto& [link, behind] : far) {
+      if (2 * behind.size() <= group.members().size()) {
+        dead.insert(behind.begin(), behind.end());
+        continue;
+      }
+      own_links_.push_back(link);
+      for (int world : group.members())
+        if (std::find(behind.begin(), behind.end(), world) == behind.end() && crosses(world, behind.front(), link))
+          cut_from_group.insert(world);
     }
-    for (const auto& [world, links] : down)
-      if (std::any_of(links.begin(), links.end(), [&](const sg4::Link* link) {
-            return std::find(own_links_.begin(), own_links_.end(), link) == own_links_.end();
-          }))
-        dead.insert(world);
     if (own_links_.empty()) return dead;
     out.coordinator_cut = true;
     std::vector<std::string> names;
     for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
     out.evidence.push_back(fmt::format("the control host {}'s own link {} is down: the coordinator reaches no other host",
                                        state_.setup.control_host->get_name(), fmt::join(names, ", ")));
-    for (int world : group.members())
-      if (state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host && !dead.count(world)) dead.insert(world);
+    dead.insert(cut_from_group.begin(), cut_from_group.end());
     return dead;
+  }
+
+  // `end`'s own link on its route to and from `other` (the first link out, the last in),
+  // when it is down and not `other`'s too (a torus link between neighbours is both
+  // ends'); nullptr otherwise.
+  const sg4::Link* own_link_down(int end, int other) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::vector<int>& out = routes.route(end, other).links;
+    const std::vector<int>& in = routes.route(other, end).links;
+    if (out.empty() || in.empty()) return nullptr;
+    const auto physical = [&](int id) { return physical_link(routes.link(id).name); };
+    const std::string_view others[] = {physical(out.back()), physical(in.front())};
+    for (int id : {out.front(), in.back()})
+      if (!routes.simgrid_link(id)->is_on() && std::find(std::begin(others), std::end(others), physical(id)) == std::end(others))
+        return routes.simgrid_link(id);
+    return nullptr;
+  }
+
+  // Whether the route between two members crosses `link`, either way.
+  bool crosses(int a, int b, const sg4::Link* link) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    for (const NetworkRoute* route : {&routes.route(a, b), &routes.route(b, a)})
+      for (int id : route->links)
+        if (routes.simgrid_link(id) == link) return true;
+    return false;
   }
 
   // The links down between the control host and `world`'s host, either way.
@@ -287,11 +323,16 @@ private:
       if (waited >= budget) {
         std::vector<std::string> names;
         for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+        const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(), [&](int world) {
+          return state_.setup.rank_hosts[static_cast<size_t>(world)] == state_.setup.control_host;
+        });
+        const bool several = judgement.roots.size() > 1;
         stop_run(judgement, without(group.members(), judgement.roots),
-                 fmt::format("the coordinator's host {} lost its link {} (it shares the host with rank{} {}): no verdict "
-                             "can reach the group to drop {}",
-                             state_.setup.control_host->get_name(), fmt::join(names, ", "), judgement.roots.size() > 1 ? "s" : "",
-                             fmt::join(judgement.roots, ", "), judgement.roots.size() > 1 ? "them" : "it"));
+                 fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
+                             "to drop {}",
+                             state_.setup.control_host->get_name(), fmt::join(names, ", "),
+                             on_its_host ? "it shares the host with" : "cutting off with it", several ? "s" : "",
+                             fmt::join(judgement.roots, ", "), several ? "them" : "it"));
         return false;
       }
       const double pause = std::min(step, budget - waited);
@@ -321,8 +362,10 @@ private:
 
   // The ranks that every late transfer involves; of two (the ends of the late transfers,
   // all between the same pair), one that completed a transfer on time with someone else
-  // after the first of them had started is cleared: its own link kept pace while the pair
-  // was slow. (One that ended at that very instant ran before: it clears nobody.)
+  // after the first of them should have ended (its start plus its expected time) is
+  // cleared: its own link kept pace while the pair was already overdue. One that ended
+  // earlier may have run before the fault (a NIC slowed mid-step: its other transfer of
+  // the step ended on time just before) and clears nobody.
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const {
     std::vector<int> common;
@@ -348,6 +391,49 @@ private:
     return common;
   }
 
+  // The group's waits as evidence: the wait-for edges and the late transfers (or broken
+  // ones) between live members.
+  struct Waits {
+    std::map<int, int> waited_on;           // member -> how many wait on it
+    std::vector<std::pair<int, int>> late;  // (waiter, peer)
+    std::vector<double> late_since;         // when each should have ended (or broke)
+    std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
+  };
+
+  Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out) {
+    Waits waits;
+    for (int world : group.members()) {
+      if (dead.count(world)) continue;
+      const RankActivity& rank = detector_.activity(world);
+      if (detector_.transfer_over(world)) continue;  // about to go on: no evidence
+      if (rank.doing == RankActivity::Doing::waiting) {
+        const double started = detector_.transfer_start(world);
+        const double expected = detector_.expected_now(world);
+        const double deadline = detector_.limit(expected);
+        if (started < 0) {
+          ++waits.waited_on[rank.peer];
+          out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
+        } else if (now >= started + deadline) {
+          waits.late.emplace_back(world, rank.peer);
+          waits.late_since.push_back(started + expected);
+          late_waiters_.push_back(world);
+          window_ = std::max(window_, deadline);
+          out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
+                                             rank.receive ? "receives from" : "sends to", rank.peer, started + deadline));
+        }
+      } else if (rank.doing == RankActivity::Doing::failed) {
+        waits.late.emplace_back(world, rank.peer);
+        waits.late_since.push_back(rank.since);
+        out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
+        for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
+          if (const sg4::Link* port = own_link_down(end, other);
+              port != nullptr && !dead.count(end) && waits.ports_down.insert(end).second)
+            out.evidence.push_back(fmt::format("{}'s own link {} is down", end, port->get_name()));
+      }
+    }
+    return waits;
+  }
+
   Judgement judge(bool second_look = false) {
     const CommGroup& group = state_.membership.current();
     const double now = sg4::Engine::get_clock();
@@ -355,36 +441,13 @@ private:
     window_ = 0;
     late_waiters_.clear();
     const std::set<int> dead = cut_off(group, out);
-    // The wait-for edges and the late transfers (or broken ones) between live members.
-    std::map<int, int> waited_on;                     // member -> how many wait on it
-    std::vector<std::pair<int, int>> late;            // (waiter, peer)
-    std::vector<double> late_since;                   // when each started (or broke)
-    std::map<int, double> slowdown;                   // per member, of its late transfers
+    Waits waits = read_waits(group, dead, now, out);
+    const std::map<int, int>& waited_on = waits.waited_on;
+    std::vector<std::pair<int, int>>& late = waits.late;
+    const std::vector<double>& late_since = waits.late_since;
+    const std::set<int>& ports_down = waits.ports_down;
+    std::map<int, double> slowdown;  // per member, of its late transfers
     std::vector<int> busy_late;
-    for (int world : group.members()) {
-      if (dead.count(world)) continue;
-      const RankActivity& rank = detector_.activity(world);
-      if (detector_.transfer_over(world)) continue;  // about to go on: no evidence
-      if (rank.doing == RankActivity::Doing::waiting) {
-        const double started = detector_.transfer_start(world);
-        const double deadline = detector_.limit(detector_.expected_now(world));
-        if (started < 0) {
-          ++waited_on[rank.peer];
-          out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
-        } else if (now >= started + deadline) {
-          late.emplace_back(world, rank.peer);
-          late_since.push_back(started);
-          late_waiters_.push_back(world);
-          window_ = std::max(window_, deadline);
-          out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
-                                             rank.receive ? "receives from" : "sends to", rank.peer, started + deadline));
-        }
-      } else if (rank.doing == RankActivity::Doing::failed) {
-        late.emplace_back(world, rank.peer);
-        late_since.push_back(rank.since);
-        out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
-      }
-    }
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       if (dead.count(world) || rank.doing != RankActivity::Doing::computing || !waited_on.count(world)) continue;
@@ -398,11 +461,21 @@ private:
 
     // 1. Dead or cut off: certain.
     if (!dead.empty()) {
-      out.roots.assign(dead.begin(), dead.end());
+      std::set<int> roots = dead;
+      roots.insert(ports_down.begin(), ports_down.end());
+      out.roots.assign(roots.begin(), roots.end());
       out.rule = out.coordinator_cut ? "its host's link is down, and the coordinator shares its host"
                                      : "dead or cut off from the coordinator";
       out.certain = true;
       for (int world : dead) out.evidence.push_back(fmt::format("{} does not answer heartbeats", world));
+      return out;
+    }
+    // 1b. A transfer broke on a member's own link (a GPU's NIC on rail:N:G, whose NVLink
+    //     still reaches the coordinator): the host's own monitor sees the link down. Certain.
+    if (!ports_down.empty()) {
+      out.roots.assign(ports_down.begin(), ports_down.end());
+      out.rule = "a transfer broke on its own link, which is down";
+      out.certain = true;
       return out;
     }
     // 2. Busy computing past its deadline while others wait on it: a straggler.

@@ -36,14 +36,28 @@ sg4::Host* find_host(const std::string& name, const std::string& field, const sg
   return host;
 }
 
-// A host's NIC: the first link on its way out and the last link on its way in.
+// A host's NIC: the first link on its way out and the last link on its way in, on its
+// route to the farthest host (most links, the first such in platform order). A GPU of
+// rail:N:G has two ports, NVLink to its node and a NIC to its rail: the NIC is the one a
+// route off the node takes, whichever node the host is on. Where a host has one link
+// (star, nodes, fat-tree, dragonfly) every route starts with it.
 std::vector<sg4::Link*> nic_links(sg4::Host* host, const std::vector<sg4::Host*>& all_hosts, const std::string& field) {
-  const auto other = std::find_if(all_hosts.begin(), all_hosts.end(), [&](sg4::Host* h) { return h != host; });
-  if (other == all_hosts.end()) throw InputError(fmt::format("{}: host '{}' talks to no other host", field, host->get_name()));
-  std::vector<sg4::Link*> out, in;
+  sg4::Host* farthest = nullptr;
+  std::vector<sg4::Link*> out, route;
+  for (sg4::Host* other : all_hosts) {
+    if (other == host) continue;
+    route.clear();
+    double latency = 0;
+    host->route_to(other, route, &latency);
+    if (farthest == nullptr || route.size() > out.size()) {
+      farthest = other;
+      out.swap(route);
+    }
+  }
+  if (farthest == nullptr) throw InputError(fmt::format("{}: host '{}' talks to no other host", field, host->get_name()));
+  std::vector<sg4::Link*> in;
   double latency = 0;
-  host->route_to(*other, out, &latency);
-  (*other)->route_to(host, in, &latency);
+  farthest->route_to(host, in, &latency);
   std::vector<sg4::Link*> links;
   if (!out.empty()) links.push_back(out.front());
   if (!in.empty() && (links.empty() || in.back() != links.front())) links.push_back(in.back());

@@ -40,8 +40,9 @@ def scenario(topology, p, algorithm, policy, faults=(), rounds=3, model=True, si
             "training": training, "faults": list(faults), "recovery": {"policy": policy}}
 
 
-# Every generated topology family at p = 64.
-FAMILIES = ["star:64", "torus:4x4x4", "dragonfly:4:4:4", "nodes:8:8", "fat-tree:2:8,8:1,8:1,8"]
+# Every generated topology family at p = 64 (GPU rails as DGX H100 servers; leaf-spine 4:1 oversubscribed).
+FAMILIES = ["star:64", "torus:4x4x4", "dragonfly:4:4:4", "nodes:8:8", "fat-tree:2:8,8:1,8:1,8", "rail:8:8",
+            "leaf-spine:8:8:10GBps:1us:4"]
 # The ring of each step synchronises its ranks: no deadline ever passes in a healthy run,
 # so the simulated time is the same to the last bit.
 EXACT = ["ring", "rabenseifner", "recursive-doubling", "direct", "naive", "hierarchical", "parameter-server"]
@@ -252,6 +253,61 @@ class CoordinatorsOwnLink(unittest.TestCase):
         self.assertEqual(trace["recovery"], [])
         self.assertEqual(trace["summary"]["final_group"], list(range(64)))
         self.assertEqual(trace["rounds"][-1]["end"], healthy["rounds"][-1]["end"])
+
+
+    def test_a_link_down_on_the_coordinators_side_drops_only_the_ranks_it_cuts_off(self):
+        # nodes:4:4: node 0's NIC cuts node 0 (ranks 0 to 3, with the coordinator) from the
+        # other 12; rail:8:8: GPU 0's NIC cuts rank 0 alone (GPUs 1 to 7 have NICs of their
+        # own). Down for 25 ms: once it is back, the ranks it cut off are dropped, only them.
+        cases = [("nodes:4:4", 16, {"link": "node-0-nic"}, [0, 1, 2, 3]), ("rail:8:8", 64, {"rank": 0}, [0])]
+        for (topology, p, target, cut), algorithm in itertools.product(cases, ["ring", "hierarchical"]):
+            with self.subTest(topology=topology, algorithm=algorithm):
+                down = dict(kind="link-down", at_round=1, duration="25ms", **target)
+                trace = run(scenario(topology, p, algorithm, "rebuild", [down], rounds=4, size="256KiB", compute="20ms"))
+                self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), cut)
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["culprits"], quality["healthy_dropped"]), (cut, []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
+class NicSlowedMidStep(unittest.TestCase):
+    """A NIC slowed in the middle of a ring step, just after its receive ended on time and
+    while its send is in flight: the receive ran before the fault and must not clear the
+    struck rank (it once got the healthy receiver of the late send dropped: rank + 1, or
+    rank 0 for the last rank). The last rank of a leaf sends across the spine."""
+
+    def test_the_struck_rank_alone_is_dropped(self):
+        for topology, rank in [("leaf-spine:8:8:10GBps:1us:4", 7), ("leaf-spine:8:8:10GBps:1us:2", 63),
+                               ("leaf-spine:4:16:10GBps:1us:4", 31)]:
+            with self.subTest(topology=topology, rank=rank):
+                slow = {"kind": "slow-link", "rank": rank, "at_round": 1, "factor": 0.01}
+                trace = run(scenario(topology, 64, "ring", "rebuild", [slow], rounds=4, size="256KiB", compute="20ms"))
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [rank])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
+class GpuNic(unittest.TestCase):
+    """On rail:N:G (and dgx-*) a GPU has two links of its own: NVLink inside its node and a
+    NIC to its rail. A rank's NIC is the NIC (node-N-gpu-G_nic), on every node, and a transfer
+    that breaks on it makes that rank the culprit, though its NVLink still reaches the
+    coordinator."""
+
+    def test_a_ranks_nic_is_its_gpus_nic_and_breaking_it_drops_that_rank(self):
+        for rank in [1, 5]:  # on the coordinator's node and on the other one
+            with self.subTest(rank=rank):
+                down = {"kind": "link-down", "rank": rank, "at_round": 1}
+                trace = run(scenario("rail:2:4", 8, "hierarchical", "rebuild", [down], rounds=4, size="4MiB",
+                                     compute="20ms"))
+                nic = f"node-{rank // 4}-gpu-{rank % 4}_nic"
+                self.assertEqual(trace["faults"][0]["links"], [nic + "_UP", nic + "_DOWN"])
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [rank])
+                self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
 
 
 class NodeNic(unittest.TestCase):
