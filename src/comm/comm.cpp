@@ -55,7 +55,9 @@ Request::~Request() = default;
 
 CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log)
     : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
-      last_sent_(members_.size()), last_received_(members_.size()), wait_lists_(members_.size()) {}
+      wait_lists_(members_.size()) {
+  last_mailboxes_.resize(members_.size());
+}
 
 CommGroup::~CommGroup() {
   for (Packet* packet : spare_packets_) delete packet;
@@ -69,14 +71,10 @@ Packet* CommGroup::new_packet() {
 }
 
 sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
-  LastMailbox& sent = last_sent_[static_cast<size_t>(src)];
-  if (sent.peer == dst) return sent.mailbox;
-  LastMailbox& received = last_received_[static_cast<size_t>(dst)];
-  if (received.peer == src) return received.mailbox;
+  if (sg4::Mailbox* last = last_mailboxes_.find(src, dst)) return last;
   sg4::Mailbox*& slot = mailboxes_[(static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)];
   if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, world_rank(src), world_rank(dst)));
-  sent = {dst, slot};
-  received = {src, slot};
+  last_mailboxes_.remember(src, dst, slot);
   return slot;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/message_log.hpp"
+#include "util/last_pairs.hpp"
 
 #include <simgrid/forward.h>
 
@@ -115,12 +116,8 @@ private:
   MessageLog* log_;
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
-  struct LastMailbox {
-    int peer = -1;
-    simgrid::s4u::Mailbox* mailbox = nullptr;
-  };
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
-  std::vector<LastMailbox> last_sent_, last_received_;  // by group rank
+  LastPairs<simgrid::s4u::Mailbox> last_mailboxes_;  // by group rank
   std::vector<Packet*> spare_packets_;
   std::vector<std::vector<simgrid::s4u::CommPtr>> wait_lists_;  // by group rank
   std::vector<WaitState>* waits_ = nullptr;

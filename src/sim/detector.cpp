@@ -20,13 +20,13 @@ namespace collsim {
 
 Detector::Detector(const RunSetup& setup, const Membership& membership)
     : setup_(setup), membership_(membership), ranks_(static_cast<size_t>(setup.world_size())),
-      last_out_(static_cast<size_t>(setup.world_size())), last_in_(static_cast<size_t>(setup.world_size())),
       pending_(sg4::Semaphore::create(0)),
       verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
       verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
       verdicts_taken_(static_cast<size_t>(setup.world_size()), 0), incarnations_(static_cast<size_t>(setup.world_size()), 0) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
+  last_routes_.resize(static_cast<size_t>(setup.world_size()));
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
@@ -80,10 +80,7 @@ void Detector::under_way(Route& path) {
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
 // links' latency and bandwidth as built, before any fault.
 Detector::Route& Detector::route(int src, int dst) {
-  LastRoute& out = last_out_[static_cast<size_t>(src)];
-  if (out.peer == dst) return *out.route;
-  LastRoute& in = last_in_[static_cast<size_t>(dst)];
-  if (in.peer == src) return *in.route;
+  if (Route* last = last_routes_.find(src, dst)) return *last;
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     Route& path = it->second;
@@ -124,8 +121,7 @@ Detector::Route& Detector::route(int src, int dst) {
       path.back_links.push_back(id);
     }
   }
-  out = {dst, &it->second};
-  in = {src, &it->second};
+  last_routes_.remember(src, dst, &it->second);
   return it->second;
 }
 

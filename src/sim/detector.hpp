@@ -22,6 +22,7 @@
 #include "sim/recovery_messages.hpp"
 #include "sim/membership.hpp"
 #include "sim/run_setup.hpp"
+#include "util/last_pairs.hpp"
 
 #include <simgrid/forward.h>
 
@@ -214,12 +215,8 @@ private:
   // used each way is tried first (a ring rank always sends right, hears left), then the
   // table (its nodes never move, so the pointers stay valid).
   Route& route(int src, int dst);
-  struct LastRoute {
-    int peer = -1;
-    Route* route = nullptr;
-  };
   std::unordered_map<uint64_t, Route> routes_;
-  std::vector<LastRoute> last_out_, last_in_;  // by world rank
+  LastPairs<Route> last_routes_;  // by world rank
   std::vector<double> link_bandwidth_;  // nominal, by route cache link id
   // By link (same id): the transfers under way across it, each 1 / its route's penalty,
   // and with cross-traffic the reverse flows of those whose route back crosses it.

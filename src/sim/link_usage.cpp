@@ -74,7 +74,7 @@ void LinkUsageRecorder::Traffic::sweep(double before) {
 }
 
 void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
-  last_route_.assign(routes->hosts().size(), {-1, nullptr});
+  last_routes_.resize(routes->hosts().size());
   traffic_of_link_.clear();
   routes_ = std::move(routes);
   log.observe(this);
@@ -91,9 +91,10 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
 
 // A rank's next message usually goes where its last one went.
 const NetworkRoute& LinkUsageRecorder::route_of(int src, int dst) {
-  auto& last = last_route_[static_cast<size_t>(src)];
-  if (last.first != dst) last = {dst, &routes_->route(src, dst)};
-  return *last.second;
+  if (const NetworkRoute* last = last_routes_.find(src, dst)) return *last;
+  const NetworkRoute& route = routes_->route(src, dst);
+  last_routes_.remember(src, dst, &route);
+  return route;
 }
 
 LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {

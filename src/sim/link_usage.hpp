@@ -14,6 +14,7 @@
 
 #include "comm/message_log.hpp"
 #include "model/route_cache.hpp"
+#include "util/last_pairs.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -113,7 +114,7 @@ private:
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
   std::vector<int> traffic_of_link_;  // by route cache link id: index into traffic_, -1 before its first message
-  std::vector<std::pair<int, const NetworkRoute*>> last_route_;  // by sender: (receiver, route) of its last message
+  LastPairs<const NetworkRoute> last_routes_;  // by host index
   double series_unit_ = 0;  // width of a bin at level 0 (set by the first message)
   int series_level_ = 0;
 };
