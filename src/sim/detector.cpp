@@ -34,6 +34,8 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
+  if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
+  weight_s_ = simgrid::config::get_value<double>("network/weight-S");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
   // Expected times come from the platform as built, before any fault: a fault must not
@@ -45,26 +47,44 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
 Detector::~Detector() = default;
 
 // The ends' own links are shared by the transfers each end has posted (counted on both
-// sides); the links in between by the sends posted across them.
+// sides); every link of a route by the transfers under way across it, both sides posted
+// (and, with cross-traffic, by their reverse flows on the links of the route back), each
+// at its weight in SimGrid's sharing. A send waiting for its receive is no flow yet:
+// counted, the sends piling up toward a slow rank would excuse its own slowness.
 void Detector::posted(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   ++(receive ? rank.in_flight_in : rank.in_flight_out);
-  if (!receive)
-    for (int link : route(world, peer).core) ++core_flows_[static_cast<size_t>(link)];
+  Route& path = receive ? route(peer, world) : route(world, peer);
+  ++(receive ? path.receives : path.sends);
+  under_way(path);
 }
 
 void Detector::finished(int world, int peer, bool receive) {
   RankActivity& rank = activity(world);
   int& count = receive ? rank.in_flight_in : rank.in_flight_out;
   count = std::max(0, count - 1);
-  if (!receive)
-    for (int link : route(world, peer).core) --core_flows_[static_cast<size_t>(link)];
+  Route& path = receive ? route(peer, world) : route(world, peer);
+  int& posted = receive ? path.receives : path.sends;
+  posted = std::max(0, posted - 1);
+  under_way(path);
+}
+
+// The pair's transfers under way are those matched, sends and receives in flight in
+// pairs (a mailbox matches them in order); the links' loads follow their count.
+void Detector::under_way(Route& path) {
+  const int now = std::min(path.sends, path.receives);
+  if (now == path.under_way) return;
+  const double weight = (now - path.under_way) / path.penalty;
+  path.under_way = now;
+  for (int link : path.links) link_load_[static_cast<size_t>(link)] += weight;
+  if (cross_traffic_ > 0)
+    for (int link : path.back_links) link_load_[static_cast<size_t>(link)] += cross_traffic_ * weight;
 }
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
 // links' latency and bandwidth as built, before any fault.
-const Detector::Route& Detector::route(int src, int dst) {
-  if (const Route* last = last_routes_.find(src, dst)) return *last;
+Detector::Route& Detector::route(int src, int dst) {
+  if (Route* last = last_routes_.find(src, dst)) return *last;
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     Route& path = it->second;
@@ -76,14 +96,20 @@ const Detector::Route& Detector::route(int src, int dst) {
       path.latency += nominal.latency;
       path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
     }
-    if (routes.links() > core_bandwidth_.size()) {
-      core_bandwidth_.resize(routes.links(), 0);
-      core_flows_.resize(routes.links(), 0);
+    if (routes.links() > link_bandwidth_.size()) {
+      link_bandwidth_.resize(routes.links(), 0);
+      link_load_.resize(routes.links(), 0);
     }
-    for (size_t i = 1; i + 1 < links.size(); ++i) {
-      core_bandwidth_[static_cast<size_t>(links[i])] = nominal_.at(routes.simgrid_link(links[i])).bandwidth;
-      path.core.push_back(links[i]);
+    // SimGrid's sharing penalty of the route: its latency (and weight-S over each link's
+    // bandwidth); a route without latency keeps the solver's default, 1.
+    path.penalty = path.latency;
+    for (int id : links) {
+      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      path.links.push_back(id);
+      if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
     }
+    if (path.latency <= 0) path.penalty = 1;
     // An end's link that carries both ways (not split-duplex) is shared by what that end
     // sends and receives: the route back leaves (or enters) by the same link.
     const std::vector<int>& back = routes.route(dst, src).links;
@@ -91,23 +117,58 @@ const Detector::Route& Detector::route(int src, int dst) {
       path.src_both_ways = links.front() == back.back();
       path.dst_both_ways = links.back() == back.front();
     }
+    path.back_bandwidth = std::numeric_limits<double>::infinity();
+    for (int id : back) {
+      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
+      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      path.back_links.push_back(id);
+    }
   }
   last_routes_.remember(src, dst, &it->second);
   return it->second;
 }
 
+// The flows on an end's link that carries `out` (the rank's sends) or its receives: those
+// that way, and the reverse flows of those the other way (all of them when the link
+// carries both ways).
+double Detector::end_flows(const RankActivity& rank, bool both_ways, bool out) const {
+  const double along = out ? rank.in_flight_out : rank.in_flight_in;
+  const double against = out ? rank.in_flight_in : rank.in_flight_out;
+  if (both_ways) return (along + against) * (1 + cross_traffic_);
+  return along + cross_traffic_ * against;
+}
+
+// A flow of sharing penalty `penalty` on `link`: the link's capacity over the load there,
+// in units of this flow (the flows of a shorter route weigh more).
+double Detector::link_share(int link, double penalty) const {
+  const auto l = static_cast<size_t>(link);
+  return link_bandwidth_[l] * bandwidth_factor_ / std::max(1.0, penalty * link_load_[l]);
+}
+
+// SimGrid's max-min sharing (its LMM solver) gives each flow a rate in inverse proportion
+// to its route's sharing penalty, and a flow at least, on each link it loads, the link's
+// capacity over the load there: over the flows, each weighing its penalty over this one's
+// (and a reverse flow 0.05 of that). The lowest of these is its rate at worst. With
+// cross-traffic a transfer loads the links of its route back too (its reverse flow): it
+// gets the same rate as the transfers going the other way there, however small the load
+// it adds (docs/recovery.md, "Per-wait deadlines").
 double Detector::expected_transfer(int src, int dst, double bytes) {
   const Route& path = route(src, dst);
   const RankActivity& from = activity(src);
   const RankActivity& to = activity(dst);
-  const int sharing = std::max(from.in_flight_out + (path.src_both_ways ? from.in_flight_in : 0),
-                               to.in_flight_in + (path.dst_both_ways ? to.in_flight_out : 0));
+  const double ends = std::max(end_flows(from, path.src_both_ways, true), end_flows(to, path.dst_both_ways, false));
   const double latency = path.latency * latency_factor_;
-  double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1, sharing);
-  for (int link : path.core)
-    bandwidth = std::min(bandwidth, core_bandwidth_[static_cast<size_t>(link)] * bandwidth_factor_ /
-                                        std::max(1, core_flows_[static_cast<size_t>(link)]));
-  if (tcp_gamma_ > 0 && latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * latency));
+  double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1.0, ends);
+  for (int link : path.links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
+  if (cross_traffic_ > 0) {
+    const double back_ends = std::max(end_flows(to, path.dst_both_ways, true), end_flows(from, path.src_both_ways, false));
+    bandwidth = std::min(bandwidth, path.back_bandwidth * bandwidth_factor_ / std::max(1.0, back_ends));
+    for (int link : path.back_links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
+  }
+  // TCP's window caps a flow at gamma over twice the route's own latency (SimGrid takes it
+  // before the latency factor: measured, a ring on 1 ms links runs at that cap).
+  if (tcp_gamma_ > 0 && path.latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * path.latency));
   const double tolerance = std::max(from.tolerance, to.tolerance);
   return tolerance * (setup_.model.overhead + latency + bytes / bandwidth);
 }

@@ -2,8 +2,9 @@
 // The detector (recovery.policy "rebuild"): what every rank is doing, read from its waits.
 //
 // Each blocking wait gets a deadline from what *its* transfer should cost on *its* route:
-// alpha + bytes / B of the route as built, before any fault (with the network model's correction factors), B shared
-// by the transfers in flight at either end, times recovery.timeout when it is a factor
+// alpha + bytes / B of the route as built, before any fault (with the network model's correction factors), B its
+// share of each link against the transfers in flight there, weighted as SimGrid's solver weighs them (with
+// cross-traffic, on the links of its route back too: their reverse flows), times recovery.timeout when it is a factor
 // ("3x"), or the fixed recovery.timeout; never less than recovery.min_timeout. A deadline
 // counts from the moment the transfer starts (both sides posted); before that the rank
 // waits on its peer, an edge of the wait-for graph. A wait past its deadline is only a
@@ -214,18 +215,34 @@ private:
   std::vector<RankActivity> ranks_;
   struct Route {
     double latency = 0, bandwidth = 0;
-    std::vector<int> core;  // links past the two ends (switches, NICs shared by a node): route cache link ids
+    std::vector<int> links;  // route cache link ids
     bool src_both_ways = false, dst_both_ways = false;  // an end's link carries both directions
+    double back_bandwidth = 0;    // of the route back (dst to src), where cross-traffic puts the reverse flow
+    std::vector<int> back_links;  // its links
+    double penalty = 1;           // SimGrid's sharing penalty of a flow on this route
+    int sends = 0, receives = 0;  // posted from src to dst and not over
+    int under_way = 0;            // of them matched: flows, counted in the links' loads
   };
   // Every wait and every transfer posted looks its route up (read from the run's route
   // cache, model/route_cache.hpp, once per pair): the last route each rank
   // used each way is tried first (a ring rank always sends right, hears left), then the
   // table (its nodes never move, so the pointers stay valid).
-  const Route& route(int src, int dst);
+  Route& route(int src, int dst);
   std::unordered_map<uint64_t, Route> routes_;
-  LastPairs<const Route> last_routes_;  // by world rank
-  std::vector<double> core_bandwidth_;  // nominal, by route cache link id
-  std::vector<int> core_flows_;         // sends in flight across each core link (same id)
+  LastPairs<Route> last_routes_;  // by world rank
+  std::vector<double> link_bandwidth_;  // nominal, by route cache link id
+  // By link (same id): the transfers under way across it, each 1 / its route's penalty,
+  // and with cross-traffic the reverse flows of those whose route back crosses it.
+  std::vector<double> link_load_;
+  void under_way(Route& path);  // after a post or an end of the pair's transfers
+  double end_flows(const RankActivity& rank, bool both_ways, bool out) const;
+  double link_share(int link, double penalty) const;
+  // SimGrid's cross-traffic (LV08's default, network/crosstraffic): each transfer also
+  // loads the links of its route back with a reverse flow at this weight (the TCP acks,
+  // 5% of its rate: SimGrid 3.32, network_cm02.cpp, comm_action_expand_constraints).
+  static constexpr double reverse_flow_weight = 0.05;
+  double cross_traffic_ = 0;  // reverse_flow_weight, or 0 without cross-traffic
+  double weight_s_ = 0;       // network/weight-S: part of a route's sharing penalty
   struct Nominal {
     double latency = 0, bandwidth = 0;
   };
