@@ -1,6 +1,7 @@
 #include "sim/coordinator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
@@ -265,37 +266,37 @@ private:
     return dead;
   }
 
-  // Whether `end`'s transfers with `a` and with `b` leave or enter it by a link in common
-  // (its first link out, its last link in; both halves of a split-duplex link are one):
-  // always where a host has one link; not for a GPU's NVLink and NIC on rail:N:G, where an
-  // on-time transfer over NVLink says nothing of the NIC.
-  bool same_port(int end, int a, int b) const {
-    const RouteCache& routes = routes_of(state_.setup.model);
-    auto ports = [&](int other) {
-      std::vector<std::string_view> out;
-      const std::vector<int>& from = routes.route(end, other).links;
-      const std::vector<int>& to = routes.route(other, end).links;
-      if (!from.empty()) out.push_back(physical_link(routes.link(from.front()).name));
-      if (!to.empty()) out.push_back(physical_link(routes.link(to.back()).name));
-      return out;
-    };
-    const std::vector<std::string_view> with_a = ports(a), with_b = ports(b);
-    return std::any_of(with_a.begin(), with_a.end(),
-                       [&](std::string_view link) { return std::find(with_b.begin(), with_b.end(), link) != with_b.end(); });
-  }
-
-  // `end`'s own link on its route to and from `other` (the first link out, the last in),
-  // when it is down and not `other`'s too (a torus link between neighbours is both
-  // ends'); nullptr otherwise.
-  const sg4::Link* own_link_down(int end, int other) const {
+  // `end`'s own links on its routes with `other`: the first link out and the last link in
+  // (route cache ids; -1 for an empty route).
+  std::array<int, 2> end_links(int end, int other) const {
     const RouteCache& routes = routes_of(state_.setup.model);
     const std::vector<int>& out = routes.route(end, other).links;
     const std::vector<int>& in = routes.route(other, end).links;
-    if (out.empty() || in.empty()) return nullptr;
-    const auto physical = [&](int id) { return physical_link(routes.link(id).name); };
-    const std::string_view others[] = {physical(out.back()), physical(in.front())};
-    for (int id : {out.front(), in.back()})
-      if (!routes.simgrid_link(id)->is_on() && std::find(std::begin(others), std::end(others), physical(id)) == std::end(others))
+    return {out.empty() ? -1 : out.front(), in.empty() ? -1 : in.back()};
+  }
+
+  // A link as one physical link (both halves of a split-duplex link are one).
+  std::string_view physical(int id) const { return physical_link(routes_of(state_.setup.model).link(id).name); }
+
+  // Whether `end`'s transfers with `a` and with `b` leave or enter it by a link in common:
+  // always where a host has one link; not for a GPU's NVLink and NIC on rail:N:G, where an
+  // on-time transfer over NVLink says nothing of the NIC.
+  bool same_port(int end, int a, int b) const {
+    const std::array<int, 2> with_a = end_links(end, a), with_b = end_links(end, b);
+    for (int x : with_a)
+      for (int y : with_b)
+        if (x >= 0 && y >= 0 && physical(x) == physical(y)) return true;
+    return false;
+  }
+
+  // `end`'s own link on its route to and from `other`, when it is down and not `other`'s
+  // too (a torus link between neighbours is both ends'); nullptr otherwise.
+  const sg4::Link* own_link_down(int end, int other) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::array<int, 2> mine = end_links(end, other), theirs = end_links(other, end);
+    if (mine[0] < 0 || mine[1] < 0) return nullptr;
+    for (int id : mine)
+      if (!routes.simgrid_link(id)->is_on() && physical(id) != physical(theirs[0]) && physical(id) != physical(theirs[1]))
         return routes.simgrid_link(id);
     return nullptr;
   }

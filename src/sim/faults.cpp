@@ -80,7 +80,9 @@ void record(RunState& state, const ResolvedFault& fault, const char* action) {
 }
 
 // The longest a transfer's first latency can last on this platform: every route is at most
-// a route into the first worker's host and one out of it (routes are shortest paths).
+// a route into the first worker's host and one out of it (routes are shortest paths). Read
+// from SimGrid, not from the run's route cache: the latencies as they are now (a fault may
+// have changed them since the cache read a route).
 double longest_route_latency(const RunState& state) {
   const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
   double in = 0, out = 0;
