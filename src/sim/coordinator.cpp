@@ -851,14 +851,16 @@ private:
     return first;
   }
 
-  // When `world`'s wait passed its deadline or its transfer broke (the clock: neither yet).
+  // When `world`'s wait was checked past its deadline or its transfer broke (the clock:
+  // neither yet).
   double suspicious_since(int world) const {
     const double now = sg4::Engine::get_clock();
     const RankActivity& rank = detector_.activity(world);
     if (rank.doing == RankActivity::Doing::failed) return rank.since;
     if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) return now;
     const double started = detector_.transfer_start(world);
-    const double suspicious = (started < 0 ? rank.since : started) + detector_.limit(rank.expected);
+    const double suspicious =
+        (started < 0 ? rank.since : started) + detector_.limit(rank.expected) + detector_.check_margin();
     return std::min(suspicious, now);
   }
 

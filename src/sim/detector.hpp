@@ -169,6 +169,9 @@ public:
   RankActivity& activity(int world) { return ranks_[static_cast<size_t>(world)]; }
   // Seconds a wait or a computation expected to take `expected` may last before it is suspicious.
   double limit(double expected) const;
+  // How long after its deadline a wait is checked (the constructor says why): a wait is
+  // found suspicious then.
+  double check_margin() const { return check_margin_; }
   // Expected seconds of `bytes` from `src` to `dst`, sharing the route with the transfers
   // in flight now: at each end (both ways when its link carries both) and across the links
   // in between.
@@ -259,6 +262,7 @@ private:
   std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
+  double check_margin_ = 0;  // how long after its deadline a wait is checked (see the constructor)
 };
 
 }  // namespace collsim

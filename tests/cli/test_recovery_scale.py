@@ -46,8 +46,10 @@ FAMILIES = ["star:64", "torus:4x4x4", "dragonfly:4:4:4", "nodes:8:8", "fat-tree:
 # The ring of each step synchronises its ranks: no deadline ever passes in a healthy run,
 # so the simulated time is the same to the last bit.
 EXACT = ["ring", "rabenseifner", "recursive-doubling", "direct", "naive", "hierarchical", "parameter-server"]
-# Pipelined trees: a leaf waits for the whole broadcast, past its deadline; the check (a
-# timer) splits SimGrid's time steps and the last digit may move (docs/recovery.md).
+# Pipelined trees: a leaf waits for the whole broadcast, past its deadline, and is checked
+# (a timer) in a healthy run. A check never lands at its own transfer's end (it comes
+# 2 x surf/precision after its deadline, and a pipeline's ends are multiples of the same
+# expected time): the same time to the last bit on these platforms too.
 TREES = ["binary-tree", "double-binary-tree", "naive-binomial"]
 
 
@@ -72,11 +74,7 @@ class FaultFree(unittest.TestCase):
         dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
         self.assertEqual(dropped, [])
         self.assertEqual(rebuild["summary"]["final_group"], list(range(64)))
-        end_none, end_rebuild = none["rounds"][-1]["end"], rebuild["rounds"][-1]["end"]
-        if algorithm in EXACT:
-            self.assertEqual(end_rebuild, end_none)
-        else:
-            self.assertAlmostEqual(end_rebuild / end_none, 1, delta=1e-12)
+        self.assertEqual([r["end"] for r in rebuild["rounds"]], [r["end"] for r in none["rounds"]])
 
     def test_rebuild_costs_nothing_and_drops_nobody_on_every_family(self):
         for topology, algorithm, network in fault_free_cases():
