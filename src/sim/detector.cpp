@@ -43,8 +43,8 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   // deadline is a multiple of an expected time, as a pipeline's ends are: the leaf's
   // deadline of 3 segments falls on the third segment's end, up to rounding. So each
   // check comes a few precisions after its deadline. (A check can still meet another
-  // transfer's end by chance: none did in 460 fault-free runs of every algorithm on
-  // every family at p = 16 to 256; with 2 precisions, one did.)
+  // transfer's end by chance: 2 of 520 fault-free runs, every algorithm on every family
+  // at p = 16 to 256, docs/recovery.md; with 2 precisions, one more did.)
   check_margin_ = 3 * simgrid::config::get_value<double>("surf/precision");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
