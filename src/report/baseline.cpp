@@ -42,7 +42,11 @@ int update_baselines(const std::string& scenarios_dir, const std::string& out_di
     if (outcome.exit_code != 0)
       throw InputError(fmt::format("baseline: {} failed: {}", file.string(), outcome.output));
     auto baseline = nlohmann::json::parse(outcome.output);
-    const fs::path scenarios_parent = fs::absolute(scenarios_dir).lexically_normal().parent_path().parent_path();
+    // Named from the repository: the scenarios folder's parent ("scenarios/quickstart.json"),
+    // whether the folder was given with a trailing slash or not.
+    fs::path folder = fs::absolute(scenarios_dir).lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();
+    const fs::path scenarios_parent = folder.parent_path();
     baseline["scenario_file"] = fs::absolute(file).lexically_normal().lexically_relative(scenarios_parent).string();
     const fs::path target = fs::path(out_dir) / fs::relative(file, scenarios_dir);
     write_file_atomically(target.string(), baseline.dump(2) + "\n", "--out");

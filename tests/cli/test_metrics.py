@@ -82,6 +82,14 @@ class MetricTableTest(unittest.TestCase):
                                  capture_output=True, text=True, timeout=120)
             self.assertEqual(run.returncode, 0, run.stderr)
             baseline = json.loads((Path(folder) / "out" / "two.json").read_text())
+            # named from the scenarios folder's parent, with or without a trailing slash
+            self.assertEqual(baseline["scenario_file"], "scenarios/two.json")
+            run = subprocess.run([COLLSIM, "baseline", "update", "--scenarios", str(scenarios) + "/",
+                                  "--out", str(Path(folder) / "again"), "--quiet"],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            again = json.loads((Path(folder) / "again" / "two.json").read_text())
+            self.assertEqual(again["scenario_file"], "scenarios/two.json")
         # without faults there is no recovery to judge: every compared metric but
         # time_lost (only with --baseline), healthy_dropped (only with faults) and
         # memory_per_worker (only with training.layers)
