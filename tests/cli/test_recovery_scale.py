@@ -48,7 +48,7 @@ FAMILIES = ["star:64", "torus:4x4x4", "dragonfly:4:4:4", "nodes:8:8", "fat-tree:
 EXACT = ["ring", "rabenseifner", "recursive-doubling", "direct", "naive", "hierarchical", "parameter-server"]
 # Pipelined trees: a leaf waits for the whole broadcast, past its deadline, and is checked
 # (a timer) in a healthy run. A check never lands at its own transfer's end (it comes
-# 2 x surf/precision after its deadline, and a pipeline's ends are multiples of the same
+# 3 x surf/precision after its deadline, and a pipeline's ends are multiples of the same
 # expected time): the same time to the last bit on these platforms too.
 TREES = ["binary-tree", "double-binary-tree", "naive-binomial"]
 
