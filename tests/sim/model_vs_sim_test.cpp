@@ -104,9 +104,11 @@ void check_auto_by_model(const std::vector<std::pair<std::string, int>>& platfor
 }  // namespace
 
 TEST_SUITE("sim") {
-  TEST_CASE("ranking every allreduce at p = 1024 on a fat tree takes under a second of CPU") {
+  TEST_CASE("ranking every allreduce at p = 1024 on a fat tree takes seconds of CPU, not tens") {
     // the routes are read in the ranking (the cache starts empty); CPU time, so that a
-    // loaded machine does not fail it
+    // loaded machine does not fail it. A guard against the quadratic costs this once had
+    // (tens of seconds), not a benchmark: the same CPU time varies by tens of percent on a
+    // shared 2-core machine (1.14 s in one CI run of 2026-12-02, under 1 s before).
     const ChildOutcome outcome = run_in_child([] {
       Scenario s = make_scenario(Collective::allreduce, "ring", 1024, size_t{1} << 28);
       s.topology = "fat-tree:2:32,32:1,32:1,1";
@@ -126,7 +128,7 @@ TEST_SUITE("sim") {
     out >> seconds >> candidates >> best;
     MESSAGE(fmt::format("ranked {} allreduces at p = 1024 in {:.3f} s of CPU; best {}", candidates, seconds, best));
     CHECK(candidates == 10);
-    CHECK(seconds < 1.0);
+    CHECK(seconds < 3.0);
   }
 
   TEST_CASE("auto by model is within 10% of the best simulated allreduce") {
