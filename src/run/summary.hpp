@@ -50,8 +50,11 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
 
 // Evidence against truth: the ranks the scenario's faults struck (culprits) that were
 // kept, and the healthy ranks that recovery dropped.
+// Evidence against truth. `cut_off`: the members a link-down separated from the coordinator
+// (no culprits of their own, but no healthy ranks to the group either: dropping them is no
+// error, keeping them none either); `healthy_dropped`: dropped, neither culprit nor cut off.
 struct RecoveryQuality {
-  std::vector<int> culprits, dropped, healthy_dropped, culprits_kept;
+  std::vector<int> culprits, cut_off, dropped, healthy_dropped, culprits_kept;
 };
 RecoveryQuality recovery_quality_of(const SimResult& result);
 

@@ -810,8 +810,9 @@ private:
     for (const FaultEvent& fault : state_.record.fault_events) {
       if (fault.action != "applied" || fault.time > detected) continue;
       any = fault.time;
-      for (int rank : fault.ranks)
-        if (std::find(judged.begin(), judged.end(), rank) != judged.end()) struck[rank] = fault.time;
+      for (const std::vector<int>* ranks : {&fault.ranks, &fault.cut_off})
+        for (int rank : *ranks)
+          if (std::find(judged.begin(), judged.end(), rank) != judged.end()) struck[rank] = fault.time;
     }
     if (struck.empty()) return any;
     double earliest = detected;

@@ -66,6 +66,45 @@ std::vector<sg4::Link*> nic_links(sg4::Host* host, const std::vector<sg4::Host*>
   return links;
 }
 
+// Whether the route between two hosts crosses one of `links`, either way.
+bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>& links) {
+  std::vector<sg4::Link*> route;
+  for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+    route.clear();
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    for (const sg4::Link* link : route)
+      if (std::find(links.begin(), links.end(), link) != links.end()) return true;
+  }
+  return false;
+}
+
+// The members a link-down separates from the coordinator: SimGrid's routes are static, so
+// a member whose route to or from the control host crosses a link down can take no part
+// in a group the coordinator leads, healthy or not (on a torus, every rank whose route
+// from the coordinator's host goes through that link). When those are most of the group,
+// the link is the coordinator's own lost contact, and the members cut off are those on its
+// side whose routes to the others cross it (as the coordinator judges, sim/coordinator.cpp).
+// Read from the platform's routes, not from the coordinator's evidence.
+std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
+  const std::vector<int>& members = state.membership.current().members();
+  sg4::Host* control = state.setup.control_host;
+  std::vector<int> far, near;
+  for (int world : members) {
+    sg4::Host* host = state.setup.rank_hosts[static_cast<size_t>(world)];
+    if (host != control && route_crosses_any(host, control, fault.links))
+      far.push_back(world);
+    else
+      near.push_back(world);
+  }
+  if (2 * far.size() <= members.size()) return far;
+  std::vector<int> cut;
+  sg4::Host* beyond = state.setup.rank_hosts[static_cast<size_t>(far.front())];
+  for (int world : near)
+    if (route_crosses_any(state.setup.rank_hosts[static_cast<size_t>(world)], beyond, fault.links)) cut.push_back(world);
+  return cut;
+}
+
 void record(RunState& state, const ResolvedFault& fault, const char* action) {
   FaultEvent event;
   event.fault = fault.index;
@@ -76,6 +115,7 @@ void record(RunState& state, const ResolvedFault& fault, const char* action) {
   if (fault.host != nullptr) event.host = fault.host->get_name();
   for (const sg4::Link* link : fault.links) event.links.push_back(link->get_name());
   event.ranks = fault.ranks;
+  if (fault.spec.kind == FaultKind::link_down && event.action == "applied") event.cut_off = cut_off_by(state, fault);
   state.record.fault_events.push_back(std::move(event));
 }
 

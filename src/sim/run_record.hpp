@@ -47,6 +47,9 @@ struct FaultEvent {
   std::string host;
   std::vector<std::string> links;
   std::vector<int> ranks;
+  // A link-down applied: the members it separates from the coordinator (static routes), who
+  // can take no part in the group while it is down (sim/faults.cpp, cut_off_by).
+  std::vector<int> cut_off;
 };
 
 struct RecoveryEvent {

@@ -20,6 +20,7 @@ json recovery_quality(const SimResult& result) {
     events.push_back(event);
   }
   return json{{"culprits", q.culprits},
+              {"cut_off", q.cut_off},
               {"dropped", q.dropped},
               {"healthy_dropped", q.healthy_dropped},
               {"culprits_kept", q.culprits_kept},
@@ -152,6 +153,7 @@ json faults_section(const SimResult& result) {
                {"action", f.action}, {"time", f.time}, {"ranks", f.ranks}};
     if (!f.host.empty()) fault["host"] = f.host;
     if (!f.links.empty()) fault["links"] = f.links;
+    if (f.kind == "link-down" && f.action == "applied") fault["cut_off"] = f.cut_off;
     faults.push_back(std::move(fault));
   }
   return faults;

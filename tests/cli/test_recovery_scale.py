@@ -481,6 +481,45 @@ class NodeNic(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+class TorusLinkDown(unittest.TestCase):
+    """A link-down on a torus cuts routes, not a side of ranks: SimGrid's routes are static
+    (dimension order, x first, towards +x on a tie). On torus:4x4x4 rank 1's NIC is its link
+    to host 2 (the first on its route to the farthest host), and the coordinator's host 0
+    reaches every rank with x = 2 through it: 0 -> 1 -> 2, then along y and z. Those 16
+    ranks, r % 4 == 2, are cut off from the coordinator: the fault's `cut_off`. Dropping them
+    is no error (they can take no part in the group), so `healthy_dropped` stays empty; no
+    other rank but the struck one may go. Hand-worked from the routing rule, not read from
+    the run."""
+    CUT = [r for r in range(64) if r % 4 == 2]
+
+    def test_the_ranks_cut_off_from_the_coordinator_are_no_healthy_drop(self):
+        sample = ["ring", "binary-tree", "hierarchical", "parameter-server"] if FULL else ["ring", "binary-tree"]
+        for algorithm, duration in itertools.product(sample, [None, "3ms"]):
+            with self.subTest(algorithm=algorithm, duration=duration):
+                down = {"kind": "link-down", "rank": 1, "at_round": 1}
+                if duration:
+                    down["duration"] = duration
+                trace = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", [down], rounds=4, size="1MiB"))
+                applied = [f for f in trace["faults"] if f["action"] == "applied"]
+                self.assertEqual([f["cut_off"] for f in applied], [self.CUT])
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["cut_off"], quality["healthy_dropped"]), (self.CUT, []))
+                self.assertEqual(sorted(set(quality["dropped"]) - {1}), self.CUT)
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+    def test_a_link_that_cuts_off_its_own_rank_alone(self):
+        # Rank 63 = (3,3,3): its farthest host is (1,1,1), reached towards +x with a wrap, so
+        # its NIC is its link to host 60. Its own route to host 0 starts there (+x, wrapping);
+        # no other rank's route to or from host 0 crosses it: rank 63 alone is cut off.
+        down = {"kind": "link-down", "rank": 63, "at_round": 1}
+        trace = run(scenario("torus:4x4x4", 64, "ring", "rebuild", [down], rounds=4, size="1MiB"))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([63], [63], []))
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+
+
 def run_raw(document):
     """Runs a scenario that may fail: (exit status, stderr lines, trace or None)."""
     with tempfile.TemporaryDirectory() as folder:
