@@ -37,14 +37,14 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
   weight_s_ = simgrid::config::get_value<double>("network/weight-S");
   // At each time step SimGrid ends the transfers (and latency phases) due within
-  // surf/precision (1 ns) after it: a check that fires just before a transfer's end ends
+  // surf/precision (collsim's 1 ps) after it: a check that fires just before a transfer's end ends
   // it early, and a healthy run no longer takes the time of `none` to the last digit.
   // Checks do fire in healthy runs (a tree's leaf waits for the whole pipeline), and a
   // deadline is a multiple of an expected time, as a pipeline's ends are: the leaf's
   // deadline of 3 segments falls on the third segment's end, up to rounding. So each
-  // check comes a few precisions after its deadline. (A check can still meet another
-  // transfer's end by chance: 2 of 520 fault-free runs, every algorithm on every family
-  // at p = 16 to 256, docs/recovery.md; with 2 precisions, one more did.)
+  // check comes a few precisions after its deadline. (A check meeting another transfer's
+  // end by chance is what made collsim set surf/precision to 1 ps instead of SimGrid's
+  // 1 ns: at 1 ns, 2 of 520 fault-free runs moved, docs/recovery.md.)
   check_margin_ = 3 * simgrid::config::get_value<double>("surf/precision");
   // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);

@@ -419,6 +419,12 @@ std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario&
                                                                 const std::vector<std::string>& user_cfg) {
   std::vector<std::pair<std::string, std::string>> options;
   for (const auto& option : network_model_config(scenario.network)) options.emplace_back(option, "network");
+  // SimGrid ends, at each time step, every transfer or computation due within
+  // surf/precision after it. Its default, 1 ns, is coarser than a short reduction (64 B at
+  // 100 GB/s: 0.64 ns, rounded away) and lets any timer (a recovery check) that fires just
+  // before another transfer's end move that end: 1 ps keeps both exact, at the same speed
+  // (docs/performance.md). Users can set it back with --cfg.
+  options.emplace_back("surf/precision:1e-12", "collsim");
 #ifdef COLLSIM_SANITIZE
   // ASan follows real thread stacks, not raw context switches (CMakeLists.txt).
   options.emplace_back("contexts/factory:thread", "collsim");

@@ -72,7 +72,7 @@ public:
       RankRound& times = record_.times(round, world_);
       if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
-      sg4::ExecPtr backward;
+      double backward_end = -1;
       if (next == Next::go_on) {
         if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
         if (setup_.zero3) {
@@ -81,7 +81,7 @@ public:
           compute();
           times.compute_end = times.collective_start = sg4::Engine::get_clock();
         } else {
-          backward = forward_then_start_backward(times, round, group->epoch());
+          backward_end = forward_then_start_backward(times, round, group->epoch());
         }
         if (detector_ != nullptr) detector_->idle(world_);
         if (!setup_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
@@ -127,9 +127,10 @@ public:
       }
       if (next == Next::restart_round) continue;
 
-      if (backward) {
-        backward->wait();  // usually over already: the last bucket waited for it
-        record_.times(round, world_).compute_end = backward->get_finish_time();
+      if (backward_end >= 0) {
+        // Usually over already: the last bucket waited for it.
+        if (sg4::Engine::get_clock() < backward_end) sg4::this_actor::sleep_until(backward_end);
+        record_.times(round, world_).compute_end = backward_end;
       }
       if (!setup_.zero3) apply_update(buf);
       RankRound& done = record_.times(round, world_);
@@ -287,8 +288,12 @@ private:
   }
 
   // Layered training: forward through every layer, then backward runs on the device while
-  // this actor, the communication stream, reduces each bucket once backward has made it.
-  sg4::ExecPtr forward_then_start_backward(RankRound& times, int round, int epoch) {
+  // this actor, the communication stream, reduces each bucket once backward has made it;
+  // returns when backward ends (-1: no backward). Backward is a timeline (the device runs
+  // nothing else), not a SimGrid execution: SimGrid rounds an execution's remaining work
+  // anew whenever an action starts or ends on its host's CPU, as the stream's timed waits
+  // (recovery's checks) do, and its end moved by a few ulps under `rebuild`.
+  double forward_then_start_backward(RankRound& times, int round, int epoch) {
     const auto [forward, backward] = pass_seconds(setup_.scenario->training.layers);
     const double speed = sg4::this_actor::get_host()->get_speed();
     const double factor = speed_factor();
@@ -298,8 +303,8 @@ private:
     backward_factor_ = factor;
     times.collective_start = times.compute_end = backward_start_;
     record_layers(round, epoch, forward_start, factor);
-    if (backward <= 0) return nullptr;
-    return sg4::this_actor::exec_async(backward * speed / factor);
+    if (backward <= 0) return -1;
+    return backward_start_ + backward / factor;
   }
 
   // Each layer's forward and backward as the device runs them at this iteration's speed:
