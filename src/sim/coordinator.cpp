@@ -193,8 +193,8 @@ private:
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
         if (failures_ && !judgement.ambiguous.empty())
           stop_run(judgement, state_.membership.current().members(),
-                   fmt::format("a transfer failed and the evidence cannot tell between ranks {}",
-                               fmt::join(judgement.ambiguous, ", ")));
+                   fmt::format("a transfer failed and the evidence cannot tell between ranks {}{}",
+                               fmt::join(judgement.ambiguous, ", "), links_down_between(judgement.ambiguous)));
         return;
       }
     }
@@ -299,6 +299,36 @@ private:
       if (!routes.simgrid_link(id)->is_on() && physical(id) != physical(theirs[0]) && physical(id) != physical(theirs[1]))
         return routes.simgrid_link(id);
     return nullptr;
+  }
+
+  // Whether `link` is also the own link of one of `others` towards `end` (a torus link
+  // between neighbours is both ends': one already dead or cut off explains it down).
+  bool also_own_link_of(const sg4::Link* link, int end, const std::set<int>& others) const {
+    const std::string_view name = physical_link(link->get_name());
+    for (int other : others)
+      for (int id : end_links(other, end))
+        if (id >= 0 && physical(id) == name) return true;
+    return false;
+  }
+
+  // For a stop between candidates: the links down on the routes between them, which cut
+  // them apart while neither is at fault (on a torus, a link that carries other ranks'
+  // routes; SimGrid's routes are static). Empty when there is none.
+  std::string links_down_between(const std::vector<int>& candidates) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<std::string> down;
+    for (int a : candidates)
+      for (int b : candidates) {
+        if (a == b) continue;
+        for (int id : routes.route(a, b).links)
+          if (const sg4::Link* link = routes.simgrid_link(id);
+              !link->is_on() && std::find(down.begin(), down.end(), link->get_name()) == down.end())
+            down.emplace_back(link->get_name());
+      }
+    if (down.empty()) return "";
+    return fmt::format(": the route between them crosses {} {}, which is down (a fault on a link that others' routes "
+                       "cross: no rank to drop is right, SimGrid's routes are static)",
+                       down.size() > 1 ? "links" : "link", fmt::join(down, ", "));
   }
 
   // Whether the route between two members crosses `link`, either way.
@@ -485,7 +515,8 @@ private:
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
         for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
           if (const sg4::Link* port = own_link_down(end, other);
-              port != nullptr && !dead.count(end) && waits.ports_down.insert(end).second)
+              port != nullptr && !dead.count(end) && !also_own_link_of(port, end, dead) &&
+              waits.ports_down.insert(end).second)
             out.evidence.push_back(fmt::format("{}'s own link {} is down", end, port->get_name()));
       }
     }

@@ -551,6 +551,40 @@ class TorusLinkDown(unittest.TestCase):
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
 
 
+class TorusTransitLinkDown(unittest.TestCase):
+    """Rank 35 = (3,0,2) on torus:4x4x4 (routes: x first, then y, then z, towards + on a
+    tie). Its farthest host is (1,2,0) = 9: its NIC's way out is its link to host 32 (+x,
+    wrapping), its way in the link from host 19 (+z), torus_link_from_19_to_35_UP. Its own
+    route to host 0 starts on the first: 35 alone is cut off. The second is host 19's link
+    as much as 35's, and other ranks' routes cross it: 19 -> 51 (x and y done, then +z
+    through 35), 24 = (0,2,1) -> 51 (-x to 27, -y to 19, +z through 35)."""
+    DOWN = {"kind": "link-down", "rank": 35, "at_round": 1}
+
+    def go(self, algorithm):
+        return run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [self.DOWN], rounds=4, size="1MiB"))
+
+    def test_a_transfer_through_the_dead_ranks_link_blames_it_not_the_other_end(self):
+        # Rabenseifner: 51's transfer with 19 breaks. 19 was dropped as well ("19's own link
+        # is down"), a healthy rank: the link is also 35's, which is cut off.
+        status, stderr, trace = self.go("rabenseifner")
+        self.assertEqual((status, stderr), (0, []))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
+
+    def test_the_stop_names_the_link_down_between_the_candidates(self):
+        # The binary tree, once 35 is gone: 24's transfer with 51 breaks on the link, and no
+        # rank to drop is right. The run stops (exit 1), its one line naming the link.
+        status, stderr, trace = self.go("binary-tree")
+        self.assertEqual(status, 1)
+        self.assertEqual(len(stderr), 1)
+        self.assertIn("cannot tell between ranks 24, 51", stderr[0])
+        self.assertIn("crosses link torus_link_from_19_to_35_UP, which is down", stderr[0])
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
+
+
 def run_raw(document):
     """Runs a scenario that may fail: (exit status, stderr lines, trace or None)."""
     with tempfile.TemporaryDirectory() as folder:
