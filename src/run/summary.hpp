@@ -49,10 +49,10 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
                      const std::optional<Baseline>& baseline = std::nullopt);
 
 // Evidence against truth: the ranks the scenario's faults struck (culprits) that were
-// kept, and the healthy ranks that recovery dropped.
-// Evidence against truth. `cut_off`: the members a link-down separated from the coordinator
-// (no culprits of their own, but no healthy ranks to the group either: dropping them is no
-// error, keeping them none either); `healthy_dropped`: dropped, neither culprit nor cut off.
+// kept, and the healthy ranks that recovery dropped. `cut_off`: the members a link-down
+// separated from the coordinator (no culprits of their own, but no longer healthy ranks to
+// the group either: dropping them is no error, keeping them none either);
+// `healthy_dropped`: dropped, neither culprit nor cut off.
 struct RecoveryQuality {
   std::vector<int> culprits, cut_off, dropped, healthy_dropped, culprits_kept;
 };

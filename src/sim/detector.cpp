@@ -37,8 +37,9 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
   weight_s_ = simgrid::config::get_value<double>("network/weight-S");
   // At each time step SimGrid ends the transfers (and latency phases) due within
-  // surf/precision (collsim's 1 ps) after it: a check that fires just before a transfer's end ends
-  // it early, and a healthy run no longer takes the time of `none` to the last digit.
+  // surf/precision (collsim's 1 ps) after it: a check that fires just before a transfer's
+  // end ends it early, and a healthy run no longer takes the time of `none` to the last
+  // digit.
   // Checks do fire in healthy runs (a tree's leaf waits for the whole pipeline), and a
   // deadline is a multiple of an expected time, as a pipeline's ends are: the leaf's
   // deadline of 3 segments falls on the third segment's end, up to rounding. So each
