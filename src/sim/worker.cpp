@@ -290,9 +290,9 @@ private:
   // Layered training: forward through every layer, then backward runs on the device while
   // this actor, the communication stream, reduces each bucket once backward has made it;
   // returns when backward ends (-1: no backward). Backward is a timeline (the device runs
-  // nothing else), not a SimGrid execution: SimGrid rounds an execution's remaining work
-  // anew whenever an action starts or ends on its host's CPU, as the stream's timed waits
-  // (recovery's checks) do, and its end moved by a few ulps under `rebuild`.
+  // nothing else), not a SimGrid execution: an execution's end depends, in its last ulps,
+  // on the other actions on its host's CPU, and each of the stream's waits is one (a sleep
+  // action; under `rebuild` with a deadline): its end moved by a few ulps (measured).
   double forward_then_start_backward(RankRound& times, int round, int epoch) {
     const auto [forward, backward] = pass_seconds(setup_.scenario->training.layers);
     const double speed = sg4::this_actor::get_host()->get_speed();
