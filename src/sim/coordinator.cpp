@@ -289,26 +289,24 @@ private:
     return false;
   }
 
-  // `end`'s own link on its route to and from `other`, when it is down and not `other`'s
-  // too (a torus link between neighbours is both ends'); nullptr otherwise.
-  const sg4::Link* own_link_down(int end, int other) const {
+  // `end`'s own link on its route to and from `other`, when it is down and is not also the
+  // own link of `other` or of a member already dead or cut off (a torus link between
+  // neighbours is both ends': either explains it down); nullptr otherwise.
+  const sg4::Link* own_link_down(int end, int other, const std::set<int>& dead) const {
     const RouteCache& routes = routes_of(state_.setup.model);
-    const std::array<int, 2> mine = end_links(end, other), theirs = end_links(other, end);
+    const std::array<int, 2> mine = end_links(end, other);
     if (mine[0] < 0 || mine[1] < 0) return nullptr;
+    auto also_theirs = [&](int id) {
+      auto shares = [&](int them) {
+        for (int theirs : end_links(them, end))
+          if (theirs >= 0 && physical(theirs) == physical(id)) return true;
+        return false;
+      };
+      return shares(other) || std::any_of(dead.begin(), dead.end(), shares);
+    };
     for (int id : mine)
-      if (!routes.simgrid_link(id)->is_on() && physical(id) != physical(theirs[0]) && physical(id) != physical(theirs[1]))
-        return routes.simgrid_link(id);
+      if (!routes.simgrid_link(id)->is_on() && !also_theirs(id)) return routes.simgrid_link(id);
     return nullptr;
-  }
-
-  // Whether `link` is also the own link of one of `others` towards `end` (a torus link
-  // between neighbours is both ends': one already dead or cut off explains it down).
-  bool also_own_link_of(const sg4::Link* link, int end, const std::set<int>& others) const {
-    const std::string_view name = physical_link(link->get_name());
-    for (int other : others)
-      for (int id : end_links(other, end))
-        if (id >= 0 && physical(id) == name) return true;
-    return false;
   }
 
   // For a stop between candidates: the links down on the routes between them, which cut
@@ -514,9 +512,8 @@ private:
         waits.late_since.push_back(rank.since);
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
         for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
-          if (const sg4::Link* port = own_link_down(end, other);
-              port != nullptr && !dead.count(end) && !also_own_link_of(port, end, dead) &&
-              waits.ports_down.insert(end).second)
+          if (const sg4::Link* port = own_link_down(end, other, dead);
+              port != nullptr && !dead.count(end) && waits.ports_down.insert(end).second)
             out.evidence.push_back(fmt::format("{}'s own link {} is down", end, port->get_name()));
       }
     }
