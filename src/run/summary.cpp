@@ -115,13 +115,13 @@ std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
         r.prediction_keep < 0 ? ""
                               : fmt::format("            predicted for the rounds left: keep {}, drop {}\n",
                                             format_time(r.prediction_keep), format_time(r.prediction_drop));
-    if (dropped.empty()) {  // a root kept, a doubt, or a rebuild refused: the group goes on (or stops) as it was
+    if (!r.rebuilds()) {  // a root kept, a doubt, or a rebuild refused: the group goes on (or stops) as it was
       out += fmt::format("  recovery  epoch {}: {}\n            detected {}\n{}", r.epoch_before, r.reason,
                          format_time(r.detected), prediction);
       continue;
     }
-    out += fmt::format("  recovery  epoch {} -> {}: dropped {}: {}\n", r.epoch_before, r.epoch_after, join(dropped),
-                       r.reason);
+    out += fmt::format("  recovery  epoch {} -> {}: {}: {}\n", r.epoch_before, r.epoch_after,
+                       dropped.empty() ? "nobody dropped" : "dropped " + join(dropped), r.reason);
     out += fmt::format("            fault {}, detected {}, rebuilt {}, resumed {}, round {} completed {}\n",
                        r.fault_time < 0 ? "-" : format_time(r.fault_time), format_time(r.detected),
                        format_time(r.rebuilt), r.resumed < 0 ? "-" : format_time(r.resumed), r.round,

@@ -91,6 +91,7 @@ struct Judgement {
   bool compute_bound = false;      // the roots are late computing, not transferring
   bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
+  bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
@@ -181,7 +182,7 @@ private:
   // Reads the group's waits and acts.
   void decide() {
     Judgement judgement = judge();
-    if (judgement.roots.empty() && judgement.ambiguous.empty()) return;
+    if (judgement.roots.empty() && judgement.ambiguous.empty() && !judgement.redo) return;
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
       // (the longest deadline involved) brings more evidence.
@@ -189,13 +190,22 @@ private:
       record_undecided(judgement, second_window);
       sg4::this_actor::sleep_for(second_window);
       judgement = judge(true);
-      if (judgement.roots.empty()) {
+      if (judgement.roots.empty() && !judgement.redo) {
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
-        if (failures_ && !judgement.ambiguous.empty())
+        if (!failures_ || judgement.ambiguous.empty()) return;
+        // A transfer broke between candidates that both answer, on a link down between them
+        // (a link that others' routes cross, where no rank to drop is right): the coordinator
+        // waits for it as for its own, and if it comes back the same group redoes the
+        // collective (rule 1c); otherwise the run stops, saying which link.
+        std::string down = links_down_between(judgement.ambiguous);
+        if (await_links(links_between(judgement.ambiguous))) judgement = judge(true);
+        else if (!down.empty()) down += fmt::format("; it stayed down for {:.9g} s", link_patience());
+        if (!judgement.redo) {
           stop_run(judgement, state_.membership.current().members(),
                    fmt::format("a transfer failed and the evidence cannot tell between ranks {}{}",
-                               fmt::join(judgement.ambiguous, ", "), links_down_between(judgement.ambiguous)));
-        return;
+                               fmt::join(judgement.ambiguous, ", "), down));
+          return;
+        }
       }
     }
     if (!judgement.certain && !dropping_pays(judgement)) return;
@@ -312,17 +322,33 @@ private:
   // For a stop between candidates: the links down on the routes between them, which cut
   // them apart while neither is at fault (on a torus, a link that carries other ranks'
   // routes; SimGrid's routes are static). Empty when there is none.
-  std::string links_down_between(const std::vector<int>& candidates) const {
+  // Whether every link between `a` and `b`, both ways, is up.
+  bool route_up(int a, int b) const {
     const RouteCache& routes = routes_of(state_.setup.model);
-    std::vector<std::string> down;
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}})
+      for (int id : routes.route(from, to).links)
+        if (!routes.simgrid_link(id)->is_on()) return false;
+    return true;
+  }
+
+  // The links down on the routes between `candidates`, in the order met.
+  std::vector<const sg4::Link*> links_between(const std::vector<int>& candidates) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<const sg4::Link*> down;
     for (int a : candidates)
       for (int b : candidates) {
         if (a == b) continue;
         for (int id : routes.route(a, b).links)
           if (const sg4::Link* link = routes.simgrid_link(id);
-              !link->is_on() && std::find(down.begin(), down.end(), link->get_name()) == down.end())
-            down.emplace_back(link->get_name());
+              !link->is_on() && std::find(down.begin(), down.end(), link) == down.end())
+            down.push_back(link);
       }
+    return down;
+  }
+
+  std::string links_down_between(const std::vector<int>& candidates) const {
+    std::vector<std::string> down;
+    for (const sg4::Link* link : links_between(candidates)) down.emplace_back(link->get_name());
     if (down.empty()) return "";
     return fmt::format(": the route between them crosses {} {}, which is down (a fault on a link that others' routes "
                        "cross: no rank to drop is right, SimGrid's routes are static)",
@@ -379,15 +405,20 @@ private:
   // waits for it, checking at doubling intervals, for up to link_patience(); then the run
   // stops, saying why.
   bool await_own_link(const Judgement& judgement) {
-    const CommGroup& group = state_.membership.current();
+    if (await_links(own_links_)) return true;
+    stop_cut_off(judgement, state_.membership.current());
+    return false;
+  }
+
+  // Waits for `links` to be up again, checking at doubling intervals, for up to
+  // link_patience(): whether they are (false as well when there is none to wait for).
+  bool await_links(const std::vector<const sg4::Link*>& links) {
+    if (links.empty()) return false;
     const double budget = link_patience();
     double waited = 0, step = detector_.limit(0);
-    auto down = [&] { return std::any_of(own_links_.begin(), own_links_.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
+    auto down = [&] { return std::any_of(links.begin(), links.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
     while (down()) {
-      if (waited >= budget) {
-        stop_cut_off(judgement, group);
-        return false;
-      }
+      if (waited >= budget) return false;
       const double pause = std::min(step, budget - waited);
       sg4::this_actor::sleep_for(pause);
       waited += pause;
@@ -484,6 +515,7 @@ private:
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
+    std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   };
 
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out) {
@@ -510,6 +542,7 @@ private:
       } else if (rank.doing == RankActivity::Doing::failed) {
         waits.late.emplace_back(world, rank.peer);
         waits.late_since.push_back(rank.since);
+        waits.broken.emplace_back(world, rank.peer);
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
         for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
           if (const sg4::Link* port = own_link_down(end, other, dead);
@@ -562,6 +595,18 @@ private:
       out.roots.assign(ports_down.begin(), ports_down.end());
       out.rule = "a transfer broke on its own link, which is down";
       out.certain = true;
+      return out;
+    }
+    // 1c. Transfers that broke on a link that has come back since (a link-down with a
+    //     duration): a worker learns that its transfer broke when it waits on it, which may
+    //     be long after. Both ends answer and every route between them is up: nobody is to
+    //     blame, but the collective cannot finish (the broken transfers are gone, and their
+    //     ends' peers abandon theirs in turn). The same members redo it.
+    if (!waits.broken.empty() && std::all_of(waits.broken.begin(), waits.broken.end(), [&](auto pair) {
+          return !dead.count(pair.second) && still_runs(pair.second) && route_up(pair.first, pair.second);
+        })) {
+      out.redo = out.certain = true;
+      out.rule = "transfers broke on a link that is up again, and every member answers: the same group redoes the collective";
       return out;
     }
     // 2. Busy computing past its deadline while others wait on it: a straggler.

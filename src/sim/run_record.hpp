@@ -75,6 +75,10 @@ struct RecoveryEvent {
   std::vector<std::pair<int, double>> scores;  // the judged ranks' progress scores (rank, score)
   double score_median = -1;                    // the group's median score (-1: no full window yet)
   bool stopped = false;           // the rebuild would go below recovery.min_workers: the run stops; group = who was left
+
+  // A new group that abandoned the collective: ranks dropped, or the same members redoing
+  // it (transfers broke on a link up again). Not a join, a doubt, a root kept or a stop.
+  bool rebuilds() const { return !dropped_ranks.empty() || (epoch_after > epoch_before && joined_ranks.empty()); }
 };
 
 struct RunRecord {

@@ -500,7 +500,7 @@ private:
 
   void note_resumed(int epoch) {
     for (auto event = record_.recoveries.rbegin(); event != record_.recoveries.rend(); ++event) {
-      if (event->epoch_after != epoch || event->dropped_ranks.empty()) continue;
+      if (event->epoch_after != epoch || !event->rebuilds()) continue;
       const double now = sg4::Engine::get_clock();
       if (event->resumed < 0 || now < event->resumed) event->resumed = now;
       return;

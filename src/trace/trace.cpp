@@ -14,7 +14,7 @@ json recovery_quality(const SimResult& result) {
   const RecoveryQuality q = recovery_quality_of(result);
   json events = json::array();
   for (const auto& r : result.recoveries) {
-    if (r.dropped_ranks.empty()) continue;
+    if (!r.rebuilds()) continue;
     json event{{"epoch_after", r.epoch_after}, {"dropped", r.dropped_ranks}, {"rebuild_delay", r.rebuilt - r.detected}};
     if (r.fault_time >= 0) event["detection_delay"] = r.detected - r.fault_time;
     events.push_back(event);

@@ -585,6 +585,51 @@ class TorusTransitLinkDown(unittest.TestCase):
         self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
 
 
+class LinkBackBeforeNoticed(unittest.TestCase):
+    """A link-down with a duration on torus:4x4x4: a worker learns that its transfer broke
+    only when it waits on it, which may be after the link came back. Nobody is then to
+    blame: every member answers and every route is up, so the same group redoes the
+    collective, and nobody is dropped for the link."""
+
+    def go(self, algorithm, rank, duration="3ms"):
+        down = {"kind": "link-down", "rank": rank, "at_round": 1, "duration": duration}
+        return run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [down], rounds=4, size="1MiB"))
+
+    def redone(self, trace):
+        return [e for e in trace["recovery"] if e["epoch_after"] > e["epoch_before"] and not e["dropped_ranks"]]
+
+    def test_transfers_broken_by_a_link_up_again_are_redone_by_the_same_group(self):
+        # direct, rank 63's link (to host 60, +x wrapping): struck during round 1's
+        # computation (1 ms), down for 3 ms; the broken transfers are found after 3 ms.
+        status, stderr, trace = self.go("direct", 63)
+        self.assertEqual((status, stderr), (0, []))
+        undone = [f["time"] for f in trace["faults"] if f["action"] == "undone"]
+        redone = self.redone(trace)
+        self.assertEqual(len(redone), 1)
+        self.assertGreater(redone[0]["detected"], undone[0])  # the class: found after the link came back
+        self.assertEqual(redone[0]["group"], list(range(64)))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
+        self.assertEqual([e["dropped"] for e in quality["events"]], [[]])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
+
+    def test_a_link_between_two_healthy_ranks_is_awaited_then_the_collective_redone(self):
+        # The binary tree, rank 35 (TorusTransitLinkDown): 35 is cut off and dropped at once;
+        # then 24's transfer with 51 breaks on the link, still down. Both answer: the
+        # coordinator waits for the link, which comes back (3 ms), and the group of 63 redoes
+        # the collective. Without a duration the run stops (the test above).
+        status, stderr, trace = self.go("binary-tree", 35)
+        self.assertEqual((status, stderr), (0, []))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
+        redone = self.redone(trace)
+        self.assertEqual(len(redone), 1)
+        self.assertEqual(redone[0]["group"], [r for r in range(64) if r != 35])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
+
+
 def run_raw(document):
     """Runs a scenario that may fail: (exit status, stderr lines, trace or None)."""
     with tempfile.TemporaryDirectory() as folder:
