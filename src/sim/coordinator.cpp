@@ -92,6 +92,7 @@ struct Judgement {
   bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
+  std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
@@ -182,6 +183,10 @@ private:
   // Reads the group's waits and acts.
   void decide() {
     Judgement judgement = judge();
+    if (!judgement.slow_links.empty()) {
+      record_slow_links(judgement);
+      return;
+    }
     if (judgement.roots.empty() && judgement.ambiguous.empty() && !judgement.redo) return;
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
@@ -688,7 +693,21 @@ private:
     std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
     for (std::string_view link : shared)
       if (std::vector<int> side = ranks_behind(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
-    if (cuts.empty()) return false;
+    if (cuts.empty()) {
+      // A link every late transfer crosses that cuts no rank off (a torus link carries the
+      // routes of ranks on either side): no rank to drop takes it off their routes (SimGrid's
+      // routes are static, and most cross it in transit). Said in the trace, nobody dropped.
+      if (shared.empty()) return false;
+      for (std::string_view link : shared) out.slow_links.emplace_back(link);
+      // Start afresh, as after congestion: a later window may still single out a rank whose
+      // own transfers cross the link (recursive doubling's partner of the link's owner), and
+      // dropping that one may pay.
+      late_seen_.clear();
+      out.rule = fmt::format("every late transfer crosses link{} {}, which cuts no rank off: dropping a rank would not "
+                             "take {} off their routes (SimGrid's routes are static); nobody dropped",
+                             shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), shared.size() > 1 ? "them" : "it");
+      return true;
+    }
     std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
     if (cuts.size() > 1 && cuts[1].second.size() == cuts[0].second.size()) {
       std::set<int> either;
@@ -938,6 +957,20 @@ private:
     return std::min(suspicious, now);
   }
 
+  // Late transfers that all cross links no drop can avoid: in the trace once per epoch and
+  // set of links (the group goes on, slower).
+  void record_slow_links(const Judgement& judgement) {
+    const CommGroup& group = state_.membership.current();
+    if (group.epoch() == last_slow_links_.first && judgement.slow_links == last_slow_links_.second) return;
+    last_slow_links_ = {group.epoch(), judgement.slow_links};
+    RecoveryEvent event = event_for(group, judgement);
+    event.epoch_after = group.epoch();
+    event.round = lowest_round(group, {});
+    event.group = group.members();
+    event.reason = judgement.rule;
+    state_.record.recoveries.push_back(event);
+  }
+
   void record_undecided(const Judgement& judgement, double window) {
     if (judgement.ambiguous == last_undecided_) return;  // the same doubt, already in the trace
     last_undecided_ = judgement.ambiguous;
@@ -1135,6 +1168,7 @@ private:
   std::vector<int> waiting_joins_;
   double window_ = 0;
   bool failures_ = false;
+  std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
   std::vector<int> last_undecided_;
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of

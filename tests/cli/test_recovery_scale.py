@@ -630,6 +630,26 @@ class LinkBackBeforeNoticed(unittest.TestCase):
         self.assertTrue(trace["summary"]["models_identical"])
 
 
+class TorusSlowTransitLink(unittest.TestCase):
+    """A slowed torus link carries the routes of ranks on either side: `direct` on
+    torus:4x4x4 with rank 1's NIC (its link to host 2, TorusLinkDown) at 1%. Every late
+    transfer crosses it, no rank is common to them, and the link cuts no rank off: no drop
+    takes it off their routes. The run went on 166x slower with no recovery entry at all;
+    the trace now says which link, and that nobody is dropped."""
+
+    def test_the_trace_names_the_slow_link_and_drops_nobody(self):
+        slow = {"kind": "slow-link", "rank": 1, "at_round": 1, "factor": 0.01}
+        status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, "direct", "rebuild", [slow], rounds=4, size="1MiB"))
+        self.assertEqual((status, stderr), (0, []))
+        entries = [e for e in trace["recovery"] if "torus_link_from_1_to_2," in e["reason"] + ","]
+        self.assertEqual(len(entries), 1)
+        self.assertIn("which cuts no rank off", entries[0]["reason"])
+        self.assertEqual((entries[0]["epoch_before"], entries[0]["epoch_after"], entries[0]["dropped_ranks"]), (0, 0, []))
+        self.assertEqual(trace["summary"]["recovery_quality"]["dropped"], [])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
+
+
 def run_raw(document):
     """Runs a scenario that may fail: (exit status, stderr lines, trace or None)."""
     with tempfile.TemporaryDirectory() as folder:
