@@ -87,9 +87,9 @@ void Detector::under_way(Route& path) {
   if (now == path.under_way) return;
   const double weight = (now - path.under_way) / path.penalty;
   path.under_way = now;
-  for (int link : path.links) link_load_[static_cast<size_t>(link)] += weight;
+  for (int link : path.links) links_[static_cast<size_t>(link)].load += weight;
   if (cross_traffic_ > 0)
-    for (int link : path.back_links) link_load_[static_cast<size_t>(link)] += cross_traffic_ * weight;
+    for (int link : path.back_links) links_[static_cast<size_t>(link)].load += cross_traffic_ * weight;
 }
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
@@ -107,16 +107,13 @@ Detector::Route& Detector::route(int src, int dst) {
       path.latency += nominal.latency;
       path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
     }
-    if (routes.links() > link_bandwidth_.size()) {
-      link_bandwidth_.resize(routes.links(), 0);
-      link_load_.resize(routes.links(), 0);
-    }
+    if (routes.links() > links_.size()) links_.resize(routes.links());
     // SimGrid's sharing penalty of the route: its latency (and weight-S over each link's
     // bandwidth); a route without latency keeps the solver's default, 1.
     path.penalty = path.latency;
     for (int id : links) {
       const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
-      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      links_[static_cast<size_t>(id)].bandwidth = bandwidth;
       path.links.push_back(id);
       if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
     }
@@ -132,7 +129,7 @@ Detector::Route& Detector::route(int src, int dst) {
     for (int id : back) {
       const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
       path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
-      link_bandwidth_[static_cast<size_t>(id)] = bandwidth;
+      links_[static_cast<size_t>(id)].bandwidth = bandwidth;
       path.back_links.push_back(id);
     }
   }
@@ -153,8 +150,8 @@ double Detector::end_flows(const RankActivity& rank, bool both_ways, bool out) c
 // A flow of sharing penalty `penalty` on `link`: the link's capacity over the load there,
 // in units of this flow (the flows of a shorter route weigh more).
 double Detector::link_share(int link, double penalty) const {
-  const auto l = static_cast<size_t>(link);
-  return link_bandwidth_[l] * bandwidth_factor_ / std::max(1.0, penalty * link_load_[l]);
+  const LinkState& state = links_[static_cast<size_t>(link)];
+  return state.bandwidth * bandwidth_factor_ / std::max(1.0, penalty * state.load);
 }
 
 // SimGrid's max-min sharing (its LMM solver) gives each flow a rate in inverse proportion
@@ -429,7 +426,7 @@ std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
 
 std::vector<int> Detector::window_peers(int world) const {
   std::vector<int> peers;
-  for (const StepPace& step : activity(world).steps.steps()) peers.insert(peers.end(), step.peers.begin(), step.peers.end());
+  for (const StepPace& step : activity(world).steps.steps()) step.peers.append_to(peers);
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
@@ -467,15 +464,18 @@ StepPace& StepWindow::open(size_t window) {
 }
 
 LabelPace& StepWindow::label(const char* phase, int step) {
-  if (last_label_ >= labels_.size() || labels_[last_label_].first != phase) {
+  const size_t index = static_cast<size_t>(std::max(0, step));
+  if (phase == phase_ && index < entry_count_) return entries_[index];
+  if (phase != phase_) {
     auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
     if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
-    last_label_ = static_cast<size_t>(it - labels_.begin());
+    phase_ = phase;
+    by_step_ = &it->second;  // valid until labels_ grows: a new phase looks it up again
   }
-  std::vector<LabelPace>& by_step = labels_[last_label_].second;
-  const size_t index = static_cast<size_t>(std::max(0, step));
-  if (index >= by_step.size()) by_step.resize(index + 1);
-  return by_step[index];
+  if (index >= by_step_->size()) by_step_->resize(index + 1);
+  entries_ = by_step_->data();
+  entry_count_ = by_step_->size();
+  return entries_[index];
 }
 
 void Detector::forget_progress(int world) {

@@ -36,18 +36,44 @@ struct LabelPace {
   double this_round = 0;  // in `round`
 };
 
+// The other ends of a step's transfers (world ranks): the first few in place (a ring's
+// step has two), any more on the heap, so that recording one touches no other cache line.
+class StepPeers {
+public:
+  void clear() {
+    count_ = 0;
+    more_.clear();  // keeps its capacity
+  }
+  void push_back(int peer) {
+    if (count_ < in_place) first_[count_++] = peer;
+    else more_.push_back(peer);
+  }
+  void append_to(std::vector<int>& out) const {
+    out.insert(out.end(), first_, first_ + count_);
+    out.insert(out.end(), more_.begin(), more_.end());
+  }
+
+private:
+  static constexpr int in_place = 5;  // what fits in StepPace's first cache line
+  int count_ = 0;
+  int first_[in_place] = {};
+  std::vector<int> more_;
+};
+
 // One step of a rank (the transfers it waited on under one label of the algorithm, see
 // Comm::label): the best pace among them, expected / actual duration, at most 1; and that
 // pace against the best the rank had in the same step of earlier rounds (1 the first time).
 // The second is the score's: what the expected times miss (contention on a shared link, a
 // server's) is the same in every round, and divides out.
-struct StepPace {
+// Aligned to a cache line, what a wait updates in its first: a ring rank's steps are each a
+// miss (the other ranks' waits come between two of its own).
+struct alignas(64) StepPace {
   const char* phase = nullptr;
-  int step = -1, round = -1;
+  LabelPace* label = nullptr;  // its label's entry (valid until the next step opens)
   double best = 0;
   double relative = 1;
-  std::vector<int> peers;  // the other ends of its transfers (world ranks)
-  LabelPace* label = nullptr;  // its label's entry (valid until the next step opens)
+  int step = -1, round = -1;
+  StepPeers peers;  // the other ends of its transfers (world ranks)
 };
 
 // A rank's last steps, in a ring of recovery.straggler_window slots reused in place (a
@@ -55,6 +81,16 @@ struct StepPace {
 // labels by phase, then step (a handful of phases, steps numbered from 0).
 class StepWindow {
 public:
+  StepWindow() = default;
+  // A copy's labels are its own: the cached phase is looked up again.
+  StepWindow(const StepWindow& other) : steps_(other.steps_), last_(other.last_), labels_(other.labels_) {}
+  StepWindow& operator=(const StepWindow& other) {
+    if (this != &other) *this = StepWindow(other);
+    return *this;
+  }
+  StepWindow(StepWindow&&) noexcept = default;  // moved label tables keep their entries in place
+  StepWindow& operator=(StepWindow&&) noexcept = default;
+
   // The current step, if any (latest), and to add to it (current: there is one).
   const StepPace* latest() const { return steps_.empty() ? nullptr : &steps_[last_]; }
   StepPace& current() { return steps_[last_]; }
@@ -67,43 +103,54 @@ public:
     steps_.clear();
     last_ = 0;
   }
-  void clear_labels() { labels_.clear(); }
+  void clear_labels() {
+    labels_.clear();
+    phase_ = nullptr;
+  }
 
 private:
   std::vector<StepPace> steps_;
   size_t last_ = 0;
+  // The phase looked up last (a collective's steps come phase by phase) and its steps'
+  // entries, kept here: a new step reads no entry of labels_ (another miss) to find them.
+  const char* phase_ = nullptr;
+  LabelPace* entries_ = nullptr;
+  size_t entry_count_ = 0;
+  std::vector<LabelPace>* by_step_ = nullptr;
   std::vector<std::pair<const char*, std::vector<LabelPace>>> labels_;
-  size_t last_label_ = 0;  // the phase looked up last (a collective's steps come phase by phase)
 };
 
-// What one rank is doing, as the detector sees it.
-struct RankActivity {
-  enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
+// What one rank is doing, as the detector sees it. Every wait reads and writes most of
+// it, and the waits of 255 other ranks come between two of a rank's: it starts a cache
+// line, what its peers' waits read of it (the transfers it has in flight, its tolerance)
+// in the first, with the wait itself; the progress counters in the second.
+struct alignas(64) RankActivity {
+  double tolerance = 1;           // a kept straggler: its expected times are this much longer
+  int in_flight_out = 0, in_flight_in = 0;
   double since = 0;               // start of the computation, the wait, or the failure
-  int peer = -1;                  // world rank waited on (waiting, failed)
-  bool receive = false;
   double bytes = 0;
   double expected = 0;            // seconds the transfer should take once started
-  double expected_compute = 0;    // seconds the computation should take
   simgrid::s4u::Comm* activity = nullptr;
+  const char* phase = nullptr;    // the label of the current wait
+  int step = -1;
+  int peer = -1;                  // world rank waited on (waiting, failed)
+  enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
   int round = 0;
-  int in_flight_out = 0, in_flight_in = 0;
   int checks = 0;                 // suspicions of the current wait (each next check twice as late)
+  bool receive = false;
   bool verdict = false;           // the coordinator decided: abandon the current operation
   bool dropped = false;           // ... and leave the run
+  bool straggling = false;        // reported as a straggler; cleared when its score recovers
+  bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
   double on_time_at = -1;         // when it ended
-  double tolerance = 1;           // a kept straggler: its expected times are this much longer
-  // Progress: its last recovery.straggler_window steps, the current one last.
-  const char* phase = nullptr;    // the label of the current wait
-  int step = -1;
-  StepWindow steps;
-  bool straggling = false;        // reported as a straggler; cleared when its score recovers
-  bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
   // Completed receives in its current round and in the round before (this epoch).
   int counted_round = -1;
   long receives = 0, receives_before = 0;
+  double expected_compute = 0;    // seconds the computation should take
+  // Progress: its last recovery.straggler_window steps, the current one last.
+  StepWindow steps;
 };
 
 class Detector final : public WaitWatch {
@@ -216,15 +263,16 @@ private:
   const RunSetup& setup_;
   const Membership& membership_;
   std::vector<RankActivity> ranks_;
+  // What a post or a wait reads of it first, together (cross-traffic's route back after).
   struct Route {
     double latency = 0, bandwidth = 0;
-    std::vector<int> links;  // route cache link ids
+    double penalty = 1;           // SimGrid's sharing penalty of a flow on this route
+    std::vector<int> links;       // route cache link ids
+    int sends = 0, receives = 0;  // posted from src to dst and not over
+    int under_way = 0;            // of them matched: flows, counted in the links' loads
     bool src_both_ways = false, dst_both_ways = false;  // an end's link carries both directions
     double back_bandwidth = 0;    // of the route back (dst to src), where cross-traffic puts the reverse flow
     std::vector<int> back_links;  // its links
-    double penalty = 1;           // SimGrid's sharing penalty of a flow on this route
-    int sends = 0, receives = 0;  // posted from src to dst and not over
-    int under_way = 0;            // of them matched: flows, counted in the links' loads
   };
   // Every wait and every transfer posted looks its route up (read from the run's route
   // cache, model/route_cache.hpp, once per pair): the last route each rank
@@ -233,10 +281,14 @@ private:
   Route& route(int src, int dst);
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
-  std::vector<double> link_bandwidth_;  // nominal, by route cache link id
-  // By link (same id): the transfers under way across it, each 1 / its route's penalty,
-  // and with cross-traffic the reverse flows of those whose route back crosses it.
-  std::vector<double> link_load_;
+  // By route cache link id: its nominal bandwidth, and the transfers under way across it,
+  // each 1 / its route's penalty, and with cross-traffic the reverse flows of those whose
+  // route back crosses it. Side by side: a wait reads both, in one cache line.
+  struct LinkState {
+    double bandwidth = 0;
+    double load = 0;
+  };
+  std::vector<LinkState> links_;
   void under_way(Route& path);  // after a post or an end of the pair's transfers
   double end_flows(const RankActivity& rank, bool both_ways, bool out) const;
   double link_share(int link, double penalty) const;
