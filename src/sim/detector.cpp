@@ -94,8 +94,7 @@ void Detector::under_way(Route& path) {
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
 // links' latency and bandwidth as built, before any fault.
-Detector::Route& Detector::route(int src, int dst) {
-  if (Route* last = last_routes_.find(src, dst)) return *last;
+Detector::Route& Detector::find_route(int src, int dst) {
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     Route& path = it->second;
