@@ -205,7 +205,7 @@ private:
         std::string down = links_down_between(judgement.ambiguous);
         if (await_links(links_between(judgement.ambiguous))) judgement = judge(true);
         else if (!down.empty()) down += fmt::format("; it stayed down for {:.9g} s", link_patience());
-        if (!judgement.redo) {
+        if (judgement.roots.empty() && !judgement.redo) {  // (a rank may have died meanwhile: dropped below)
           stop_run(judgement, state_.membership.current().members(),
                    fmt::format("a transfer failed and the evidence cannot tell between ranks {}{}",
                                fmt::join(judgement.ambiguous, ", "), down));
@@ -324,9 +324,6 @@ private:
     return nullptr;
   }
 
-  // For a stop between candidates: the links down on the routes between them, which cut
-  // them apart while neither is at fault (on a torus, a link that carries other ranks'
-  // routes; SimGrid's routes are static). Empty when there is none.
   // Whether every link between `a` and `b`, both ways, is up.
   bool route_up(int a, int b) const {
     const RouteCache& routes = routes_of(state_.setup.model);
@@ -351,6 +348,9 @@ private:
     return down;
   }
 
+  // For a stop between candidates: the links down on the routes between them, which cut
+  // them apart while neither is at fault (on a torus, a link that carries other ranks'
+  // routes; SimGrid's routes are static). Empty when there is none.
   std::string links_down_between(const std::vector<int>& candidates) const {
     std::vector<std::string> down;
     for (const sg4::Link* link : links_between(candidates)) down.emplace_back(link->get_name());
@@ -608,7 +608,7 @@ private:
     //     blame, but the collective cannot finish (the broken transfers are gone, and their
     //     ends' peers abandon theirs in turn). The same members redo it.
     if (!waits.broken.empty() && std::all_of(waits.broken.begin(), waits.broken.end(), [&](auto pair) {
-          return !dead.count(pair.second) && still_runs(pair.second) && route_up(pair.first, pair.second);
+          return still_runs(pair.second) && route_up(pair.first, pair.second);  // (none is dead: rule 1)
         })) {
       out.redo = out.certain = true;
       out.rule = "transfers broke on a link that is up again, and every member answers: the same group redoes the collective";

@@ -26,9 +26,15 @@
 //     root found, keeping pays    --> kept: its deadlines stretch, recorded, back to idle
 //                                     (a late transfer's lower-bound slowdown only
 //                                     drops; keeping waits for whole steps)
+//     transfers broke, every member
+//     answers, every route up      --> redo: the same members in a new group, back to idle
+//     late transfers all cross a
+//     link that cuts no rank off   --> recorded (once per epoch), nobody dropped, back to idle
 //     nothing late (unfounded)    --> idle (nobody is told anything: it cost nothing)
 //     ambiguous                   --> recorded; judged again after a second window; still
-//                                     ambiguous: nobody dropped, back to idle
+//                                     ambiguous: nobody dropped, back to idle; a transfer
+//                                     broke on a link down between the candidates: the
+//                                     link awaited (its patience), then redo or stop
 //   undelivered --> a resender sends the worker's last verdict again once the way to it is
 //            up (checked at doubling intervals, for up to recovery.timeout x a round's
 //            nominal time, the patience for the coordinator's own link). The worker waits
