@@ -79,7 +79,7 @@ std::string rounds_chart_svg(const TraceView& t, double width) {
       out += fmt::format(R"~(<text x="{}" y="{}" font-size="11" fill="#3b4450" text-anchor="middle">{}</text>)~", num(cx),
                          num(top + plot_height + 15), r.round);
     for (const auto& event : t.recovery)
-      if (event.round == r.round && (!event.dropped_ranks.empty() || (event.epoch_after > event.epoch_before && event.joined_ranks.empty())))
+      if (event.round == r.round && event.rebuilds())
         out += fmt::format(R"~(<path d="M{},{} l-5,-9 h10 z" fill="{}"><title>{}</title></path>)~", num(cx),
                            num(y(duration) - (band > 44 ? 16 : 3)), colors::fault,
                            esc(fmt::format("rebuild to epoch {} during this round", event.epoch_after)));

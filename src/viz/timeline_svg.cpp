@@ -513,7 +513,7 @@ private:
         if (r.dropped_ranks.size() > 6) what += " …";
       }
       if (!r.joined_ranks.empty()) what += fmt::format(": rank {} rejoins", r.joined_ranks.front());
-      else if (r.dropped_ranks.empty() && r.epoch_after > r.epoch_before) what += ": the same ranks redo it";
+      else if (r.dropped_ranks.empty() && r.rebuilds()) what += ": the same ranks redo it";
       // Events close together share one label.
       const double after = x(r.resumed.value_or(r.rebuilt)) + 5;
       if (!labels.empty() && after < labels.back().second + 10) {

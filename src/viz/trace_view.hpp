@@ -45,6 +45,9 @@ struct TraceRecovery {
   double detected = 0, rebuilt = 0;
   std::vector<int> dropped_ranks, joined_ranks, group;
   std::string reason;
+
+  // As RecoveryEvent::rebuilds(): ranks dropped, or the same members redoing the collective.
+  bool rebuilds() const { return !dropped_ranks.empty() || (epoch_after > epoch_before && joined_ranks.empty()); }
 };
 
 // Layered training (docs/trace-format.md#activities): one interval of a rank's compute lane
