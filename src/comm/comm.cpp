@@ -42,10 +42,18 @@ struct PendingTransfer {
   // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
   // may have taken it just before (the sender's view still says STARTED until a wait).
   ~PendingTransfer() {
-    if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) activity->cancel();
+    if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) {
+      // One that moved bytes was on its route, and a fault there touched it all the same
+      // (both ends cancel and say so).
+      const bool moved = activity->get_remaining() < bytes;
+      activity->cancel();
+      if (log != nullptr && moved)
+        log->abandoned(is_receive ? peer_world : world, is_receive ? world : peer_world, posted, sg4::Engine::get_clock());
+    }
     if (watch != nullptr) watch->finished(world, peer_world, is_receive);
   }
   bool cancel = false;
+  MessageLog* log = nullptr;  // under recovery: told of the transfer if it is abandoned
 };
 
 Request::Request() = default;
@@ -109,6 +117,7 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   pending.peer = dst;
   pending.packet = packet;
   pending.cancel = group_->cancel_abandoned();
+  pending.posted = now;
   const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
   pending.bytes = static_cast<double>(bytes);
   watch_transfer(pending);
@@ -138,6 +147,7 @@ void Comm::watch_transfer(PendingTransfer& pending) {
   if (pending.watch == nullptr) return;
   pending.world = group_->world_rank(rank_);
   pending.peer_world = group_->world_rank(pending.peer);
+  if (pending.cancel) pending.log = &group_->log();
   pending.watch->posted(pending.world, pending.peer_world, pending.is_receive);
 }
 

@@ -48,6 +48,9 @@ public:
   virtual ~MessageObserver() = default;
   // `settled`: no message recorded later can start before this time.
   virtual void on_message(const MessageRecord& record, double settled) = 0;
+  // A transfer from `src` to `dst` (world ranks) abandoned by a verdict: on its route from
+  // `start` until it was cancelled at `end`, but never delivered (no message of the log).
+  virtual void on_abandoned(int /*src*/, int /*dst*/, double /*start*/, double /*end*/) {}
 };
 
 // How many single messages the store keeps (--messages).
@@ -64,6 +67,10 @@ public:
   uint64_t post(double time);
   // The receiver got the message of `ticket`; `now` is the simulated clock.
   void add(const MessageRecord& record, uint64_t ticket, double now);
+  // A transfer cancelled before delivery (MessageObserver::on_abandoned).
+  void abandoned(int src, int dst, double start, double end) {
+    if (observer_ != nullptr) observer_->on_abandoned(src, dst, start, end);
+  }
 
   uint64_t count() const { return count_; }
   uint64_t limit() const { return limit_; }

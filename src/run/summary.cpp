@@ -14,20 +14,24 @@
 namespace collsim {
 
 RecoveryQuality recovery_quality_of(const SimResult& result) {
-  std::set<int> culprits, cut_off, dropped;
+  std::set<int> struck, touched, cut_off, dropped;
   for (const auto& fault : result.faults)
     if (fault.action == "applied") {
-      culprits.insert(fault.ranks.begin(), fault.ranks.end());
+      struck.insert(fault.ranks.begin(), fault.ranks.end());
+      if (fault.touched) touched.insert(fault.ranks.begin(), fault.ranks.end());
       cut_off.insert(fault.cut_off.begin(), fault.cut_off.end());
     }
   for (const auto& r : result.recoveries) dropped.insert(r.dropped_ranks.begin(), r.dropped_ranks.end());
   RecoveryQuality q;
-  q.culprits.assign(culprits.begin(), culprits.end());
+  // A struck rank that was dropped counts as a culprit even when no delivered message shows
+  // its fault: the transfers that stalled on it were abandoned, not delivered.
+  for (int rank : struck)
+    (touched.count(rank) || dropped.count(rank) ? q.culprits : q.untouched).push_back(rank);
   q.cut_off.assign(cut_off.begin(), cut_off.end());
   q.dropped.assign(dropped.begin(), dropped.end());
   for (int rank : dropped)
-    if (!culprits.count(rank) && !cut_off.count(rank)) q.healthy_dropped.push_back(rank);
-  for (int rank : culprits)
+    if (!struck.count(rank) && !cut_off.count(rank)) q.healthy_dropped.push_back(rank);
+  for (int rank : q.culprits)
     if (!dropped.count(rank)) q.culprits_kept.push_back(rank);
   return q;
 }

@@ -48,13 +48,15 @@ struct RunSummary {
 RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
                      const std::optional<Baseline>& baseline = std::nullopt);
 
-// Evidence against truth: the ranks the scenario's faults struck (culprits) that were
-// kept, and the healthy ranks that recovery dropped. `cut_off`: the members a link-down
-// separated from the coordinator (no culprits of their own, but no longer healthy ranks to
-// the group either: dropping them is no error, keeping them none either);
-// `healthy_dropped`: dropped, neither culprit nor cut off.
+// Evidence against truth. `culprits`: the ranks the scenario's faults struck and that
+// mattered (their fault touched a transfer or a computation, sim/fault_effects.hpp, or they
+// were dropped); `untouched`: struck, but their fault slowed nothing (a slowed link no
+// message crossed while slow), neither culprits nor healthy; `culprits_kept`: culprits not
+// dropped. `cut_off`: the members a link-down separated from the coordinator (no culprits
+// of their own, but no longer healthy ranks to the group either: dropping them is no
+// error, keeping them none either); `healthy_dropped`: dropped, neither struck nor cut off.
 struct RecoveryQuality {
-  std::vector<int> culprits, cut_off, dropped, healthy_dropped, culprits_kept;
+  std::vector<int> culprits, untouched, cut_off, dropped, healthy_dropped, culprits_kept;
 };
 RecoveryQuality recovery_quality_of(const SimResult& result);
 

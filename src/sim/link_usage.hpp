@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct LinkUsageRecord {
   double peak_at = 0;               // first time it carried peak_flows messages
   std::vector<double> series;       // bytes per time bin (only for the busiest links)
   std::vector<BandwidthChange> bandwidth_changes;
+  // Watched links only (LinkUsageRecorder::watch): when messages were on it, as
+  // [start, end] spans (overlapping messages merged). Not in the trace: it says whether a
+  // fault on the link touched any transfer (sim/fault_effects.hpp).
+  std::vector<std::pair<double, double>> spans;
 };
 
 struct LinkUsage {
@@ -60,7 +65,11 @@ public:
   // Before engine->run(): remembers each link's bandwidth and latency, follows changes,
   // and observes the messages of `log`, whose ranks are the endpoints of `routes`.
   void start(std::shared_ptr<const RouteCache> routes, MessageLog& log);
+  // Before the first message: also keep when messages were on these links (the links of
+  // slow-link faults), for LinkUsageRecord::spans.
+  void watch(const std::vector<const simgrid::s4u::Link*>& links);
   void on_message(const MessageRecord& message, double settled) override;
+  void on_abandoned(int src, int dst, double start, double end) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
   LinkUsage finish(const MessageLog& log, double duration);
 
@@ -87,8 +96,11 @@ private:
     double peak_at = 0;
     std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit_
     int series_level = 0;
+    bool watched = false;
+    std::vector<std::pair<double, double>> spans;  // watched: its messages' [start, end], merged
 
     void add(Edge edge);
+    void note_span(double start, double end);
     void sweep(double before);
   };
 
@@ -110,6 +122,8 @@ private:
 
   std::shared_ptr<BandwidthChanges> changes_ = std::make_shared<BandwidthChanges>();
   std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // before any fault touches them
+  std::unordered_set<const simgrid::s4u::Link*> watched_;
+  std::unordered_map<const simgrid::s4u::Link*, std::vector<std::pair<double, double>>> abandoned_spans_;
   std::shared_ptr<const RouteCache> routes_;
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;

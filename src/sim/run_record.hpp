@@ -50,6 +50,10 @@ struct FaultEvent {
   // A link-down applied: the members it separates from the coordinator (static routes), who
   // can take no part in the group while it is down (sim/faults.cpp, cut_off_by).
   std::vector<int> cut_off;
+  // Applied: whether it touched anything (sim/fault_effects.hpp): a message crossed a
+  // slowed link while it was slow, a slowed host computed. A preemption and a link-down
+  // always count.
+  bool touched = true;
 };
 
 struct RecoveryEvent {
@@ -87,6 +91,7 @@ struct RunRecord {
   std::vector<std::vector<RankRound>> rounds;  // [round][world rank]
   std::vector<double> round_loss;              // [round], with a model
   std::vector<FaultEvent> fault_events;
+  std::vector<char> slowed_work;               // by world rank: computed while a slow-host fault held its host
   std::vector<RecoveryEvent> recoveries;       // the coordinator's decisions, in order
   // training.sharding "zero3": the parameters as their owners hold them (each rank's
   // all-gathered parameters are checked against them), and the first all-gather that differs

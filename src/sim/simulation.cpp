@@ -27,6 +27,7 @@
 #include "sim/faults.hpp"
 #include "sim/run_limits.hpp"
 #include "util/atomic_file.hpp"
+#include "sim/fault_effects.hpp"
 #include "sim/simgrid_guard.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
@@ -294,6 +295,7 @@ void prepare_ranks(RunState& state, int p, int rounds) {
   state.workers.assign(static_cast<size_t>(p), WorkerState{});
   state.waits.assign(static_cast<size_t>(p), WaitState{});
   state.host_speed_factor.assign(static_cast<size_t>(p), 1.0);
+  state.record.slowed_work.assign(static_cast<size_t>(p), 0);
   state.record.rounds.assign(static_cast<size_t>(rounds), std::vector<RankRound>(static_cast<size_t>(p)));
   state.record.round_loss.assign(static_cast<size_t>(rounds), std::numeric_limits<double>::quiet_NaN());
 }
@@ -563,11 +565,13 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [shared_state, r] { run_worker(*shared_state, r); });
   LinkUsageRecorder link_usage;
   link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.record.messages);
+  link_usage.watch(slowed_links(faults));
   state.record.messages.set_limit(options.kept_messages);
   engine.run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);
   collect_results(state, result);
   result.link_usage = link_usage.finish(result.messages, result.simulated_time);
+  note_fault_effects(result.faults, result.link_usage, state.record.slowed_work, result.simulated_time);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;
 }

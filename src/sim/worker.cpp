@@ -299,6 +299,7 @@ private:
     const double factor = speed_factor();
     const double forward_start = sg4::Engine::get_clock();
     if (forward > 0) sg4::this_actor::execute(forward * speed / factor);
+    if (factor < 1 && forward + backward > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
     backward_start_ = sg4::Engine::get_clock();
     backward_factor_ = factor;
     times.collective_start = times.compute_end = backward_start_;
@@ -480,6 +481,7 @@ private:
     const double factor = speed_factor();
     double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
     if (flops > 0) sg4::this_actor::execute(flops / factor);
+    if (factor < 1 && flops > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
   }
 
   void make_gradient(Buffer& buf) {

@@ -8,8 +8,9 @@ using nlohmann::json;
 
 namespace collsim {
 
-// Evidence against truth: the ranks the scenario's faults struck (the culprits) against
-// the ranks the coordinator dropped, and how long each event took to detect and rebuild.
+// Evidence against truth: the ranks the scenario's faults struck and that mattered (the
+// culprits) against the ranks the coordinator dropped, and how long each event took to
+// detect and rebuild.
 json recovery_quality(const SimResult& result) {
   const RecoveryQuality q = recovery_quality_of(result);
   json events = json::array();
@@ -20,6 +21,7 @@ json recovery_quality(const SimResult& result) {
     events.push_back(event);
   }
   return json{{"culprits", q.culprits},
+              {"untouched", q.untouched},
               {"cut_off", q.cut_off},
               {"dropped", q.dropped},
               {"healthy_dropped", q.healthy_dropped},
@@ -154,6 +156,7 @@ json faults_section(const SimResult& result) {
     if (!f.host.empty()) fault["host"] = f.host;
     if (!f.links.empty()) fault["links"] = f.links;
     if (f.kind == "link-down" && f.action == "applied") fault["cut_off"] = f.cut_off;
+    if (f.action == "applied") fault["touched"] = f.touched;
     faults.push_back(std::move(fault));
   }
   return faults;

@@ -797,6 +797,46 @@ class FaultsDuringRecovery(unittest.TestCase):
         self.assertAlmostEqual(quality["detection_delay"], event["detected"] - 0.025, delta=1e-12)
 
 
+class FaultsThatTouchNothing(unittest.TestCase):
+    """recovery_quality.culprits are the struck ranks whose fault mattered: a slow-link
+    fault that ends before any transfer starts, or a slow-host fault on a host that computes
+    nothing, touches nothing, and its rank is `untouched`, neither a culprit nor a culprit
+    kept. The timing is the scenario's: every rank computes 20 ms before it sends anything,
+    so a link slowed from 5 to 7 ms carries no transfer while slow."""
+
+    def quality(self, topology, p, algorithm, fault, compute="20ms"):
+        trace = run(scenario(topology, p, algorithm, "rebuild", [fault], rounds=3, size="1MiB", compute=compute))
+        applied = [f for f in trace["faults"] if f["action"] == "applied"]
+        return trace["summary"]["recovery_quality"], applied
+
+    def test_a_link_slowed_only_during_computation_makes_no_culprit(self):
+        for topology, p, algorithm, rank in [("star:8", 8, "ring", 3), ("nodes:4:4", 16, "hierarchical", 0),
+                                             ("star:16", 16, "parameter-server", 15)]:
+            with self.subTest(topology=topology, algorithm=algorithm, rank=rank):
+                quality, applied = self.quality(topology, p, algorithm, {"kind": "slow-link", "rank": rank, "at": "5ms",
+                                                                         "duration": "2ms", "factor": 0.01})
+                self.assertEqual([f["touched"] for f in applied], [False])
+                self.assertEqual(quality["untouched"], [rank])
+                self.assertEqual((quality["culprits"], quality["culprits_kept"], quality["dropped"]), ([], [], []))
+
+    def test_a_link_slowed_across_the_collective_is_a_culprit(self):
+        # Slowed from 5 ms for 200 ms: every round's transfers from the rank cross it.
+        quality, applied = self.quality("star:8", 8, "ring", {"kind": "slow-link", "rank": 3, "at": "5ms",
+                                                              "duration": "200ms", "factor": 0.25})
+        self.assertEqual([f["touched"] for f in applied], [True])
+        self.assertEqual((quality["culprits"], quality["untouched"]), ([3], []))
+        self.assertEqual(quality["culprits_kept"], [] if quality["dropped"] == [3] else [3])
+
+    def test_a_host_slowed_without_computation_makes_no_culprit(self):
+        fault = {"kind": "slow-host", "rank": 5, "at_round": 1, "factor": 0.05}
+        quality, applied = self.quality("star:8", 8, "ring", fault, compute="0s")
+        self.assertEqual([f["touched"] for f in applied], [False])
+        self.assertEqual((quality["culprits"], quality["untouched"]), ([], [5]))
+        quality, applied = self.quality("star:8", 8, "ring", fault, compute="1ms")
+        self.assertEqual([f["touched"] for f in applied], [True])
+        self.assertEqual((quality["culprits"], quality["untouched"]), ([5], []))
+
+
 class NeverHangs(unittest.TestCase):
     """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
 

@@ -1,0 +1,54 @@
+#include "sim/fault_effects.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "sim/faults.hpp"
+
+namespace collsim {
+namespace {
+
+// When `applied` was undone: the fault's next "undone" event, else the end of the run.
+double undone_at(const std::vector<FaultEvent>& faults, const FaultEvent& applied, double end) {
+  for (const FaultEvent& event : faults)
+    if (event.fault == applied.fault && event.action == "undone" && event.time >= applied.time) return event.time;
+  return end;
+}
+
+bool crossed_between(const LinkUsageRecord& link, double from, double to) {
+  return std::any_of(link.spans.begin(), link.spans.end(),
+                     [&](const auto& span) { return span.first < to && span.second > from; });
+}
+
+}  // namespace
+
+std::vector<const simgrid::s4u::Link*> slowed_links(const std::vector<ResolvedFault>& faults) {
+  std::vector<const simgrid::s4u::Link*> links;
+  for (const ResolvedFault& fault : faults)
+    if (fault.spec.kind == FaultKind::slow_link) links.insert(links.end(), fault.links.begin(), fault.links.end());
+  return links;
+}
+
+void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage, const std::vector<char>& slowed_work,
+                        double end) {
+  std::unordered_map<std::string, const LinkUsageRecord*> by_name;
+  for (const LinkUsageRecord& link : usage.links) by_name.emplace(link.name, &link);
+  for (FaultEvent& fault : faults) {
+    if (fault.action != "applied") continue;
+    if (fault.kind == "slow-link") {
+      const double until = undone_at(faults, fault, end);
+      fault.touched = std::any_of(fault.links.begin(), fault.links.end(), [&](const std::string& name) {
+        const auto link = by_name.find(name);
+        return link != by_name.end() && crossed_between(*link->second, fault.time, until);
+      });
+    } else if (fault.kind == "slow-host") {
+      fault.touched = std::any_of(fault.ranks.begin(), fault.ranks.end(), [&](int rank) {
+        return static_cast<size_t>(rank) < slowed_work.size() && slowed_work[static_cast<size_t>(rank)] != 0;
+      });
+    }
+  }
+}
+
+}  // namespace collsim
