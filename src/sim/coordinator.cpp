@@ -519,6 +519,7 @@ private:
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
+    double late_began = -1;                 // when the first of the late transfers under way started
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
     std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   };
@@ -539,6 +540,7 @@ private:
         } else if (now >= started + deadline) {
           waits.late.emplace_back(world, rank.peer);
           waits.late_since.push_back(started + expected);
+          waits.late_began = waits.late_began < 0 ? started : std::min(waits.late_began, started);
           late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
           out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
@@ -650,6 +652,9 @@ private:
       out.rule = "one late transfer only";
       return out;
     }
+    if (common.size() == 1 && late.size() > 1 && waits.broken.empty() &&
+        judge_transit_link(common.front(), late, waits.late_began, out))
+      return out;
     if (common.size() == 1) {
       out.roots = common;
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
@@ -685,9 +690,7 @@ private:
   bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, Judgement& out) {
     if (late.size() < 2) return false;
     const RouteCache& routes = routes_of(state_.setup.model);
-    std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
-    for (auto [a, b] : late)
-      std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
+    const std::vector<std::string_view> shared = links_crossed_by_all(late);
     // The link that cuts off the fewest members; two that cut off as many (a pair of
     // nodes exchanging across both NICs) leave the evidence undecided until more comes.
     std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
@@ -730,6 +733,68 @@ private:
                                          detector_.activity(waiter).peer, s));
     }
     return true;
+  }
+
+  // The physical links that the route of every one of `late` crosses (either way).
+  std::vector<std::string_view> links_crossed_by_all(const std::vector<std::pair<int, int>>& late) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
+    for (auto [a, b] : late)
+      std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
+    return shared;
+  }
+
+  // 4a. Every late transfer involves `common`, and every one also crosses a link further on
+  //     that is not `common`'s own (a torus link in transit: the root's transfers to the
+  //     ranks behind it). When a transfer of `common` through the same own link, whose route
+  //     avoids that link, ended on time while the late ones ran, `common` kept pace: the
+  //     link explains the late transfers, not the rank. Dropping `common` would only move
+  //     the link onto another rank's routes; said in the trace as a slow link, nobody
+  //     dropped. False when the evidence does not single out such a link.
+  bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, double late_began, Judgement& out) {
+    std::vector<std::string_view> transit = links_crossed_by_all(late);
+    std::vector<int> partners;
+    for (auto [a, b] : late) {
+      const int other = a == common ? b : a;
+      partners.push_back(other);
+      for (int id : end_links(common, other))
+        if (id >= 0) std::erase(transit, physical(id));
+    }
+    if (transit.empty() || late_began < 0) return false;
+    const auto [peer, at] = on_time_avoiding(common, partners, transit, late_began);
+    if (peer < 0) return false;
+    for (std::string_view link : transit) out.slow_links.emplace_back(link);
+    out.evidence.push_back(fmt::format("{}'s transfer with {} ended on time at {:.9g}, its route clear of link{} {}", common,
+                                       peer, at, transit.size() > 1 ? "s" : "", fmt::join(transit, ", ")));
+    late_seen_.clear();  // as after a slow link that cuts no rank off: a later window judges afresh
+    out.rule = fmt::format("every late transfer involves rank {} but also crosses link{} {} further on, and its transfer "
+                           "with {} clear of {} ended on time: the link is slow, not the rank; nobody dropped",
+                           common, transit.size() > 1 ? "s" : "", fmt::join(transit, ", "), peer,
+                           transit.size() > 1 ? "them" : "it");
+    return true;
+  }
+
+  // A transfer of `world` that ended on time after `since` (seen from either end), with a
+  // member that is not one of `partners`, by one of the own links its transfers with
+  // `partners` use, on a route that crosses none of `links`: {peer, when it ended}, or
+  // {-1, -1}.
+  std::pair<int, double> on_time_avoiding(int world, const std::vector<int>& partners,
+                                          const std::vector<std::string_view>& links, double since) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    auto clear = [&](int peer, double at) {
+      if (peer < 0 || peer == world || at <= since) return false;
+      if (std::find(partners.begin(), partners.end(), peer) != partners.end()) return false;
+      for (std::string_view link : links)
+        if (route_crosses(routes, world, peer, link)) return false;
+      return std::any_of(partners.begin(), partners.end(), [&](int partner) { return same_port(world, partner, peer); });
+    };
+    const RankActivity& own = detector_.activity(world);
+    if (clear(own.on_time_peer, own.on_time_at)) return {own.on_time_peer, own.on_time_at};
+    for (int member : state_.membership.current().members()) {
+      const RankActivity& rank = detector_.activity(member);
+      if (rank.on_time_peer == world && clear(member, rank.on_time_at)) return {member, rank.on_time_at};
+    }
+    return {-1, -1};
   }
 
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's
