@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
@@ -652,9 +653,7 @@ private:
       out.rule = "one late transfer only";
       return out;
     }
-    if (common.size() == 1 && late.size() > 1 && waits.broken.empty() &&
-        judge_transit_link(common.front(), late, waits.late_began, out))
-      return out;
+    if (common.size() == 1 && judge_transit_link(common.front(), late, waits, out)) return out;
     if (common.size() == 1) {
       out.roots = common;
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
@@ -750,8 +749,10 @@ private:
   //     avoids that link, ended on time while the late ones ran, `common` kept pace: the
   //     link explains the late transfers, not the rank. Dropping `common` would only move
   //     the link onto another rank's routes; said in the trace as a slow link, nobody
-  //     dropped. False when the evidence does not single out such a link.
-  bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, double late_began, Judgement& out) {
+  //     dropped. False when the evidence does not single out such a link, and when a
+  //     transfer broke (a link down in transit still names the common rank).
+  bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits, Judgement& out) {
+    if (late.size() < 2 || !waits.broken.empty() || waits.late_began < 0) return false;
     std::vector<std::string_view> transit = links_crossed_by_all(late);
     std::vector<int> partners;
     for (auto [a, b] : late) {
@@ -760,12 +761,14 @@ private:
       for (int id : end_links(common, other))
         if (id >= 0) std::erase(transit, physical(id));
     }
-    if (transit.empty() || late_began < 0) return false;
-    const auto [peer, at] = on_time_avoiding(common, partners, transit, late_began);
-    if (peer < 0) return false;
+    if (transit.empty()) return false;
+    const std::optional<OnTime> kept = on_time_avoiding(common, partners, transit, waits.late_began);
+    if (!kept) return false;
+    const int peer = kept->peer;
     for (std::string_view link : transit) out.slow_links.emplace_back(link);
-    out.evidence.push_back(fmt::format("{}'s transfer with {} ended on time at {:.9g}, its route clear of link{} {}", common,
-                                       peer, at, transit.size() > 1 ? "s" : "", fmt::join(transit, ", ")));
+    out.evidence.push_back(fmt::format("{}'s transfer with {} ended on time at {:.9g} (pace {:.3g}), its route clear of "
+                                       "link{} {}", common, peer, kept->at, kept->pace, transit.size() > 1 ? "s" : "",
+                                       fmt::join(transit, ", ")));
     late_seen_.clear();  // as after a slow link that cuts no rank off: a later window judges afresh
     out.rule = fmt::format("every late transfer involves rank {} but also crosses link{} {} further on, and its transfer "
                            "with {} clear of {} ended on time: the link is slow, not the rank; nobody dropped",
@@ -774,27 +777,32 @@ private:
     return true;
   }
 
-  // A transfer of `world` that ended on time after `since` (seen from either end), with a
+  // A transfer of `world` that ended on time after `since` at full pace (at least
+  // recovery.straggler_threshold of its expected pace; seen from either end), with a
   // member that is not one of `partners`, by one of the own links its transfers with
-  // `partners` use, on a route that crosses none of `links`: {peer, when it ended}, or
-  // {-1, -1}.
-  std::pair<int, double> on_time_avoiding(int world, const std::vector<int>& partners,
-                                          const std::vector<std::string_view>& links, double since) const {
+  // `partners` use, on a route that crosses none of `links`; nullopt when there is none.
+  struct OnTime {
+    int peer;
+    double at, pace;
+  };
+  std::optional<OnTime> on_time_avoiding(int world, const std::vector<int>& partners,
+                                         const std::vector<std::string_view>& links, double since) const {
     const RouteCache& routes = routes_of(state_.setup.model);
-    auto clear = [&](int peer, double at) {
-      if (peer < 0 || peer == world || at <= since) return false;
+    const double full_pace = state_.setup.scenario->recovery.straggler_threshold;
+    auto clear = [&](int peer, const RankActivity& record) {
+      if (peer < 0 || peer == world || record.on_time_at <= since || record.on_time_pace < full_pace) return false;
       if (std::find(partners.begin(), partners.end(), peer) != partners.end()) return false;
       for (std::string_view link : links)
         if (route_crosses(routes, world, peer, link)) return false;
       return std::any_of(partners.begin(), partners.end(), [&](int partner) { return same_port(world, partner, peer); });
     };
     const RankActivity& own = detector_.activity(world);
-    if (clear(own.on_time_peer, own.on_time_at)) return {own.on_time_peer, own.on_time_at};
+    if (clear(own.on_time_peer, own)) return OnTime{own.on_time_peer, own.on_time_at, own.on_time_pace};
     for (int member : state_.membership.current().members()) {
       const RankActivity& rank = detector_.activity(member);
-      if (rank.on_time_peer == world && clear(member, rank.on_time_at)) return {member, rank.on_time_at};
+      if (rank.on_time_peer == world && clear(member, rank)) return OnTime{member, rank.on_time_at, rank.on_time_pace};
     }
-    return {-1, -1};
+    return std::nullopt;
   }
 
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's

@@ -328,6 +328,7 @@ void Detector::end_wait(int world) {
     if (end - started <= limit(rank.expected)) {
       rank.on_time_peer = rank.peer;
       rank.on_time_at = end;
+      rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
     if (rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world, finished - started);
