@@ -753,9 +753,10 @@ private:
   //     ranks behind it). When a transfer of `common` through the same own link, whose route
   //     avoids that link, ended on time while the late ones ran, `common` kept pace: the
   //     link explains the late transfers, not the rank. Dropping `common` would only move
-  //     the link onto another rank's routes; said in the trace as a slow link, nobody
-  //     dropped. False when the evidence does not single out such a link, and when a
-  //     transfer broke (a link down in transit still names the common rank).
+  //     the link onto another rank's routes: nobody is dropped. The same members regroup
+  //     in an order whose pairs avoid the link, if one does (order_avoiding); otherwise the
+  //     trace names it as a slow link. False when the evidence does not single out such a
+  //     link, and when a transfer broke (a link down in transit still names the common rank).
   bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits, Judgement& out) {
     if (late.size() < 2 || !waits.broken.empty() || waits.late_began < 0) return false;
     std::vector<std::string_view> transit = links_crossed_by_all(late);

@@ -319,12 +319,13 @@ void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   if (started >= 0) {
-    // Transfers posted while it waited shared its links (a receive posted before its
-    // sender's transfers began expected an idle link): the expectation only grows.
-    expected_now(world);
     // How long the transfer took: to its end, which may be long before this wait began.
     const double finished = rank.activity->get_finish_time();
     const double end = finished >= 0 ? finished : sg4::Engine::get_clock();
+    // Transfers posted while it waited shared its links (a receive posted before its
+    // sender's transfers began expected an idle link): the expectation only grows. Only
+    // a transfer slower than expected needs it (a pace is at most 1).
+    if (end - started > rank.expected) expected_now(world);
     if (end - started <= limit(rank.expected)) {
       rank.on_time_peer = rank.peer;
       rank.on_time_at = end;
