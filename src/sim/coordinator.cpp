@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
@@ -15,6 +16,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "algorithms/collective.hpp"
+#include "algorithms/partners.hpp"
 #include "model/route_cache.hpp"
 #include "model/cost_model.hpp"
 #include "sim/detector.hpp"
@@ -93,6 +96,7 @@ struct Judgement {
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
+  std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
@@ -183,7 +187,7 @@ private:
   // Reads the group's waits and acts.
   void decide() {
     Judgement judgement = judge();
-    if (!judgement.slow_links.empty()) {
+    if (!judgement.slow_links.empty() && judgement.order.empty()) {
       record_slow_links(judgement);
       return;
     }
@@ -519,6 +523,8 @@ private:
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
+    double late_began = -1;                 // when the first of the late transfers under way started
+    std::vector<std::pair<int, int>> late_flows;  // (from, to): the late transfers under way, the way their data goes
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
     std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   };
@@ -539,6 +545,8 @@ private:
         } else if (now >= started + deadline) {
           waits.late.emplace_back(world, rank.peer);
           waits.late_since.push_back(started + expected);
+          waits.late_began = waits.late_began < 0 ? started : std::min(waits.late_began, started);
+          waits.late_flows.push_back(rank.receive ? std::pair{rank.peer, world} : std::pair{world, rank.peer});
           late_waiters_.push_back(world);
           window_ = std::max(window_, deadline);
           out.evidence.push_back(fmt::format("{} {} {} late since {:.9g}", world,
@@ -650,6 +658,7 @@ private:
       out.rule = "one late transfer only";
       return out;
     }
+    if (common.size() == 1 && judge_transit_link(common.front(), late, waits, out)) return out;
     if (common.size() == 1) {
       out.roots = common;
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
@@ -685,9 +694,7 @@ private:
   bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, Judgement& out) {
     if (late.size() < 2) return false;
     const RouteCache& routes = routes_of(state_.setup.model);
-    std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
-    for (auto [a, b] : late)
-      std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
+    const std::vector<std::string_view> shared = links_crossed_by_all(late);
     // The link that cuts off the fewest members; two that cut off as many (a pair of
     // nodes exchanging across both NICs) leave the evidence undecided until more comes.
     std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
@@ -730,6 +737,148 @@ private:
                                          detector_.activity(waiter).peer, s));
     }
     return true;
+  }
+
+  // The physical links that the route of every one of `late` crosses (either way).
+  std::vector<std::string_view> links_crossed_by_all(const std::vector<std::pair<int, int>>& late) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
+    for (auto [a, b] : late)
+      std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
+    return shared;
+  }
+
+  // 4a. Every late transfer involves `common`, and every one also crosses a link further on
+  //     that is not `common`'s own (a torus link in transit: the root's transfers to the
+  //     ranks behind it). When a transfer of `common` through the same own link, whose route
+  //     avoids that link, ended on time while the late ones ran, `common` kept pace: the
+  //     link explains the late transfers, not the rank. Dropping `common` would only move
+  //     the link onto another rank's routes: nobody is dropped. The same members regroup
+  //     in an order whose pairs avoid the link, if one does (order_avoiding); otherwise the
+  //     trace names it as a slow link. False when the evidence does not single out such a
+  //     link, and when a transfer broke (a link down in transit still names the common rank).
+  bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits, Judgement& out) {
+    if (late.size() < 2 || !waits.broken.empty() || waits.late_began < 0) return false;
+    std::vector<std::string_view> transit = links_crossed_by_all(late);
+    std::vector<int> partners;
+    for (auto [a, b] : late) {
+      const int other = a == common ? b : a;
+      partners.push_back(other);
+      for (int id : end_links(common, other))
+        if (id >= 0) std::erase(transit, physical(id));
+    }
+    if (transit.empty()) return false;
+    const std::optional<OnTime> kept = on_time_avoiding(common, partners, transit, waits.late_began);
+    if (!kept) return false;
+    const int peer = kept->peer;
+    for (std::string_view link : transit) out.slow_links.emplace_back(link);
+    out.evidence.push_back(fmt::format("{}'s transfer with {} ended on time at {:.9g} (pace {:.3g}), its route clear of "
+                                       "link{} {}", common, peer, kept->at, kept->pace, transit.size() > 1 ? "s" : "",
+                                       fmt::join(transit, ", ")));
+    late_seen_.clear();  // as after a slow link that cuts no rank off: a later window judges afresh
+    const char* them = transit.size() > 1 ? "them" : "it";
+    out.rule = fmt::format("every late transfer involves rank {} but also crosses link{} {} further on, and its transfer "
+                           "with {} clear of {} ended on time: the link is slow, not the rank",
+                           common, transit.size() > 1 ? "s" : "", fmt::join(transit, ", "), peer, them);
+    if (const std::vector<std::string> links(transit.begin(), transit.end()); links != rerooted_for_) {
+      rerooted_for_ = links;  // once: a new order that still meets the link would only move it again
+      out.order = order_avoiding(slow_halves(waits.late_flows, transit));
+    }
+    if (out.order.empty()) {
+      out.rule += "; nobody dropped";
+      return true;
+    }
+    // The collective under way is abandoned and redone in the new order (as after rule 1c).
+    out.redo = out.certain = true;
+    out.rule += fmt::format("; the same members regroup with rank {} first (group rank 0), where the algorithm's pairs "
+                            "avoid {}", out.order.front(), them);
+    return true;
+  }
+
+  // Of the `transit` links, the halves (route cache ids) that the data of every late
+  // transfer crosses: the slow way of a split-duplex link (the other way may be healthy).
+  std::vector<int> slow_halves(const std::vector<std::pair<int, int>>& flows,
+                               const std::vector<std::string_view>& transit) const {
+    if (flows.empty()) return {};
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<int> halves;
+    for (int id : routes.route(flows.front().first, flows.front().second).links)
+      if (std::find(transit.begin(), transit.end(), physical(id)) != transit.end()) halves.push_back(id);
+    for (auto [from, to] : flows) {
+      const std::vector<int>& route = routes.route(from, to).links;
+      std::erase_if(halves, [&](int id) { return std::find(route.begin(), route.end(), id) == route.end(); });
+    }
+    return halves;
+  }
+
+  // Re-rooting: the members in an order whose pairs (the algorithm's partners, by group
+  // rank) cross none of the link `halves` either way. The current order rotated: another
+  // member is group rank 0 (the root of a rooted algorithm, the server of the parameter
+  // server), and a ring keeps its neighbours. Empty when the current order avoids them
+  // already, when none of the first 64 rotations does, and when the result belongs to a
+  // rank (only an allreduce's is everyone's; a sharded run's shards follow the group rank).
+  // An algorithm whose every rank talks to most others (direct) has the same pairs in
+  // every order: not searched.
+  std::vector<int> order_avoiding(const std::vector<int>& halves) const {
+    const RunSetup& setup = state_.setup;
+    if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
+        setup.algorithm == nullptr)
+      return {};
+    const std::vector<int>& members = state_.membership.current().members();
+    const int p = static_cast<int>(members.size());
+    const RankPairs pairs =
+        setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
+    if (pairs.size() > 16 * members.size()) return {};
+    const RouteCache& routes = routes_of(setup.model);
+    std::vector<int> route;  // read without keeping: a rotation's routes are mostly new ones
+    auto crosses = [&](int a, int b) {
+      for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+        routes.read_links(from, to, route);
+        for (int id : route)
+          if (std::find(halves.begin(), halves.end(), id) != halves.end()) return true;
+      }
+      return false;
+    };
+    auto meets = [&](const std::vector<int>& order) {
+      return std::any_of(pairs.begin(), pairs.end(), [&](auto pair) {
+        return crosses(order[static_cast<size_t>(pair.first)], order[static_cast<size_t>(pair.second)]);
+      });
+    };
+    if (!meets(members)) return {};
+    std::vector<int> order = members;
+    for (int k = 1; k < std::min(p, 65); ++k) {
+      std::rotate(order.begin(), order.begin() + 1, order.end());
+      if (!meets(order)) return order;
+    }
+    return {};
+  }
+
+  // A transfer of `world` that ended on time after `since` at full pace (at least
+  // recovery.straggler_threshold of its expected pace; seen from either end), with a
+  // member that is not one of `partners`, by one of the own links its transfers with
+  // `partners` use, on a route that crosses none of `links`; nullopt when there is none.
+  struct OnTime {
+    int peer;
+    double at, pace;
+  };
+  std::optional<OnTime> on_time_avoiding(int world, const std::vector<int>& partners,
+                                         const std::vector<std::string_view>& links, double since) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const double full_pace = state_.setup.scenario->recovery.straggler_threshold;
+    auto clear = [&](int peer, const RankActivity& record) {
+      if (peer < 0 || peer == world || record.on_time_at <= since || record.on_time_pace < full_pace) return false;
+      if (std::find(partners.begin(), partners.end(), peer) != partners.end()) return false;
+      for (std::string_view link : links)
+        if (route_crosses(routes, world, peer, link)) return false;
+      return std::any_of(partners.begin(), partners.end(), [&](int partner) { return same_port(world, partner, peer); });
+    };
+    const RankActivity& own = detector_.activity(world);
+    if (clear(own.on_time_peer, own)) return OnTime{own.on_time_peer, own.on_time_at, own.on_time_pace};
+    for (int member : state_.membership.current().members()) {
+      const RankActivity& rank = detector_.activity(member);
+      if (rank.on_time_peer == world && clear(member, rank)) return OnTime{member, rank.on_time_at, rank.on_time_pace};
+    }
+    return std::nullopt;
   }
 
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's
@@ -1070,7 +1219,7 @@ private:
 
   void rebuild(const Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
-    std::vector<int> survivors = without(group.members(), judgement.roots);
+    std::vector<int> survivors = judgement.order.empty() ? without(group.members(), judgement.roots) : judgement.order;
     const int min_workers = state_.setup.scenario->recovery.min_workers;
     if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
       std::string reason =
@@ -1169,6 +1318,7 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
+  std::vector<std::string> rerooted_for_;  // the slow links a new order was last sought for (rule 4a)
   std::vector<int> last_undecided_;
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of

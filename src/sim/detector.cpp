@@ -322,9 +322,14 @@ void Detector::end_wait(int world) {
     // How long the transfer took: to its end, which may be long before this wait began.
     const double finished = rank.activity->get_finish_time();
     const double end = finished >= 0 ? finished : sg4::Engine::get_clock();
+    // Transfers posted while it waited shared its links (a receive posted before its
+    // sender's transfers began expected an idle link): the expectation only grows. Only
+    // a transfer slower than expected needs it (a pace is at most 1).
+    if (end - started > rank.expected) expected_now(world);
     if (end - started <= limit(rank.expected)) {
       rank.on_time_peer = rank.peer;
       rank.on_time_at = end;
+      rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
     if (rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world, finished - started);

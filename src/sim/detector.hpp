@@ -145,6 +145,7 @@ struct alignas(64) RankActivity {
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
   double on_time_at = -1;         // when it ended
+  double on_time_pace = 0;        // expected / actual time (at most 1)
   // Completed receives in its current round and in the round before (this epoch).
   int counted_round = -1;
   long receives = 0, receives_before = 0;

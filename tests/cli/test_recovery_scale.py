@@ -12,6 +12,7 @@ cases): well over an hour in all. An idle machine is several times faster.
 import itertools
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -648,6 +649,39 @@ class TorusSlowTransitLink(unittest.TestCase):
         self.assertEqual(trace["summary"]["recovery_quality"]["dropped"], [])
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
         self.assertTrue(trace["summary"]["models_identical"])
+
+
+class TorusSlowLinkOnTheRootsRoutes(unittest.TestCase):
+    """Issue #14, never drop a healthy worker: on torus:4x4x4 the root (rank 0) of `naive`
+    and the server of `parameter-server` reach the 16 ranks with x = 2 through rank 1's link
+    to host 2, in transit (TorusSlowTransitLink). With that link at 1%, every late transfer
+    involves rank 0, and rank 0 was dropped, healthy: its transfers clear of the link were on
+    time. Rank 1 talks only to rank 0, over their own link, so no transfer of its own crosses
+    the slowed one either: no rank is to blame. The trace names the link, and the same
+    members regroup around another root whose routes avoid it: the rounds are as fast as
+    without the fault."""
+
+    def test_the_root_is_kept_the_link_named_and_the_speed_back(self):
+        slow = {"kind": "slow-link", "rank": 1, "at_round": 1, "factor": 0.01}
+        for algorithm in ["naive", "parameter-server"]:
+            with self.subTest(algorithm=algorithm):
+                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [slow], rounds=4,
+                                                         size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual(quality["healthy_dropped"], [])
+                self.assertEqual(quality["dropped"], [])
+                named = [e for e in trace["recovery"] if re.search(r"\btorus_link_from_1_to_2\b", e["reason"])]
+                self.assertEqual([(e["epoch_after"], e["dropped_ranks"]) for e in named], [(1, [])])
+                self.assertEqual(sorted(named[0]["group"]), list(range(64)))
+                self.assertNotEqual(named[0]["group"][0], 0)
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertTrue(trace["summary"]["verified"])
+                # The last round, in the new order, within 10% of the same round without the fault.
+                healthy = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", rounds=4, size="1MiB"))
+                last, reference = trace["rounds"][-1], healthy["rounds"][-1]
+                self.assertLess(last["end"] - last["start"], 1.1 * (reference["end"] - reference["start"]))
 
 
 def run_raw(document):
