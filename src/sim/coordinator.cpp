@@ -778,11 +778,16 @@ private:
       sg4::Host* to_host = state_.setup.rank_hosts[static_cast<size_t>(to)];
       if (!from_host->is_on() || !to_host->is_on()) return;
       const double expected = detector_.expected_transfer(from, to, bytes);
-      probes[i] = probe_transfer(from_host, to_host, bytes, expected, detector_.limit(expected));
+      probes[i] = probe_transfer(from_host, to_host, bytes, expected, detector_.limit(expected), probe_serial_++);
       out.evidence.push_back(fmt::format("probe {} -> {} across {}: {} after {:.9g} s (expected {:.9g} s)", from, to,
                                          i == 0 ? out_link->link : in_link->link,
                                          probes[i].late ? "not over" : "over", probes[i].took, probes[i].expected));
     }
+    // A host lost meanwhile (a preemption) made its probe late, not a link: judged anew.
+    for (auto [from, to] : ways)
+      if (!still_runs(from) || !still_runs(to) || !state_.setup.rank_hosts[static_cast<size_t>(from)]->is_on() ||
+          !state_.setup.rank_hosts[static_cast<size_t>(to)]->is_on())
+        return;
     if (probes[0].late == probes[1].late) return;
     const OwnLink& slow = probes[0].late ? *out_link : *in_link;
     out.ambiguous.clear();
@@ -1234,6 +1239,7 @@ private:
   bool failures_ = false;
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
   std::vector<int> last_undecided_;
+  int probe_serial_ = 0;                 // names the probes' mailboxes
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of

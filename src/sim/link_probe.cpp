@@ -53,15 +53,15 @@ std::optional<int> witness(const RouteCache& routes, const std::vector<int>& mem
   return std::nullopt;
 }
 
-ProbeOutcome probe_transfer(sg4::Host* from, sg4::Host* to, double bytes, double expected, double deadline) {
-  static int serial = 0;
-  static char payload = 0;  // what the probe carries does not matter, its size does
-  sg4::Mailbox* box = sg4::Mailbox::by_name(fmt::format("probe-{}", serial++));
+ProbeOutcome probe_transfer(sg4::Host* from, sg4::Host* to, double bytes, double expected, double deadline,
+                            int serial) {
+  static const char payload = 0;  // what the probe carries does not matter, its size does
+  sg4::Mailbox* box = sg4::Mailbox::by_name(fmt::format("probe-{}", serial));
   auto took = std::make_shared<double>(-1);
   // The sender gives up with the receiver: a cancelled transfer throws on both sides.
   sg4::Actor::create("probe-send", from, [box, bytes] {
     try {
-      box->put(&payload, static_cast<uint64_t>(bytes));
+      box->put(const_cast<char*>(&payload), static_cast<uint64_t>(bytes));
     } catch (const simgrid::Exception&) {
     }
   })->daemonize();

@@ -39,9 +39,10 @@ struct ProbeOutcome {
   bool late = false;    // not over by its deadline (it is then cancelled)
 };
 
-// Sends `bytes` from `from` to `to` (two actors of their own, on those hosts) and waits
-// for the end or `deadline` seconds, whichever comes first. Blocks the calling actor.
+// Sends `bytes` from `from` to `to` (two actors of their own, on those hosts, meeting at
+// mailbox "probe-<serial>") and waits for the end or `deadline` seconds, whichever comes
+// first. Blocks the calling actor.
 ProbeOutcome probe_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, double expected,
-                            double deadline);
+                            double deadline, int serial);
 
 }  // namespace collsim
