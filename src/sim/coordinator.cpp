@@ -21,6 +21,7 @@
 #include "model/route_cache.hpp"
 #include "model/cost_model.hpp"
 #include "sim/detector.hpp"
+#include "sim/link_probe.hpp"
 #include "sim/link_sides.hpp"
 #include "training/iteration.hpp"
 
@@ -84,6 +85,10 @@ double compute_seconds(const RunState& state) {
 }
 
 // What the coordinator concluded from one reading of the wait-for graph.
+// A probe carries at least this much (sim/link_probe.hpp): enough for a link's bandwidth,
+// not only its latency, to show in its time.
+constexpr double probe_min_bytes = 1 << 20;
+
 struct Judgement {
   std::vector<int> roots;          // to drop (or keep, if keeping pays)
   std::vector<int> ambiguous;      // candidates the evidence cannot separate
@@ -192,6 +197,10 @@ private:
       return;
     }
     if (judgement.roots.empty() && judgement.ambiguous.empty() && !judgement.redo) return;
+    // The same pair as an earlier window left undecided (a ring's one late transfer, step
+    // after step, each over before a second look): more windows bring nothing new; probes may.
+    if (judgement.ambiguous.size() == 2 && judgement.ambiguous == last_undecided_ && !failures_)
+      settle_by_probes(judgement);
     if (!judgement.ambiguous.empty()) {
       // Two candidates the evidence cannot separate: nobody is dropped; a second window
       // (the longest deadline involved) brings more evidence.
@@ -881,6 +890,66 @@ private:
     return std::nullopt;
   }
 
+  // 5b. A pair still undecided after its second window, with one late transfer from s to r
+  //     (sim/link_probe.hpp): s's own link and r's (the link that cuts the fewest members
+  //     off, on the route between them) are each measured by a probe through a witness, a
+  //     member on neither side, of the late transfer's size. The one probe past its
+  //     deadline names the members behind its link; both or neither: still undecided (a
+  //     torus link cuts nobody off: no probe, undecided).
+  void settle_by_probes(Judgement& out) {
+    // One transfer late (seen from one end or both), no other.
+    if (late_waiters_.empty()) return;
+    for (int world : late_waiters_)
+      if (std::find(out.ambiguous.begin(), out.ambiguous.end(), world) == out.ambiguous.end()) return;
+    const RankActivity& waiter = detector_.activity(late_waiters_.front());
+    const int sender = waiter.receive ? waiter.peer : late_waiters_.front();
+    const int receiver = waiter.receive ? late_waiters_.front() : waiter.peer;
+    // Once per pair and group: probes that settled nothing would settle nothing again.
+    if (!probed_.insert({state_.membership.current().epoch(), sender, receiver}).second) return;
+    const std::vector<int>& members = state_.membership.current().members();
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
+    const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
+    if (!out_link || !in_link) return;
+    const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side);
+    const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side);
+    if (!to_witness || !from_witness) return;
+    const double bytes = std::max(waiter.bytes, probe_min_bytes);
+    // How much slower the late transfer runs, read before the probes take their time.
+    const double slowdown = detector_.slowdown(late_waiters_.front());
+    const std::string late_one = fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected",
+                                             late_waiters_.front(), waiter.peer, slowdown);
+    std::array<ProbeOutcome, 2> probes;
+    const std::array<std::pair<int, int>, 2> ways{std::pair{sender, *to_witness}, std::pair{*from_witness, receiver}};
+    for (size_t i = 0; i < ways.size(); ++i) {
+      const auto [from, to] = ways[i];
+      sg4::Host* from_host = state_.setup.rank_hosts[static_cast<size_t>(from)];
+      sg4::Host* to_host = state_.setup.rank_hosts[static_cast<size_t>(to)];
+      if (!from_host->is_on() || !to_host->is_on()) return;
+      const double expected = detector_.expected_transfer(from, to, bytes);
+      probes[i] = probe_transfer(from_host, to_host, bytes, expected, detector_.limit(expected), probe_serial_++);
+      out.evidence.push_back(fmt::format("probe {} -> {} across {}: {} after {:.9g} s (expected {:.9g} s)", from, to,
+                                         i == 0 ? out_link->link : in_link->link,
+                                         probes[i].late ? "not over" : "over", probes[i].took, probes[i].expected));
+    }
+    // A host lost meanwhile (a preemption) made its probe late, not a link: judged anew.
+    for (auto [from, to] : ways)
+      if (!still_runs(from) || !still_runs(to) || !state_.setup.rank_hosts[static_cast<size_t>(from)]->is_on() ||
+          !state_.setup.rank_hosts[static_cast<size_t>(to)]->is_on())
+        return;
+    if (probes[0].late == probes[1].late) return;
+    const OwnLink& slow = probes[0].late ? *out_link : *in_link;
+    out.ambiguous.clear();
+    out.roots = slow.side;
+    out.rule = fmt::format("one late transfer, {} -> {}, again and again; a probe across {}'s link {} did not end by its "
+                           "deadline, one across {}'s link {} did",
+                           sender, receiver, probes[0].late ? sender : receiver, slow.link,
+                           probes[0].late ? receiver : sender, probes[0].late ? in_link->link : out_link->link);
+    add_scores(members, out);
+    out.slowdown = std::max(out.slowdown, slowdown);
+    out.evidence.push_back(late_one);
+  }
+
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's
   // median for recovery.straggler_window steps. One whose slow transfers were all with
   // other such ranks was slowed by them (a tree's leaf under a slow parent): not a root.
@@ -1320,6 +1389,8 @@ private:
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
   std::vector<std::string> rerooted_for_;  // the slow links a new order was last sought for (rule 4a)
   std::vector<int> last_undecided_;
+  int probe_serial_ = 0;                 // names the probes' mailboxes
+  std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of
   // each pair started (or broke).

@@ -31,6 +31,11 @@
 //     late transfers all cross a
 //     link that cuts no rank off   --> recorded (once per epoch), nobody dropped, back to idle
 //     nothing late (unfounded)    --> idle (nobody is told anything: it cost nothing)
+//     ambiguous, the same pair as an
+//     earlier window, one late transfer
+//     between them                --> probes across each end's own link (rule 5b): one
+//                                     late names its end's side, judged as a root above;
+//                                     otherwise on as ambiguous
 //     ambiguous                   --> recorded; judged again after a second window; still
 //                                     ambiguous: nobody dropped, back to idle; a transfer
 //                                     broke on a link down between the candidates: the

@@ -871,6 +871,37 @@ class FaultsThatTouchNothing(unittest.TestCase):
         self.assertEqual((quality["culprits"], quality["untouched"]), ([5], []))
 
 
+class PairSettledByProbes(unittest.TestCase):
+    """A ring on a rail platform crosses a node boundary only from GPU G-1 of a node to GPU
+    0 of the next: a slowed NIC at either end makes that one transfer late, step after step,
+    and nothing else; the evidence names the pair, never one end. The coordinator probes
+    each end's NIC through a third member (rule 5b) and drops the struck rank alone."""
+
+    def test_either_end_of_a_node_boundary_is_found(self):
+        for topology, p, gpus in [("rail:8:8", 64, 8), ("rail:4:8", 32, 8)]:
+            for boundary in (1, p // gpus):  # after the first node, and the wrap from the last to the first
+                sender, receiver = boundary * gpus - 1, (boundary * gpus) % p
+                for struck in (sender, receiver):
+                    with self.subTest(topology=topology, struck=struck):
+                        trace = run(scenario(topology, p, "ring", "rebuild",
+                                             [{"kind": "slow-link", "rank": struck, "at_round": 1, "factor": 0.01}],
+                                             rounds=4, size="1MiB"))
+                        quality = trace["summary"]["recovery_quality"]
+                        self.assertEqual(quality["dropped"], [struck])
+                        self.assertEqual(quality["healthy_dropped"], [])
+                        self.assertTrue(trace["summary"]["models_identical"])
+                        self.assertEqual(len(trace["rounds"]), 4)
+                        probed = [e for e in trace["recovery"] if "a probe across" in e["reason"]]
+                        self.assertEqual(len(probed), 1)
+
+    def test_a_torus_link_is_not_probed(self):
+        # A torus link carries other ranks' transfers in transit: no end owns it, no probe.
+        trace = run(scenario("torus:4x4x4", 64, "ring", "rebuild",
+                             [{"kind": "slow-link", "rank": 63, "at_round": 1, "factor": 0.01}], rounds=3, size="1MiB"))
+        self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+        self.assertFalse([e for e in trace["recovery"] if "a probe across" in e["reason"]])
+
+
 class NeverHangs(unittest.TestCase):
     """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
 

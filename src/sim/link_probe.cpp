@@ -1,0 +1,85 @@
+#include "sim/link_probe.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <memory>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "sim/link_sides.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+namespace {
+
+// No route between two members other than `end` crosses `link`: it carries `end`'s
+// transfers only (a GPU's NIC on a rail), not others' in transit (a torus link).
+bool carries_only(const RouteCache& routes, const std::vector<int>& members, int end, std::string_view link) {
+  for (size_t i = 0; i < members.size(); ++i)
+    for (size_t j = i + 1; j < members.size(); ++j)
+      if (members[i] != end && members[j] != end && route_crosses(routes, members[i], members[j], link)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>& members, int from, int to, int end) {
+  const int other = end == from ? to : from;
+  std::optional<OwnLink> best;
+  for (std::string_view link : physical_links(routes, from, to)) {
+    std::vector<int> side = ranks_behind(routes, members, link);
+    const bool cut = std::find(side.begin(), side.end(), end) != side.end() &&
+                     std::find(side.begin(), side.end(), other) == side.end();
+    if (!cut) {
+      if (best && best->side.size() == 1) continue;
+      if (!carries_only(routes, members, end, link)) continue;
+      side = {end};
+    }
+    if (!best || side.size() < best->side.size()) best = OwnLink{link, std::move(side)};
+  }
+  return best;
+}
+
+std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
+                           const std::vector<int>& other_side) {
+  auto on = [](const std::vector<int>& side, int world) { return std::find(side.begin(), side.end(), world) != side.end(); };
+  for (int world : members)
+    if (!on(link.side, world) && !on(other_side, world) && route_crosses(routes, world, end, link.link)) return world;
+  return std::nullopt;
+}
+
+ProbeOutcome probe_transfer(sg4::Host* from, sg4::Host* to, double bytes, double expected, double deadline,
+                            int serial) {
+  static const char payload = 0;  // what the probe carries does not matter, its size does
+  sg4::Mailbox* box = sg4::Mailbox::by_name(fmt::format("probe-{}", serial));
+  auto took = std::make_shared<double>(-1);
+  // The sender gives up with the receiver: a cancelled transfer throws on both sides.
+  sg4::Actor::create("probe-send", from, [box, bytes] {
+    try {
+      box->put(const_cast<char*>(&payload), static_cast<uint64_t>(bytes));
+    } catch (const simgrid::Exception&) {
+    }
+  })->daemonize();
+  sg4::ActorPtr receiver = sg4::Actor::create("probe-receive", to, [box, deadline, took] {
+    const double start = sg4::Engine::get_clock();
+    try {
+      box->get<char>(deadline);
+      *took = sg4::Engine::get_clock() - start;
+    } catch (const simgrid::Exception&) {
+    }
+  });
+  receiver->daemonize();
+  receiver->join();
+  ProbeOutcome outcome;
+  outcome.expected = expected;
+  outcome.late = *took < 0;
+  outcome.took = outcome.late ? deadline : *took;
+  return outcome;
+}
+
+}  // namespace collsim

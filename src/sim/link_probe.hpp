@@ -1,0 +1,48 @@
+#pragma once
+// Probes that settle a pair (recovery rule 5b, docs/recovery.md). When the one late
+// transfer runs from rank s to rank r through a link of each that nothing else crosses (a
+// ring on rail:8:8 crosses a node boundary only from GPU 7 to the next node's GPU 0),
+// waiting for more evidence brings none: the same transfer stays late, round after round.
+// The coordinator then measures each end's own link with a transfer of its own: s to a
+// third member (a witness) across s's link, the witness to r across r's. A probe past its
+// deadline names its end; both or neither on time leave the pair undecided.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace collsim {
+
+class RouteCache;
+
+// A link of `end`'s on the route between `from` and `to`: one that cuts the fewest members
+// off from the others, `end` among them and the route's other end not (a node's NIC), or
+// one that carries `end`'s transfers and nobody else's (a GPU's NIC on a rail, reached by
+// its node's other GPUs through NVLink: side {end}). None on a torus, whose links carry
+// others' transfers in transit. (The second test reads every pair's route: O(p^2).)
+struct OwnLink {
+  std::string_view link;  // physical (both halves of a split-duplex link)
+  std::vector<int> side;  // the members it cuts off, `end` among them
+};
+std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>& members, int from, int to, int end);
+
+// The first member on neither side whose route with `end` crosses `end`'s link.
+std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
+                           const std::vector<int>& other_side);
+
+struct ProbeOutcome {
+  double expected = 0;  // seconds the probe should take (the detector's expectation)
+  double took = 0;      // seconds it took, or the deadline if it did not end by then
+  bool late = false;    // not over by its deadline (it is then cancelled)
+};
+
+// Sends `bytes` from `from` to `to` (two actors of their own, on those hosts, meeting at
+// mailbox "probe-<serial>") and waits for the end or `deadline` seconds, whichever comes
+// first. Blocks the calling actor.
+ProbeOutcome probe_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, double expected,
+                            double deadline, int serial);
+
+}  // namespace collsim
