@@ -84,11 +84,11 @@ double compute_seconds(const RunState& state) {
   return training.compute + training.compute_flops / state.setup.rank_hosts.front()->get_speed();
 }
 
-// What the coordinator concluded from one reading of the wait-for graph.
 // A probe carries at least this much (sim/link_probe.hpp): enough for a link's bandwidth,
 // not only its latency, to show in its time.
 constexpr double probe_min_bytes = 1 << 20;
 
+// What the coordinator concluded from one reading of the wait-for graph.
 struct Judgement {
   std::vector<int> roots;          // to drop (or keep, if keeping pays)
   std::vector<int> ambiguous;      // candidates the evidence cannot separate
@@ -890,12 +890,13 @@ private:
     return std::nullopt;
   }
 
-  // 5b. A pair still undecided after its second window, with one late transfer from s to r
-  //     (sim/link_probe.hpp): s's own link and r's (the link that cuts the fewest members
-  //     off, on the route between them) are each measured by a probe through a witness, a
-  //     member on neither side, of the late transfer's size. The one probe past its
-  //     deadline names the members behind its link; both or neither: still undecided (a
-  //     torus link cuts nobody off: no probe, undecided).
+  // 5b. A pair undecided again, in a later window, with one late transfer from s to r
+  //     (sim/link_probe.hpp): s's own link and r's on the route between them (one that cuts
+  //     the fewest members off, or that carries that end's transfers only) are each
+  //     measured by a probe of the late transfer's size through a witness, a member on
+  //     neither side. The one probe past its deadline names the members behind its link;
+  //     both or neither: still undecided (a torus link carries others' transfers in
+  //     transit: no end owns it, no probe).
   void settle_by_probes(Judgement& out) {
     // One transfer late (seen from one end or both), no other.
     if (late_waiters_.empty()) return;
