@@ -133,6 +133,10 @@ public:
         continue;
       }
       if (report.kind == Report::Kind::failure) failures_ = true;
+      if (report.kind == Report::Kind::slow_pair) {
+        settle_slow_pair(report.peer, report.world);
+        continue;
+      }
       decide();
       if (!state_.membership.gave_up()) give_up_if_stalled();
     }
@@ -905,28 +909,56 @@ private:
     const RankActivity& waiter = detector_.activity(late_waiters_.front());
     const int sender = waiter.receive ? waiter.peer : late_waiters_.front();
     const int receiver = waiter.receive ? late_waiters_.front() : waiter.peer;
-    // Once per pair and group: probes that settled nothing would settle nothing again.
-    if (!probed_.insert({state_.membership.current().epoch(), sender, receiver}).second) return;
-    const std::vector<int>& members = state_.membership.current().members();
-    const RouteCache& routes = routes_of(state_.setup.model);
-    const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
-    const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
-    if (!out_link || !in_link) return;
-    const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side);
-    const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side);
-    if (!to_witness || !from_witness) return;
-    const double bytes = std::max(waiter.bytes, probe_min_bytes);
     // How much slower the late transfer runs, read before the probes take their time.
     const double slowdown = detector_.slowdown(late_waiters_.front());
     const std::string late_one = fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected",
                                              late_waiters_.front(), waiter.peer, slowdown);
+    if (!probe_pair(sender, receiver, waiter.bytes, out)) return;
+    out.rule = fmt::format("one late transfer, {} -> {}, again and again; {}", sender, receiver, out.rule);
+    out.ambiguous.clear();
+    out.slowdown = std::max(out.slowdown, slowdown);
+    out.evidence.push_back(late_one);
+  }
+
+  // A slow pair reported by the detector (its receives from `sender` slow, no deadline
+  // passed: Detector::check_slow_pair): the same probes, then judged as any root.
+  void settle_slow_pair(int sender, int receiver) {
+    const std::vector<int>& members = state_.membership.current().members();
+    for (int world : {sender, receiver})
+      if (world < 0 || std::find(members.begin(), members.end(), world) == members.end() || !still_runs(world)) return;
+    Judgement judgement;
+    if (!probe_pair(sender, receiver, detector_.activity(receiver).bytes, judgement)) return;
+    judgement.rule = fmt::format("{}'s receives from {} ran below {:.3g} of their earlier pace {} times in a row, within "
+                                 "their deadlines; {}",
+                                 receiver, sender, state_.setup.scenario->recovery.straggler_threshold,
+                                 state_.setup.scenario->recovery.straggler_window, judgement.rule);
+    if (!dropping_pays(judgement)) return;
+    rebuild(judgement);
+  }
+
+  // Probes `sender`'s own link and `receiver`'s on the route between them, each through a
+  // witness, with `bytes` (at least probe_min_bytes). True when exactly one was late: `out`
+  // then has its side as roots, the rule's probe clause, the probes in evidence, and the
+  // late probe's slowdown (a lower bound: it was cut at its deadline). Once per pair and
+  // group: probes that settled nothing would settle nothing again.
+  bool probe_pair(int sender, int receiver, double bytes, Judgement& out) {
+    if (!probed_.insert({state_.membership.current().epoch(), sender, receiver}).second) return false;
+    const std::vector<int>& members = state_.membership.current().members();
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
+    const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
+    if (!out_link || !in_link) return false;
+    const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side);
+    const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side);
+    if (!to_witness || !from_witness) return false;
+    bytes = std::max(bytes, probe_min_bytes);
     std::array<ProbeOutcome, 2> probes;
     const std::array<std::pair<int, int>, 2> ways{std::pair{sender, *to_witness}, std::pair{*from_witness, receiver}};
     for (size_t i = 0; i < ways.size(); ++i) {
       const auto [from, to] = ways[i];
       sg4::Host* from_host = state_.setup.rank_hosts[static_cast<size_t>(from)];
       sg4::Host* to_host = state_.setup.rank_hosts[static_cast<size_t>(to)];
-      if (!from_host->is_on() || !to_host->is_on()) return;
+      if (!from_host->is_on() || !to_host->is_on()) return false;
       const double expected = detector_.expected_transfer(from, to, bytes);
       probes[i] = probe_transfer(from_host, to_host, bytes, expected, detector_.limit(expected), probe_serial_++);
       out.evidence.push_back(fmt::format("probe {} -> {} across {}: {} after {:.9g} s (expected {:.9g} s)", from, to,
@@ -937,18 +969,25 @@ private:
     for (auto [from, to] : ways)
       if (!still_runs(from) || !still_runs(to) || !state_.setup.rank_hosts[static_cast<size_t>(from)]->is_on() ||
           !state_.setup.rank_hosts[static_cast<size_t>(to)]->is_on())
-        return;
-    if (probes[0].late == probes[1].late) return;
-    const OwnLink& slow = probes[0].late ? *out_link : *in_link;
-    out.ambiguous.clear();
-    out.roots = slow.side;
-    out.rule = fmt::format("one late transfer, {} -> {}, again and again; a probe across {}'s link {} did not end by its "
-                           "deadline, one across {}'s link {} did",
-                           sender, receiver, probes[0].late ? sender : receiver, slow.link,
-                           probes[0].late ? receiver : sender, probes[0].late ? in_link->link : out_link->link);
+        return false;
+    // Slow: past its deadline, or below straggler_threshold of its expected pace (a fixed
+    // recovery.timeout can be far longer than the probe).
+    const double threshold = state_.setup.scenario->recovery.straggler_threshold;
+    auto pace = [](const ProbeOutcome& probe) { return probe.took > 0 ? std::min(1.0, probe.expected / probe.took) : 1.0; };
+    const std::array<bool, 2> slow{probes[0].late || pace(probes[0]) < threshold,
+                                   probes[1].late || pace(probes[1]) < threshold};
+    if (slow[0] == slow[1]) return false;
+    const size_t s = slow[0] ? 0 : 1, f = 1 - s;
+    const std::array<int, 2> ends{sender, receiver};
+    const std::array<const OwnLink*, 2> links{&*out_link, &*in_link};
+    out.roots = links[s]->side;
+    out.rule = fmt::format("a probe across {}'s link {} ran at {:.3g} of its expected pace{}, one across {}'s link {} at "
+                           "{:.3g}",
+                           ends[s], links[s]->link, pace(probes[s]), probes[s].late ? " (cut at its deadline)" : "",
+                           ends[f], links[f]->link, pace(probes[f]));
     add_scores(members, out);
-    out.slowdown = std::max(out.slowdown, slowdown);
-    out.evidence.push_back(late_one);
+    out.slowdown = std::max(out.slowdown, 1 / pace(probes[s]));
+    return true;
   }
 
   // The ranks whose progress score stayed below recovery.straggler_threshold x the group's

@@ -206,6 +206,10 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
     rank.report_straggler = false;
     wake(Report{Report::Kind::straggler, world, peer, rank.since});
   }
+  if (rank.report_slow_pair && new_step) {
+    rank.report_slow_pair = false;
+    wake(Report{Report::Kind::slow_pair, world, rank.slow_from, rank.since});
+  }
   return limit(rank.expected) + check_margin_;
 }
 
@@ -372,7 +376,27 @@ void Detector::record_pace(int world, double took) {
   }
   label.this_round = std::max(label.this_round, current.best);
   current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : 1.0;
+  if (rank.receive) check_slow_pair(rank, label, pace);
   check_straggler(world);
+}
+
+// A step's best pace hides a slow receive behind a fast send (a GPU that receives across
+// its NIC and sends through NVLink): the receive is judged alone too, against the same
+// step's receives in earlier rounds. Slow from the same peer straggler_window times in a
+// row, with no deadline passed, it is a slow pair: reported for the coordinator's probes
+// (rule 5b), once per group.
+void Detector::check_slow_pair(RankActivity& rank, LabelPace& label, double pace) {
+  if (label.round != label.receive_round) {
+    label.receive_before = std::max(label.receive_before, label.receive_this_round);
+    label.receive_this_round = 0;
+    label.receive_round = label.round;
+  }
+  label.receive_this_round = std::max(label.receive_this_round, pace);
+  const bool slow = label.receive_before > 0 && pace < setup_.scenario->recovery.straggler_threshold * label.receive_before;
+  if (!slow || rank.peer != rank.slow_from) rank.slow_receives = 0;
+  rank.slow_from = slow ? rank.peer : -1;
+  if (slow && ++rank.slow_receives >= static_cast<int>(window()) && !rank.slow_pair_reported)
+    rank.report_slow_pair = rank.slow_pair_reported = true;
 }
 
 // A rank whose score falls below the threshold (relative to the group's median) reports
@@ -486,6 +510,9 @@ void Detector::forget_progress(int world) {
   RankActivity& rank = activity(world);
   rank.steps.clear();
   rank.straggling = rank.report_straggler = false;
+  rank.slow_from = -1;
+  rank.slow_receives = 0;
+  rank.report_slow_pair = rank.slow_pair_reported = false;
 }
 
 double Detector::transfer_moved(int world) const {

@@ -34,6 +34,8 @@ struct LabelPace {
   int round = -1;
   double before = 0;      // in the rounds before `round`
   double this_round = 0;  // in `round`
+  double receive_before = 0, receive_this_round = 0;  // the same, of the step's receives alone
+  int receive_round = -1;
 };
 
 // The other ends of a step's transfers (world ranks): the first few in place (a ring's
@@ -142,6 +144,10 @@ struct alignas(64) RankActivity {
   bool dropped = false;           // ... and leave the run
   bool straggling = false;        // reported as a straggler; cleared when its score recovers
   bool report_straggler = false;  // to report at its next wait (the collective's state is then settled)
+  // A slow pair: receives from one peer below straggler_threshold of the step's earlier
+  // receive pace, straggler_window times in a row (reported once, at its next step).
+  int slow_from = -1, slow_receives = 0;
+  bool report_slow_pair = false, slow_pair_reported = false;
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
   double on_time_at = -1;         // when it ended
@@ -258,6 +264,7 @@ public:
 private:
   void wake(Report report);
   void record_pace(int world, double took);
+  void check_slow_pair(RankActivity& rank, LabelPace& label, double pace);
   size_t window() const;
   void check_straggler(int world);
 

@@ -11,7 +11,7 @@ class CommGroup;
 // threshold for the window), a join (a worker whose host came back), or an undelivered
 // verdict (the worker's read of its last verdict failed: a link on its way went down).
 struct Report {
-  enum class Kind { suspicion, failure, straggler, join, undelivered } kind = Kind::suspicion;
+  enum class Kind { suspicion, failure, straggler, slow_pair, join, undelivered } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
   double since = 0;     // since when
