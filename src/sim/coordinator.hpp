@@ -9,7 +9,9 @@
 //   Report   worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait
 //            past its deadline), a failure (a transfer that broke), a straggler (a
 //            progress score below recovery.straggler_threshold x the group's median for
-//            recovery.straggler_window steps), a join (a worker whose host came back), or
+//            recovery.straggler_window steps), a slow pair (a rank's receives from one peer
+//            below that threshold of their earlier pace, as many times in a row, within
+//            their deadlines), a join (a worker whose host came back), or
 //            an undelivered verdict (its read of the last verdict failed on the way).
 //            Each says whom the worker waits on and since when.
 //   Verdict  coordinator -> worker, over the simulated network: leave the run, or the
@@ -40,6 +42,8 @@
 //                                     ambiguous: nobody dropped, back to idle; a transfer
 //                                     broke on a link down between the candidates: the
 //                                     link awaited (its patience), then redo or stop
+//   slow pair --> probes across both ends' own links (rule 5b); one slow names its side,
+//            dropped if dropping pays, back to idle
 //   undelivered --> a resender sends the worker's last verdict again once the way to it is
 //            up (checked at doubling intervals, for up to recovery.timeout x a round's
 //            nominal time, the patience for the coordinator's own link). The worker waits

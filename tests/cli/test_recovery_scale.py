@@ -902,6 +902,30 @@ class PairSettledByProbes(unittest.TestCase):
         self.assertFalse([e for e in trace["recovery"] if "a probe across" in e["reason"]])
 
 
+class SlowPairWithinDeadlines(unittest.TestCase):
+    """The issue's GPU cluster: 64 GPUs in 8 DGX H100 servers (a NIC per GPU), a ring,
+    one NIC at a quarter of its bandwidth from round 4, `timeout: 1ms`. Every transfer
+    across the NIC stays within its deadline, and the step's fast NVLink half hides it from
+    the progress score: only the receiver's pace from that one peer falls. The detector
+    reports the pair, the coordinator probes both NICs (rule 5b) and drops the struck rank
+    alone, whichever end of a node boundary it is."""
+
+    def test_a_quarter_speed_nic_is_found_and_dropped_alone(self):
+        for struck in (24, 7, 8, 63):
+            with self.subTest(struck=struck):
+                document = scenario("dgx-h100:8", 64, "ring", "rebuild",
+                                    [{"kind": "slow-link", "rank": struck, "at_round": 4, "factor": 0.25}],
+                                    rounds=6, size="64MiB", compute="5ms")
+                document["recovery"]["timeout"] = "1ms"
+                trace = run(document)
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual(quality["dropped"], [struck])
+                self.assertEqual(quality["healthy_dropped"], [])
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertEqual(len(trace["rounds"]), 6)
+                self.assertTrue(any("a probe across" in e["reason"] for e in trace["recovery"]))
+
+
 class NeverHangs(unittest.TestCase):
     """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
 
