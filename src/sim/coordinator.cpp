@@ -926,7 +926,12 @@ private:
     const std::vector<int>& members = state_.membership.current().members();
     for (int world : {sender, receiver})
       if (world < 0 || std::find(members.begin(), members.end(), world) == members.end() || !still_runs(world)) return;
+    // Probes cost traffic: none when keeping would pay even if one end were the slow one.
     Judgement judgement;
+    judgement.roots = {receiver};
+    judgement.slowdown = 1 / std::max(detector_.activity(receiver).slow_pace, 1e-9);
+    if (const Prediction p = predict(judgement); p.drop >= p.keep) return;
+    judgement = Judgement{};
     if (!probe_pair(sender, receiver, detector_.activity(receiver).bytes, judgement)) return;
     judgement.rule = fmt::format("{}'s receives from {} ran below {:.3g} of their earlier pace {} times in a row, within "
                                  "their deadlines; {}",
@@ -1061,25 +1066,38 @@ private:
   // ever (keep T(p) < drop). A late transfer's s is a lower bound too (its progress so far
   // may predate the fault): enough to drop, not to keep; keeping is decided on whole steps,
   // by the progress score.
-  bool dropping_pays(Judgement& judgement) {
+  struct Prediction {
+    int remaining = 0;   // rounds left, the current one included
+    double done = 0;     // of the current collective, by the roots
+    double keep = 0, drop = 0;
+  };
+  Prediction predict(const Judgement& judgement) const {
     const CommGroup& group = state_.membership.current();
-    const int round = lowest_round(group, judgement.roots);
-    const int remaining = state_.setup.scenario->training.rounds - round;
-    std::vector<int> survivors = without(group.members(), judgement.roots);
-    if (survivors.empty()) return true;  // rebuild reports it
+    Prediction p;
+    p.remaining = state_.setup.scenario->training.rounds - lowest_round(group, judgement.roots);
+    const std::vector<int> survivors = without(group.members(), judgement.roots);
     const double compute = compute_seconds(state_);
     const double with = healthy_model(group);
     const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
     const double without_them = healthy_model(smaller);
     const double s = judgement.slowdown;
     // The roots gate everyone's steps: their own progress is the collective's.
-    double done = judgement.compute_bound ? 0 : 1;
-    for (int world : judgement.roots) done = std::min(done, detector_.collective_done(world));
-    const double later = std::max(0, remaining - 1);
-    const double keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
-                                                : (1 - done) * s * with + later * (compute + s * with);
+    p.done = judgement.compute_bound ? 0 : 1;
+    for (int world : judgement.roots) p.done = std::min(p.done, detector_.collective_done(world));
+    const double later = std::max(0, p.remaining - 1);
+    p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
+                                     : (1 - p.done) * s * with + later * (compute + s * with);
     const double verdict = state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
-    const double drop = verdict + without_them + later * (compute + without_them);
+    p.drop = verdict + without_them + later * (compute + without_them);
+    return p;
+  }
+
+  bool dropping_pays(Judgement& judgement) {
+    const CommGroup& group = state_.membership.current();
+    const int round = lowest_round(group, judgement.roots);
+    if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
+    const auto [remaining, done, keep, drop] = predict(judgement);
+    const double s = judgement.slowdown;
     judgement.evidence.push_back(fmt::format(
         "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
         "drop {:.9g} s", remaining, done, keep, s, drop));

@@ -395,6 +395,7 @@ void Detector::check_slow_pair(RankActivity& rank, LabelPace& label, double pace
   const bool slow = label.receive_before > 0 && pace < setup_.scenario->recovery.straggler_threshold * label.receive_before;
   if (!slow || rank.peer != rank.slow_from) rank.slow_receives = 0;
   rank.slow_from = slow ? rank.peer : -1;
+  if (slow) rank.slow_pace = pace / label.receive_before;
   if (slow && ++rank.slow_receives >= static_cast<int>(window()) && !rank.slow_pair_reported)
     rank.report_slow_pair = rank.slow_pair_reported = true;
 }

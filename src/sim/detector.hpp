@@ -147,6 +147,7 @@ struct alignas(64) RankActivity {
   // A slow pair: receives from one peer below straggler_threshold of the step's earlier
   // receive pace, straggler_window times in a row (reported once, at its next step).
   int slow_from = -1, slow_receives = 0;
+  double slow_pace = 1;  // the last slow receive's pace against the earlier ones
   bool report_slow_pair = false, slow_pair_reported = false;
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
