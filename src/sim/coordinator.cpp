@@ -1098,6 +1098,16 @@ private:
     if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
     const auto [remaining, done, keep, drop] = predict(judgement);
     const double s = judgement.slowdown;
+    // Roots whose transfers run at about their expected pace are late only against a
+    // deadline shorter than that pace (a fixed recovery.timeout below a transfer's expected
+    // time): dropping them gains no more than the model's change with p (a naive
+    // allreduce's root has one partner fewer), which is no culprit's cost. Slower than
+    // 1 / straggler_threshold, as the straggler rule asks, or not at all.
+    if (!judgement.certain && s < 1 / state_.setup.scenario->recovery.straggler_threshold) {
+      judgement.evidence.push_back(fmt::format("x{:.3g} slower is no slower than 1 / straggler_threshold: nobody dropped", s));
+      prediction_ = {-1, -1};
+      return false;
+    }
     judgement.evidence.push_back(fmt::format(
         "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
         "drop {:.9g} s", remaining, done, keep, s, drop));
