@@ -677,23 +677,7 @@ private:
       out.rule = late.size() > 1 ? "every late or broken transfer involves it"
                                  : "its one late transfer's other end made progress on time";
       add_scores(group.members(), out);
-      // How much slower its transfers run (their progress so far predicts their end): the
-      // median of them, not the slowest (direct with a fixed deadline shorter than its
-      // transfers: all of the root's are late at x1, and the one with a slow NIC's rank at
-      // x4 is that rank's, not the root's).
-      std::vector<double> slowdowns;
-      for (int waiter : late_waiters_) {
-        const RankActivity& rank = detector_.activity(waiter);
-        if (waiter != common.front() && rank.peer != common.front()) continue;
-        const double s = detector_.slowdown(waiter);
-        slowdowns.push_back(s);
-        out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
-      }
-      if (!slowdowns.empty()) {
-        const auto middle = slowdowns.begin() + static_cast<std::ptrdiff_t>(slowdowns.size() / 2);
-        std::nth_element(slowdowns.begin(), middle, slowdowns.end());
-        out.slowdown = std::max(out.slowdown, *middle);
-      }
+      note_median_slowdown(common.front(), out);
       return out;
     }
     if (common.empty() && judge_link(late, group.members(), out)) return out;
@@ -706,6 +690,25 @@ private:
       late_seen_.clear();  // congestion says nothing about a culprit: start afresh
     }
     return out;
+  }
+
+  // How much slower `common`'s late transfers run (their progress so far predicts their
+  // end): the median of them, not the slowest (direct with a fixed deadline shorter than
+  // its transfers: all of the root's are late at x1, and the one with a slow NIC's rank at
+  // x4 is that rank's, not the root's).
+  void note_median_slowdown(int common, Judgement& out) const {
+    std::vector<double> slowdowns;
+    for (int waiter : late_waiters_) {
+      const RankActivity& rank = detector_.activity(waiter);
+      if (waiter != common && rank.peer != common) continue;
+      const double s = detector_.slowdown(waiter);
+      slowdowns.push_back(s);
+      out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
+    }
+    if (slowdowns.empty()) return;
+    const auto middle = slowdowns.begin() + static_cast<std::ptrdiff_t>(slowdowns.size() / 2);
+    std::nth_element(slowdowns.begin(), middle, slowdowns.end());
+    out.slowdown = std::max(out.slowdown, *middle);
   }
 
   // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
