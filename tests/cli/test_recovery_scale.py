@@ -926,6 +926,40 @@ class SlowPairWithinDeadlines(unittest.TestCase):
                 self.assertTrue(any("a probe across" in e["reason"] for e in trace["recovery"]))
 
 
+class FixedDeadlineShorterThanTransfers(unittest.TestCase):
+    """A fixed recovery.timeout below a healthy transfer's time (1 ms on dgx-h100:8, where a
+    cross-node transfer of 64 MiB / 64 takes about 1.3 ms) makes healthy transfers late at
+    their expected pace: nobody is dropped for it, and the run takes as long as under
+    `none` (to 12 digits). With a NIC slowed as well, only its rank may go."""
+
+    def document(self, algorithm, policy, faults=()):
+        document = scenario("dgx-h100:8", 64, algorithm, policy, list(faults), rounds=4, size="64MiB", compute="5ms")
+        if policy == "rebuild":
+            document["recovery"]["timeout"] = "1ms"
+        return document
+
+    def test_healthy_ranks_late_against_the_deadline_are_kept(self):
+        for algorithm in ("naive", "direct", "ring"):
+            with self.subTest(algorithm=algorithm):
+                waited = run(self.document(algorithm, "none"))
+                rebuilt = run(self.document(algorithm, "rebuild"))
+                self.assertEqual(rebuilt["summary"]["recovery_quality"]["dropped"], [])
+                # (the deadlines' checks are timers: the last bits of a float may move)
+                self.assertAlmostEqual(rebuilt["summary"]["simulated_time"], waited["summary"]["simulated_time"],
+                                       delta=1e-12 * waited["summary"]["simulated_time"])
+
+    def test_with_a_slow_nic_no_healthy_rank_goes(self):
+        for algorithm, struck in (("naive", 24), ("direct", 63), ("ring", 0)):
+            with self.subTest(algorithm=algorithm, struck=struck):
+                trace = run(self.document(algorithm, "rebuild",
+                                          [{"kind": "slow-link", "rank": struck, "at_round": 2, "factor": 0.01}]))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual(quality["healthy_dropped"], [])
+                self.assertIn(quality["dropped"], ([], [struck]))
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertEqual(len(trace["rounds"]), 4)
+
+
 class NeverHangs(unittest.TestCase):
     """Faults that once hung the run, each with the cause it exercised (docs/recovery.md)."""
 
