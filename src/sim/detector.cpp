@@ -372,6 +372,8 @@ void Detector::record_pace(int world, double took) {
   if (label.round != rank.round) {
     label.before = std::max(label.before, label.this_round);
     label.this_round = 0;
+    label.receive_before = std::max(label.receive_before, label.receive_this_round);
+    label.receive_this_round = 0;
     label.round = rank.round;
   }
   label.this_round = std::max(label.this_round, current.best);
@@ -386,11 +388,6 @@ void Detector::record_pace(int world, double took) {
 // row, with no deadline passed, it is a slow pair: reported for the coordinator's probes
 // (rule 5b), once per group.
 void Detector::check_slow_pair(RankActivity& rank, LabelPace& label, double pace) {
-  if (label.round != label.receive_round) {
-    label.receive_before = std::max(label.receive_before, label.receive_this_round);
-    label.receive_this_round = 0;
-    label.receive_round = label.round;
-  }
   label.receive_this_round = std::max(label.receive_this_round, pace);
   const bool slow = label.receive_before > 0 && pace < setup_.scenario->recovery.straggler_threshold * label.receive_before;
   if (!slow || rank.peer != rank.slow_from) rank.slow_receives = 0;

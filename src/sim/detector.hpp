@@ -35,7 +35,6 @@ struct LabelPace {
   double before = 0;      // in the rounds before `round`
   double this_round = 0;  // in `round`
   double receive_before = 0, receive_this_round = 0;  // the same, of the step's receives alone
-  int receive_round = -1;
 };
 
 // The other ends of a step's transfers (world ranks): the first few in place (a ring's

@@ -1,7 +1,6 @@
 #include "sim/fault_effects.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <unordered_map>
 

@@ -17,6 +17,17 @@ namespace {
 // cover 0.23 ns), a power of two so that doubling it is exact.
 const double series_unit = std::ldexp(1.0, -40);
 
+// Transfers end nearly in order: one that overlaps the last span widens it, any other
+// starts a span (the spans' union is what matters, not that they are disjoint).
+void note_span(std::vector<std::pair<double, double>>& spans, double start, double end) {
+  if (!spans.empty() && start <= spans.back().second && end >= spans.back().first) {
+    spans.back().first = std::min(spans.back().first, start);
+    spans.back().second = std::max(spans.back().second, end);
+    return;
+  }
+  spans.emplace_back(start, end);
+}
+
 }  // namespace
 
 void spread_over_bins(std::vector<double>& series, double width, double from, double to, double bytes) {
@@ -73,18 +84,9 @@ void LinkUsageRecorder::Traffic::sweep(double before) {
   }
 }
 
-// Messages arrive nearly in order of their ends: one that overlaps the last span widens it,
-// any other starts a span (the spans' union is what matters, not that they are disjoint).
-void LinkUsageRecorder::Traffic::note_span(double start, double end) {
-  if (!spans.empty() && start <= spans.back().second && end >= spans.back().first) {
-    spans.back().first = std::min(spans.back().first, start);
-    spans.back().second = std::max(spans.back().second, end);
-    return;
-  }
-  spans.emplace_back(start, end);
+void LinkUsageRecorder::watch(const std::vector<const sg4::Link*>& links) {
+  for (const sg4::Link* link : links) spans_[link];
 }
-
-void LinkUsageRecorder::watch(const std::vector<const sg4::Link*>& links) { watched_.insert(links.begin(), links.end()); }
 
 void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
   last_routes_.resize(routes->hosts().size());
@@ -121,7 +123,7 @@ LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {
     index = static_cast<int>(traffic_index_.try_emplace(crossed, static_cast<uint32_t>(traffic_.size())).first->second);
     if (static_cast<size_t>(index) == traffic_.size()) {
       traffic_.push_back(Traffic{crossed});
-      traffic_.back().watched = watched_.count(crossed) > 0;
+      if (const auto watched = spans_.find(crossed); watched != spans_.end()) traffic_.back().spans = &watched->second;
     }
   }
   return traffic_[static_cast<size_t>(index)];
@@ -165,19 +167,18 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     traffic.add({message.start, +1});
     traffic.add({message.end, -1});
     traffic.sweep(settled);
-    if (traffic.watched) traffic.note_span(message.start, message.end);
+    if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
     if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
     spread_over_bins(traffic.series, width, from, message.end, static_cast<double>(message.bytes));
   }
 }
 
-// Kept apart, for the watched links only: the usage figures count delivered messages, and
-// a link that only abandoned transfers crossed is no link of the usage.
+// The usage figures count delivered messages only; a watched link's spans count both.
 void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end) {
-  if (watched_.empty()) return;
+  if (spans_.empty()) return;
   for (int link : route_of(src, dst).links)
-    if (const sg4::Link* crossed = routes_->simgrid_link(link); watched_.count(crossed))
-      abandoned_spans_[crossed].emplace_back(start, end);
+    if (const auto watched = spans_.find(routes_->simgrid_link(link)); watched != spans_.end())
+      note_span(watched->second, start, end);
 }
 
 LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
@@ -199,9 +200,7 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
     record.busy_time = traffic.busy_time;
     record.peak_flows = traffic.peak_flows;
     record.peak_at = traffic.peak_at;
-    record.spans = traffic.spans;
-    if (const auto abandoned = abandoned_spans_.find(traffic.link); abandoned != abandoned_spans_.end())
-      record.spans.insert(record.spans.end(), abandoned->second.begin(), abandoned->second.end());
+    if (const auto watched = spans_.find(traffic.link); watched != spans_.end()) record.spans = watched->second;
     if (const auto changed = changes_->index.find(traffic.link); changed != changes_->index.end())
       record.bandwidth_changes = changes_->by_link[changed->second].second;
   }

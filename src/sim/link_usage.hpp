@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -96,11 +95,9 @@ private:
     double peak_at = 0;
     std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit_
     int series_level = 0;
-    bool watched = false;
-    std::vector<std::pair<double, double>> spans;  // watched: its messages' [start, end], merged
+    std::vector<std::pair<double, double>>* spans = nullptr;  // a watched link's, in spans_
 
     void add(Edge edge);
-    void note_span(double start, double end);
     void sweep(double before);
   };
 
@@ -122,8 +119,8 @@ private:
 
   std::shared_ptr<BandwidthChanges> changes_ = std::make_shared<BandwidthChanges>();
   std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // before any fault touches them
-  std::unordered_set<const simgrid::s4u::Link*> watched_;
-  std::unordered_map<const simgrid::s4u::Link*, std::vector<std::pair<double, double>>> abandoned_spans_;
+  // The watched links (watch): when transfers were on them, delivered or abandoned.
+  std::unordered_map<const simgrid::s4u::Link*, std::vector<std::pair<double, double>>> spans_;
   std::shared_ptr<const RouteCache> routes_;
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
