@@ -22,6 +22,7 @@
 #include "model/cost_model.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_probe.hpp"
+#include "sim/order_search.hpp"
 #include "sim/link_sides.hpp"
 #include "training/iteration.hpp"
 
@@ -680,7 +681,7 @@ private:
       note_median_slowdown(common.front(), out);
       return out;
     }
-    if (common.empty() && judge_link(late, group.members(), out)) return out;
+    if (common.empty() && judge_link(late, group.members(), waits, out)) return out;
     // Late transfers with no rank in common: two candidates are undecided; more, spread
     // over the group, are congestion (the expected times do not see every shared link).
     if (partners.size() == 2 || failures_) {
@@ -716,7 +717,8 @@ private:
   //     behind it, the smaller side of the cut it makes (sim/link_sides.hpp). Dropping only
   //     the ranks seen crossing it would leave the next ones (a ring's new neighbours, a
   //     node's new leader) to cross it in the rebuilt group.
-  bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, Judgement& out) {
+  bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, const Waits& waits,
+                  Judgement& out) {
     if (late.size() < 2) return false;
     const RouteCache& routes = routes_of(state_.setup.model);
     const std::vector<std::string_view> shared = links_crossed_by_all(late);
@@ -735,9 +737,16 @@ private:
       // own transfers cross the link (recursive doubling's partner of the link's owner), and
       // dropping that one may pay.
       late_seen_.clear();
+      const char* them = shared.size() > 1 ? "them" : "it";
       out.rule = fmt::format("every late transfer crosses link{} {}, which cuts no rank off: dropping a rank would not "
-                             "take {} off their routes (SimGrid's routes are static); nobody dropped",
-                             shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), shared.size() > 1 ? "them" : "it");
+                             "take {} off their routes (SimGrid's routes are static)",
+                             shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), them);
+      // The algorithm's pairs can avoid it instead: the same members in another order.
+      if (waits.broken.empty() && regroup_avoiding(shared, waits.late_flows, out))
+        out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}",
+                                new_order(out.order), them);
+      else
+        out.rule += "; nobody dropped";
       return true;
     }
     std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
@@ -805,19 +814,46 @@ private:
     out.rule = fmt::format("every late transfer involves rank {} but also crosses link{} {} further on, and its transfer "
                            "with {} clear of {} ended on time: the link is slow, not the rank",
                            common, transit.size() > 1 ? "s" : "", fmt::join(transit, ", "), peer, them);
-    if (const std::vector<std::string> links(transit.begin(), transit.end()); links != rerooted_for_) {
-      rerooted_for_ = links;  // once: a new order that still meets the link would only move it again
-      out.order = order_avoiding(slow_halves(waits.late_flows, transit));
-    }
-    if (out.order.empty()) {
+    if (!regroup_avoiding(transit, waits.late_flows, out)) {
       out.rule += "; nobody dropped";
       return true;
     }
-    // The collective under way is abandoned and redone in the new order (as after rule 1c).
-    out.redo = out.certain = true;
-    out.rule += fmt::format("; the same members regroup with rank {} first (group rank 0), where the algorithm's pairs "
-                            "avoid {}", out.order.front(), them);
+    out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order), them);
     return true;
+  }
+
+  // The same members in an order whose pairs avoid the halves of `links` that `flows`
+  // cross, and every half avoided before in this run (a slow link stays slow: two orders,
+  // each avoiding one of two slow links, would otherwise take turns for ever). The
+  // collective under way is abandoned and redone in it (as after rule 1c). False when no
+  // order avoids them, and when these halves were avoided already: an order that still
+  // meets them would only move them. Each order adds a half, so regroups are few.
+  bool regroup_avoiding(const std::vector<std::string_view>& links, const std::vector<std::pair<int, int>>& flows,
+                        Judgement& out) {
+    std::vector<int> added;
+    for (int half : slow_halves(flows, links))
+      if (std::find(avoided_halves_.begin(), avoided_halves_.end(), half) == avoided_halves_.end()) added.push_back(half);
+    if (added.empty()) return false;
+    avoided_halves_.insert(avoided_halves_.end(), added.begin(), added.end());
+    out.order = order_avoiding(avoided_halves_);
+    if (out.order.empty()) return false;
+    out.redo = out.certain = true;
+    return true;
+  }
+
+  // How `order` differs from the group's: a rotation names its new group rank 0, any
+  // other order the members that moved.
+  std::string new_order(const std::vector<int>& order) const {
+    std::vector<int> members = state_.membership.current().members();
+    for (size_t k = 0; k < members.size(); ++k) {
+      if (members == order) return fmt::format("with rank {} first (group rank 0)", order.front());
+      std::rotate(members.begin(), members.begin() + 1, members.end());
+    }
+    members = state_.membership.current().members();
+    std::vector<int> moved;
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i] != members[i]) moved.push_back(order[i]);
+    return fmt::format("in a new order (ranks {} move to other group ranks)", fmt::join(moved, ", "));
   }
 
   // Of the `transit` links, the halves (route cache ids) that the data of every late
@@ -837,13 +873,12 @@ private:
   }
 
   // Re-rooting: the members in an order whose pairs (the algorithm's partners, by group
-  // rank) cross none of the link `halves` either way. The current order rotated: another
-  // member is group rank 0 (the root of a rooted algorithm, the server of the parameter
-  // server), and a ring keeps its neighbours. Empty when the current order avoids them
-  // already, when none of the first 64 rotations does, and when the result belongs to a
-  // rank (only an allreduce's is everyone's; a sharded run's shards follow the group rank).
-  // An algorithm whose every rank talks to most others (direct) has the same pairs in
-  // every order: not searched.
+  // rank) cross none of the link `halves` either way (sim/order_search.hpp: a rotation of
+  // the current order first, so that a ring keeps its neighbours, then swaps). Empty when
+  // the current order avoids them already, when the search finds no order, and when the
+  // result belongs to a rank (only an allreduce's is everyone's; a sharded run's shards
+  // follow the group rank). An algorithm whose every rank talks to most others (direct)
+  // has the same pairs in every order: not searched.
   std::vector<int> order_avoiding(const std::vector<int>& halves) const {
     const RunSetup& setup = state_.setup;
     if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
@@ -855,8 +890,9 @@ private:
         setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
     if (pairs.size() > 16 * members.size()) return {};
     const RouteCache& routes = routes_of(setup.model);
-    std::vector<int> route;  // read without keeping: a rotation's routes are mostly new ones
-    auto crosses = [&](int a, int b) {
+    std::vector<int> route;  // read without keeping: a new order's routes are mostly new ones
+    OrderSearch search;
+    search.crosses = [&](int a, int b) {
       for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
         routes.read_links(from, to, route);
         for (int id : route)
@@ -864,18 +900,11 @@ private:
       }
       return false;
     };
-    auto meets = [&](const std::vector<int>& order) {
-      return std::any_of(pairs.begin(), pairs.end(), [&](auto pair) {
-        return crosses(order[static_cast<size_t>(pair.first)], order[static_cast<size_t>(pair.second)]);
-      });
+    search.cost = [&](int a, int b) {
+      routes.read_links(a, b, route);
+      return static_cast<int>(route.size());
     };
-    if (!meets(members)) return {};
-    std::vector<int> order = members;
-    for (int k = 1; k < std::min(p, 65); ++k) {
-      std::rotate(order.begin(), order.begin() + 1, order.end());
-      if (!meets(order)) return order;
-    }
-    return {};
+    return collsim::order_avoiding(members, pairs, search);
   }
 
   // A transfer of `world` that ended on time after `since` at full pace (at least
@@ -925,11 +954,33 @@ private:
     const double slowdown = detector_.slowdown(late_waiters_.front());
     const std::string late_one = fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected",
                                              late_waiters_.front(), waiter.peer, slowdown);
-    if (!probe_pair(sender, receiver, waiter.bytes, out)) return;
+    if (!probe_pair(sender, receiver, waiter.bytes, out)) {
+      regroup_around(sender, receiver, slowdown, out);
+      return;
+    }
     out.rule = fmt::format("one late transfer, {} -> {}, again and again; {}", sender, receiver, out.rule);
     out.ambiguous.clear();
     out.slowdown = std::max(out.slowdown, slowdown);
     out.evidence.push_back(late_one);
+  }
+
+  // The same late transfer again and again, and no probe that names one end (on a torus
+  // no end owns a link: each carries others' routes in transit; or both ends' probes ran
+  // alike): nobody is dropped, but the algorithm's pairs can keep off the late route. The
+  // same members regroup in an order whose pairs cross none of its links, when the
+  // transfer runs at least 1 / straggler_threshold slower than expected (a redo costs the
+  // collective under way) and both ends still run.
+  void regroup_around(int sender, int receiver, double slowdown, Judgement& out) {
+    if (slowdown * state_.setup.scenario->recovery.straggler_threshold < 1 || !still_runs(sender) || !still_runs(receiver))
+      return;
+    const std::vector<std::string_view> route = physical_links(routes_of(state_.setup.model), sender, receiver);
+    if (route.empty() || !regroup_avoiding(route, {{sender, receiver}}, out)) return;
+    out.ambiguous.clear();
+    out.slow_links.assign(route.begin(), route.end());
+    out.evidence.push_back(fmt::format("{} -> {} runs x{:.3g} slower than expected", sender, receiver, slowdown));
+    out.rule = fmt::format("one late transfer, {} -> {}, again and again, and no probe names either end; the same "
+                           "members regroup {}, where the algorithm's pairs avoid its route ({})",
+                           sender, receiver, new_order(out.order), fmt::join(route, ", "));
   }
 
   // A slow pair reported by the detector (its receives from `sender` slow, no deadline
@@ -1467,7 +1518,7 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
-  std::vector<std::string> rerooted_for_;  // the slow links a new order was last sought for (rule 4a)
+  std::vector<int> avoided_halves_;  // link halves (route cache ids) that new orders avoid (regroup_avoiding)
   std::vector<int> last_undecided_;
   int probe_serial_ = 0;                 // names the probes' mailboxes
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)

@@ -456,12 +456,15 @@ class GivingUp(unittest.TestCase):
         return stop
 
     def test_a_wait_longer_than_the_whole_run_stops_with_a_trace_entry(self):
-        # The torus link between ranks 2 and 3 gets 10 s of latency: their ring transfer
-        # moves nothing for longer than the whole run, both ends look alike (undecided) and
-        # nothing else moves. The coordinator stops once a wait outlasts the whole run:
-        # 3 x rounds x (compute + the ring's allreduce, well under 1 ms here).
+        # The torus link between ranks 2 and 3 gets 10 s of latency: their transfer moves
+        # nothing for longer than the whole run, both ends look alike (undecided), and an
+        # allgather's result follows the group ranks, so no other order of the members may
+        # avoid the link (an allreduce's ring regroups around it: the next test). The
+        # coordinator stops once a wait outlasts the whole run: 3 x rounds x (compute + the
+        # ring allgather, well under 1 ms here).
         rounds, compute = 2, 0.020
-        document = {"workers": 8, "topology": "torus:4x2", "collective": {"algorithm": "ring", "size": "256KiB"},
+        document = {"workers": 8, "topology": "torus:4x2",
+                    "collective": {"kind": "allgather", "algorithm": "ring", "size": "256KiB"},
                     "training": {"rounds": rounds, "compute": compute},
                     "faults": [{"kind": "slow-link", "link": "torus_link_from_2_to_3", "at": "10ms", "latency": "10s"}],
                     "recovery": {"policy": "rebuild"}}
@@ -475,6 +478,28 @@ class GivingUp(unittest.TestCase):
         self.assertLess(limit, 3 * rounds * (compute + 0.001))
         self.assertGreater(stop["rebuilt"] - stop["fault_time"], limit)
         self.assertTrue(any("waits on" in line for line in stop["evidence"]))
+
+    def test_a_ring_regroups_around_a_link_that_never_delivers(self):
+        # The same link under a ring: the ring's pairs can keep off it, so the same eight
+        # regroup in another order (rule 5b's last bullet) and finish; nobody is dropped.
+        document = {"workers": 8, "topology": "torus:4x2", "collective": {"algorithm": "ring", "size": "256KiB"},
+                    "training": {"rounds": 2, "compute": 0.020},
+                    "faults": [{"kind": "slow-link", "link": "torus_link_from_2_to_3", "at": "10ms", "latency": "10s"}],
+                    "recovery": {"policy": "rebuild"}}
+        with tempfile.TemporaryDirectory() as folder:
+            path, trace_path = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(document))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace_path)], cwd=REPO,
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual((done.returncode, done.stderr), (0, ""))
+            trace = json.loads(trace_path.read_text())
+        self.assertEqual(trace["summary"]["rounds_completed"], 2)
+        self.assertEqual(trace["summary"]["recovery_quality"]["dropped"], [])
+        regroups = [e for e in trace["recovery"] if "regroup" in e["reason"]]
+        self.assertTrue(regroups)
+        self.assertEqual(sorted(regroups[-1]["group"]), list(range(8)))
+        # Well under the link's 10 s: two rounds of 20 ms of computation and a short ring.
+        self.assertLess(trace["summary"]["simulated_time"], 2 * (0.020 + 0.001) + 0.001)
 
     def test_a_broken_transfer_nobody_can_be_blamed_for_stops_with_a_trace_entry(self):
         # The torus link between ranks 2 and 3 goes down for good: both ends are alive and

@@ -1,0 +1,29 @@
+#pragma once
+// An order of a group's members whose algorithm pairs avoid a slow link (rule 4a and the
+// slow links that no drop takes off the routes, docs/recovery.md). Pure: the routes come
+// in as two functions, so that the search is tested without an engine.
+#include <functional>
+#include <vector>
+
+#include "algorithms/partners.hpp"
+
+namespace collsim {
+
+struct OrderSearch {
+  // True when the members `a` and `b` would cross the slow link as a pair (either way).
+  std::function<bool(int a, int b)> crosses;
+  // What pairing `a` with `b` costs (the links their routes cross): among orders that
+  // avoid the link, the search keeps pairs near each other.
+  std::function<int(int a, int b)> cost;
+  int max_rotations = 64;
+};
+
+// `members` reordered so that no pair of `pairs` (positions in the order) crosses the slow
+// link. First the rotations of the current order (another member at position 0, a ring
+// keeps its neighbours); then, when none avoids it, swaps of two members, each time the swap
+// that leaves the fewest crossing pairs at the least cost, while a swap still removes one.
+// Empty when the current order avoids the link already, or when the search finds no order
+// that does. Deterministic: ties go to the lowest positions.
+std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
+
+}  // namespace collsim
