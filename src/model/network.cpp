@@ -48,7 +48,33 @@ private:
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
 };
 
+class SlowedNetwork : public Network {
+public:
+  SlowedNetwork(std::shared_ptr<const Network> base, const std::vector<int>& slowed, double factor)
+      : base_(std::move(base)) {
+    for (int id : slowed) {
+      NetworkLink link = base_->link(id);
+      link.bandwidth *= factor;
+      slowed_.emplace(id, std::move(link));
+    }
+  }
+  const NetworkRoute& route(int from, int to) const override { return base_->route(from, to); }
+  const NetworkLink& link(int id) const override {
+    const auto found = slowed_.find(id);
+    return found != slowed_.end() ? found->second : base_->link(id);
+  }
+
+private:
+  std::shared_ptr<const Network> base_;
+  std::unordered_map<int, NetworkLink> slowed_;
+};
+
 }  // namespace
+
+std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
+                                              double factor) {
+  return std::make_shared<SlowedNetwork>(std::move(base), slowed, factor);
+}
 
 std::shared_ptr<const Network> uniform_network(const ModelInput& in) { return std::make_shared<UniformNetwork>(in); }
 

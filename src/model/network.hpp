@@ -37,6 +37,12 @@ struct ModelInput;
 // groups in.inter's, each message getting its share (B / sharing) on links of its own.
 std::shared_ptr<const Network> uniform_network(const ModelInput& in);
 
+// `base` with the links `slowed` (link ids) at `factor` of their bandwidth: what a slow
+// link costs a schedule, priced on the platform's routes (the coordinator's prediction of
+// a regroup around a slow link, sim/coordinator.cpp).
+std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
+                                              double factor);
+
 struct SharedRoutes;
 // What these messages (source, destination endpoints) cost when they all travel at once,
 // each link's bandwidth shared equally by the messages crossing it (a fatpipe not at all):

@@ -20,6 +20,7 @@
 #include "algorithms/partners.hpp"
 #include "model/route_cache.hpp"
 #include "model/cost_model.hpp"
+#include "model/network.hpp"
 #include "sim/detector.hpp"
 #include "sim/link_probe.hpp"
 #include "sim/order_search.hpp"
@@ -727,28 +728,7 @@ private:
     std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
     for (std::string_view link : shared)
       if (std::vector<int> side = ranks_behind(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
-    if (cuts.empty()) {
-      // A link every late transfer crosses that cuts no rank off (a torus link carries the
-      // routes of ranks on either side): no rank to drop takes it off their routes (SimGrid's
-      // routes are static, and most cross it in transit). Said in the trace, nobody dropped.
-      if (shared.empty()) return false;
-      for (std::string_view link : shared) out.slow_links.emplace_back(link);
-      // Start afresh, as after congestion: a later window may still single out a rank whose
-      // own transfers cross the link (recursive doubling's partner of the link's owner), and
-      // dropping that one may pay.
-      late_seen_.clear();
-      const char* them = shared.size() > 1 ? "them" : "it";
-      out.rule = fmt::format("every late transfer crosses link{} {}, which cuts no rank off: dropping a rank would not "
-                             "take {} off their routes (SimGrid's routes are static)",
-                             shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), them);
-      // The algorithm's pairs can avoid it instead: the same members in another order.
-      if (waits.broken.empty() && regroup_avoiding(shared, waits.late_flows, out))
-        out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}",
-                                new_order(out.order), them);
-      else
-        out.rule += "; nobody dropped";
-      return true;
-    }
+    if (cuts.empty()) return judge_uncut_link(shared, members, waits, out);
     std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
     if (cuts.size() > 1 && cuts[1].second.size() == cuts[0].second.size()) {
       std::set<int> either;
@@ -770,6 +750,40 @@ private:
       out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
                                          detector_.activity(waiter).peer, s));
     }
+    return true;
+  }
+
+  // 4b, a link every late transfer crosses that cuts no rank off (a torus link carries the
+  //     routes of ranks on either side): no rank to drop takes it off their routes (SimGrid's
+  //     routes are static, and most cross it in transit), but the algorithm's pairs can
+  //     avoid it: the same members regroup in another order (regroup_avoiding). Otherwise
+  //     the trace names it and nobody is dropped. The links named are those the late data
+  //     crosses when they too cut no rank off: a transfer seen late from both ends is read
+  //     from its lower rank, whose route may be the healthy way (recursive doubling's 249
+  //     and 253 on torus:8x8x4, whose data from 253 crosses 255's slow link to 248).
+  bool judge_uncut_link(std::vector<std::string_view> shared, const std::vector<int>& members, const Waits& waits,
+                        Judgement& out) {
+    if (shared.empty()) return false;
+    if (!waits.late_flows.empty()) {
+      const RouteCache& routes = routes_of(state_.setup.model);
+      std::vector<std::string_view> by_data = links_crossed_by_all(waits.late_flows);
+      std::erase_if(by_data, [&](std::string_view link) { return !ranks_behind(routes, members, link).empty(); });
+      if (!by_data.empty()) shared = by_data;
+    }
+    for (std::string_view link : shared) out.slow_links.emplace_back(link);
+    // Start afresh, as after congestion: a later window may still single out a rank whose
+    // own transfers cross the link (recursive doubling's partner of the link's owner), and
+    // dropping that one may pay.
+    late_seen_.clear();
+    const char* them = shared.size() > 1 ? "them" : "it";
+    out.rule = fmt::format("every late transfer crosses link{} {}, which cuts no rank off: dropping a rank would not "
+                           "take {} off their routes (SimGrid's routes are static)",
+                           shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), them);
+    if (waits.broken.empty() && regroup_avoiding(shared, waits.late_flows, out))
+      out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order),
+                              them);
+    else
+      out.rule += "; nobody dropped";
     return true;
   }
 
@@ -826,19 +840,84 @@ private:
   // cross, and every half avoided before in this run (a slow link stays slow: two orders,
   // each avoiding one of two slow links, would otherwise take turns for ever). The
   // collective under way is abandoned and redone in it (as after rule 1c). False when no
-  // order avoids them, and when these halves were avoided already: an order that still
-  // meets them would only move them. Each order adds a half, so regroups are few.
+  // order avoids them, and when an order was sought for each of these halves already,
+  // found or not (an order that still meets them would only move them). Each search adds
+  // a half, so searches and regroups are few.
   bool regroup_avoiding(const std::vector<std::string_view>& links, const std::vector<std::pair<int, int>>& flows,
                         Judgement& out) {
-    std::vector<int> added;
-    for (int half : slow_halves(flows, links))
-      if (std::find(avoided_halves_.begin(), avoided_halves_.end(), half) == avoided_halves_.end()) added.push_back(half);
-    if (added.empty()) return false;
-    avoided_halves_.insert(avoided_halves_.end(), added.begin(), added.end());
-    out.order = order_avoiding(avoided_halves_);
-    if (out.order.empty()) return false;
+    std::vector<int> avoided = avoided_halves_;
+    bool added = false;
+    for (int half : slow_halves(flows, links)) {
+      if (std::find(sought_halves_.begin(), sought_halves_.end(), half) != sought_halves_.end()) continue;
+      sought_halves_.push_back(half);
+      avoided.push_back(half);
+      added = true;
+    }
+    if (!added) return false;
+    out.order = order_avoiding(avoided);
+    if (out.order.empty() || !regrouping_pays(avoided, out.order, out)) {
+      out.order.clear();
+      return false;
+    }
+    avoided_halves_ = std::move(avoided);
     out.redo = out.certain = true;
     return true;
+  }
+
+  // A regroup must be predicted to save at least 10% of the time left.
+  static constexpr double regroup_margin = 0.9;
+
+  // A regroup redoes the collective under way in full; keeping the order finishes it and
+  // the rounds left. Both are priced by the contention model on the platform's routes with
+  // the slow `halves` at 1 / s of their bandwidth (s: the late transfers' median slowdown):
+  // a slow link gates every step of a ring but only some transfers of a tree (a binary
+  // tree on torus:4x4x4 with a link at 25%: its transfers x4, its rounds x1.03, and two
+  // redos cost more than they gained). The regroup pays when it is predicted 10% faster
+  // and s is at least 1 / straggler_threshold. In the evidence either way.
+  bool regrouping_pays(const std::vector<int>& halves, const std::vector<int>& order, Judgement& out) const {
+    std::vector<double> slowdowns;
+    for (int waiter : late_waiters_) slowdowns.push_back(detector_.slowdown(waiter));
+    if (slowdowns.empty()) return false;
+    auto median = [](std::vector<double>& values) {
+      const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+      std::nth_element(values.begin(), middle, values.end());
+      return *middle;
+    };
+    const double slowdown = std::max(1.0, median(slowdowns));
+    if (slowdown * state_.setup.scenario->recovery.straggler_threshold < 1) return false;
+    // A late transfer that has moved no byte past its deadline (a link with seconds of
+    // latency) has no pace to price: keeping it could take any time.
+    for (int waiter : late_waiters_)
+      if (detector_.transfer_start(waiter) >= 0 && detector_.transfer_moved(waiter) <= 0) {
+        out.evidence.push_back(fmt::format("{}'s late transfer with {} has moved no byte: the order is not kept", waiter,
+                                           detector_.activity(waiter).peer));
+        return true;
+      }
+    const CommGroup& group = state_.membership.current();
+    // How much of the collective a redo throws away: the late ranks' progress (the least).
+    double done = 1;
+    for (int waiter : late_waiters_) done = std::min(done, detector_.collective_done(waiter));
+    const RunSetup& setup = state_.setup;
+    const std::shared_ptr<const Network> slowed = slowed_network(setup.model.network, halves, 1 / slowdown);
+    auto priced = [&](const CommGroup& members) {
+      ModelInput in = setup.model_for(members);
+      in.network = slowed;
+      return model_time(*setup.algorithm, in);
+    };
+    const double kept = priced(group);
+    const double regrouped = priced(CommGroup(group.epoch() + 1, order, group.bytes_per_elem(), state_.record.messages));
+    const int remaining = setup.scenario->training.rounds - lowest_round(group, {});
+    const double later = std::max(0, remaining - 1);
+    const double compute = compute_seconds(state_);
+    const double keep = (1 - done) * kept + later * (compute + kept);
+    const double verdict = setup.model.alpha + control_message_bytes / setup.model.bandwidth;
+    const double regroup = verdict + regrouped + later * (compute + regrouped);
+    out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
+                                       "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s, regroup {:.9g} s",
+                                       remaining, done, slowdown, keep, regroup));
+    // A margin for what the model does not see: the verdicts, and the detection of the
+    // late transfers again in the new order when it meets a second slow link.
+    return regroup < regroup_margin * keep;
   }
 
   // How `order` differs from the group's: a rotation names its new group rank 0, any
@@ -1518,7 +1597,8 @@ private:
   double window_ = 0;
   bool failures_ = false;
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
-  std::vector<int> avoided_halves_;  // link halves (route cache ids) that new orders avoid (regroup_avoiding)
+  std::vector<int> avoided_halves_;  // link halves (route cache ids) that the group's order avoids (regroup_avoiding)
+  std::vector<int> sought_halves_;   // and those an order was sought for, found or not
   std::vector<int> last_undecided_;
   int probe_serial_ = 0;                 // names the probes' mailboxes
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
