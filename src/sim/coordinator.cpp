@@ -1046,12 +1046,10 @@ private:
   // The same late transfer again and again, and no probe that names one end (on a torus
   // no end owns a link: each carries others' routes in transit; or both ends' probes ran
   // alike): nobody is dropped, but the algorithm's pairs can keep off the late route. The
-  // same members regroup in an order whose pairs cross none of its links, when the
-  // transfer runs at least 1 / straggler_threshold slower than expected (a redo costs the
-  // collective under way) and both ends still run.
+  // same members regroup in an order whose pairs cross none of its links, when both ends
+  // still run and the regroup pays (regrouping_pays).
   void regroup_around(int sender, int receiver, double slowdown, Judgement& out) {
-    if (slowdown * state_.setup.scenario->recovery.straggler_threshold < 1 || !still_runs(sender) || !still_runs(receiver))
-      return;
+    if (!still_runs(sender) || !still_runs(receiver)) return;
     const std::vector<std::string_view> route = physical_links(routes_of(state_.setup.model), sender, receiver);
     if (route.empty() || !regroup_avoiding(route, {{sender, receiver}}, out)) return;
     out.ambiguous.clear();
