@@ -845,12 +845,14 @@ private:
   // a half, so searches and regroups are few.
   bool regroup_avoiding(const std::vector<std::string_view>& links, const std::vector<std::pair<int, int>>& flows,
                         Judgement& out) {
+    // Every half of these links is avoided, a half sought before in vain too (the slow one
+    // may be among them); a search happens only when one of them is new.
     std::vector<int> avoided = avoided_halves_;
     bool added = false;
     for (int half : slow_halves(flows, links)) {
+      if (std::find(avoided.begin(), avoided.end(), half) == avoided.end()) avoided.push_back(half);
       if (std::find(sought_halves_.begin(), sought_halves_.end(), half) != sought_halves_.end()) continue;
       sought_halves_.push_back(half);
-      avoided.push_back(half);
       added = true;
     }
     if (!added) return false;
