@@ -74,6 +74,13 @@ void tell(const RunState& state, Detector& detector, int world, Verdict* message
   })->daemonize();
 }
 
+// The middle of `values` (the upper one of an even count); `values` is reordered.
+double median_of(std::vector<double>& values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 // A round's computation at nominal speed (what the coordinator can know: not the faults);
 // with layers, forward and backward (backward's overlap with the buckets' collectives left
 // out: an upper bound).
@@ -707,10 +714,7 @@ private:
       slowdowns.push_back(s);
       out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
     }
-    if (slowdowns.empty()) return;
-    const auto middle = slowdowns.begin() + static_cast<std::ptrdiff_t>(slowdowns.size() / 2);
-    std::nth_element(slowdowns.begin(), middle, slowdowns.end());
-    out.slowdown = std::max(out.slowdown, *middle);
+    if (!slowdowns.empty()) out.slowdown = std::max(out.slowdown, median_of(slowdowns));
   }
 
   // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
@@ -880,12 +884,7 @@ private:
     std::vector<double> slowdowns;
     for (int waiter : late_waiters_) slowdowns.push_back(detector_.slowdown(waiter));
     if (slowdowns.empty()) return false;
-    auto median = [](std::vector<double>& values) {
-      const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-      std::nth_element(values.begin(), middle, values.end());
-      return *middle;
-    };
-    const double slowdown = std::max(1.0, median(slowdowns));
+    const double slowdown = std::max(1.0, median_of(slowdowns));
     if (slowdown * state_.setup.scenario->recovery.straggler_threshold < 1) return false;
     // A late transfer that has moved no byte past its deadline (a link with seconds of
     // latency) has no pace to price: keeping it could take any time.
@@ -912,8 +911,7 @@ private:
     const double later = std::max(0, remaining - 1);
     const double compute = compute_seconds(state_);
     const double keep = (1 - done) * kept + later * (compute + kept);
-    const double verdict = setup.model.alpha + control_message_bytes / setup.model.bandwidth;
-    const double regroup = verdict + regrouped + later * (compute + regrouped);
+    const double regroup = verdict_seconds() + regrouped + later * (compute + regrouped);
     out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
                                        "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s, regroup {:.9g} s",
                                        remaining, done, slowdown, keep, regroup));
@@ -925,12 +923,11 @@ private:
   // How `order` differs from the group's: a rotation names its new group rank 0, any
   // other order the members that moved.
   std::string new_order(const std::vector<int>& order) const {
-    std::vector<int> members = state_.membership.current().members();
-    for (size_t k = 0; k < members.size(); ++k) {
-      if (members == order) return fmt::format("with rank {} first (group rank 0)", order.front());
-      std::rotate(members.begin(), members.begin() + 1, members.end());
-    }
-    members = state_.membership.current().members();
+    const std::vector<int>& members = state_.membership.current().members();
+    std::vector<int> rotated = members;
+    const auto first = std::find(rotated.begin(), rotated.end(), order.front());
+    if (first != rotated.end()) std::rotate(rotated.begin(), first, rotated.end());
+    if (rotated == order) return fmt::format("with rank {} first (group rank 0)", order.front());
     std::vector<int> moved;
     for (size_t i = 0; i < order.size(); ++i)
       if (order[i] != members[i]) moved.push_back(order[i]);
@@ -1213,6 +1210,11 @@ private:
     double done = 0;     // of the current collective, by the roots
     double keep = 0, drop = 0;
   };
+  // What a verdict takes to reach a member: a control message on the model's route.
+  double verdict_seconds() const {
+    return state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
+  }
+
   Prediction predict(const Judgement& judgement) const {
     const CommGroup& group = state_.membership.current();
     Prediction p;
@@ -1229,8 +1231,7 @@ private:
     const double later = std::max(0, p.remaining - 1);
     p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
                                      : (1 - p.done) * s * with + later * (compute + s * with);
-    const double verdict = state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
-    p.drop = verdict + without_them + later * (compute + without_them);
+    p.drop = verdict_seconds() + without_them + later * (compute + without_them);
     return p;
   }
 
