@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <simgrid/Exception.hpp>
@@ -560,7 +561,7 @@ private:
       if (rank.doing == RankActivity::Doing::waiting) {
         const double started = detector_.transfer_start(world);
         const double expected = detector_.expected_now(world);
-        const double deadline = detector_.limit(expected);
+        const double deadline = detector_.wait_limit(world, expected);
         if (started < 0) {
           ++waits.waited_on[rank.peer];
           out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
@@ -958,31 +959,55 @@ private:
   // follow the group rank). An algorithm whose every rank talks to most others (direct)
   // has the same pairs in every order: not searched.
   std::vector<int> order_avoiding(const std::vector<int>& halves) const {
+    return order_avoiding(halves, state_.membership.current().members());
+  }
+  std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members) const {
+    const std::optional<PairSearch> search = pair_search(halves, static_cast<int>(members.size()));
+    return search ? collsim::order_avoiding(members, search->pairs, search->search) : std::vector<int>{};
+  }
+
+  // The algorithm's pairs among p members and a search for orders whose pairs cross none of
+  // the link `halves`; nullopt when the order of the members does not matter to the result
+  // or to the pairs (order_avoiding says which).
+  struct PairSearch {
+    RankPairs pairs;
+    OrderSearch search;
+  };
+  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p) const {
     const RunSetup& setup = state_.setup;
     if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
         setup.algorithm == nullptr)
-      return {};
-    const std::vector<int>& members = state_.membership.current().members();
-    const int p = static_cast<int>(members.size());
-    const RankPairs pairs =
-        setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
-    if (pairs.size() > 16 * members.size()) return {};
+      return std::nullopt;
+    PairSearch found;
+    found.pairs = setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
+    if (found.pairs.size() > 16 * static_cast<size_t>(p)) return std::nullopt;
     const RouteCache& routes = routes_of(setup.model);
-    std::vector<int> route;  // read without keeping: a new order's routes are mostly new ones
-    OrderSearch search;
-    search.crosses = [&](int a, int b) {
+    // read without keeping: a new order's routes are mostly new ones
+    auto route = std::make_shared<std::vector<int>>();
+    found.search.crosses = [&routes, &halves, route](int a, int b) {
       for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-        routes.read_links(from, to, route);
-        for (int id : route)
+        routes.read_links(from, to, *route);
+        for (int id : *route)
           if (std::find(halves.begin(), halves.end(), id) != halves.end()) return true;
       }
       return false;
     };
-    search.cost = [&](int a, int b) {
-      routes.read_links(a, b, route);
-      return static_cast<int>(route.size());
+    found.search.cost = [&routes, route](int a, int b) {
+      routes.read_links(a, b, *route);
+      return static_cast<int>(route->size());
     };
-    return collsim::order_avoiding(members, pairs, search);
+    return found;
+  }
+
+  // A group that a drop or a join changes keeps off the link halves that the group's
+  // order avoided: its pairs change around the member that leaves or joins (a ring's two
+  // neighbours of a dropped rank become neighbours), and met again, a half already sought
+  // is not sought a second time (regroup_avoiding). So its members are searched again,
+  // from `members`; `members` when they avoid the halves already or no order does.
+  std::vector<int> keeping_off_slow_links(std::vector<int> members) const {
+    if (avoided_halves_.empty()) return members;
+    std::vector<int> order = order_avoiding(avoided_halves_, members);
+    return order.empty() ? members : order;
   }
 
   // A transfer of `world` that ended on time after `since` at full pace (at least
@@ -1382,7 +1407,7 @@ private:
     if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) return now;
     const double started = detector_.transfer_start(world);
     const double suspicious =
-        (started < 0 ? rank.since : started) + detector_.limit(rank.expected) + detector_.check_margin();
+        (started < 0 ? rank.since : started) + detector_.wait_limit(world, rank.expected) + detector_.check_margin();
     return std::min(suspicious, now);
   }
 
@@ -1514,6 +1539,7 @@ private:
     const int resume_round = lowest_round(group, judgement.roots);
     const std::vector<int> postponed = postponed_joiners(judgement.roots, resume_round);
     survivors = without(survivors, postponed);
+    if (judgement.order.empty() || !postponed.empty()) survivors = keeping_off_slow_links(std::move(survivors));
     auto next = state_.new_group(group.epoch() + 1, survivors);
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = next->epoch();
@@ -1573,8 +1599,25 @@ private:
       return;
     }
     std::vector<int> members = group.members();
-    members.push_back(world);
-    std::sort(members.begin(), members.end());
+    if (avoided_halves_.empty()) {
+      members.push_back(world);
+      std::sort(members.begin(), members.end());
+    } else {
+      // The group's order avoids slow links: the joiner goes where its pairs avoid them
+      // too, next to the member below it first (on most platforms its neighbour), the
+      // others in their order, and the search mends what its new pairs still cross.
+      int below = -1;
+      for (int member : members)
+        if (member < world && member > below) below = member;
+      const auto place = std::find(members.begin(), members.end(), below);
+      const size_t first_try = place == members.end() ? 0 : static_cast<size_t>(place - members.begin()) + 1;
+      const int p = static_cast<int>(members.size()) + 1;
+      if (const std::optional<PairSearch> search = pair_search(avoided_halves_, p))
+        members = order_with(members, world, first_try, search->pairs, search->search);
+      else
+        members.insert(members.begin() + static_cast<std::ptrdiff_t>(first_try), world);
+      members = keeping_off_slow_links(std::move(members));
+    }
     auto next = state_.new_group(group.epoch() + 1, members);
     state_.membership.admit(round, world, next);
 

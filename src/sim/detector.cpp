@@ -47,7 +47,8 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   // end by chance is what made collsim set surf/precision to 1 ps instead of SimGrid's
   // 1 ns: at 1 ns, 2 of 520 fault-free runs moved, docs/recovery.md.)
   check_margin_ = 3 * simgrid::config::get_value<double>("surf/precision");
-  // A floor so that tiny messages do not time out on noise: a few of the routes' latencies.
+  // The least limit of a computation or of the coordinator's windows: a few of the longest
+  // partner route's latencies (a wait's is its own route's, floor_of).
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
   // Expected times come from the platform as built, before any fault: a fault must not
   // become the norm that its own transfers are measured against.
@@ -180,10 +181,10 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   return tolerance * (setup_.model.overhead + latency + bytes / bandwidth);
 }
 
-double Detector::limit(double expected) const {
+double Detector::limit(double expected, double floor) const {
   const RecoverySpec& recovery = setup_.scenario->recovery;
   const double limit = recovery.timeout_is_factor ? recovery.timeout_factor * expected : recovery.timeout;
-  return std::max(limit, min_timeout_);
+  return std::max(limit, floor);
 }
 
 double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer, const char* phase,
@@ -200,6 +201,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.activity = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
+  rank.floor = floor_of(receive ? route(peer, world) : route(world, peer));
   const StepPace* last = rank.steps.latest();
   const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
   if (rank.report_straggler && new_step) {
@@ -210,7 +212,15 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
     rank.report_slow_pair = false;
     wake(Report{Report::Kind::slow_pair, world, rank.slow_from, rank.since});
   }
-  return limit(rank.expected) + check_margin_;
+  return limit(rank.expected, rank.floor) + check_margin_;
+}
+
+// The least deadline of a wait on `path`: recovery.min_timeout, or by default 5 times the
+// route's own latency, so that a tiny message does not time out on noise. (It was 5 times
+// the longest route's between partners: on a torus at p = 256, 10 hops, 50 us, and a
+// neighbour's 4 KiB at 1% of its link, 41 us, was never late.)
+double Detector::floor_of(const Route& path) const {
+  return setup_.scenario->recovery.min_timeout.value_or(5 * path.latency * latency_factor_);
 }
 
 double Detector::expected_now(int world) {
@@ -238,7 +248,7 @@ bool Detector::transfer_over(int world) const {
 double Detector::suspect(int world) {
   RankActivity& rank = activity(world);
   const double now = sg4::Engine::get_clock();
-  const double deadline = limit(expected_now(world));
+  const double deadline = limit(expected_now(world), rank.floor);
   const double started = transfer_start(world);
   // A transfer that started late has its whole deadline from its start.
   if (started >= 0 && now < started + deadline) return started + deadline - now + check_margin_;
@@ -330,7 +340,7 @@ void Detector::end_wait(int world) {
     // sender's transfers began expected an idle link): the expectation only grows. Only
     // a transfer slower than expected needs it (a pace is at most 1).
     if (end - started > rank.expected) expected_now(world);
-    if (end - started <= limit(rank.expected)) {
+    if (end - started <= limit(rank.expected, rank.floor)) {
       rank.on_time_peer = rank.peer;
       rank.on_time_at = end;
       rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;

@@ -138,6 +138,7 @@ struct alignas(64) RankActivity {
   enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
   int round = 0;
   int checks = 0;                 // suspicions of the current wait (each next check twice as late)
+  double floor = 0;               // the current wait's least deadline (Detector::floor_of)
   bool receive = false;
   bool verdict = false;           // the coordinator decided: abandon the current operation
   bool dropped = false;           // ... and leave the run
@@ -221,8 +222,12 @@ public:
   bool next_report(double timeout, Report& report);
   const RankActivity& activity(int world) const { return ranks_[static_cast<size_t>(world)]; }
   RankActivity& activity(int world) { return ranks_[static_cast<size_t>(world)]; }
-  // Seconds a wait or a computation expected to take `expected` may last before it is suspicious.
-  double limit(double expected) const;
+  // Seconds a wait or a computation expected to take `expected` may last before it is
+  // suspicious; `floor`: the least of them (recovery.min_timeout, or the default's).
+  double limit(double expected) const { return limit(expected, min_timeout_); }
+  double limit(double expected, double floor) const;
+  // The deadline of `world`'s current wait, its transfer expected to take `expected`.
+  double wait_limit(int world, double expected) const { return limit(expected, activity(world).floor); }
   // How long after its deadline a wait is checked (the constructor says why): a wait is
   // found suspicious then.
   double check_margin() const { return check_margin_; }
@@ -293,6 +298,7 @@ private:
     return find_route(src, dst);
   }
   Route& find_route(int src, int dst);
+  double floor_of(const Route& path) const;
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
   // By route cache link id: its nominal bandwidth, and the transfers under way across it,

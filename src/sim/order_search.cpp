@@ -117,4 +117,24 @@ std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs
   return swaps.order();
 }
 
+std::vector<int> order_with(const std::vector<int>& members, int joiner, size_t first_try, const RankPairs& pairs,
+                            const OrderSearch& search) {
+  std::vector<int> best;
+  size_t fewest = 0;
+  std::vector<size_t> places{std::min(first_try, members.size())};
+  for (size_t at = 0; at <= members.size(); ++at)
+    if (at != places.front()) places.push_back(at);
+  for (size_t at : places) {
+    std::vector<int> order = members;
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), joiner);
+    const size_t crossings = crossing(order, pairs, search).size();
+    if (best.empty() || crossings < fewest) {
+      best = std::move(order);
+      fewest = crossings;
+    }
+    if (fewest == 0) break;
+  }
+  return best;
+}
+
 }  // namespace collsim

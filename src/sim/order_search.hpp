@@ -26,4 +26,12 @@ struct OrderSearch {
 // that does. Deterministic: ties go to the lowest positions.
 std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
 
+// `members` (an order whose pairs avoid the slow link) with `joiner` added, the others in
+// their order: at the first place, `first_try` then 0, 1, ..., where no pair of `pairs` (the
+// algorithm's at one more member) crosses; otherwise where the fewest do (the first of
+// them). A tree's group ranks after the joiner's place move, so its place is tried rather
+// than assumed.
+std::vector<int> order_with(const std::vector<int>& members, int joiner, size_t first_try, const RankPairs& pairs,
+                            const OrderSearch& search);
+
 }  // namespace collsim

@@ -55,3 +55,18 @@ TEST_CASE("order search: when every pair of a member crosses the link, no order 
   search.cost = [](int, int) { return 1; };
   CHECK(order_avoiding({0, 1, 2, 3, 4}, ring_partners(5, 0, 1), search).empty());
 }
+
+TEST_CASE("order search: a joiner takes the first place, its neighbour's first, where no pair crosses") {
+  // Joiner 3 after 2 (the member below it) would pair 2 with 3 across the slow link; the
+  // places are then tried from 0: at 0 the ring is 3-0, 0-1, 1-2, 2-4, 4-5, 5-3.
+  CHECK(order_with({0, 1, 2, 4, 5}, 3, 3, ring_partners(6, 0, 1), ring_of(6, 2, 3)) ==
+        std::vector<int>{3, 0, 1, 2, 4, 5});
+}
+
+TEST_CASE("order search: a joiner that crosses wherever it goes takes the place where the fewest pairs do") {
+  // Joiner 2 crosses with every member but 0: next to 1 and 3 (its first try) two pairs
+  // cross; at place 0 (between 4 and 0, the ring closing) one does, and no place has none.
+  OrderSearch search = ring_of(5, -1, -1);
+  search.crosses = [](int a, int b) { return (a == 2 || b == 2) && a + b != 2; };
+  CHECK(order_with({0, 1, 3, 4}, 2, 2, ring_partners(5, 0, 1), search) == std::vector<int>{2, 0, 1, 3, 4});
+}
