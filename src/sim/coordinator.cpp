@@ -331,6 +331,31 @@ private:
     return false;
   }
 
+  // Whether `end`'s on-time transfer with `peer` (`received`: into `end`) crossed `end`'s
+  // own link the way its late data with `other` did (`late_in`: into `end`, `late_out`: out
+  // of it), where that matters: on a link between two ranks' hosts (a torus), whose
+  // directions a fault can slow apart (a torus rank's NIC at 1% slows the half out to one
+  // neighbour and the half in from another: recursive doubling's 1 sent to 48 on time out
+  // by the healthy half of the link that 32's late data came in by, and 32 was dropped,
+  // healthy). A link to a switch (a NIC on every other family) clears `end` either way.
+  bool same_way(int end, int other, int peer, bool received, bool late_in, bool late_out) const {
+    const int used = end_links(end, peer)[received ? 1 : 0];
+    if (used < 0 || !between_ranks(end, used)) return true;
+    const std::array<int, 2> late = end_links(end, other);
+    return received ? late_in && used == late[1] : late_out && used == late[0];
+  }
+
+  // Whether the physical link of `end`'s own link half `id` is another member's own link
+  // too (the two ends of a torus link are ranks).
+  bool between_ranks(int end, int id) const {
+    for (int member : state_.membership.current().members()) {
+      if (member == end) continue;
+      for (int theirs : end_links(member, end))
+        if (theirs >= 0 && physical(theirs) == physical(id)) return true;
+    }
+    return false;
+  }
+
   // `end`'s own link on its route to and from `other`, when it is down and is not also the
   // own link of `other` or of a member already dead or cut off (a torus link between
   // neighbours is both ends': either explains it down); nullptr otherwise.
@@ -524,13 +549,17 @@ private:
     }
     if (common.size() > 1) {
       const auto first_late = late_seen_.find({std::min(common[0], common[1]), std::max(common[0], common[1])});
-      const double late_start = first_late == late_seen_.end() ? -1 : first_late->second;
+      const double late_start = first_late == late_seen_.end() ? -1 : first_late->second.since;
       std::vector<int> not_cleared;
       for (int world : common) {
         const RankActivity& rank = detector_.activity(world);
         const int other = world == common[0] ? common[1] : common[0];
+        const bool lower = world < other;
+        const bool late_in = late_start >= 0 && (lower ? first_late->second.into_lower : first_late->second.into_higher);
+        const bool late_out = late_start >= 0 && (lower ? first_late->second.into_higher : first_late->second.into_lower);
         const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other && late_start >= 0 &&
-                             rank.on_time_at > late_start && same_port(world, other, rank.on_time_peer);
+                             rank.on_time_at > late_start && same_port(world, other, rank.on_time_peer) &&
+                             same_way(world, other, rank.on_time_peer, rank.on_time_receive, late_in, late_out);
         if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
                                                         rank.on_time_peer, rank.on_time_at));
         else not_cleared.push_back(world);
@@ -546,6 +575,7 @@ private:
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
+    std::vector<int> late_into;             // the end its data goes into (-1: broke, either)
     double late_began = -1;                 // when the first of the late transfers under way started
     std::vector<std::pair<int, int>> late_flows;  // (from, to): the late transfers under way, the way their data goes
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
@@ -568,6 +598,7 @@ private:
         } else if (now >= started + deadline) {
           waits.late.emplace_back(world, rank.peer);
           waits.late_since.push_back(started + expected);
+          waits.late_into.push_back(rank.receive ? world : rank.peer);
           waits.late_began = waits.late_began < 0 ? started : std::min(waits.late_began, started);
           waits.late_flows.push_back(rank.receive ? std::pair{rank.peer, world} : std::pair{world, rank.peer});
           late_waiters_.push_back(world);
@@ -578,6 +609,7 @@ private:
       } else if (rank.doing == RankActivity::Doing::failed) {
         waits.late.emplace_back(world, rank.peer);
         waits.late_since.push_back(rank.since);
+        waits.late_into.push_back(-1);
         waits.broken.emplace_back(world, rank.peer);
         out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
         for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
@@ -663,8 +695,11 @@ private:
     // A transfer is one piece of evidence, seen late from both its ends or from one.
     for (size_t i = 0; i < late.size(); ++i) {
       const auto [a, b] = late[i];
-      const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, late_since[i]);
-      if (!added) seen->second = std::min(seen->second, late_since[i]);
+      const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, LateSeen{late_since[i]});
+      if (!added) seen->second.since = std::min(seen->second.since, late_since[i]);
+      const int into = waits.late_into[i];
+      seen->second.into_lower |= into < 0 || into == std::min(a, b);
+      seen->second.into_higher |= into < 0 || into == std::max(a, b);
     }
     late.clear();
     for (const auto& [pair, since] : late_seen_) late.push_back(pair);
@@ -1649,7 +1684,11 @@ private:
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of
   // each pair started (or broke).
-  std::map<std::pair<int, int>, double> late_seen_;
+  struct LateSeen {
+    double since = -1;                              // when it should have ended
+    bool into_lower = false, into_higher = false;  // the way its data went: into the lower rank, the higher
+  };
+  std::map<std::pair<int, int>, LateSeen> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
   int control_rank_ = -1;                                  // a worker on the control host, if any

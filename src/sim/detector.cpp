@@ -342,6 +342,7 @@ void Detector::end_wait(int world) {
     if (end - started > rank.expected) expected_now(world);
     if (end - started <= limit(rank.expected, rank.floor)) {
       rank.on_time_peer = rank.peer;
+      rank.on_time_receive = rank.receive;
       rank.on_time_at = end;
       rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
     }

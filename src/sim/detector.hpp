@@ -151,6 +151,7 @@ struct alignas(64) RankActivity {
   bool report_slow_pair = false, slow_pair_reported = false;
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
+  bool on_time_receive = false;   // it received (else sent)
   double on_time_at = -1;         // when it ended
   double on_time_pace = 0;        // expected / actual time (at most 1)
   // Completed receives in its current round and in the round before (this epoch).
