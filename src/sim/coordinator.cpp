@@ -1002,8 +1002,9 @@ private:
   }
 
   // The algorithm's pairs among p members and a search for orders whose pairs cross none of
-  // the link `halves`; nullopt when the order of the members does not matter to the result
-  // or to the pairs (order_avoiding says which).
+  // the link `halves` (read by reference: they must outlive the search); nullopt when the
+  // order of the members does not matter to the result or to the pairs (order_avoiding
+  // says which).
   struct PairSearch {
     RankPairs pairs;
     OrderSearch search;
@@ -1574,7 +1575,12 @@ private:
     const int resume_round = lowest_round(group, judgement.roots);
     const std::vector<int> postponed = postponed_joiners(judgement.roots, resume_round);
     survivors = without(survivors, postponed);
-    if (judgement.order.empty() || !postponed.empty()) survivors = keeping_off_slow_links(std::move(survivors));
+    std::string kept_off;
+    if (judgement.order.empty() || !postponed.empty()) {
+      const std::vector<int> before = survivors;
+      survivors = keeping_off_slow_links(std::move(survivors));
+      if (survivors != before) kept_off = "; the survivors take an order that keeps off the slow links avoided before";
+    }
     auto next = state_.new_group(group.epoch() + 1, survivors);
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = next->epoch();
@@ -1583,7 +1589,7 @@ private:
     for (int world : judgement.roots) event.dropped_hosts.push_back(state_.setup.rank_hosts[static_cast<size_t>(world)]->get_name());
     event.group = survivors;
     event.postponed_ranks = postponed;
-    event.reason = judgement.rule;
+    event.reason = judgement.rule + kept_off;
     state_.record.recoveries.push_back(event);
     state_.membership.rebuild(next);
     deliver(group, judgement.roots, next, resume_round, postponed);
@@ -1665,6 +1671,9 @@ private:
     event.group = members;
     event.reason = again ? fmt::format("rank {} rejoins at round {} (postponed by the rebuild)", world, round)
                          : fmt::format("rank {} came back and rejoins at round {}", world, round);
+    if (!avoided_halves_.empty())
+      event.reason += fmt::format(", at group rank {}, in an order that keeps off the slow links avoided before",
+                                  std::find(members.begin(), members.end(), world) - members.begin());
     event.rule = "join";
     state_.record.recoveries.push_back(event);
     send(world, Verdict{false, next, round, true});
