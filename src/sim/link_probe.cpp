@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "model/route_cache.hpp"
 #include "sim/link_sides.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -51,6 +52,33 @@ std::optional<int> witness(const RouteCache& routes, const std::vector<int>& mem
   for (int world : members)
     if (!on(link.side, world) && !on(other_side, world) && route_crosses(routes, world, end, link.link)) return world;
   return std::nullopt;
+}
+
+std::optional<int> half_witness(const RouteCache& routes, const std::vector<int>& members, int from, int to,
+                                bool out_end) {
+  const std::vector<int> late = routes.route(from, to).links;  // (a copy: other routes are read meanwhile)
+  if (late.empty()) return std::nullopt;
+  const int half = out_end ? late.front() : late.back();
+  for (int world : members) {
+    if (world == from || world == to) continue;
+    const std::vector<int>& route = out_end ? routes.route(from, world).links : routes.route(world, to).links;
+    if (route.empty() || (out_end ? route.front() : route.back()) != half) continue;
+    const bool clear = std::none_of(route.begin(), route.end(), [&](int id) {
+      return id != half && std::find(late.begin(), late.end(), id) != late.end();
+    });
+    if (clear) return world;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<int, int>> next_door(const RouteCache& routes, const std::vector<int>& members, int end, bool into) {
+  std::vector<std::pair<int, int>> found;
+  for (int world : members) {
+    if (world == end) continue;
+    const std::vector<int>& route = into ? routes.route(world, end).links : routes.route(end, world).links;
+    if (route.size() == 1) found.emplace_back(world, route.front());
+  }
+  return found;
 }
 
 ProbeOutcome probe_transfer(sg4::Host* from, sg4::Host* to, double bytes, double expected, double deadline,

@@ -33,6 +33,17 @@ std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>
 std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
                            const std::vector<int>& other_side);
 
+// On a torus no end owns a link (rule 5c): the halves of the late route from `from` to `to`
+// are measured apart instead. The first member (neither end) whose route from `from` leaves
+// by the route's first half (`out_end`), or whose route into `to` enters by its last half,
+// and crosses no other half of the late route.
+std::optional<int> half_witness(const RouteCache& routes, const std::vector<int>& members, int from, int to,
+                                bool out_end);
+
+// The members one link away from `end` (a route of one half), with that half: into `end`
+// (`into`) or out of it.
+std::vector<std::pair<int, int>> next_door(const RouteCache& routes, const std::vector<int>& members, int end, bool into);
+
 struct ProbeOutcome {
   double expected = 0;  // seconds the probe should take (the detector's expectation)
   double took = 0;      // seconds it took, or the deadline if it did not end by then
