@@ -1244,7 +1244,8 @@ private:
     for (auto [peer, way] : next_door(routes, members, a, true))
       if (way != half) ways.emplace_back(peer, a), across.push_back(name(way)), ++of_a;
     for (auto [peer, way] : next_door(routes, members, b, false)) ways.emplace_back(b, peer), across.push_back(name(way));
-    const std::optional<Probed> seconds = run_probes(ways, across, bytes, out);
+    // Up to a dozen probes: of the least size that shows a link's bandwidth.
+    const std::optional<Probed> seconds = run_probes(ways, across, probe_min_bytes, out);
     if (!seconds) return false;
     std::array<int, 2> slow_halves{-1, -1};  // a's, b's: the index of a second slow half
     for (size_t i = 0; i < ways.size(); ++i)
