@@ -30,20 +30,35 @@ void note_span(std::vector<std::pair<double, double>>& spans, double start, doub
 
 }  // namespace
 
+namespace {
+
+// Adds `bytes`, spread evenly over [from, to], to bins first..last of `series` (`last`
+// may be the final bin, which takes whatever lies past it).
+void spread_over(std::vector<double>& series, double width, long first, long last, double from, double to, double bytes) {
+  const long final_bin = static_cast<long>(series.size()) - 1;
+  if (to <= from) {
+    series[static_cast<size_t>(first)] += bytes;
+    return;
+  }
+  const double rate = bytes / (to - from);
+  if (first == last) {  // most messages: [from, to] lies in one bin
+    series[static_cast<size_t>(first)] += rate * (to - from);
+    return;
+  }
+  for (long bin = first; bin <= last; ++bin) {
+    const double lo = std::max(from, static_cast<double>(bin) * width);
+    const double hi = bin == final_bin ? to : std::min(to, static_cast<double>(bin + 1) * width);
+    if (hi > lo) series[static_cast<size_t>(bin)] += rate * (hi - lo);
+  }
+}
+
+}  // namespace
+
 void spread_over_bins(std::vector<double>& series, double width, double from, double to, double bytes) {
   if (series.empty() || width <= 0) return;
   const auto last = static_cast<long>(series.size()) - 1;
   auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t / width)), 0L, last); };
-  if (to <= from) {
-    series[static_cast<size_t>(bin_of(from))] += bytes;
-    return;
-  }
-  const double rate = bytes / (to - from);
-  for (long bin = bin_of(from); bin <= bin_of(to); ++bin) {
-    const double lo = std::max(from, static_cast<double>(bin) * width);
-    const double hi = bin == last ? to : std::min(to, static_cast<double>(bin + 1) * width);
-    if (hi > lo) series[static_cast<size_t>(bin)] += rate * (hi - lo);
-  }
+  spread_over(series, width, bin_of(from), bin_of(to), from, to, bytes);
 }
 
 // Edges are swept in time order, ends before starts at equal times: a message that ends
@@ -131,7 +146,10 @@ LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {
 
 // The series bins double in width until they cover `time`.
 void LinkUsageRecorder::grow_series_to(double time) {
+  if (time < streamed_series_bins * series_width_) return;
   while (time >= streamed_series_bins * std::ldexp(series_unit, series_level_)) ++series_level_;
+  series_width_ = std::ldexp(series_unit, series_level_);
+  per_series_width_ = 1 / series_width_;
 }
 
 // Brings a link's series to the current bin width: each bin is the sum of the 2^k it replaces.
@@ -156,10 +174,14 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
 void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
   const NetworkRoute& route = route_of(message.src, message.dst);
   grow_series_to(message.end);
-  const double width = std::ldexp(series_unit, series_level_);
+  // The width is a power of two: multiplying by its inverse is dividing by it, exactly.
+  const double width = series_width_, per_width = per_series_width_;
+  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
+  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
   // Each message's bytes flow after the route's latency, evenly until it ends (exact for
   // fair-shared flows that start and end together; an estimate otherwise).
   const double from = std::min(message.start + route.latency, message.end);
+  const long first = bin_of(from), last = message.end <= from ? first : bin_of(message.end);
   for (int link : route.links) {
     Traffic& traffic = traffic_of(link);
     traffic.bytes += message.bytes;
@@ -169,7 +191,7 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     traffic.sweep(settled);
     if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
     if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
-    spread_over_bins(traffic.series, width, from, message.end, static_cast<double>(message.bytes));
+    spread_over(traffic.series, width, first, last, from, message.end, static_cast<double>(message.bytes));
   }
 }
 

@@ -93,7 +93,7 @@ private:
     double busy_since = 0, busy_time = 0;
     int peak_flows = 0;
     double peak_at = 0;
-    std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit_
+    std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit
     int series_level = 0;
     std::vector<std::pair<double, double>>* spans = nullptr;  // a watched link's, in spans_
 
@@ -126,8 +126,9 @@ private:
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
   std::vector<int> traffic_of_link_;  // by route cache link id: index into traffic_, -1 before its first message
   LastPairs<const NetworkRoute> last_routes_;  // by host index
-  double series_unit_ = 0;  // width of a bin at level 0 (set by the first message)
   int series_level_ = 0;
+  double series_width_ = 0;  // of a bin at series_level_ (2^level x series_unit), 0 before the first message
+  double per_series_width_ = 0;
 };
 
 // Splits `bytes` evenly over [from, to] into bins of `width` seconds (from 0), adding to
