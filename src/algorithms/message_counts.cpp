@@ -104,4 +104,11 @@ double collective_scratch_elements(const AlgorithmInfo& algorithm, const Collect
   return p * n;
 }
 
+double vectors_held_per_rank(const AlgorithmInfo& algorithm, int p) {
+  CollectiveShape shape;
+  shape.p = p;
+  shape.elems = 1;
+  return collective_scratch_elements(algorithm, shape) / p;
+}
+
 }  // namespace collsim

@@ -29,5 +29,9 @@ double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape
 // on every rank; flat reduce and naive: p-1 at the root), one vector's worth otherwise
 // (scratch for the incoming chunk, a copy for alltoall).
 double collective_scratch_elements(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
+// Whole vectors the run holds per rank besides the ranks' own, on average
+// (collective_scratch_elements of one element, over p): 1 for most, p - 1 for the direct
+// allreduce. For plan_payload's budget.
+double vectors_held_per_rank(const AlgorithmInfo& algorithm, int p);
 
 }  // namespace collsim

@@ -24,7 +24,12 @@ constexpr uint64_t carried_budget_elements = uint64_t{1} << 22;
 // Carries everything when it fits the budget; otherwise a multiple of p x channels
 // elements, so that every ring chunk stands for exactly logical_bytes / p (with k channels,
 // logical_bytes / (kp): every channel's slice and chunk equal).
+//
+// `vectors_held`: whole vectors a rank holds at once beside its own (the direct allreduce
+// receives one from every peer and sends its own to each: p - 1). Above 1 the budget is
+// shared among them, or 64 ranks of the direct allreduce would hold 2 GiB; such an
+// algorithm sends whole vectors, not chunks, so it may carry fewer than p elements.
 Payload plan_payload(double logical_bytes, Dtype dtype, int p, std::optional<uint64_t> carried_elements,
-                     int channels = 1);
+                     int channels = 1, double vectors_held = 1);
 
 }  // namespace collsim

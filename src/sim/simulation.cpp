@@ -15,6 +15,8 @@
 #include <tuple>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/message_counts.hpp"
+#include "algorithms/registry.hpp"
 #include "comm/comm_group.hpp"
 #include "platform/platform.hpp"
 #include "model/contention.hpp"
@@ -441,6 +443,18 @@ std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario&
   return options;
 }
 
+namespace {
+
+// Whole vectors a rank of the scenario's algorithm holds at once (plan_payload shares the
+// carried budget among them); auto and sharded training plan for one.
+double vectors_held(const Scenario& scenario, int p) {
+  const CollectiveSpec& collective = scenario.collective;
+  if (collective.algorithm == "auto" || scenario.training.sharding != Sharding::none) return 1;
+  return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
+}
+
+}  // namespace
+
 // The process's one SimGrid engine (SimGrid allows one per process: every simulation
 // runs in a process of its own), with the scenario's options set before it runs. Refuses
 // a run beyond the stated limits before building anything.
@@ -456,7 +470,8 @@ sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, 
   {
     const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
     const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
-                                         scenario.collective.carried_elements, scenario.collective.channels);
+                                         scenario.collective.carried_elements, scenario.collective.channels,
+                                         vectors_held(scenario, ranks));
     std::vector<size_t> buckets;
     for (const BucketSlice& slice : plan_bucket_slices(scenario, planned)) buckets.push_back(slice.count);
     check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned), buckets);
@@ -511,7 +526,8 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (!automatic)
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
-                                scenario.collective.carried_elements, scenario.collective.channels);
+                                scenario.collective.carried_elements, scenario.collective.channels,
+                                vectors_held(scenario, p));
   note_payload(scenario, result);
 
   const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);

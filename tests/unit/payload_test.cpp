@@ -42,3 +42,19 @@ TEST_CASE("the largest size at the largest p does not overflow the budget arithm
   CHECK(p.carried_elems == 1'000'000);
   CHECK(p.logical_elems == (uint64_t{1} << 48));
 }
+
+TEST_CASE("an algorithm that holds a vector from every peer shares the budget among them") {
+  // the direct allreduce at p = 256 holds 255 vectors per rank: 2^22 / 256 / 255 = 64 elements
+  const Payload direct = plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt, 1, 255);
+  CHECK(direct.carried_elems == 64);
+  CHECK(direct.carried_elems * 256 * 255 <= carried_budget_elements);
+  CHECK(direct.bytes_per_elem * 64 == 1073741824.0);  // the whole vector still stands for 1 GiB
+  // a small vector that fits the shared budget is carried whole: 2^22 / 64 / 63 = 1040
+  CHECK(plan_payload(4000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 1000);
+  CHECK(plan_payload(8000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 1040);
+  // p = 4096: fewer elements than ranks is fine (no chunks), but never none
+  CHECK(plan_payload(1073741824.0, Dtype::float32, 4096, std::nullopt, 1, 4095).carried_elems == 1);
+  // one vector held: the plan of before
+  CHECK(plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt, 1, 1).carried_elems ==
+        plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt).carried_elems);
+}
