@@ -42,15 +42,21 @@ struct PendingTransfer {
   // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
   // may have taken it just before (the sender's view still says STARTED until a wait).
   ~PendingTransfer() {
-    if (cancel && activity && activity->get_state() == sg4::Activity::State::STARTED) {
+    const auto state = cancel && activity ? activity->get_state() : sg4::Activity::State::INITED;
+    if (state == sg4::Activity::State::STARTED) {
       // One that moved bytes was on its route, and a fault there touched it all the same
       // (both ends cancel and say so).
       const bool moved = activity->get_remaining() < bytes;
       activity->cancel();
-      if (log != nullptr && moved)
-        log->abandoned(is_receive ? peer_world : world, is_receive ? world : peer_world, posted, sg4::Engine::get_clock());
+      if (moved) tell_abandoned();
+    } else if (state == sg4::Activity::State::FAILED) {
+      tell_abandoned();  // broken on its route (a link went down), or started on a route that was down
     }
     if (watch != nullptr) watch->finished(world, peer_world, is_receive);
+  }
+  void tell_abandoned() const {
+    if (log != nullptr)
+      log->abandoned(is_receive ? peer_world : world, is_receive ? world : peer_world, posted, sg4::Engine::get_clock());
   }
   bool cancel = false;
   MessageLog* log = nullptr;  // under recovery: told of the transfer if it is abandoned

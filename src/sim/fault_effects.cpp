@@ -21,12 +21,19 @@ bool crossed_between(const LinkUsageRecord& link, double from, double to) {
                      [&](const auto& span) { return span.first < to && span.second > from; });
 }
 
+// A transfer a link-down broke ends when the link went down: on it at `from` counts.
+bool on_it_from(const LinkUsageRecord& link, double from, double to) {
+  return std::any_of(link.spans.begin(), link.spans.end(),
+                     [&](const auto& span) { return span.first < to && span.second >= from; });
+}
+
 }  // namespace
 
-std::vector<const simgrid::s4u::Link*> slowed_links(const std::vector<ResolvedFault>& faults) {
+std::vector<const simgrid::s4u::Link*> faulty_links(const std::vector<ResolvedFault>& faults) {
   std::vector<const simgrid::s4u::Link*> links;
   for (const ResolvedFault& fault : faults)
-    if (fault.spec.kind == FaultKind::slow_link) links.insert(links.end(), fault.links.begin(), fault.links.end());
+    if (fault.spec.kind == FaultKind::slow_link || fault.spec.kind == FaultKind::link_down)
+      links.insert(links.end(), fault.links.begin(), fault.links.end());
   return links;
 }
 
@@ -36,12 +43,17 @@ void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage,
   for (const LinkUsageRecord& link : usage.links) by_name.emplace(link.name, &link);
   for (FaultEvent& fault : faults) {
     if (fault.action != "applied") continue;
-    if (fault.kind == "slow-link") {
+    if (fault.kind == "slow-link" || fault.kind == "link-down") {
       const double until = undone_at(faults, fault, end);
-      fault.touched = std::any_of(fault.links.begin(), fault.links.end(), [&](const std::string& name) {
-        const auto link = by_name.find(name);
-        return link != by_name.end() && crossed_between(*link->second, fault.time, until);
-      });
+      const bool down = fault.kind == "link-down";
+      // A link-down that cut members off from the coordinator mattered, transfers or not.
+      fault.touched = (down && !fault.cut_off.empty()) ||
+                      std::any_of(fault.links.begin(), fault.links.end(), [&](const std::string& name) {
+                        const auto link = by_name.find(name);
+                        if (link == by_name.end()) return false;
+                        return down ? on_it_from(*link->second, fault.time, until)
+                                    : crossed_between(*link->second, fault.time, until);
+                      });
     } else if (fault.kind == "slow-host") {
       fault.touched = std::any_of(fault.ranks.begin(), fault.ranks.end(), [&](int rank) {
         return static_cast<size_t>(rank) < slowed_work.size() && slowed_work[static_cast<size_t>(rank)] != 0;

@@ -581,7 +581,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [shared_state, r] { run_worker(*shared_state, r); });
   LinkUsageRecorder link_usage;
   link_usage.start(std::dynamic_pointer_cast<const RouteCache>(model.network), state.record.messages);
-  link_usage.watch(slowed_links(faults));
+  link_usage.watch(faulty_links(faults));
   state.record.messages.set_limit(options.kept_messages);
   engine.run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);

@@ -833,9 +833,9 @@ class FaultsDuringRecovery(unittest.TestCase):
 
 class FaultsThatTouchNothing(unittest.TestCase):
     """recovery_quality.culprits are the struck ranks whose fault mattered: a slow-link
-    fault that ends before any transfer starts, or a slow-host fault on a host that computes
-    nothing, touches nothing, and its rank is `untouched`, neither a culprit nor a culprit
-    kept. The timing is the scenario's: every rank computes 20 ms before it sends anything,
+    fault that ends before any transfer starts, a link-down on a NIC no transfer uses, or a
+    slow-host fault on a host that computes nothing, touches nothing, and its rank is
+    `untouched`, neither a culprit nor a culprit kept. The timing is the scenario's: every rank computes 20 ms before it sends anything,
     so a link slowed from 5 to 7 ms carries no transfer while slow."""
 
     def quality(self, topology, p, algorithm, fault, compute="20ms"):
@@ -869,6 +869,24 @@ class FaultsThatTouchNothing(unittest.TestCase):
         quality, applied = self.quality("star:8", 8, "ring", fault, compute="1ms")
         self.assertEqual([f["touched"] for f in applied], [True])
         self.assertEqual((quality["culprits"], quality["untouched"]), ([5], []))
+
+    def test_a_link_down_that_no_transfer_uses_makes_no_culprit(self):
+        # rail:8:8, ring: ranks 0-7 share node 0 and talk over NVLink; the ring leaves the node
+        # only from rank 7 to rank 8, so rank 1's NIC carries nothing and rank 7's everything
+        # that leaves node 0. Down for good or for 2 ms, from round 1 on.
+        for duration in (None, "2ms"):
+            with self.subTest(duration=duration):
+                fault = {"kind": "link-down", "rank": 1, "at_round": 1}
+                if duration:
+                    fault["duration"] = duration
+                quality, applied = self.quality("rail:8:8", 64, "ring", fault, compute="1ms")
+                self.assertEqual([f["touched"] for f in applied], [False])
+                self.assertEqual((quality["culprits"], quality["culprits_kept"], quality["untouched"]), ([], [], [1]))
+                self.assertEqual(quality["dropped"], [])
+                fault["rank"] = 7
+                quality, applied = self.quality("rail:8:8", 64, "ring", fault, compute="1ms")
+                self.assertEqual([f["touched"] for f in applied], [True])
+                self.assertEqual((quality["culprits"], quality["untouched"], quality["healthy_dropped"]), ([7], [], []))
 
 
 class PairSettledByProbes(unittest.TestCase):
