@@ -104,6 +104,21 @@ struct Judgement {
   std::vector<int> ambiguous;      // candidates the evidence cannot separate
   std::string rule;
   std::vector<std::string> evidence;
+  // "X waits on Y since T": every waiting member's, formatted only if the judgement is
+  // recorded (evidence_lines). A healthy run's checks judge often and record nothing, and
+  // at p = 256 formatting them was most of the coordinator's time. Empty in `evidence` until then.
+  struct WaitLine {
+    size_t at;
+    int world, peer;
+    double since;
+  };
+  std::vector<WaitLine> wait_lines;
+  std::vector<std::string> evidence_lines() const {
+    std::vector<std::string> lines = evidence;
+    for (const WaitLine& line : wait_lines)
+      lines[line.at] = fmt::format("{} waits on {} since {:.9g}", line.world, line.peer, line.since);
+    return lines;
+  }
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
   bool compute_bound = false;      // the roots are late computing, not transferring
@@ -122,6 +137,7 @@ public:
       : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
     const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
     if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
+    for (const FaultSpec& fault : state.setup.scenario->faults) links_may_go_down_ |= fault.kind == FaultKind::link_down;
     // (run never returns: the coordinator outlives every worker)
     detector_.set_resend_patience([this] { return link_patience(); });
   }
@@ -279,7 +295,7 @@ private:
         dead.insert(world);
         continue;
       }
-      if (host == state_.setup.control_host) continue;
+      if (host == state_.setup.control_host || !links_may_go_down_) continue;
       for (const sg4::Link* link : down_links(world)) {
         auto it = std::find_if(far.begin(), far.end(), [&](const auto& entry) { return entry.first == link; });
         if (it == far.end()) it = far.insert(far.end(), {link, {}});
@@ -594,7 +610,8 @@ private:
         const double deadline = detector_.wait_limit(world, expected);
         if (started < 0) {
           ++waits.waited_on[rank.peer];
-          out.evidence.push_back(fmt::format("{} waits on {} since {:.9g}", world, rank.peer, rank.since));
+          out.wait_lines.push_back({out.evidence.size(), world, rank.peer, rank.since});
+          out.evidence.emplace_back();
         } else if (now >= started + deadline) {
           waits.late.emplace_back(world, rank.peer);
           waits.late_since.push_back(started + expected);
@@ -1444,7 +1461,7 @@ private:
     event.fault_time = fault_time(judgement, event.detected);
     event.rebuilt = now;
     event.rule = judgement.rule;
-    event.evidence = judgement.evidence;
+    event.evidence = judgement.evidence_lines();
     event.prediction_keep = prediction_.first;
     event.prediction_drop = prediction_.second;
     // Layered training: the earliest bucket a member was reducing is the one redone first.
@@ -1779,6 +1796,9 @@ private:
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
   int control_rank_ = -1;                                  // a worker on the control host, if any
+  // Whether the scenario has a link-down fault: without one no link is ever off, and
+  // nobody is cut off by a link (the check reads every member's route to the control host).
+  bool links_may_go_down_ = false;
   std::vector<std::pair<bool, std::vector<const sg4::Link*>>> heartbeat_routes_;  // by world rank: read, links
   std::vector<const sg4::Link*> own_links_;                // the control host's links found down
 };

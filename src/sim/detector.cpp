@@ -252,16 +252,50 @@ double Detector::suspect(int world) {
   const double started = transfer_start(world);
   // A transfer that started late has its whole deadline from its start.
   if (started >= 0 && now < started + deadline) return started + deadline - now + check_margin_;
+  // A peer that has not posted its side is behind: that is no sign of this route's, and
+  // the group's floor applies (a route's own, a few of its latencies, is passed all the
+  // time by ranks of a healthy ring at p = 256 waiting on a neighbour a step behind, and
+  // each report makes the coordinator read every member's wait: 14x the wall time of
+  // `none` on nodes:32:8). Its transfer, once started, has its own deadline again.
+  if (started < 0 && now < rank.since + limit(rank.expected)) return rank.since + limit(rank.expected) - now + check_margin_;
+  // Later and later: a long wait on a peer busy elsewhere (a tree's leaf waiting for the
+  // broadcast) reports a handful of times, not once per deadline.
+  const double later = deadline * static_cast<double>(1 << std::min(++rank.checks, 20)) + check_margin_;
+  const RankActivity& peer = activity(rank.peer);
+  const bool peer_computes = peer.doing == RankActivity::Doing::computing;
+  const double peer_deadline = peer_computes ? peer.since + limit(peer.expected_compute) : 0;
+  // Before any fault no member can be gone, cut off or slowed: a wait on a peer that has
+  // not posted its side tells the coordinator nothing while the end of its chain speaks for
+  // it (watched_until), and is not reported. Once a fault has struck, every wait past its
+  // deadline is (each report is a window of evidence the rules may need).
+  if (started < 0 && !fault_struck_) {
+    const double watched = watched_until(world);
+    if (watched > now) return std::min(later, watched - now + check_margin_);
+  }
   wake(Report{Report::Kind::suspicion, world, rank.peer, rank.since});
   // A peer still computing is checked again when its computation passes its deadline.
-  const RankActivity& peer = activity(rank.peer);
-  if (started < 0 && peer.doing == RankActivity::Doing::computing) {
-    const double peer_deadline = peer.since + limit(peer.expected_compute);
-    if (peer_deadline > now) return peer_deadline - now + check_margin_;
+  if (started < 0 && peer_computes && peer_deadline > now) return peer_deadline - now + check_margin_;
+  return later;
+}
+
+// Until when the peers `world` waits on, one after the other while none has posted its
+// side, lead to a rank whose state speaks for the chain: one waiting on a transfer under
+// way (its own deadline watches it: for ever, as far as this wait goes), or one computing
+// within its deadline (until it passes). Until then a report from `world` would tell the
+// coordinator nothing, and each made it read every member's wait (a fault-free double
+// binary tree at p = 256: 146,800 reports in 4 rounds, 8x the wall time of `none`). A
+// chain that ends in a rank idle or failed, or that loops: -1, reported. (A rank killed
+// or cut off may still look busy here: hence only before the first fault.)
+double Detector::watched_until(int world) const {
+  int at = activity(world).peer;
+  for (size_t hops = 0; hops < ranks_.size() && at >= 0 && at != world; ++hops) {
+    const RankActivity& rank = activity(at);
+    if (rank.doing == RankActivity::Doing::computing) return rank.since + limit(rank.expected_compute);
+    if (rank.doing != RankActivity::Doing::waiting) return -1;
+    if (transfer_start(at) >= 0) return std::numeric_limits<double>::infinity();
+    at = rank.peer;
   }
-  // Otherwise later and later: a long wait on a peer busy elsewhere (a tree's leaf waiting
-  // for the broadcast) reports a handful of times, not once per deadline.
-  return deadline * static_cast<double>(1 << std::min(++rank.checks, 20)) + check_margin_;
+  return -1;
 }
 
 sg4::Comm* Detector::listen(int world) { return verdict_channel(world).get(); }

@@ -174,6 +174,9 @@ public:
   double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity, const char* phase,
                     int step) override;
   double suspect(int world) override;
+  // A fault of the scenario was applied (sim/faults.cpp): from now on every wait past its
+  // deadline is reported (suspect).
+  void fault_struck() { fault_struck_ = true; }
   simgrid::s4u::Comm* listen(int world) override;
   void end_wait(int world) override;
 
@@ -300,6 +303,7 @@ private:
   }
   Route& find_route(int src, int dst);
   double floor_of(const Route& path) const;
+  double watched_until(int world) const;
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
   // By route cache link id: its nominal bandwidth, and the transfers under way across it,
@@ -335,6 +339,7 @@ private:
   std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
+  bool fault_struck_ = false;  // fault_struck()
   double check_margin_ = 0;  // how long after its deadline a wait is checked (see the constructor)
 };
 

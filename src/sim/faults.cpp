@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "sim/detector.hpp"
 #include "sim/link_sides.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
@@ -160,6 +161,7 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
+  if (state.detector) state.detector->fault_struck();
   switch (fault.spec.kind) {
     case FaultKind::slow_link: {
       const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
