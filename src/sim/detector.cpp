@@ -255,9 +255,10 @@ double Detector::suspect(int world) {
   // A peer that has not posted its side is behind: that is no sign of this route's, and
   // the group's floor applies (a route's own, a few of its latencies, is passed all the
   // time by ranks of a healthy ring at p = 256 waiting on a neighbour a step behind, and
-  // each report makes the coordinator read every member's wait: 14x the wall time of
+  // each report makes the coordinator read every member's wait: 12x the CPU time of
   // `none` on nodes:32:8). Its transfer, once started, has its own deadline again.
-  if (started < 0 && now < rank.since + limit(rank.expected)) return rank.since + limit(rank.expected) - now + check_margin_;
+  if (const double behind = rank.since + limit(rank.expected); started < 0 && now < behind)
+    return behind - now + check_margin_;
   // Later and later: a long wait on a peer busy elsewhere (a tree's leaf waiting for the
   // broadcast) reports a handful of times, not once per deadline.
   const double later = deadline * static_cast<double>(1 << std::min(++rank.checks, 20)) + check_margin_;
