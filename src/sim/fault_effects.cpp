@@ -16,15 +16,12 @@ double undone_at(const std::vector<FaultEvent>& faults, const FaultEvent& applie
   return end;
 }
 
-bool crossed_between(const LinkUsageRecord& link, double from, double to) {
-  return std::any_of(link.spans.begin(), link.spans.end(),
-                     [&](const auto& span) { return span.first < to && span.second > from; });
-}
-
-// A transfer a link-down broke ends when the link went down: on it at `from` counts.
-bool on_it_from(const LinkUsageRecord& link, double from, double to) {
-  return std::any_of(link.spans.begin(), link.spans.end(),
-                     [&](const auto& span) { return span.first < to && span.second >= from; });
+// Whether a transfer was on `link` between `from` and `to`; `ending_at_from` counts one
+// that ended at `from` (a transfer a link-down broke ends when the link went down).
+bool crossed_between(const LinkUsageRecord& link, double from, double to, bool ending_at_from = false) {
+  return std::any_of(link.spans.begin(), link.spans.end(), [&](const auto& span) {
+    return span.first < to && (span.second > from || (ending_at_from && span.second == from));
+  });
 }
 
 }  // namespace
@@ -50,9 +47,7 @@ void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage,
       fault.touched = (down && !fault.cut_off.empty()) ||
                       std::any_of(fault.links.begin(), fault.links.end(), [&](const std::string& name) {
                         const auto link = by_name.find(name);
-                        if (link == by_name.end()) return false;
-                        return down ? on_it_from(*link->second, fault.time, until)
-                                    : crossed_between(*link->second, fault.time, until);
+                        return link != by_name.end() && crossed_between(*link->second, fault.time, until, down);
                       });
     } else if (fault.kind == "slow-host") {
       fault.touched = std::any_of(fault.ranks.begin(), fault.ranks.end(), [&](int rank) {
