@@ -245,9 +245,16 @@ private:
         // (a link that others' routes cross, where no rank to drop is right): the coordinator
         // waits for it as for its own, and if it comes back the same group redoes the
         // collective (rule 1c); otherwise the run stops, saying which link.
+        // First, an order of the same members whose pairs cross no link that is down (rule
+        // 1d); then, when no order does, the wait for the link.
         std::string down = links_down_between(judgement.ambiguous);
-        if (await_links(links_between(judgement.ambiguous))) judgement = judge(true);
-        else if (!down.empty()) down += fmt::format("; it stayed down for {:.9g} s", link_patience());
+        if (!down.empty() && regroup_around_down_links(judgement)) {
+          // rebuilt below, in the new order
+        } else if (await_links(links_between(judgement.ambiguous))) {
+          judgement = judge(true);
+        } else if (!down.empty()) {
+          down += fmt::format("; it stayed down for {:.9g} s", link_patience());
+        }
         if (judgement.roots.empty() && !judgement.redo) {  // (a rank may have died meanwhile: dropped below)
           stop_run(judgement, state_.membership.current().members(),
                    fmt::format("a transfer failed and the evidence cannot tell between ranks {}{}",
@@ -373,19 +380,26 @@ private:
   }
 
   // `end`'s own link on its route to and from `other`, when it is down and is not also the
-  // own link of `other` or of a member already dead or cut off (a torus link between
-  // neighbours is both ends': either explains it down); nullptr otherwise.
+  // own link of `other`, of a member already dead or cut off, or of a rank that has left
+  // the group (a torus link between neighbours is both ends': either explains it down;
+  // rank 20's NIC on torus:4x4x4 is its link to 21, and once 20 was dropped, cut off,
+  // 21 was dropped too, healthy, for a transfer broken on it); nullptr otherwise.
   const sg4::Link* own_link_down(int end, int other, const std::set<int>& dead) const {
     const RouteCache& routes = routes_of(state_.setup.model);
     const std::array<int, 2> mine = end_links(end, other);
     if (mine[0] < 0 || mine[1] < 0) return nullptr;
+    const std::vector<int>& members = state_.membership.current().members();
     auto also_theirs = [&](int id) {
       auto shares = [&](int them) {
         for (int theirs : end_links(them, end))
           if (theirs >= 0 && physical(theirs) == physical(id)) return true;
         return false;
       };
-      return shares(other) || std::any_of(dead.begin(), dead.end(), shares);
+      if (shares(other) || std::any_of(dead.begin(), dead.end(), shares)) return true;
+      for (int world = 0; world < state_.setup.world_size(); ++world)
+        if (world != end && std::find(members.begin(), members.end(), world) == members.end() && shares(world))
+          return true;
+      return false;
     };
     for (int id : mine)
       if (!routes.simgrid_link(id)->is_on() && !also_theirs(id)) return routes.simgrid_link(id);
@@ -920,6 +934,43 @@ private:
     }
     avoided_halves_ = std::move(avoided);
     out.redo = out.certain = true;
+    return true;
+  }
+
+  // 1d. A transfer broke between two members that both answer, on a link down that neither
+  //     owns (on a torus, a link that carries other ranks' routes; SimGrid's routes are
+  //     static): no rank to drop is right. The same members regroup in an order whose
+  //     pairs cross no link half that is down (the route cache's, read so far: the group's
+  //     routes), and that order is kept through later drops and joins, like one around a
+  //     slow link. Unlike a slow link's there is nothing to price: the collective cannot
+  //     finish across the link. False when no order avoids them (direct: every order has
+  //     the same pairs), or the halves were sought before.
+  bool regroup_around_down_links(Judgement& out) {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    std::vector<int> avoided = avoided_halves_;
+    std::vector<std::string> names;
+    bool added = false;
+    for (size_t id = 0; id < routes.links(); ++id) {
+      const sg4::Link* link = routes.simgrid_link(static_cast<int>(id));
+      if (link->is_on()) continue;
+      const int half = static_cast<int>(id);
+      if (std::find(avoided.begin(), avoided.end(), half) == avoided.end()) avoided.push_back(half);
+      names.emplace_back(link->get_name());
+      if (std::find(sought_halves_.begin(), sought_halves_.end(), half) != sought_halves_.end()) continue;
+      sought_halves_.push_back(half);
+      added = true;
+    }
+    if (!added) return false;
+    std::vector<int> order = order_avoiding(avoided);
+    if (order.empty()) return false;
+    avoided_halves_ = std::move(avoided);
+    out.order = std::move(order);
+    out.redo = out.certain = true;
+    out.ambiguous.clear();
+    out.rule = fmt::format("a transfer broke between members that both answer, on link{} {}, down and owned by "
+                           "neither; the same members regroup {}, where the algorithm's pairs avoid {}",
+                           names.size() > 1 ? "s" : "", fmt::join(names, ", "), new_order(out.order),
+                           names.size() > 1 ? "them" : "it");
     return true;
   }
 

@@ -35,7 +35,7 @@ std::vector<const simgrid::s4u::Link*> faulty_links(const std::vector<ResolvedFa
 }
 
 void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage, const std::vector<char>& slowed_work,
-                        double end) {
+                        const std::vector<int>& dropped, double end) {
   std::unordered_map<std::string, const LinkUsageRecord*> by_name;
   for (const LinkUsageRecord& link : usage.links) by_name.emplace(link.name, &link);
   for (FaultEvent& fault : faults) {
@@ -43,8 +43,14 @@ void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage,
     if (fault.kind == "slow-link" || fault.kind == "link-down") {
       const double until = undone_at(faults, fault, end);
       const bool down = fault.kind == "link-down";
-      // A link-down that cut members off from the coordinator mattered, transfers or not.
-      fault.touched = (down && !fault.cut_off.empty()) ||
+      // A link-down that cut members off from the coordinator mattered when one of them was
+      // dropped, transfers or not. One that no transfer crossed and no verdict needed did
+      // not (a torus link whose half the ring never takes, on the way to rank 100 at
+      // p = 256: the run as fast as without it, and rank 100 was a "culprit kept").
+      const bool cut_off_dropped = std::any_of(fault.cut_off.begin(), fault.cut_off.end(), [&](int rank) {
+        return std::find(dropped.begin(), dropped.end(), rank) != dropped.end();
+      });
+      fault.touched = (down && cut_off_dropped) ||
                       std::any_of(fault.links.begin(), fault.links.end(), [&](const std::string& name) {
                         const auto link = by_name.find(name);
                         return link != by_name.end() && crossed_between(*link->second, fault.time, until, down);

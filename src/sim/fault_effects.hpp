@@ -24,9 +24,10 @@ std::vector<const simgrid::s4u::Link*> faulty_links(const std::vector<ResolvedFa
 // Sets `touched` on every applied fault: a slow-link one when a message was on one of its
 // links between the fault and its undoing (or `end`); a link-down one when a transfer was
 // on one of its links when it went down or tried to cross it while down (a broken transfer
-// is abandoned, and its span ends when it broke), or when it cut members off; a slow-host one when a struck rank
-// computed while slowed (`slowed_work`, by world rank). Preemptions keep true.
+// is abandoned, and its span ends when it broke), or when it cut off members of whom one was
+// `dropped`; a slow-host one when a struck rank computed while slowed (`slowed_work`, by
+// world rank). Preemptions keep true.
 void note_fault_effects(std::vector<FaultEvent>& faults, const LinkUsage& usage, const std::vector<char>& slowed_work,
-                        double end);
+                        const std::vector<int>& dropped, double end);
 
 }  // namespace collsim

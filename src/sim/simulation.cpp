@@ -587,7 +587,10 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   if (state.record.failure) std::rethrow_exception(state.record.failure);
   collect_results(state, result);
   result.link_usage = link_usage.finish(result.messages, result.simulated_time);
-  note_fault_effects(result.faults, result.link_usage, state.record.slowed_work, result.simulated_time);
+  std::vector<int> dropped;
+  for (const auto& recovery : result.recoveries)
+    dropped.insert(dropped.end(), recovery.dropped_ranks.begin(), recovery.dropped_ranks.end());
+  note_fault_effects(result.faults, result.link_usage, state.record.slowed_work, dropped, result.simulated_time);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;
 }

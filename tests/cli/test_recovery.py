@@ -434,13 +434,13 @@ class GivingUp(unittest.TestCase):
     """When recovery gives up, the trace says so: the last recovery[] entry is `stopped`,
     with the reason of summary.stalled, the evidence, and who was left."""
 
-    def run_document(self, document):
+    def run_document(self, document, status=1):
         with tempfile.TemporaryDirectory() as folder:
             path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
             done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], cwd=REPO,
                                   capture_output=True, text=True, timeout=120)
-            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertEqual(done.returncode, status, done.stderr)
             return json.loads(trace.read_text()), done.stderr
 
     def assert_stopped(self, trace, stderr, left):
@@ -501,18 +501,42 @@ class GivingUp(unittest.TestCase):
         # Well under the link's 10 s: two rounds of 20 ms of computation and a short ring.
         self.assertLess(trace["summary"]["simulated_time"], 2 * (0.020 + 0.001) + 0.001)
 
-    def test_a_broken_transfer_nobody_can_be_blamed_for_stops_with_a_trace_entry(self):
+    def test_a_ring_regroups_around_a_link_down_between_live_ranks(self):
         # The torus link between ranks 2 and 3 goes down for good: both ends are alive and
-        # reach the coordinator, and their ring transfer breaks.
+        # reach the coordinator, and their ring transfer breaks. The run stopped; the ring's
+        # pairs can keep off the link, so the same eight now regroup in an order whose
+        # neighbours' routes cross neither half (rule 1d) and finish, nobody dropped.
         document = {"workers": 8, "topology": "torus:4x2", "collective": {"algorithm": "ring", "size": "1MiB"},
                     "training": {"rounds": 3, "compute": "1ms", "model": "linear-regression"},
                     "faults": [{"kind": "link-down", "link": "torus_link_from_2_to_3", "at": "1.1ms"}],
                     "recovery": {"policy": "rebuild"}}
+        trace, stderr = self.run_document(document, status=0)
+        self.assertEqual(stderr, "")
+        self.assertEqual(trace["summary"]["rounds_completed"], 3)
+        self.assertEqual(trace["summary"]["recovery_quality"]["dropped"], [])
+        self.assertTrue(trace["summary"]["models_identical"])
+        regroup = [e for e in trace["recovery"] if "regroup" in e["reason"]]
+        self.assertEqual(len(regroup), 1)
+        self.assertIn("torus_link_from_2_to_3", regroup[0]["reason"])
+        order = regroup[0]["group"]
+        self.assertEqual(sorted(order), list(range(8)))
+        # No ring neighbours are 2 and 3 (the link's only users on a 4x2 torus: x first).
+        for i in range(8):
+            self.assertNotEqual({order[i], order[(i + 1) % 8]}, {2, 3})
+
+    def test_a_broken_transfer_nobody_can_be_blamed_for_stops_with_a_trace_entry(self):
+        # torus:4x4x4, rank 35's NIC down for good: 35 is cut off and dropped; its link from
+        # host 19 carries others' routes (16 -> 51), both ends alive. direct pairs every
+        # member with every other, so no order keeps off the link: the run stops.
+        document = {"workers": 64, "topology": "torus:4x4x4", "collective": {"algorithm": "direct", "size": "1MiB"},
+                    "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"},
+                    "faults": [{"kind": "link-down", "rank": 35, "at_round": 1}],
+                    "recovery": {"policy": "rebuild"}}
         trace, stderr = self.run_document(document)
-        stop = self.assert_stopped(trace, stderr, list(range(8)))
+        stop = self.assert_stopped(trace, stderr, [r for r in range(64) if r != 35])
         self.assertIn("a transfer failed and the evidence cannot tell between ranks", stop["reason"])
-        self.assertTrue({2, 3} <= set(stop["undecided_ranks"]))
-        self.assertEqual(stop["fault_time"], 0.0011)
+        self.assertIn("torus_link_from_19_to_35_UP, which is down", stop["reason"])
+        self.assertIn(51, stop["undecided_ranks"])
         self.assertTrue(any("lost its transfer" in line for line in stop["evidence"]))
 
 
