@@ -380,30 +380,50 @@ private:
   }
 
   // `end`'s own link on its route to and from `other`, when it is down and is not also the
-  // own link of `other`, of a member already dead or cut off, or of a rank that has left
-  // the group (a torus link between neighbours is both ends': either explains it down;
-  // rank 20's NIC on torus:4x4x4 is its link to 21, and once 20 was dropped, cut off,
-  // 21 was dropped too, healthy, for a transfer broken on it); nullptr otherwise.
+  // own link of `other` or of a member already dead or cut off (a torus link between
+  // neighbours is both ends': either explains it down); nullptr otherwise. A link that is
+  // also the own link of a rank that has left the group is `end`'s only when another of
+  // `end`'s own links is down too: a NIC fault takes down a way out of its rank and a way
+  // in (as rule 5c reads a slow NIC). Rank 20's NIC on torus:4x4x4 is its link to 21 and
+  // the link in from 4: once 20 was dropped (cut off), 21 was dropped too, healthy, for a
+  // transfer broken on the link from 20; rank 1's NIC, its link to 2 and one in, is still
+  // rank 1's once 2 is cut off.
   const sg4::Link* own_link_down(int end, int other, const std::set<int>& dead) const {
     const RouteCache& routes = routes_of(state_.setup.model);
     const std::array<int, 2> mine = end_links(end, other);
     if (mine[0] < 0 || mine[1] < 0) return nullptr;
     const std::vector<int>& members = state_.membership.current().members();
-    auto also_theirs = [&](int id) {
-      auto shares = [&](int them) {
-        for (int theirs : end_links(them, end))
-          if (theirs >= 0 && physical(theirs) == physical(id)) return true;
-        return false;
-      };
-      if (shares(other) || std::any_of(dead.begin(), dead.end(), shares)) return true;
+    auto shares = [&](int them, int id) {
+      for (int theirs : end_links(them, end))
+        if (theirs >= 0 && physical(theirs) == physical(id)) return true;
+      return false;
+    };
+    auto departed_shares = [&](int id) {
       for (int world = 0; world < state_.setup.world_size(); ++world)
-        if (world != end && std::find(members.begin(), members.end(), world) == members.end() && shares(world))
+        if (world != end && std::find(members.begin(), members.end(), world) == members.end() && shares(world, id))
           return true;
       return false;
+    };
+    auto also_theirs = [&](int id) {
+      if (shares(other, id) || std::any_of(dead.begin(), dead.end(), [&](int them) { return shares(them, id); }))
+        return true;
+      return departed_shares(id) && !other_own_link_down(end, id);
     };
     for (int id : mine)
       if (!routes.simgrid_link(id)->is_on() && !also_theirs(id)) return routes.simgrid_link(id);
     return nullptr;
+  }
+
+  // Whether one of `end`'s own links (to or from any rank), other than the physical link
+  // of `id`, is down.
+  bool other_own_link_down(int end, int id) const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    for (int world = 0; world < state_.setup.world_size(); ++world) {
+      if (world == end) continue;
+      for (int half : end_links(end, world))
+        if (half >= 0 && physical(half) != physical(id) && !routes.simgrid_link(half)->is_on()) return true;
+    }
+    return false;
   }
 
   // Whether every link between `a` and `b`, both ways, is up.
