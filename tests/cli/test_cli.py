@@ -564,3 +564,25 @@ class BadInput(CliTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BenchmarkInput(unittest.TestCase):
+    """tools/benchmark refuses what it cannot run in one line before running anything
+    (it once died in a Python traceback on --sizes abc, and ran the bare ring on a
+    malformed platform for --sizes -4)."""
+
+    def test_each_bad_option_gets_one_line_and_status_2(self):
+        cases = [(["--recovery", "--recovery-ranks", "12"], "--recovery-ranks: 12 is not allowed; a multiple of 8"),
+                 (["--sizes", "abc"], "--sizes: 'abc' is not allowed; numbers of ranks, an integer >= 2"),
+                 (["--sizes", "64,-4"], "--sizes: -4 is not allowed"),
+                 (["--repeat", "0"], "--repeat: 0 is not allowed"),
+                 (["--bytes", "x"], "--bytes: 'x' is not allowed")]
+        for arguments, expected in cases:
+            with self.subTest(arguments=arguments):
+                done = subprocess.run([str(REPO / "tools" / "benchmark"), *arguments], capture_output=True, text=True,
+                                      timeout=60)
+                self.assertEqual(done.returncode, 2)
+                self.assertEqual(done.stdout, "")
+                lines = done.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, done.stderr)
+                self.assertIn(expected, lines[0])
