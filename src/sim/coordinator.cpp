@@ -242,11 +242,11 @@ private:
         if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
         if (!failures_ || judgement.ambiguous.empty()) return;
         // A transfer broke between candidates that both answer, on a link down between them
-        // (a link that others' routes cross, where no rank to drop is right): the coordinator
-        // waits for it as for its own, and if it comes back the same group redoes the
-        // collective (rule 1c); otherwise the run stops, saying which link.
-        // First, an order of the same members whose pairs cross no link that is down (rule
-        // 1d); then, when no order does, the wait for the link.
+        // (a link that others' routes cross, where no rank to drop is right): the same
+        // members regroup in an order whose pairs cross no link that is down (rule 1d).
+        // When no order does, the coordinator waits for the link as for its own, and if it
+        // comes back the same group redoes the collective (rule 1c); otherwise the run
+        // stops, saying which link.
         std::string down = links_down_between(judgement.ambiguous);
         if (!down.empty() && regroup_around_down_links(judgement)) {
           // rebuilt below, in the new order

@@ -206,8 +206,9 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   group->set_localities(std::move(localities));
   // A scenario without faults has nothing to stall a wait (its deadlines come from the
   // platform as built, and no fault can change it): its waits go unwatched, as under
-  // `none`. Watched, their timers cost a fault-free ring under `rebuild` 1.15-1.26x the
-  // CPU time of `none` at p = 256 (docs/recovery.md, "What recovery costs without a fault").
+  // `none`. Watched, their deadlines cost a healthy ring at p = 256 about 11% more
+  // instructions than `none`, most of it SimGrid's timers (docs/recovery.md, per-wait
+  // deadlines).
   group->set_watch(setup.scenario->faults.empty() ? nullptr : detector.get());
   group->set_overhead(setup.model.overhead);
   group->track_waits(&waits);
