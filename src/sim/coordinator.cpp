@@ -964,23 +964,25 @@ private:
   //     routes), and that order is kept through later drops and joins, like one around a
   //     slow link. Unlike a slow link's there is nothing to price: the collective cannot
   //     finish across the link. False when no order avoids them (direct: every order has
-  //     the same pairs), or the halves were sought before.
+  //     the same pairs), or the group's order avoids them already.
   bool regroup_around_down_links(Judgement& out) {
     const RouteCache& routes = routes_of(state_.setup.model);
     std::vector<int> avoided = avoided_halves_;
     std::vector<std::string> names;
-    bool added = false;
     for (size_t id = 0; id < routes.links(); ++id) {
       const sg4::Link* link = routes.simgrid_link(static_cast<int>(id));
       if (link->is_on()) continue;
       const int half = static_cast<int>(id);
       if (std::find(avoided.begin(), avoided.end(), half) == avoided.end()) avoided.push_back(half);
       names.emplace_back(link->get_name());
-      if (std::find(sought_halves_.begin(), sought_halves_.end(), half) != sought_halves_.end()) continue;
-      sought_halves_.push_back(half);
-      added = true;
+      if (std::find(sought_halves_.begin(), sought_halves_.end(), half) == sought_halves_.end())
+        sought_halves_.push_back(half);
     }
-    if (!added) return false;
+    // Sought again when a drop or a join has put a down half back on the group's pairs
+    // (the members changed, and no order of the new ones kept off it): unlike a slow
+    // link's, an order that crosses it cannot finish, and the search ends (it is empty
+    // once the order avoids every half down, each search adding the halves read since).
+    if (names.empty()) return false;
     std::vector<int> order = order_avoiding(avoided);
     if (order.empty()) return false;
     avoided_halves_ = std::move(avoided);
@@ -1129,9 +1131,37 @@ private:
   // is not sought a second time (regroup_avoiding). So its members are searched again,
   // from `members`; `members` when they avoid the halves already or no order does.
   std::vector<int> keeping_off_slow_links(std::vector<int> members) const {
-    if (avoided_halves_.empty()) return members;
-    std::vector<int> order = order_avoiding(avoided_halves_, members);
+    const std::vector<int> halves = halves_kept_off();
+    if (halves.empty()) return members;
+    std::vector<int> order = order_avoiding(halves, members);
     return order.empty() ? members : order;
+  }
+
+  // The link halves a changed group keeps off: those its order avoided, and every half down
+  // now (read by the route cache so far). A drop or a join changes the pairs, and a pair
+  // across a link that is down cannot finish: recursive doubling on torus:4x4x4 with rank
+  // 35's NIC down for good needed no new order once 35 was dropped, but rank 10, back
+  // after a preemption, brought pairs across 35's link from 19, and the run stopped.
+  // What halves_kept_off() holds, in words.
+  std::string links_kept_off() const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::vector<int> halves = halves_kept_off();
+    auto is_down = [&](int id) { return !routes.simgrid_link(id)->is_on(); };
+    const bool down = std::any_of(halves.begin(), halves.end(), is_down);
+    const bool slow = std::any_of(halves.begin(), halves.end(), [&](int id) { return !is_down(id); });
+    if (slow && down) return "the slow links avoided before and the links down";
+    return down ? "the links down" : "the slow links avoided before";
+  }
+
+  std::vector<int> halves_kept_off() const {
+    std::vector<int> halves = avoided_halves_;
+    if (!links_may_go_down_) return halves;
+    const RouteCache& routes = routes_of(state_.setup.model);
+    for (size_t id = 0; id < routes.links(); ++id)
+      if (!routes.simgrid_link(static_cast<int>(id))->is_on() &&
+          std::find(halves.begin(), halves.end(), static_cast<int>(id)) == halves.end())
+        halves.push_back(static_cast<int>(id));
+    return halves;
   }
 
   // A transfer of `world` that ended on time after `since` at full pace (at least
@@ -1744,7 +1774,7 @@ private:
     if (judgement.order.empty() || !postponed.empty()) {
       const std::vector<int> before = survivors;
       survivors = keeping_off_slow_links(std::move(survivors));
-      if (survivors != before) kept_off = "; the survivors take an order that keeps off the slow links avoided before";
+      if (survivors != before) kept_off = "; the survivors take an order that keeps off " + links_kept_off();
     }
     auto next = state_.new_group(group.epoch() + 1, survivors);
     RecoveryEvent event = event_for(group, judgement);
@@ -1805,7 +1835,8 @@ private:
       return;
     }
     std::vector<int> members = group.members();
-    if (avoided_halves_.empty()) {
+    const std::vector<int> halves = halves_kept_off();
+    if (halves.empty()) {
       members.push_back(world);
       std::sort(members.begin(), members.end());
     } else {
@@ -1818,7 +1849,7 @@ private:
       const auto place = std::find(members.begin(), members.end(), below);
       const size_t first_try = place == members.end() ? 0 : static_cast<size_t>(place - members.begin()) + 1;
       const int p = static_cast<int>(members.size()) + 1;
-      if (const std::optional<PairSearch> search = pair_search(avoided_halves_, p))
+      if (const std::optional<PairSearch> search = pair_search(halves, p))
         members = order_with(members, world, first_try, search->pairs, search->search);
       else
         members.insert(members.begin() + static_cast<std::ptrdiff_t>(first_try), world);
@@ -1836,9 +1867,9 @@ private:
     event.group = members;
     event.reason = again ? fmt::format("rank {} rejoins at round {} (postponed by the rebuild)", world, round)
                          : fmt::format("rank {} came back and rejoins at round {}", world, round);
-    if (!avoided_halves_.empty())
-      event.reason += fmt::format(", at group rank {}, in an order that keeps off the slow links avoided before",
-                                  std::find(members.begin(), members.end(), world) - members.begin());
+    if (!halves.empty())
+      event.reason += fmt::format(", at group rank {}, in an order that keeps off {}",
+                                  std::find(members.begin(), members.end(), world) - members.begin(), links_kept_off());
     event.rule = "join";
     state_.record.recoveries.push_back(event);
     send(world, Verdict{false, next, round, true});

@@ -581,25 +581,26 @@ class TorusTransitLinkDown(unittest.TestCase):
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
         self.assertTrue(trace["summary"]["models_identical"])
 
-    def test_the_tree_regroups_around_the_link_down_between_healthy_ranks(self):
-        # The binary tree, once 35 is gone: 24's transfer with 51 breaks on the link, and no
-        # rank to drop is right. The run stopped (exit 1). The same 63 members now regroup
-        # in an order whose tree pairs cross no link half that is down, nobody else dropped,
-        # and every round is done. The regrouped order's pairs are checked here against
-        # the torus routes (x, then y, then z, + on a tie), computed independently.
+    def test_the_tree_keeps_off_the_link_down_between_healthy_ranks(self):
+        # The binary tree, once 35 is gone: 24's transfer with 51 broke on the link, and no
+        # rank to drop is right. The run stopped (exit 1). The 63 survivors now take an
+        # order whose tree pairs cross no link half that is down (35's ways out to 32 and in
+        # from 19), nobody else dropped, and every round is done. The order's pairs are
+        # checked here against the torus routes (torus_hops), computed independently.
         status, stderr, trace = self.go("binary-tree")
         self.assertEqual((status, stderr), (0, []))
         quality = trace["summary"]["recovery_quality"]
         self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
-        regroup = [e for e in trace["recovery"] if "regroup" in e["reason"]]
-        self.assertEqual(len(regroup), 1)
-        self.assertIn("torus_link_from_19_to_35_UP", regroup[0]["reason"])
-        self.assertEqual(regroup[0]["dropped_ranks"], [])
-        order = regroup[0]["group"]
+        kept_off = [e for e in trace["recovery"] if "keeps off the links down" in e["reason"] or "regroup" in e["reason"]]
+        self.assertTrue(kept_off)
+        order = kept_off[-1]["group"]
         self.assertEqual(sorted(order), [r for r in range(64) if r != 35])
+        self.assertNotEqual(order, sorted(order))
         for a, b in binary_tree_pairs(len(order)):
             for src, dst in ((order[a], order[b]), (order[b], order[a])):
-                self.assertNotIn((19, 35), torus_hops(src, dst), f"{src} -> {dst} crosses 19 -> 35")
+                hops = torus_hops(src, dst)
+                self.assertNotIn((19, 35), hops, f"{src} -> {dst} crosses 19 -> 35")
+                self.assertNotIn((35, 32), hops, f"{src} -> {dst} crosses 35 -> 32")
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
         self.assertTrue(trace["summary"]["models_identical"])
         self.assertTrue(trace["summary"]["verified"])
@@ -607,14 +608,17 @@ class TorusTransitLinkDown(unittest.TestCase):
 
 def torus_hops(src, dst, dims=(4, 4, 4)):
     """The (from, to) hosts of the route src -> dst on a SimGrid torus: dimension by
-    dimension (x first: rank = x + 4y + 16z), the shorter way round, + on a tie."""
+    dimension (x first: rank = x + 4y + 16z), the shorter way round, on a tie the way that
+    does not wrap (a flat broadcast from 34 on torus:4x4x4 reaches 32 through 33)."""
     coords = [src % dims[0], src // dims[0] % dims[1], src // (dims[0] * dims[1])]
     target = [dst % dims[0], dst // dims[0] % dims[1], dst // (dims[0] * dims[1])]
     hops, here = [], src
     for d, size in enumerate(dims):
         while coords[d] != target[d]:
             forward = (target[d] - coords[d]) % size
-            coords[d] = (coords[d] + (1 if forward <= size - forward else -1)) % size
+            backward = size - forward
+            up = forward < backward or (forward == backward and target[d] > coords[d])
+            coords[d] = (coords[d] + (1 if up else -1)) % size
             step = coords[0] + dims[0] * coords[1] + dims[0] * dims[1] * coords[2]
             hops.append((here, step))
             here = step
@@ -678,12 +682,19 @@ class LinkBackBeforeNoticed(unittest.TestCase):
         redone = self.redone_without_35("direct")
         self.assertEqual(redone["group"], [r for r in range(64) if r != 35])
 
-    def test_a_tree_regroups_around_the_link_at_once_rather_than_wait(self):
-        # The binary tree, same fault: its pairs can keep off the link, so the 63 regroup
-        # in another order at once (rule 1d) instead of waiting for the link.
-        redone = self.redone_without_35("binary-tree")
-        self.assertIn("regroup", redone["reason"])
-        self.assertNotEqual(redone["group"], [r for r in range(64) if r != 35])
+    def test_a_tree_keeps_off_the_link_at_once_rather_than_wait(self):
+        # The binary tree, same fault: its pairs can keep off the link, so the 63 survivors
+        # of 35's drop take an order that does at once: no transfer breaks on it, nothing
+        # waits for it, and nothing is redone.
+        status, stderr, trace = self.go("binary-tree", 35)
+        self.assertEqual((status, stderr), (0, []))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([35], []))
+        self.assertEqual(self.redone(trace), [])
+        [drop] = trace["recovery"]
+        self.assertIn("the survivors take an order that keeps off the links down", drop["reason"])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        self.assertTrue(trace["summary"]["models_identical"])
 
 
 class TorusSlowTransitLink(unittest.TestCase):
