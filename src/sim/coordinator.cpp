@@ -1142,17 +1142,6 @@ private:
   // across a link that is down cannot finish: recursive doubling on torus:4x4x4 with rank
   // 35's NIC down for good needed no new order once 35 was dropped, but rank 10, back
   // after a preemption, brought pairs across 35's link from 19, and the run stopped.
-  // What halves_kept_off() holds, in words.
-  std::string links_kept_off() const {
-    const RouteCache& routes = routes_of(state_.setup.model);
-    const std::vector<int> halves = halves_kept_off();
-    auto is_down = [&](int id) { return !routes.simgrid_link(id)->is_on(); };
-    const bool down = std::any_of(halves.begin(), halves.end(), is_down);
-    const bool slow = std::any_of(halves.begin(), halves.end(), [&](int id) { return !is_down(id); });
-    if (slow && down) return "the slow links avoided before and the links down";
-    return down ? "the links down" : "the slow links avoided before";
-  }
-
   std::vector<int> halves_kept_off() const {
     std::vector<int> halves = avoided_halves_;
     if (!links_may_go_down_) return halves;
@@ -1162,6 +1151,17 @@ private:
           std::find(halves.begin(), halves.end(), static_cast<int>(id)) == halves.end())
         halves.push_back(static_cast<int>(id));
     return halves;
+  }
+
+  // What halves_kept_off() holds, in words.
+  std::string links_kept_off() const {
+    const RouteCache& routes = routes_of(state_.setup.model);
+    const std::vector<int> halves = halves_kept_off();
+    auto is_down = [&](int id) { return !routes.simgrid_link(id)->is_on(); };
+    const bool down = std::any_of(halves.begin(), halves.end(), is_down);
+    const bool slow = std::any_of(halves.begin(), halves.end(), [&](int id) { return !is_down(id); });
+    if (slow && down) return "the slow links avoided before and the links down";
+    return down ? "the links down" : "the slow links avoided before";
   }
 
   // A transfer of `world` that ended on time after `since` at full pace (at least
