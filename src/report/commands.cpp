@@ -199,11 +199,11 @@ int command_run(const RunRequest& request) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
-    const nlohmann::json trace = build_trace(traced, result, run.summary);
     OutputBatch batch;  // the trace and the pictures appear together or not at all
-    if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
+    if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace_text(traced, result, run.summary), "--trace");
     // The pictures are drawn from the trace, as `collsim render` draws them from its file.
-    if (pictures.any()) viz::write_pictures(viz::read_trace(trace, "the run's trace"), pictures);
+    if (pictures.any())
+      viz::write_pictures(viz::read_trace(build_trace(traced, result, run.summary), "the run's trace"), pictures);
     batch.commit();
   }
   if (!request.quiet) std::cout << format_summary(scenario, result, run.summary) << std::flush;

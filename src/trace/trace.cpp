@@ -1,6 +1,8 @@
 #include <set>
 #include "trace/trace.hpp"
 
+#include "trace/message_text.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -29,17 +31,6 @@ json recovery_quality(const SimResult& result) {
               {"events", events}};
 }
 namespace {
-
-json single_messages(const std::vector<MessageRecord>& records) {
-  json messages = json::array();
-  for (const auto& m : records) {
-    messages.push_back({{"src", m.src}, {"dst", m.dst}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
-                        {"step", m.step}, {"phase", m.phase}, {"epoch", m.epoch}, {"round", m.round},
-                        {"elements", m.first < 0 ? json(nullptr) : json::array({m.first, m.elements})}});
-    if (m.bucket >= 0) messages.back()["bucket"] = m.bucket;  // layered training only
-  }
-  return messages;
-}
 
 // One entry per (round, epoch, phase, step): how many messages, how many bytes, first start,
 // last end; listed in order of first start.
@@ -162,9 +153,13 @@ json faults_section(const SimResult& result) {
   return faults;
 }
 
-}  // namespace
+// The placeholder a list of single messages takes in the document that trace_text dumps:
+// a string no trace holds (nlohmann writes the control characters as \u0001).
+constexpr const char* single_messages_placeholder = "\x01single messages\x01";
+constexpr const char* dumped_placeholder = "\"\\u0001single messages\\u0001\"";
 
-json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
+// The trace, its single messages as JSON (`inline_messages`) or as placeholders.
+json trace_document(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool inline_messages) {
   const auto& v = s.verification;
   const json rounds = rounds_section(result);
   const json faults = faults_section(result);
@@ -266,7 +261,7 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
       {"summary", summary},
       {"rounds", rounds},
       {"messages_detail", full ? "full" : "per-step"},
-      {"messages", full ? single_messages(log.kept()) : messages_per_step(log)},
+      {"messages", !full ? messages_per_step(log) : inline_messages ? single_messages_json(log.kept()) : single_messages_placeholder},
       {"ranks", ranks_section(log, result.workers)},
       {"faults", faults},
       {"recovery", recovery},
@@ -281,8 +276,32 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
   // The single messages the store kept when it could not keep them all (--messages).
   if (!full)
     trace["message_sample"] = {{"kept", log.kept().size()}, {"of", log.count()}, {"which", "first"},
-                               {"messages", single_messages(log.kept())}};
+                               {"messages", inline_messages ? single_messages_json(log.kept()) : single_messages_placeholder}};
   return trace;
+}
+
+}  // namespace
+
+json build_trace(const Scenario& scenario, const SimResult& result, const RunSummary& summary) {
+  return trace_document(scenario, result, summary, true);
+}
+
+// The document is dumped with its lists of single messages left as placeholders, and each
+// placeholder is replaced by the list written straight to text, at the depth of its key.
+std::string trace_text(const Scenario& scenario, const SimResult& result, const RunSummary& summary) {
+  const std::string document = trace_document(scenario, result, summary, false).dump(1);
+  const std::string placeholder = dumped_placeholder;
+  std::string text;
+  size_t copied = 0;
+  for (size_t at = document.find(placeholder); at != std::string::npos; at = document.find(placeholder, copied)) {
+    const size_t line = document.rfind('\n', at) + 1;
+    const auto depth = static_cast<int>(document.find_first_not_of(' ', line) - line);
+    text.append(document, copied, at - copied);
+    append_single_messages(text, result.messages.kept(), depth);
+    copied = at + placeholder.size();
+  }
+  text.append(document, copied, std::string::npos);
+  return text + "\n";
 }
 
 }  // namespace collsim
