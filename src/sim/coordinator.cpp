@@ -263,6 +263,13 @@ private:
         }
       }
     }
+    // Transfers broke, and the member they all involve is a suspect, not a certainty: one
+    // link down between members breaks several at once (a tree rank that lost one transfer
+    // abandons its others). The double binary tree on torus:4x2 with the link 2-3 down lost
+    // 1-2, 2-3 and 3-2; 2 was named, dropping it did not pay, and the group waited until
+    // the run's end. Rule 1d first, when an order keeps off the links down.
+    if (!judgement.certain && failures_ && !judgement.roots.empty() && regroup_around_down_links(judgement))
+      judgement.roots.clear();
     if (!judgement.certain && !dropping_pays(judgement)) return;
     if (judgement.coordinator_cut && !await_own_link(judgement)) return;
     rebuild(judgement);
@@ -382,35 +389,44 @@ private:
   // `end`'s own link on its route to and from `other`, when it is down and is not also the
   // own link of `other` or of a member already dead or cut off (a torus link between
   // neighbours is both ends': either explains it down); nullptr otherwise. A link that is
-  // also the own link of a rank that has left the group is `end`'s only when another of
-  // `end`'s own links is down too: a NIC fault takes down a way out of its rank and a way
-  // in (as rule 5c reads a slow NIC). Rank 20's NIC on torus:4x4x4 is its link to 21 and
-  // the link in from 4: once 20 was dropped (cut off), 21 was dropped too, healthy, for a
-  // transfer broken on the link from 20; rank 1's NIC, its link to 2 and one in, is still
-  // rank 1's once 2 is cut off.
+  // also the own link of a rank that has left the group, or a link between `end` and
+  // another host (the way out of one and the way in of the other: a torus's), is `end`'s
+  // only when another of `end`'s own links is down too: a NIC fault takes down a way out of
+  // its rank and a way in (as rule 5c reads a slow NIC).
+  // - Rank 20's NIC on torus:4x4x4 is its link to 21 and the link in from 4: once 20 was
+  //   dropped (cut off), 21 was dropped too, healthy, for a transfer broken on the link
+  //   from 20; rank 1's NIC, its link to 2 and one in, is still rank 1's once 2 is cut off.
+  // - The link from 2 to 3 on torus:4x2, down alone, broke the transfer from 1 to 3, and 3
+  //   was dropped, healthy (binary tree, Rabenseifner, direct).
   const sg4::Link* own_link_down(int end, int other, const std::set<int>& dead) const {
     const RouteCache& routes = routes_of(state_.setup.model);
     const std::array<int, 2> mine = end_links(end, other);
     if (mine[0] < 0 || mine[1] < 0) return nullptr;
-    const std::vector<int>& members = state_.membership.current().members();
+    const int world_size = state_.setup.world_size();
+    std::vector<char> member(static_cast<size_t>(world_size), 0);
+    for (int world : state_.membership.current().members()) member[static_cast<size_t>(world)] = 1;
     auto shares = [&](int them, int id) {
       for (int theirs : end_links(them, end))
         if (theirs >= 0 && physical(theirs) == physical(id)) return true;
       return false;
     };
-    auto departed_shares = [&](int id) {
-      for (int world = 0; world < state_.setup.world_size(); ++world)
-        if (world != end && std::find(members.begin(), members.end(), world) == members.end() && shares(world, id))
-          return true;
+    // `id` is end's way out (`out`) or in; a rank that has it the other way is the host at
+    // the link's other end.
+    auto second_owner = [&](int id, bool out) {
+      for (int world = 0; world < world_size; ++world) {
+        if (world == end) continue;
+        if (!member[static_cast<size_t>(world)] && shares(world, id)) return true;
+        if (end_links(world, end)[out ? 1 : 0] == id) return true;
+      }
       return false;
     };
-    auto also_theirs = [&](int id) {
+    auto also_theirs = [&](int id, bool out) {
       if (shares(other, id) || std::any_of(dead.begin(), dead.end(), [&](int them) { return shares(them, id); }))
         return true;
-      return departed_shares(id) && !other_own_link_down(end, id);
+      return second_owner(id, out) && !other_own_link_down(end, id);
     };
-    for (int id : mine)
-      if (!routes.simgrid_link(id)->is_on() && !also_theirs(id)) return routes.simgrid_link(id);
+    for (int i : {0, 1})
+      if (!routes.simgrid_link(mine[i])->is_on() && !also_theirs(mine[i], i == 0)) return routes.simgrid_link(mine[i]);
     return nullptr;
   }
 
@@ -1086,9 +1102,16 @@ private:
   std::vector<int> order_avoiding(const std::vector<int>& halves) const {
     return order_avoiding(halves, state_.membership.current().members());
   }
-  std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members) const {
-    const std::optional<PairSearch> search = pair_search(halves, static_cast<int>(members.size()));
+  // (`share`: the members are about to share the model with a joiner, as below.)
+  std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members, bool share = false) const {
+    const std::optional<PairSearch> search = pair_search(halves, static_cast<int>(members.size()), share || sharing_model(members));
     return search ? collsim::order_avoiding(members, search->pairs, search->search) : std::vector<int>{};
+  }
+
+  // Whether a member of `members` still waits for the model (it joined, and the share has
+  // not reached it): the group's next rounds begin with the share.
+  bool sharing_model(const std::vector<int>& members) const {
+    return std::any_of(members.begin(), members.end(), [&](int world) { return state_.membership.awaiting_model(world); });
   }
 
   // The algorithm's pairs among p members and a search for orders whose pairs cross none of
@@ -1099,7 +1122,12 @@ private:
     RankPairs pairs;
     OrderSearch search;
   };
-  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p) const {
+  // `share`: the group's first rounds share the model with a joiner (a binomial broadcast
+  // from the first member that has it, sim/worker.cpp share_model): its pairs are sought
+  // too, from group rank 0 and from 1 (where the joiner took place 0). A double binary tree
+  // on torus:4x4x4 with rank 20's link down kept its own pairs off the link when rank 10
+  // rejoined, but the share's transfer from 23 to 25 crossed it, and the run stopped.
+  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share) const {
     const RunSetup& setup = state_.setup;
     if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
         setup.algorithm == nullptr)
@@ -1107,7 +1135,15 @@ private:
     PairSearch found;
     found.pairs = setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
     if (found.pairs.size() > 16 * static_cast<size_t>(p)) return std::nullopt;
+    // A share across a slow half is only slower: only the halves down bind it.
     const RouteCache& routes = routes_of(setup.model);
+    const bool any_down = std::any_of(halves.begin(), halves.end(), [&](int id) { return !routes.simgrid_link(id)->is_on(); });
+    if (share && any_down && setup.regression != nullptr)
+      for (int root : {0, 1}) {
+        const RankPairs broadcast = binomial_partners(p, std::min(root, p - 1), 0);
+        found.pairs.insert(found.pairs.end(), broadcast.begin(), broadcast.end());
+      }
+    found.search.last_resort = any_down;
     // read without keeping: a new order's routes are mostly new ones
     auto route = std::make_shared<std::vector<int>>();
     found.search.crosses = [&routes, &halves, route](int a, int b) {
@@ -1130,10 +1166,10 @@ private:
   // neighbours of a dropped rank become neighbours), and met again, a half already sought
   // is not sought a second time (regroup_avoiding). So its members are searched again,
   // from `members`; `members` when they avoid the halves already or no order does.
-  std::vector<int> keeping_off_slow_links(std::vector<int> members) const {
+  std::vector<int> keeping_off_slow_links(std::vector<int> members, bool share = false) const {
     const std::vector<int> halves = halves_kept_off();
     if (halves.empty()) return members;
-    std::vector<int> order = order_avoiding(halves, members);
+    std::vector<int> order = order_avoiding(halves, members, share);
     return order.empty() ? members : order;
   }
 
@@ -1849,11 +1885,11 @@ private:
       const auto place = std::find(members.begin(), members.end(), below);
       const size_t first_try = place == members.end() ? 0 : static_cast<size_t>(place - members.begin()) + 1;
       const int p = static_cast<int>(members.size()) + 1;
-      if (const std::optional<PairSearch> search = pair_search(halves, p))
+      if (const std::optional<PairSearch> search = pair_search(halves, p, true))
         members = order_with(members, world, first_try, search->pairs, search->search);
       else
         members.insert(members.begin() + static_cast<std::ptrdiff_t>(first_try), world);
-      members = keeping_off_slow_links(std::move(members));
+      members = keeping_off_slow_links(std::move(members), true);
     }
     auto next = state_.new_group(group.epoch() + 1, members);
     state_.membership.admit(round, world, next);

@@ -606,18 +606,88 @@ class TorusTransitLinkDown(unittest.TestCase):
         self.assertTrue(trace["summary"]["verified"])
 
 
+class LinkBetweenLiveRanks(unittest.TestCase):
+    """The torus link between hosts 2 and 3 (torus:4x2, both halves) down for good: a link
+    between two live hosts, 2's way out and 3's way in, that other routes cross too (1 -> 3
+    and 2 -> 7 go through it: x first, on a tie the way that does not wrap). Nobody is to
+    blame: its two ends answer, and no other link of either is down (a NIC fault would take
+    down a second one). 3 was dropped, healthy, under the binary tree, Rabenseifner and
+    direct (its transfer with 1 broke on its way in); the double binary tree named 2, whom
+    every broken transfer involved, kept it (dropping did not pay) and waited until the run's
+    end. Now the group regroups in an order whose pairs keep off the link (rule 1d)."""
+
+    def go(self, algorithm):
+        down = {"kind": "link-down", "link": "torus_link_from_2_to_3", "at": "1.1ms"}
+        return run_raw(scenario("torus:4x2", 8, algorithm, "rebuild", [down], rounds=3, size="1MiB"))
+
+    def test_no_rank_is_dropped_and_the_order_keeps_off_the_link(self):
+        for algorithm in ["binary-tree", "rabenseifner", "double-binary-tree"]:
+            with self.subTest(algorithm=algorithm):
+                status, stderr, trace = self.go(algorithm)
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
+                regroups = [e for e in trace["recovery"] if "regroup" in e["reason"]]
+                self.assertTrue(regroups)
+                self.assertIn("torus_link_from_2_to_3", regroups[-1]["reason"])
+                self.assertEqual(trace["summary"]["rounds_completed"], 3)
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertTrue(trace["summary"]["verified"])
+                if algorithm == "binary-tree":
+                    order = regroups[-1]["group"]
+                    for a, b in binary_tree_pairs(8):
+                        for src, dst in ((order[a], order[b]), (order[b], order[a])):
+                            hops = torus_hops(src, dst, dims=(4, 2, 1))
+                            self.assertNotIn((2, 3), hops, f"{src} -> {dst} crosses 2 -> 3")
+                            self.assertNotIn((3, 2), hops, f"{src} -> {dst} crosses 3 -> 2")
+
+    def test_direct_stops_without_dropping_an_end_of_the_link(self):
+        # Every member pairs with every other: no order keeps off the link, and no rank to
+        # drop is right. The run stops, saying which link; 3 is not dropped.
+        status, stderr, trace = self.go("direct")
+        self.assertEqual(status, 1)
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
+        self.assertIn("torus_link_from_2_to_3", trace["summary"]["stalled"])
+
+
+class ShareAcrossALinkDown(unittest.TestCase):
+    """torus:4x4x4, rank 20's NIC down for good (20 is dropped, cut off; its link to 21 carries
+    other routes), and rank 10 preempted at 8 ms, back 1 ms later. The group that rank 10
+    rejoins took an order whose double-binary-tree pairs kept off the links down, but the
+    rejoin starts with the model's share, a binomial broadcast over the new group, whose
+    transfer from 23 to 25 crossed 20's link: the run stopped. The order now keeps the
+    share's pairs off the links down too."""
+
+    def test_the_rejoining_rank_gets_the_model_and_every_round_is_done(self):
+        faults = [{"kind": "link-down", "rank": 20, "at_round": 1},
+                  {"kind": "preempt", "rank": 10, "at": "8ms", "return_after": "1ms"}]
+        status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, "double-binary-tree", "rebuild", faults,
+                                                 rounds=8, size="1MiB"))
+        self.assertEqual((status, stderr), (0, []))
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual(quality["healthy_dropped"], [])
+        self.assertIn(20, quality["dropped"])
+        self.assertTrue(any(10 in e["joined_ranks"] for e in trace["recovery"]))
+        self.assertIn(10, trace["summary"]["final_group"])
+        self.assertEqual(trace["summary"]["rounds_completed"], 8)
+        self.assertTrue(trace["summary"]["models_identical"])
+
+
 def torus_hops(src, dst, dims=(4, 4, 4)):
     """The (from, to) hosts of the route src -> dst on a SimGrid torus: dimension by
-    dimension (x first: rank = x + 4y + 16z), the shorter way round, on a tie the way that
-    does not wrap (a flat broadcast from 34 on torus:4x4x4 reaches 32 through 33)."""
+    dimension (x first: rank = x + 4y + 16z), the shorter way round. On a tie SimGrid 3.32's
+    TorusZone::get_local_route goes up (+) when the target is within half the dimension above
+    (x = 1 -> 3), or when the source is past the middle and the target within half of it,
+    wrapping (x = 3 -> 1 goes through 0); otherwise down (x = 2 -> 0: a flat broadcast from
+    34 on torus:4x4x4 reaches 32 through 33). Its rule, written again here."""
     coords = [src % dims[0], src // dims[0] % dims[1], src // (dims[0] * dims[1])]
     target = [dst % dims[0], dst // dims[0] % dims[1], dst // (dims[0] * dims[1])]
     hops, here = [], src
     for d, size in enumerate(dims):
+        mine, theirs, half = coords[d], target[d], size // 2
+        up = (mine < theirs <= mine + half) or (mine > half and (mine + half) % size >= theirs)
         while coords[d] != target[d]:
-            forward = (target[d] - coords[d]) % size
-            backward = size - forward
-            up = forward < backward or (forward == backward and target[d] > coords[d])
             coords[d] = (coords[d] + (1 if up else -1)) % size
             step = coords[0] + dims[0] * coords[1] + dims[0] * dims[1] * coords[2]
             hops.append((here, step))

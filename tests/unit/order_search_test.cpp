@@ -70,3 +70,25 @@ TEST_CASE("order search: a joiner that crosses wherever it goes takes the place 
   search.crosses = [](int a, int b) { return (a == 2 || b == 2) && a + b != 2; };
   CHECK(order_with({0, 1, 3, 4}, 2, 2, ring_partners(5, 0, 1), search) == std::vector<int>{2, 0, 1, 3, 4});
 }
+
+TEST_CASE("order search: where no swap removes a crossing pair, a search of the orders finds one that avoids the link") {
+  // torus:4x2 with the link between 2 and 3 down, both halves (x first; a tie goes the way
+  // that does not wrap): the routes from 1 and 2 to 3 and 7 cross it, and those from 3 to
+  // 1, 2, 5 and 6. So 3 may pair only with 0, 4 and 7, and 7 not with 1 or 2. The double
+  // binary tree of 8 (node degrees up to 3 in each tree) has such orders (464 of the 40,320,
+  // counted by brute force), and a swap search from 0..7 stalls before it.
+  OrderSearch search;
+  search.crosses = [](int a, int b) {
+    auto one_way = [](int from, int to) { return ((from == 1 || from == 2) && (to == 3 || to == 7)) || (from == 3 && (to == 1 || to == 2 || to == 5 || to == 6)); };
+    return one_way(a, b) || one_way(b, a);
+  };
+  search.cost = [](int, int) { return 1; };
+  const std::vector<int> members{0, 1, 2, 3, 4, 5, 6, 7};
+  const RankPairs pairs = double_tree_partners(8, 0, 1);
+  CHECK(order_avoiding(members, pairs, search).empty());  // the swaps alone stall
+  search.last_resort = true;
+  const std::vector<int> order = order_avoiding(members, pairs, search);
+  REQUIRE(order.size() == members.size());
+  CHECK(std::is_permutation(order.begin(), order.end(), members.begin()));
+  for (auto [a, b] : pairs) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
+}
