@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -210,30 +211,55 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   }
 
   v.tolerance = describe_tolerance<T>(op, p, copies);
+  auto allowed_at = [&](size_t i) -> W {
+    return copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude.empty() ? 0 : ref.magnitude[i]);
+  };
   std::vector<int> checked;
   if (collective == Collective::reduce) checked.push_back(root);
   else for (int r = 0; r < p; ++r) checked.push_back(r);
 
+  // The errors of one rank's result over `part`: their largest, how many exceed the
+  // tolerance, and the first that does (when `wrong` > 0).
+  struct Errors {
+    double max_error = 0;
+    size_t wrong = 0, first_wrong = 0;
+  };
+  auto errors_of = [&](const T* got, Chunk part) {
+    Errors e;
+    for (size_t i = part.offset; i < part.offset + part.count; ++i) {
+      const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
+      e.max_error = std::max(e.max_error, static_cast<double>(error));
+      if (error <= allowed_at(i)) continue;
+      if (e.wrong++ == 0) e.first_wrong = i;
+    }
+    return e;
+  };
+  // A rank whose result is the shape's bit for bit has the shape's errors: they are
+  // computed once (a ring of 1 GiB at p = 256 checked 4 Mi elements, one rank's 16 Ki
+  // each time over: its verification went from 293 to 118 M instructions).
+  std::optional<Errors> shape_errors;
   for (int r : checked) {
     const Buffer& result = results[static_cast<size_t>(r)];
     ++v.checked_ranks;
     // reduce-scatter: rank r holds only chunk r; the ranks hold no common result to compare
-    Chunk part{0, n};
-    if (collective == Collective::reduce_scatter) part = chunks[static_cast<size_t>(r)];
-    else if (std::memcmp(result.data(), shape.data(), n * sizeof(T)) != 0) v.bitwise_identical = false;
-    const T* got = result.as<T>();
-    for (size_t i = part.offset; i < part.offset + part.count; ++i) {
-      const W error = std::fabs(static_cast<W>(got[i]) - ref.value[i]);
-      v.max_error = std::max(v.max_error, static_cast<double>(error));
-      const W allowed = copies ? 0 : tolerance<T>(op, p, ref.value[i], ref.magnitude.empty() ? 0 : ref.magnitude[i]);
-      if (error <= allowed) continue;
-      ++v.wrong_elements;
-      if (v.verified) {
-        v.verified = false;
-        v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,
-                                static_cast<double>(got[i]), static_cast<double>(ref.value[i]),
-                                static_cast<double>(allowed));
-      }
+    Errors e;
+    if (collective == Collective::reduce_scatter) {
+      e = errors_of(result.as<T>(), chunks[static_cast<size_t>(r)]);
+    } else if (std::memcmp(result.data(), shape.data(), n * sizeof(T)) != 0) {
+      v.bitwise_identical = false;
+      e = errors_of(result.as<T>(), Chunk{0, n});
+    } else {
+      if (!shape_errors) shape_errors = errors_of(shape.as<T>(), Chunk{0, n});
+      e = *shape_errors;
+    }
+    v.max_error = std::max(v.max_error, e.max_error);
+    v.wrong_elements += e.wrong;
+    if (e.wrong > 0 && v.verified) {
+      const size_t i = e.first_wrong;
+      v.verified = false;
+      v.failure = fmt::format("rank {} element {}: got {}, expected {} (allowed error {})", r, i,
+                              static_cast<double>(result.as<T>()[i]), static_cast<double>(ref.value[i]),
+                              static_cast<double>(allowed_at(i)));
     }
   }
   return v;

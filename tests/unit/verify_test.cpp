@@ -62,6 +62,26 @@ TEST_CASE("wrong_elements counts every element beyond its tolerance on every che
   CHECK(verify_results(Collective::allreduce, OpKind::max, 0, filled(2, 1, 2), input).tolerance == "exact");
 }
 
+TEST_CASE("ranks that hold the same wrong result bit for bit are each counted, the first named") {
+  // Every rank's element 2 is 12 instead of 10: four wrong elements, rank 0 named first
+  // (ranks identical to the root share its check; each still counts).
+  auto results = filled(4, 3, 10);
+  for (auto& result : results) result.set(2, 12);
+  const auto v = verify_results(Collective::allreduce, OpKind::sum, 0, results, input);
+  CHECK_FALSE(v.verified);
+  CHECK(v.bitwise_identical);
+  CHECK(v.wrong_elements == 4);
+  CHECK(v.max_error == 2);
+  CHECK(v.failure.find("rank 0 element 2: got 12, expected 10") == 0);
+  CHECK(v.checked_ranks == 4);
+  // The same with the root at rank 2 (a reduce's shape): ranks 0 and 1, identical to it, fail first.
+  results[3].set(0, 11);
+  const auto w = verify_results(Collective::allreduce, OpKind::sum, 2, results, input);
+  CHECK(w.wrong_elements == 5);
+  CHECK_FALSE(w.bitwise_identical);
+  CHECK(w.failure.find("rank 0 element 2") == 0);
+}
+
 TEST_CASE("reduce checks only the root; broadcast needs the root's exact input") {
   auto results = filled(3, 2, 0);
   results[1] = filled(1, 2, 6)[0];
