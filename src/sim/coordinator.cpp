@@ -983,14 +983,14 @@ private:
   //     the same pairs), or the group's order avoids them already.
   bool regroup_around_down_links(Judgement& out) {
     const RouteCache& routes = routes_of(state_.setup.model);
-    std::vector<int> avoided = avoided_halves_;
+    std::vector<int> avoided = halves_kept_off();
+    std::vector<int> down;
+    for (int half : avoided)
+      if (!routes.simgrid_link(half)->is_on()) down.push_back(half);
+    std::sort(down.begin(), down.end());  // named in the route cache's order
     std::vector<std::string> names;
-    for (size_t id = 0; id < routes.links(); ++id) {
-      const sg4::Link* link = routes.simgrid_link(static_cast<int>(id));
-      if (link->is_on()) continue;
-      const int half = static_cast<int>(id);
-      if (std::find(avoided.begin(), avoided.end(), half) == avoided.end()) avoided.push_back(half);
-      names.emplace_back(link->get_name());
+    for (int half : down) {
+      names.emplace_back(routes.simgrid_link(half)->get_name());
       if (std::find(sought_halves_.begin(), sought_halves_.end(), half) == sought_halves_.end())
         sought_halves_.push_back(half);
     }
