@@ -127,6 +127,7 @@ struct Judgement {
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
+  std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
   double median = -1;
 };
@@ -263,16 +264,49 @@ private:
         }
       }
     }
-    // Transfers broke, and the member they all involve is a suspect, not a certainty: one
-    // link down between members breaks several at once (a tree rank that lost one transfer
-    // abandons its others). The double binary tree on torus:4x2 with the link 2-3 down lost
-    // 1-2, 2-3 and 3-2; 2 was named, dropping it did not pay, and the group waited until
-    // the run's end. Rule 1d first, when an order keeps off the links down.
-    if (!judgement.certain && failures_ && !judgement.roots.empty() && regroup_around_down_links(judgement))
-      judgement.roots.clear();
+    // Transfers broke, perhaps on a link down, and the evidence only suspects a member.
+    if (!judgement.certain && failures_ && !judgement.roots.empty() && !judgement.broken.empty() &&
+        !around_links_down(judgement))
+      return;
     if (!judgement.certain && !dropping_pays(judgement)) return;
     if (judgement.coordinator_cut && !await_own_link(judgement)) return;
     rebuild(judgement);
+  }
+
+  // Transfers broke, and the member they all involve is a suspect, not a certainty: one
+  // link down between members breaks several at once (a tree rank that lost one transfer
+  // abandons its others). The double binary tree on torus:4x2 with the link 2-3 down lost
+  // 1-2, 2-3 and 3-2; 2 was named, dropping it did not pay, and the group waited until the
+  // run's end. So when the broken transfers' routes cross a link down, rule 1d first: the
+  // same members regroup in an order that keeps off it. When none does (direct), the link
+  // is awaited as rule 1d awaits it, and the run stops if it stays down (direct on
+  // torus:4x2 with the link 1-5 down waited until the run's end, "the evidence names no
+  // rank to drop"). False when the run stopped or there is nothing to act on.
+  bool around_links_down(Judgement& judgement) {
+    std::vector<const sg4::Link*> down;
+    for (auto [a, b] : judgement.broken)
+      for (const sg4::Link* link : links_between({a, b}))
+        if (std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
+    if (down.empty()) return true;  // the suspect, as before
+    if (regroup_around_down_links(judgement)) {
+      judgement.roots.clear();
+      return true;
+    }
+    std::vector<std::string> names;
+    for (const sg4::Link* link : down) names.emplace_back(link->get_name());
+    if (await_links(down)) {
+      judgement = judge(true);  // back: the same group redoes the collective (rule 1c)
+      return !judgement.roots.empty() || judgement.redo;
+    }
+    judgement.roots.clear();
+    judgement.rule = "transfers broke on a link down that no order keeps off";
+    stop_run(judgement, state_.membership.current().members(),
+             fmt::format("transfers broke on {} {}, down between members that both answer, and no order of the "
+                         "algorithm's pairs keeps off {} (a fault on a link that others' routes cross: no rank to "
+                         "drop is right, SimGrid's routes are static); it stayed down for {:.9g} s",
+                         names.size() > 1 ? "links" : "link", fmt::join(names, ", "), names.size() > 1 ? "them" : "it",
+                         link_patience()));
+    return false;
   }
 
   // A member whose worker no longer runs is gone, whatever its host: one cut off from its
@@ -696,6 +730,7 @@ private:
     late_waiters_.clear();
     const std::set<int> dead = cut_off(group, out);
     Waits waits = read_waits(group, dead, now, out);
+    out.broken = waits.broken;
     const std::map<int, int>& waited_on = waits.waited_on;
     std::vector<std::pair<int, int>>& late = waits.late;
     const std::vector<double>& late_since = waits.late_since;

@@ -650,6 +650,20 @@ class LinkBetweenLiveRanks(unittest.TestCase):
         self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
         self.assertIn("torus_link_from_2_to_3", trace["summary"]["stalled"])
 
+    def test_direct_stops_on_the_link_that_cut_the_group_apart_not_at_the_end_of_the_run(self):
+        # The link between 1 and 5 (the y ring of x = 1): 5 is cut off from the coordinator on
+        # host 0 (0 -> 1 -> 5) and dropped; the route from 4 to 1 (4 -> 5 -> 1) still crosses
+        # it. The broken transfers named 1 as the one they all involved, dropping it did not
+        # pay, and the group waited until the run's end (31 ms) before stopping with "the
+        # evidence names no rank to drop". It now awaits the link and stops naming it.
+        down = {"kind": "link-down", "link": "torus_link_from_1_to_5", "at": "1.1ms"}
+        status, stderr, trace = run_raw(scenario("torus:4x2", 8, "direct", "rebuild", [down], rounds=3, size="1MiB"))
+        self.assertEqual(status, 1)
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([5], []))
+        self.assertIn("torus_link_from_1_to_5", trace["summary"]["stalled"])
+        self.assertIn("no order of the algorithm's pairs keeps off it", trace["summary"]["stalled"])
+
 
 class ShareAcrossALinkDown(unittest.TestCase):
     """torus:4x4x4, rank 20's NIC down for good (20 is dropped, cut off; its link to 21 carries
