@@ -224,8 +224,15 @@ private:
   void decide() {
     Judgement judgement = judge();
     if (!judgement.slow_links.empty() && judgement.order.empty()) {
-      record_slow_links(judgement);
-      return;
+      // Transfers that broke on a link down read as late ones across it: the link is down,
+      // not slow, and the collective cannot finish across it (Rabenseifner on torus:4x4x4
+      // with the link 21-25 down for good waited until the run's end). Rule 1d first.
+      if (!failures_ || !broken_on_links_down(judgement)) {
+        record_slow_links(judgement);
+        return;
+      }
+      judgement.slow_links.clear();
+      if (!around_links_down(judgement)) return;
     }
     if (judgement.roots.empty() && judgement.ambiguous.empty() && !judgement.redo) return;
     // The same pair as an earlier window left undecided (a ring's one late transfer, step
@@ -283,10 +290,7 @@ private:
   // torus:4x2 with the link 1-5 down waited until the run's end, "the evidence names no
   // rank to drop"). False when the run stopped or there is nothing to act on.
   bool around_links_down(Judgement& judgement) {
-    std::vector<const sg4::Link*> down;
-    for (auto [a, b] : judgement.broken)
-      for (const sg4::Link* link : links_between({a, b}))
-        if (std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
+    const std::vector<const sg4::Link*> down = links_down_under(judgement.broken);
     if (down.empty()) return true;  // the suspect, as before
     if (regroup_around_down_links(judgement)) {
       judgement.roots.clear();
@@ -307,6 +311,19 @@ private:
                          names.size() > 1 ? "links" : "link", fmt::join(names, ", "), names.size() > 1 ? "them" : "it",
                          link_patience()));
     return false;
+  }
+
+  // The links down on the routes of the broken transfers, in the order met.
+  std::vector<const sg4::Link*> links_down_under(const std::vector<std::pair<int, int>>& broken) const {
+    std::vector<const sg4::Link*> down;
+    for (auto [a, b] : broken)
+      for (const sg4::Link* link : links_between({a, b}))
+        if (std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
+    return down;
+  }
+
+  bool broken_on_links_down(const Judgement& judgement) const {
+    return !judgement.broken.empty() && !links_down_under(judgement.broken).empty();
   }
 
   // A member whose worker no longer runs is gone, whatever its host: one cut off from its
@@ -811,6 +828,7 @@ private:
       partners[b].insert(a);
     }
     const std::vector<int> common = common_ends(late, partners, out);
+    if (judge_link_slow_both_ways(waits, out)) return out;
     if (common.size() == 1 && late.size() == 1 && !second_look) {
       // One late transfer is thin evidence (a link shared more than the expected times
       // see): undecided until a second window shows whether it stays late.
@@ -926,6 +944,49 @@ private:
                               them);
     else
       out.rule += "; nobody dropped";
+    return true;
+  }
+
+  // 4c. Every late transfer's data crosses a link the other way from a half the group's
+  //     order already avoids as slow: the link is slow both ways. A slow-link fault on a
+  //     link slows both its halves; a rank's slow NIC slows its way out and its way in, two
+  //     links (on torus:4x4x4 rank 6's are 6 -> 5 and 22 -> 6), never one link both ways.
+  //     So the link is at fault, not the rank at its end that the late transfers involve:
+  //     the double binary tree with the link 5-6 at 1% kept off 5 -> 6, then met 6 -> 5
+  //     in 6's transfer with 0 and dropped 6, healthy (Rabenseifner too, by 6 -> 25). The
+  //     same members regroup in an order that keeps off both ways, when it pays; otherwise
+  //     nobody is dropped and the trace names the link.
+  bool judge_link_slow_both_ways(const Waits& waits, Judgement& out) {
+    if (waits.late_flows.empty() || avoided_halves_.empty() || !waits.broken.empty()) return false;
+    const RouteCache& routes = routes_of(state_.setup.model);
+    auto avoided = [&](int id) {
+      return std::find(avoided_halves_.begin(), avoided_halves_.end(), id) != avoided_halves_.end();
+    };
+    std::vector<std::string_view> slow;  // the physical links of the halves avoided as slow (up)
+    for (int half : avoided_halves_)
+      if (routes.simgrid_link(half)->is_on()) slow.push_back(physical(half));
+    std::vector<std::string_view> shared = links_crossed_by_all(waits.late_flows);
+    std::erase_if(shared, [&](std::string_view link) { return std::find(slow.begin(), slow.end(), link) == slow.end(); });
+    std::vector<int> twins = slow_halves(waits.late_flows, shared);
+    std::erase_if(twins, avoided);
+    if (twins.empty()) return false;
+    shared.clear();
+    for (int half : twins) shared.push_back(physical(half));
+    out.slow_links.assign(shared.begin(), shared.end());
+    late_seen_.clear();  // the link explains them: a later window judges afresh
+    const char* them = shared.size() > 1 ? "them" : "it";
+    out.rule = fmt::format("every late transfer crosses link{} {} the other way from a half the group's order avoids "
+                           "as slow: slow both ways, a link's fault (a rank's slow NIC slows a way out and a way in, "
+                           "two links), not a rank's",
+                           shared.size() > 1 ? "s" : "", fmt::join(shared, ", "));
+    if (regroup_avoiding(shared, waits.late_flows, out))
+      out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order),
+                              them);
+    else
+      out.rule += "; nobody dropped";
+    for (int waiter : late_waiters_)
+      out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
+                                         detector_.activity(waiter).peer, detector_.slowdown(waiter)));
     return true;
   }
 

@@ -288,15 +288,19 @@ json build_trace(const Scenario& scenario, const SimResult& result, const RunSum
 
 // The document is dumped with its lists of single messages left as placeholders, and each
 // placeholder is replaced by the list written straight to text, at the depth of its key.
+// A placeholder is sought as the value of a "messages" key: a string value that happened
+// to hold the same text (a scenario's name) is dumped with its quotes escaped, so it can
+// not match.
 std::string trace_text(const Scenario& scenario, const SimResult& result, const RunSummary& summary) {
   const std::string document = trace_document(scenario, result, summary, false).dump(1);
-  const std::string placeholder = dumped_placeholder;
+  const std::string key = "\"messages\": ";
+  const std::string placeholder = key + dumped_placeholder;
   std::string text;
   size_t copied = 0;
   for (size_t at = document.find(placeholder); at != std::string::npos; at = document.find(placeholder, copied)) {
     const size_t line = document.rfind('\n', at) + 1;
     const auto depth = static_cast<int>(document.find_first_not_of(' ', line) - line);
-    text.append(document, copied, at - copied);
+    text.append(document, copied, at + key.size() - copied);
     append_single_messages(text, result.messages.kept(), depth);
     copied = at + placeholder.size();
   }

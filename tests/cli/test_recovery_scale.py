@@ -665,6 +665,73 @@ class LinkBetweenLiveRanks(unittest.TestCase):
         self.assertIn("no order of the algorithm's pairs keeps off it", trace["summary"]["stalled"])
 
 
+class LinkDownReadAsLate(unittest.TestCase):
+    """torus:4x4x4, the link between hosts 21 = (1,1,1) and 25 = (1,2,1) down for good: a y
+    link between two live ranks, neither cut off from the coordinator on host 0 (its routes
+    to them go x, then y, then z from 0: 0 -> 1 -> 5 -> 21 and 0 -> 1 -> 5 -> 9 -> 25). No
+    pair of recursive doubling and Rabenseifner is 21 with 25, but two cross the link in
+    transit (torus_hops): 17 <-> 25 (17 -> 21 -> 25, and back on the tie rule) and 21 -> 29.
+    The transfers that broke on it read as late ones that all cross it, "a slow link that
+    cuts no rank off", and the group waited on them until the run's end (exit 1). Before that rule learned of links down it dropped 21 and 25, both healthy.
+    Now the link is known down: the same members regroup in an order whose pairs keep off
+    it (rule 1d), checked here against torus_hops."""
+    DOWN = {"kind": "link-down", "link": "torus_link_from_21_to_25", "at": "1.5ms"}
+
+    def test_the_group_regroups_around_the_link_and_finishes(self):
+        for algorithm in ["recursive-doubling", "rabenseifner"]:
+            with self.subTest(algorithm=algorithm):
+                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [self.DOWN],
+                                                         rounds=4, size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], [], []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertTrue(trace["summary"]["verified"])
+                regroups = [e for e in trace["recovery"] if "regroup" in e["reason"]]
+                self.assertTrue(regroups)
+                order = regroups[-1]["group"]
+                self.assertEqual(sorted(order), list(range(64)))
+                for i in range(64):
+                    for k in range(6):
+                        src, dst = order[i], order[i ^ (1 << k)]
+                        hops = torus_hops(src, dst)
+                        self.assertNotIn((21, 25), hops, f"{src} -> {dst} crosses 21 -> 25")
+                        self.assertNotIn((25, 21), hops, f"{src} -> {dst} crosses 25 -> 21")
+
+
+class LinkSlowBothWays(unittest.TestCase):
+    """torus:4x4x4, the link between hosts 5 = (1,1,0) and 6 = (2,1,0) at 1% for good: both
+    its halves are slow (a rank's slow NIC slows its way out and its way in, two links; a
+    slow link slows one link both ways). The group first kept its pairs off the way seen late
+    (5 -> 6), then met the other way (6 -> 5) in a pair with 6 (the double binary tree's 6
+    -> 0, Rabenseifner's 6 -> 25), and 6 was dropped, healthy ("its one late transfer's
+    other end made progress on time", "every late or broken transfer involves it"). Now a
+    late transfer the other way across a link already avoided one way is the link's: the
+    group regroups off both ways, nobody is dropped."""
+    SLOW = {"kind": "slow-link", "link": "torus_link_from_5_to_6", "at": "1.5ms", "factor": 0.01}
+
+    def test_nobody_is_dropped_and_the_order_keeps_off_both_ways(self):
+        for algorithm in ["double-binary-tree", "rabenseifner"]:
+            with self.subTest(algorithm=algorithm):
+                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [self.SLOW],
+                                                         rounds=4, size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertTrue(trace["summary"]["verified"])
+                if algorithm == "rabenseifner":
+                    order = [e for e in trace["recovery"] if "regroup" in e["reason"]][-1]["group"]
+                    for i in range(64):
+                        for k in range(6):
+                            src, dst = order[i], order[i ^ (1 << k)]
+                            hops = torus_hops(src, dst)
+                            self.assertNotIn((5, 6), hops, f"{src} -> {dst} crosses 5 -> 6")
+                            self.assertNotIn((6, 5), hops, f"{src} -> {dst} crosses 6 -> 5")
+
+
 class ShareAcrossALinkDown(unittest.TestCase):
     """torus:4x4x4, rank 20's NIC down for good (20 is dropped, cut off; its link to 21 carries
     other routes), and rank 10 preempted at 8 ms, back 1 ms later. The group that rank 10

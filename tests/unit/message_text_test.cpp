@@ -69,4 +69,19 @@ TEST_SUITE("trace text") {
       CHECK(trace_text(scenario, result, summary) == build_trace(scenario, result, summary).dump(1) + "\n");
     }
   }
+
+  TEST_CASE("a string that holds the placeholder's text is left as it is") {
+    Scenario scenario;
+    scenario.collective.algorithm = "ring";
+    SimResult result;
+    result.workers = 41;
+    result.messages.set_limit(2);
+    for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
+    const RunSummary summary;
+    for (std::string name : {"\x01single messages\x01", "\"messages\": \"\x01single messages\x01\""}) {
+      scenario.name = name;
+      CAPTURE(name);
+      CHECK(trace_text(scenario, result, summary) == build_trace(scenario, result, summary).dump(1) + "\n");
+    }
+  }
 }
