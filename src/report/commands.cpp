@@ -200,10 +200,16 @@ int command_run(const RunRequest& request) {
     Scenario traced = scenario;
     traced.cfg.insert(traced.cfg.end(), request.cfg.begin(), request.cfg.end());
     OutputBatch batch;  // the trace and the pictures appear together or not at all
-    if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace_text(traced, result, run.summary), "--trace");
-    // The pictures are drawn from the trace, as `collsim render` draws them from its file.
-    if (pictures.any())
-      viz::write_pictures(viz::read_trace(build_trace(traced, result, run.summary), "the run's trace"), pictures);
+    if (!pictures.any()) {
+      // The trace alone: written straight to text, its single messages never built as JSON.
+      if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace_text(traced, result, run.summary), "--trace");
+    } else {
+      // The pictures are drawn from the trace, as `collsim render` draws them from its file;
+      // the trace file is the same document's text (trace_text writes the same bytes).
+      const nlohmann::json trace = build_trace(traced, result, run.summary);
+      if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
+      viz::write_pictures(viz::read_trace(trace, "the run's trace"), pictures);
+    }
     batch.commit();
   }
   if (!request.quiet) std::cout << format_summary(scenario, result, run.summary) << std::flush;

@@ -972,18 +972,16 @@ private:
     if (twins.empty()) return false;
     shared.clear();
     for (int half : twins) shared.push_back(physical(half));
+    // No order that pays: the other rules judge as before (5b's regroup around the late
+    // route, 5c's probes), each search having added its halves.
+    if (!regroup_avoiding(shared, waits.late_flows, out, true)) return false;
     out.slow_links.assign(shared.begin(), shared.end());
     late_seen_.clear();  // the link explains them: a later window judges afresh
-    const char* them = shared.size() > 1 ? "them" : "it";
     out.rule = fmt::format("every late transfer crosses link{} {} the other way from a half the group's order avoids "
                            "as slow: slow both ways, a link's fault (a rank's slow NIC slows a way out and a way in, "
-                           "two links), not a rank's",
-                           shared.size() > 1 ? "s" : "", fmt::join(shared, ", "));
-    if (regroup_avoiding(shared, waits.late_flows, out))
-      out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order),
-                              them);
-    else
-      out.rule += "; nobody dropped";
+                           "two links), not a rank's; the same members regroup {}, where the algorithm's pairs avoid {}",
+                           shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), new_order(out.order),
+                           shared.size() > 1 ? "them" : "it");
     for (int waiter : late_waiters_)
       out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
                                          detector_.activity(waiter).peer, detector_.slowdown(waiter)));
@@ -1046,8 +1044,10 @@ private:
   // order avoids them, and when an order was sought for each of these halves already,
   // found or not (an order that still meets them would only move them). Each search adds
   // a half, so searches and regroups are few.
+  // `exhaustive`: the link is known to be at fault, not a rank (judge_link_slow_both_ways):
+  // when no swap helps, the orders are searched place by place as for a link down.
   bool regroup_avoiding(const std::vector<std::string_view>& links, const std::vector<std::pair<int, int>>& flows,
-                        Judgement& out) {
+                        Judgement& out, bool exhaustive = false) {
     // Every half of these links is avoided, a half sought before in vain too (the slow one
     // may be among them); a search happens only when one of them is new.
     std::vector<int> avoided = avoided_halves_;
@@ -1059,7 +1059,7 @@ private:
       added = true;
     }
     if (!added) return false;
-    out.order = order_avoiding(avoided);
+    out.order = order_avoiding(avoided, state_.membership.current().members(), false, exhaustive);
     if (out.order.empty() || !regrouping_pays(avoided, out.order, out)) {
       out.order.clear();
       return false;
@@ -1199,8 +1199,10 @@ private:
     return order_avoiding(halves, state_.membership.current().members());
   }
   // (`share`: the members are about to share the model with a joiner, as below.)
-  std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members, bool share = false) const {
-    const std::optional<PairSearch> search = pair_search(halves, static_cast<int>(members.size()), share || sharing_model(members));
+  std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members, bool share = false,
+                                  bool exhaustive = false) const {
+    const std::optional<PairSearch> search =
+        pair_search(halves, static_cast<int>(members.size()), share || sharing_model(members), exhaustive);
     return search ? collsim::order_avoiding(members, search->pairs, search->search) : std::vector<int>{};
   }
 
@@ -1223,7 +1225,8 @@ private:
   // too, from group rank 0 and from 1 (where the joiner took place 0). A double binary tree
   // on torus:4x4x4 with rank 20's link down kept its own pairs off the link when rank 10
   // rejoined, but the share's transfer from 23 to 25 crossed it, and the run stopped.
-  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share) const {
+  // `exhaustive`: the place-by-place search for slow halves too (regroup_avoiding).
+  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive = false) const {
     const RunSetup& setup = state_.setup;
     if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
         setup.algorithm == nullptr)
@@ -1239,7 +1242,7 @@ private:
         const RankPairs broadcast = binomial_partners(p, std::min(root, p - 1), 0);
         found.pairs.insert(found.pairs.end(), broadcast.begin(), broadcast.end());
       }
-    found.search.last_resort = any_down;
+    found.search.last_resort = any_down || exhaustive;
     // read without keeping: a new order's routes are mostly new ones
     auto route = std::make_shared<std::vector<int>>();
     found.search.crosses = [&routes, &halves, route](int a, int b) {
