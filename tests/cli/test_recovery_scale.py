@@ -692,12 +692,7 @@ class LinkDownReadAsLate(unittest.TestCase):
                 self.assertTrue(regroups)
                 order = regroups[-1]["group"]
                 self.assertEqual(sorted(order), list(range(64)))
-                for i in range(64):
-                    for k in range(6):
-                        src, dst = order[i], order[i ^ (1 << k)]
-                        hops = torus_hops(src, dst)
-                        self.assertNotIn((21, 25), hops, f"{src} -> {dst} crosses 21 -> 25")
-                        self.assertNotIn((25, 21), hops, f"{src} -> {dst} crosses 25 -> 21")
+                assert_pairs_keep_off(self, order, butterfly_pairs(64), 21, 25)
 
 
 class LinkSlowBothWays(unittest.TestCase):
@@ -724,12 +719,7 @@ class LinkSlowBothWays(unittest.TestCase):
                 self.assertTrue(trace["summary"]["verified"])
                 if algorithm == "rabenseifner":
                     order = [e for e in trace["recovery"] if "regroup" in e["reason"]][-1]["group"]
-                    for i in range(64):
-                        for k in range(6):
-                            src, dst = order[i], order[i ^ (1 << k)]
-                            hops = torus_hops(src, dst)
-                            self.assertNotIn((5, 6), hops, f"{src} -> {dst} crosses 5 -> 6")
-                            self.assertNotIn((6, 5), hops, f"{src} -> {dst} crosses 6 -> 5")
+                    assert_pairs_keep_off(self, order, butterfly_pairs(64), 5, 6)
 
     def test_at_256_ranks_the_place_search_finds_an_order(self):
         # torus:8x8x4, the link 97-98 at 1%: the first order kept off the halves the late data
@@ -789,6 +779,22 @@ def torus_hops(src, dst, dims=(4, 4, 4)):
             hops.append((here, step))
             here = step
     return hops
+
+
+def butterfly_pairs(p):
+    """Recursive doubling's and Rabenseifner's partners by group rank (p a power of two): i
+    with i xor 2^k."""
+    return [(i, i ^ (1 << k)) for i in range(p) for k in range(p.bit_length() - 1) if i < i ^ (1 << k)]
+
+
+def assert_pairs_keep_off(test, order, pairs, a, b, dims=(4, 4, 4)):
+    """No pair of group ranks in `pairs`, placed by `order`, routes across the torus link
+    between hosts a and b, either way (torus_hops)."""
+    for x, y in pairs:
+        for src, dst in ((order[x], order[y]), (order[y], order[x])):
+            hops = torus_hops(src, dst, dims)
+            test.assertNotIn((a, b), hops, f"{src} -> {dst} crosses {a} -> {b}")
+            test.assertNotIn((b, a), hops, f"{src} -> {dst} crosses {b} -> {a}")
 
 
 def binary_tree_pairs(p):
