@@ -954,8 +954,9 @@ private:
   //     So the link is at fault, not the rank at its end that the late transfers involve:
   //     the double binary tree with the link 5-6 at 1% kept off 5 -> 6, then met 6 -> 5
   //     in 6's transfer with 0 and dropped 6, healthy (Rabenseifner too, by 6 -> 25). The
-  //     same members regroup in an order that keeps off both ways, when it pays; otherwise
-  //     nobody is dropped and the trace names the link.
+  //     same members regroup in an order that keeps off both ways, when one pays (the
+  //     search goes on place by place: no rank is to blame); otherwise false, and the
+  //     other rules judge (false as well when nothing says the link is slow both ways).
   bool judge_link_slow_both_ways(const Waits& waits, Judgement& out) {
     if (waits.late_flows.empty() || avoided_halves_.empty() || !waits.broken.empty()) return false;
     const RouteCache& routes = routes_of(state_.setup.model);
