@@ -227,12 +227,14 @@ private:
       // Transfers that broke on a link down read as late ones across it: the link is down,
       // not slow, and the collective cannot finish across it (Rabenseifner on torus:4x4x4
       // with the link 21-25 down for good waited until the run's end). Rule 1d first.
-      if (!failures_ || !broken_on_links_down(judgement)) {
+      const std::vector<const sg4::Link*> down =
+          failures_ ? links_down_under(judgement.broken) : std::vector<const sg4::Link*>{};
+      if (down.empty()) {
         record_slow_links(judgement);
         return;
       }
       judgement.slow_links.clear();
-      if (!around_links_down(judgement)) return;
+      if (!around_links_down(judgement, down)) return;
     }
     if (judgement.roots.empty() && judgement.ambiguous.empty() && !judgement.redo) return;
     // The same pair as an earlier window left undecided (a ring's one late transfer, step
@@ -289,8 +291,10 @@ private:
   // is awaited as rule 1d awaits it, and the run stops if it stays down (direct on
   // torus:4x2 with the link 1-5 down waited until the run's end, "the evidence names no
   // rank to drop"). False when the run stopped or there is nothing to act on.
-  bool around_links_down(Judgement& judgement) {
-    const std::vector<const sg4::Link*> down = links_down_under(judgement.broken);
+  bool around_links_down(Judgement& judgement) { return around_links_down(judgement, links_down_under(judgement.broken)); }
+
+  // `down`: the links down under the broken transfers (links_down_under).
+  bool around_links_down(Judgement& judgement, const std::vector<const sg4::Link*>& down) {
     if (down.empty()) return true;  // the suspect, as before
     if (regroup_around_down_links(judgement)) {
       judgement.roots.clear();
@@ -320,10 +324,6 @@ private:
       for (const sg4::Link* link : links_between({a, b}))
         if (std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
     return down;
-  }
-
-  bool broken_on_links_down(const Judgement& judgement) const {
-    return !judgement.broken.empty() && !links_down_under(judgement.broken).empty();
   }
 
   // A member whose worker no longer runs is gone, whatever its host: one cut off from its
@@ -862,15 +862,22 @@ private:
   // its transfers: all of the root's are late at x1, and the one with a slow NIC's rank at
   // x4 is that rank's, not the root's).
   void note_median_slowdown(int common, Judgement& out) const {
+    std::vector<double> slowdowns = note_late_slowdowns(out, common);
+    if (!slowdowns.empty()) out.slowdown = std::max(out.slowdown, median_of(slowdowns));
+  }
+
+  // The evidence of each late waiter's transfer (only those involving `common` when it is a
+  // rank): how much slower than expected it runs. Returns those slowdowns.
+  std::vector<double> note_late_slowdowns(Judgement& out, int common = -1) const {
     std::vector<double> slowdowns;
     for (int waiter : late_waiters_) {
       const RankActivity& rank = detector_.activity(waiter);
-      if (waiter != common && rank.peer != common) continue;
+      if (common >= 0 && waiter != common && rank.peer != common) continue;
       const double s = detector_.slowdown(waiter);
       slowdowns.push_back(s);
       out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter, rank.peer, s));
     }
-    if (!slowdowns.empty()) out.slowdown = std::max(out.slowdown, median_of(slowdowns));
+    return slowdowns;
   }
 
   // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
@@ -904,12 +911,7 @@ private:
     out.rule = fmt::format("every late transfer crosses link {}, the only way between ranks {} and the rest of the group",
                            culprit, fmt::join(behind, ", "));
     add_scores(members, out);
-    for (int waiter : late_waiters_) {
-      const double s = detector_.slowdown(waiter);
-      out.slowdown = std::max(out.slowdown, s);
-      out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
-                                         detector_.activity(waiter).peer, s));
-    }
+    for (double s : note_late_slowdowns(out)) out.slowdown = std::max(out.slowdown, s);
     return true;
   }
 
@@ -983,9 +985,7 @@ private:
                            "two links), not a rank's; the same members regroup {}, where the algorithm's pairs avoid {}",
                            shared.size() > 1 ? "s" : "", fmt::join(shared, ", "), new_order(out.order),
                            shared.size() > 1 ? "them" : "it");
-    for (int waiter : late_waiters_)
-      out.evidence.push_back(fmt::format("{}'s transfer with {} runs x{:.3g} slower than expected", waiter,
-                                         detector_.activity(waiter).peer, detector_.slowdown(waiter)));
+    note_late_slowdowns(out);
     return true;
   }
 

@@ -680,14 +680,8 @@ class LinkDownReadAsLate(unittest.TestCase):
     def test_the_group_regroups_around_the_link_and_finishes(self):
         for algorithm in ["recursive-doubling", "rabenseifner"]:
             with self.subTest(algorithm=algorithm):
-                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [self.DOWN],
-                                                         rounds=4, size="1MiB"))
-                self.assertEqual((status, stderr), (0, []))
-                quality = trace["summary"]["recovery_quality"]
-                self.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], [], []))
-                self.assertEqual(trace["summary"]["rounds_completed"], 4)
-                self.assertTrue(trace["summary"]["models_identical"])
-                self.assertTrue(trace["summary"]["verified"])
+                trace = assert_finished_dropping_nobody(self, *run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild",
+                                                                                 [self.DOWN], rounds=4, size="1MiB")))
                 regroups = [e for e in trace["recovery"] if "regroup" in e["reason"]]
                 self.assertTrue(regroups)
                 order = regroups[-1]["group"]
@@ -709,14 +703,8 @@ class LinkSlowBothWays(unittest.TestCase):
     def test_nobody_is_dropped_and_the_order_keeps_off_both_ways(self):
         for algorithm in ["double-binary-tree", "rabenseifner"]:
             with self.subTest(algorithm=algorithm):
-                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", [self.SLOW],
-                                                         rounds=4, size="1MiB"))
-                self.assertEqual((status, stderr), (0, []))
-                quality = trace["summary"]["recovery_quality"]
-                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
-                self.assertEqual(trace["summary"]["rounds_completed"], 4)
-                self.assertTrue(trace["summary"]["models_identical"])
-                self.assertTrue(trace["summary"]["verified"])
+                trace = assert_finished_dropping_nobody(self, *run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild",
+                                                                                 [self.SLOW], rounds=4, size="1MiB")))
                 if algorithm == "rabenseifner":
                     order = [e for e in trace["recovery"] if "regroup" in e["reason"]][-1]["group"]
                     assert_pairs_keep_off(self, order, butterfly_pairs(64), 5, 6)
@@ -727,12 +715,8 @@ class LinkSlowBothWays(unittest.TestCase):
         # keeps off both ways, the group went on with the link on its pairs, 7.4x slower than
         # without the fault (82.5 against 11.2 ms). The place search finds one: within 2x.
         slow = dict(self.SLOW, link="torus_link_from_97_to_98")
-        status, stderr, trace = run_raw(scenario("torus:8x8x4", 256, "recursive-doubling", "rebuild", [slow],
-                                                 rounds=4, size="1MiB"))
-        self.assertEqual((status, stderr), (0, []))
-        quality = trace["summary"]["recovery_quality"]
-        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
-        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        trace = assert_finished_dropping_nobody(self, *run_raw(scenario("torus:8x8x4", 256, "recursive-doubling",
+                                                                         "rebuild", [slow], rounds=4, size="1MiB")))
         healthy = run(scenario("torus:8x8x4", 256, "recursive-doubling", "rebuild", [], rounds=4, size="1MiB"))
         self.assertLess(trace["summary"]["simulated_time"], 2 * healthy["summary"]["simulated_time"])
 
@@ -795,6 +779,18 @@ def assert_pairs_keep_off(test, order, pairs, a, b, dims=(4, 4, 4)):
             hops = torus_hops(src, dst, dims)
             test.assertNotIn((a, b), hops, f"{src} -> {dst} crosses {a} -> {b}")
             test.assertNotIn((b, a), hops, f"{src} -> {dst} crosses {b} -> {a}")
+
+
+def assert_finished_dropping_nobody(test, status, stderr, trace, rounds=4):
+    """The run ended well (exit 0, nothing on stderr, every round, verified and identical
+    models) and nobody was dropped or cut off. Returns the trace."""
+    test.assertEqual((status, stderr), (0, []))
+    quality = trace["summary"]["recovery_quality"]
+    test.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], [], []))
+    test.assertEqual(trace["summary"]["rounds_completed"], rounds)
+    test.assertTrue(trace["summary"]["models_identical"])
+    test.assertTrue(trace["summary"]["verified"])
+    return trace
 
 
 def binary_tree_pairs(p):

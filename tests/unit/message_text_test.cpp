@@ -38,6 +38,16 @@ std::string nested_dump(const json& value, int depth) {
   return text.substr(at, text.find(after, at) - at);
 }
 
+// A run of 41 ranks whose store holds the varied messages, a sample of them when `limit`
+// is smaller.
+SimResult result_with_messages(uint64_t limit) {
+  SimResult result;
+  result.workers = 41;
+  result.messages.set_limit(limit);
+  for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
+  return result;
+}
+
 }  // namespace
 
 TEST_SUITE("trace text") {
@@ -60,10 +70,7 @@ TEST_SUITE("trace text") {
     for (uint64_t limit : {100, 2}) {
       Scenario scenario;
       scenario.collective.algorithm = "ring";
-      SimResult result;
-      result.workers = 41;
-      result.messages.set_limit(limit);
-      for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
+      const SimResult result = result_with_messages(limit);
       const RunSummary summary;
       CAPTURE(limit);
       CHECK(trace_text(scenario, result, summary) == build_trace(scenario, result, summary).dump(1) + "\n");
@@ -73,10 +80,7 @@ TEST_SUITE("trace text") {
   TEST_CASE("a string that holds the placeholder's text is left as it is") {
     Scenario scenario;
     scenario.collective.algorithm = "ring";
-    SimResult result;
-    result.workers = 41;
-    result.messages.set_limit(2);
-    for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
+    const SimResult result = result_with_messages(2);
     const RunSummary summary;
     for (std::string name : {"\x01single messages\x01", "\"messages\": \"\x01single messages\x01\""}) {
       scenario.name = name;
