@@ -59,26 +59,42 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
 Detector::~Detector() = default;
 
 // The ends' own links are shared by the transfers each end has posted (counted on both
-// sides); every link of a route by the transfers under way across it, both sides posted
-// (and, with cross-traffic, by their reverse flows on the links of the route back), each
-// at its weight in SimGrid's sharing. A send waiting for its receive is no flow yet:
-// counted, the sends piling up toward a slow rank would excuse its own slowness.
+// sides, by the end's link they cross); every link of a route by the transfers under way
+// across it, both sides posted (and, with cross-traffic, by their reverse flows on the
+// links of the route back), each at its weight in SimGrid's sharing. A send waiting for its
+// receive is no flow yet: counted, the sends piling up toward a slow rank would excuse its
+// own slowness.
 void Detector::posted(int world, int peer, bool receive) {
-  RankActivity& rank = activity(world);
-  ++(receive ? rank.in_flight_in : rank.in_flight_out);
   Route& path = receive ? route(peer, world) : route(world, peer);
+  count_end(activity(world), path, receive, +1);
   ++(receive ? path.receives : path.sends);
   under_way(path);
 }
 
 void Detector::finished(int world, int peer, bool receive) {
-  RankActivity& rank = activity(world);
-  int& count = receive ? rank.in_flight_in : rank.in_flight_out;
-  count = std::max(0, count - 1);
   Route& path = receive ? route(peer, world) : route(world, peer);
+  count_end(activity(world), path, receive, -1);
   int& posted = receive ? path.receives : path.sends;
   posted = std::max(0, posted - 1);
   under_way(path);
+}
+
+RankActivity::EndLink& Detector::end_link(RankActivity& rank, int link) {
+  for (RankActivity::EndLink& end : rank.end_links)
+    if (end.link == link) return end;
+  return rank.end_links.emplace_back(RankActivity::EndLink{link});
+}
+
+// A rank's transfer on `path` leaves by the route's first link (a send) or enters by its
+// last (a receive); its reverse flow crosses the rank's end of the route back.
+void Detector::count_end(RankActivity& rank, const Route& path, bool receive, int change) {
+  const int own = path.links.empty() ? -1 : (receive ? path.links.back() : path.links.front());
+  RankActivity::EndLink& end = end_link(rank, own);
+  int& count = receive ? end.in : end.out;
+  count = std::max(0, count + change);
+  if (cross_traffic_ <= 0 || path.back_links.empty()) return;
+  RankActivity::EndLink& back = end_link(rank, receive ? path.back_links.front() : path.back_links.back());
+  back.reverse = std::max(0, back.reverse + change);
 }
 
 // The pair's transfers under way are those matched, sends and receives in flight in
@@ -137,14 +153,16 @@ Detector::Route& Detector::find_route(int src, int dst) {
   return it->second;
 }
 
-// The flows on an end's link that carries `out` (the rank's sends) or its receives: those
+// The flows on an end's `link` that carries `out` (the rank's sends) or its receives: those
 // that way, and the reverse flows of those the other way (all of them when the link
 // carries both ways).
-double Detector::end_flows(const RankActivity& rank, bool both_ways, bool out) const {
-  const double along = out ? rank.in_flight_out : rank.in_flight_in;
-  const double against = out ? rank.in_flight_in : rank.in_flight_out;
-  if (both_ways) return (along + against) * (1 + cross_traffic_);
-  return along + cross_traffic_ * against;
+double Detector::end_flows(const RankActivity& rank, int link, bool both_ways, bool out) const {
+  for (const RankActivity::EndLink& end : rank.end_links) {
+    if (end.link != link) continue;
+    if (both_ways) return (end.out + end.in) * (1 + cross_traffic_);
+    return (out ? end.out : end.in) + cross_traffic_ * end.reverse;
+  }
+  return 0;
 }
 
 // A flow of sharing penalty `penalty` on `link`: the link's capacity over the load there,
@@ -165,12 +183,18 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   const Route& path = route(src, dst);
   const RankActivity& from = activity(src);
   const RankActivity& to = activity(dst);
-  const double ends = std::max(end_flows(from, path.src_both_ways, true), end_flows(to, path.dst_both_ways, false));
+  const int src_link = path.links.empty() ? -1 : path.links.front();
+  const int dst_link = path.links.empty() ? -1 : path.links.back();
+  const double ends =
+      std::max(end_flows(from, src_link, path.src_both_ways, true), end_flows(to, dst_link, path.dst_both_ways, false));
   const double latency = path.latency * latency_factor_;
   double bandwidth = path.bandwidth * bandwidth_factor_ / std::max(1.0, ends);
   for (int link : path.links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
   if (cross_traffic_ > 0) {
-    const double back_ends = std::max(end_flows(to, path.dst_both_ways, true), end_flows(from, path.src_both_ways, false));
+    const int back_src = path.back_links.empty() ? -1 : path.back_links.front();
+    const int back_dst = path.back_links.empty() ? -1 : path.back_links.back();
+    const double back_ends =
+        std::max(end_flows(to, back_src, path.dst_both_ways, true), end_flows(from, back_dst, path.src_both_ways, false));
     bandwidth = std::min(bandwidth, path.back_bandwidth * bandwidth_factor_ / std::max(1.0, back_ends));
     for (int link : path.back_links) bandwidth = std::min(bandwidth, link_share(link, path.penalty));
   }

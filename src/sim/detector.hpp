@@ -127,7 +127,16 @@ private:
 // in the first, with the wait itself; the progress counters in the second.
 struct alignas(64) RankActivity {
   double tolerance = 1;           // a kept straggler: its expected times are this much longer
-  int in_flight_out = 0, in_flight_in = 0;
+  // The transfers it has posted and not seen end, by the link of its own that they leave
+  // or enter by: an end's share of a link is that link's count, not the rank's total (the
+  // root of a naive allreduce on a torus receives 63 transfers over 6 links; counted as
+  // one, a rank at 1% of its link ran 10x its share and was never late).
+  struct EndLink {
+    int link = -1;        // route cache link id (-1: a route without links)
+    int out = 0, in = 0;  // its sends that leave by the link, its receives that enter by it
+    int reverse = 0;      // with cross-traffic: the reverse flows of its transfers that cross it
+  };
+  std::vector<EndLink> end_links;
   double since = 0;               // start of the computation, the wait, or the failure
   double bytes = 0;
   double expected = 0;            // seconds the transfer should take once started
@@ -315,7 +324,9 @@ private:
   };
   std::vector<LinkState> links_;
   void under_way(Route& path);  // after a post or an end of the pair's transfers
-  double end_flows(const RankActivity& rank, bool both_ways, bool out) const;
+  double end_flows(const RankActivity& rank, int link, bool both_ways, bool out) const;
+  static RankActivity::EndLink& end_link(RankActivity& rank, int link);
+  void count_end(RankActivity& rank, const Route& path, bool receive, int change);
   double link_share(int link, double penalty) const;
   // SimGrid's cross-traffic (LV08's default, network/crosstraffic): each transfer also
   // loads the links of its route back with a reverse flow at this weight (the TCP acks,

@@ -1215,6 +1215,48 @@ class SlowPairWithinDeadlines(unittest.TestCase):
                 self.assertTrue(any("a probe across" in e["reason"] for e in trace["recovery"]))
 
 
+class SlowNicAmongManyFlows(unittest.TestCase):
+    """naive and parameter-server on torus:4x4x4: the root receives 63 transfers at once over
+    its 6 links. A rank's NIC at 1% ran its transfer about 10x slower than its share of the
+    root's link it enters by, but its expected time divided the route's bandwidth by all 63
+    transfers at the root (1.6x: never late): the culprit was kept and every round paid for
+    it (80.3 ms for 4 rounds against 30.9 without the fault, rank 35). An end's link is now
+    shared by the transfers that cross it: the slow NIC is found, and the last round runs at
+    the fault-free pace (its rank dropped, or kept in an order whose routes keep off its slow
+    ways). With rank 20's NIC the root's transfers to 20 and to 36 (behind 20's slow link)
+    were left undecided by turns, and the probes waited for the same pair twice in a row
+    (93 ms): a pair undecided earlier in the epoch now counts."""
+
+    def test_the_slow_nic_is_found_and_the_last_round_runs_at_full_speed(self):
+        for algorithm in ("naive", "parameter-server"):
+            healthy = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", [], rounds=4, size="1MiB"))
+            for struck in (1, 20, 35, 63):
+                with self.subTest(algorithm=algorithm, struck=struck):
+                    fault = {"kind": "slow-link", "rank": struck, "at_round": 1, "factor": 0.01}
+                    trace = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", [fault], rounds=4, size="1MiB"))
+                    quality = trace["summary"]["recovery_quality"]
+                    self.assertEqual(quality["healthy_dropped"], [])
+                    self.assertIn(quality["dropped"], ([], [struck]))
+                    self.assertTrue(trace["recovery"])
+                    self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                    self.assertTrue(trace["summary"]["models_identical"])
+                    self.assertLess(trace["rounds"][-1]["collective"], 1.05 * healthy["rounds"][-1]["collective"])
+
+    def test_direct_drops_the_slow_nic_alone_though_its_host_still_forwards_slowly(self):
+        # direct: every rank sends to all 63 others at once, the same undercount at every end.
+        # Once 35 is dropped its host's slow links still carry others' routes in transit
+        # (19 -> 35 -> 51 on the way from the ranks 16-31 to 51): found slow there once,
+        # the link explains the later windows' late transfers to 51 too (51 was dropped).
+        for struck in (35, 20):
+            with self.subTest(struck=struck):
+                fault = {"kind": "slow-link", "rank": struck, "at_round": 1, "factor": 0.01}
+                trace = run(scenario("torus:4x4x4", 64, "direct", "rebuild", [fault], rounds=4, size="1MiB"))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([struck], []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class FixedDeadlineShorterThanTransfers(unittest.TestCase):
     """A fixed recovery.timeout below a healthy transfer's time (1 ms on dgx-h100:8, where a
     cross-node transfer of 64 MiB / 64 takes about 1.3 ms) makes healthy transfers late at
