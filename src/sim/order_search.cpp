@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "sim/place_search.hpp"
+
 namespace collsim {
 namespace {
 
@@ -95,81 +97,6 @@ private:
   std::vector<std::vector<size_t>> touching_;  // by position: indices of the pairs it is in
 };
 
-// The last resort: places members one place at a time, the most paired places first, each
-// time the first member (the one there now, then the others in their order) none of whose
-// pairs with the places filled so far crosses, and takes a member back when a place has
-// none left. Exhaustive up to OrderSearch::max_tries; a loop, not a recursion (the
-// coordinator runs on an actor's small stack).
-class PlaceSearch {
-public:
-  PlaceSearch(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search)
-      : members_(members), pairs_(pairs), search_(search), touching_(members.size()), places_(members.size()),
-        at_(members.size(), -1), used_(members.size(), 0) {
-    for (size_t i = 0; i < pairs_.size(); ++i) {
-      touching_[static_cast<size_t>(pairs_[i].first)].push_back(i);
-      if (pairs_[i].second != pairs_[i].first) touching_[static_cast<size_t>(pairs_[i].second)].push_back(i);
-    }
-    for (size_t place = 0; place < places_.size(); ++place) places_[place] = place;
-    std::stable_sort(places_.begin(), places_.end(),
-                     [&](size_t a, size_t b) { return touching_[a].size() > touching_[b].size(); });
-  }
-
-  bool run() {
-    const size_t n = members_.size();
-    std::vector<size_t> next(n, 0);  // by depth: the next candidate to try
-    long tries = 0;
-    size_t depth = 0;
-    while (depth < n) {
-      const size_t place = places_[depth];
-      bool placed = false;
-      for (size_t& k = next[depth]; k < n && !placed; ++k) {
-        const size_t member = k == 0 ? place : (k - 1 < place ? k - 1 : k);  // the one there now first
-        if (used_[member]) continue;
-        if (++tries > search_.max_tries) return false;
-        if (!fits(place, member)) continue;
-        at_[place] = static_cast<long>(member);
-        used_[member] = 1;
-        placed = true;
-      }
-      if (placed) {
-        ++depth;
-        if (depth < n) next[depth] = 0;
-        continue;
-      }
-      if (depth == 0) return false;
-      --depth;  // take back the member at the place before and try its next candidate
-      used_[static_cast<size_t>(at_[places_[depth]])] = 0;
-      at_[places_[depth]] = -1;
-    }
-    return true;
-  }
-
-  std::vector<int> order() const {
-    std::vector<int> order(members_.size());
-    for (size_t place = 0; place < order.size(); ++place) order[place] = members_[static_cast<size_t>(at_[place])];
-    return order;
-  }
-
-private:
-  bool fits(size_t place, size_t member) const {
-    for (size_t index : touching_[place]) {
-      const auto [a, b] = pairs_[index];
-      const auto other = static_cast<size_t>(static_cast<size_t>(a) == place ? b : a);
-      if (other == place || at_[other] < 0) continue;
-      if (search_.crosses(members_[member], members_[static_cast<size_t>(at_[other])])) return false;
-    }
-    return true;
-  }
-
-  const std::vector<int>& members_;
-  const RankPairs& pairs_;
-  const OrderSearch& search_;
-  std::vector<std::vector<size_t>> touching_;  // by place: indices of the pairs it is in
-  std::vector<size_t> places_;                 // in the order they are filled
-  std::vector<long> at_;                       // by place: index into members_, -1 while empty
-  std::vector<char> used_;                     // by index into members_
-};
-
 // Whether every two places are paired: then every order has the same pairs.
 bool pairs_everyone(size_t n, const RankPairs& pairs) {
   if (pairs.size() < n * (n - 1) / 2) return false;
@@ -207,9 +134,7 @@ std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs
   SwapSearch swaps(members, pairs, search);
   if (swaps.run(initially)) return swaps.order();
   if (!search.last_resort) return {};
-  PlaceSearch places(members, pairs, search);
-  if (places.run()) return places.order();
-  return {};
+  return order_by_places(members, pairs, search);
 }
 
 std::vector<int> order_with(const std::vector<int>& members, int joiner, size_t first_try, const RankPairs& pairs,
