@@ -19,6 +19,17 @@ OrderSearch ring_of(int n, int slow_a, int slow_b) {
   search.cost = [=](int a, int b) { return std::min(std::abs(a - b), n - std::abs(a - b)); };
   return search;
 }
+
+// The swaps alone stall; with the last resort an order of the same members is found, and
+// none of its pairs crosses.
+void check_only_the_last_resort_finds(const std::vector<int>& members, const RankPairs& pairs, OrderSearch search) {
+  CHECK(order_avoiding(members, pairs, search).empty());
+  search.last_resort = true;
+  const std::vector<int> order = order_avoiding(members, pairs, search);
+  REQUIRE(order.size() == members.size());
+  CHECK(std::is_permutation(order.begin(), order.end(), members.begin()));
+  for (auto [a, b] : pairs) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
+}
 }  // namespace
 
 TEST_CASE("order search: an order that avoids the slow link already is left alone") {
@@ -87,12 +98,7 @@ TEST_CASE("order search: where no swap removes a crossing pair, a search of the 
   search.cost = [](int, int) { return 1; };
   const std::vector<int> members{0, 1, 2, 3, 4, 5, 6, 7};
   const RankPairs pairs = double_tree_partners(8, 0, 1);
-  CHECK(order_avoiding(members, pairs, search).empty());  // the swaps alone stall
-  search.last_resort = true;
-  const std::vector<int> order = order_avoiding(members, pairs, search);
-  REQUIRE(order.size() == members.size());
-  CHECK(std::is_permutation(order.begin(), order.end(), members.begin()));
-  for (auto [a, b] : pairs) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
+  check_only_the_last_resort_finds(members, pairs, search);
 }
 
 namespace {
@@ -138,10 +144,5 @@ TEST_CASE("order search: the place search fills the most constrained places firs
   std::vector<int> members(256);
   for (int i = 0; i < 256; ++i) members[static_cast<size_t>(i)] = i;
   const RankPairs pairs = butterfly_partners(256, 0, 1);
-  CHECK(order_avoiding(members, pairs, search).empty());  // the swaps alone stall
-  search.last_resort = true;
-  const std::vector<int> order = order_avoiding(members, pairs, search);
-  REQUIRE(order.size() == members.size());
-  CHECK(std::is_permutation(order.begin(), order.end(), members.begin()));
-  for (auto [a, b] : pairs) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
+  check_only_the_last_resort_finds(members, pairs, search);
 }
