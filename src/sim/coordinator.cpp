@@ -759,7 +759,7 @@ private:
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       if (dead.count(world) || rank.doing != RankActivity::Doing::computing || !waited_on.count(world)) continue;
-      const double deadline = rank.since + detector_.limit(rank.expected_compute);
+      const double deadline = detector_.compute_deadline(rank);
       if (now >= deadline) {
         busy_late.push_back(world);
         slowdown[world] = std::max(1.0, (now - rank.since) / std::max(rank.expected_compute, 1e-300));

@@ -288,7 +288,7 @@ double Detector::suspect(int world) {
   const double later = deadline * static_cast<double>(1 << std::min(++rank.checks, 20)) + check_margin_;
   const RankActivity& peer = activity(rank.peer);
   const bool peer_computes = peer.doing == RankActivity::Doing::computing;
-  const double peer_deadline = peer_computes ? peer.since + limit(peer.expected_compute) : 0;
+  const double peer_deadline = peer_computes ? compute_deadline(peer) : 0;
   // Before any fault no member can be gone, cut off or slowed: a wait on a peer that has
   // not posted its side tells the coordinator nothing while the end of its chain speaks for
   // it (watched_until), and is not reported. Once a fault has struck, every wait past its
@@ -315,7 +315,7 @@ double Detector::watched_until(int world) const {
   int at = activity(world).peer;
   for (size_t hops = 0; hops < ranks_.size() && at >= 0 && at != world; ++hops) {
     const RankActivity& rank = activity(at);
-    if (rank.doing == RankActivity::Doing::computing) return rank.since + limit(rank.expected_compute);
+    if (rank.doing == RankActivity::Doing::computing) return compute_deadline(rank);
     if (rank.doing != RankActivity::Doing::waiting) return -1;
     if (transfer_start(at) >= 0) return std::numeric_limits<double>::infinity();
     at = rank.peer;

@@ -241,6 +241,8 @@ public:
   double limit(double expected, double floor) const;
   // The deadline of `world`'s current wait, its transfer expected to take `expected`.
   double wait_limit(int world, double expected) const { return limit(expected, activity(world).floor); }
+  // When a computation begun at rank.since passes its deadline.
+  double compute_deadline(const RankActivity& rank) const { return rank.since + limit(rank.expected_compute); }
   // How long after its deadline a wait is checked (the constructor says why): a wait is
   // found suspicious then.
   double check_margin() const { return check_margin_; }
