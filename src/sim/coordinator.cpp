@@ -211,7 +211,11 @@ private:
     std::set<int> seen;
     while (seen.insert(world).second && still_runs(world)) {
       const RankActivity& rank = detector_.activity(world);
-      if (rank.doing == RankActivity::Doing::computing) return true;
+      // A member with a verdict to read reads it at its wait's deadline at the latest (a
+      // wait not yet suspicious does not listen for it): those waiting on it in the next
+      // epoch wait for that, not for a stall (direct on nodes:8:8, whose 1 MiB waits run
+      // tens of milliseconds past the model's whole run).
+      if (rank.verdict || rank.doing == RankActivity::Doing::computing) return true;
       if (rank.doing != RankActivity::Doing::waiting) return false;
       if (const double started = detector_.transfer_start(world); started >= 0)
         return now - started <= stall_limit_ || detector_.transfer_moved(world) > 0;

@@ -1262,6 +1262,31 @@ class SlowNicAmongManyFlows(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+class VerdictReadAtTheDeadline(unittest.TestCase):
+    """direct on nodes:8:8: each rank sends 1 MiB to the 63 others, 8 ranks share a node's
+    NIC, and a round takes 38 ms where the model's whole run of 4 rounds (with their 1 ms of
+    computation) is 25 ms, and the stall check's limit 3x that. A rank
+    preempted at round 1: the verdict reaches at once the waits that passed their deadline
+    (its node's other ranks, who start the redone round and wait on rank 0), the others at
+    their own deadline, about 100 ms later (a wait listens for verdicts once suspicious).
+    The stall check took rank 0, not waiting yet in the new epoch, for the end of a stalled
+    chain, and stopped the run (exit 1) though nothing was stalled: a member with a verdict
+    to read now counts as under way."""
+
+    def test_the_preempted_rank_alone_is_dropped_and_the_run_finishes(self):
+        for struck in (22, 40, 63):
+            with self.subTest(struck=struck):
+                fault = {"kind": "preempt", "rank": struck, "at_round": 1}
+                status, stderr, trace = run_raw(scenario("nodes:8:8", 64, "direct", "rebuild", [fault], rounds=4,
+                                                         size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([struck], []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["models_identical"])
+                self.assertTrue(trace["summary"]["verified"])
+
+
 class FixedDeadlineShorterThanTransfers(unittest.TestCase):
     """A fixed recovery.timeout below a healthy transfer's time (1 ms on dgx-h100:8, where a
     cross-node transfer of 64 MiB / 64 takes about 1.3 ms) makes healthy transfers late at
