@@ -789,9 +789,16 @@ def assert_pairs_keep_off(test, order, pairs, a, b, dims=(4, 4, 4)):
 def assert_finished_dropping_nobody(test, status, stderr, trace, rounds=4):
     """The run ended well (exit 0, nothing on stderr, every round, verified and identical
     models) and nobody was dropped or cut off. Returns the trace."""
+    return assert_finished_dropping(test, status, stderr, trace, [], rounds)
+
+
+def assert_finished_dropping(test, status, stderr, trace, dropped, rounds=4):
+    """The run ended well (exit 0, nothing on stderr, every round, verified and identical
+    models), having dropped exactly `dropped`, nobody healthy and nobody cut off. Returns
+    the trace."""
     test.assertEqual((status, stderr), (0, []))
     quality = trace["summary"]["recovery_quality"]
-    test.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], [], []))
+    test.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], dropped, []))
     test.assertEqual(trace["summary"]["rounds_completed"], rounds)
     test.assertTrue(trace["summary"]["models_identical"])
     test.assertTrue(trace["summary"]["verified"])
@@ -1279,12 +1286,7 @@ class VerdictReadAtTheDeadline(unittest.TestCase):
                 fault = {"kind": "preempt", "rank": struck, "at_round": 1}
                 status, stderr, trace = run_raw(scenario("nodes:8:8", 64, "direct", "rebuild", [fault], rounds=4,
                                                          size="1MiB"))
-                self.assertEqual((status, stderr), (0, []))
-                quality = trace["summary"]["recovery_quality"]
-                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([struck], []))
-                self.assertEqual(trace["summary"]["rounds_completed"], 4)
-                self.assertTrue(trace["summary"]["models_identical"])
-                self.assertTrue(trace["summary"]["verified"])
+                assert_finished_dropping(self, status, stderr, trace, [struck])
 
 
 class FixedDeadlineShorterThanTransfers(unittest.TestCase):
