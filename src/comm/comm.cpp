@@ -175,6 +175,7 @@ void Comm::await(PendingTransfer& pending) {
       pending.activity->wait();
     } else {
       activities.assign(1, pending.activity);
+      if (sg4::Comm* verdict = watch->listen_from_start(me)) activities.emplace_back(verdict);
       for (;;) {
         const ssize_t done = sg4::Comm::wait_any_for(activities, limit);
         if (done == 0) break;

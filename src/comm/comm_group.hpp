@@ -45,6 +45,8 @@ public:
   // What a suspicious wait listens to besides its transfer: the coordinator's verdict
   // (nullptr: nothing). When it completes first, the wait is abandoned.
   virtual simgrid::s4u::Comm* listen(int world) = 0;
+  // The same from the wait's start (nullptr: only once suspicious).
+  virtual simgrid::s4u::Comm* listen_from_start(int world) = 0;
   // The wait is over (the transfer completed).
   virtual void end_wait(int world) = 0;
 };

@@ -187,6 +187,9 @@ public:
   // deadline is reported (suspect).
   void fault_struck() { fault_struck_ = true; }
   simgrid::s4u::Comm* listen(int world) override;
+  // Once a fault has struck, a verdict may come at any moment: every wait listens from its
+  // start. Before, only a suspicious one does (a fault-free wait costs one activity).
+  simgrid::s4u::Comm* listen_from_start(int world) override { return fault_struck_ ? listen(world) : nullptr; }
   void end_wait(int world) override;
 
   // The worker loop tells what it does outside waits.

@@ -263,11 +263,13 @@ class FaultDuringModelShare(unittest.TestCase):
 
     Timing (ring, 16 MiB, 3 ms of compute, star:p): host p-1 is preempted at 2 ms, in round
     0's compute, and is back at 2.5 ms; round 0's collective starts at 3 ms and breaks on
-    it, so the rebuild that drops it (and admits it at round 1) comes at 3 ms plus a
-    deadline. Round 1 cannot start before 3 ms + 2(p-1)(alpha + n/(pB)) (about 6 ms), and
+    it, so the rebuild that drops it (and admits it at round 1) comes soon after 3 ms (3.6
+    ms). Round 1 cannot start before 3 ms + 2(p-1)(alpha + n/(pB)) (about 6 ms), and
     the share of the 16 MiB model takes log2(p) steps of alpha + n/B (1.68 ms each) after
     that: a fault between 5 ms and 6 ms + log2(p) x 1.68 ms finds the joiner admitted and
-    waiting for the model, or receiving it."""
+    waiting for the model, or receiving it. A link down matters only when a transfer
+    crosses it: rank 3 receives its share in the last step, from 9.91 ms (the redone round
+    0 ends at 6.55 ms), which the link down from 2.2 steps in (9.64 ms) for 1 ms covers."""
 
     P, ROUNDS, JOINER = 8, 6, 7
 
@@ -301,7 +303,7 @@ class FaultDuringModelShare(unittest.TestCase):
         share_step = ALPHA + 16 * MiB / B
         round_1 = 0.003 + ring_time(self.P, 16 * MiB, B)
         cases = [("preempt", 3, 0.0055), ("preempt", 3, 0.007), ("preempt", 0, 0.009),
-                 ("link-down", 3, 0.007), ("preempt", 3, round_1 + 2.5 * share_step)]
+                 ("link-down", 3, round_1 + 2.2 * share_step), ("preempt", 3, round_1 + 2.5 * share_step)]
         for kind, rank, at in cases:
             with self.subTest(kind=kind, rank=rank, at=at):
                 self.assertLess(at, round_1 + 3 * share_step)

@@ -164,6 +164,7 @@ TEST_SUITE("sim") {
     double begin_wait(int, int, double, bool, sg4::Comm*, const char*, int) override { return 1.0; }
     double suspect(int) override { throw GaveUp{}; }
     sg4::Comm* listen(int) override { return nullptr; }
+    sg4::Comm* listen_from_start(int) override { return nullptr; }
     void end_wait(int) override {}
   };
 
