@@ -39,8 +39,9 @@ struct PendingTransfer {
   int world = 0, peer_world = 0;  // world ranks of both sides, for the watch's count of transfers in flight
 
   // A transfer abandoned by an exception (timeout, failed peer) is cancelled, so that
-  // nothing of an abandoned operation stays in flight. Its packet is not freed: the peer
-  // may have taken it just before (the sender's view still says STARTED until a wait).
+  // nothing of an abandoned operation stays in flight. Its packet stays with the group
+  // (CommGroup::new_packet): the peer may have taken it just before (the sender's view
+  // still says STARTED until a wait).
   ~PendingTransfer() {
     const auto state = cancel && activity ? activity->get_state() : sg4::Activity::State::INITED;
     if (state == sg4::Activity::State::STARTED) {
@@ -73,12 +74,10 @@ CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem,
   last_mailboxes_.resize(members_.size());
 }
 
-CommGroup::~CommGroup() {
-  for (Packet* packet : spare_packets_) delete packet;
-}
+CommGroup::~CommGroup() = default;
 
 Packet* CommGroup::new_packet() {
-  if (spare_packets_.empty()) return new Packet;
+  if (spare_packets_.empty()) return packets_.emplace_back(std::make_unique<Packet>()).get();
   Packet* packet = spare_packets_.back();
   spare_packets_.pop_back();
   return packet;

@@ -4,6 +4,7 @@
 // Internal to comm/ and sim/: algorithms only ever see Comm.
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -93,7 +94,9 @@ public:
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
 
   // Packets are reused once delivered (their buffers keep their capacity), so that a
-  // message costs no allocation.
+  // message costs no allocation. The group owns every packet it made and frees them with
+  // itself: one of an abandoned transfer (a send never matched, a receive never waited
+  // on) is never given back.
   Packet* new_packet();
   void recycle(Packet* packet) { spare_packets_.push_back(packet); }
 
@@ -120,7 +123,8 @@ private:
   double overhead_ = 0;
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   LastPairs<simgrid::s4u::Mailbox> last_mailboxes_;  // by group rank
-  std::vector<Packet*> spare_packets_;
+  std::vector<std::unique_ptr<Packet>> packets_;  // every packet it made
+  std::vector<Packet*> spare_packets_;            // those free to reuse
   std::vector<std::vector<simgrid::s4u::CommPtr>> wait_lists_;  // by group rank
   std::vector<WaitState>* waits_ = nullptr;
 };

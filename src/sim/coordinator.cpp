@@ -159,7 +159,10 @@ public:
         admit(report.world);
         continue;
       }
-      if (report.kind == Report::Kind::failure) failures_ = true;
+      if (report.kind == Report::Kind::failure) {
+        if (!in_this_epoch(report)) continue;
+        failures_ = true;
+      }
       if (report.kind == Report::Kind::slow_pair) {
         settle_slow_pair(report.peer, report.world);
         continue;
@@ -170,6 +173,17 @@ public:
   }
 
 private:
+  // A failure read after the rebuild that abandoned its epoch (the rank dropped for a link
+  // down for good reports its own broken transfer with the peer that reported first) is no
+  // evidence for the new one: it once made a later doubt between two members "a transfer
+  // failed", and the run stopped (a double binary tree on leaf-spine:4:16, rank 29's link
+  // down for good, then rank 22's NIC at 1%). A new epoch's transfers start after its
+  // verdicts cross: strictly after the rebuild.
+  bool in_this_epoch(const Report& report) const {
+    const std::vector<int>& members = state_.membership.current().members();
+    return report.since > rebuilt_at_ && std::find(members.begin(), members.end(), report.world) != members.end();
+  }
+
   // The last resort, when the evidence names nobody: a member that has waited longer than
   // the whole training should take (its rounds at the model's pace, times the timeout
   // factor, at least 3) on a chain of waits that ends in nothing under way is in a stall
@@ -1949,6 +1963,7 @@ private:
     state_.membership.rebuild(next);
     deliver(group, judgement.roots, next, resume_round, postponed);
     failures_ = false;
+    rebuilt_at_ = sg4::Engine::get_clock();
     late_seen_.clear();
     detector_.new_epoch();
     prediction_ = {-1, -1};
@@ -2040,6 +2055,7 @@ private:
   std::vector<int> waiting_joins_;
   double window_ = 0;
   bool failures_ = false;
+  double rebuilt_at_ = -1;  // when the last rebuild (rebuild()) delivered its verdicts
   std::pair<int, std::vector<std::string>> last_slow_links_{-1, {}};  // the last recorded (epoch, links)
   std::vector<int> avoided_halves_;  // link halves (route cache ids) that the group's order avoids (regroup_avoiding)
   std::vector<int> sought_halves_;   // and those an order was sought for, found or not
