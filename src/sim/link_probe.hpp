@@ -29,7 +29,8 @@ struct OwnLink {
 };
 std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>& members, int from, int to, int end);
 
-// The first member on neither side whose route with `end` crosses `end`'s link.
+// The nearest member (fewest links) on neither side whose route with `end` crosses
+// `end`'s link.
 std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
                            const std::vector<int>& other_side);
 

@@ -1322,6 +1322,31 @@ class FailureOfAnAbandonedEpoch(unittest.TestCase):
                 self.assertTrue(trace["summary"]["verified"])
 
 
+class ProbeThroughTheNearestWitness(unittest.TestCase):
+    """Rule 5b's probes measure each end's own link through a witness. Through the first
+    member in order (node 0), a device link of nodes:8:8 at 25% was measured across two node
+    NICs that set the pace even at a quarter of the device link, and the probe into the
+    healthy end crossed the busy NICs and was slow: recursive doubling, rank 30 preempted,
+    rank 51's link at 25%, dropped 52 and 53, healthy, and kept 51 (5 healthy drops in 64
+    runs on nodes:8:8 and nodes:16:4). The nearest witness (a node mate) measures the
+    device link itself. The culprits are the two struck ranks."""
+
+    def test_the_slowed_device_link_is_found_and_no_node_mate_is_dropped(self):
+        cases = [("nodes:8:8", "recursive-doubling", 51), ("nodes:8:8", "rabenseifner", 9),
+                 ("nodes:8:8", "rabenseifner", 60), ("nodes:16:4", "double-binary-tree", 51)]
+        for topology, algorithm, slow in cases:
+            with self.subTest(topology=topology, algorithm=algorithm, slow=slow):
+                faults = [{"kind": "preempt", "rank": 30, "at_round": 0},
+                          {"kind": "slow-link", "rank": slow, "at_round": 1, "factor": 0.25}]
+                status, stderr, trace = run_raw(scenario(topology, 64, algorithm, "rebuild", faults, rounds=5,
+                                                         size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["dropped"], quality["healthy_dropped"]), (sorted([30, slow]), []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 5)
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class FixedDeadlineShorterThanTransfers(unittest.TestCase):
     """A fixed recovery.timeout below a healthy transfer's time (1 ms on dgx-h100:8, where a
     cross-node transfer of 64 MiB / 64 takes about 1.3 ms) makes healthy transfers late at
