@@ -10,11 +10,12 @@ import resource
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 import unittest
 from pathlib import Path
 
-from test_cli import COLLSIM, SMALL, CliTest
+from test_cli import COLLSIM, REPO, SMALL, CliTest
 
 PLATFORM_HEAD = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -539,6 +540,19 @@ class Perfetto(Hardening):
         trace.write_text(json.dumps(document))
         self.assert_refused(["render", trace, "--perfetto", self.tmp / "p.json"], "--perfetto", "would expand")
 
+
+
+class BuildSwitches(unittest.TestCase):
+    """CMake reads any word but ON/TRUE/YES/1 as false: -DCOLLSIM_MIMALLOC=maybe built without
+    mimalloc, silently. The switches refuse it, naming the switch and what is allowed."""
+
+    def test_a_switch_that_is_neither_on_nor_off_is_refused(self):
+        for switch in ("COLLSIM_MIMALLOC", "COLLSIM_SANITIZE"):
+            with self.subTest(switch=switch), tempfile.TemporaryDirectory() as build:
+                done = subprocess.run(["cmake", "-S", str(REPO), "-B", build, f"-D{switch}=maybe"],
+                                      capture_output=True, text=True, timeout=120)
+                self.assertNotEqual(done.returncode, 0)
+                self.assertIn(f"{switch} is 'maybe': allowed are ON or OFF", " ".join(done.stderr.split()))
 
 if __name__ == "__main__":
     unittest.main()
