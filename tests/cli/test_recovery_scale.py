@@ -1347,6 +1347,32 @@ class ProbeThroughTheNearestWitness(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+class TorusLinkIsNoCut(unittest.TestCase):
+    """Rule 4b names the members behind a link when every late transfer crosses it and the
+    link cuts them off from the others. The cut was checked against one rank of the far
+    side only: on torus:4x4x4 every route into rank 16 crosses the link 0-16, so with rank
+    16's NIC at 1% (after rank 24's preemption) the binary tree and direct dropped ranks 16
+    to 47 as "behind" it, 30 of them healthy (and direct with rank 5's NIC at 1% dropped
+    rank 4). A torus link cuts nobody off: the group regroups around it, or drops the rank
+    whose NIC it is. The culprits are the two struck ranks; a slowed NIC may be kept when
+    the group regroups around it."""
+
+    def test_no_rank_is_dropped_for_a_torus_link_that_cuts_nobody_off(self):
+        for algorithm, slow, preempted in [("binary-tree", 16, 24), ("direct", 16, 24), ("direct", 5, 40)]:
+            with self.subTest(algorithm=algorithm, slow=slow):
+                faults = [{"kind": "slow-link", "rank": slow, "at_round": 3, "factor": 0.01},
+                          {"kind": "preempt", "rank": preempted, "at_round": 1}]
+                status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", faults, rounds=5,
+                                                         size="1MiB"))
+                self.assertEqual((status, stderr), (0, []))
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual(quality["healthy_dropped"], [])
+                self.assertIn(preempted, quality["dropped"])
+                self.assertLessEqual(set(quality["dropped"]), {slow, preempted})
+                self.assertEqual(trace["summary"]["rounds_completed"], 5)
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class FixedDeadlineShorterThanTransfers(unittest.TestCase):
     """A fixed recovery.timeout below a healthy transfer's time (1 ms on dgx-h100:8, where a
     cross-node transfer of 64 MiB / 64 takes about 1.3 ms) makes healthy transfers late at
