@@ -1,5 +1,6 @@
 #include "model/route_cache.hpp"
 
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
@@ -10,7 +11,11 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-RouteCache::RouteCache(std::vector<sg4::Host*> hosts) : hosts_(std::move(hosts)) {}
+RouteCache::RouteCache(std::vector<sg4::Host*> hosts) : hosts_(std::move(hosts)) {
+  if (hosts_.empty()) return;
+  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
+    nominal_[link] = {link->get_latency(), link->get_bandwidth()};
+}
 
 const NetworkRoute& RouteCache::route(int from, int to) const {
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
@@ -35,14 +40,25 @@ void RouteCache::read_links(int from, int to, std::vector<int>& links) const {
 void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
   read_buffer_.clear();
   hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], read_buffer_, &route.latency);
-  for (const sg4::Link* link : read_buffer_) route.links.push_back(id_of(link));
+  bool changed = false;
+  for (const sg4::Link* link : read_buffer_) {
+    route.links.push_back(id_of(link));
+    if (auto it = nominal_.find(link); it != nominal_.end() && it->second.latency != link->get_latency()) changed = true;
+  }
+  // A latency fault on the way: the route's latency as built (SimGrid's own sum otherwise,
+  // to the last bit).
+  if (changed) {
+    route.latency = 0;
+    for (const sg4::Link* link : read_buffer_) route.latency += nominal_.at(link).latency;
+  }
 }
 
 // Links are numbered in the order routes first cross them.
 int RouteCache::id_of(const sg4::Link* link) const {
   auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
   if (first) {
-    links_.push_back({link->get_name(), link->get_bandwidth(),
+    const auto nominal = nominal_.find(link);
+    links_.push_back({link->get_name(), nominal != nominal_.end() ? nominal->second.bandwidth : link->get_bandwidth(),
                       link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
     simgrid_links_.push_back(link);
   }

@@ -40,6 +40,12 @@ private:
   int id_of(const simgrid::s4u::Link* link) const;
 
   std::vector<simgrid::s4u::Host*> hosts_;
+  // Every link's latency and bandwidth as built, read when the cache is made (before any
+  // fault): a route first read after a fault slowed one of its links is priced as built.
+  struct Nominal {
+    double latency = 0, bandwidth = 0;
+  };
+  std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
   mutable std::unordered_map<const simgrid::s4u::Link*, int> ids_;
   mutable std::vector<NetworkLink> links_;

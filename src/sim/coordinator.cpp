@@ -1620,14 +1620,16 @@ private:
 
   // The straggler rule: drop only if the model predicts that finishing the remaining rounds
   // without the roots, the redone collective included, is faster than keeping them.
-  //   slow transfers:   keep = (1 - f) s T(p) + (R - 1)(c + s T(p))
+  //   slow transfers:   keep = (1 - f) T_s(p) + (R - 1)(c + T_s(p))   (s from whole steps)
+  //                     keep = (1 - f) s T(p) + (R - 1)(c + s T(p))   (s a lower bound)
   //   slow computation: keep = (s - 1) c + T(p) + (R - 1)(s c + T(p))
   //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
   // R the rounds left counting the current one, f the fraction of the current collective
   // the roots have done (their receives against the round before's), s the measured
-  // slowdown, c the round's computation, p' the survivors; T the alpha-beta model with the
-  // alpha and B read when the run began (the platform's links now would already show the
-  // fault: the coordinator judges from what it measured). A slow computation's s is its
+  // slowdown, c the round's computation, p' the survivors; T the algorithm's model priced
+  // on the platform's routes with the links as built (the platform's links now would
+  // already show the fault: the coordinator judges from what it measured), T_s the same
+  // with the roots' own links at 1/s of their bandwidth (slowed_model). A slow computation's s is its
   // time so far over c, a lower bound; what is left of it is taken to be its overrun so far,
   // (s - 1) c: nothing is known of its end but that it has not come, and waiting as long
   // again as it has overrun before dropping costs at most twice the best choice (the
@@ -1651,16 +1653,23 @@ private:
     p.remaining = state_.setup.scenario->training.rounds - lowest_round(group, judgement.roots);
     const std::vector<int> survivors = without(group.members(), judgement.roots);
     const double compute = compute_seconds(state_);
-    const double with = healthy_model(group);
+    const double with = platform_model(group);
     const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
-    const double without_them = healthy_model(smaller);
+    const double without_them = platform_model(smaller);
     const double s = judgement.slowdown;
     // The roots gate everyone's steps: their own progress is the collective's.
     p.done = judgement.compute_bound ? 0 : 1;
     for (int world : judgement.roots) p.done = std::min(p.done, detector_.collective_done(world));
     const double later = std::max(0, p.remaining - 1);
+    // A late transfer's s is a lower bound (its progress so far): priced on the roots' links
+    // alone it makes keeping look cheap (a NIC at 1% read as x7.7 on a device link of
+    // nodes:8:8 cost naive-binomial nothing in the model, and the pair stayed undecided for
+    // good). As the whole collective x s, it is enough to drop, never to keep (below).
+    const double slowed = judgement.compute_bound ? with
+                          : judgement.pace_measured ? slowed_model(group, judgement.roots, s)
+                                                    : s * with;
     p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
-                                     : (1 - p.done) * s * with + later * (compute + s * with);
+                                     : (1 - p.done) * slowed + later * (compute + slowed);
     p.drop = verdict_seconds() + without_them + later * (compute + without_them);
     return p;
   }
@@ -1704,6 +1713,35 @@ private:
                                judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
     state_.record.recoveries.push_back(event);
     return false;
+  }
+
+  // The collective of `group` priced on the platform's routes as built (the contention
+  // model: what a survivor group's placement costs, a tree crossing more node NICs at 63
+  // ranks than at 64 on nodes:8:8), else the alpha-beta model.
+  double platform_model(const CommGroup& group) const {
+    if (!state_.setup.model.network) return healthy_model(group);
+    return model_time(*state_.setup.algorithm, state_.setup.model_for(group));
+  }
+
+  // The same with the roots' own links (the first link out and the last link in of their
+  // routes with every member: which of them is slow, the evidence does not say; a GPU's
+  // NVLink and NIC both) at 1/s of their bandwidth: a slow rank gates every step of a ring but only its own transfers of
+  // a tree (a device link at 40% under the double binary tree on nodes:8:8 cost its rounds
+  // nothing; priced as the whole collective x s, keeping looked 2.4x slower and the rank
+  // was dropped: the 63 survivors' rounds took 1.6x longer). Without the platform's
+  // routes, the whole collective x s.
+  double slowed_model(const CommGroup& group, const std::vector<int>& roots, double s) const {
+    if (!state_.setup.model.network) return s * healthy_model(group);
+    std::vector<int> links;
+    for (int root : roots)
+      for (int peer : group.members())
+        if (peer != root)
+          for (int link : end_links(root, peer))
+            if (link >= 0 && std::find(links.begin(), links.end(), link) == links.end()) links.push_back(link);
+    if (links.empty()) return s * healthy_model(group);
+    ModelInput in = state_.setup.model_for(group);
+    in.network = slowed_network(in.network, links, 1 / s);
+    return model_time(*state_.setup.algorithm, in);
   }
 
   double healthy_model(const CommGroup& group) const {

@@ -63,7 +63,8 @@ private:
 
 // One step of a rank (the transfers it waited on under one label of the algorithm, see
 // Comm::label): the best pace among them, expected / actual duration, at most 1; and that
-// pace against the best the rank had in the same step of earlier rounds (1 the first time).
+// pace against the best the rank had in the same step of earlier rounds (the first time,
+// in an epoch's first round, the best pace itself: against the expected time alone).
 // The second is the score's: what the expected times miss (contention on a shared link, a
 // server's) is the same in every round, and divides out.
 // Aligned to a cache line, what a wait updates in its first: a ring rank's steps are each a

@@ -37,16 +37,19 @@ std::vector<int> ranks_behind(const RouteCache& routes, const std::vector<int>& 
   const int b = *far;
   std::vector<int> near_a, near_b;
   for (int rank : ranks) (rank == a || !route_crosses(routes, rank, a, physical) ? near_a : near_b).push_back(rank);
+  // Equal sides: the evidence cannot tell which one is behind the link (checked first:
+  // the check below costs a route lookup per pair).
+  if (near_a.size() == near_b.size()) return {};
   // A cut: every rank of a's side reaches every rank of b's side only through the link
-  // (b first: where it fails, it mostly fails there). Checking b alone took a torus link
-  // for a cut: on torus:4x4x4 every route into rank 16 crosses the link 0-16, but rank 1
-  // reaches 17 by its own link; 31 healthy ranks were dropped as "behind" it.
+  // (b first: where it fails, it mostly fails there; b may sit on a's side when the link's
+  // halves differ, so it is not always in near_b). Checking b alone took a torus link for
+  // a cut: on torus:4x4x4 every route into rank 16 crosses the link 0-16, but rank 1
+  // reaches 17 by its own link; 30 healthy ranks were dropped with 16 as "behind" it.
   for (int rank : near_a)
     if (!route_crosses(routes, rank, b, physical)) return {};
   for (int rank : near_a)
     for (int other : near_b)
       if (!route_crosses(routes, rank, other, physical)) return {};
-  if (near_a.size() == near_b.size()) return {};
   return near_a.size() < near_b.size() ? near_a : near_b;
 }
 
