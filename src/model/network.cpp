@@ -50,12 +50,12 @@ private:
 
 class SlowedNetwork : public Network {
 public:
-  SlowedNetwork(std::shared_ptr<const Network> base, const std::vector<int>& slowed, double factor)
+  SlowedNetwork(std::shared_ptr<const Network> base, const std::vector<std::pair<int, double>>& bandwidths)
       : base_(std::move(base)) {
-    for (int id : slowed) {
+    for (const auto& [id, bandwidth] : bandwidths) {
       NetworkLink link = base_->link(id);
-      link.bandwidth *= factor;
-      slowed_.emplace(id, std::move(link));
+      link.bandwidth = bandwidth;
+      slowed_.insert_or_assign(id, std::move(link));
     }
   }
   const NetworkRoute& route(int from, int to) const override { return base_->route(from, to); }
@@ -73,7 +73,14 @@ private:
 
 std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
                                               double factor) {
-  return std::make_shared<SlowedNetwork>(std::move(base), slowed, factor);
+  std::vector<std::pair<int, double>> bandwidths;
+  for (int id : slowed) bandwidths.emplace_back(id, base->link(id).bandwidth * factor);
+  return std::make_shared<SlowedNetwork>(std::move(base), bandwidths);
+}
+
+std::shared_ptr<const Network> network_with_bandwidths(std::shared_ptr<const Network> base,
+                                                       const std::vector<std::pair<int, double>>& bandwidths) {
+  return std::make_shared<SlowedNetwork>(std::move(base), bandwidths);
 }
 
 std::shared_ptr<const Network> uniform_network(const ModelInput& in) { return std::make_shared<UniformNetwork>(in); }

@@ -43,6 +43,10 @@ std::shared_ptr<const Network> uniform_network(const ModelInput& in);
 std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
                                               double factor);
 
+// `base` with the links given (link id, bytes/s) at those bandwidths.
+std::shared_ptr<const Network> network_with_bandwidths(std::shared_ptr<const Network> base,
+                                                       const std::vector<std::pair<int, double>>& bandwidths);
+
 struct SharedRoutes;
 // What these messages (source, destination endpoints) cost when they all travel at once,
 // each link's bandwidth shared equally by the messages crossing it (a fatpipe not at all):

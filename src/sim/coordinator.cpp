@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
@@ -432,6 +433,23 @@ private:
     return false;
   }
 
+  // The narrowest link's bandwidth on the routes between a and b, either way (as built).
+  double narrowest(int a, int b) const {
+    const Network& network = *state_.setup.model.network;
+    double least = std::numeric_limits<double>::infinity();
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}})
+      for (int id : network.route(from, to).links) least = std::min(least, network.link(id).bandwidth);
+    return least;
+  }
+
+  // Whether `end`'s on-time transfer with `on_time` clears the port its slow transfer with
+  // `slow` used: the same port, on a route no narrower (a device link of nodes:8:8 at 25% is
+  // still twice a node's NIC: a transfer across the NIC is on time through it, and cleared
+  // the slow rank; its healthy partner was named instead: Rabenseifner kept rank 8 for 9).
+  bool clears_port(int end, int slow, int on_time) const {
+    return same_port(end, slow, on_time) && narrowest(end, on_time) >= narrowest(end, slow);
+  }
+
   // Whether `end`'s on-time transfer with `peer` (`received`: into `end`) crossed `end`'s
   // own link the way its late data with `other` did (`late_in`: into `end`, `late_out`: out
   // of it), where that matters: on a link between two ranks' hosts (a torus), whose
@@ -695,7 +713,7 @@ private:
         const bool late_in = late_start >= 0 && (lower ? first_late->second.into_lower : first_late->second.into_higher);
         const bool late_out = late_start >= 0 && (lower ? first_late->second.into_higher : first_late->second.into_lower);
         const bool cleared = rank.on_time_peer >= 0 && rank.on_time_peer != other && late_start >= 0 &&
-                             rank.on_time_at > late_start && same_port(world, other, rank.on_time_peer) &&
+                             rank.on_time_at > late_start && clears_port(world, other, rank.on_time_peer) &&
                              same_way(world, other, rank.on_time_peer, rank.on_time_receive, late_in, late_out);
         if (cleared) out.evidence.push_back(fmt::format("{} completed a transfer with {} on time at {:.9g}", world,
                                                         rank.on_time_peer, rank.on_time_at));
@@ -1355,7 +1373,7 @@ private:
       if (std::find(partners.begin(), partners.end(), peer) != partners.end()) return false;
       for (std::string_view link : links)
         if (route_crosses(routes, world, peer, link)) return false;
-      return std::any_of(partners.begin(), partners.end(), [&](int partner) { return same_port(world, partner, peer); });
+      return std::any_of(partners.begin(), partners.end(), [&](int partner) { return clears_port(world, partner, peer); });
     };
     const RankActivity& own = detector_.activity(world);
     if (clear(own.on_time_peer, own)) return OnTime{own.on_time_peer, own.on_time_at, own.on_time_pace};
@@ -1591,7 +1609,12 @@ private:
       if (unflagged.size() == 1) {
         const int peer = unflagged.front();
         const RankActivity& other = detector_.activity(peer);
-        if (other.on_time_peer < 0 || other.on_time_peer == world || !same_port(peer, world, other.on_time_peer)) {
+        // On time within its deadline is not enough: at a pace below the threshold, the
+        // peer's own link may be the slow one (Rabenseifner on nodes:8:8, rank 60's device
+        // link at 25%: 60's transfer with 56 took 2.7x its expected time, within the 3x
+        // deadline, and cleared 60; healthy 59 was named and kept in its place).
+        if (other.on_time_peer < 0 || other.on_time_peer == world || other.on_time_pace < recovery.straggler_threshold ||
+            !clears_port(peer, world, other.on_time_peer)) {
           pairs.insert(pairs.end(), {world, peer});
           continue;
         }
@@ -1661,10 +1684,11 @@ private:
     p.done = judgement.compute_bound ? 0 : 1;
     for (int world : judgement.roots) p.done = std::min(p.done, detector_.collective_done(world));
     const double later = std::max(0, p.remaining - 1);
-    // A late transfer's s is a lower bound (its progress so far): priced on the roots' links
-    // alone it makes keeping look cheap (a NIC at 1% read as x7.7 on a device link of
-    // nodes:8:8 cost naive-binomial nothing in the model, and the pair stayed undecided for
-    // good). As the whole collective x s, it is enough to drop, never to keep (below).
+    // A late transfer's or a probe's s is a lower bound (its progress so far): priced on the
+    // roots' links it makes keeping look cheaper than it may be, and keeping is then only
+    // deferred to whole steps, which some roots never give (hierarchical on dragonfly:4:4:4,
+    // rank 63's NIC at 25%: no score came, no decision was recorded, and the group went on
+    // 34% slower). As the whole collective x s it is enough to drop, as before.
     const double slowed = judgement.compute_bound ? with
                           : judgement.pace_measured ? slowed_model(group, judgement.roots, s)
                                                     : s * with;
@@ -1674,10 +1698,38 @@ private:
     return p;
   }
 
+  // A late transfer's or a probe's s is a lower bound; when the roots' progress scores (whole
+  // steps, measured) say they are slower still, the scores' s is the pace, and keeping may
+  // be decided on it. A double binary tree on nodes:8:8 with a device link at 25% from
+  // round 1: the transfer past its deadline said x3.2, and priced as the whole collective
+  // x 3.2 the rank was dropped (23.3 ms for 5 rounds); its score says x4, and priced on its
+  // links keeping costs nothing (15.4 ms, as without the fault). A score not yet below the
+  // threshold (the slowdown newer than the window) leaves s as it is.
+  void take_scored_pace(Judgement& judgement) const {
+    if (judgement.pace_measured || judgement.compute_bound || judgement.roots.empty()) return;
+    const std::vector<int>& members = state_.membership.current().members();
+    const double median = detector_.median_score(members);
+    if (median <= 0) return;
+    double lowest = 1;
+    for (int world : judgement.roots) {
+      const double mine = detector_.score(world);
+      if (mine < 0 || mine >= state_.setup.scenario->recovery.straggler_threshold * median) return;
+      lowest = std::min(lowest, mine);
+    }
+    const double scored = median / std::max(lowest, 1e-300);
+    if (scored < judgement.slowdown) return;
+    judgement.evidence.push_back(fmt::format("the progress score{} of {} ({:.3g}, the group median {:.3g}) say x{:.3g} slower "
+                                             "over whole steps", judgement.roots.size() > 1 ? "s" : "",
+                                             fmt::join(judgement.roots, ", "), lowest, median, scored));
+    judgement.slowdown = scored;
+    judgement.pace_measured = true;
+  }
+
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
     if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
+    take_scored_pace(judgement);
     const auto [remaining, done, keep, drop] = predict(judgement);
     const double s = judgement.slowdown;
     // Roots whose transfers run at about their expected pace are late only against a
@@ -1723,24 +1775,56 @@ private:
     return model_time(*state_.setup.algorithm, state_.setup.model_for(group));
   }
 
-  // The same with the roots' own links (the first link out and the last link in of their
-  // routes with every member: which of them is slow, the evidence does not say; a GPU's
-  // NVLink and NIC both) at 1/s of their bandwidth: a slow rank gates every step of a ring but only its own transfers of
-  // a tree (a device link at 40% under the double binary tree on nodes:8:8 cost its rounds
-  // nothing; priced as the whole collective x s, keeping looked 2.4x slower and the rank
-  // was dropped: the 63 survivors' rounds took 1.6x longer). Without the platform's
-  // routes, the whole collective x s.
+  // The same with the roots slowed by s (a pace from whole steps). s is a transfer's
+  // slowdown against its expected time, set by its route's narrowest link: the root's own
+  // links on the routes of its late transfers, else of its last steps, are priced at that
+  // narrowest bandwidth / s (a device link of nodes:8:8 is 8 times a node NIC: at 1%, the
+  // transfers across the NIC ran x12, and the device link at 1/12 of its own bandwidth
+  // would still outrun the NIC); its other own links (which is slow, the evidence does not
+  // say: a GPU's NVLink or its NIC) at 1/s of their bandwidth. Priced on the routes, a slow
+  // rank gates every step of a ring but only its own transfers of a tree (a device link at
+  // 40% under the double binary tree on nodes:8:8 cost its rounds nothing; priced as the
+  // whole collective x s, keeping looked 2.4x slower and the rank was dropped: the 63
+  // survivors' rounds took 1.6x longer).
   double slowed_model(const CommGroup& group, const std::vector<int>& roots, double s) const {
-    if (!state_.setup.model.network) return s * healthy_model(group);
-    std::vector<int> links;
-    for (int root : roots)
+    const Network& network = *state_.setup.model.network;
+    std::vector<std::pair<int, double>> bandwidths;
+    auto slow = [&](int id, double bandwidth) {
+      for (auto& [known, set] : bandwidths)
+        if (known == id) {
+          set = std::min(set, bandwidth);
+          return;
+        }
+      bandwidths.emplace_back(id, bandwidth);
+    };
+    for (int root : roots) {
+      // The peers of its late transfers (s came from them), else of its last steps (the score).
+      std::vector<int> observed;
+      for (int waiter : late_waiters_) {
+        const int peer = detector_.activity(waiter).peer;
+        if (waiter == root && peer >= 0 && peer != root) observed.push_back(peer);
+        if (peer == root && waiter != root) observed.push_back(waiter);
+      }
+      if (observed.empty()) observed = detector_.window_peers(root);
+      // The widest of their routes' narrowest links: the least slowing that explains s.
+      double paced = 0;
+      for (int peer : observed) paced = std::max(paced, narrowest(root, peer));
+      std::vector<int> on_observed;
+      for (int peer : observed)
+        for (int id : end_links(root, peer))
+          if (id >= 0 && paced > 0 && std::isfinite(paced)) {
+            slow(id, std::min(network.link(id).bandwidth, paced / s));
+            on_observed.push_back(id);
+          }
       for (int peer : group.members())
         if (peer != root)
-          for (int link : end_links(root, peer))
-            if (link >= 0 && std::find(links.begin(), links.end(), link) == links.end()) links.push_back(link);
-    if (links.empty()) return s * healthy_model(group);
+          for (int id : end_links(root, peer))
+            if (id >= 0 && std::find(on_observed.begin(), on_observed.end(), id) == on_observed.end())
+              slow(id, network.link(id).bandwidth / s);
+    }
+    if (bandwidths.empty()) return s * healthy_model(group);
     ModelInput in = state_.setup.model_for(group);
-    in.network = slowed_network(in.network, links, 1 / s);
+    in.network = network_with_bandwidths(in.network, bandwidths);
     return model_time(*state_.setup.algorithm, in);
   }
 

@@ -143,9 +143,9 @@ class PricedOnTheRoutes(unittest.TestCase):
                 "faults": faults, "recovery": {"policy": policy}}
 
     def test_a_slow_rank_that_gates_nothing_is_kept(self):
-        for rank, round_ in ((14, 0), (52, 1)):
-            with self.subTest(rank=rank, round=round_):
-                fault = {"kind": "slow-link", "rank": rank, "factor": 0.4, "at_round": round_}
+        for rank, round_, factor in ((14, 0, 0.4), (52, 1, 0.4)):
+            with self.subTest(rank=rank, round=round_, factor=factor):
+                fault = {"kind": "slow-link", "rank": rank, "factor": factor, "at_round": round_}
                 healthy = run(self.document([], "none"))
                 trace = run(self.document([fault], "rebuild"))
                 kept = [e for e in trace["recovery"] if e.get("kept_ranks")]
