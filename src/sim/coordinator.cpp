@@ -1698,38 +1698,10 @@ private:
     return p;
   }
 
-  // A late transfer's or a probe's s is a lower bound; when the roots' progress scores (whole
-  // steps, measured) say they are slower still, the scores' s is the pace, and keeping may
-  // be decided on it. A double binary tree on nodes:8:8 with a device link at 25% from
-  // round 1: the transfer past its deadline said x3.2, and priced as the whole collective
-  // x 3.2 the rank was dropped (23.3 ms for 5 rounds); its score says x4, and priced on its
-  // links keeping costs nothing (15.4 ms, as without the fault). A score not yet below the
-  // threshold (the slowdown newer than the window) leaves s as it is.
-  void take_scored_pace(Judgement& judgement) const {
-    if (judgement.pace_measured || judgement.compute_bound || judgement.roots.empty()) return;
-    const std::vector<int>& members = state_.membership.current().members();
-    const double median = detector_.median_score(members);
-    if (median <= 0) return;
-    double lowest = 1;
-    for (int world : judgement.roots) {
-      const double mine = detector_.score(world);
-      if (mine < 0 || mine >= state_.setup.scenario->recovery.straggler_threshold * median) return;
-      lowest = std::min(lowest, mine);
-    }
-    const double scored = median / std::max(lowest, 1e-300);
-    if (scored < judgement.slowdown) return;
-    judgement.evidence.push_back(fmt::format("the progress score{} of {} ({:.3g}, the group median {:.3g}) say x{:.3g} slower "
-                                             "over whole steps", judgement.roots.size() > 1 ? "s" : "",
-                                             fmt::join(judgement.roots, ", "), lowest, median, scored));
-    judgement.slowdown = scored;
-    judgement.pace_measured = true;
-  }
-
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
     if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
-    take_scored_pace(judgement);
     const auto [remaining, done, keep, drop] = predict(judgement);
     const double s = judgement.slowdown;
     // Roots whose transfers run at about their expected pace are late only against a
