@@ -17,6 +17,11 @@ RouteCache::RouteCache(std::vector<sg4::Host*> hosts) : hosts_(std::move(hosts))
     nominal_[link] = {link->get_latency(), link->get_bandwidth()};
 }
 
+RouteCache::Nominal RouteCache::nominal(const sg4::Link* link) const {
+  if (auto it = nominal_.find(link); it != nominal_.end()) return it->second;
+  return {link->get_latency(), link->get_bandwidth()};
+}
+
 const NetworkRoute& RouteCache::route(int from, int to) const {
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
   auto [it, added] = routes_.try_emplace(key);
@@ -57,8 +62,7 @@ void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
 int RouteCache::id_of(const sg4::Link* link) const {
   auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
   if (first) {
-    const auto nominal = nominal_.find(link);
-    links_.push_back({link->get_name(), nominal != nominal_.end() ? nominal->second.bandwidth : link->get_bandwidth(),
+    links_.push_back({link->get_name(), nominal(link).bandwidth,
                       link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
     simgrid_links_.push_back(link);
   }

@@ -35,16 +35,21 @@ public:
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
   size_t routes_read() const { return routes_.size(); }
 
+  // Every link's latency and bandwidth as built, read when the cache is made (before any
+  // fault): a route first read after a fault slowed one of its links is priced as built,
+  // and whatever measures against expected times (the detector, the link usage) reads the
+  // links as built here.
+  struct Nominal {
+    double latency = 0, bandwidth = 0;
+  };
+  // A link of the platform as built (its current values if the cache has no hosts).
+  Nominal nominal(const simgrid::s4u::Link* link) const;
+
 private:
   void read_into(int from, int to, NetworkRoute& route) const;
   int id_of(const simgrid::s4u::Link* link) const;
 
   std::vector<simgrid::s4u::Host*> hosts_;
-  // Every link's latency and bandwidth as built, read when the cache is made (before any
-  // fault): a route first read after a fault slowed one of its links is priced as built.
-  struct Nominal {
-    double latency = 0, bandwidth = 0;
-  };
   std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
   mutable std::unordered_map<const simgrid::s4u::Link*, int> ids_;

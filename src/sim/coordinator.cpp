@@ -123,7 +123,7 @@ struct Judgement {
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
   bool compute_bound = false;      // the roots are late computing, not transferring
-  bool pace_measured = false;      // s from whole steps (or a computation): keeping may be decided
+  bool pace_measured = false;      // s a pace (whole steps, a computation, late transfers' rates): keeping may be decided
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
@@ -899,9 +899,20 @@ private:
   // end): the median of them, not the slowest (direct with a fixed deadline shorter than
   // its transfers: all of the root's are late at x1, and the one with a slow NIC's rank at
   // x4 is that rank's, not the root's).
+  // When each of them has moved bytes, their rate so far is a pace (priced on the routes, and
+  // keeping may be decided): a rank that gates only its own transfers of a tree costs far
+  // less than the whole collective x s (a double binary tree on nodes:8:8, rank 4's device
+  // link at 25% from round 1: priced as x s, it was dropped and the 63 took 25.3 ms; kept,
+  // 15.6 ms). A rate that predates the fault is too fast; the deadlines of a kept rank
+  // stretch to 1.5 x it, and a slower pace is late again and judged anew.
   void note_median_slowdown(int common, Judgement& out) const {
     std::vector<double> slowdowns = note_late_slowdowns(out, common);
-    if (!slowdowns.empty()) out.slowdown = std::max(out.slowdown, median_of(slowdowns));
+    if (slowdowns.empty()) return;
+    out.slowdown = std::max(out.slowdown, median_of(slowdowns));
+    out.pace_measured = std::all_of(late_waiters_.begin(), late_waiters_.end(), [&](int waiter) {
+      const int peer = detector_.activity(waiter).peer;
+      return (waiter != common && peer != common) || detector_.transfer_moved(waiter) > 0;
+    });
   }
 
   // The evidence of each late waiter's transfer (only those involving `common` when it is a
@@ -1643,8 +1654,8 @@ private:
 
   // The straggler rule: drop only if the model predicts that finishing the remaining rounds
   // without the roots, the redone collective included, is faster than keeping them.
-  //   slow transfers:   keep = (1 - f) T_s(p) + (R - 1)(c + T_s(p))   (s from whole steps)
-  //                     keep = (1 - f) s T(p) + (R - 1)(c + s T(p))   (s a lower bound)
+  //   slow transfers:   keep = (1 - f) T_s(p) + (R - 1)(c + T_s(p))   (s a pace)
+  //                     keep = (1 - f) s T(p) + (R - 1)(c + s T(p))   (s a bound)
   //   slow computation: keep = (s - 1) c + T(p) + (R - 1)(s c + T(p))
   //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
   // R the rounds left counting the current one, f the fraction of the current collective
@@ -1657,13 +1668,17 @@ private:
   // (s - 1) c: nothing is known of its end but that it has not come, and waiting as long
   // again as it has overrun before dropping costs at most twice the best choice (the
   // ski-rental bound). Counting the rest as nothing kept a straggler in the last round for
-  // ever (keep T(p) < drop). A late transfer's s is a lower bound too (its progress so far
-  // may predate the fault): enough to drop, not to keep; keeping is decided on whole steps,
-  // by the progress score.
+  // ever (keep T(p) < drop). A transfer's s is a pace when it comes from whole steps (the
+  // progress score) or from late transfers that have moved bytes (their rate so far); a
+  // probe cut at its deadline, a late transfer that has moved nothing or a slow pair's
+  // receives before its probes give a bound: enough to drop, not to keep. s is against the
+  // platform as built: a kept root's, measured against its stretched deadlines, is x its
+  // tolerance.
   struct Prediction {
     int remaining = 0;   // rounds left, the current one included
     double done = 0;     // of the current collective, by the roots
     double keep = 0, drop = 0;
+    double slowdown = 1;  // against the platform as built (a kept root's s is against its stretched deadlines)
   };
   // What a verdict takes to reach a member: a control message on the model's route.
   double verdict_seconds() const {
@@ -1679,16 +1694,19 @@ private:
     const double with = platform_model(group);
     const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
     const double without_them = platform_model(smaller);
-    const double s = judgement.slowdown;
+    // A kept root's expected times are stretched by its tolerance: its s is against them.
+    double tolerance = 1;
+    for (int world : judgement.roots) tolerance = std::max(tolerance, detector_.activity(world).tolerance);
+    const double s = p.slowdown = judgement.slowdown * tolerance;
     // The roots gate everyone's steps: their own progress is the collective's.
     p.done = judgement.compute_bound ? 0 : 1;
     for (int world : judgement.roots) p.done = std::min(p.done, detector_.collective_done(world));
     const double later = std::max(0, p.remaining - 1);
-    // A late transfer's or a probe's s is a lower bound (its progress so far): priced on the
-    // roots' links it makes keeping look cheaper than it may be, and keeping is then only
-    // deferred to whole steps, which some roots never give (hierarchical on dragonfly:4:4:4,
-    // rank 63's NIC at 25%: no score came, no decision was recorded, and the group went on
-    // 34% slower). As the whole collective x s it is enough to drop, as before.
+    // A bound (a probe's, a slow pair's before its probes) priced on the roots' links makes
+    // keeping look cheaper than it may be, and keeping is then only deferred, to evidence
+    // that some roots never give (hierarchical on dragonfly:4:4:4, rank 63's NIC at 25%: the
+    // slow pair was never probed, no decision was recorded, and the group went on 34%
+    // slower). As the whole collective x s it is enough to drop.
     const double slowed = judgement.compute_bound ? with
                           : judgement.pace_measured ? slowed_model(group, judgement.roots, s)
                                                     : s * with;
@@ -1702,7 +1720,7 @@ private:
     const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
     if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
-    const auto [remaining, done, keep, drop] = predict(judgement);
+    const auto [remaining, done, keep, drop, priced_s] = predict(judgement);
     const double s = judgement.slowdown;
     // Roots whose transfers run at about their expected pace are late only against a
     // deadline shorter than that pace (a fixed recovery.timeout below a transfer's expected
@@ -1716,7 +1734,7 @@ private:
     }
     judgement.evidence.push_back(fmt::format(
         "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
-        "drop {:.9g} s", remaining, done, keep, s, drop));
+        "drop {:.9g} s", remaining, done, keep, priced_s, drop));
     prediction_ = {keep, drop};
     if (drop < keep) return true;
     if (!judgement.pace_measured) {
@@ -1725,7 +1743,7 @@ private:
     }
     // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded.
     for (int world : judgement.roots) {
-      detector_.activity(world).tolerance *= 1.5 * judgement.slowdown;
+      detector_.stretch(world, 1.5 * judgement.slowdown);
       detector_.forget_progress(world);  // its steps so far were judged; its new pace is what counts now
     }
     RecoveryEvent event = event_for(group, judgement);
@@ -1743,17 +1761,17 @@ private:
   // model: what a survivor group's placement costs, a tree crossing more node NICs at 63
   // ranks than at 64 on nodes:8:8), else the alpha-beta model.
   double platform_model(const CommGroup& group) const {
-    if (!state_.setup.model.network) return healthy_model(group);
     return model_time(*state_.setup.algorithm, state_.setup.model_for(group));
   }
 
-  // The same with the roots slowed by s (a pace from whole steps). s is a transfer's
-  // slowdown against its expected time, set by its route's narrowest link: the root's own
-  // links on the routes of its late transfers, else of its last steps, are priced at that
-  // narrowest bandwidth / s (a device link of nodes:8:8 is 8 times a node NIC: at 1%, the
-  // transfers across the NIC ran x12, and the device link at 1/12 of its own bandwidth
-  // would still outrun the NIC); its other own links (which is slow, the evidence does not
-  // say: a GPU's NVLink or its NIC) at 1/s of their bandwidth. Priced on the routes, a slow
+  // The same with the roots slowed by s (a pace). The root's own links on the routes of its
+  // late transfers, else of its last steps, are priced at what they carried when measured
+  // (Detector::implied_capacity, slow_capacity), else at the route's narrowest link / s (a
+  // device link of nodes:8:8 is 8 times a node NIC: at 1%, the transfers across the NIC ran
+  // x12, and the device link at 1/12 of its own bandwidth would still outrun the NIC; and s
+  // is against an expected time that counts the route's sharing, so a shared link's share
+  // can be below that narrowest / s); its other own links (which is slow, the evidence does
+  // not say: a GPU's NVLink or its NIC) at 1/s of their bandwidth. Priced on the routes, a slow
   // rank gates every step of a ring but only its own transfers of a tree (a device link at
   // 40% under the double binary tree on nodes:8:8 cost its rounds nothing; priced as the
   // whole collective x s, keeping looked 2.4x slower and the rank was dropped: the 63
@@ -1772,22 +1790,44 @@ private:
     for (int root : roots) {
       // The peers of its late transfers (s came from them), else of its last steps (the score).
       std::vector<int> observed;
+      // What its own links carried (their rate x its transfers there), where measured.
+      std::vector<std::pair<int, double>> measured;
       for (int waiter : late_waiters_) {
         const int peer = detector_.activity(waiter).peer;
         if (waiter == root && peer >= 0 && peer != root) observed.push_back(peer);
         if (peer == root && waiter != root) observed.push_back(waiter);
+        if (waiter == root || peer == root)
+          if (const auto [link, capacity] = detector_.implied_capacity(waiter, root); link >= 0)
+            measured.emplace_back(link, capacity);
       }
       if (observed.empty()) observed = detector_.window_peers(root);
+      auto capacity_of = [&](int id) {
+        double least = detector_.slow_capacity(root, id);
+        for (const auto& [link, capacity] : measured)
+          if (link == id) least = std::min(least, capacity);
+        return least;
+      };
       // The widest of their routes' narrowest links: the least slowing that explains s.
       double paced = 0;
       for (int peer : observed) paced = std::max(paced, narrowest(root, peer));
       std::vector<int> on_observed;
       for (int peer : observed)
-        for (int id : end_links(root, peer))
-          if (id >= 0 && paced > 0 && std::isfinite(paced)) {
+        for (int id : end_links(root, peer)) {
+          if (id < 0) continue;
+          // What it carried when measured (a ring on dragonfly:4:4:4, rank 50's NIC at 25%:
+          // its transfers shared a global link, ran x2.35, and the NIC at the route's
+          // narrowest link / 2.35 still outran that share: keeping was priced at nothing
+          // and cost the rounds 29%); else the narrowest link / s.
+          const double capacity = capacity_of(id);
+          if (std::isfinite(capacity)) {
+            slow(id, std::min(network.link(id).bandwidth, capacity));
+          } else if (paced > 0 && std::isfinite(paced)) {
             slow(id, std::min(network.link(id).bandwidth, paced / s));
-            on_observed.push_back(id);
+          } else {
+            continue;
           }
+          on_observed.push_back(id);
+        }
       for (int peer : group.members())
         if (peer != root)
           for (int id : end_links(root, peer))

@@ -50,10 +50,6 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   // The least limit of a computation or of the coordinator's windows: a few of the longest
   // partner route's latencies (a wait's is its own route's, floor_of).
   min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
-  // Expected times come from the platform as built, before any fault: a fault must not
-  // become the norm that its own transfers are measured against.
-  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
-    nominal_[link] = {link->get_latency(), link->get_bandwidth()};
 }
 
 Detector::~Detector() = default;
@@ -110,7 +106,8 @@ void Detector::under_way(Route& path) {
 }
 
 // Routes come from the run's route cache (the one reader of SimGrid's routes), with the
-// links' latency and bandwidth as built, before any fault.
+// links' latency and bandwidth as built, before any fault: a fault must not become the norm
+// that its own transfers are measured against.
 Detector::Route& Detector::find_route(int src, int dst) {
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
@@ -119,7 +116,7 @@ Detector::Route& Detector::find_route(int src, int dst) {
     const std::vector<int>& links = routes.route(src, dst).links;
     path.bandwidth = std::numeric_limits<double>::infinity();
     for (int id : links) {
-      const Nominal& nominal = nominal_.at(routes.simgrid_link(id));
+      const RouteCache::Nominal nominal = routes.nominal(routes.simgrid_link(id));
       path.latency += nominal.latency;
       path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
     }
@@ -128,7 +125,7 @@ Detector::Route& Detector::find_route(int src, int dst) {
     // bandwidth); a route without latency keeps the solver's default, 1.
     path.penalty = path.latency;
     for (int id : links) {
-      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      const double bandwidth = routes.link(id).bandwidth;
       links_[static_cast<size_t>(id)].bandwidth = bandwidth;
       path.links.push_back(id);
       if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
@@ -143,7 +140,7 @@ Detector::Route& Detector::find_route(int src, int dst) {
     }
     path.back_bandwidth = std::numeric_limits<double>::infinity();
     for (int id : back) {
-      const double bandwidth = nominal_.at(routes.simgrid_link(id)).bandwidth;
+      const double bandwidth = routes.link(id).bandwidth;
       path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
       links_[static_cast<size_t>(id)].bandwidth = bandwidth;
       path.back_links.push_back(id);
@@ -225,7 +222,15 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   rank.activity = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
-  rank.floor = floor_of(receive ? route(peer, world) : route(world, peer));
+  const Route& path = receive ? route(peer, world) : route(world, peer);
+  rank.floor = floor_of(path);
+  if (path.links.empty()) {
+    rank.own_link = -1;
+  } else {
+    rank.own_link = receive ? path.links.back() : path.links.front();
+    rank.own_flows = std::max(1.0, end_flows(rank, rank.own_link, receive ? path.dst_both_ways : path.src_both_ways, !receive));
+    rank.own_latency = setup_.model.overhead + path.latency * latency_factor_;
+  }
   const StepPace* last = rank.steps.latest();
   const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
   if (rank.report_straggler && new_step) {
@@ -450,6 +455,8 @@ void Detector::record_pace(int world, double took) {
   // The first time (the epoch's first round), against the expected time alone: a slowdown
   // there from the start (a NIC 2.5x slower from round 0) was otherwise never scored.
   current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : current.best;
+  if (rank.own_link >= 0 && (label.before > 0 ? pace / label.before : pace) < setup_.scenario->recovery.straggler_threshold)
+    note_capacity(rank, rank.bytes / std::max(took - rank.own_latency, 1e-3 * took));
   if (rank.receive) check_slow_pair(rank, label, pace);
   check_straggler(world);
 }
@@ -576,9 +583,54 @@ LabelPace& StepWindow::label(const char* phase, int step) {
   return entries_[index];
 }
 
+// A slow transfer of `rank` ran at `rate` (bytes/s) through its own link with its other
+// transfers there: that link carried them all.
+void Detector::note_capacity(RankActivity& rank, double rate) {
+  const double capacity = rate * rank.own_flows / bandwidth_factor_;
+  for (auto& [link, least] : rank.slow_capacity)
+    if (link == rank.own_link) {
+      least = std::min(least, capacity);
+      return;
+    }
+  rank.slow_capacity.emplace_back(rank.own_link, capacity);
+}
+
+double Detector::slow_capacity(int world, int link) const {
+  for (const auto& [known, capacity] : activity(world).slow_capacity)
+    if (known == link) return capacity;
+  return std::numeric_limits<double>::infinity();
+}
+
+std::pair<int, double> Detector::implied_capacity(int waiter, int root) {
+  const RankActivity& rank = activity(waiter);
+  const double started = transfer_start(waiter);
+  const double moved = transfer_moved(waiter);
+  if (started < 0 || moved <= 0) return {-1, 0};
+  const bool root_sends = rank.receive ? rank.peer == root : waiter == root;
+  const Route& path = rank.receive ? route(rank.peer, waiter) : route(waiter, rank.peer);
+  if (path.links.empty()) return {-1, 0};
+  const int link = root_sends ? path.links.front() : path.links.back();
+  const double flows =
+      waiter == root ? rank.own_flows
+                     : std::max(1.0, end_flows(activity(root), link, root_sends ? path.src_both_ways : path.dst_both_ways,
+                                               root_sends));
+  const double elapsed = sg4::Engine::get_clock() - started;
+  const double latency = setup_.model.overhead + path.latency * latency_factor_;
+  const double rate = moved / std::max(elapsed - latency, 1e-3 * elapsed);
+  return {link, rate * flows / bandwidth_factor_};
+}
+
+void Detector::stretch(int world, double factor) {
+  RankActivity& rank = activity(world);
+  rank.tolerance *= factor;
+  if (rank.doing == RankActivity::Doing::computing) rank.expected_compute *= factor;
+  if (rank.doing == RankActivity::Doing::waiting) rank.expected *= factor;
+}
+
 void Detector::forget_progress(int world) {
   RankActivity& rank = activity(world);
   rank.steps.clear();
+  rank.slow_capacity.clear();
   rank.straggling = rank.report_straggler = false;
   rank.slow_from = -1;
   rank.slow_receives = 0;

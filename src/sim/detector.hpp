@@ -170,6 +170,14 @@ struct alignas(64) RankActivity {
   double expected_compute = 0;    // seconds the computation should take
   // Progress: its last recovery.straggler_window steps, the current one last.
   StepWindow steps;
+  // The current wait's own end of its route: the link (route cache id), the rank's
+  // transfers on it (this one included) and the route's fixed time (overhead, latency).
+  int own_link = -1;
+  double own_flows = 1, own_latency = 0;
+  // Its own links' capacity (bytes/s, in the platform's units) as its slow transfers since
+  // its progress was last forgotten imply it: each one's rate x the rank's transfers on the
+  // link; the least by link. What the straggler rule prices a kept rank's links at.
+  std::vector<std::pair<int, double>> slow_capacity;
 };
 
 class Detector final : public WaitWatch {
@@ -268,6 +276,12 @@ public:
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
+  // The capacity of `root`'s own link on the route of `waiter`'s transfer (root is one of
+  // its ends) that the transfer's rate so far implies: the rate x root's transfers on that
+  // link. {link, capacity}; {-1, 0} when nothing has moved yet.
+  std::pair<int, double> implied_capacity(int waiter, int root);
+  // What `world`'s slow transfers implied of its own `link` (infinity: none was slow there).
+  double slow_capacity(int world, int link) const;
 
   // Progress scores (the straggler rule). A rank's score is the best relative pace over its
   // last straggler_window steps (-1: fewer steps so far); the median is over the members
@@ -284,6 +298,11 @@ public:
   // A new group: past paces, and kept ranks' pasts, no longer say anything.
   void new_epoch();
   void forget_progress(int world);
+  // A kept straggler: its expected times (its transfers', its computations') are `factor`
+  // times longer from now on, its current wait's or computation's included (stretched only
+  // from its next, the same late computation was judged again at each check and kept again,
+  // its tolerance multiplied each time).
+  void stretch(int world, double factor);
 
 private:
   void wake(Report report);
@@ -331,6 +350,7 @@ private:
   std::vector<LinkState> links_;
   void under_way(Route& path);  // after a post or an end of the pair's transfers
   double end_flows(const RankActivity& rank, int link, bool both_ways, bool out) const;
+  void note_capacity(RankActivity& rank, double rate);
   static RankActivity::EndLink& end_link(RankActivity& rank, int link);
   void count_end(RankActivity& rank, const Route& path, bool receive, int change);
   double link_share(int link, double penalty) const;
@@ -340,10 +360,6 @@ private:
   static constexpr double reverse_flow_weight = 0.05;
   double cross_traffic_ = 0;  // reverse_flow_weight, or 0 without cross-traffic
   double weight_s_ = 0;       // network/weight-S: part of a route's sharing penalty
-  struct Nominal {
-    double latency = 0, bandwidth = 0;
-  };
-  std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // every link before any fault
   std::deque<Report> reports_;
   simgrid::s4u::SemaphorePtr pending_;
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;

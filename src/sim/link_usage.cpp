@@ -108,8 +108,6 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
   traffic_of_link_.clear();
   routes_ = std::move(routes);
   log.observe(this);
-  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
-    nominal_[link] = {link->get_bandwidth(), link->get_latency()};
   sg4::Link::on_bandwidth_change_cb([weak = std::weak_ptr<BandwidthChanges>(changes_)](const sg4::Link& link) {
     const auto changes = weak.lock();
     if (!changes) return;
@@ -214,9 +212,10 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
     LinkUsageRecord& record = usage[i];
     const Traffic& traffic = traffic_[i];
     record.name = traffic.link->get_name();
-    const auto nominal = nominal_.find(traffic.link);
-    record.bandwidth = nominal != nominal_.end() ? nominal->second.bandwidth : traffic.link->get_bandwidth();
-    record.latency = nominal != nominal_.end() ? nominal->second.latency : traffic.link->get_latency();
+    // As built, before any fault touched it (the route cache read it then).
+    const RouteCache::Nominal nominal = routes_->nominal(traffic.link);
+    record.bandwidth = nominal.bandwidth;
+    record.latency = nominal.latency;
     record.bytes = traffic.bytes;
     record.flows = traffic.flows;
     record.busy_time = traffic.busy_time;

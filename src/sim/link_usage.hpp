@@ -113,12 +113,7 @@ private:
     std::unordered_map<const simgrid::s4u::Link*, size_t> index;
     std::vector<std::pair<const simgrid::s4u::Link*, std::vector<BandwidthChange>>> by_link;
   };
-  struct Nominal {
-    double bandwidth = 0, latency = 0;
-  };
-
   std::shared_ptr<BandwidthChanges> changes_ = std::make_shared<BandwidthChanges>();
-  std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;  // before any fault touches them
   // The watched links (watch): when transfers were on them, delivered or abandoned.
   std::unordered_map<const simgrid::s4u::Link*, std::vector<std::pair<double, double>>> spans_;
   std::shared_ptr<const RouteCache> routes_;

@@ -140,19 +140,21 @@ class Lab4(LabTest):
         self.assertClose(53.46e-3, start, rel=1e-4)
         self.assertClose(54.52e-3, start + 4 * slowed, rel=1e-4)
         for figure in ("106.9 us", "13.46 ms", "320.7 us", "264.1 us", "0.405", "53.46 ms",
-                       "53.46 + 4 x 0.2641 = 54.52 ms", "about 138 ms", "about 82 ms"):
+                       "53.46 + 4 x 0.2641 = 54.52 ms", "about 139 ms", "about 82 ms"):
             self.assertQuoted(figure, "page")
         trace = json.loads((OUT / "lab4-64-straggler.json").read_text())
         event = trace["recovery"][0]
         self.assertEqual([24], event["dropped_ranks"])
         self.assertClose(start + 4 * slowed, event["detected"], rel=2e-3)
-        # the prediction: keep = rest of this allreduce + 2 rounds with rank 24's NIC at 1/s of
-        # B, s = 1 / its score (the bytes s times slower, the latency the same); drop = a
-        # redone allreduce of 63 + 2 rounds (the model's chunks are whole carried elements: within 5%)
-        s = slowed / healthy
-        keep = (1 - 4 / 126) * ring(p, B / s) + (rounds - 2) * (c + ring(p, B / s))
+        # the prediction: keep = rest of this allreduce + 2 rounds with rank 24's NIC at what it
+        # carried in its slow steps (a chunk in a step less its latency: the bytes slower, the
+        # latency the same); drop = a redone allreduce of 63 + 2 rounds (the model's chunks are
+        # whole carried elements: within 5%)
+        carried = (N / p) / (slowed - ALPHA)
+        self.assertClose(0.4 * B, carried, rel=1e-9)
+        keep = (1 - 4 / 126) * ring(p, carried) + (rounds - 2) * (c + ring(p, carried))
         drop = ring(p - 1) + (rounds - 2) * (c + ring(p - 1))
-        self.assertClose(138e-3, keep, rel=1e-2)
+        self.assertClose(139e-3, keep, rel=1e-2)
         self.assertClose(keep, event["prediction"]["keep"], rel=0.02)
         self.assertClose(drop, event["prediction"]["drop"], rel=0.05)
         self.assertClose(82e-3, event["prediction"]["drop"], rel=1e-2)
@@ -179,6 +181,13 @@ class Lab4(LabTest):
         self.assertEqual([], [r for e in trace["recovery"] for r in e["dropped_ranks"]])
         self.assertClose(rounds * (C + ring(p)) + extra, trace["rounds"][-1]["end"], rel=2e-3)
         self.assertClose(14e-3, trace["recovery"][0]["prediction"]["drop"], rel=0.01)
+        # kept on its first late step (421.4 us against a 320.7 us deadline): the rest, 22
+        # steps at 4x, priced at what the NIC carried
+        self.assertGreater(slowed, 3 * healthy)
+        self.assertClose(22 * slowed, trace["recovery"][0]["prediction"]["keep"], rel=0.01)
+        self.assertLess(trace["recovery"][0]["detected"], 131.5e-3 + 2 * slowed)
+        for figure in ("421.4 us", "9.27 ms"):
+            self.assertQuoted(figure, "page")
 
     def test_a_fixed_3ms_timeout_leaves_the_rebuilt_group_undecided(self):
         self.assertLess(step(3), 3e-3)
