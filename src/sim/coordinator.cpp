@@ -26,6 +26,7 @@
 #include "sim/detector.hpp"
 #include "sim/link_probe.hpp"
 #include "sim/order_search.hpp"
+#include "sim/straggler_price.hpp"
 #include "sim/link_sides.hpp"
 #include "training/iteration.hpp"
 
@@ -33,8 +34,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-constexpr uint64_t control_message_bytes = 64;
 
 // Both ways between two ranks' hosts are up (routes from the run's route cache).
 bool reachable(const RouteCache& routes, int from, int to) {
@@ -83,18 +82,6 @@ double median_of(std::vector<double>& values) {
   return *middle;
 }
 
-// A round's computation at nominal speed (what the coordinator can know: not the faults);
-// with layers, forward and backward (backward's overlap with the buckets' collectives left
-// out: an upper bound).
-double compute_seconds(const RunState& state) {
-  const auto& training = state.setup.scenario->training;
-  if (training.has_layers()) {
-    const PassSeconds pass = pass_seconds(training.layers);
-    return pass.forward + pass.backward;
-  }
-  return training.compute + training.compute_flops / state.setup.rank_hosts.front()->get_speed();
-}
-
 // A probe carries at least this much (sim/link_probe.hpp): enough for a link's bandwidth,
 // not only its latency, to show in its time.
 constexpr double probe_min_bytes = 1 << 20;
@@ -136,7 +123,7 @@ struct Judgement {
 class Coordinator {
 public:
   Coordinator(RunState& state, Detector& detector)
-      : state_(state), detector_(detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
+      : state_(state), detector_(detector), prices_(state, detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
     const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
     if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
     for (const FaultSpec& fault : state.setup.scenario->faults) links_may_go_down_ |= fault.kind == FaultKind::link_down;
@@ -413,10 +400,7 @@ private:
   // `end`'s own links on its routes with `other`: the first link out and the last link in
   // (route cache ids; -1 for an empty route).
   std::array<int, 2> end_links(int end, int other) const {
-    const RouteCache& routes = routes_of(state_.setup.model);
-    const std::vector<int>& out = routes.route(end, other).links;
-    const std::vector<int>& in = routes.route(other, end).links;
-    return {out.empty() ? -1 : out.front(), in.empty() ? -1 : in.back()};
+    return collsim::end_links(routes_of(state_.setup.model), end, other);
   }
 
   // A link as one physical link (both halves of a split-duplex link are one).
@@ -434,13 +418,7 @@ private:
   }
 
   // The narrowest link's bandwidth on the routes between a and b, either way (as built).
-  double narrowest(int a, int b) const {
-    const Network& network = *state_.setup.model.network;
-    double least = std::numeric_limits<double>::infinity();
-    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}})
-      for (int id : network.route(from, to).links) least = std::min(least, network.link(id).bandwidth);
-    return least;
-  }
+  double narrowest(int a, int b) const { return collsim::narrowest(*state_.setup.model.network, a, b); }
 
   // Whether `end`'s on-time transfer with `on_time` clears the port its slow transfer with
   // `slow` used: the same port, on a route no narrower (a device link of nodes:8:8 at 25% is
@@ -1217,7 +1195,7 @@ private:
     const double later = std::max(0, remaining - 1);
     const double compute = compute_seconds(state_);
     const double keep = (1 - done) * kept + later * (compute + kept);
-    const double regroup = verdict_seconds() + regrouped + later * (compute + regrouped);
+    const double regroup = verdict_seconds(state_) + regrouped + later * (compute + regrouped);
     out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
                                        "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s, regroup {:.9g} s",
                                        remaining, done, slowdown, keep, regroup));
@@ -1652,68 +1630,21 @@ private:
       if (const double mine = detector_.score(world); mine >= 0) out.scores.emplace_back(world, mine);
   }
 
-  // The straggler rule: drop only if the model predicts that finishing the remaining rounds
-  // without the roots, the redone collective included, is faster than keeping them.
-  //   slow transfers:   keep = (1 - f) T_s(p) + (R - 1)(c + T_s(p))   (s a pace)
-  //                     keep = (1 - f) s T(p) + (R - 1)(c + s T(p))   (s a bound)
-  //   slow computation: keep = (s - 1) c + T(p) + (R - 1)(s c + T(p))
-  //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
-  // R the rounds left counting the current one, f the fraction of the current collective
-  // the roots have done (their receives against the round before's), s the measured
-  // slowdown, c the round's computation, p' the survivors; T the algorithm's model priced
-  // on the platform's routes with the links as built (the platform's links now would
-  // already show the fault: the coordinator judges from what it measured), T_s the same
-  // with the roots' own links at 1/s of their bandwidth (slowed_model). A slow computation's s is its
-  // time so far over c, a lower bound; what is left of it is taken to be its overrun so far,
-  // (s - 1) c: nothing is known of its end but that it has not come, and waiting as long
-  // again as it has overrun before dropping costs at most twice the best choice (the
-  // ski-rental bound). Counting the rest as nothing kept a straggler in the last round for
-  // ever (keep T(p) < drop). A transfer's s is a pace when it comes from whole steps (the
-  // progress score) or from late transfers that have moved bytes (their rate so far); a
-  // probe cut at its deadline, a late transfer that has moved nothing or a slow pair's
-  // receives before its probes give a bound: enough to drop, not to keep. s is against the
-  // platform as built: a kept root's, measured against its stretched deadlines, is x its
-  // tolerance.
-  struct Prediction {
-    int remaining = 0;   // rounds left, the current one included
-    double done = 0;     // of the current collective, by the roots
-    double keep = 0, drop = 0;
-    double slowdown = 1;  // against the platform as built (a kept root's s is against its stretched deadlines)
-  };
-  // What a verdict takes to reach a member: a control message on the model's route.
-  double verdict_seconds() const {
-    return state_.setup.model.alpha + control_message_bytes / state_.setup.model.bandwidth;
-  }
-
+  // The straggler rule's prices (sim/straggler_price.hpp) for the judgement's roots.
   Prediction predict(const Judgement& judgement) const {
-    const CommGroup& group = state_.membership.current();
-    Prediction p;
-    p.remaining = state_.setup.scenario->training.rounds - lowest_round(group, judgement.roots);
-    const std::vector<int> survivors = without(group.members(), judgement.roots);
-    const double compute = compute_seconds(state_);
-    const double with = platform_model(group);
-    const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
-    const double without_them = platform_model(smaller);
-    // A kept root's expected times are stretched by its tolerance: its s is against them.
-    double tolerance = 1;
-    for (int world : judgement.roots) tolerance = std::max(tolerance, detector_.activity(world).tolerance);
-    const double s = p.slowdown = judgement.slowdown * tolerance;
-    // The roots gate everyone's steps: their own progress is the collective's.
-    p.done = judgement.compute_bound ? 0 : 1;
-    for (int world : judgement.roots) p.done = std::min(p.done, detector_.collective_done(world));
-    const double later = std::max(0, p.remaining - 1);
-    // A bound (a probe's, a slow pair's before its probes) priced on the roots' links makes
-    // keeping look cheaper than it may be, and keeping is then only deferred, to evidence
-    // that some roots never give (hierarchical on dragonfly:4:4:4, rank 63's NIC at 25%: the
-    // slow pair was never probed, no decision was recorded, and the group went on 34%
-    // slower). As the whole collective x s it is enough to drop.
-    const double slowed = judgement.compute_bound ? with
-                          : judgement.pace_measured ? slowed_model(group, judgement.roots, s)
-                                                    : s * with;
-    p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
-                                     : (1 - p.done) * slowed + later * (compute + slowed);
-    p.drop = verdict_seconds() + without_them + later * (compute + without_them);
-    return p;
+    Slowness slow;
+    slow.roots = judgement.roots;
+    slow.slowdown = judgement.slowdown;
+    slow.compute_bound = judgement.compute_bound;
+    slow.pace_measured = judgement.pace_measured;
+    slow.round = lowest_round(state_.membership.current(), judgement.roots);
+    slow.late_waiters = late_waiters_;
+    // What the measure was against: a computation's expectation when it began, a
+    // transfer's the root's tolerance now (its window was forgotten when it was kept).
+    for (int world : judgement.roots)
+      slow.tolerance = std::max(slow.tolerance, judgement.compute_bound ? detector_.compute_tolerance(world)
+                                                                        : detector_.activity(world).tolerance);
+    return prices_.predict(slow);
   }
 
   bool dropping_pays(Judgement& judgement) {
@@ -1741,11 +1672,21 @@ private:
       prediction_ = {-1, -1};  // wait for whole steps: the next report, or the progress score
       return false;
     }
-    // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded.
+    // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded,
+    // once: a late computation is judged again at each check (its s grows; a drop may come),
+    // and recorded each time it was kept over 20 times (a host at 30% under the double binary
+    // tree on nodes:8:8, 16 MiB).
+    bool again = true;
     for (int world : judgement.roots) {
-      detector_.stretch(world, 1.5 * judgement.slowdown);
+      detector_.keep(world, 1.5 * priced_s);
       detector_.forget_progress(world);  // its steps so far were judged; its new pace is what counts now
+      const RankActivity& rank = detector_.activity(world);
+      const double computing_since = judgement.compute_bound ? rank.since : -1;
+      auto [at, added] = kept_computing_.try_emplace(world, computing_since);
+      again &= !added && computing_since >= 0 && at->second == computing_since;
+      at->second = computing_since;
     }
+    if (again) return false;
     RecoveryEvent event = event_for(group, judgement);
     event.epoch_after = group.epoch();
     event.round = round;
@@ -1757,101 +1698,11 @@ private:
     return false;
   }
 
-  // The collective of `group` priced on the platform's routes as built (the contention
-  // model: what a survivor group's placement costs, a tree crossing more node NICs at 63
-  // ranks than at 64 on nodes:8:8), else the alpha-beta model.
-  double platform_model(const CommGroup& group) const {
-    return model_time(*state_.setup.algorithm, state_.setup.model_for(group));
-  }
-
-  // The same with the roots slowed by s (a pace). The root's own links on the routes of its
-  // late transfers, else of its last steps, are priced at what they carried when measured
-  // (Detector::implied_capacity, slow_capacity), else at the route's narrowest link / s (a
-  // device link of nodes:8:8 is 8 times a node NIC: at 1%, the transfers across the NIC ran
-  // x12, and the device link at 1/12 of its own bandwidth would still outrun the NIC; and s
-  // is against an expected time that counts the route's sharing, so a shared link's share
-  // can be below that narrowest / s); its other own links (which is slow, the evidence does
-  // not say: a GPU's NVLink or its NIC) at 1/s of their bandwidth. Priced on the routes, a slow
-  // rank gates every step of a ring but only its own transfers of a tree (a device link at
-  // 40% under the double binary tree on nodes:8:8 cost its rounds nothing; priced as the
-  // whole collective x s, keeping looked 2.4x slower and the rank was dropped: the 63
-  // survivors' rounds took 1.6x longer).
-  double slowed_model(const CommGroup& group, const std::vector<int>& roots, double s) const {
-    const Network& network = *state_.setup.model.network;
-    std::vector<std::pair<int, double>> bandwidths;
-    auto slow = [&](int id, double bandwidth) {
-      for (auto& [known, set] : bandwidths)
-        if (known == id) {
-          set = std::min(set, bandwidth);
-          return;
-        }
-      bandwidths.emplace_back(id, bandwidth);
-    };
-    for (int root : roots) {
-      // The peers of its late transfers (s came from them), else of its last steps (the score).
-      std::vector<int> observed;
-      // What its own links carried (their rate x its transfers there), where measured.
-      std::vector<std::pair<int, double>> measured;
-      for (int waiter : late_waiters_) {
-        const int peer = detector_.activity(waiter).peer;
-        if (waiter == root && peer >= 0 && peer != root) observed.push_back(peer);
-        if (peer == root && waiter != root) observed.push_back(waiter);
-        if (waiter == root || peer == root)
-          if (const auto [link, capacity] = detector_.implied_capacity(waiter, root); link >= 0)
-            measured.emplace_back(link, capacity);
-      }
-      if (observed.empty()) observed = detector_.window_peers(root);
-      auto capacity_of = [&](int id) {
-        double least = detector_.slow_capacity(root, id);
-        for (const auto& [link, capacity] : measured)
-          if (link == id) least = std::min(least, capacity);
-        return least;
-      };
-      // The widest of their routes' narrowest links: the least slowing that explains s.
-      double paced = 0;
-      for (int peer : observed) paced = std::max(paced, narrowest(root, peer));
-      std::vector<int> on_observed;
-      for (int peer : observed)
-        for (int id : end_links(root, peer)) {
-          if (id < 0) continue;
-          // What it carried when measured (a ring on dragonfly:4:4:4, rank 50's NIC at 25%:
-          // its transfers shared a global link, ran x2.35, and the NIC at the route's
-          // narrowest link / 2.35 still outran that share: keeping was priced at nothing
-          // and cost the rounds 29%); else the narrowest link / s.
-          const double capacity = capacity_of(id);
-          if (std::isfinite(capacity)) {
-            slow(id, std::min(network.link(id).bandwidth, capacity));
-          } else if (paced > 0 && std::isfinite(paced)) {
-            slow(id, std::min(network.link(id).bandwidth, paced / s));
-          } else {
-            continue;
-          }
-          on_observed.push_back(id);
-        }
-      for (int peer : group.members())
-        if (peer != root)
-          for (int id : end_links(root, peer))
-            if (id >= 0 && std::find(on_observed.begin(), on_observed.end(), id) == on_observed.end())
-              slow(id, network.link(id).bandwidth / s);
-    }
-    if (bandwidths.empty()) return s * healthy_model(group);
-    ModelInput in = state_.setup.model_for(group);
-    in.network = network_with_bandwidths(in.network, bandwidths);
-    return model_time(*state_.setup.algorithm, in);
-  }
-
-  double healthy_model(const CommGroup& group) const {
-    ModelInput in = state_.setup.model_for(group);
-    in.network = nullptr;
-    in.endpoints.clear();
-    return model_time(*state_.setup.algorithm, in);
-  }
+  double platform_model(const CommGroup& group) const { return prices_.platform_model(group); }
+  double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group); }
 
   static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
-    std::vector<int> rest;
-    for (int world : members)
-      if (std::find(dropped.begin(), dropped.end(), world) == dropped.end()) rest.push_back(world);
-    return rest;
+    return members_without(members, dropped);
   }
 
   // The lowest round a member is in (a joiner still waiting for the model is in none).
@@ -2186,6 +2037,8 @@ private:
 
   RunState& state_;
   Detector& detector_;
+  StragglerPrices prices_;  // the straggler rule's two sides
+  std::map<int, double> kept_computing_;  // by kept root: the start of the computation it was kept in (-1: none)
   std::vector<int> waiting_joins_;
   double window_ = 0;
   bool failures_ = false;

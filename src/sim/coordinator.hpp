@@ -26,8 +26,9 @@
 //   idle --report--> judging: read the wait-for graph of the group from the detector.
 //     roots found, dropping pays  --> rebuild: verdicts, back to idle
 //     root found, keeping pays    --> kept: its deadlines stretch, recorded, back to idle
-//                                     (a late transfer's lower-bound slowdown only
-//                                     drops; keeping waits for whole steps)
+//                                     (a probe's or a late transfer's bound on its
+//                                     slowdown only drops; keeping needs a pace: whole
+//                                     steps, a computation, late transfers' rates)
 //     transfers broke, every member
 //     answers, every route up      --> redo: the same members in a new group, back to idle
 //     late transfers all cross a
@@ -59,7 +60,9 @@
 // from the coordinator; busy computing past its deadline while others wait on it; a
 // straggler by progress score not slowed only by other stragglers; or the one end common
 // to every late transfer), and, unless dead, only when the prediction says dropping
-// pays (a keep is decided on whole steps, never on a transfer still under way); only a
+// pays (a keep is decided on a pace: whole steps, or the rate of late transfers that have
+// moved bytes, never on a bound: a probe cut at its deadline, a transfer that has moved
+// nothing); only a
 // verdict makes a worker abandon an operation; a worker takes itself for cut off only when
 // the coordinator gave up resending a verdict it lost, never at the loss itself; mailboxes
 // are named per epoch, so no message of an abandoned epoch is ever matched in a new one;

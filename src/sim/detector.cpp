@@ -620,11 +620,11 @@ std::pair<int, double> Detector::implied_capacity(int waiter, int root) {
   return {link, rate * flows / bandwidth_factor_};
 }
 
-void Detector::stretch(int world, double factor) {
+void Detector::keep(int world, double tolerance) {
   RankActivity& rank = activity(world);
-  rank.tolerance *= factor;
-  if (rank.doing == RankActivity::Doing::computing) rank.expected_compute *= factor;
-  if (rank.doing == RankActivity::Doing::waiting) rank.expected *= factor;
+  if (tolerance <= rank.tolerance) return;
+  if (rank.doing == RankActivity::Doing::waiting) rank.expected *= tolerance / rank.tolerance;
+  rank.tolerance = tolerance;
 }
 
 void Detector::forget_progress(int world) {
@@ -660,6 +660,7 @@ void Detector::computing(int world, int round, double expected_seconds, double s
   rank.since = since >= 0 ? since : sg4::Engine::get_clock();
   rank.round = round;
   rank.expected_compute = expected_seconds * rank.tolerance;
+  rank.compute_tolerance = rank.tolerance;
   rank.peer = -1;
 }
 

@@ -168,6 +168,7 @@ struct alignas(64) RankActivity {
   int counted_round = -1;
   long receives = 0, receives_before = 0;
   double expected_compute = 0;    // seconds the computation should take
+  double compute_tolerance = 1;   // the tolerance it was expected with (when it began)
   // Progress: its last recovery.straggler_window steps, the current one last.
   StepWindow steps;
   // The current wait's own end of its route: the link (route cache id), the rank's
@@ -298,11 +299,13 @@ public:
   // A new group: past paces, and kept ranks' pasts, no longer say anything.
   void new_epoch();
   void forget_progress(int world);
-  // A kept straggler: its expected times (its transfers', its computations') are `factor`
-  // times longer from now on, its current wait's or computation's included (stretched only
-  // from its next, the same late computation was judged again at each check and kept again,
-  // its tolerance multiplied each time).
-  void stretch(int world, double factor);
+  // A kept straggler: its expected times (its transfers', its computations') are
+  // `tolerance` times the platform's from now on (if longer than they are), its current
+  // wait's included. A computation under way keeps its deadline: it is judged again at each
+  // check, its time so far growing (the straggler rule's ski-rental bound).
+  void keep(int world, double tolerance);
+  // The tolerance `world`'s current computation was expected with (its own when it began).
+  double compute_tolerance(int world) const { return activity(world).compute_tolerance; }
 
 private:
   void wake(Report report);

@@ -1,10 +1,14 @@
 #pragma once
 // The typed messages of the recovery protocol (the state machine is in coordinator.hpp).
+#include <cstdint>
 #include <memory>
 
 namespace collsim {
 
 class CommGroup;
+
+// A verdict's size on the wire: a few words (what its trip costs, verdict_seconds).
+constexpr uint64_t control_message_bytes = 64;
 
 // Worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait past its
 // deadline), a failure (a transfer that broke), a straggler (a progress score below the
