@@ -633,7 +633,7 @@ private:
     const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(),
                                          [&](int world) { return on_control_host(state_, world); });
     const bool several = judgement.roots.size() > 1;
-    stop_run(judgement, without(group.members(), judgement.roots),
+    stop_run(judgement, members_without(group.members(), judgement.roots),
              fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
                          "to drop {}",
                          host, fmt::join(names, ", "), on_its_host ? "it shares the host with" : "cutting off with it",
@@ -1650,7 +1650,7 @@ private:
   bool dropping_pays(Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
     const int round = lowest_round(group, judgement.roots);
-    if (without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
+    if (members_without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
     const auto [remaining, done, keep, drop, priced_s] = predict(judgement);
     const double s = judgement.slowdown;
     // Roots whose transfers run at about their expected pace are late only against a
@@ -1701,14 +1701,11 @@ private:
   double platform_model(const CommGroup& group) const { return prices_.platform_model(group); }
   double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group); }
 
-  static std::vector<int> without(const std::vector<int>& members, const std::vector<int>& dropped) {
-    return members_without(members, dropped);
-  }
 
   // The lowest round a member is in (a joiner still waiting for the model is in none).
   int lowest_round(const CommGroup& group, const std::vector<int>& dropped) const {
     int round = std::numeric_limits<int>::max();
-    for (int world : without(group.members(), dropped))
+    for (int world : members_without(group.members(), dropped))
       if (!state_.membership.awaiting_model(world)) round = std::min(round, detector_.activity(world).round);
     return round == std::numeric_limits<int>::max() ? 0 : round;
   }
@@ -1914,7 +1911,7 @@ private:
 
   void rebuild(const Judgement& judgement) {
     const CommGroup& group = state_.membership.current();
-    std::vector<int> survivors = judgement.order.empty() ? without(group.members(), judgement.roots) : judgement.order;
+    std::vector<int> survivors = judgement.order.empty() ? members_without(group.members(), judgement.roots) : judgement.order;
     const int min_workers = state_.setup.scenario->recovery.min_workers;
     if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
       std::string reason =
@@ -1928,7 +1925,7 @@ private:
     }
     const int resume_round = lowest_round(group, judgement.roots);
     const std::vector<int> postponed = postponed_joiners(judgement.roots, resume_round);
-    survivors = without(survivors, postponed);
+    survivors = members_without(survivors, postponed);
     std::string kept_off;
     if (judgement.order.empty() || !postponed.empty()) {
       const std::vector<int> before = survivors;

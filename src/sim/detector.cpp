@@ -229,7 +229,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
   } else {
     rank.own_link = receive ? path.links.back() : path.links.front();
     rank.own_flows = std::max(1.0, end_flows(rank, rank.own_link, receive ? path.dst_both_ways : path.src_both_ways, !receive));
-    rank.own_latency = setup_.model.overhead + path.latency * latency_factor_;
+    rank.own_latency = fixed_time(path);
   }
   const StepPace* last = rank.steps.latest();
   const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
@@ -615,8 +615,7 @@ std::pair<int, double> Detector::implied_capacity(int waiter, int root) {
                      : std::max(1.0, end_flows(activity(root), link, root_sends ? path.src_both_ways : path.dst_both_ways,
                                                root_sends));
   const double elapsed = sg4::Engine::get_clock() - started;
-  const double latency = setup_.model.overhead + path.latency * latency_factor_;
-  const double rate = moved / std::max(elapsed - latency, 1e-3 * elapsed);
+  const double rate = moved / std::max(elapsed - fixed_time(path), 1e-3 * elapsed);
   return {link, rate * flows / bandwidth_factor_};
 }
 

@@ -354,6 +354,8 @@ private:
   void under_way(Route& path);  // after a post or an end of the pair's transfers
   double end_flows(const RankActivity& rank, int link, bool both_ways, bool out) const;
   void note_capacity(RankActivity& rank, double rate);
+  // A transfer's time on `path` that its bytes do not set: the overhead and the latency.
+  double fixed_time(const Route& path) const { return setup_.model.overhead + path.latency * latency_factor_; }
   static RankActivity::EndLink& end_link(RankActivity& rank, int link);
   void count_end(RankActivity& rank, const Route& path, bool receive, int change);
   double link_share(int link, double penalty) const;

@@ -60,6 +60,14 @@ def dropped(trace):
     return sorted(r for e in trace["recovery"] for r in e["dropped_ranks"])
 
 
+def tree_on_nodes(size, faults, policy):
+    """The double binary tree on nodes:8:8 (64 ranks), 5 rounds of 1 ms of computation."""
+    return {"topology": "nodes:8:8", "workers": 64, "network": "ideal",
+            "collective": {"algorithm": "double-binary-tree", "size": size, "carried_elements": 4096},
+            "training": {"rounds": 5, "compute": "1ms", "model": "linear-regression"},
+            "faults": faults, "recovery": {"policy": policy}}
+
+
 def priced_slowdown(entry):
     """The slowdown a recovery entry's prediction was priced at (its evidence line)."""
     found = [float(x) for line in entry["evidence"] for x in re.findall(r"s \(x([0-9.]+) slower\), drop", line)]
@@ -147,10 +155,7 @@ class PricedOnTheRoutes(unittest.TestCase):
     the pace comes from whole steps (the progress score) or from late transfers' rates."""
 
     def document(self, faults, policy):
-        return {"topology": "nodes:8:8", "workers": 64, "network": "ideal",
-                "collective": {"algorithm": "double-binary-tree", "size": "4MiB", "carried_elements": 4096},
-                "training": {"rounds": 5, "compute": "1ms", "model": "linear-regression"},
-                "faults": faults, "recovery": {"policy": policy}}
+        return tree_on_nodes("4MiB", faults, policy)
 
     def test_a_slow_rank_that_gates_nothing_is_kept(self):
         for rank, round_, factor in ((14, 0, 0.4), (52, 1, 0.4)):
@@ -191,10 +196,7 @@ class KeptOnce(unittest.TestCase):
     a rebuild more."""
 
     def document(self, faults, policy):
-        return {"topology": "nodes:8:8", "workers": 64, "network": "ideal",
-                "collective": {"algorithm": "double-binary-tree", "size": "16MiB", "carried_elements": 4096},
-                "training": {"rounds": 5, "compute": "1ms", "model": "linear-regression"},
-                "faults": faults, "recovery": {"policy": policy}}
+        return tree_on_nodes("16MiB", faults, policy)
 
     def test_a_slow_computation_kept_is_recorded_once(self):
         fault = {"kind": "slow-host", "rank": 26, "factor": 0.3, "at_round": 1}
