@@ -39,7 +39,7 @@ std::shared_ptr<const Network> uniform_network(const ModelInput& in);
 
 // `base` with the links `slowed` (link ids) at `factor` of their bandwidth: what a slow
 // link costs a schedule, priced on the platform's routes (the coordinator's prediction of
-// a regroup around a slow link, sim/coordinator.cpp).
+// a regroup around a slow link, sim/coordinator_regroup.cpp).
 std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
                                               double factor);
 

@@ -85,7 +85,7 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
 // in a group the coordinator leads, healthy or not (on a torus, every rank whose route
 // from the coordinator's host goes through that link). When those are most of the group,
 // the link is the coordinator's own lost contact, and the members cut off are those on its
-// side whose routes to the others cross it (as the coordinator judges, sim/coordinator.cpp).
+// side whose routes to the others cross it (as the coordinator judges, sim/coordinator_links.cpp).
 // Read from the platform's routes, not from the coordinator's evidence.
 std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
   const std::vector<int>& members = state.membership.current().members();

@@ -324,6 +324,31 @@ class CoordinatorsOwnLink(unittest.TestCase):
                 self.assertTrue(trace["summary"]["models_identical"])
 
 
+    def test_a_torus_ranks_nic_counts_as_one_cut(self):
+        # torus:4x4x4: rank 0's NIC is its way out to host 1 (x+) and its way in from host 16
+        # (z); each is on the routes of half the group to or from the coordinator on host 0,
+        # the two together on 48 members': the coordinator's own lost contact. Cut off on its
+        # side: 0 and 3 (3 reaches x = 1 and 2 through host 0, the short way round the x ring).
+        down = {"kind": "link-down", "rank": 0, "at_round": 1}
+        status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, "ring", "rebuild", [down], rounds=4,
+                                                 size="256KiB", compute="20ms"))
+        self.assertEqual(status, 1)
+        self.assertEqual(stderr, ["collsim: stalled: recovery gave up: the coordinator's host host-0 lost its link "
+                                  "torus_link_from_0_to_1_UP, torus_link_from_0_to_16_DOWN (cutting off with it ranks "
+                                  "0, 3): no verdict can reach the group to drop them."])
+        self.assertFalse(any(e["dropped_ranks"] for e in trace["recovery"]))
+        for algorithm in ["ring", "binary-tree"]:
+            with self.subTest(algorithm=algorithm):
+                trace = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", [dict(down, duration="25ms")],
+                                     rounds=4, size="256KiB", compute="20ms"))
+                self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), [0, 3])
+                quality = trace["summary"]["recovery_quality"]
+                self.assertEqual((quality["cut_off"], quality["healthy_dropped"]), ([0, 3], []))
+                self.assertEqual(trace["summary"]["rounds_completed"], 4)
+                self.assertTrue(trace["summary"]["verified"])
+                self.assertTrue(trace["summary"]["models_identical"])
+
+
 class VerdictsAcrossTheCoordinatorsLink(unittest.TestCase):
     """A verdict crosses the network: once a fault has struck, every wait listens for it
     from its start, and it leaves the control host when the coordinator decides. One that
@@ -442,6 +467,18 @@ class NicSlowedMidStep(unittest.TestCase):
                 self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["models_identical"])
+
+
+    def test_a_receive_slowed_for_its_last_part_clears_nobody(self):
+        # dragonfly:4:4:4, rank 56's NIC at 1% while its receive from 55 is in flight: the
+        # receive ends within its deadline at a pace far below the threshold, after the send
+        # to 57 should have ended. It once cleared 56, and healthy 57 was dropped first.
+        slow = {"kind": "slow-link", "rank": 56, "at_round": 3, "factor": 0.01}
+        trace = run(scenario("dragonfly:4:4:4", 64, "hierarchical", "rebuild", [slow], rounds=5, size="1MiB"))
+        self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [56])
+        self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
+        self.assertEqual(trace["summary"]["rounds_completed"], 5)
+        self.assertTrue(trace["summary"]["models_identical"])
 
 
 class FaultInTheLastRound(unittest.TestCase):
