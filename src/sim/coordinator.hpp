@@ -69,6 +69,12 @@
 // the group never shrinks below recovery.min_workers (the run stops instead); a group
 // resumes only from a round every member has the state of (a joiner without it is
 // postponed, never a culprit).
+//
+// The code: the protocol in coordinator.cpp; how the evidence is read in
+// coordinator_links.cpp (heartbeats, links down, who is cut off), coordinator_judge.cpp
+// (the wait-for graph, late transfers, slow links, progress scores, the straggler rule),
+// coordinator_regroup.cpp (orders that keep off slow links) and coordinator_probes.cpp
+// (rules 5b, 5c); the class they share in coordinator_impl.hpp.
 #include <memory>
 #include <vector>
 
@@ -79,7 +85,7 @@ namespace collsim {
 
 class Detector;
 
-
+// Starts the coordinator actor on the control host (it runs until the engine ends).
 void start_coordinator(RunState& state, Detector& detector);
 
 }  // namespace collsim
