@@ -108,27 +108,29 @@ private:
   };
   // A regroup must be predicted to save at least 10% of the time left.
   static constexpr double regroup_margin = 0.9;
-  // The algorithm's pairs among p members and a search for orders whose pairs cross none of
-  // the link `halves` (read by reference: they must outlive the search); nullopt when the
-  // order of the members does not matter to the result or to the pairs (order_avoiding
-  // says which).
+  // What pair_search gives (coordinator_regroup.cpp): the algorithm's pairs among p members
+  // and a search for orders whose pairs cross none of the link `halves` (read by reference:
+  // they must outlive the search); nullopt when the order of the members does not matter
+  // to the result or to the pairs (order_avoiding says which).
   struct PairSearch {
     RankPairs pairs;
     OrderSearch search;
   };
-  // A transfer of `world` that ended on time after `since` at full pace (at least
-  // recovery.straggler_threshold of its expected pace; seen from either end), with a
-  // member that is not one of `partners`, by one of the own links its transfers with
-  // `partners` use, on a route that crosses none of `links`; nullopt when there is none.
+  // What on_time_avoiding finds (coordinator_regroup.cpp): a transfer of `world` that ended
+  // on time after `since` at full pace (at least recovery.straggler_threshold of its
+  // expected pace; seen from either end), with a member that is not one of `partners`, by
+  // one of the own links its transfers with `partners` use, on a route that crosses none of
+  // `links`; nullopt when there is none.
   struct OnTime {
     int peer;
     double at, pace;
   };
-  // Probes each of `ways` (from, to), `across` what it measures, with `bytes` (at least
-  // probe_min_bytes), one after the other; in the evidence. Which ran slow: past its
-  // deadline, or below straggler_threshold of its expected pace (a fixed recovery.timeout can
-  // be far longer than the probe). nullopt when a host was lost meanwhile (a preemption made
-  // its probe late, not a link: judged anew).
+  // What run_probes gives (coordinator_probes.cpp), which probes each of `ways` (from, to),
+  // `across` what it measures, with `bytes` (at least probe_min_bytes), one after the
+  // other, in the evidence: which ran slow, past its deadline or below straggler_threshold
+  // of its expected pace (a fixed recovery.timeout can be far longer than the probe).
+  // nullopt when a host was lost meanwhile (a preemption made its probe late, not a link:
+  // judged anew).
   struct Probed {
     std::vector<ProbeOutcome> outcomes;
     std::vector<bool> slow;
