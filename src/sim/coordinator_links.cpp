@@ -91,8 +91,8 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
   std::set<int> cut_from_group;
   for (int world : group.members()) {
     if (std::find(far.begin(), far.end(), world) != far.end()) continue;
-    for (const sg4::Link* link : links_down)
-      if (crosses(world, far.front(), link)) cut_from_group.insert(world);
+    if (std::any_of(links_down.begin(), links_down.end(), [&](const sg4::Link* link) { return crosses(world, far.front(), link); }))
+      cut_from_group.insert(world);
   }
   if (own_links_.empty()) return dead;
   out.coordinator_cut = true;
