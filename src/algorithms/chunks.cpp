@@ -6,13 +6,6 @@
 
 namespace collsim {
 
-Chunk even_chunk(size_t count, int parts, int index) {
-  const size_t base = count / static_cast<size_t>(parts);
-  const size_t extra = count % static_cast<size_t>(parts);
-  const auto i = static_cast<size_t>(index);
-  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
-}
-
 std::vector<Chunk> split_evenly(size_t count, int parts) {
   std::vector<Chunk> chunks(static_cast<size_t>(parts));
   for (int i = 0; i < parts; ++i) chunks[static_cast<size_t>(i)] = even_chunk(count, parts, i);

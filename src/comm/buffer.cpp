@@ -7,10 +7,6 @@
 
 namespace collsim {
 
-size_t dtype_size(Dtype dtype) {
-  return with_element_type(dtype, [](auto element) { return sizeof(element); });
-}
-
 namespace {
 const NamedEnum<Dtype>& dtypes() {
   static const NamedEnum<Dtype> table{"dtype",

@@ -21,9 +21,24 @@ inline constexpr Dtype every_dtype[] = {Dtype::float32, Dtype::float64, Dtype::i
 
 // Calls f(T{}) with the C++ type that holds one element of `dtype`.
 template <typename F>
-decltype(auto) with_element_type(Dtype dtype, F&& f);
+decltype(auto) with_element_type(Dtype dtype, F&& f) {
+  switch (dtype) {
+    case Dtype::float64: return f(double{});
+    case Dtype::int32: return f(int32_t{});
+    case Dtype::bfloat16: return f(Bfloat16{});
+    case Dtype::float16: return f(Float16{});
+    case Dtype::int8: return f(int8_t{});
+    case Dtype::uint8: return f(uint8_t{});
+    case Dtype::int64: return f(int64_t{});
+    case Dtype::float32: break;
+  }
+  return f(float{});
+}
 
-size_t dtype_size(Dtype dtype);
+// Inline: every view of a buffer asks it (a ring step makes several).
+inline size_t dtype_size(Dtype dtype) {
+  return with_element_type(dtype, [](auto element) { return sizeof(element); });
+}
 std::string_view dtype_name(Dtype dtype);
 Dtype parse_dtype(std::string_view name, std::string_view field);
 std::vector<std::string> dtype_names();
@@ -81,23 +96,12 @@ private:
 
 // Simulated bytes of a message carrying `elems` elements when each carried element stands
 // for `bytes_per_elem` logical bytes (see "logical vs carried size" in docs/).
+// Rounded half away from zero, as std::llround, without its library call (twice per
+// message): the product is never negative, and x - trunc(x) is exact for a double.
 inline uint64_t simulated_bytes(size_t elems, double bytes_per_elem) {
-  return static_cast<uint64_t>(std::llround(static_cast<double>(elems) * bytes_per_elem));
-}
-
-template <typename F>
-decltype(auto) with_element_type(Dtype dtype, F&& f) {
-  switch (dtype) {
-    case Dtype::float64: return f(double{});
-    case Dtype::int32: return f(int32_t{});
-    case Dtype::bfloat16: return f(Bfloat16{});
-    case Dtype::float16: return f(Float16{});
-    case Dtype::int8: return f(int8_t{});
-    case Dtype::uint8: return f(uint8_t{});
-    case Dtype::int64: return f(int64_t{});
-    case Dtype::float32: break;
-  }
-  return f(float{});
+  const double exact = static_cast<double>(elems) * bytes_per_elem;
+  const auto whole = static_cast<uint64_t>(exact);
+  return whole + (exact - static_cast<double>(whole) >= 0.5 ? 1 : 0);
 }
 
 }  // namespace collsim

@@ -91,11 +91,19 @@ sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
   return slot;
 }
 
-Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank) {}
-
-int Comm::size() const { return group_->size(); }
+Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank), size_(group.size()) {}
 
 int Comm::locality(int rank) const { return group_->locality(rank); }
+
+sg4::Mailbox* Comm::mailbox_to(int dst) {
+  if (last_to_.peer != dst) last_to_ = {dst, group_->mailbox(rank_, dst)};
+  return last_to_.mailbox;
+}
+
+sg4::Mailbox* Comm::mailbox_from(int src) {
+  if (last_from_.peer != src) last_from_ = {src, group_->mailbox(src, rank_)};
+  return last_from_.mailbox;
+}
 
 Request Comm::isend(int dst, View data) {
   Request request;
@@ -126,7 +134,7 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
   pending.bytes = static_cast<double>(bytes);
   watch_transfer(pending);
-  pending.activity = group_->mailbox(rank_, dst)->put_async(packet, bytes);
+  pending.activity = mailbox_to(dst)->put_async(packet, bytes);
 }
 
 Request Comm::irecv(int src, View into) {
@@ -144,7 +152,7 @@ void Comm::post_receive(int src, View into, PendingTransfer& pending) {
   pending.posted = sg4::Engine::get_clock();
   pending.bytes = static_cast<double>(simulated_bytes(into.count, group_->bytes_per_elem()));
   watch_transfer(pending);
-  pending.activity = group_->mailbox(src, rank_)->get_async<Packet>(&pending.packet);
+  pending.activity = mailbox_from(src)->get_async<Packet>(&pending.packet);
 }
 
 void Comm::watch_transfer(PendingTransfer& pending) {
@@ -204,14 +212,15 @@ void Comm::wait_on(PendingTransfer& pending) {
   group_->clear_wait(rank_);
   // The transfer may have finished before this wait began (wait_all waits in order).
   if (pending.is_receive)
-    deliver(pending.packet, pending.peer, pending.into, pending.posted, pending.activity->get_finish_time());
+    deliver(pending.packet, pending.peer, pending.into, pending.posted, pending.activity->get_finish_time(),
+            sg4::Engine::get_clock());
 }
 
 // A blocking get is one simcall where get_async + wait are two: the hot path of every
-// ring step goes through here.
-Packet* Comm::receive_packet(int src) {
-  sg4::Mailbox* mailbox = group_->mailbox(src, rank_);
-  group_->note_wait(rank_, src, "receive from", sg4::Engine::get_clock());
+// ring step goes through here. `now`: the clock as the receive is posted.
+Packet* Comm::receive_packet(int src, double now) {
+  sg4::Mailbox* mailbox = mailbox_from(src);
+  group_->note_wait(rank_, src, "receive from", now);
   Packet* packet = mailbox->get<Packet>();
   group_->clear_wait(rank_);
   return packet;
@@ -219,7 +228,7 @@ Packet* Comm::receive_packet(int src) {
 
 // Checks, copies into place and records a message that has arrived, then gives its packet
 // back to the group for reuse.
-void Comm::deliver(Packet* arrived, int src, View into, double posted, double arrival) {
+void Comm::deliver(Packet* arrived, int src, View into, double posted, double arrival, double now) {
   auto give_back = [this](Packet* packet) { group_->recycle(packet); };
   std::unique_ptr<Packet, decltype(give_back)> packet(arrived, give_back);
   if (packet->epoch != group_->epoch())
@@ -231,7 +240,7 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
   group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
                      std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
                      packet->round, packet->first, into.count, packet->bucket},
-                    packet->ticket, sg4::Engine::get_clock());
+                    packet->ticket, now);
 }
 
 void Comm::wait_all(std::vector<Request>& requests) {
@@ -252,8 +261,9 @@ void Comm::recv(int src, View into) {
     return;
   }
   const double posted = sg4::Engine::get_clock();
-  Packet* packet = receive_packet(src);
-  deliver(packet, src, into, posted, sg4::Engine::get_clock());
+  Packet* packet = receive_packet(src, posted);
+  const double now = sg4::Engine::get_clock();
+  deliver(packet, src, into, posted, now, now);
 }
 
 // The blocking forms keep their send on the stack: the hot path of every ring step

@@ -1,11 +1,16 @@
 #pragma once
 // Comm: the only interface algorithms use. Ranks, neighbours, and point-to-point
 // transfers of buffer views, blocking or asynchronous. Every message is recorded with
-// the phase and step the sender labelled it with. No host, mailbox or SimGrid type here.
+// the phase and step the sender labelled it with. No host or SimGrid call here (a rank
+// only remembers its last mailboxes, as pointers).
 #include <memory>
 #include <vector>
 
 #include "comm/buffer.hpp"
+
+namespace simgrid::s4u {
+class Mailbox;
+}
 
 namespace collsim {
 
@@ -31,7 +36,7 @@ public:
   Comm(CommGroup& group, int rank);
 
   int rank() const { return rank_; }
-  int size() const;
+  int size() const { return size_; }
   int left() const { return (rank_ + size() - 1) % size(); }
   int right() const { return (rank_ + 1) % size(); }
   // Ranks with the same locality id are close to each other (the same platform zone, or
@@ -74,19 +79,30 @@ private:
   void post_send(int dst, View data, PendingTransfer& pending);
   void post_receive(int src, View into, PendingTransfer& pending);
   void wait_on(PendingTransfer& pending);
-  Packet* receive_packet(int src);
+  Packet* receive_packet(int src, double now);
   void watch_transfer(PendingTransfer& pending);
   void await(PendingTransfer& pending);
-  void deliver(Packet* packet, int src, View into, double posted, double arrival);
+  void deliver(Packet* packet, int src, View into, double posted, double arrival, double now);
+  simgrid::s4u::Mailbox* mailbox_to(int dst);
+  simgrid::s4u::Mailbox* mailbox_from(int src);
 
   CommGroup* group_;
   int rank_;
+  int size_;  // the group's, fixed for its epoch
   const char* phase_ = "collective";
   int step_ = 0;
   int round_ = 0;
   int bucket_ = -1;
   View data_;
   int64_t data_first_ = 0;
+  // The mailboxes of this rank's last send and last receive (a ring rank always sends right
+  // and hears left): kept here, beside what every message reads anyway, they cost a message
+  // no look-up in the group's tables and no cache line of its own.
+  struct LastMailbox {
+    int peer = -1;
+    simgrid::s4u::Mailbox* mailbox = nullptr;
+  };
+  LastMailbox last_to_, last_from_;
 };
 
 }  // namespace collsim

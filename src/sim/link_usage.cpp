@@ -105,6 +105,7 @@ void LinkUsageRecorder::watch(const std::vector<const sg4::Link*>& links) {
 
 void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
   last_routes_.resize(routes->hosts().size());
+  last_route_.assign(routes->hosts().size(), LastRoute{});
   traffic_of_link_.clear();
   routes_ = std::move(routes);
   log.observe(this);
@@ -169,8 +170,22 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
   traffic.series_level = series_level_;
 }
 
+const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int dst) {
+  LastRoute& last = last_route_[static_cast<size_t>(src)];
+  if (last.dst == dst) return last;
+  const NetworkRoute& route = route_of(src, dst);
+  last.dst = dst;
+  last.latency = route.latency;
+  last.hops = route.links.size() <= max_kept_hops ? static_cast<int>(route.links.size()) : -1;
+  for (int hop = 0; hop < last.hops; ++hop) {
+    const Traffic& traffic = traffic_of(route.links[static_cast<size_t>(hop)]);  // may grow traffic_
+    last.traffic[static_cast<size_t>(hop)] = static_cast<uint32_t>(&traffic - traffic_.data());
+  }
+  return last;
+}
+
 void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
-  const NetworkRoute& route = route_of(message.src, message.dst);
+  const LastRoute& last = last_route(message.src, message.dst);
   grow_series_to(message.end);
   // The width is a power of two: multiplying by its inverse is dividing by it, exactly.
   const double width = series_width_, per_width = per_series_width_;
@@ -178,10 +193,9 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
   auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
   // Each message's bytes flow after the route's latency, evenly until it ends (exact for
   // fair-shared flows that start and end together; an estimate otherwise).
-  const double from = std::min(message.start + route.latency, message.end);
-  const long first = bin_of(from), last = message.end <= from ? first : bin_of(message.end);
-  for (int link : route.links) {
-    Traffic& traffic = traffic_of(link);
+  const double from = std::min(message.start + last.latency, message.end);
+  const long first = bin_of(from), last_bin = message.end <= from ? first : bin_of(message.end);
+  auto follow = [&](Traffic& traffic) {
     traffic.bytes += message.bytes;
     ++traffic.flows;
     traffic.add({message.start, +1});
@@ -189,8 +203,13 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     traffic.sweep(settled);
     if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
     if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
-    spread_over(traffic.series, width, first, last, from, message.end, static_cast<double>(message.bytes));
+    spread_over(traffic.series, width, first, last_bin, from, message.end, static_cast<double>(message.bytes));
+  };
+  if (last.hops >= 0) {
+    for (int hop = 0; hop < last.hops; ++hop) follow(traffic_[last.traffic[static_cast<size_t>(hop)]]);
+    return;
   }
+  for (int link : route_of(message.src, message.dst).links) follow(traffic_of(link));
 }
 
 // The usage figures count delivered messages only; a watched link's spans count both.

@@ -5,6 +5,7 @@
 // cache (model/route_cache.hpp, the one reader of SimGrid's routes), in memory that grows with the links,
 // not with the messages; it only reads what the simulation did, so it cannot change its
 // timings. Bandwidth changes (slow-link faults) come from Link::on_bandwidth_change_cb.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -79,27 +80,32 @@ private:
   };
   // One link as the messages use it. Its messages' start and end edges wait in `pending`
   // until no message still to come can start before them, then are swept in time order.
-  struct Traffic {
+  // Laid out as two cache lines, what every message of the link touches in the first
+  // (a link's record is read and written twice per message of a ring step).
+  struct alignas(64) Traffic {
     explicit Traffic(const simgrid::s4u::Link* crossed) : link(crossed) {}
-    const simgrid::s4u::Link* link;
     uint64_t bytes = 0;
-    size_t flows = 0;
+    uint64_t flows = 0;
     // In sweep order (they arrive nearly sorted) from `swept` on: a vector whose swept
     // front is dropped once it is most of it, so that a link's edges cost no allocation
     // once it has room for the handful in flight (a deque allocated a block every 32).
     std::vector<Edge> pending;
-    size_t swept = 0;
+    uint32_t swept = 0;
     int active = 0;
-    double busy_since = 0, busy_time = 0;
     int peak_flows = 0;
+    int series_level = 0;
+    double busy_since = 0;
+    // second line
+    double busy_time = 0;
     double peak_at = 0;
     std::vector<double> series;  // streamed_series_bins bins of 2^series_level x series_unit
-    int series_level = 0;
     std::vector<std::pair<double, double>>* spans = nullptr;  // a watched link's, in spans_
+    const simgrid::s4u::Link* link;
 
     void add(Edge edge);
     void sweep(double before);
   };
+  static_assert(sizeof(Traffic) == 128, "a link's record is two cache lines");
 
   const NetworkRoute& route_of(int src, int dst);
   Traffic& traffic_of(int link);
@@ -121,6 +127,19 @@ private:
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
   std::vector<int> traffic_of_link_;  // by route cache link id: index into traffic_, -1 before its first message
   LastPairs<const NetworkRoute> last_routes_;  // by host index
+  // A sender's last route with the records of its links: a ring rank's next message takes
+  // it again and then reads nothing else to find them (no route, no link table), one
+  // cache line shared with a neighbour's entry. Routes longer than max_kept_hops go the
+  // long way (route_of, traffic_of).
+  static constexpr int max_kept_hops = 4;
+  struct LastRoute {
+    int dst = -1;
+    int hops = -1;  // records in `traffic`; -1: a route too long to keep here
+    double latency = 0;
+    std::array<uint32_t, max_kept_hops> traffic{};
+  };
+  std::vector<LastRoute> last_route_;  // by host index of the sender
+  const LastRoute& last_route(int src, int dst);
   int series_level_ = 0;
   double series_width_ = 0;  // of a bin at series_level_ (2^level x series_unit), 0 before the first message
   double per_series_width_ = 0;

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "sim/payload.hpp"
 
 using namespace collsim;
@@ -57,4 +59,23 @@ TEST_CASE("an algorithm that holds a vector from every peer shares the budget am
   // one vector held: the plan of before
   CHECK(plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt, 1, 1).carried_elems ==
         plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt).carried_elems);
+}
+
+// simulated_bytes rounds without std::llround (twice per message): it must round exactly
+// as llround does, ties away from zero, including the products just below a half.
+TEST_CASE("simulated_bytes rounds as std::llround does") {
+  const double just_below_half = std::nextafter(0.5, 0.0);
+  CHECK(simulated_bytes(1, just_below_half) == static_cast<uint64_t>(std::llround(just_below_half)));
+  CHECK(simulated_bytes(1, just_below_half) == 0);
+  CHECK(simulated_bytes(1, 0.5) == 1);
+  CHECK(simulated_bytes(3, 0.5) == 2);  // 1.5: away from zero, not to even
+  CHECK(simulated_bytes(5, 0.5) == 3);
+  CHECK(simulated_bytes(0, 123.25) == 0);
+  // odd integers above 2^52, where adding 0.5 to round would itself round
+  const double big = std::ldexp(1.0, 52) + 1;
+  CHECK(simulated_bytes(1, big) == static_cast<uint64_t>(std::llround(big)));
+  // a sweep of awkward products against the library
+  for (size_t elems : {1UL, 3UL, 7UL, 1000UL, 1UL << 20, (1UL << 40) + 1})
+    for (double per : {0.1, 0.3, 0.7, 1.0 / 3, 2.5, 4.0, 40.0, 1073741824.0 / 3000, 1e-9})
+      CHECK(simulated_bytes(elems, per) == static_cast<uint64_t>(std::llround(static_cast<double>(elems) * per)));
 }
