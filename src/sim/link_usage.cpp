@@ -104,7 +104,6 @@ void LinkUsageRecorder::watch(const std::vector<const sg4::Link*>& links) {
 }
 
 void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
-  last_routes_.resize(routes->hosts().size());
   last_route_.assign(routes->hosts().size(), LastRoute{});
   traffic_of_link_.clear();
   routes_ = std::move(routes);
@@ -119,14 +118,6 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
     if (!series.empty() && series.back().bandwidth == link.get_bandwidth()) return;
     series.push_back({sg4::Engine::get_clock(), link.get_bandwidth()});
   });
-}
-
-// A rank's next message usually goes where its last one went.
-const NetworkRoute& LinkUsageRecorder::route_of(int src, int dst) {
-  if (const NetworkRoute* last = last_routes_.find(src, dst)) return *last;
-  const NetworkRoute& route = routes_->route(src, dst);
-  last_routes_.remember(src, dst, &route);
-  return route;
 }
 
 LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {
@@ -173,8 +164,9 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
 const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int dst) {
   LastRoute& last = last_route_[static_cast<size_t>(src)];
   if (last.dst == dst) return last;
-  const NetworkRoute& route = route_of(src, dst);
+  const NetworkRoute& route = routes_->route(src, dst);
   last.dst = dst;
+  last.route = &route;
   last.latency = route.latency;
   last.hops = route.links.size() <= max_kept_hops ? static_cast<int>(route.links.size()) : -1;
   for (int hop = 0; hop < last.hops; ++hop) {
@@ -209,13 +201,13 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     for (int hop = 0; hop < last.hops; ++hop) follow(traffic_[last.traffic[static_cast<size_t>(hop)]]);
     return;
   }
-  for (int link : route_of(message.src, message.dst).links) follow(traffic_of(link));
+  for (int link : last.route->links) follow(traffic_of(link));
 }
 
 // The usage figures count delivered messages only; a watched link's spans count both.
 void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end) {
   if (spans_.empty()) return;
-  for (int link : route_of(src, dst).links)
+  for (int link : routes_->route(src, dst).links)
     if (const auto watched = spans_.find(routes_->simgrid_link(link)); watched != spans_.end())
       note_span(watched->second, start, end);
 }
@@ -267,7 +259,7 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
       usage[order[place]].series.assign(static_cast<size_t>(result.bins), 0.0);
     }
     for (const MessageRecord& message : log.kept()) {
-      const NetworkRoute& route = route_of(message.src, message.dst);
+      const NetworkRoute& route = *last_route(message.src, message.dst).route;
       const double from = std::min(message.start + route.latency, message.end);
       for (int link : route.links) {
         const auto index = static_cast<size_t>(traffic_of_link_[static_cast<size_t>(link)]);

@@ -15,7 +15,6 @@
 
 #include "comm/message_log.hpp"
 #include "model/route_cache.hpp"
-#include "util/last_pairs.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -107,7 +106,6 @@ private:
   };
   static_assert(sizeof(Traffic) == 128, "a link's record is two cache lines");
 
-  const NetworkRoute& route_of(int src, int dst);
   Traffic& traffic_of(int link);
   void grow_series_to(double time);
   void catch_up(Traffic& traffic) const;
@@ -126,16 +124,15 @@ private:
   std::vector<Traffic> traffic_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> traffic_index_;
   std::vector<int> traffic_of_link_;  // by route cache link id: index into traffic_, -1 before its first message
-  LastPairs<const NetworkRoute> last_routes_;  // by host index
   // A sender's last route with the records of its links: a ring rank's next message takes
-  // it again and then reads nothing else to find them (no route, no link table), one
-  // cache line shared with a neighbour's entry. Routes longer than max_kept_hops go the
-  // long way (route_of, traffic_of).
+  // it again and then reads nothing else to find them (no route table, no link table).
+  // Routes longer than max_kept_hops keep only the route (their links go by traffic_of).
   static constexpr int max_kept_hops = 4;
   struct LastRoute {
     int dst = -1;
-    int hops = -1;  // records in `traffic`; -1: a route too long to keep here
-    double latency = 0;
+    int hops = -1;  // records in `traffic`; -1: a route too long to keep them here
+    double latency = 0;  // the route's, here so that a message need not read the route
+    const NetworkRoute* route = nullptr;
     std::array<uint32_t, max_kept_hops> traffic{};
   };
   std::vector<LastRoute> last_route_;  // by host index of the sender
