@@ -572,7 +572,8 @@ class BenchmarkInput(unittest.TestCase):
                  (["--sizes", "abc"], "--sizes: 'abc' is not allowed; numbers of ranks, an integer >= 2"),
                  (["--sizes", "64,-4"], "--sizes: -4 is not allowed"),
                  (["--repeat", "0"], "--repeat: 0 is not allowed"),
-                 (["--bytes", "x"], "--bytes: 'x' is not allowed")]
+                 (["--bytes", "x"], "--bytes: 'x' is not allowed"),
+                 (["--callgrind", "--sweep"], "--callgrind: not allowed with --sweep or --recovery")]
         for arguments, expected in cases:
             with self.subTest(arguments=arguments):
                 done = subprocess.run([str(REPO / "tools" / "benchmark"), *arguments], capture_output=True, text=True,
