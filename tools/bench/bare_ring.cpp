@@ -4,8 +4,13 @@
 //   bare_ring PLATFORM.xml WORKERS BYTES
 //
 // Rank r runs on host-r of the platform, as collsim places ranks on a <cluster> of
-// host-0..host-N. 2(p-1) steps; in each, every rank sends BYTES/p to its right and receives
-// from its left. No data, no reduction, no trace: the payload is a pointer. The SimGrid
+// host-0..host-N. 2(p-1) steps; in each, every rank sends a chunk to its right and receives
+// from its left, chunk (r - s) mod p in reduce-scatter step s and (r - s + 1) mod p in
+// allgather step s, as collsim's ring does. A chunk's bytes are collsim's own (its payload
+// plan, even chunks of the carried elements, each element's simulated bytes): BYTES / p when
+// that is whole, otherwise what collsim sends (BYTES / p rounded; chunks one element apart
+// when the payload is carried whole). No data, no reduction, no trace: the payload is a
+// pointer. The SimGrid
 // options are collsim's own (simgrid_options of an ideal-network scenario), so both
 // programs run the same engine configuration. Prints the simulated time and the messages.
 #include <cstdio>
@@ -19,19 +24,25 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "algorithms/chunks.hpp"
 #include "scenario/scenario.hpp"
+#include "sim/payload.hpp"
 #include "sim/simulation.hpp"
 
 namespace sg4 = simgrid::s4u;
+using collsim::Payload;
 
 namespace {
 
 int token = 0;
 
 // One rank: send right, receive from the left, wait for the send; 2(p-1) times.
-void ring_rank(sg4::Mailbox* to_right, sg4::Mailbox* from_left, int steps, double chunk_bytes) {
-  for (int step = 0; step < steps; ++step) {
-    sg4::CommPtr sending = to_right->put_async(&token, static_cast<uint64_t>(chunk_bytes));
+void ring_rank(sg4::Mailbox* to_right, sg4::Mailbox* from_left, int rank, const std::vector<uint64_t>& chunk_bytes) {
+  const int p = static_cast<int>(chunk_bytes.size());
+  for (int step = 0; step < 2 * (p - 1); ++step) {
+    const int back = step < p - 1 ? step : step - (p - 1) - 1;  // allgather sends one chunk later
+    const uint64_t bytes = chunk_bytes[static_cast<size_t>(((rank - back) % p + p) % p)];
+    sg4::CommPtr sending = to_right->put_async(&token, bytes);
     from_left->get<int>();
     sending->wait();
   }
@@ -58,13 +69,17 @@ int main(int argc, char** argv) {
   // One receive mailbox per rank, looked up once.
   std::vector<sg4::Mailbox*> inbox(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) inbox[static_cast<size_t>(r)] = sg4::Mailbox::by_name("to-" + std::to_string(r));
-  const double chunk = bytes / p;
+  const Payload payload = collsim::plan_payload(bytes, collsim::Dtype::float32, p, std::nullopt);
+  std::vector<uint64_t> chunk_bytes(static_cast<size_t>(p));
+  for (int i = 0; i < p; ++i)
+    chunk_bytes[static_cast<size_t>(i)] =
+        collsim::simulated_bytes(collsim::even_chunk(payload.carried_elems, p, i).count, payload.bytes_per_elem);
   const int steps = 2 * (p - 1);
   for (int r = 0; r < p; ++r) {
     sg4::Mailbox* right = inbox[static_cast<size_t>((r + 1) % p)];
     sg4::Mailbox* mine = inbox[static_cast<size_t>(r)];
     sg4::Actor::create("rank-" + std::to_string(r), engine.host_by_name("host-" + std::to_string(r)),
-                       [right, mine, steps, chunk] { ring_rank(right, mine, steps, chunk); });
+                       [right, mine, r, &chunk_bytes] { ring_rank(right, mine, r, chunk_bytes); });
   }
   engine.run();
   std::printf("%.17g %lld\n", sg4::Engine::get_clock(), static_cast<long long>(p) * steps);
