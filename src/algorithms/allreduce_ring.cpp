@@ -44,13 +44,13 @@ void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
     const Chunk c = even_chunk(buf.size(), p, index);
     return buf.view(c.offset, c.count);
   };
-  Buffer incoming(buf.dtype(), chunk(0).count);
+  Buffer incoming = buf.scratch(even_chunk(buf.size(), p, 0).count);  // chunk 0 is the largest
 
   // 1. reduce-scatter: after step s, rank r holds the partial sum of chunk (r - s - 1) mod p
   for (int step = 0; step < p - 1; ++step) {
     const int send_index = mod(r - step, p);
     const int recv_index = mod(r - step - 1, p);
-    View partial = incoming.view(0, chunk(recv_index).count);
+    View partial = incoming.holding(chunk(recv_index));
     comm.label("reduce-scatter", step);
     // send my partial chunk to the right, receive the left's partial of the next chunk
     comm.sendrecv(comm.right(), chunk(send_index), comm.left(), partial);

@@ -7,7 +7,7 @@
 
 namespace collsim {
 
-double ModelInput::bytes(size_t count) const { return static_cast<double>(simulated_bytes(count, bytes_per_elem)); }
+double ModelInput::bytes(size_t count) const { return static_cast<double>(count) * bytes_per_elem; }
 
 std::vector<std::vector<int>> model_groups(const ModelInput& in) {
   if (!in.locality.empty()) return locality_groups(in.locality);

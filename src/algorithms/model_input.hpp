@@ -26,9 +26,9 @@ struct ModelInput {
   int p = 1;                    // ranks
   double alpha = 0;             // latency of one message, seconds (the route's latency)
   double bandwidth = 1;         // B, bytes per second (the route's bottleneck)
-  size_t elems = 0;             // carried elements per rank
-  double bytes_per_elem = 4;    // logical bytes each carried element stands for
-  size_t segment_elems = 1;     // pipelined algorithms
+  size_t elems = 0;             // elements per rank (the logical ones: what the network carries)
+  double bytes_per_elem = 4;    // the element's size in bytes
+  size_t segment_elems = 1;     // pipelined algorithms: elements per segment
   // What the lower bound assumes of the ranks' own links (unset: bandwidth and alpha): the
   // mean injection bandwidth (total bytes / the sum of the ranks' link bandwidths bounds
   // the time) and the smallest latency between two ranks.
@@ -41,7 +41,7 @@ struct ModelInput {
   std::vector<int> group_sizes;
   std::optional<SharedRoutes> intra, inter;
 
-  // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
+  // Simulated bytes of a message of `count` elements (as Comm sends them).
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)

@@ -1,6 +1,7 @@
 #include "comm/buffer.hpp"
 
 #include <fmt/format.h>
+#include <stdexcept>
 #include <type_traits>
 
 #include "util/named_enum.hpp"
@@ -25,6 +26,13 @@ const NamedEnum<Dtype>& dtypes() {
 std::string_view dtype_name(Dtype dtype) { return dtypes().name(dtype); }
 std::vector<std::string> dtype_names() { return dtypes().names(); }
 Dtype parse_dtype(std::string_view name, std::string_view field) { return dtypes().parse(name, field); }
+
+View Buffer::holding(const View& part) {
+  if (part.count > map_.carried)
+    throw std::logic_error(fmt::format("Buffer::holding: a part of {} carried elements in scratch of {}", part.count,
+                                       map_.carried));
+  return {bytes_.data(), part.count, elem_bytes(), part.logical};
+}
 
 long double Buffer::get(size_t i) const {
   return with_element_type(dtype_, [&](auto element) {

@@ -59,7 +59,7 @@ struct VerdictPending : std::exception {
 
 class CommGroup {
 public:
-  CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log);
+  CommGroup(int epoch, std::vector<int> members, MessageLog& log);
   ~CommGroup();
   CommGroup(const CommGroup&) = delete;
   CommGroup& operator=(const CommGroup&) = delete;
@@ -68,7 +68,6 @@ public:
   int size() const { return static_cast<int>(members_.size()); }
   int world_rank(int group_rank) const { return members_[group_rank]; }
   const std::vector<int>& members() const { return members_; }
-  double bytes_per_elem() const { return bytes_per_elem_; }
   MessageLog& log() { return *log_; }
 
   // The locality group (a platform zone, or a block of collective.group_size ranks) of
@@ -117,7 +116,6 @@ private:
   int epoch_;
   std::vector<int> members_;
   std::vector<int> localities_;
-  double bytes_per_elem_;
   MessageLog* log_;
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;

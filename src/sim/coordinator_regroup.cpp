@@ -107,7 +107,7 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
     return model_time(*setup.algorithm, in);
   };
   const double kept = priced(group);
-  const double regrouped = priced(CommGroup(group.epoch() + 1, order, group.bytes_per_elem(), state_.record.messages));
+  const double regrouped = priced(CommGroup(group.epoch() + 1, order, state_.record.messages));
   const int remaining = setup.scenario->training.rounds - lowest_round(group, {});
   const double later = std::max(0, remaining - 1);
   const double compute = compute_seconds(state_);

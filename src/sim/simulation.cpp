@@ -40,21 +40,37 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
-// Layered training: the buckets' places in the carried elements (none without layers).
-std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+// Layered training: its gradient buckets, in backward order (none without layers).
+std::vector<Bucket> plan_training_buckets(const Scenario& scenario) {
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers()) return {};
   const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
-  const auto buckets = training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
-                                                     training.fusion->cycle)
-                                       : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
-  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
-  if (slices.empty())
-    throw InputError(fmt::format("{}: {} buckets but {} element{} carried per rank: raise it or "
-                                 "collective.carried_elements to at least {}",
-                                 training.fusion ? "training.fusion.buffer" : "training.bucket", buckets.size(), payload.carried_elems, payload.carried_elems == 1 ? "" : "s",
-                                 buckets.size()));
-  return slices;
+  return training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
+                                       training.fusion->cycle)
+                         : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
+}
+
+// Whole vectors a rank of the scenario's algorithm holds at once (plan_payload shares the
+// carried budget among them); auto and sharded training plan for one.
+double vectors_held(const Scenario& scenario, int p) {
+  const CollectiveSpec& collective = scenario.collective;
+  if (collective.algorithm == "auto" || scenario.training.sharding != Sharding::none) return 1;
+  return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
+}
+
+// The run's carried elements: of the whole vector, or of each bucket.
+Payload plan_run_payload(const Scenario& scenario, int p) {
+  std::vector<uint64_t> parts;
+  for (const Bucket& bucket : plan_training_buckets(scenario)) parts.push_back(bucket.parameters);
+  return plan_payload(scenario.collective.size, scenario.collective.dtype, p, scenario.collective.carried_elements,
+                      scenario.collective.channels, vectors_held(scenario, p), parts);
+}
+
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const std::vector<Bucket> buckets = plan_training_buckets(scenario);
+  if (buckets.empty()) return {};
+  return slice_buckets(buckets, payload.part_carried);
 }
 
 // What each iteration of training does besides one collective: its buckets and batch.
@@ -80,8 +96,9 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
   state.setup.zero3 = plan_zero3(training.layers, result.bucket_plan, training.overlap == Overlap::forward);
   result.sharded_buckets = state.setup.buckets;
   // The model everyone starts from (zeros for a model trained from scratch).
-  state.record.owned_parameters = Buffer(scenario.collective.dtype, result.payload.carried_elems);
-  for (size_t i = 0; i < state.record.owned_parameters.size(); ++i)
+  state.record.owned_parameters =
+      Buffer(scenario.collective.dtype, result.payload.carried_elems, result.payload.logical_elems);
+  for (size_t i = 0; i < state.record.owned_parameters.carried(); ++i)
     state.record.owned_parameters.set(i, training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
 }
 
@@ -93,14 +110,31 @@ void note_payload(const Scenario& scenario, SimResult& result) {
                                    payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
     // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
     if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
-      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message sends the bytes of the logical "
+                          "elements it stands for)",
                           payload.logical_bytes, payload.carried_elems);
     result.notes.push_back(note);
   }
-  if (scenario.collective.carried_elements && *scenario.collective.carried_elements > result.payload.logical_elems)
+  if (!scenario.collective.carried_elements) return;
+  if (*scenario.collective.carried_elements > result.payload.logical_elems)
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
+  // Chunks without a carried element are simulated all the same (their bytes, their time),
+  // but no data of theirs is checked.
+  const auto chunks = static_cast<uint64_t>(result.workers) * static_cast<uint64_t>(scenario.collective.channels);
+  size_t thin = 0;
+  const Payload& payload = result.payload;
+  for (size_t i = 0; i < payload.part_logical.size(); ++i)
+    if (payload.part_carried[i] < carried_to_represent(payload.part_logical[i], chunks)) ++thin;
+  if (thin > 0)
+    result.notes.push_back(fmt::format(
+        "carried_elements {}: {} some of the {} chunks (p x channels) without an element: their messages are "
+        "simulated in full, their data is not verified (the default carry gives every chunk one)",
+        *scenario.collective.carried_elements,
+        payload.part_logical.size() == 1 ? std::string("leaves")
+                                         : fmt::format("{} of the {} buckets leave", thin, payload.part_logical.size()),
+        chunks));
 }
 
 // Ranks map to hosts in platform order, or as the scenario's placement says.
@@ -200,7 +234,7 @@ ModelInput RunSetup::model_for(const CommGroup& group) const {
 }
 
 std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
-  auto group = std::make_shared<CommGroup>(epoch, std::move(members), setup.payload.bytes_per_elem, record.messages);
+  auto group = std::make_shared<CommGroup>(epoch, std::move(members), record.messages);
   std::vector<int> localities;
   for (int world : group->members()) localities.push_back(setup.rank_localities[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
@@ -217,9 +251,9 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
 
 namespace {
 
-// Carried elements per pipeline segment (at least one).
-size_t segment_elements(double segment_bytes, const Payload& payload) {
-  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+// Logical elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, Dtype dtype) {
+  const double elements = std::round(segment_bytes / static_cast<double>(dtype_size(dtype)));
   return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
 }
 
@@ -228,10 +262,11 @@ size_t segment_elements(double segment_bytes, const Payload& payload) {
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
                        ModelInput& model) {
   model.p = static_cast<int>(hosts.size());
-  model.elems = payload.carried_elems;
+  // The model prices what the algorithms send: every logical element, whatever is carried.
+  model.elems = payload.logical_elems;
   model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = payload.bytes_per_elem;
-  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.bytes_per_elem = static_cast<double>(dtype_size(scenario.collective.dtype));
+  model.segment_elems = segment_elements(scenario.collective.segment, scenario.collective.dtype);
   model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
@@ -414,9 +449,9 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
                                        model.channels, model.channels,
                                        format_size(model.bytes(model.elems) / model.channels), locality.source));
   if (result.algorithm->uses.segment) {
-    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    const double effective = model.bytes(model.segment_elems);
     if (effective != scenario.collective.segment)
-      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+      result.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole elements)",
                                          effective, scenario.collective.segment));
   }
   return locality;
@@ -448,18 +483,6 @@ std::vector<std::pair<std::string, std::string>> simgrid_options(const Scenario&
   return options;
 }
 
-namespace {
-
-// Whole vectors a rank of the scenario's algorithm holds at once (plan_payload shares the
-// carried budget among them); auto and sharded training plan for one.
-double vectors_held(const Scenario& scenario, int p) {
-  const CollectiveSpec& collective = scenario.collective;
-  if (collective.algorithm == "auto" || scenario.training.sharding != Sharding::none) return 1;
-  return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
-}
-
-}  // namespace
-
 // The process's one SimGrid engine (SimGrid allows one per process: every simulation
 // runs in a process of its own), with the scenario's options set before it runs. Refuses
 // a run beyond the stated limits before building anything.
@@ -474,12 +497,8 @@ sg4::Engine& create_engine(const Scenario& scenario, const SimOptions& options, 
   const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
   {
     const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
-    const Payload planned = plan_payload(scenario.collective.size, scenario.collective.dtype, ranks,
-                                         scenario.collective.carried_elements, scenario.collective.channels,
-                                         vectors_held(scenario, ranks));
-    std::vector<size_t> buckets;
-    for (const BucketSlice& slice : plan_bucket_slices(scenario, planned)) buckets.push_back(slice.count);
-    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned), buckets);
+    const Payload planned = plan_run_payload(scenario, ranks);
+    check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, scenario.collective.dtype));
   }
 
   // The engine lives until the process ends: SimGrid cannot make a second one anyway.
@@ -530,9 +549,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   const bool automatic = scenario.collective.algorithm == "auto";
   if (!automatic)
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
-  result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
-                                scenario.collective.carried_elements, scenario.collective.channels,
-                                vectors_held(scenario, p));
+  result.payload = plan_run_payload(scenario, p);
   note_payload(scenario, result);
 
   const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
@@ -553,9 +570,9 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   state.setup.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
   if (scenario.collective.reduce_bandwidth) {
     // a reduction of m simulated bytes keeps the reducing rank busy m / reduce_bandwidth
-    const double bytes_per_elem = result.payload.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
+    const double bytes_per_elem = model.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
     state.setup.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
-      sg4::this_actor::sleep_for(static_cast<double>(simulated_bytes(elements, bytes_per_elem)) / bandwidth);
+      sg4::this_actor::sleep_for(static_cast<double>(elements) * bytes_per_elem / bandwidth);
     });
   }
   state.setup.args = CollectiveArgs{state.setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,

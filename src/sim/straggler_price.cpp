@@ -56,7 +56,7 @@ Prediction StragglerPrices::predict(const Slowness& judgement) const {
   const std::vector<int> survivors = members_without(group.members(), judgement.roots);
   const double compute = compute_seconds(state_);
   const double with = platform_model(group);
-  const CommGroup smaller(group.epoch() + 1, survivors, group.bytes_per_elem(), state_.record.messages);
+  const CommGroup smaller(group.epoch() + 1, survivors, state_.record.messages);
   const double without_them = platform_model(smaller);
   // A kept root's expected times are stretched by its tolerance: its s is against them.
   const double s = p.slowdown = judgement.slowdown * judgement.tolerance;

@@ -52,7 +52,7 @@ public:
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;
-    Buffer buf(scenario.collective.dtype, setup_.payload.carried_elems);
+    Buffer buf(scenario.collective.dtype, setup_.payload.carried_elems, setup_.payload.logical_elems);
     if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
     if (setup_.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
@@ -362,7 +362,7 @@ private:
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
-    Buffer bucket = buf.slice(slice.offset, slice.count);
+    Buffer bucket = buf.slice(slice.offset, slice.count, slice.bucket.parameters);
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
     me_.in_flight = interval;
@@ -381,7 +381,7 @@ private:
     }
     me_.bucket = -1;
     comm.set_bucket(-1);
-    copy_elements(buf.view(slice.offset, slice.count), bucket.all());
+    copy_elements(buf.carried_view(slice.offset, slice.count, slice.bucket.parameters), bucket.all());
     interval.end = sg4::Engine::get_clock();
     record(interval);
     return interval.end - start;
@@ -433,10 +433,14 @@ private:
     update_shards(gradient, comm.rank(), comm.size());
   }
 
-  // Chunk `rank` of bucket b's carried elements: what that rank owns (split_evenly, as the
-  // reduce-scatter leaves it and the all-gather takes it).
+  // The carried elements of chunk `rank` of bucket b, in the bucket: what that rank owns
+  // (split_evenly of the bucket's parameters, as the reduce-scatter leaves it and the
+  // all-gather takes it).
   Chunk owned_part(size_t b, int rank, int size) const {
-    return *reduced_part(Collective::reduce_scatter, setup_.buckets[b].count, rank, size, 0);
+    const BucketSlice& slice = setup_.buckets[b];
+    const Chunk own = *reduced_part(Collective::reduce_scatter, slice.bucket.parameters, rank, size, 0);
+    const CarriedMap map = slice.map();
+    return {map.at(own.offset), map.at(own.offset + own.count) - map.at(own.offset)};
   }
 
   // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,
@@ -445,12 +449,12 @@ private:
     const BucketSlice& slice = setup_.buckets[b];
     const Chunk own = owned_part(b, comm.rank(), comm.size());
     const size_t elem = parameters_.elem_bytes();
-    std::byte* begin = parameters_.view(slice.offset, slice.count).data;
+    std::byte* begin = parameters_.carried_view(slice.offset, slice.count, slice.bucket.parameters).data;
     std::memset(begin, 0xff, own.offset * elem);
     std::memset(begin + (own.offset + own.count) * elem, 0xff, (slice.count - own.offset - own.count) * elem);
     const double took = run_on_bucket(comm, parameters_, args, *setup_.shard_allgather, b, round, epoch);
     if (record_.gather_failure.empty() &&
-        std::memcmp(begin, record_.owned_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
+        std::memcmp(begin, record_.owned_parameters.data() + slice.offset * elem, slice.count * elem) != 0)
       record_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
                                           "their owners'", world_, round, b);
     return took;
@@ -463,7 +467,7 @@ private:
     for (size_t b = 0; b < setup_.buckets.size(); ++b) {
       const Chunk own = owned_part(b, rank, size);
       const size_t first = setup_.buckets[b].offset + own.offset;
-      setup_.op->finalize(gradient.view(first, own.count), size);
+      setup_.op->finalize(gradient.carried_view(first, own.count, 0), size);
       for (size_t i = first; i < first + own.count; ++i) {
         parameters_.set(i, parameters_.get(i) - rate * gradient.get(i));
         record_.owned_parameters.set(i, parameters_.get(i));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/buffer.hpp"
 #include "util/named_enum.hpp"
 
 namespace collsim {
@@ -70,13 +71,15 @@ const NamedEnum<Overlap>& overlap_names();
 double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
 
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
-// element ranges proportional to the buckets' parameters. Empty when some bucket would get
-// no element (fewer carried elements than buckets).
+// bucket b holds carried[b] elements standing for its parameters, the buckets laid out in
+// the gradient vector's order (forward order of their layers).
 struct BucketSlice {
   Bucket bucket;
   size_t offset = 0, count = 0;  // carried elements
+
+  // Where the bucket's logical elements lie among its carried ones.
+  CarriedMap map() const { return {count, static_cast<size_t>(bucket.parameters)}; }
 };
-std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, uint64_t total_parameters,
-                                       uint64_t carried_elements);
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<uint64_t>& carried);
 
 }  // namespace collsim

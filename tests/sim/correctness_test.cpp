@@ -58,8 +58,8 @@ bool in_chunk(size_t count, int p, int r, size_t i) {
 // value no result may keep.
 InputFn test_input(Collective collective, OpKind op, int p) {
   return [collective, op, p](int rank, Buffer& buf) {
-    for (size_t i = 0; i < buf.size(); ++i) {
-      const bool mine = collective != Collective::allgather || in_chunk(buf.size(), p, rank, i);
+    for (size_t i = 0; i < buf.carried(); ++i) {
+      const bool mine = collective != Collective::allgather || in_chunk(buf.carried(), p, rank, i);
       buf.set(i, mine ? static_cast<long double>(input_value(rank, i, op, p)) : -77.0L);
     }
   };
