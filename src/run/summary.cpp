@@ -155,6 +155,27 @@ std::string describe_collective_time(const SimResult& result, const RunSummary& 
                      format_time(s.collective_time), what, s.collective_rounds);
 }
 
+// Whether a run is more than its collective: rounds, computation or layers.
+bool more_than_a_collective(const Scenario& scenario) {
+  return scenario.training.rounds > 1 || scenario.training.compute > 0 || scenario.training.compute_flops > 0 ||
+         scenario.training.has_layers();
+}
+
+// "simulated time" is the whole run, as in the trace, the HTML report and sweep tables;
+// when the run is more than one collective, the mean collective has its own row (and the
+// model line compares with it).
+void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                   const SimResult& result, const RunSummary& s) {
+  const int rounds = scenario.training.rounds;
+  const std::string whole_run = result.stall.empty()
+                                    ? fmt::format("the whole run, {} round{}", rounds, rounds == 1 ? "" : "s")
+                                    : fmt::format("the whole run, stalled after {} of {} rounds", result.rounds_completed, rounds);
+  rows.emplace_back("simulated time", more_than_a_collective(scenario)
+                                          ? fmt::format("{} ({})", format_time(s.simulated_time), whole_run)
+                                          : format_time(s.collective_time));
+  if (more_than_a_collective(scenario)) rows.emplace_back("collective time", describe_collective_time(result, s));
+}
+
 }  // namespace
 
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
@@ -169,20 +190,9 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                            dtype_name(scenario.collective.dtype), result.payload.carried_elems,
                            result.payload.carried_elems == 1 ? "" : "s")},
   };
-  // "simulated time" is the whole run, as in the trace, the HTML report and sweep tables;
-  // when the run is more than one collective, the mean collective has its own row.
-  const bool more_than_a_collective = scenario.training.rounds > 1 || scenario.training.compute > 0 ||
-                                      scenario.training.compute_flops > 0 || scenario.training.has_layers();
-  const int rounds = scenario.training.rounds;
-  const std::string whole_run = result.stall.empty()
-                                    ? fmt::format("the whole run, {} round{}", rounds, rounds == 1 ? "" : "s")
-                                    : fmt::format("the whole run, stalled after {} of {} rounds", result.rounds_completed, rounds);
-  rows.emplace_back("simulated time", more_than_a_collective
-                                          ? fmt::format("{} ({})", format_time(s.simulated_time), whole_run)
-                                          : format_time(s.collective_time));
-  if (more_than_a_collective) rows.emplace_back("collective time", describe_collective_time(result, s));
+  add_time_rows(rows, scenario, result, s);
   rows.emplace_back("model time", fmt::format("{} ({}/model = {:.6f})", format_time(s.model_time),
-                                              more_than_a_collective ? "collective" : "simulated",
+                                              more_than_a_collective(scenario) ? "collective" : "simulated",
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
