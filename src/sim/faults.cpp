@@ -11,8 +11,9 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
-#include "sim/detector.hpp"
-#include "sim/link_sides.hpp"
+#include "sim/recovery_adapter.hpp"
+#include "model/route_cache.hpp"
+#include "recovery/link_sides.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
 
@@ -85,7 +86,7 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
 // in a group the coordinator leads, healthy or not (on a torus, every rank whose route
 // from the coordinator's host goes through that link). When those are most of the group,
 // the link is the coordinator's own lost contact, and the members cut off are those on its
-// side whose routes to the others cross it (as the coordinator judges, sim/coordinator_links.cpp).
+// side whose routes to the others cross it (as the coordinator judges, recovery/coordinator_links.cpp).
 // Read from the platform's routes, not from the coordinator's evidence.
 std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
   const std::vector<int>& members = state.membership.current().members();
@@ -161,7 +162,7 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
-  if (state.detector) state.detector->fault_struck();
+  if (state.recovery) state.recovery->detector().fault_struck();
   switch (fault.spec.kind) {
     case FaultKind::slow_link: {
       const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
@@ -194,7 +195,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it
-      if (state.detector) let_the_group_go_if_done(state);  // they may have been the last still training
+      if (state.recovery) let_the_group_go_if_done(state);  // they may have been the last still training
       return saved;
   }
   record(state, fault, "applied");

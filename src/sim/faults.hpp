@@ -29,7 +29,7 @@ struct ResolvedFault {
 
 // Checks every target (InputError naming faults.N.field) and that at least one worker
 // survives every preemption. A fault on a named link strikes the ranks it cuts off from
-// the others (sim/link_sides.hpp: a node's NIC, the node's ranks), read from `routes`.
+// the others (recovery/link_sides.hpp: a node's NIC, the node's ranks), read from `routes`.
 std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const simgrid::s4u::Engine& engine,
                                           const std::vector<simgrid::s4u::Host*>& all_hosts,
                                           const std::vector<simgrid::s4u::Host*>& rank_hosts, const RouteCache& routes);

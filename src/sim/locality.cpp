@@ -77,14 +77,6 @@ void read_hierarchy(const std::vector<int>& locality, ModelInput& model) {
   model.inter = shared_routes(*model.network, across);
 }
 
-std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members) {
-  std::vector<int> ids;
-  for (int world : members) ids.push_back(locality[static_cast<size_t>(world)]);
-  std::vector<int> sizes;
-  for (const auto& group : locality_groups(ids)) sizes.push_back(static_cast<int>(group.size()));
-  return sizes;
-}
-
 namespace {
 
 std::string describe_routes(const std::optional<SharedRoutes>& routes) {

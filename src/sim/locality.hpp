@@ -31,9 +31,6 @@ RankLocality rank_locality(const Scenario& scenario, const std::vector<simgrid::
 // model's platform routes (model.network, ranks as endpoints).
 void read_hierarchy(const std::vector<int>& locality, ModelInput& model);
 
-// The group sizes of these world ranks (a rebuilt group's members), in group order.
-std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members);
-
 // One line for the run's notes: the groups, where they come from, and their costs.
 std::string describe_hierarchy(const RankLocality& locality, const ModelInput& model);
 

@@ -24,12 +24,11 @@
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
-#include "sim/coordinator.hpp"
-#include "sim/detector.hpp"
 #include "sim/faults.hpp"
 #include "sim/run_limits.hpp"
 #include "util/atomic_file.hpp"
 #include "sim/fault_effects.hpp"
+#include "sim/recovery_adapter.hpp"
 #include "sim/simgrid_guard.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
@@ -221,16 +220,7 @@ RunState::RunState() = default;
 RunState::~RunState() = default;
 
 ModelInput RunSetup::model_for(const CommGroup& group) const {
-  ModelInput in = model;
-  in.p = group.size();
-  if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(rank_localities, group.members());
-  // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
-  in.endpoints = group.members();
-  if (!in.locality.empty()) {
-    in.locality.clear();
-    for (int world : group.members()) in.locality.push_back(rank_localities[static_cast<size_t>(world)]);
-  }
-  return in;
+  return model_for_members(model, rank_localities, group.members());
 }
 
 std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
@@ -243,7 +233,7 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   // `none`. Watched, their deadlines cost a healthy ring at p = 256 about 11% more
   // instructions than `none`, most of it SimGrid's timers (docs/recovery.md, per-wait
   // deadlines).
-  group->set_watch(setup.scenario->faults.empty() ? nullptr : detector.get());
+  group->set_watch(setup.scenario->faults.empty() ? nullptr : recovery.get());
   group->set_overhead(setup.model.overhead);
   group->track_waits(&waits);
   return group;
@@ -280,10 +270,10 @@ int training_samples(const Scenario& scenario, int p) {
 // Recovery's detector watches every wait; the summary shows the deadline of one chunk's
 // transfer (n/p) on the model's route.
 void watch_waits(RunState& state, SimResult& result) {
-  state.detector = std::make_unique<Detector>(state.setup, state.membership);
+  state.recovery = std::make_unique<RecoveryAdapter>(state);
   const ModelInput& m = state.setup.model;
   result.timeout =
-      state.detector->limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
+      state.recovery->detector().limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
 }
 
 // A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
@@ -597,7 +587,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   state.setup.control_host = choose_control_host(faults, platform.hosts, hosts);
   start_fault_injectors(state, faults);
-  if (state.detector != nullptr) start_coordinator(state, *state.detector);
+  if (state.recovery != nullptr) state.recovery->start_coordinator();
 
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), hosts[static_cast<size_t>(r)], [shared_state, r] { run_worker(*shared_state, r); });

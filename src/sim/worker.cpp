@@ -13,7 +13,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <fmt/format.h>
 
-#include "sim/detector.hpp"
+#include "recovery/detector.hpp"
+#include "sim/recovery_adapter.hpp"
 #include "sim/faults.hpp"
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
@@ -48,7 +49,7 @@ class Worker {
 public:
   Worker(RunState& state, int world)
       : state_(state), setup_(state.setup), record_(state.record), membership_(state.membership),
-        detector_(state.detector.get()), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
+        recovery_(state.recovery.get()), detector_(recovery_ != nullptr ? &recovery_->detector() : nullptr), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;
@@ -152,7 +153,7 @@ public:
     me_.input = std::move(current.gradient);
     me_.result = std::move(buf);
     me_.round = scenario.training.rounds;
-    if (detector_ != nullptr) detector_->retire(world_);
+    if (detector_ != nullptr) recovery_->retire(world_);
     me_.fate = WorkerFate::finished;
     me_.fate_time = sg4::Engine::get_clock();
   }
@@ -160,8 +161,8 @@ public:
   // The rejoin protocol of a worker whose host came back: ask, then wait for the answer.
   void rejoin() {
     me_.fate = WorkerFate::rejoining;
-    detector_->join(world_);
-    const Verdict news = detector_->take_verdict(world_);
+    recovery_->join(world_);
+    const Verdict news = recovery_->take_verdict(world_);
     if (news.dropped) {
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
@@ -182,9 +183,9 @@ private:
 
   // After a verdict: leave, or go on in the new group from the round it resumes.
   Next resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
-    const Verdict news = detector_->take_verdict(world_);
+    const Verdict news = recovery_->take_verdict(world_);
     if (news.dropped) {
-      detector_->retire(world_);
+      recovery_->retire(world_);
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
       return Next::leave;
@@ -523,7 +524,8 @@ private:
   const RunSetup& setup_;
   RunRecord& record_;
   const Membership& membership_;
-  Detector* detector_;
+  RecoveryAdapter* recovery_;  // recovery.policy "rebuild" (else nullptr): its verdicts' post
+  Detector* detector_;         // and its detector, told what the worker does outside waits
   int world_;
   WorkerState& me_;
   std::vector<double> gradient_;
@@ -555,7 +557,7 @@ void let_the_group_go_if_done(RunState& state) {
   for (int world : members) {
     const WorkerState& worker = state.workers[static_cast<size_t>(world)];
     const bool live = worker.fate == WorkerFate::running && state.setup.rank_hosts[static_cast<size_t>(world)]->is_on();
-    if (live && (!worker.waiting_for_the_group || state.detector->activity(world).verdict)) return;
+    if (live && (!worker.waiting_for_the_group || state.recovery->detector().activity(world).verdict)) return;
   }
   for (int world : members)
     if (const auto& waiting = state.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();

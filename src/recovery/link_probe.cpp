@@ -1,18 +1,9 @@
-#include "sim/link_probe.hpp"
+#include "recovery/link_probe.hpp"
 
 #include <algorithm>
-#include <fmt/format.h>
-#include <memory>
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u/Actor.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Mailbox.hpp>
 
-#include "model/route_cache.hpp"
-#include "sim/link_sides.hpp"
-
-namespace sg4 = simgrid::s4u;
+#include "model/network.hpp"
+#include "recovery/link_sides.hpp"
 
 namespace collsim {
 
@@ -20,7 +11,7 @@ namespace {
 
 // No route between two members other than `end` crosses `link`: it carries `end`'s
 // transfers only (a GPU's NIC on a rail), not others' in transit (a torus link).
-bool carries_only(const RouteCache& routes, const std::vector<int>& members, int end, std::string_view link) {
+bool carries_only(const Network& routes, const std::vector<int>& members, int end, std::string_view link) {
   for (size_t i = 0; i < members.size(); ++i)
     for (size_t j = i + 1; j < members.size(); ++j)
       if (members[i] != end && members[j] != end && route_crosses(routes, members[i], members[j], link)) return false;
@@ -29,7 +20,7 @@ bool carries_only(const RouteCache& routes, const std::vector<int>& members, int
 
 }  // namespace
 
-std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>& members, int from, int to, int end) {
+std::optional<OwnLink> own_link(const Network& routes, const std::vector<int>& members, int from, int to, int end) {
   const int other = end == from ? to : from;
   std::optional<OwnLink> best;
   for (std::string_view link : physical_links(routes, from, to)) {
@@ -46,7 +37,7 @@ std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>
   return best;
 }
 
-std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
+std::optional<int> witness(const Network& routes, const std::vector<int>& members, int end, const OwnLink& link,
                            const std::vector<int>& other_side) {
   auto on = [](const std::vector<int>& side, int world) { return std::find(side.begin(), side.end(), world) != side.end(); };
   // The nearest such member (fewest links each way; the first in order among equals): the
@@ -67,7 +58,7 @@ std::optional<int> witness(const RouteCache& routes, const std::vector<int>& mem
   return nearest;
 }
 
-std::optional<int> half_witness(const RouteCache& routes, const std::vector<int>& members, int from, int to,
+std::optional<int> half_witness(const Network& routes, const std::vector<int>& members, int from, int to,
                                 bool out_end) {
   const std::vector<int> late = routes.route(from, to).links;  // (a copy: other routes are read meanwhile)
   if (late.empty()) return std::nullopt;
@@ -84,7 +75,7 @@ std::optional<int> half_witness(const RouteCache& routes, const std::vector<int>
   return std::nullopt;
 }
 
-std::vector<std::pair<int, int>> next_door(const RouteCache& routes, const std::vector<int>& members, int end, bool into) {
+std::vector<std::pair<int, int>> next_door(const Network& routes, const std::vector<int>& members, int end, bool into) {
   std::vector<std::pair<int, int>> found;
   for (int world : members) {
     if (world == end) continue;
@@ -92,35 +83,6 @@ std::vector<std::pair<int, int>> next_door(const RouteCache& routes, const std::
     if (route.size() == 1) found.emplace_back(world, route.front());
   }
   return found;
-}
-
-ProbeOutcome probe_transfer(sg4::Host* from, sg4::Host* to, double bytes, double expected, double deadline,
-                            int serial) {
-  static const char payload = 0;  // what the probe carries does not matter, its size does
-  sg4::Mailbox* box = sg4::Mailbox::by_name(fmt::format("probe-{}", serial));
-  auto took = std::make_shared<double>(-1);
-  // The sender gives up with the receiver: a cancelled transfer throws on both sides.
-  sg4::Actor::create("probe-send", from, [box, bytes] {
-    try {
-      box->put(const_cast<char*>(&payload), static_cast<uint64_t>(bytes));
-    } catch (const simgrid::Exception&) {
-    }
-  })->daemonize();
-  sg4::ActorPtr receiver = sg4::Actor::create("probe-receive", to, [box, deadline, took] {
-    const double start = sg4::Engine::get_clock();
-    try {
-      box->get<char>(deadline);
-      *took = sg4::Engine::get_clock() - start;
-    } catch (const simgrid::Exception&) {
-    }
-  });
-  receiver->daemonize();
-  receiver->join();
-  ProbeOutcome outcome;
-  outcome.expected = expected;
-  outcome.late = *took < 0;
-  outcome.took = outcome.late ? deadline : *took;
-  return outcome;
 }
 
 }  // namespace collsim

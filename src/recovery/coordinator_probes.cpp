@@ -1,18 +1,18 @@
 // The coordinator's probes settle a pair that the evidence cannot separate (rules 5b and 5c).
-#include "sim/coordinator_impl.hpp"
+#include "recovery/coordinator_impl.hpp"
 
 namespace collsim::coordination {
 
 namespace {
 
-// A probe carries at least this much (sim/link_probe.hpp): enough for a link's bandwidth,
+// A probe carries at least this much (recovery/link_probe.hpp): enough for a link's bandwidth,
 // not only its latency, to show in its time.
 constexpr double probe_min_bytes = 1 << 20;
 
 }  // namespace
 
 // 5b. A pair undecided again, in a later window, with one late transfer from s to r
-//     (sim/link_probe.hpp): s's own link and r's on the route between them (one that cuts
+//     (recovery/link_probe.hpp): s's own link and r's on the route between them (one that cuts
 //     the fewest members off, or that carries that end's transfers only) are each
 //     measured by a probe of the late transfer's size through a witness, a member on
 //     neither side. The one probe past its deadline names the members behind its link;
@@ -46,7 +46,7 @@ void Coordinator::settle_by_probes(Judgement& out) {
 // still run and the regroup pays (regrouping_pays).
 bool Coordinator::regroup_around(int sender, int receiver, double slowdown, Judgement& out) {
   if (!still_runs(sender) || !still_runs(receiver)) return false;
-  const std::vector<std::string_view> route = physical_links(routes_of(state_.setup.model), sender, receiver);
+  const std::vector<std::string_view> route = physical_links(run_.network(), sender, receiver);
   if (route.empty() || !regroup_avoiding(route, {{sender, receiver}}, out)) return false;
   out.ambiguous.clear();
   out.slow_links.assign(route.begin(), route.end());
@@ -60,7 +60,7 @@ bool Coordinator::regroup_around(int sender, int receiver, double slowdown, Judg
 // A slow pair reported by the detector (its receives from `sender` slow, no deadline
 // passed: Detector::check_slow_pair): the same probes, then judged as any root.
 void Coordinator::settle_slow_pair(int sender, int receiver) {
-  const std::vector<int>& members = state_.membership.current().members();
+  const std::vector<int>& members = membership_.current().members();
   for (int world : {sender, receiver})
     if (world < 0 || std::find(members.begin(), members.end(), world) == members.end() || !still_runs(world)) return;
   // Probes cost traffic: none when keeping would pay even if one end were the slow one.
@@ -72,8 +72,8 @@ void Coordinator::settle_slow_pair(int sender, int receiver) {
   if (!probe_pair(sender, receiver, detector_.activity(receiver).bytes, judgement)) return;
   judgement.rule = fmt::format("{}'s receives from {} ran below {:.3g} of their earlier pace {} times in a row, within "
                                "their deadlines; {}",
-                               receiver, sender, state_.setup.scenario->recovery.straggler_threshold,
-                               state_.setup.scenario->recovery.straggler_window, judgement.rule);
+                               receiver, sender, run_.scenario->recovery.straggler_threshold,
+                               run_.scenario->recovery.straggler_window, judgement.rule);
   if (!dropping_pays(judgement)) return;
   rebuild(judgement);
 }
@@ -84,21 +84,18 @@ std::optional<Coordinator::Probed> Coordinator::run_probes(const std::vector<std
   Probed probed;
   for (size_t i = 0; i < ways.size(); ++i) {
     const auto [from, to] = ways[i];
-    sg4::Host* from_host = state_.setup.rank_hosts[static_cast<size_t>(from)];
-    sg4::Host* to_host = state_.setup.rank_hosts[static_cast<size_t>(to)];
-    if (!from_host->is_on() || !to_host->is_on()) return std::nullopt;
+    if (!engine_.host_up(from) || !engine_.host_up(to)) return std::nullopt;
     const double expected = detector_.expected_transfer(from, to, bytes);
-    const ProbeOutcome probe =
-        probe_transfer(from_host, to_host, bytes, expected, detector_.limit(expected), probe_serial_++);
+    const ProbeOutcome probe = engine_.probe(from, to, bytes, expected, detector_.limit(expected));
     probed.outcomes.push_back(probe);
     out.evidence.push_back(fmt::format("probe {} -> {} across {}: {} after {:.9g} s (expected {:.9g} s)", from, to,
                                        across[i], probe.late ? "not over" : "over", probe.took, probe.expected));
   }
   for (auto [from, to] : ways)
-    if (!still_runs(from) || !still_runs(to) || !state_.setup.rank_hosts[static_cast<size_t>(from)]->is_on() ||
-        !state_.setup.rank_hosts[static_cast<size_t>(to)]->is_on())
+    if (!still_runs(from) || !still_runs(to) || !engine_.host_up(from) ||
+        !engine_.host_up(to))
       return std::nullopt;
-  const double threshold = state_.setup.scenario->recovery.straggler_threshold;
+  const double threshold = run_.scenario->recovery.straggler_threshold;
   for (const ProbeOutcome& probe : probed.outcomes) probed.slow.push_back(probe.late || probe_pace(probe) < threshold);
   return probed;
 }
@@ -113,9 +110,9 @@ double Coordinator::probe_pace(const ProbeOutcome& probe) {
 // late probe's slowdown (a lower bound: it was cut at its deadline). Once per pair and
 // group: probes that settled nothing would settle nothing again.
 bool Coordinator::probe_pair(int sender, int receiver, double bytes, Judgement& out) {
-  if (!probed_.insert({state_.membership.current().epoch(), sender, receiver}).second) return false;
-  const std::vector<int>& members = state_.membership.current().members();
-  const RouteCache& routes = routes_of(state_.setup.model);
+  if (!probed_.insert({membership_.current().epoch(), sender, receiver}).second) return false;
+  const std::vector<int>& members = membership_.current().members();
+  const Network& routes = run_.network();
   const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
   const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
   if (!out_link || !in_link) return false;
@@ -150,11 +147,11 @@ bool Coordinator::probe_pair(int sender, int receiver, double bytes, Judgement& 
 //     is probed, from or to the member one link away: the one of A and B with a second
 //     slow half is the root. Neither or both: still undecided (a slow link, or no telling).
 bool Coordinator::probe_halves(int sender, int receiver, double bytes, Judgement& out) {
-  if (!halves_probed_.insert({state_.membership.current().epoch(), sender, receiver}).second) return false;
-  const RouteCache& routes = routes_of(state_.setup.model);
+  if (!halves_probed_.insert({membership_.current().epoch(), sender, receiver}).second) return false;
+  const Network& routes = run_.network();
   const std::vector<int> late = routes.route(sender, receiver).links;  // (a copy: other routes are read meanwhile)
   if (late.empty() || !between_ranks(sender, late.front()) || !between_ranks(receiver, late.back())) return false;
-  const std::vector<int>& members = state_.membership.current().members();
+  const std::vector<int>& members = membership_.current().members();
   const std::optional<int> to_witness = half_witness(routes, members, sender, receiver, true);
   const std::optional<int> from_witness = half_witness(routes, members, sender, receiver, false);
   if (!to_witness || !from_witness) return false;
@@ -196,7 +193,7 @@ bool Coordinator::probe_halves(int sender, int receiver, double bytes, Judgement
 
 // The member one link from `end` by `half`: into `end` (`into`), or out of it; -1 if none.
 int Coordinator::member_next_door(int end, int half, bool into) const {
-  for (auto [peer, way] : next_door(routes_of(state_.setup.model), state_.membership.current().members(), end, into))
+  for (auto [peer, way] : next_door(run_.network(), membership_.current().members(), end, into))
     if (way == half) return peer;
   return -1;
 }

@@ -1,4 +1,4 @@
-#include "sim/membership.hpp"
+#include "recovery/membership.hpp"
 
 #include <algorithm>
 #include <stdexcept>

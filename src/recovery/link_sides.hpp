@@ -9,19 +9,19 @@
 
 namespace collsim {
 
-class RouteCache;
+class Network;
 
 std::string_view physical_link(std::string_view name);
 
 // The physical links of the route from rank `from` to rank `to`, without repeats.
-std::vector<std::string_view> physical_links(const RouteCache& routes, int from, int to);
+std::vector<std::string_view> physical_links(const Network& routes, int from, int to);
 
 // Whether the route between `a` and `b` (either way) crosses `physical`.
-bool route_crosses(const RouteCache& routes, int a, int b, std::string_view physical);
+bool route_crosses(const Network& routes, int a, int b, std::string_view physical);
 
 // Of `ranks`, the smaller side of the cut `physical` makes among them: every route from
 // one of them to a rank of the other side crosses it. Empty when the link is not on any
 // route from the first rank, does not cut the ranks in two sides, or cuts them evenly.
-std::vector<int> ranks_behind(const RouteCache& routes, const std::vector<int>& ranks, std::string_view physical);
+std::vector<int> ranks_behind(const Network& routes, const std::vector<int>& ranks, std::string_view physical);
 
 }  // namespace collsim

@@ -12,20 +12,22 @@
 // unfounded suspicion costs the group nothing) and goes on waiting. The coordinator reads
 // the detector's view and alone decides; its verdict cancels the transfers of the ranks
 // that must abandon them.
-#include <deque>
-#include <functional>
-#include <unordered_map>
+//
+// Events in, from the engine (sim/recovery_adapter.cpp): transfers posted and finished,
+// waits begun and ended, computations, failures, joins. Reports out, to the coordinator,
+// through EnginePort::report. It reads the clock and the progress of the transfers it
+// watches through the EnginePort too, and nothing else of the engine.
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "comm/comm_group.hpp"
-#include "sim/recovery_messages.hpp"
-#include "sim/membership.hpp"
-#include "sim/run_setup.hpp"
+#include "recovery/engine_port.hpp"
+#include "recovery/events.hpp"
+#include "recovery/membership.hpp"
+#include "recovery/run_facts.hpp"
 #include "util/last_pairs.hpp"
-
-#include <simgrid/forward.h>
 
 namespace collsim {
 
@@ -141,7 +143,7 @@ struct alignas(64) RankActivity {
   double since = 0;               // start of the computation, the wait, or the failure
   double bytes = 0;
   double expected = 0;            // seconds the transfer should take once started
-  simgrid::s4u::Comm* activity = nullptr;
+  TransferRef transfer;           // the one it waits on
   const char* phase = nullptr;    // the label of the current wait
   int step = -1;
   int peer = -1;                  // world rank waited on (waiting, failed)
@@ -181,26 +183,32 @@ struct alignas(64) RankActivity {
   std::vector<std::pair<int, double>> slow_capacity;
 };
 
-class Detector final : public WaitWatch {
+class Detector {
 public:
   // It reads the run (expected times) and the current group (the median score); it
-  // changes neither.
-  Detector(const RunSetup& setup, const Membership& membership);
-  ~Detector() override;
+  // changes neither. Its reports, the clock and the transfers' progress go through `engine`.
+  Detector(const RunFacts& run, const Membership& membership, EnginePort& engine);
+  ~Detector();
 
-  void posted(int world, int peer, bool receive) override;
-  void finished(int world, int peer, bool receive) override;
-  double begin_wait(int world, int peer, double bytes, bool receive, simgrid::s4u::Comm* activity, const char* phase,
-                    int step) override;
-  double suspect(int world) override;
+  // The engine's events. A transfer of `world` with `peer` is posted, or is done with
+  // (the transfers in flight share the links, so the expected times count them).
+  void posted(int world, int peer, bool receive);
+  void finished(int world, int peer, bool receive);
+  // `world` blocks on `transfer`, with `peer`, in the step the algorithm labelled (`phase`,
+  // `step`): returns the seconds after which the wait is suspicious. Throws VerdictPending
+  // when a verdict already abandons it.
+  double begin_wait(int world, int peer, double bytes, bool receive, TransferRef transfer, const char* phase, int step);
+  // The wait passed that time: report it if it says something; returns the seconds until
+  // the next check.
+  double suspect(int world);
+  // The wait is over (its transfer completed, or a verdict abandoned it).
+  void end_wait(int world);
   // A fault of the scenario was applied (sim/faults.cpp): from now on every wait past its
   // deadline is reported (suspect).
   void fault_struck() { fault_struck_ = true; }
-  simgrid::s4u::Comm* listen(int world) override;
   // Once a fault has struck, a verdict may come at any moment: every wait listens from its
   // start. Before, only a suspicious one does (a fault-free wait costs one activity).
-  simgrid::s4u::Comm* listen_from_start(int world) override { return fault_struck_ ? listen(world) : nullptr; }
-  void end_wait(int world) override;
+  bool faults_struck() const { return fault_struck_; }
 
   // The worker loop tells what it does outside waits.
   // `world` computes what should take `expected_seconds` since `since` (-1: now).
@@ -211,41 +219,13 @@ public:
   void resumed(int world, int round);
   // A transfer failed (its peer died, a link went down): certain, reported at once.
   void failed(int world, int peer);
-  // A new worker on `world` (its host came back) asks to rejoin. It is a new incarnation of
-  // the rank: what the killed one left behind (a verdict receive that SimGrid cancelled
-  // with its actor, verdicts sent to it and never read) is not its own.
+  // A new worker on `world` (its host came back) asks to rejoin.
   void join(int world);
+  // An undelivered verdict: `world` read its last one and it did not cross.
+  void undelivered(int world);
+  // `world` read its verdict: it is no longer under one.
+  void verdict_read(int world);
 
-  // Where the coordinator sends `world` its verdict: the mailbox of the rank's current
-  // incarnation, so that a verdict left unread by a killed worker never reaches the next.
-  simgrid::s4u::Mailbox* verdict_mailbox(int world) const;
-  // The message that carries `verdict` (kept by the detector: one never read frees nothing).
-  Verdict* letter(Verdict verdict);
-
-  // The pending receive of `world`'s verdict (posted at its first suspicion, kept until read).
-  simgrid::s4u::CommPtr verdict_channel(int world);
-  // The coordinator sent `world` the verdict `letter` (to verdict_mailbox(world)).
-  void verdict_sent(int world, Verdict* letter);
-  // The verdict for `world`: the last one sent (those before it, overridden by a later
-  // rebuild, are read and set aside; blocking until it arrives). A verdict that fails to
-  // cross (a link on its way went down) says nothing of the worker: when it is the last
-  // one sent, the worker reports it undelivered and waits for it to be sent again, for
-  // twice the resend patience (the coordinator's last try has time to arrive); past that
-  // it is cut off, and the verdict is leave.
-  Verdict take_verdict(int world);
-  // How long the coordinator keeps trying to send a lost verdict again (it sets it: seconds).
-  void set_resend_patience(std::function<double()> patience) { resend_patience_ = std::move(patience); }
-  // Resending (coordinator side): whether `world`'s worker still waits for its last
-  // verdict, lost on the way; that verdict; and the worker's incarnation (a resend is for
-  // the worker that lost it).
-  bool verdict_lost(int world) const { return lost_[static_cast<size_t>(world)]; }
-  Verdict* last_letter(int world) const { return last_letters_[static_cast<size_t>(world)]; }
-  int incarnation(int world) const { return incarnations_[static_cast<size_t>(world)]; }
-  // `world` leaves the run or finishes: its pending verdict receive is withdrawn.
-  void retire(int world);
-
-  // Coordinator side: the next report (false when `timeout` >= 0 passed first).
-  bool next_report(double timeout, Report& report);
   const RankActivity& activity(int world) const { return ranks_[static_cast<size_t>(world)]; }
   RankActivity& activity(int world) { return ranks_[static_cast<size_t>(world)]; }
   // Seconds a wait or a computation expected to take `expected` may last before it is
@@ -314,8 +294,9 @@ private:
   size_t window() const;
   void check_straggler(int world);
 
-  const RunSetup& setup_;
+  const RunFacts& run_;
   const Membership& membership_;
+  EnginePort& engine_;
   std::vector<RankActivity> ranks_;
   // What a post or a wait reads of it first, together (cross-traffic's route back after).
   struct Route {
@@ -351,11 +332,12 @@ private:
     double load = 0;
   };
   std::vector<LinkState> links_;
+  LinkState& link_state(int id);
   void under_way(Route& path);  // after a post or an end of the pair's transfers
   double end_flows(const RankActivity& rank, int link, bool both_ways, bool out) const;
   void note_capacity(RankActivity& rank, double rate);
   // A transfer's time on `path` that its bytes do not set: the overhead and the latency.
-  double fixed_time(const Route& path) const { return setup_.model.overhead + path.latency * latency_factor_; }
+  double fixed_time(const Route& path) const { return run_.model.overhead + path.latency * latency_factor_; }
   static RankActivity::EndLink& end_link(RankActivity& rank, int link);
   void count_end(RankActivity& rank, const Route& path, bool receive, int change);
   double link_share(int link, double penalty) const;
@@ -365,16 +347,6 @@ private:
   static constexpr double reverse_flow_weight = 0.05;
   double cross_traffic_ = 0;  // reverse_flow_weight, or 0 without cross-traffic
   double weight_s_ = 0;       // network/weight-S: part of a route's sharing penalty
-  std::deque<Report> reports_;
-  simgrid::s4u::SemaphorePtr pending_;
-  std::vector<simgrid::s4u::CommPtr> verdict_gets_;
-  std::vector<Verdict*> verdicts_;
-  std::vector<long> verdicts_sent_, verdicts_taken_;  // by world rank, in its current incarnation
-  std::vector<Verdict*> last_letters_;                // by world rank: the last verdict sent
-  std::vector<bool> lost_;                            // by world rank: its last verdict did not cross
-  std::function<double()> resend_patience_;
-  std::vector<int> incarnations_;                     // by world rank: workers started on it after the first
-  std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
   bool fault_struck_ = false;  // fault_struck()

@@ -1,8 +1,8 @@
-#include "sim/link_sides.hpp"
+#include "recovery/link_sides.hpp"
 
 #include <algorithm>
 
-#include "model/route_cache.hpp"
+#include "model/network.hpp"
 
 namespace collsim {
 
@@ -13,7 +13,7 @@ std::string_view physical_link(std::string_view name) {
   return name;
 }
 
-std::vector<std::string_view> physical_links(const RouteCache& routes, int from, int to) {
+std::vector<std::string_view> physical_links(const Network& routes, int from, int to) {
   std::vector<std::string_view> out;
   for (int id : routes.route(from, to).links) {
     const std::string_view name = physical_link(routes.link(id).name);
@@ -22,14 +22,14 @@ std::vector<std::string_view> physical_links(const RouteCache& routes, int from,
   return out;
 }
 
-bool route_crosses(const RouteCache& routes, int a, int b, std::string_view physical) {
+bool route_crosses(const Network& routes, int a, int b, std::string_view physical) {
   for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}})
     for (int id : routes.route(from, to).links)
       if (physical_link(routes.link(id).name) == physical) return true;
   return false;
 }
 
-std::vector<int> ranks_behind(const RouteCache& routes, const std::vector<int>& ranks, std::string_view physical) {
+std::vector<int> ranks_behind(const Network& routes, const std::vector<int>& ranks, std::string_view physical) {
   if (ranks.size() < 2) return {};
   const int a = ranks.front();
   const auto far = std::find_if(ranks.begin() + 1, ranks.end(), [&](int b) { return route_crosses(routes, a, b, physical); });

@@ -1,10 +1,10 @@
 #pragma once
-// The last resort of the order search (sim/order_search.hpp): searches of the orders place
+// The last resort of the order search (recovery/order_search.hpp): searches of the orders place
 // by place, with backtracking. Internal to the order search; pure as it is.
 #include <vector>
 
 #include "algorithms/partners.hpp"
-#include "sim/order_search.hpp"
+#include "recovery/order_search.hpp"
 
 namespace collsim {
 

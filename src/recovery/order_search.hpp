@@ -31,7 +31,7 @@ struct OrderSearch {
 // keeps its neighbours); then, when none avoids it, swaps of two members, each time the swap
 // that leaves the fewest crossing pairs at the least cost, while a swap still removes one;
 // when no swap removes one any more and `last_resort` is set, searches of the orders (place
-// by place, backtracking, each up to max_tries: sim/place_search.hpp). Empty when the current order avoids the link already, when every order
+// by place, backtracking, each up to max_tries: recovery/place_search.hpp). Empty when the current order avoids the link already, when every order
 // has the same pairs (every member pairs with every other), or when the search finds no
 // order that does. Deterministic: ties go to the lowest positions.
 std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);

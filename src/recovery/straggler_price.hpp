@@ -25,29 +25,28 @@
 #include <array>
 #include <vector>
 
-#include "sim/run_state.hpp"
+#include "recovery/membership.hpp"
+#include "recovery/run_facts.hpp"
 
 namespace collsim {
 
-class CommGroup;
 class Detector;
 class Network;
-class RouteCache;
 
 // A round's computation at nominal speed (what the coordinator can know: not the faults);
 // with layers, forward and backward (backward's overlap with the buckets' collectives left
 // out: an upper bound).
-double compute_seconds(const RunState& state);
+double compute_seconds(const RunFacts& run);
 
 // What a verdict takes to reach a member: a control message on the model's route.
-double verdict_seconds(const RunState& state);
+double verdict_seconds(const RunFacts& run);
 
 // `members` less `dropped`, in order.
 std::vector<int> members_without(const std::vector<int>& members, const std::vector<int>& dropped);
 
 // `end`'s own links on its routes with `other`: the first link out and the last link in
 // (route cache ids; -1 for an empty route).
-std::array<int, 2> end_links(const RouteCache& routes, int end, int other);
+std::array<int, 2> end_links(const Network& routes, int end, int other);
 
 // The narrowest link's bandwidth on the routes between a and b, either way (as built).
 double narrowest(const Network& network, int a, int b);
@@ -72,22 +71,23 @@ struct Prediction {
 
 class StragglerPrices {
 public:
-  // It reads the run and the detector's measures (a survivor group it prices is built on
-  // the run's message log, which it does not write).
-  StragglerPrices(RunState& state, Detector& detector) : state_(state), detector_(detector) {}
+  // It reads the run, the current group and the detector's measures.
+  StragglerPrices(const RunFacts& run, const Membership& membership, Detector& detector)
+      : run_(run), membership_(membership), detector_(detector) {}
 
   Prediction predict(const Slowness& roots) const;
-  // The collective of `group` priced on the platform's routes as built (the contention
-  // model: what a survivor group's placement costs, a tree crossing more node NICs at 63
-  // ranks than at 64 on nodes:8:8), else the alpha-beta model.
-  double platform_model(const CommGroup& group) const;
-  // The alpha-beta model of `group`'s collective (no routes).
-  double healthy_model(const CommGroup& group) const;
+  // The collective of a group of `members` priced on the platform's routes as built (the
+  // contention model: what a survivor group's placement costs, a tree crossing more node
+  // NICs at 63 ranks than at 64 on nodes:8:8), else the alpha-beta model.
+  double platform_model(const std::vector<int>& members) const;
+  // The alpha-beta model of that group's collective (no routes).
+  double healthy_model(const std::vector<int>& members) const;
 
 private:
-  double slowed_model(const CommGroup& group, const Slowness& roots, double s) const;
+  double slowed_model(const std::vector<int>& members, const Slowness& roots, double s) const;
 
-  RunState& state_;
+  const RunFacts& run_;
+  const Membership& membership_;
   Detector& detector_;
 };
 

@@ -1,5 +1,5 @@
 // The coordinator regroups the same members in an order whose pairs keep off slow or broken links.
-#include "sim/coordinator_impl.hpp"
+#include "recovery/coordinator_impl.hpp"
 
 namespace collsim::coordination {
 
@@ -25,7 +25,7 @@ bool Coordinator::regroup_avoiding(const std::vector<std::string_view>& links, c
     added = true;
   }
   if (!added) return false;
-  out.order = order_avoiding(avoided, state_.membership.current().members(), false, exhaustive);
+  out.order = order_avoiding(avoided, membership_.current().members(), false, exhaustive);
   if (out.order.empty() || !regrouping_pays(avoided, out.order, out)) {
     out.order.clear();
     return false;
@@ -44,15 +44,15 @@ bool Coordinator::regroup_avoiding(const std::vector<std::string_view>& links, c
 //     finish across the link. False when no order avoids them (direct: every order has
 //     the same pairs), or the group's order avoids them already.
 bool Coordinator::regroup_around_down_links(Judgement& out) {
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   std::vector<int> avoided = halves_kept_off();
   std::vector<int> down;
   for (int half : avoided)
-    if (!routes.simgrid_link(half)->is_on()) down.push_back(half);
+    if (!engine_.link_up(half)) down.push_back(half);
   std::sort(down.begin(), down.end());  // named in the route cache's order
   std::vector<std::string> names;
   for (int half : down) {
-    names.emplace_back(routes.simgrid_link(half)->get_name());
+    names.emplace_back(routes.link(half).name);
     if (std::find(sought_halves_.begin(), sought_halves_.end(), half) == sought_halves_.end())
       sought_halves_.push_back(half);
   }
@@ -86,7 +86,7 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
   for (int waiter : late_waiters_) slowdowns.push_back(detector_.slowdown(waiter));
   if (slowdowns.empty()) return false;
   const double slowdown = std::max(1.0, median_of(slowdowns));
-  if (slowdown * state_.setup.scenario->recovery.straggler_threshold < 1) return false;
+  if (slowdown * run_.scenario->recovery.straggler_threshold < 1) return false;
   // A late transfer that has moved no byte past its deadline (a link with seconds of
   // latency) has no pace to price: keeping it could take any time.
   for (int waiter : late_waiters_)
@@ -95,24 +95,23 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
                                          detector_.activity(waiter).peer));
       return true;
     }
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   // How much of the collective a redo throws away: the late ranks' progress (the least).
   double done = 1;
   for (int waiter : late_waiters_) done = std::min(done, detector_.collective_done(waiter));
-  const RunSetup& setup = state_.setup;
-  const std::shared_ptr<const Network> slowed = slowed_network(setup.model.network, halves, 1 / slowdown);
-  auto priced = [&](const CommGroup& members) {
-    ModelInput in = setup.model_for(members);
+  const std::shared_ptr<const Network> slowed = slowed_network(run_.model.network, halves, 1 / slowdown);
+  auto priced = [&](const std::vector<int>& members) {
+    ModelInput in = run_.model_for(members);
     in.network = slowed;
-    return model_time(*setup.algorithm, in);
+    return model_time(*run_.algorithm, in);
   };
-  const double kept = priced(group);
-  const double regrouped = priced(CommGroup(group.epoch() + 1, order, state_.record.messages));
-  const int remaining = setup.scenario->training.rounds - lowest_round(group, {});
+  const double kept = priced(group.members());
+  const double regrouped = priced(order);
+  const int remaining = run_.scenario->training.rounds - lowest_round(group, {});
   const double later = std::max(0, remaining - 1);
-  const double compute = compute_seconds(state_);
+  const double compute = compute_seconds(run_);
   const double keep = (1 - done) * kept + later * (compute + kept);
-  const double regroup = verdict_seconds(state_) + regrouped + later * (compute + regrouped);
+  const double regroup = verdict_seconds(run_) + regrouped + later * (compute + regrouped);
   out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
                                      "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s, regroup {:.9g} s",
                                      remaining, done, slowdown, keep, regroup));
@@ -124,7 +123,7 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
 // How `order` differs from the group's: a rotation names its new group rank 0, any
 // other order the members that moved.
 std::string Coordinator::new_order(const std::vector<int>& order) const {
-  const std::vector<int>& members = state_.membership.current().members();
+  const std::vector<int>& members = membership_.current().members();
   std::vector<int> rotated = members;
   const auto first = std::find(rotated.begin(), rotated.end(), order.front());
   if (first != rotated.end()) std::rotate(rotated.begin(), first, rotated.end());
@@ -140,7 +139,7 @@ std::string Coordinator::new_order(const std::vector<int>& order) const {
 std::vector<int> Coordinator::slow_halves(const std::vector<std::pair<int, int>>& flows,
                                           const std::vector<std::string_view>& transit) const {
   if (flows.empty()) return {};
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   std::vector<int> halves;
   for (int id : routes.route(flows.front().first, flows.front().second).links)
     if (std::find(transit.begin(), transit.end(), physical(id)) != transit.end()) halves.push_back(id);
@@ -152,14 +151,14 @@ std::vector<int> Coordinator::slow_halves(const std::vector<std::pair<int, int>>
 }
 
 // Re-rooting: the members in an order whose pairs (the algorithm's partners, by group
-// rank) cross none of the link `halves` either way (sim/order_search.hpp: a rotation of
+// rank) cross none of the link `halves` either way (recovery/order_search.hpp: a rotation of
 // the current order first, so that a ring keeps its neighbours, then swaps). Empty when
 // the current order avoids them already, when the search finds no order, and when the
 // result belongs to a rank (only an allreduce's is everyone's; a sharded run's shards
 // follow the group rank). An algorithm whose every rank talks to most others (direct)
 // has the same pairs in every order: not searched.
 std::vector<int> Coordinator::order_avoiding(const std::vector<int>& halves) const {
-  return order_avoiding(halves, state_.membership.current().members());
+  return order_avoiding(halves, membership_.current().members());
 }
 
 // (`share`: the members are about to share the model with a joiner, as below.)
@@ -173,7 +172,7 @@ std::vector<int> Coordinator::order_avoiding(const std::vector<int>& halves, con
 // Whether a member of `members` still waits for the model (it joined, and the share has
 // not reached it): the group's next rounds begin with the share.
 bool Coordinator::sharing_model(const std::vector<int>& members) const {
-  return std::any_of(members.begin(), members.end(), [&](int world) { return state_.membership.awaiting_model(world); });
+  return std::any_of(members.begin(), members.end(), [&](int world) { return membership_.awaiting_model(world); });
 }
 
 // `share`: the group's first rounds share the model with a joiner (a binomial broadcast
@@ -183,17 +182,17 @@ bool Coordinator::sharing_model(const std::vector<int>& members) const {
 // rejoined, but the share's transfer from 23 to 25 crossed it, and the run stopped.
 // `exhaustive`: the place-by-place search for slow halves too (regroup_avoiding).
 std::optional<Coordinator::PairSearch> Coordinator::pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive) const {
-  const RunSetup& setup = state_.setup;
-  if (halves.empty() || setup.scenario->collective.kind != Collective::allreduce || setup.zero3 ||
-      setup.algorithm == nullptr)
+  if (halves.empty() || run_.scenario->collective.kind != Collective::allreduce || run_.zero3 ||
+      run_.algorithm == nullptr)
     return std::nullopt;
   PairSearch found;
-  found.pairs = setup.algorithm->partners(p, root_in_group(setup.args.root, p), servers_in_group(setup.args.servers, p));
+  found.pairs = run_.algorithm->partners(p, root_in_group(run_.scenario->collective.root, p),
+                                         servers_in_group(run_.model.servers, p));
   if (found.pairs.size() > 16 * static_cast<size_t>(p)) return std::nullopt;
   // A share across a slow half is only slower: only the halves down bind it.
-  const RouteCache& routes = routes_of(setup.model);
-  const bool any_down = std::any_of(halves.begin(), halves.end(), [&](int id) { return !routes.simgrid_link(id)->is_on(); });
-  if (share && any_down && setup.regression != nullptr)
+  const Network& routes = run_.network();
+  const bool any_down = std::any_of(halves.begin(), halves.end(), [&](int id) { return !engine_.link_up(id); });
+  if (share && any_down && run_.scenario->training.has_model())
     for (int root : {0, 1}) {
       const RankPairs broadcast = binomial_partners(p, std::min(root, p - 1), 0);
       found.pairs.insert(found.pairs.end(), broadcast.begin(), broadcast.end());
@@ -236,9 +235,9 @@ std::vector<int> Coordinator::keeping_off_slow_links(std::vector<int> members, b
 std::vector<int> Coordinator::halves_kept_off() const {
   std::vector<int> halves = avoided_halves_;
   if (!links_may_go_down_) return halves;
-  const RouteCache& routes = routes_of(state_.setup.model);
-  for (size_t id = 0; id < routes.links(); ++id)
-    if (!routes.simgrid_link(static_cast<int>(id))->is_on() &&
+  const Network& routes = run_.network();
+  for (size_t id = 0; id < routes.link_count(); ++id)
+    if (!engine_.link_up(static_cast<int>(id)) &&
         std::find(halves.begin(), halves.end(), static_cast<int>(id)) == halves.end())
       halves.push_back(static_cast<int>(id));
   return halves;
@@ -246,9 +245,9 @@ std::vector<int> Coordinator::halves_kept_off() const {
 
 // What halves_kept_off() holds, in words.
 std::string Coordinator::links_kept_off() const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   const std::vector<int> halves = halves_kept_off();
-  auto is_down = [&](int id) { return !routes.simgrid_link(id)->is_on(); };
+  auto is_down = [&](int id) { return !engine_.link_up(id); };
   const bool down = std::any_of(halves.begin(), halves.end(), is_down);
   const bool slow = std::any_of(halves.begin(), halves.end(), [&](int id) { return !is_down(id); });
   if (slow && down) return "the slow links avoided before and the links down";
@@ -257,8 +256,8 @@ std::string Coordinator::links_kept_off() const {
 
 std::optional<Coordinator::OnTime> Coordinator::on_time_avoiding(int world, const std::vector<int>& partners,
                                                                  const std::vector<std::string_view>& links, double since) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
-  const double full_pace = state_.setup.scenario->recovery.straggler_threshold;
+  const Network& routes = run_.network();
+  const double full_pace = run_.scenario->recovery.straggler_threshold;
   auto clear = [&](int peer, const RankActivity& record) {
     if (peer < 0 || peer == world || record.on_time_at <= since || record.on_time_pace < full_pace) return false;
     if (std::find(partners.begin(), partners.end(), peer) != partners.end()) return false;
@@ -268,7 +267,7 @@ std::optional<Coordinator::OnTime> Coordinator::on_time_avoiding(int world, cons
   };
   const RankActivity& own = detector_.activity(world);
   if (clear(own.on_time_peer, own)) return OnTime{own.on_time_peer, own.on_time_at, own.on_time_pace};
-  for (int member : state_.membership.current().members()) {
+  for (int member : membership_.current().members()) {
     const RankActivity& rank = detector_.activity(member);
     if (rank.on_time_peer == world && clear(member, rank)) return OnTime{member, rank.on_time_at, rank.on_time_pace};
   }

@@ -1,24 +1,24 @@
 // The coordinator's heartbeats and links down: who is cut off, whose own link broke a transfer.
-#include "sim/coordinator_impl.hpp"
+#include "recovery/coordinator_impl.hpp"
 
 namespace collsim::coordination {
 
 // `down`: the links down under the broken transfers (links_down_under).
-bool Coordinator::around_links_down(Judgement& judgement, const std::vector<const sg4::Link*>& down) {
+bool Coordinator::around_links_down(Judgement& judgement, const std::vector<LinkRef>& down) {
   if (down.empty()) return true;  // the suspect, as before
   if (regroup_around_down_links(judgement)) {
     judgement.roots.clear();
     return true;
   }
   std::vector<std::string> names;
-  for (const sg4::Link* link : down) names.emplace_back(link->get_name());
+  for (LinkRef link : down) names.emplace_back(engine_.link_name(link));
   if (await_links(down)) {
     judgement = judge(true);  // back: the same group redoes the collective (rule 1c)
     return !judgement.roots.empty() || judgement.redo;
   }
   judgement.roots.clear();
   judgement.rule = "transfers broke on a link down that no order keeps off";
-  stop_run(judgement, state_.membership.current().members(),
+  stop_run(judgement, membership_.current().members(),
            fmt::format("transfers broke on {} {}, down between members that both answer, and no order of the "
                        "algorithm's pairs keeps off {} (a fault on a link that others' routes cross: no rank to "
                        "drop is right, SimGrid's routes are static); it stayed down for {:.9g} s",
@@ -28,10 +28,10 @@ bool Coordinator::around_links_down(Judgement& judgement, const std::vector<cons
 }
 
 // The links down on the routes of the broken transfers, in the order met.
-std::vector<const sg4::Link*> Coordinator::links_down_under(const std::vector<std::pair<int, int>>& broken) const {
-  std::vector<const sg4::Link*> down;
+std::vector<LinkRef> Coordinator::links_down_under(const std::vector<std::pair<int, int>>& broken) const {
+  std::vector<LinkRef> down;
   for (auto [a, b] : broken)
-    for (const sg4::Link* link : links_between({a, b}))
+    for (LinkRef link : links_between({a, b}))
       if (std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
   return down;
 }
@@ -40,16 +40,16 @@ std::vector<const sg4::Link*> Coordinator::links_down_under(const std::vector<st
 // verdict has left the run on its own; one whose host came back before anyone noticed is
 // a new worker asking to rejoin (the member it was is gone).
 bool Coordinator::still_runs(int world) const {
-  const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
+  const WorkerFate fate = engine_.fate(world);
   if (fate == WorkerFate::dropped || fate == WorkerFate::aborted) return false;
   return fate != WorkerFate::rejoining || admitted(world);
 }
 
 // A worker whose host came back, admitted to the group (it has yet to read the answer).
 bool Coordinator::admitted(int world) const {
-  const CommGroup& group = state_.membership.current();
-  return state_.workers[static_cast<size_t>(world)].fate == WorkerFate::rejoining &&
-         state_.membership.awaiting_model(world) &&
+  const CommGroup& group = membership_.current();
+  return engine_.fate(world) == WorkerFate::rejoining &&
+         membership_.awaiting_model(world) &&
          std::find(group.members().begin(), group.members().end(), world) != group.members().end();
 }
 
@@ -68,18 +68,17 @@ bool Coordinator::admitted(int world) const {
 std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
   std::set<int> dead;
   std::vector<int> far;                       // live members behind a link down
-  std::vector<const sg4::Link*> links_down;   // those links, in the order met (deterministic)
+  std::vector<LinkRef> links_down;   // those links, in the order met (deterministic)
   for (int world : group.members()) {
-    sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
-    if (!still_runs(world) || !host->is_on()) {
+    if (!still_runs(world) || !engine_.host_up(world)) {
       dead.insert(world);
       continue;
     }
-    if (host == state_.setup.control_host || !links_may_go_down_) continue;
-    const std::vector<const sg4::Link*> down = down_links(world);
+    if (run_.on_control_host(world) || !links_may_go_down_) continue;
+    const std::vector<LinkRef> down = down_links(world);
     if (down.empty()) continue;
     far.push_back(world);
-    for (const sg4::Link* link : down)
+    for (LinkRef link : down)
       if (std::find(links_down.begin(), links_down.end(), link) == links_down.end()) links_down.push_back(link);
   }
   own_links_.clear();
@@ -91,16 +90,16 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
   std::set<int> cut_from_group;
   for (int world : group.members()) {
     if (std::find(far.begin(), far.end(), world) != far.end()) continue;
-    if (std::any_of(links_down.begin(), links_down.end(), [&](const sg4::Link* link) { return crosses(world, far.front(), link); }))
+    if (std::any_of(links_down.begin(), links_down.end(), [&](LinkRef link) { return crosses(world, far.front(), link); }))
       cut_from_group.insert(world);
   }
   if (own_links_.empty()) return dead;
   out.coordinator_cut = true;
   std::vector<std::string> names;
-  for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
+  for (LinkRef link : own_links_) names.emplace_back(engine_.link_name(link));
   out.evidence.push_back(fmt::format("links down on the control host {}'s way to {} of the {} members ({}): the "
                                      "coordinator has lost contact with the group",
-                                     state_.setup.control_host->get_name(), far.size(), group.members().size(),
+                                     run_.control_host, far.size(), group.members().size(),
                                      fmt::join(names, ", ")));
   dead.insert(cut_from_group.begin(), cut_from_group.end());
   return dead;
@@ -109,7 +108,7 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
 // `end`'s own links on its routes with `other`: the first link out and the last link in
 // (route cache ids; -1 for an empty route).
 std::array<int, 2> Coordinator::end_links(int end, int other) const {
-  return collsim::end_links(routes_of(state_.setup.model), end, other);
+  return collsim::end_links(run_.network(), end, other);
 }
 
 // Whether `end`'s transfers with `a` and with `b` leave or enter it by a link in common:
@@ -148,7 +147,7 @@ bool Coordinator::same_way(int end, int other, int peer, bool received, bool lat
 // Whether the physical link of `end`'s own link half `id` is another member's own link
 // too (the two ends of a torus link are ranks).
 bool Coordinator::between_ranks(int end, int id) const {
-  for (int member : state_.membership.current().members()) {
+  for (int member : membership_.current().members()) {
     if (member == end) continue;
     for (int theirs : end_links(member, end))
       if (theirs >= 0 && physical(theirs) == physical(id)) return true;
@@ -168,13 +167,13 @@ bool Coordinator::between_ranks(int end, int id) const {
 //   from 20; rank 1's NIC, its link to 2 and one in, is still rank 1's once 2 is cut off.
 // - The link from 2 to 3 on torus:4x2, down alone, broke the transfer from 1 to 3, and 3
 //   was dropped, healthy (binary tree, Rabenseifner, direct).
-const sg4::Link* Coordinator::own_link_down(int end, int other, const std::set<int>& dead) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+LinkRef Coordinator::own_link_down(int end, int other, const std::set<int>& dead) const {
+  const Network& routes = run_.network();
   const std::array<int, 2> mine = end_links(end, other);
-  if (mine[0] < 0 || mine[1] < 0) return nullptr;
-  const int world_size = state_.setup.world_size();
+  if (mine[0] < 0 || mine[1] < 0) return LinkRef{};
+  const int world_size = run_.world_size();
   std::vector<char> member(static_cast<size_t>(world_size), 0);
-  for (int world : state_.membership.current().members()) member[static_cast<size_t>(world)] = 1;
+  for (int world : membership_.current().members()) member[static_cast<size_t>(world)] = 1;
   auto shares = [&](int them, int id) {
     for (int theirs : end_links(them, end))
       if (theirs >= 0 && physical(theirs) == physical(id)) return true;
@@ -196,41 +195,40 @@ const sg4::Link* Coordinator::own_link_down(int end, int other, const std::set<i
     return second_owner(id, out) && !other_own_link_down(end, id);
   };
   for (int i : {0, 1})
-    if (!routes.simgrid_link(mine[i])->is_on() && !also_theirs(mine[i], i == 0)) return routes.simgrid_link(mine[i]);
-  return nullptr;
+    if (!engine_.link_up(mine[i]) && !also_theirs(mine[i], i == 0)) return engine_.link(mine[i]);
+  return LinkRef{};
 }
 
 // Whether one of `end`'s own links (to or from any rank), other than the physical link
 // of `id`, is down.
 bool Coordinator::other_own_link_down(int end, int id) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
-  for (int world = 0; world < state_.setup.world_size(); ++world) {
+  const Network& routes = run_.network();
+  for (int world = 0; world < run_.world_size(); ++world) {
     if (world == end) continue;
     for (int half : end_links(end, world))
-      if (half >= 0 && physical(half) != physical(id) && !routes.simgrid_link(half)->is_on()) return true;
+      if (half >= 0 && physical(half) != physical(id) && !engine_.link_up(half)) return true;
   }
   return false;
 }
 
 // Whether every link between `a` and `b`, both ways, is up.
 bool Coordinator::route_up(int a, int b) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}})
     for (int id : routes.route(from, to).links)
-      if (!routes.simgrid_link(id)->is_on()) return false;
+      if (!engine_.link_up(id)) return false;
   return true;
 }
 
 // The links down on the routes between `candidates`, in the order met.
-std::vector<const sg4::Link*> Coordinator::links_between(const std::vector<int>& candidates) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
-  std::vector<const sg4::Link*> down;
+std::vector<LinkRef> Coordinator::links_between(const std::vector<int>& candidates) const {
+  const Network& routes = run_.network();
+  std::vector<LinkRef> down;
   for (int a : candidates)
     for (int b : candidates) {
       if (a == b) continue;
       for (int id : routes.route(a, b).links)
-        if (const sg4::Link* link = routes.simgrid_link(id);
-            !link->is_on() && std::find(down.begin(), down.end(), link) == down.end())
+        if (LinkRef link = engine_.link(id); !engine_.link_up(link) && std::find(down.begin(), down.end(), link) == down.end())
           down.push_back(link);
     }
   return down;
@@ -241,7 +239,7 @@ std::vector<const sg4::Link*> Coordinator::links_between(const std::vector<int>&
 // routes; SimGrid's routes are static). Empty when there is none.
 std::string Coordinator::links_down_between(const std::vector<int>& candidates) const {
   std::vector<std::string> down;
-  for (const sg4::Link* link : links_between(candidates)) down.emplace_back(link->get_name());
+  for (LinkRef link : links_between(candidates)) down.emplace_back(engine_.link_name(link));
   if (down.empty()) return "";
   return fmt::format(": the route between them crosses {} {}, which is down (a fault on a link that others' routes "
                      "cross: no rank to drop is right, SimGrid's routes are static)",
@@ -249,49 +247,34 @@ std::string Coordinator::links_down_between(const std::vector<int>& candidates) 
 }
 
 // Whether the route between two members crosses `link`, either way.
-bool Coordinator::crosses(int a, int b, const sg4::Link* link) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+bool Coordinator::crosses(int a, int b, LinkRef link) const {
+  const Network& routes = run_.network();
   for (const NetworkRoute* route : {&routes.route(a, b), &routes.route(b, a)})
     for (int id : route->links)
-      if (routes.simgrid_link(id) == link) return true;
+      if (engine_.link(id) == link) return true;
   return false;
 }
 
 // The links down between the control host and `world`'s host, either way.
-std::vector<const sg4::Link*> Coordinator::down_links(int world) {
-  std::vector<const sg4::Link*> down;
-  for (const sg4::Link* link : heartbeat_route(world))
-    if (!link->is_on() && std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
+std::vector<LinkRef> Coordinator::down_links(int world) {
+  std::vector<LinkRef> down;
+  for (LinkRef link : heartbeat_route(world))
+    if (!engine_.link_up(link) && std::find(down.begin(), down.end(), link) == down.end()) down.push_back(link);
   return down;
 }
 
-// The links between the control host and `world`'s host, both ways, read once: from the
-// run's route cache when a worker shares the control host, from SimGrid otherwise (the
-// route cache's endpoints are the workers' hosts).
-const std::vector<const sg4::Link*>& Coordinator::heartbeat_route(int world) {
+// The links between the control host and `world`'s host, both ways, read once.
+const std::vector<LinkRef>& Coordinator::heartbeat_route(int world) {
   auto& [read, links] = heartbeat_routes_[static_cast<size_t>(world)];
-  if (read) return links;
+  if (!read) links = engine_.heartbeat_route(world);
   read = true;
-  if (control_rank_ >= 0) {
-    const RouteCache& routes = routes_of(state_.setup.model);
-    for (const NetworkRoute* route : {&routes.route(control_rank_, world), &routes.route(world, control_rank_)})
-      for (int id : route->links) links.push_back(routes.simgrid_link(id));
-    return links;
-  }
-  sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
-  for (auto [from, to] : {std::pair{state_.setup.control_host, host}, std::pair{host, state_.setup.control_host}}) {
-    std::vector<sg4::Link*> route;
-    double latency = 0;
-    from->route_to(to, route, &latency);
-    links.insert(links.end(), route.begin(), route.end());
-  }
   return links;
 }
 
 // How long the coordinator waits for a link to come back: recovery.timeout x a round's
 // nominal time (its computation and collective).
 double Coordinator::link_patience() const {
-  return detector_.limit(compute_seconds(state_) + healthy_model(state_.membership.current()));
+  return detector_.limit(compute_seconds(run_) + healthy_model(membership_.current()));
 }
 
 // The control host's own link is down: no verdict can reach the group. The coordinator
@@ -299,21 +282,21 @@ double Coordinator::link_patience() const {
 // stops, saying why.
 bool Coordinator::await_own_link(const Judgement& judgement) {
   if (await_links(own_links_)) return true;
-  stop_cut_off(judgement, state_.membership.current());
+  stop_cut_off(judgement, membership_.current());
   return false;
 }
 
 // Waits for `links` to be up again, checking at doubling intervals, for up to
 // link_patience(): whether they are (false as well when there is none to wait for).
-bool Coordinator::await_links(const std::vector<const sg4::Link*>& links) {
+bool Coordinator::await_links(const std::vector<LinkRef>& links) {
   if (links.empty()) return false;
   const double budget = link_patience();
   double waited = 0, step = detector_.limit(0);
-  auto down = [&] { return std::any_of(links.begin(), links.end(), [](const sg4::Link* l) { return !l->is_on(); }); };
+  auto down = [&] { return std::any_of(links.begin(), links.end(), [&](LinkRef l) { return !engine_.link_up(l); }); };
   while (down()) {
     if (waited >= budget) return false;
     const double pause = std::min(step, budget - waited);
-    sg4::this_actor::sleep_for(pause);
+    engine_.sleep(pause);
     waited += pause;
     step *= 2;
   }

@@ -1,32 +1,31 @@
-#include "sim/straggler_price.hpp"
+#include "recovery/straggler_price.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <simgrid/s4u/Host.hpp>
 
 #include "algorithms/collective.hpp"
 #include "comm/comm_group.hpp"
 #include "model/cost_model.hpp"
 #include "model/network.hpp"
 #include "model/route_cache.hpp"
-#include "sim/detector.hpp"
-#include "sim/recovery_messages.hpp"
+#include "recovery/detector.hpp"
+#include "recovery/events.hpp"
 #include "training/iteration.hpp"
 
 namespace collsim {
 
-double compute_seconds(const RunState& state) {
-  const auto& training = state.setup.scenario->training;
+double compute_seconds(const RunFacts& run) {
+  const auto& training = run.scenario->training;
   if (training.has_layers()) {
     const PassSeconds pass = pass_seconds(training.layers);
     return pass.forward + pass.backward;
   }
-  return training.compute + training.compute_flops / state.setup.rank_hosts.front()->get_speed();
+  return training.compute + training.compute_flops / run.host_speed;
 }
 
-double verdict_seconds(const RunState& state) {
-  return state.setup.model.alpha + static_cast<double>(control_message_bytes) / state.setup.model.bandwidth;
+double verdict_seconds(const RunFacts& run) {
+  return run.model.alpha + static_cast<double>(control_message_bytes) / run.model.bandwidth;
 }
 
 std::vector<int> members_without(const std::vector<int>& members, const std::vector<int>& dropped) {
@@ -36,7 +35,7 @@ std::vector<int> members_without(const std::vector<int>& members, const std::vec
   return rest;
 }
 
-std::array<int, 2> end_links(const RouteCache& routes, int end, int other) {
+std::array<int, 2> end_links(const Network& routes, int end, int other) {
   const std::vector<int>& out = routes.route(end, other).links;
   const std::vector<int>& in = routes.route(other, end).links;
   return {out.empty() ? -1 : out.front(), in.empty() ? -1 : in.back()};
@@ -50,14 +49,13 @@ double narrowest(const Network& network, int a, int b) {
 }
 
 Prediction StragglerPrices::predict(const Slowness& judgement) const {
-  const CommGroup& group = state_.membership.current();
+  const std::vector<int>& members = membership_.current().members();
   Prediction p;
-  p.remaining = state_.setup.scenario->training.rounds - judgement.round;
-  const std::vector<int> survivors = members_without(group.members(), judgement.roots);
-  const double compute = compute_seconds(state_);
-  const double with = platform_model(group);
-  const CommGroup smaller(group.epoch() + 1, survivors, state_.record.messages);
-  const double without_them = platform_model(smaller);
+  p.remaining = run_.scenario->training.rounds - judgement.round;
+  const std::vector<int> survivors = members_without(members, judgement.roots);
+  const double compute = compute_seconds(run_);
+  const double with = platform_model(members);
+  const double without_them = platform_model(survivors);
   // A kept root's expected times are stretched by its tolerance: its s is against them.
   const double s = p.slowdown = judgement.slowdown * judgement.tolerance;
   // The roots gate everyone's steps: their own progress is the collective's.
@@ -70,23 +68,23 @@ Prediction StragglerPrices::predict(const Slowness& judgement) const {
   // slow pair was never probed, no decision was recorded, and the group went on 34%
   // slower). As the whole collective x s it is enough to drop.
   const double slowed = judgement.compute_bound ? with
-                        : judgement.pace_measured ? slowed_model(group, judgement, s)
+                        : judgement.pace_measured ? slowed_model(members, judgement, s)
                                                   : s * with;
   p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
                                    : (1 - p.done) * slowed + later * (compute + slowed);
-  p.drop = verdict_seconds(state_) + without_them + later * (compute + without_them);
+  p.drop = verdict_seconds(run_) + without_them + later * (compute + without_them);
   return p;
 }
 
-double StragglerPrices::platform_model(const CommGroup& group) const {
-  return model_time(*state_.setup.algorithm, state_.setup.model_for(group));
+double StragglerPrices::platform_model(const std::vector<int>& members) const {
+  return model_time(*run_.algorithm, run_.model_for(members));
 }
 
-double StragglerPrices::healthy_model(const CommGroup& group) const {
-  ModelInput in = state_.setup.model_for(group);
+double StragglerPrices::healthy_model(const std::vector<int>& members) const {
+  ModelInput in = run_.model_for(members);
   in.network = nullptr;
   in.endpoints.clear();
-  return model_time(*state_.setup.algorithm, in);
+  return model_time(*run_.algorithm, in);
 }
 
 
@@ -102,10 +100,9 @@ double StragglerPrices::healthy_model(const CommGroup& group) const {
 // 40% under the double binary tree on nodes:8:8 cost its rounds nothing; priced as the
 // whole collective x s, keeping looked 2.4x slower and the rank was dropped: the 63
 // survivors' rounds took 1.6x longer).
-double StragglerPrices::slowed_model(const CommGroup& group, const Slowness& slow_roots, double s) const {
+double StragglerPrices::slowed_model(const std::vector<int>& members, const Slowness& slow_roots, double s) const {
   const std::vector<int>& roots = slow_roots.roots;
-  const RouteCache& routes = routes_of(state_.setup.model);
-  const Network& network = *state_.setup.model.network;
+  const Network& network = run_.network();
   std::vector<std::pair<int, double>> bandwidths;
   auto slow = [&](int id, double bandwidth) {
     for (auto& [known, set] : bandwidths)
@@ -140,7 +137,7 @@ double StragglerPrices::slowed_model(const CommGroup& group, const Slowness& slo
     for (int peer : observed) paced = std::max(paced, narrowest(network, root, peer));
     std::vector<int> on_observed;
     for (int peer : observed)
-      for (int id : end_links(routes, root, peer)) {
+      for (int id : end_links(network, root, peer)) {
         if (id < 0) continue;
         // What it carried when measured (a ring on dragonfly:4:4:4, rank 50's NIC at 25%:
         // its transfers shared a global link, ran x2.35, and the NIC at the route's
@@ -156,16 +153,16 @@ double StragglerPrices::slowed_model(const CommGroup& group, const Slowness& slo
         }
         on_observed.push_back(id);
       }
-    for (int peer : group.members())
+    for (int peer : members)
       if (peer != root)
-        for (int id : end_links(routes, root, peer))
+        for (int id : end_links(network, root, peer))
           if (id >= 0 && std::find(on_observed.begin(), on_observed.end(), id) == on_observed.end())
             slow(id, network.link(id).bandwidth / s);
   }
-  if (bandwidths.empty()) return s * healthy_model(group);
-  ModelInput in = state_.setup.model_for(group);
+  if (bandwidths.empty()) return s * healthy_model(members);
+  ModelInput in = run_.model_for(members);
   in.network = network_with_bandwidths(in.network, bandwidths);
-  return model_time(*state_.setup.algorithm, in);
+  return model_time(*run_.algorithm, in);
 }
 
 }  // namespace collsim

@@ -1,41 +1,22 @@
-#include "sim/detector.hpp"
+#include "recovery/detector.hpp"
 
 #include <algorithm>
 #include <limits>
-#include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <fmt/format.h>
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Link.hpp>
-#include <simgrid/s4u/Mailbox.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
-#include <xbt/config.hpp>
 
-#include "model/route_cache.hpp"
-#include "platform/platform.hpp"
-
-namespace sg4 = simgrid::s4u;
+#include "model/network.hpp"
 
 namespace collsim {
 
-Detector::Detector(const RunSetup& setup, const Membership& membership)
-    : setup_(setup), membership_(membership), ranks_(static_cast<size_t>(setup.world_size())),
-      pending_(sg4::Semaphore::create(0)),
-      verdict_gets_(static_cast<size_t>(setup.world_size())), verdicts_(static_cast<size_t>(setup.world_size()), nullptr),
-      verdicts_sent_(static_cast<size_t>(setup.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(setup.world_size()), 0),
-      last_letters_(static_cast<size_t>(setup.world_size()), nullptr),
-      lost_(static_cast<size_t>(setup.world_size()), false),
-      incarnations_(static_cast<size_t>(setup.world_size()), 0) {
+Detector::Detector(const RunFacts& run, const Membership& membership, EnginePort& engine)
+    : run_(run), membership_(membership), engine_(engine), ranks_(static_cast<size_t>(run.world_size())) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
-  last_routes_.resize(static_cast<size_t>(setup.world_size()));
-  latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
-  bandwidth_factor_ = simgrid::config::get_value<double>("network/bandwidth-factor");
-  tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
-  if (simgrid::config::get_value<bool>("network/crosstraffic")) cross_traffic_ = reverse_flow_weight;
-  weight_s_ = simgrid::config::get_value<double>("network/weight-S");
+  last_routes_.resize(static_cast<size_t>(run.world_size()));
+  latency_factor_ = run.solver.latency_factor;
+  bandwidth_factor_ = run.solver.bandwidth_factor;
+  tcp_gamma_ = run.solver.tcp_gamma;
+  if (run.solver.cross_traffic) cross_traffic_ = reverse_flow_weight;
+  weight_s_ = run.solver.weight_s;
   // At each time step SimGrid ends the transfers (and latency phases) due within
   // surf/precision (collsim's 1 ps) after it: a check that fires just before a transfer's
   // end ends it early, and a healthy run no longer takes the time of `none` to the last
@@ -46,10 +27,10 @@ Detector::Detector(const RunSetup& setup, const Membership& membership)
   // check comes a few precisions after its deadline. (A check meeting another transfer's
   // end by chance is what made collsim set surf/precision to 1 ps instead of SimGrid's
   // 1 ns: at 1 ns, 2 of 520 fault-free runs moved, docs/recovery.md.)
-  check_margin_ = 3 * simgrid::config::get_value<double>("surf/precision");
+  check_margin_ = 3 * run.solver.precision;
   // The least limit of a computation or of the coordinator's windows: a few of the longest
   // partner route's latencies (a wait's is its own route's, floor_of).
-  min_timeout_ = setup.scenario->recovery.min_timeout.value_or(5 * setup.model.alpha * latency_factor_);
+  min_timeout_ = run.scenario->recovery.min_timeout.value_or(5 * run.model.alpha * latency_factor_);
 }
 
 Detector::~Detector() = default;
@@ -112,21 +93,20 @@ Detector::Route& Detector::find_route(int src, int dst) {
   auto [it, inserted] = routes_.try_emplace((static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst));
   if (inserted) {
     Route& path = it->second;
-    const RouteCache& routes = routes_of(setup_.model);
+    const Network& routes = run_.network();
     const std::vector<int>& links = routes.route(src, dst).links;
     path.bandwidth = std::numeric_limits<double>::infinity();
     for (int id : links) {
-      const RouteCache::Nominal nominal = routes.nominal(routes.simgrid_link(id));
-      path.latency += nominal.latency;
-      path.bandwidth = std::min(path.bandwidth, nominal.bandwidth);
+      const NetworkLink& link = routes.link(id);
+      path.latency += link.latency;
+      path.bandwidth = std::min(path.bandwidth, link.bandwidth);
     }
-    if (routes.links() > links_.size()) links_.resize(routes.links());
     // SimGrid's sharing penalty of the route: its latency (and weight-S over each link's
     // bandwidth); a route without latency keeps the solver's default, 1.
     path.penalty = path.latency;
     for (int id : links) {
       const double bandwidth = routes.link(id).bandwidth;
-      links_[static_cast<size_t>(id)].bandwidth = bandwidth;
+      link_state(id).bandwidth = bandwidth;
       path.links.push_back(id);
       if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
     }
@@ -142,12 +122,18 @@ Detector::Route& Detector::find_route(int src, int dst) {
     for (int id : back) {
       const double bandwidth = routes.link(id).bandwidth;
       path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
-      links_[static_cast<size_t>(id)].bandwidth = bandwidth;
+      link_state(id).bandwidth = bandwidth;
       path.back_links.push_back(id);
     }
   }
   last_routes_.remember(src, dst, &it->second);
   return it->second;
+}
+
+// A link's state, by network id (the table grows as routes meet new links).
+Detector::LinkState& Detector::link_state(int id) {
+  if (static_cast<size_t>(id) >= links_.size()) links_.resize(static_cast<size_t>(id) + 1);
+  return links_[static_cast<size_t>(id)];
 }
 
 // The flows on an end's `link` that carries `out` (the rank's sends) or its receives: those
@@ -199,27 +185,27 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   // before the latency factor: measured, a ring on 1 ms links runs at that cap).
   if (tcp_gamma_ > 0 && path.latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * path.latency));
   const double tolerance = std::max(from.tolerance, to.tolerance);
-  return tolerance * (setup_.model.overhead + latency + bytes / bandwidth);
+  return tolerance * (run_.model.overhead + latency + bytes / bandwidth);
 }
 
 double Detector::limit(double expected, double floor) const {
-  const RecoverySpec& recovery = setup_.scenario->recovery;
+  const RecoverySpec& recovery = run_.scenario->recovery;
   const double limit = recovery.timeout_is_factor ? recovery.timeout_factor * expected : recovery.timeout;
   return std::max(limit, floor);
 }
 
-double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4::Comm* transfer, const char* phase,
+double Detector::begin_wait(int world, int peer, double bytes, bool receive, TransferRef transfer, const char* phase,
                             int step) {
   RankActivity& rank = activity(world);
   if (rank.verdict) throw VerdictPending();
   rank.phase = phase;
   rank.step = step;
   rank.doing = RankActivity::Doing::waiting;
-  rank.since = sg4::Engine::get_clock();
+  rank.since = engine_.now();
   rank.peer = peer;
   rank.receive = receive;
   rank.bytes = bytes;
-  rank.activity = transfer;
+  rank.transfer = transfer;
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
   const Route& path = receive ? route(peer, world) : route(world, peer);
@@ -249,7 +235,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, sg4
 // the longest route's between partners: on a torus at p = 256, 10 hops, 50 us, and a
 // neighbour's 4 KiB at 1% of its link, 41 us, was never late.)
 double Detector::floor_of(const Route& path) const {
-  return setup_.scenario->recovery.min_timeout.value_or(5 * path.latency * latency_factor_);
+  return run_.scenario->recovery.min_timeout.value_or(5 * path.latency * latency_factor_);
 }
 
 double Detector::expected_now(int world) {
@@ -264,19 +250,19 @@ double Detector::expected_now(int world) {
 
 double Detector::transfer_start(int world) const {
   const RankActivity& rank = activity(world);
-  if (rank.doing != RankActivity::Doing::waiting || rank.activity == nullptr) return -1;
-  return rank.activity->get_start_time();
+  if (rank.doing != RankActivity::Doing::waiting || !rank.transfer) return -1;
+  return engine_.transfer_start(rank.transfer);
 }
 
 bool Detector::transfer_over(int world) const {
   const RankActivity& rank = activity(world);
-  if (rank.doing != RankActivity::Doing::waiting || rank.activity == nullptr) return false;
-  return rank.activity->get_finish_time() >= 0;
+  if (rank.doing != RankActivity::Doing::waiting || !rank.transfer) return false;
+  return engine_.transfer_finish(rank.transfer) >= 0;
 }
 
 double Detector::suspect(int world) {
   RankActivity& rank = activity(world);
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   const double deadline = limit(expected_now(world), rank.floor);
   const double started = transfer_start(world);
   // A transfer that started late has its whole deadline from its start.
@@ -328,78 +314,13 @@ double Detector::watched_until(int world) const {
   return -1;
 }
 
-sg4::Comm* Detector::listen(int world) { return verdict_channel(world).get(); }
-
-sg4::CommPtr Detector::verdict_channel(int world) {
-  sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
-  if (!get) get = verdict_mailbox(world)->get_async<Verdict>(&verdicts_[static_cast<size_t>(world)]);
-  return get;
-}
-
-sg4::Mailbox* Detector::verdict_mailbox(int world) const {
-  return sg4::Mailbox::by_name(fmt::format("verdict:{}:{}", world, incarnations_[static_cast<size_t>(world)]));
-}
-
-Verdict* Detector::letter(Verdict verdict) {
-  letters_.push_back(std::make_unique<Verdict>(std::move(verdict)));
-  return letters_.back().get();
-}
-
-void Detector::verdict_sent(int world, Verdict* letter) {
-  ++verdicts_sent_[static_cast<size_t>(world)];
-  last_letters_[static_cast<size_t>(world)] = letter;
-}
-
-// Verdicts cross the network when the worker reads them (SimGrid starts a transfer once
-// both sides are posted): one sent before a link on its way went down, and read after, is
-// lost on the way. That is no sign that the worker is cut off (the link may be the control
-// host's, and back soon): the coordinator sends it again once its way is up.
-Verdict Detector::take_verdict(int world) {
-  const auto w = static_cast<size_t>(world);
-  const Verdict* verdict = nullptr;
-  do {
-    sg4::CommPtr get = verdict_channel(world);
-    try {
-      if (!lost_[w]) {
-        get->wait();
-      } else if (sg4::Comm::wait_any_for({get}, 2 * resend_patience_()) < 0) {
-        // Nothing came back: cut off from the coordinator, the worker leaves the run.
-        get->cancel();
-        verdict_gets_[w] = nullptr;
-        lost_[w] = false;
-        return Verdict{true, nullptr, 0};
-      }
-      verdict = verdicts_[w];
-      lost_[w] = false;
-    } catch (const simgrid::NetworkFailureException&) {
-      lost_[w] = true;
-    }
-    verdicts_[w] = nullptr;
-    verdict_gets_[w] = nullptr;
-    // Those before the last one are overridden by it: only the last one lost is asked for again.
-    if (++verdicts_taken_[w] >= verdicts_sent_[w] && lost_[w])
-      wake(Report{Report::Kind::undelivered, world, -1, sg4::Engine::get_clock()});
-  } while (verdicts_taken_[w] < verdicts_sent_[w] || lost_[w]);
-  RankActivity& rank = activity(world);
-  rank.verdict = rank.dropped = false;
-  return *verdict;
-}
-
-void Detector::retire(int world) {
-  sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
-  if (get && get->get_state() == sg4::Activity::State::STARTED) get->cancel();
-  get = nullptr;
-  verdicts_[static_cast<size_t>(world)] = nullptr;
-  activity(world).doing = RankActivity::Doing::idle;
-}
-
 void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   if (started >= 0) {
     // How long the transfer took: to its end, which may be long before this wait began.
-    const double finished = rank.activity->get_finish_time();
-    const double end = finished >= 0 ? finished : sg4::Engine::get_clock();
+    const double finished = engine_.transfer_finish(rank.transfer);
+    const double end = finished >= 0 ? finished : engine_.now();
     // Transfers posted while it waited shared its links (a receive posted before its
     // sender's transfers began expected an idle link): the expectation only grows. Only
     // a transfer slower than expected needs it (a pace is at most 1).
@@ -411,194 +332,10 @@ void Detector::end_wait(int world) {
       rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
-    if (rank.activity->get_state() == sg4::Activity::State::FINISHED) record_pace(world, finished - started);
+    if (engine_.transfer_completed(rank.transfer)) record_pace(world, finished - started);
   }
   rank.doing = RankActivity::Doing::idle;
-  rank.activity = nullptr;
-}
-
-// The pace of the transfer that just completed (in `took` seconds) joins the rank's current
-// step (a new label opens a new step); the window keeps the last straggler_window steps.
-void Detector::record_pace(int world, double took) {
-  RankActivity& rank = activity(world);
-  const double pace = took > 0 && rank.expected > 0 ? std::min(1.0, rank.expected / took) : 1.0;
-  if (rank.receive) {
-    if (rank.round != rank.counted_round) {
-      rank.receives_before = rank.round == rank.counted_round + 1 ? rank.receives : 0;
-      rank.receives = 0;
-      rank.counted_round = rank.round;
-    }
-    ++rank.receives;
-  }
-  const StepPace* last = rank.steps.latest();
-  const bool same_step = last != nullptr && last->phase == rank.phase && last->step == rank.step && last->round == rank.round;
-  StepPace& current = same_step ? rank.steps.current() : rank.steps.open(window());
-  if (!same_step) {
-    current.phase = rank.phase;
-    current.step = rank.step;
-    current.round = rank.round;
-    current.best = 0;
-    // Looked up once per step: the label table is larger than a cache, a lookup a miss.
-    current.label = &rank.steps.label(rank.phase, rank.step);
-  }
-  current.best = std::max(current.best, pace);
-  current.peers.push_back(rank.peer);
-  LabelPace& label = *current.label;
-  if (label.round != rank.round) {
-    label.before = std::max(label.before, label.this_round);
-    label.this_round = 0;
-    label.receive_before = std::max(label.receive_before, label.receive_this_round);
-    label.receive_this_round = 0;
-    label.round = rank.round;
-  }
-  label.this_round = std::max(label.this_round, current.best);
-  // The first time (the epoch's first round), against the expected time alone: a slowdown
-  // there from the start (a NIC 2.5x slower from round 0) was otherwise never scored.
-  current.relative = label.before > 0 ? std::min(1.0, current.best / label.before) : current.best;
-  if (rank.own_link >= 0 && (label.before > 0 ? pace / label.before : pace) < setup_.scenario->recovery.straggler_threshold)
-    note_capacity(rank, rank.bytes / std::max(took - rank.own_latency, 1e-3 * took));
-  if (rank.receive) check_slow_pair(rank, label, pace);
-  check_straggler(world);
-}
-
-// A step's best pace hides a slow receive behind a fast send (a GPU that receives across
-// its NIC and sends through NVLink): the receive is judged alone too, against the same
-// step's receives in earlier rounds. Slow from the same peer straggler_window times in a
-// row, with no deadline passed, it is a slow pair: reported for the coordinator's probes
-// (rule 5b), once per group.
-void Detector::check_slow_pair(RankActivity& rank, LabelPace& label, double pace) {
-  label.receive_this_round = std::max(label.receive_this_round, pace);
-  const bool slow = label.receive_before > 0 && pace < setup_.scenario->recovery.straggler_threshold * label.receive_before;
-  if (!slow || rank.peer != rank.slow_from) rank.slow_receives = 0;
-  rank.slow_from = slow ? rank.peer : -1;
-  if (slow) rank.slow_pace = pace / label.receive_before;
-  if (slow && ++rank.slow_receives >= static_cast<int>(window()) && !rank.slow_pair_reported)
-    rank.report_slow_pair = rank.slow_pair_reported = true;
-}
-
-// A rank whose score falls below the threshold (relative to the group's median) reports
-// once, when it begins its next step: a collective's last step is then over for it, and
-// the coordinator finds it in the next round, not redoing one that completed. It may
-// report again after its score has recovered.
-void Detector::check_straggler(int world) {
-  RankActivity& rank = activity(world);
-  const double threshold = setup_.scenario->recovery.straggler_threshold;
-  // The score is the best relative pace of the window: the step just recorded at or above
-  // the threshold settles it (the common case costs no loop).
-  if (rank.steps.current().relative >= threshold) {
-    rank.straggling = false;
-    return;
-  }
-  const double mine = score(world);
-  // Paces are at most 1, and so is the median: a score at or above the threshold is never
-  // below threshold x median (the common case costs no median).
-  if (mine < 0 || mine >= threshold) {
-    rank.straggling = false;
-    return;
-  }
-  const double median = median_score(membership_.current().members());
-  const bool below = mine < threshold * median;
-  if (below && !rank.straggling) rank.report_straggler = true;
-  rank.straggling = below;
-}
-
-double Detector::score(int world) const {
-  const RankActivity& rank = activity(world);
-  if (!rank.steps.full(window())) return -1;
-  double best = 0;
-  for (const StepPace& step : rank.steps.steps()) best = std::max(best, step.relative);
-  return best;
-}
-
-double Detector::median_score(const std::vector<int>& members) const {
-  std::vector<double> scores;
-  for (int world : members)
-    if (const double mine = score(world); mine >= 0) scores.push_back(mine);
-  if (scores.empty()) return -1;
-  const auto middle = scores.begin() + static_cast<std::ptrdiff_t>(scores.size() / 2);
-  std::nth_element(scores.begin(), middle, scores.end());
-  return *middle;
-}
-
-std::vector<int> Detector::stragglers(const std::vector<int>& members) const {
-  std::vector<int> out;
-  const double median = median_score(members);
-  const double threshold = setup_.scenario->recovery.straggler_threshold;
-  for (int world : members)
-    if (const double mine = score(world); mine >= 0 && mine < threshold * median) out.push_back(world);
-  return out;
-}
-
-std::vector<int> Detector::window_peers(int world) const {
-  std::vector<int> peers;
-  for (const StepPace& step : activity(world).steps.steps()) step.peers.append_to(peers);
-  std::sort(peers.begin(), peers.end());
-  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-  return peers;
-}
-
-double Detector::collective_done(int world) const {
-  const RankActivity& rank = activity(world);
-  if (rank.counted_round != rank.round || rank.receives_before <= 0) return 0;
-  return std::min(1.0, static_cast<double>(rank.receives) / static_cast<double>(rank.receives_before));
-}
-
-void Detector::new_epoch() {
-  for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
-    forget_progress(world);
-    RankActivity& rank = activity(world);
-    rank.steps.clear_labels();
-    rank.counted_round = -1;
-    rank.receives = rank.receives_before = 0;
-  }
-}
-
-size_t Detector::window() const { return static_cast<size_t>(setup_.scenario->recovery.straggler_window); }
-
-StepPace& StepWindow::open(size_t window) {
-  if (steps_.size() < window) {
-    steps_.emplace_back();
-    last_ = steps_.size() - 1;
-  } else {
-    last_ = (last_ + 1) % steps_.size();
-  }
-  StepPace& step = steps_[last_];
-  step.peers.clear();  // keeps its capacity
-  step.relative = 1;
-  return step;
-}
-
-LabelPace& StepWindow::label(const char* phase, int step) {
-  const size_t index = static_cast<size_t>(std::max(0, step));
-  if (phase == phase_ && index < entry_count_) return entries_[index];
-  if (phase != phase_) {
-    auto it = std::find_if(labels_.begin(), labels_.end(), [phase](const auto& entry) { return entry.first == phase; });
-    if (it == labels_.end()) it = labels_.insert(labels_.end(), {phase, {}});
-    phase_ = phase;
-    by_step_ = &it->second;  // valid until labels_ grows: a new phase looks it up again
-  }
-  if (index >= by_step_->size()) by_step_->resize(index + 1);
-  entries_ = by_step_->data();
-  entry_count_ = by_step_->size();
-  return entries_[index];
-}
-
-// A slow transfer of `rank` ran at `rate` (bytes/s) through its own link with its other
-// transfers there: that link carried them all.
-void Detector::note_capacity(RankActivity& rank, double rate) {
-  const double capacity = rate * rank.own_flows / bandwidth_factor_;
-  for (auto& [link, least] : rank.slow_capacity)
-    if (link == rank.own_link) {
-      least = std::min(least, capacity);
-      return;
-    }
-  rank.slow_capacity.emplace_back(rank.own_link, capacity);
-}
-
-double Detector::slow_capacity(int world, int link) const {
-  for (const auto& [known, capacity] : activity(world).slow_capacity)
-    if (known == link) return capacity;
-  return std::numeric_limits<double>::infinity();
+  rank.transfer = TransferRef{};
 }
 
 std::pair<int, double> Detector::implied_capacity(int waiter, int root) {
@@ -614,39 +351,22 @@ std::pair<int, double> Detector::implied_capacity(int waiter, int root) {
       waiter == root ? rank.own_flows
                      : std::max(1.0, end_flows(activity(root), link, root_sends ? path.src_both_ways : path.dst_both_ways,
                                                root_sends));
-  const double elapsed = sg4::Engine::get_clock() - started;
+  const double elapsed = engine_.now() - started;
   const double rate = moved / std::max(elapsed - fixed_time(path), 1e-3 * elapsed);
   return {link, rate * flows / bandwidth_factor_};
-}
-
-void Detector::keep(int world, double tolerance) {
-  RankActivity& rank = activity(world);
-  if (tolerance <= rank.tolerance) return;
-  if (rank.doing == RankActivity::Doing::waiting) rank.expected *= tolerance / rank.tolerance;
-  rank.tolerance = tolerance;
-}
-
-void Detector::forget_progress(int world) {
-  RankActivity& rank = activity(world);
-  rank.steps.clear();
-  rank.slow_capacity.clear();
-  rank.straggling = rank.report_straggler = false;
-  rank.slow_from = -1;
-  rank.slow_receives = 0;
-  rank.report_slow_pair = rank.slow_pair_reported = false;
 }
 
 double Detector::transfer_moved(int world) const {
   const RankActivity& rank = activity(world);
   if (transfer_start(world) < 0) return 0;
-  return rank.bytes - rank.activity->get_remaining();
+  return rank.bytes - engine_.transfer_remaining(rank.transfer);
 }
 
 double Detector::slowdown(int world) const {
   const RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   if (started < 0 || rank.expected <= 0) return 1;
-  const double elapsed = sg4::Engine::get_clock() - started;
+  const double elapsed = engine_.now() - started;
   const double done = transfer_moved(world);
   // The rate so far predicts the whole transfer; with nothing through yet, only a bound.
   const double predicted = done > 0 ? elapsed * rank.bytes / done : elapsed;
@@ -656,7 +376,7 @@ double Detector::slowdown(int world) const {
 void Detector::computing(int world, int round, double expected_seconds, double since) {
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::computing;
-  rank.since = since >= 0 ? since : sg4::Engine::get_clock();
+  rank.since = since >= 0 ? since : engine_.now();
   rank.round = round;
   rank.expected_compute = expected_seconds * rank.tolerance;
   rank.compute_tolerance = rank.tolerance;
@@ -672,36 +392,21 @@ void Detector::resumed(int world, int round) { activity(world).round = round; }
 void Detector::failed(int world, int peer) {
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::failed;
-  rank.since = sg4::Engine::get_clock();
+  rank.since = engine_.now();
   rank.peer = peer;
-  rank.activity = nullptr;
+  rank.transfer = TransferRef{};
   wake(Report{Report::Kind::failure, world, peer, rank.since});
 }
 
-void Detector::join(int world) {
-  // The killed worker's receive: SimGrid cancelled it with its actor (its s4u handle still
-  // says STARTED), and waiting on it would throw. Dropped, not cancelled again.
-  const auto w = static_cast<size_t>(world);
-  verdict_gets_[w] = nullptr;
-  verdicts_[w] = nullptr;
-  verdicts_sent_[w] = verdicts_taken_[w] = 0;
-  last_letters_[w] = nullptr;
-  lost_[w] = false;
-  ++incarnations_[w];
-  wake(Report{Report::Kind::join, world, -1, sg4::Engine::get_clock()});
+void Detector::join(int world) { wake(Report{Report::Kind::join, world, -1, engine_.now()}); }
+
+void Detector::undelivered(int world) { wake(Report{Report::Kind::undelivered, world, -1, engine_.now()}); }
+
+void Detector::verdict_read(int world) {
+  RankActivity& rank = activity(world);
+  rank.verdict = rank.dropped = false;
 }
 
-void Detector::wake(Report report) {
-  reports_.push_back(report);
-  pending_->release();
-}
-
-bool Detector::next_report(double timeout, Report& report) {
-  if (timeout < 0) pending_->acquire();
-  else if (pending_->acquire_timeout(timeout)) return false;
-  report = reports_.front();
-  reports_.pop_front();
-  return true;
-}
+void Detector::wake(Report report) { engine_.report(report); }
 
 }  // namespace collsim

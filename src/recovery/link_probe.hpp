@@ -5,18 +5,15 @@
 // waiting for more evidence brings none: the same transfer stays late, round after round.
 // The coordinator then measures each end's own link with a transfer of its own: s to a
 // third member (a witness) across s's link, the witness to r across r's. A probe past its
-// deadline names its end; both or neither on time leave the pair undecided.
+// deadline names its end; both or neither on time leave the pair undecided. Which links and
+// witnesses are here; the probe transfers themselves are the engine's (EnginePort::probe).
 #include <optional>
 #include <string_view>
 #include <vector>
 
-namespace simgrid::s4u {
-class Host;
-}
-
 namespace collsim {
 
-class RouteCache;
+class Network;
 
 // A link of `end`'s on the route between `from` and `to`: one that cuts the fewest members
 // off from the others, `end` among them and the route's other end not (a node's NIC), or
@@ -27,34 +24,22 @@ struct OwnLink {
   std::string_view link;  // physical (both halves of a split-duplex link)
   std::vector<int> side;  // the members it cuts off, `end` among them
 };
-std::optional<OwnLink> own_link(const RouteCache& routes, const std::vector<int>& members, int from, int to, int end);
+std::optional<OwnLink> own_link(const Network& routes, const std::vector<int>& members, int from, int to, int end);
 
 // The nearest member (fewest links) on neither side whose route with `end` crosses
 // `end`'s link.
-std::optional<int> witness(const RouteCache& routes, const std::vector<int>& members, int end, const OwnLink& link,
+std::optional<int> witness(const Network& routes, const std::vector<int>& members, int end, const OwnLink& link,
                            const std::vector<int>& other_side);
 
 // On a torus no end owns a link (rule 5c): the halves of the late route from `from` to `to`
 // are measured apart instead. The first member (neither end) whose route from `from` leaves
 // by the route's first half (`out_end`), or whose route into `to` enters by its last half,
 // and crosses no other half of the late route.
-std::optional<int> half_witness(const RouteCache& routes, const std::vector<int>& members, int from, int to,
+std::optional<int> half_witness(const Network& routes, const std::vector<int>& members, int from, int to,
                                 bool out_end);
 
 // The members one link away from `end` (a route of one half), with that half: into `end`
 // (`into`) or out of it.
-std::vector<std::pair<int, int>> next_door(const RouteCache& routes, const std::vector<int>& members, int end, bool into);
-
-struct ProbeOutcome {
-  double expected = 0;  // seconds the probe should take (the detector's expectation)
-  double took = 0;      // seconds it took, or the deadline if it did not end by then
-  bool late = false;    // not over by its deadline (it is then cancelled)
-};
-
-// Sends `bytes` from `from` to `to` (two actors of their own, on those hosts, meeting at
-// mailbox "probe-<serial>") and waits for the end or `deadline` seconds, whichever comes
-// first. Blocks the calling actor.
-ProbeOutcome probe_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, double expected,
-                            double deadline, int serial);
+std::vector<std::pair<int, int>> next_door(const Network& routes, const std::vector<int>& members, int end, bool into);
 
 }  // namespace collsim

@@ -1,9 +1,9 @@
-#include "sim/order_search.hpp"
+#include "recovery/order_search.hpp"
 
 #include <algorithm>
 #include <cstddef>
 
-#include "sim/place_search.hpp"
+#include "recovery/place_search.hpp"
 
 namespace collsim {
 namespace {

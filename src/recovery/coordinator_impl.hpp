@@ -1,9 +1,9 @@
 // The coordinator's insides, shared by the files that define it: coordinator.cpp (the
 // protocol), coordinator_links.cpp, coordinator_judge.cpp, coordinator_regroup.cpp and
-// coordinator_probes.cpp. Its state machine and invariants: sim/coordinator.hpp.
+// coordinator_probes.cpp. Its state machine and invariants: recovery/coordinator.hpp.
 #pragma once
 
-#include "sim/coordinator.hpp"
+#include "recovery/coordinator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,30 +14,19 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u/Actor.hpp>
-#include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Link.hpp>
-#include <simgrid/s4u/Mailbox.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
 
 #include "algorithms/collective.hpp"
 #include "algorithms/partners.hpp"
-#include "model/route_cache.hpp"
 #include "model/cost_model.hpp"
 #include "model/network.hpp"
-#include "sim/detector.hpp"
-#include "sim/link_probe.hpp"
-#include "sim/order_search.hpp"
-#include "sim/straggler_price.hpp"
-#include "sim/link_sides.hpp"
+#include "recovery/detector.hpp"
+#include "recovery/link_probe.hpp"
+#include "recovery/link_sides.hpp"
+#include "recovery/order_search.hpp"
+#include "recovery/straggler_price.hpp"
 #include "training/iteration.hpp"
 
 namespace collsim::coordination {
-
-namespace sg4 = simgrid::s4u;
 
 // The middle of `values` (the upper one of an even count); `values` is reordered.
 inline double median_of(std::vector<double>& values) {
@@ -82,16 +71,15 @@ struct Judgement {
 
 class Coordinator {
 public:
-  Coordinator(RunState& state, Detector& detector)
-      : state_(state), detector_(detector), prices_(state, detector), heartbeat_routes_(static_cast<size_t>(state.setup.world_size())) {
-    const auto on_control = std::find(state.setup.rank_hosts.begin(), state.setup.rank_hosts.end(), state.setup.control_host);
-    if (on_control != state.setup.rank_hosts.end()) control_rank_ = static_cast<int>(on_control - state.setup.rank_hosts.begin());
-    for (const FaultSpec& fault : state.setup.scenario->faults) links_may_go_down_ |= fault.kind == FaultKind::link_down;
-    // (run never returns: the coordinator outlives every worker)
-    detector_.set_resend_patience([this] { return link_patience(); });
+  Coordinator(const RunFacts& run, Membership& membership, Detector& detector, EnginePort& engine,
+              std::vector<RecoveryEvent>& decisions, const std::vector<FaultEvent>& faults)
+      : run_(run), membership_(membership), detector_(detector), engine_(engine), decisions_(decisions),
+        faults_(faults), prices_(run, membership, detector), heartbeat_routes_(static_cast<size_t>(run.world_size())) {
+    for (const FaultSpec& fault : run.scenario->faults) links_may_go_down_ |= fault.kind == FaultKind::link_down;
   }
 
-  void run();
+  void on_report(const Report& report);
+  double link_patience() const;
 
 private:
   // The group's waits as evidence: the wait-for edges and the late transfers (or broken
@@ -180,31 +168,30 @@ private:
   bool undecided_before(const std::vector<int>& ranks) const;
 
   // Heartbeats and links down: who is cut off, whose own link broke a transfer (coordinator_links.cpp).
-  bool around_links_down(Judgement& judgement, const std::vector<const sg4::Link*>& down);
-  std::vector<const sg4::Link*> links_down_under(const std::vector<std::pair<int, int>>& broken) const;
+  bool around_links_down(Judgement& judgement, const std::vector<LinkRef>& down);
+  std::vector<LinkRef> links_down_under(const std::vector<std::pair<int, int>>& broken) const;
   bool still_runs(int world) const;
   bool admitted(int world) const;
   std::set<int> cut_off(const CommGroup& group, Judgement& out);
   std::array<int, 2> end_links(int end, int other) const;
   // A link as one physical link (both halves of a split-duplex link are one).
-  std::string_view physical(int id) const { return physical_link(routes_of(state_.setup.model).link(id).name); }
+  std::string_view physical(int id) const { return physical_link(run_.network().link(id).name); }
   bool same_port(int end, int a, int b) const;
   // The narrowest link's bandwidth on the routes between a and b, either way (as built).
-  double narrowest(int a, int b) const { return collsim::narrowest(*state_.setup.model.network, a, b); }
+  double narrowest(int a, int b) const { return collsim::narrowest(run_.network(), a, b); }
   bool clears_port(int end, int slow, int on_time) const;
   bool same_way(int end, int other, int peer, bool received, bool late_in, bool late_out) const;
   bool between_ranks(int end, int id) const;
-  const sg4::Link* own_link_down(int end, int other, const std::set<int>& dead) const;
+  LinkRef own_link_down(int end, int other, const std::set<int>& dead) const;
   bool other_own_link_down(int end, int id) const;
   bool route_up(int a, int b) const;
-  std::vector<const sg4::Link*> links_between(const std::vector<int>& candidates) const;
+  std::vector<LinkRef> links_between(const std::vector<int>& candidates) const;
   std::string links_down_between(const std::vector<int>& candidates) const;
-  bool crosses(int a, int b, const sg4::Link* link) const;
-  std::vector<const sg4::Link*> down_links(int world);
-  const std::vector<const sg4::Link*>& heartbeat_route(int world);
-  double link_patience() const;
+  bool crosses(int a, int b, LinkRef link) const;
+  std::vector<LinkRef> down_links(int world);
+  const std::vector<LinkRef>& heartbeat_route(int world);
   bool await_own_link(const Judgement& judgement);
-  bool await_links(const std::vector<const sg4::Link*>& links);
+  bool await_links(const std::vector<LinkRef>& links);
 
   // Reading the wait-for graph: roots, late transfers, slow links, progress scores, the straggler rule (coordinator_judge.cpp).
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
@@ -224,8 +211,8 @@ private:
   void add_scores(const std::vector<int>& members, Judgement& out) const;
   Prediction predict(const Judgement& judgement) const;
   bool dropping_pays(Judgement& judgement);
-  double platform_model(const CommGroup& group) const { return prices_.platform_model(group); }
-  double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group); }
+  double platform_model(const CommGroup& group) const { return prices_.platform_model(group.members()); }
+  double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group.members()); }
 
   // Regrouping the same members in an order whose pairs keep off slow or broken links (coordinator_regroup.cpp).
   bool regroup_avoiding(const std::vector<std::string_view>& links, const std::vector<std::pair<int, int>>& flows,
@@ -258,8 +245,12 @@ private:
   int member_next_door(int end, int half, bool into) const;
 
   // State.
-  RunState& state_;
+  const RunFacts& run_;
+  Membership& membership_;
   Detector& detector_;
+  EnginePort& engine_;
+  std::vector<RecoveryEvent>& decisions_;     // the trace's recovery[], in order
+  const std::vector<FaultEvent>& faults_;     // the faults applied and undone so far
   StragglerPrices prices_;  // the straggler rule's two sides
   std::map<int, double> kept_computing_;  // by kept root: the start of the computation it was kept in (-1: none)
   std::vector<int> waiting_joins_;
@@ -273,19 +264,17 @@ private:
   // time while those across them were late): they explain later late transfers too.
   std::vector<std::string> slow_in_transit_;
   std::set<std::pair<int, std::vector<int>>> undecided_;  // (epoch, ranks) left undecided
-  int probe_serial_ = 0;                 // names the probes' mailboxes
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::set<std::array<int, 3>> halves_probed_;  // and of those whose halves were (rule 5c)
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   std::map<std::pair<int, int>, LateSeen> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
-  int control_rank_ = -1;                                  // a worker on the control host, if any
   // Whether the scenario has a link-down fault: without one no link is ever off, and
   // nobody is cut off by a link (the check reads every member's route to the control host).
   bool links_may_go_down_ = false;
-  std::vector<std::pair<bool, std::vector<const sg4::Link*>>> heartbeat_routes_;  // by world rank: read, links
-  std::vector<const sg4::Link*> own_links_;                // the control host's links found down
+  std::vector<std::pair<bool, std::vector<LinkRef>>> heartbeat_routes_;  // by world rank: read, links
+  std::vector<LinkRef> own_links_;                // the control host's links found down
 };
 
 }  // namespace collsim::coordination

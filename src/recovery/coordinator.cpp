@@ -1,81 +1,34 @@
 // The coordinator's protocol: reports in, verdicts out, the rebuild and the rejoin. How it
 // reads the evidence: coordinator_links.cpp, coordinator_judge.cpp, coordinator_regroup.cpp,
 // coordinator_probes.cpp.
-#include "sim/coordinator_impl.hpp"
+#include "recovery/coordinator_impl.hpp"
 
 namespace collsim::coordination {
 
-namespace {
-
-// Both ways between two ranks' hosts are up (routes from the run's route cache).
-bool reachable(const RouteCache& routes, int from, int to) {
-  for (auto [a, b] : {std::pair{from, to}, std::pair{to, from}})
-    for (int link : routes.route(a, b).links)
-      if (!routes.simgrid_link(link)->is_on()) return false;
-  return true;
-}
-
-// Some platforms (a torus) have no route from a host to itself: a courier on another host
-// carries the verdict to a worker that shares the coordinator's host. The courier's host
-// must reach it: a verdict sent across a link that is down is lost. The rank whose host
-// carries it (-1: none can).
-int courier_for(const RunState& state, int world) {
-  const std::vector<sg4::Host*>& hosts = state.setup.rank_hosts;
-  const RouteCache& routes = routes_of(state.setup.model);
-  sg4::Host* to = hosts[static_cast<size_t>(world)];
-  for (int via = 0; via < static_cast<int>(hosts.size()); ++via) {
-    sg4::Host* host = hosts[static_cast<size_t>(via)];
-    if (host != to && host->is_on() && reachable(routes, via, world)) return via;
-  }
-  return -1;
-}
-
-bool on_control_host(const RunState& state, int world) {
-  return state.setup.rank_hosts[static_cast<size_t>(world)] == state.setup.control_host;
-}
-
-void tell(const RunState& state, Detector& detector, int world, Verdict* message) {
-  sg4::Mailbox* mailbox = detector.verdict_mailbox(world);
-  const int via = on_control_host(state, world) ? courier_for(state, world) : -1;
-  if (via < 0) {
-    // Detached: the coordinator must not block on a worker; a dead worker never reads it.
-    mailbox->put_init(message, control_message_bytes)->detach();
+// One report, in the order they came (the engine's adapter reads them: sim/recovery_adapter.cpp).
+// No timer of its own: a timed wait is a sleep on the control host's CPU, which would
+// disturb the computation of a worker there. The waiting workers wake it up.
+void Coordinator::on_report(const Report& report) {
+  // Even once the run stops: its verdicts (leave) must still reach the workers.
+  if (report.kind == Report::Kind::undelivered) {
+    resend(report.world);
     return;
   }
-  sg4::Actor::create("courier", state.setup.rank_hosts[static_cast<size_t>(via)], [mailbox, message] {
-    mailbox->put_init(message, control_message_bytes)->detach();
-  })->daemonize();
-}
-
-}  // namespace
-
-void Coordinator::run() {
-  // No timer of its own: a timed wait is a sleep on the control host's CPU, which would
-  // disturb the computation of a worker there. The waiting workers wake it up.
-  for (;;) {
-    Report report;
-    detector_.next_report(-1, report);
-    // Even once the run stops: its verdicts (leave) must still reach the workers.
-    if (report.kind == Report::Kind::undelivered) {
-      resend(report.world);
-      continue;
-    }
-    if (state_.membership.gave_up()) continue;
-    if (report.kind == Report::Kind::join) {
-      admit(report.world);
-      continue;
-    }
-    if (report.kind == Report::Kind::failure) {
-      if (!in_this_epoch(report)) continue;
-      failures_ = true;
-    }
-    if (report.kind == Report::Kind::slow_pair) {
-      settle_slow_pair(report.peer, report.world);
-      continue;
-    }
-    decide();
-    if (!state_.membership.gave_up()) give_up_if_stalled();
+  if (membership_.gave_up()) return;
+  if (report.kind == Report::Kind::join) {
+    admit(report.world);
+    return;
   }
+  if (report.kind == Report::Kind::failure) {
+    if (!in_this_epoch(report)) return;
+    failures_ = true;
+  }
+  if (report.kind == Report::Kind::slow_pair) {
+    settle_slow_pair(report.peer, report.world);
+    return;
+  }
+  decide();
+  if (!membership_.gave_up()) give_up_if_stalled();
 }
 
 // A failure read after the rebuild that abandoned its epoch (the rank dropped for a link
@@ -85,7 +38,7 @@ void Coordinator::run() {
 // down for good, then rank 22's NIC at 1%). A new epoch's transfers start after its
 // verdicts cross: strictly after the rebuild.
 bool Coordinator::in_this_epoch(const Report& report) const {
-  const std::vector<int>& members = state_.membership.current().members();
+  const std::vector<int>& members = membership_.current().members();
   return report.since > rebuilt_at_ && std::find(members.begin(), members.end(), report.world) != members.end();
 }
 
@@ -99,12 +52,12 @@ bool Coordinator::in_this_epoch(const Report& report) const {
 // that has moved nothing over the stall limit is stalled (SimGrid never ends one whose
 // link's latency changed during its first alpha).
 void Coordinator::give_up_if_stalled() {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   if (stall_limit_ < 0) {
-    const double whole = state_.setup.scenario->training.rounds * (compute_seconds(state_) + healthy_model(group));
+    const double whole = run_.scenario->training.rounds * (compute_seconds(run_) + healthy_model(group));
     stall_limit_ = std::max(detector_.limit(whole), 3 * whole);
   }
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   for (int world : group.members()) {
     const RankActivity& rank = detector_.activity(world);
     const bool stuck = rank.doing == RankActivity::Doing::waiting || rank.doing == RankActivity::Doing::failed;
@@ -126,7 +79,7 @@ void Coordinator::give_up_if_stalled() {
 // computation or a transfer under way (started within the stall limit, or moving bytes),
 // among live members.
 bool Coordinator::under_way(int world) const {
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   std::set<int> seen;
   while (seen.insert(world).second && still_runs(world)) {
     const RankActivity& rank = detector_.activity(world);
@@ -150,8 +103,8 @@ void Coordinator::decide() {
     // Transfers that broke on a link down read as late ones across it: the link is down,
     // not slow, and the collective cannot finish across it (Rabenseifner on torus:4x4x4
     // with the link 21-25 down for good waited until the run's end). Rule 1d first.
-    const std::vector<const sg4::Link*> down =
-        failures_ ? links_down_under(judgement.broken) : std::vector<const sg4::Link*>{};
+    const std::vector<LinkRef> down =
+        failures_ ? links_down_under(judgement.broken) : std::vector<LinkRef>{};
     if (down.empty()) {
       record_slow_links(judgement);
       return;
@@ -171,7 +124,7 @@ void Coordinator::decide() {
     // (the longest deadline involved) brings more evidence.
     const double second_window = std::max(window_, detector_.limit(0));
     record_undecided(judgement, second_window);
-    sg4::this_actor::sleep_for(second_window);
+    engine_.sleep(second_window);
     judgement = judge(true);
     if (judgement.roots.empty() && !judgement.redo) {
       if (!judgement.ambiguous.empty()) record_undecided(judgement, std::max(window_, detector_.limit(0)));
@@ -191,7 +144,7 @@ void Coordinator::decide() {
         down += fmt::format("; it stayed down for {:.9g} s", link_patience());
       }
       if (judgement.roots.empty() && !judgement.redo) {  // (a rank may have died meanwhile: dropped below)
-        stop_run(judgement, state_.membership.current().members(),
+        stop_run(judgement, membership_.current().members(),
                  fmt::format("a transfer failed and the evidence cannot tell between ranks {}{}",
                              fmt::join(judgement.ambiguous, ", "), down));
         return;
@@ -212,8 +165,8 @@ void Coordinator::decide() {
 // coordinator; none behind an idle control host's link).
 void Coordinator::stop_cut_off(const Judgement& judgement, const CommGroup& group) {
   std::vector<std::string> names;
-  for (const sg4::Link* link : own_links_) names.emplace_back(link->get_name());
-  const std::string host = state_.setup.control_host->get_name();
+  for (LinkRef link : own_links_) names.emplace_back(engine_.link_name(link));
+  const std::string host = run_.control_host;
   if (judgement.roots.empty()) {
     stop_run(judgement, group.members(),
              fmt::format("the coordinator's host {} lost its link {}: no verdict can reach the group", host,
@@ -221,7 +174,7 @@ void Coordinator::stop_cut_off(const Judgement& judgement, const CommGroup& grou
     return;
   }
   const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(),
-                                       [&](int world) { return on_control_host(state_, world); });
+                                       [&](int world) { return run_.on_control_host(world); });
   const bool several = judgement.roots.size() > 1;
   stop_run(judgement, members_without(group.members(), judgement.roots),
            fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
@@ -235,25 +188,25 @@ void Coordinator::stop_cut_off(const Judgement& judgement, const CommGroup& grou
 // has lost contact with the whole group for longer than it waits for its link: the run
 // stops, as in await_own_link. Otherwise only the worker's way is down: it is cut off.
 void Coordinator::lost_contact() {
-  if (state_.membership.gave_up()) return;
+  if (membership_.gave_up()) return;
   const Judgement judgement = judge();
-  if (judgement.coordinator_cut) stop_cut_off(judgement, state_.membership.current());
+  if (judgement.coordinator_cut) stop_cut_off(judgement, membership_.current());
 }
 
 // The run stops (a rebuild below recovery.min_workers, the coordinator cut off, a failure
 // the evidence cannot attribute, a stall past the whole run): the trace says why and who
 // was left (`left`); everyone is told to leave.
 void Coordinator::stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason) {
-  const CommGroup& group = state_.membership.current();
-  state_.membership.give_up(std::move(reason));
+  const CommGroup& group = membership_.current();
+  membership_.give_up(std::move(reason));
   RecoveryEvent event = event_for(group, judgement);
   event.epoch_after = group.epoch();
   event.round = lowest_round(group, judgement.roots);
   event.group = left;
   event.undecided_ranks = judgement.ambiguous;
   event.stopped = true;
-  event.reason = "stopped: " + state_.membership.abort_reason();
-  state_.record.recoveries.push_back(event);
+  event.reason = "stopped: " + membership_.abort_reason();
+  decisions_.push_back(event);
   release_everyone();
 }
 
@@ -261,13 +214,13 @@ void Coordinator::stop_run(const Judgement& judgement, const std::vector<int>& l
 int Coordinator::lowest_round(const CommGroup& group, const std::vector<int>& dropped) const {
   int round = std::numeric_limits<int>::max();
   for (int world : members_without(group.members(), dropped))
-    if (!state_.membership.awaiting_model(world)) round = std::min(round, detector_.activity(world).round);
+    if (!membership_.awaiting_model(world)) round = std::min(round, detector_.activity(world).round);
   return round == std::numeric_limits<int>::max() ? 0 : round;
 }
 
 RecoveryEvent Coordinator::event_for(const CommGroup& group, const Judgement& judgement) const {
   RecoveryEvent event;
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   event.epoch_before = group.epoch();
   event.detected = first_suspicion(group, judgement);
   event.fault_time = fault_time(judgement, event.detected);
@@ -278,7 +231,7 @@ RecoveryEvent Coordinator::event_for(const CommGroup& group, const Judgement& ju
   event.prediction_drop = prediction_.second;
   // Layered training: the earliest bucket a member was reducing is the one redone first.
   for (int world : group.members()) {
-    const int bucket = state_.workers[static_cast<size_t>(world)].bucket;
+    const int bucket = engine_.bucket(world);
     if (bucket >= 0 && (event.bucket < 0 || bucket < event.bucket)) event.bucket = bucket;
   }
   event.scores = judgement.scores;
@@ -295,7 +248,7 @@ double Coordinator::fault_time(const Judgement& judgement, double detected) cons
   judged.insert(judged.end(), judgement.ambiguous.begin(), judgement.ambiguous.end());
   std::map<int, double> struck;  // judged rank -> the last fault that struck it
   double any = -1;
-  for (const FaultEvent& fault : state_.record.fault_events) {
+  for (const FaultEvent& fault : faults_) {
     if (fault.action != "applied" || fault.time > detected) continue;
     any = fault.time;
     for (const std::vector<int>* ranks : {&fault.ranks, &fault.cut_off})
@@ -319,7 +272,7 @@ double Coordinator::first_suspicion(const CommGroup& group, const Judgement& jud
   std::set<int> judged(judgement.roots.begin(), judgement.roots.end());
   judged.insert(judgement.ambiguous.begin(), judgement.ambiguous.end());
   if (judgement.certain) {
-    double first = sg4::Engine::get_clock();
+    double first = engine_.now();
     for (int world : group.members()) {
       const RankActivity& rank = detector_.activity(world);
       if (rank.doing == RankActivity::Doing::failed && judged.count(rank.peer)) first = std::min(first, rank.since);
@@ -328,9 +281,9 @@ double Coordinator::first_suspicion(const CommGroup& group, const Judgement& jud
   }
   auto symptom = [&](int world) {
     return judged.count(detector_.activity(world).peer) ||
-           (judged.count(world) && still_runs(world) && state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on());
+           (judged.count(world) && still_runs(world) && engine_.host_up(world));
   };
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   double first = now;
   if (!judged.empty())
     for (int world : group.members())
@@ -343,7 +296,7 @@ double Coordinator::first_suspicion(const CommGroup& group, const Judgement& jud
 // When `world`'s wait was checked past its deadline or its transfer broke (the clock:
 // neither yet).
 double Coordinator::suspicious_since(int world) const {
-  const double now = sg4::Engine::get_clock();
+  const double now = engine_.now();
   const RankActivity& rank = detector_.activity(world);
   if (rank.doing == RankActivity::Doing::failed) return rank.since;
   if (rank.doing != RankActivity::Doing::waiting || detector_.transfer_over(world)) return now;
@@ -356,7 +309,7 @@ double Coordinator::suspicious_since(int world) const {
 // Late transfers that all cross links no drop can avoid: in the trace once per epoch and
 // set of links (the group goes on, slower).
 void Coordinator::record_slow_links(const Judgement& judgement) {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   if (group.epoch() == last_slow_links_.first && judgement.slow_links == last_slow_links_.second) return;
   last_slow_links_ = {group.epoch(), judgement.slow_links};
   RecoveryEvent event = event_for(group, judgement);
@@ -364,11 +317,11 @@ void Coordinator::record_slow_links(const Judgement& judgement) {
   event.round = lowest_round(group, {});
   event.group = group.members();
   event.reason = judgement.rule;
-  state_.record.recoveries.push_back(event);
+  decisions_.push_back(event);
 }
 
 void Coordinator::record_undecided(const Judgement& judgement, double window) {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   // the same doubt in this epoch: already in the trace
   if (!undecided_.emplace(group.epoch(), judgement.ambiguous).second) return;
   RecoveryEvent event = event_for(group, judgement);
@@ -378,7 +331,7 @@ void Coordinator::record_undecided(const Judgement& judgement, double window) {
   event.undecided_ranks = judgement.ambiguous;
   event.reason = fmt::format("undecided between ranks {}: {}; nobody dropped, judged again after {:.9g} s",
                              fmt::join(judgement.ambiguous, ", "), judgement.rule, window);
-  state_.record.recoveries.push_back(event);
+  decisions_.push_back(event);
 }
 
 // Verdicts for the members. The flags come first: a rank whose transfer breaks because a
@@ -393,7 +346,7 @@ void Coordinator::deliver(const CommGroup& group, const std::vector<int>& droppe
     // What it waits on belongs to the abandoned epoch: no evidence for the next one.
     if (rank.doing != RankActivity::Doing::computing) {
       rank.doing = RankActivity::Doing::idle;
-      rank.activity = nullptr;
+      rank.transfer = TransferRef{};
     }
   }
   for (int world : group.members()) {
@@ -401,24 +354,20 @@ void Coordinator::deliver(const CommGroup& group, const std::vector<int>& droppe
     // Only a worker still in the run hears it: a verdict nobody reads would stay in the
     // mailbox and be taken by the next worker on that rank (one whose host came back
     // asks to rejoin and waits for that answer, not for this one).
-    const WorkerFate fate = state_.workers[static_cast<size_t>(world)].fate;
-    if (!state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on() || (fate != WorkerFate::running && !admitted(world)))
+    const WorkerFate fate = engine_.fate(world);
+    if (!engine_.host_up(world) || (fate != WorkerFate::running && !admitted(world)))
       continue;
     // A postponed joiner's answer is its admission at a later round (rebuild).
     if (std::find(postponed.begin(), postponed.end(), world) != postponed.end()) continue;
     send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
     // One done with the last round, waiting for the others, reads it now.
-    if (const auto& waiting = state_.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
+    engine_.wake_waiting(world);
   }
 }
 
-// Verdicts queue in the worker's mailbox, in order; the detector counts them so that the
-// worker acts on the last one only (a group rebuilt twice before it read the first).
-void Coordinator::send(int world, Verdict verdict) {
-  Verdict* letter = detector_.letter(std::move(verdict));
-  detector_.verdict_sent(world, letter);
-  tell(state_, detector_, world, letter);
-}
+// Verdicts queue in the worker's mailbox, in order; the worker acts on the last one only
+// (a group rebuilt twice before it read the first).
+void Coordinator::send(int world, Verdict verdict) { engine_.send_verdict(world, std::move(verdict)); }
 
 // `world`'s last verdict did not cross (a link on its way went down): a resender on the
 // control host sends it again once the way is up, checking at doubling intervals for up
@@ -427,16 +376,13 @@ void Coordinator::send(int world, Verdict verdict) {
 // read a later verdict meanwhile, or is gone (its host down, or a new worker there).
 void Coordinator::resend(int world) {
   const double patience = link_patience();
-  const int incarnation = detector_.incarnation(world);
-  // It runs until the simulation ends, like the coordinator (run never returns): `this` outlives it.
-  sg4::Actor::create("resender", state_.setup.control_host, [this, world, incarnation, patience] {
-    sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
+  const int incarnation = engine_.incarnation(world);
+  // It runs until the simulation ends, like the coordinator: `this` outlives it.
+  engine_.beside([this, world, incarnation, patience] {
     double waited = 0, step = detector_.limit(0);
-    while (detector_.verdict_lost(world) && detector_.incarnation(world) == incarnation && host->is_on()) {
+    while (engine_.verdict_lost(world) && engine_.incarnation(world) == incarnation && engine_.host_up(world)) {
       if (way_up(world)) {
-        Verdict* letter = detector_.last_letter(world);
-        detector_.verdict_sent(world, letter);
-        tell(state_, detector_, world, letter);
+        engine_.resend_verdict(world);
         return;
       }
       if (waited >= patience) {
@@ -444,30 +390,30 @@ void Coordinator::resend(int world) {
         return;
       }
       const double pause = std::min(step, patience - waited);
-      sg4::this_actor::sleep_for(pause);
+      engine_.sleep(pause);
       waited += pause;
       step *= 2;
     }
-  })->daemonize();
+  });
 }
 
 // Whether a verdict can reach `world` now: the links between the control host and its
 // host are up, or (a worker on the control host) a courier can carry it.
 bool Coordinator::way_up(int world) {
-  if (on_control_host(state_, world)) return courier_for(state_, world) >= 0;
-  const std::vector<const sg4::Link*>& links = heartbeat_route(world);
-  return std::all_of(links.begin(), links.end(), [](const sg4::Link* link) { return link->is_on(); });
+  if (run_.on_control_host(world)) return engine_.courier_available(world);
+  const std::vector<LinkRef>& links = heartbeat_route(world);
+  return std::all_of(links.begin(), links.end(), [&](LinkRef link) { return engine_.link_up(link); });
 }
 
 void Coordinator::release_everyone() {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   deliver(group, group.members(), nullptr, 0);
 }
 
 void Coordinator::rebuild(const Judgement& judgement) {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   std::vector<int> survivors = judgement.order.empty() ? members_without(group.members(), judgement.roots) : judgement.order;
-  const int min_workers = state_.setup.scenario->recovery.min_workers;
+  const int min_workers = run_.scenario->recovery.min_workers;
   if (static_cast<int>(survivors.size()) < std::max(1, min_workers)) {
     std::string reason =
         survivors.empty()
@@ -487,20 +433,20 @@ void Coordinator::rebuild(const Judgement& judgement) {
     survivors = keeping_off_slow_links(std::move(survivors));
     if (survivors != before) kept_off = "; the survivors take an order that keeps off " + links_kept_off();
   }
-  auto next = state_.new_group(group.epoch() + 1, survivors);
+  auto next = engine_.new_group(group.epoch() + 1, survivors);
   RecoveryEvent event = event_for(group, judgement);
   event.epoch_after = next->epoch();
   event.round = resume_round;
   event.dropped_ranks = judgement.roots;
-  for (int world : judgement.roots) event.dropped_hosts.push_back(state_.setup.rank_hosts[static_cast<size_t>(world)]->get_name());
+  for (int world : judgement.roots) event.dropped_hosts.push_back(run_.rank_hosts[static_cast<size_t>(world)]);
   event.group = survivors;
   event.postponed_ranks = postponed;
   event.reason = judgement.rule + kept_off;
-  state_.record.recoveries.push_back(event);
-  state_.membership.rebuild(next);
+  decisions_.push_back(event);
+  membership_.rebuild(next);
   deliver(group, judgement.roots, next, resume_round, postponed);
   failures_ = false;
-  rebuilt_at_ = sg4::Engine::get_clock();
+  rebuilt_at_ = engine_.now();
   late_seen_.clear();
   detector_.new_epoch();
   prediction_ = {-1, -1};
@@ -518,7 +464,7 @@ void Coordinator::rebuild(const Judgement& judgement) {
 // gradient of that round). They are not dropped: they join again at a later round.
 std::vector<int> Coordinator::postponed_joiners(const std::vector<int>& roots, int resume_round) const {
   std::vector<int> postponed;
-  for (const Membership::Joiner& joiner : state_.membership.joiners()) {
+  for (const Membership::Joiner& joiner : membership_.joiners()) {
     if (std::find(roots.begin(), roots.end(), joiner.world) != roots.end()) continue;
     if (!joiner.has_model || joiner.round > resume_round) postponed.push_back(joiner.world);
   }
@@ -529,20 +475,20 @@ std::vector<int> Coordinator::postponed_joiners(const std::vector<int>& roots, i
 // A returning worker joins at the next round that no worker has started yet, so that
 // every member switches group at the same round boundary.
 void Coordinator::admit(int world) {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   // Back before anyone noticed it was gone: it joins once the rebuild has dropped it.
   if (std::find(group.members().begin(), group.members().end(), world) != group.members().end()) {
     waiting_joins_.push_back(world);
     return;
   }
   detector_.activity(world) = RankActivity{};  // a new worker: nothing of the one that was killed
-  admit_at(world, state_.membership.next_unstarted_round(), false);
+  admit_at(world, membership_.next_unstarted_round(), false);
 }
 
 // Admits `world` at `round` (again, when a rebuild postponed it).
 void Coordinator::admit_at(int world, int round, bool again) {
-  const CommGroup& group = state_.membership.current();
-  if (round >= state_.setup.scenario->training.rounds) {
+  const CommGroup& group = membership_.current();
+  if (round >= run_.scenario->training.rounds) {
     send(world, Verdict{true, nullptr, 0});  // training is over before it could join
     return;
   }
@@ -567,14 +513,14 @@ void Coordinator::admit_at(int world, int round, bool again) {
       members.insert(members.begin() + static_cast<std::ptrdiff_t>(first_try), world);
     members = keeping_off_slow_links(std::move(members), true);
   }
-  auto next = state_.new_group(group.epoch() + 1, members);
-  state_.membership.admit(round, world, next);
+  auto next = engine_.new_group(group.epoch() + 1, members);
+  membership_.admit(round, world, next);
 
   RecoveryEvent event;
   event.epoch_before = group.epoch();
   event.epoch_after = next->epoch();
   event.round = round;
-  event.detected = event.rebuilt = sg4::Engine::get_clock();
+  event.detected = event.rebuilt = engine_.now();
   event.joined_ranks = {world};
   event.group = members;
   event.reason = again ? fmt::format("rank {} rejoins at round {} (postponed by the rebuild)", world, round)
@@ -583,22 +529,27 @@ void Coordinator::admit_at(int world, int round, bool again) {
     event.reason += fmt::format(", at group rank {}, in an order that keeps off {}",
                                 std::find(members.begin(), members.end(), world) - members.begin(), links_kept_off());
   event.rule = "join";
-  state_.record.recoveries.push_back(event);
+  decisions_.push_back(event);
   send(world, Verdict{false, next, round, true});
 }
 
 bool Coordinator::undecided_before(const std::vector<int>& ranks) const {
-  return undecided_.count({state_.membership.current().epoch(), ranks}) > 0;
+  return undecided_.count({membership_.current().epoch(), ranks}) > 0;
 }
 
 }  // namespace collsim::coordination
 
 namespace collsim {
 
-void start_coordinator(RunState& state, Detector& detector) {
-  auto run = [shared = state.shared_from_this(), &detector] { coordination::Coordinator(*shared, detector).run(); };
-  simgrid::s4u::ActorPtr actor = simgrid::s4u::Actor::create("coordinator", state.setup.control_host, run);
-  actor->daemonize();  // it waits for reports forever; the run ends with the workers
-}
+RecoveryCoordinator::RecoveryCoordinator(const RunFacts& run, Membership& membership, Detector& detector,
+                                         EnginePort& engine, std::vector<RecoveryEvent>& decisions,
+                                         const std::vector<FaultEvent>& faults)
+    : impl_(std::make_unique<coordination::Coordinator>(run, membership, detector, engine, decisions, faults)) {}
+
+RecoveryCoordinator::~RecoveryCoordinator() = default;
+
+void RecoveryCoordinator::on_report(const Report& report) { impl_->on_report(report); }
+
+double RecoveryCoordinator::link_patience() const { return impl_->link_patience(); }
 
 }  // namespace collsim

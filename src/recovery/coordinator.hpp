@@ -5,8 +5,8 @@
 // of the scenario preempts (preferably one without a worker), chosen when the run starts;
 // so it is never preempted itself.
 //
-// Protocol (typed messages, sim/recovery_messages.hpp):
-//   Report   worker -> coordinator, out of band (sim/detector.hpp): a suspicion (a wait
+// Protocol (typed messages, recovery/events.hpp):
+//   Report   worker -> coordinator, out of band (recovery/detector.hpp): a suspicion (a wait
 //            past its deadline), a failure (a transfer that broke), a straggler (a
 //            progress score below recovery.straggler_threshold x the group's median for
 //            recovery.straggler_window steps), a slow pair (a rank's receives from one peer
@@ -22,7 +22,7 @@
 //            when the worker reads it: a link on its way that went down since it was sent
 //            loses it, which says nothing of the worker; the worker reports it undelivered
 //            and waits for it to be sent again.
-// State machine (Coordinator::run, the one place it lives):
+// State machine (Coordinator::on_report, the one place it lives):
 //   idle --report--> judging: read the wait-for graph of the group from the detector.
 //     roots found, dropping pays  --> rebuild: verdicts, back to idle
 //     root found, keeping pays    --> kept: its deadlines stretch, recorded, back to idle
@@ -75,17 +75,42 @@
 // (the wait-for graph, late transfers, slow links, progress scores, the straggler rule),
 // coordinator_regroup.cpp (orders that keep off slow links) and coordinator_probes.cpp
 // (rules 5b, 5c); the class they share in coordinator_impl.hpp.
+// It meets the engine only through the EnginePort (recovery/engine_port.hpp): the clock,
+// links and hosts up or down, probes, timers, and the verdicts it sends. The SimGrid side,
+// the coordinator actor that feeds it the reports one by one, is sim/recovery_adapter.cpp.
 #include <memory>
 #include <vector>
 
-#include "sim/recovery_messages.hpp"
-#include "sim/run_state.hpp"
+#include "recovery/engine_port.hpp"
+#include "recovery/events.hpp"
+#include "recovery/membership.hpp"
+#include "recovery/run_facts.hpp"
 
 namespace collsim {
 
 class Detector;
+namespace coordination {
+class Coordinator;
+}
 
-// Starts the coordinator actor on the control host (it runs until the engine ends).
-void start_coordinator(RunState& state, Detector& detector);
+class RecoveryCoordinator {
+public:
+  // It reads the run, the detector's view and the faults applied so far; it decides the
+  // membership, tells the detector whom it keeps, and appends its decisions to `decisions`.
+  RecoveryCoordinator(const RunFacts& run, Membership& membership, Detector& detector, EnginePort& engine,
+                      std::vector<RecoveryEvent>& decisions, const std::vector<FaultEvent>& faults);
+  ~RecoveryCoordinator();
+  RecoveryCoordinator(const RecoveryCoordinator&) = delete;
+  RecoveryCoordinator& operator=(const RecoveryCoordinator&) = delete;
+
+  // A report from the detector, in the order they were sent: it acts on it (this may take
+  // simulated time: a second look, probes, a link awaited).
+  void on_report(const Report& report);
+  // How long it waits for a link to come back, and keeps resending a lost verdict.
+  double link_patience() const;
+
+private:
+  std::unique_ptr<coordination::Coordinator> impl_;
+};
 
 }  // namespace collsim

@@ -1,5 +1,5 @@
 // The coordinator reads the wait-for graph: roots, late transfers, slow links, progress scores and the straggler rule.
-#include "sim/coordinator_impl.hpp"
+#include "recovery/coordinator_impl.hpp"
 
 namespace collsim::coordination {
 
@@ -23,7 +23,7 @@ std::vector<int> Coordinator::common_ends(const std::vector<std::pair<int, int>>
     const auto first_late = late_seen_.find({std::min(common[0], common[1]), std::max(common[0], common[1])});
     const double late_start = first_late == late_seen_.end() ? -1 : first_late->second.since;
     std::vector<int> not_cleared;
-    const double threshold = state_.setup.scenario->recovery.straggler_threshold;
+    const double threshold = run_.scenario->recovery.straggler_threshold;
     for (int world : common) {
       const RankActivity& rank = detector_.activity(world);
       const int other = world == common[0] ? common[1] : common[0];
@@ -75,17 +75,17 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
       waits.broken.emplace_back(world, rank.peer);
       out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
       for (auto [end, other] : {std::pair{world, rank.peer}, std::pair{rank.peer, world}})
-        if (const sg4::Link* port = own_link_down(end, other, dead);
-            port != nullptr && !dead.count(end) && waits.ports_down.insert(end).second)
-          out.evidence.push_back(fmt::format("{}'s own link {} is down", end, port->get_name()));
+        if (LinkRef port = own_link_down(end, other, dead);
+            port.id != nullptr && !dead.count(end) && waits.ports_down.insert(end).second)
+          out.evidence.push_back(fmt::format("{}'s own link {} is down", end, engine_.link_name(port)));
     }
   }
   return waits;
 }
 
 Judgement Coordinator::judge(bool second_look) {
-  const CommGroup& group = state_.membership.current();
-  const double now = sg4::Engine::get_clock();
+  const CommGroup& group = membership_.current();
+  const double now = engine_.now();
   Judgement out;
   window_ = 0;
   late_waiters_.clear();
@@ -237,13 +237,13 @@ std::vector<double> Coordinator::note_late_slowdowns(Judgement& out, int common)
 
 // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
 //     of whose ranks is late with a different partner): the roots are every member
-//     behind it, the smaller side of the cut it makes (sim/link_sides.hpp). Dropping only
+//     behind it, the smaller side of the cut it makes (recovery/link_sides.hpp). Dropping only
 //     the ranks seen crossing it would leave the next ones (a ring's new neighbours, a
 //     node's new leader) to cross it in the rebuilt group.
 bool Coordinator::judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, const Waits& waits,
                              Judgement& out) {
   if (late.size() < 2) return false;
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   const std::vector<std::string_view> shared = links_crossed_by_all(late);
   // The link that cuts off the fewest members; two that cut off as many (a pair of
   // nodes exchanging across both NICs) leave the evidence undecided until more comes.
@@ -282,7 +282,7 @@ bool Coordinator::judge_uncut_link(std::vector<std::string_view> shared, const s
                                    Judgement& out) {
   if (shared.empty()) return false;
   if (!waits.late_flows.empty()) {
-    const RouteCache& routes = routes_of(state_.setup.model);
+    const Network& routes = run_.network();
     std::vector<std::string_view> by_data = links_crossed_by_all(waits.late_flows);
     std::erase_if(by_data, [&](std::string_view link) { return !ranks_behind(routes, members, link).empty(); });
     if (!by_data.empty()) shared = by_data;
@@ -316,13 +316,13 @@ bool Coordinator::judge_uncut_link(std::vector<std::string_view> shared, const s
 //     other rules judge (false as well when nothing says the link is slow both ways).
 bool Coordinator::judge_link_slow_both_ways(const Waits& waits, Judgement& out) {
   if (waits.late_flows.empty() || avoided_halves_.empty() || !waits.broken.empty()) return false;
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   auto avoided = [&](int id) {
     return std::find(avoided_halves_.begin(), avoided_halves_.end(), id) != avoided_halves_.end();
   };
   std::vector<std::string_view> slow;  // the physical links of the halves avoided as slow (up)
   for (int half : avoided_halves_)
-    if (routes.simgrid_link(half)->is_on()) slow.push_back(physical(half));
+    if (engine_.link_up(half)) slow.push_back(physical(half));
   std::vector<std::string_view> shared = links_crossed_by_all(waits.late_flows);
   std::erase_if(shared, [&](std::string_view link) { return std::find(slow.begin(), slow.end(), link) == slow.end(); });
   std::vector<int> twins = slow_halves(waits.late_flows, shared);
@@ -346,7 +346,7 @@ bool Coordinator::judge_link_slow_both_ways(const Waits& waits, Judgement& out) 
 
 // The physical links that the route of every one of `late` crosses (either way).
 std::vector<std::string_view> Coordinator::links_crossed_by_all(const std::vector<std::pair<int, int>>& late) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const Network& routes = run_.network();
   std::vector<std::string_view> shared = physical_links(routes, late.front().first, late.front().second);
   for (auto [a, b] : late)
     std::erase_if(shared, [&](std::string_view link) { return !route_crosses(routes, a, b, link); });
@@ -419,7 +419,7 @@ bool Coordinator::judge_progress(const std::vector<int>& members, Judgement& out
   const std::vector<int> flagged = detector_.stragglers(members);
   if (flagged.empty()) return false;
   const auto is_flagged = [&](int world) { return std::find(flagged.begin(), flagged.end(), world) != flagged.end(); };
-  const RecoverySpec& recovery = state_.setup.scenario->recovery;
+  const RecoverySpec& recovery = run_.scenario->recovery;
   out.median = detector_.median_score(members);
   std::vector<int> pairs;  // flagged ranks and their one slow peer, when either may be the slow one
   for (int world : flagged) {
@@ -470,14 +470,14 @@ void Coordinator::add_scores(const std::vector<int>& members, Judgement& out) co
     if (const double mine = detector_.score(world); mine >= 0) out.scores.emplace_back(world, mine);
 }
 
-// The straggler rule's prices (sim/straggler_price.hpp) for the judgement's roots.
+// The straggler rule's prices (recovery/straggler_price.hpp) for the judgement's roots.
 Prediction Coordinator::predict(const Judgement& judgement) const {
   Slowness slow;
   slow.roots = judgement.roots;
   slow.slowdown = judgement.slowdown;
   slow.compute_bound = judgement.compute_bound;
   slow.pace_measured = judgement.pace_measured;
-  slow.round = lowest_round(state_.membership.current(), judgement.roots);
+  slow.round = lowest_round(membership_.current(), judgement.roots);
   slow.late_waiters = late_waiters_;
   // What the measure was against: a computation's expectation when it began, a
   // transfer's the root's tolerance now (its window was forgotten when it was kept).
@@ -488,7 +488,7 @@ Prediction Coordinator::predict(const Judgement& judgement) const {
 }
 
 bool Coordinator::dropping_pays(Judgement& judgement) {
-  const CommGroup& group = state_.membership.current();
+  const CommGroup& group = membership_.current();
   const int round = lowest_round(group, judgement.roots);
   if (members_without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
   const auto [remaining, done, keep, drop, priced_s] = predict(judgement);
@@ -498,7 +498,7 @@ bool Coordinator::dropping_pays(Judgement& judgement) {
   // time): dropping them gains no more than the model's change with p (a naive
   // allreduce's root has one partner fewer), which is no culprit's cost. Slower than
   // 1 / straggler_threshold, as the straggler rule asks, or not at all.
-  if (!judgement.certain && s < 1 / state_.setup.scenario->recovery.straggler_threshold) {
+  if (!judgement.certain && s < 1 / run_.scenario->recovery.straggler_threshold) {
     judgement.evidence.push_back(fmt::format("x{:.3g} slower is no slower than 1 / straggler_threshold: nobody dropped", s));
     prediction_ = {-1, -1};
     return false;
@@ -534,7 +534,7 @@ bool Coordinator::dropping_pays(Judgement& judgement) {
   event.group = group.members();
   event.reason = fmt::format("kept rank{} {}: {}, but keeping is predicted faster than a rebuild",
                              judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
-  state_.record.recoveries.push_back(event);
+  decisions_.push_back(event);
   return false;
 }
 

@@ -1,4 +1,4 @@
-#include "sim/place_search.hpp"
+#include "recovery/place_search.hpp"
 
 #include <algorithm>
 #include <cstddef>
