@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,21 +70,31 @@ inline void copy_elements(View to, View from) {
 // floor(x * carried / logical), so the logical elements [a, b) are the carried elements
 // [at(a), at(b)): any two ranks map the same logical span to the same carried span, and
 // spans that tile the vector tile its memory. When everything is carried the map is the
-// identity.
+// identity. A map may also be piecewise (a gradient bucket's layers, each its own share of
+// the carried elements): the same rule inside each piece.
 struct CarriedMap {
+  // Where a piece begins: its first logical and first carried element.
+  struct Start {
+    size_t logical = 0, carried = 0;
+  };
   size_t carried = 0;
   size_t logical = 0;
+  // The pieces' starts in order, the first at (0, 0); none: one piece. Shared, as buffers
+  // and their maps are copied freely.
+  std::shared_ptr<const std::vector<Start>> pieces;
 
   size_t at(size_t x) const {
     if (carried == logical) return x;
+    if (pieces) return piecewise_at(x);
     return static_cast<size_t>(static_cast<unsigned __int128>(x) * carried / logical);
   }
   // Carried elements enough for any span of `length` logical elements (at(a + length) -
-  // at(a) <= ceil(length * carried / logical) for every a).
-  size_t room_for(size_t length) const {
-    if (carried == logical) return length;
-    return static_cast<size_t>((static_cast<unsigned __int128>(length) * carried + logical - 1) / logical);
-  }
+  // at(a) <= ceil(length * carried / logical) for every a; piecewise, the densest piece's
+  // ratio and one more element for each piece the span may cross).
+  size_t room_for(size_t length) const;
+
+private:
+  size_t piecewise_at(size_t x) const;
 };
 
 // Owns the carried elements of a vector (typed elements behind a type-erased byte array,
@@ -96,8 +107,8 @@ class Buffer {
 public:
   Buffer() = default;
   Buffer(Dtype dtype, size_t count) : Buffer(dtype, count, count) {}
-  Buffer(Dtype dtype, size_t carried, size_t logical)
-      : dtype_(dtype), map_{carried, logical}, bytes_(carried * dtype_size(dtype)) {}
+  Buffer(Dtype dtype, size_t carried, size_t logical) : Buffer(dtype, CarriedMap{carried, logical, nullptr}) {}
+  Buffer(Dtype dtype, CarriedMap map) : dtype_(dtype), map_(std::move(map)), bytes_(map_.carried * dtype_size(dtype)) {}
 
   Dtype dtype() const { return dtype_; }
   // Logical elements: what the algorithms split and the network carries.
@@ -121,7 +132,7 @@ public:
     return {bytes_.data() + offset * elem_bytes(), length, elem_bytes(), logical};
   }
   // Scratch room for any part of `length` logical elements of this vector (holding()).
-  Buffer scratch(size_t length) const { return Buffer(dtype_, map_.room_for(length), length); }
+  Buffer scratch(size_t length) const { return Buffer(dtype_, std::min(map_.room_for(length), length), length); }
   // This buffer's first elements, shaped as `part` (as many carried elements, standing for
   // as many logical ones): where a copy of the part, or a peer's version of it, goes.
   View holding(const View& part);
@@ -133,11 +144,11 @@ public:
     return {bytes_.data() + i * carried * elem_bytes(), carried, elem_bytes(), map_.logical / n};
   }
 
-  // A copy of the carried elements [offset, offset + length), standing for `logical`
-  // elements (a gradient bucket's part of the whole vector).
-  Buffer slice(size_t offset, size_t length, size_t logical) const {
-    Buffer piece(dtype_, length, logical);
-    if (length > 0) std::memcpy(piece.data(), data() + offset * elem_bytes(), length * elem_bytes());
+  // A copy of the carried elements [offset, offset + map.carried), laid out by `map` (a
+  // gradient bucket's part of the whole vector).
+  Buffer slice(size_t offset, const CarriedMap& map) const {
+    Buffer piece(dtype_, map);
+    if (map.carried > 0) std::memcpy(piece.data(), data() + offset * elem_bytes(), map.carried * elem_bytes());
     return piece;
   }
 

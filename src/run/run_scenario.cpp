@@ -59,11 +59,10 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
   }
   for (const BucketSlice& slice : result.sharded_buckets) {
     std::vector<Buffer> results;
-    const auto logical = static_cast<size_t>(slice.bucket.parameters);
-    for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.count, logical));
+    for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.map));
     const Verification one =
         verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
-                       [&](int rank, Buffer& buf) { buf = inputs[static_cast<size_t>(rank)].slice(slice.offset, slice.count, logical); });
+                       [&](int rank, Buffer& buf) { buf = inputs[static_cast<size_t>(rank)].slice(slice.offset, slice.map); });
     merged.max_error = std::max(merged.max_error, one.max_error);
     merged.wrong_elements += one.wrong_elements;
     merged.tolerance = one.tolerance;

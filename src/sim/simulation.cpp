@@ -59,8 +59,9 @@ double vectors_held(const Scenario& scenario, int p) {
 
 // The run's carried elements: of the whole vector, or of each bucket.
 Payload plan_run_payload(const Scenario& scenario, int p) {
-  std::vector<uint64_t> parts;
-  for (const Bucket& bucket : plan_training_buckets(scenario)) parts.push_back(bucket.parameters);
+  std::vector<std::vector<uint64_t>> parts;
+  for (const Bucket& bucket : plan_training_buckets(scenario))
+    parts.push_back(layer_parameters(scenario.training.layers, bucket));
   return plan_payload(scenario.collective.size, scenario.collective.dtype, p, scenario.collective.carried_elements,
                       scenario.collective.channels, vectors_held(scenario, p), parts);
 }
@@ -69,7 +70,9 @@ Payload plan_run_payload(const Scenario& scenario, int p) {
 std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
   const std::vector<Bucket> buckets = plan_training_buckets(scenario);
   if (buckets.empty()) return {};
-  return slice_buckets(buckets, payload.part_carried);
+  std::vector<CarriedMap> maps;
+  for (size_t b = 0; b < buckets.size(); ++b) maps.push_back(payload.part_map(b));
+  return slice_buckets(buckets, maps);
 }
 
 // What each iteration of training does besides one collective: its buckets and batch.
@@ -101,6 +104,30 @@ void plan_iterations(const Scenario& scenario, RunState& state, SimResult& resul
     state.record.owned_parameters.set(i, training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
 }
 
+// A user's carried count that leaves chunks or layers without an element: they are
+// simulated all the same (their bytes, their time), but no data of theirs is checked.
+void note_thin_carry(uint64_t asked, uint64_t chunks, SimResult& result) {
+  const Payload& payload = result.payload;
+  size_t thin_parts = 0, empty_layers = 0, layers = 0;
+  for (size_t i = 0; i < payload.part_logical.size(); ++i) {
+    if (payload.part_carried[i] < carried_to_represent(payload.part_logical[i], chunks)) ++thin_parts;
+    if (payload.piece_logical[i].size() < 2) continue;
+    layers += payload.piece_logical[i].size();
+    empty_layers += static_cast<size_t>(std::count(payload.piece_carried[i].begin(), payload.piece_carried[i].end(), 0));
+  }
+  const std::string unverified = "their messages are simulated in full, their data is not verified (the default "
+                                 "carry gives every one an element)";
+  if (thin_parts > 0)
+    result.notes.push_back(fmt::format(
+        "carried_elements {}: {} some of the {} chunks (p x channels) without an element: {}", asked,
+        payload.part_logical.size() == 1 ? std::string("leaves")
+                                         : fmt::format("{} of the {} buckets leave", thin_parts, payload.part_logical.size()),
+        chunks, unverified));
+  if (empty_layers > 0)
+    result.notes.push_back(fmt::format("carried_elements {}: {} of the {} layers carry no element: {}", asked,
+                                       empty_layers, layers, unverified));
+}
+
 // The notes a user should read about the carried elements (logical vs carried size).
 void note_payload(const Scenario& scenario, SimResult& result) {
   if (result.payload.downscaled()) {
@@ -119,21 +146,8 @@ void note_payload(const Scenario& scenario, SimResult& result) {
     result.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                        *scenario.collective.carried_elements, result.payload.logical_elems,
                                        result.payload.carried_elems));
-  // Chunks without a carried element are simulated all the same (their bytes, their time),
-  // but no data of theirs is checked.
-  const auto chunks = static_cast<uint64_t>(result.workers) * static_cast<uint64_t>(scenario.collective.channels);
-  size_t thin = 0;
-  const Payload& payload = result.payload;
-  for (size_t i = 0; i < payload.part_logical.size(); ++i)
-    if (payload.part_carried[i] < carried_to_represent(payload.part_logical[i], chunks)) ++thin;
-  if (thin > 0)
-    result.notes.push_back(fmt::format(
-        "carried_elements {}: {} some of the {} chunks (p x channels) without an element: their messages are "
-        "simulated in full, their data is not verified (the default carry gives every chunk one)",
-        *scenario.collective.carried_elements,
-        payload.part_logical.size() == 1 ? std::string("leaves")
-                                         : fmt::format("{} of the {} buckets leave", thin, payload.part_logical.size()),
-        chunks));
+  note_thin_carry(*scenario.collective.carried_elements,
+                  static_cast<uint64_t>(result.workers) * static_cast<uint64_t>(scenario.collective.channels), result);
 }
 
 // Ranks map to hosts in platform order, or as the scenario's placement says.
@@ -598,7 +612,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   engine.run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);
   collect_results(state, result);
-  result.link_usage = link_usage.finish(result.messages, result.simulated_time);
+  result.link_usage = link_usage.finish(result.simulated_time);
   std::vector<int> dropped;
   for (const auto& recovery : result.recoveries)
     dropped.insert(dropped.end(), recovery.dropped_ranks.begin(), recovery.dropped_ranks.end());

@@ -363,7 +363,7 @@ private:
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
-    Buffer bucket = buf.slice(slice.offset, slice.count, slice.bucket.parameters);
+    Buffer bucket = buf.slice(slice.offset, slice.map);
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
     me_.in_flight = interval;
@@ -440,8 +440,7 @@ private:
   Chunk owned_part(size_t b, int rank, int size) const {
     const BucketSlice& slice = setup_.buckets[b];
     const Chunk own = *reduced_part(Collective::reduce_scatter, slice.bucket.parameters, rank, size, 0);
-    const CarriedMap map = slice.map();
-    return {map.at(own.offset), map.at(own.offset + own.count) - map.at(own.offset)};
+    return {slice.map.at(own.offset), slice.map.at(own.offset + own.count) - slice.map.at(own.offset)};
   }
 
   // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,

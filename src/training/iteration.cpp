@@ -100,15 +100,21 @@ std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_p
   return buckets;
 }
 
-std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<uint64_t>& carried) {
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<CarriedMap>& maps) {
   std::vector<BucketSlice> slices;
   for (size_t b = 0; b < buckets.size(); ++b) {
     size_t before = 0;  // the carried elements of the buckets earlier in the vector
     for (size_t other = 0; other < buckets.size(); ++other)
-      if (buckets[other].offset < buckets[b].offset) before += carried[other];
-    slices.push_back({buckets[b], before, carried[b]});
+      if (buckets[other].offset < buckets[b].offset) before += maps[other].carried;
+    slices.push_back({buckets[b], before, maps[b].carried, maps[b]});
   }
   return slices;
+}
+
+std::vector<uint64_t> layer_parameters(const std::vector<Layer>& layers, const Bucket& bucket) {
+  std::vector<uint64_t> parameters;
+  for (int l = bucket.first; l <= bucket.last; ++l) parameters.push_back(layers[static_cast<size_t>(l)].parameters);
+  return parameters;
 }
 
 }  // namespace collsim

@@ -71,15 +71,17 @@ const NamedEnum<Overlap>& overlap_names();
 double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
 
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
-// bucket b holds carried[b] elements standing for its parameters, the buckets laid out in
-// the gradient vector's order (forward order of their layers).
+// bucket b's carried elements are laid out by maps[b] (its parameters among its carried
+// elements, layer by layer), the buckets one after the other in the gradient vector's order
+// (forward order of their layers).
 struct BucketSlice {
   Bucket bucket;
   size_t offset = 0, count = 0;  // carried elements
-
-  // Where the bucket's logical elements lie among its carried ones.
-  CarriedMap map() const { return {count, static_cast<size_t>(bucket.parameters)}; }
+  CarriedMap map;                // the bucket's parameters among its carried elements
 };
-std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<uint64_t>& carried);
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<CarriedMap>& maps);
+
+// The parameters of each layer of a bucket, in forward (vector) order.
+std::vector<uint64_t> layer_parameters(const std::vector<Layer>& layers, const Bucket& bucket);
 
 }  // namespace collsim
