@@ -42,7 +42,9 @@ std::string nested_dump(const json& value, int depth) {
 // is smaller.
 SimResult result_with_messages(uint64_t limit) {
   SimResult result;
-  result.workers = 41;
+  auto plan = std::make_shared<RunPlan>();
+  plan->workers = 41;
+  result.plan = plan;
   result.messages.set_limit(limit);
   for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
   return result;
