@@ -80,6 +80,7 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
       ++counted;
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
+  s.collective_rounds = counted;
   s.model_time = model_time(*result.plan->choice.algorithm, result.plan->model);
   s.bound = lower_bound(collective, result.plan->model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
@@ -139,6 +140,42 @@ std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
   return out;
 }
 
+// The collective time's row: what it averages or adds up.
+std::string describe_collective_time(const SimResult& result, const RunSummary& s) {
+  const int buckets = result.plan->training.bucket_count();
+  const std::string what = buckets > 1 ? fmt::format("its {} bucket allreduces added up", buckets) : "one collective";
+  const bool all_rounds = static_cast<size_t>(s.collective_rounds) >= result.rounds.size();
+  if (all_rounds && s.collective_rounds <= 1) return fmt::format("{} ({})", format_time(s.collective_time), what);
+  if (all_rounds)
+    return fmt::format("{} per round ({}; the mean of {} rounds)", format_time(s.collective_time), what,
+                       s.collective_rounds);
+  if (s.collective_rounds <= 1)
+    return fmt::format("{} ({}: the first group's one round, before the rebuild)", format_time(s.collective_time), what);
+  return fmt::format("{} per round ({}; the mean of the first group's {} rounds, before the rebuild)",
+                     format_time(s.collective_time), what, s.collective_rounds);
+}
+
+// Whether a run is more than its collective: rounds, computation or layers.
+bool more_than_a_collective(const Scenario& scenario) {
+  return scenario.training.rounds > 1 || scenario.training.compute > 0 || scenario.training.compute_flops > 0 ||
+         scenario.training.has_layers();
+}
+
+// "simulated time" is the whole run, as in the trace, the HTML report and sweep tables;
+// when the run is more than one collective, the mean collective has its own row (and the
+// model line compares with it).
+void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                   const SimResult& result, const RunSummary& s) {
+  const int rounds = scenario.training.rounds;
+  const std::string whole_run = result.stall.empty()
+                                    ? fmt::format("the whole run, {} round{}", rounds, rounds == 1 ? "" : "s")
+                                    : fmt::format("the whole run, stalled after {} of {} rounds", result.rounds_completed, rounds);
+  rows.emplace_back("simulated time", more_than_a_collective(scenario)
+                                          ? fmt::format("{} ({})", format_time(s.simulated_time), whole_run)
+                                          : format_time(s.collective_time));
+  if (more_than_a_collective(scenario)) rows.emplace_back("collective time", describe_collective_time(result, s));
+}
+
 }  // namespace
 
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
@@ -153,10 +190,9 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                            dtype_name(scenario.collective.dtype), result.plan->payload.carried_elems,
                            result.plan->payload.carried_elems == 1 ? "" : "s")},
   };
-  if (scenario.training.rounds > 1)
-    rows.emplace_back("rounds", fmt::format("{} (total {})", scenario.training.rounds, format_time(s.simulated_time)));
-  rows.emplace_back("simulated time", format_time(s.collective_time));
-  rows.emplace_back("model time", fmt::format("{} (simulated/model = {:.6f})", format_time(s.model_time),
+  add_time_rows(rows, scenario, result, s);
+  rows.emplace_back("model time", fmt::format("{} ({}/model = {:.6f})", format_time(s.model_time),
+                                              more_than_a_collective(scenario) ? "collective" : "simulated",
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));

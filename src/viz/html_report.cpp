@@ -100,7 +100,7 @@ private:
     if (auto v = number("collective_time")) out += row("collective time", format_time(*v) + " per round (mean)");
     if (auto model = number("model_time")) {
       std::string text = format_time(*model) + " (alpha-beta formula)";
-      if (auto c = number("collective_time"); c && *model > 0) text += fmt::format(", simulated/model = {:.6f}", *c / *model);
+      if (auto c = number("collective_time"); c && *model > 0) text += fmt::format(", collective/model = {:.6f}", *c / *model);
       out += row("model time", text);
     }
     if (auto bound = number("lower_bound")) {

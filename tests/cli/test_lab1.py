@@ -56,6 +56,10 @@ def time_of(rows, kind, algorithm, n):
 
 
 
+# the platform, the sizes and the segment: inputs, not results
+GIVEN = {"11 n/B", "15 n/B", "3 MiB", "7 MiB", "1 us", "2 us", "10 GB/s", "4 B", "16 B", "64 B", "4 KiB", "16 KiB", "1 MiB", "5 MiB", "8 MiB", "64 MiB"}
+
+
 class Lab1(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
@@ -113,10 +117,13 @@ class Lab1(labs_common.LabTest):
                 with self.subTest(size=label, kind=kind, algorithm=algorithm):
                     want = formula(kind, algorithm, n)
                     self.assertEqual(fmt_time(want), cell)
+                    self.record(cell)
                     self.assertClose(want, self.sim(kind, algorithm, n))
 
     def test_tiny_messages_are_latency_bound(self):
         n = 4
+        self.assertRounds("0.4 ns", n / B, "answers")
+        self.assertQuoted(f"alpha + 15 n/B = 2 us + {(P - 1) * n / B * 1e9:.0f} ns = 2.006 us", ("answers",))
         binomial, flat_, pipeline = (self.sim("broadcast", a, n) for a in ("binomial", "flat", "pipeline"))
         self.assertLess(binomial, flat_)
         self.assertLess(flat_, pipeline)
@@ -240,6 +247,12 @@ class Lab1(labs_common.LabTest):
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 6)
+
+
+    def test_zz_every_figure_is_checked(self):
+        # runs last (unittest sorts by name): every other test has recorded what it checked
+        self.assertEveryFigureChecked("page", GIVEN)
+        self.assertEveryFigureChecked("answers", GIVEN)
 
 
 if __name__ == "__main__":
