@@ -21,7 +21,7 @@
 #include "model/network.hpp"
 #include "recovery/detector.hpp"
 #include "recovery/link_probe.hpp"
-#include "recovery/link_sides.hpp"
+#include "model/link_sides.hpp"
 #include "recovery/order_search.hpp"
 #include "recovery/straggler_price.hpp"
 #include "training/iteration.hpp"

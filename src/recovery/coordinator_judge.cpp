@@ -237,7 +237,7 @@ std::vector<double> Coordinator::note_late_slowdowns(Judgement& out, int common)
 
 // 4b. Late transfers with no rank in common that all cross one link (a node's NIC, each
 //     of whose ranks is late with a different partner): the roots are every member
-//     behind it, the smaller side of the cut it makes (recovery/link_sides.hpp). Dropping only
+//     behind it, the smaller side of the cut it makes (model/link_sides.hpp). Dropping only
 //     the ranks seen crossing it would leave the next ones (a ring's new neighbours, a
 //     node's new leader) to cross it in the rebuilt group.
 bool Coordinator::judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, const Waits& waits,

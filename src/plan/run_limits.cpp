@@ -1,4 +1,4 @@
-#include "sim/run_limits.hpp"
+#include "plan/run_limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -90,8 +90,8 @@ std::string describe_algorithm(const Scenario& scenario) {
 
 }  // namespace
 
-void check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
-                    const std::vector<size_t>& buckets) {
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<size_t>& buckets) {
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
                         collective.group_size.value_or(0)};
@@ -132,6 +132,10 @@ void check_run_size(const Scenario& scenario, int p, const Payload& payload, siz
                                  "at most {} (README \"Limits\"): carry fewer elements or use fewer ranks",
                                  describe_algorithm(scenario), p, payload.carried_elems, format_size(bytes),
                                  format_size(max_carried_bytes)));
+  RunSize size;
+  size.messages = messages;
+  size.buffer_bytes = bytes;
+  return size;
 }
 
 }  // namespace collsim
