@@ -361,6 +361,7 @@ private:
       }
       out += "\n";
     }
+    if (mode_ == Mode::per_rank) out += draw_overheads();
     // A reduction happens when a message of a reducing phase arrives; it takes no simulated time.
     if (mode_ == Mode::per_rank && count <= 4 * o_.max_tooltips) {
       for (const auto& m : t_.messages) {
@@ -395,10 +396,13 @@ private:
       double end = spans[i].end;
       while (j < spans.size() && spans[j].start < end - 1e-12 * end) end = std::max(end, spans[j++].end);
       const double width = x(end) - x(spans[i].start);
+      // "at once" only when they also start together; staggered ones (posted o apart) are in flight together
+      const bool together = spans[j - 1].start - spans[i].start <= 0.5 * seconds_per_pixel();
       if (j - i >= 2 && width > 60)
-        out += fmt::format(R"~(<text class="small overlap" x="{}" y="{}" text-anchor="middle" font-weight="bold" style="fill:{}" font-size="{}">{} at once</text>)~",
+        out += fmt::format(R"~(<text class="small overlap" x="{}" y="{}" text-anchor="middle" font-weight="bold" style="fill:{}" font-size="{}">{} {}</text>)~",
                            num(x(spans[i].start) + width / 2), num(y + row_height() - 1.5), color,
-                           num(std::min(11.0, row_height())), j - i);
+                           num(std::min(11.0, row_height())), j - i,
+                           together ? "at once" : fmt::format("in flight, started {} apart", short_time((spans[j - 1].start - spans[i].start) / static_cast<double>(j - i - 1))));
       i = j;
     }
     return out;
@@ -414,9 +418,11 @@ private:
       for (int rank : round.group) {
         if (rank < 0 || rank >= lanes_) continue;
         std::vector<std::pair<double, double>> busy;
-        for (const auto* list : {&sends[static_cast<size_t>(rank)], &receives[static_cast<size_t>(rank)]})
-          for (const Span& span : *list)
-            if (span.message->round == round.round) busy.emplace_back(span.start, span.end);
+        // a send keeps its rank busy from its overhead on
+        for (const Span& span : sends[static_cast<size_t>(rank)])
+          if (span.message->round == round.round) busy.emplace_back(span.start - t_.overhead, span.end);
+        for (const Span& span : receives[static_cast<size_t>(rank)])
+          if (span.message->round == round.round) busy.emplace_back(span.start, span.end);
         if (busy.empty()) continue;
         std::sort(busy.begin(), busy.end());
         double cursor = entered;
@@ -425,6 +431,24 @@ private:
           cursor = std::max(cursor, end);
         }
       }
+    }
+    return out + "\n";
+  }
+
+  // LogP's overhead: a sender spends o before each message leaves, so that the messages it
+  // posts leave o apart. A dark strip along the top of the send row, [start - o, start].
+  std::string draw_overheads() {
+    std::string out;
+    // (not when o is under two pixels: a legend entry for marks nobody can see would mislead)
+    if (t_.overhead < 2 * seconds_per_pixel() || t_.messages.size() > o_.max_tooltips) return out;
+    for (const auto& m : t_.messages) {
+      overheads_ = true;
+      const double x0 = x(m.start - t_.overhead);
+      out += fmt::format(R"~(<rect class="overhead" x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#ffffff" stroke-width="0.5"><title>{}</title></rect>)~",
+                         num(x0), num(send_row(m.src)), num(std::max(0.6, x(m.start) - x0)), num(row_height() * 0.35),
+                         colors::overhead,
+                         esc(fmt::format("rank {} posts its message to rank {}: overhead {} ({} – {})", m.src, m.dst,
+                                         short_time(t_.overhead), short_time(m.start - t_.overhead), short_time(m.start))));
     }
     return out + "\n";
   }
@@ -493,8 +517,25 @@ private:
     std::vector<double> label_at, label_left;
     for (const auto& r : t_.recovery) {
       if (r.fault_time) {
-        out += piece(*r.fault_time, r.detected, colors::detection, "detection",
-                     fmt::format("detection: {} from the fault to the first report", short_time(r.detected - *r.fault_time)));
+        // Until the first collective after the fault begins, nothing waits on the faulty rank:
+        // the fault is in effect but not yet felt. From then on a wait runs to its deadline.
+        double felt = *r.fault_time;
+        for (const auto& round : t_.rounds) {
+          const double collective_start = round.start + round.compute;
+          if (collective_start > *r.fault_time && collective_start < r.detected) {
+            felt = collective_start;
+            break;
+          }
+        }
+        if (felt > *r.fault_time) {
+          out += piece(*r.fault_time, felt, colors::undetected, "undetected",
+                       fmt::format("the fault is in effect, but no collective runs yet: {} of computation", short_time(felt - *r.fault_time)));
+          undetected_ = true;
+        }
+        out += piece(felt, r.detected, colors::detection, "detection",
+                     fmt::format("detection: {} from the collective's start until a wait passed its deadline "
+                                 "(or a rank fell behind); {} after the fault", short_time(r.detected - felt),
+                                 short_time(r.detected - *r.fault_time)));
         detection_ = true;
       }
       out += piece(r.detected, r.rebuilt, colors::rebuild, "rebuild",
@@ -660,6 +701,9 @@ private:
     if (computes_)
       items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::compute),
                        "compute (until the round's last rank is done)"});
+    if (overheads_)
+      items.push_back({fmt::format(R"~(<rect width="14" height="4" fill="{}"/>)~", colors::overhead),
+                       fmt::format("overhead o = {} before each message leaves", short_time(t_.overhead))});
     if (waits_)
       items.push_back({fmt::format(R"~(<rect y="2" width="14" height="6" fill="url(#{})"/>)~", prefixed("wait")),
                        "waiting for a peer"});
@@ -674,8 +718,12 @@ private:
       items.push_back({fmt::format(R"~(<line x1="7" y1="0" x2="7" y2="10" stroke="{}" stroke-width="1.5" stroke-dasharray="3 2"/>)~",
                                    colors::fault),
                        "fault"});
+    if (undetected_)
+      items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::undetected),
+                       "fault not yet felt (no collective running)"});
     if (detection_)
-      items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::detection), "detection"});
+      items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::detection),
+                       "detection (waiting for a deadline)"});
     if (rebuild_) items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::rebuild), "rebuild"});
     if (resume_) items.push_back({fmt::format(R"~(<rect width="14" height="10" fill="{}"/>)~", colors::resume), "resume"});
     if (dropped_)
@@ -708,8 +756,8 @@ private:
   std::vector<double> ticks_;
   std::vector<std::string> notes_;
   std::set<int> used_phases_;
-  bool computes_ = false, waits_ = false, reductions_ = false, arrows_ = false;
-  bool detection_ = false, rebuild_ = false, resume_ = false, dropped_ = false;
+  bool computes_ = false, waits_ = false, reductions_ = false, arrows_ = false, overheads_ = false;
+  bool detection_ = false, undetected_ = false, rebuild_ = false, resume_ = false, dropped_ = false;
 };
 
 }  // namespace
