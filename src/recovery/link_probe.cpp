@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "model/network.hpp"
-#include "recovery/link_sides.hpp"
+#include "model/link_sides.hpp"
 
 namespace collsim {
 

@@ -28,11 +28,11 @@ RunFacts facts_of(const RunSetup& setup) {
   RunFacts facts;
   facts.scenario = setup.scenario;
   facts.algorithm = setup.algorithm;
-  facts.model = setup.model;
-  facts.rank_localities = setup.rank_localities;
+  facts.model = setup.plan->model;
+  facts.rank_localities = setup.plan->locality.ids;
   for (const sg4::Host* host : setup.rank_hosts) facts.rank_hosts.emplace_back(host->get_name());
   facts.host_speed = setup.rank_hosts.front()->get_speed();
-  facts.zero3 = setup.zero3.has_value();
+  facts.zero3 = setup.plan->training.zero3.has_value();
   // The network model's own corrections, so that expected times are those SimGrid gives.
   facts.solver.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   facts.solver.bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
@@ -96,7 +96,7 @@ bool RecoveryAdapter::transfer_completed(TransferRef transfer) const {
 }
 
 LinkRef RecoveryAdapter::link(int network_id) const {
-  return LinkRef{routes_of(state_.setup.model).simgrid_link(network_id)};
+  return LinkRef{routes_of(state_.setup.plan->model).simgrid_link(network_id)};
 }
 bool RecoveryAdapter::link_up(LinkRef link) const { return link_of(link)->is_on(); }
 std::string RecoveryAdapter::link_name(LinkRef link) const { return link_of(link)->get_name(); }
@@ -107,7 +107,7 @@ bool RecoveryAdapter::host_up(int world) const { return state_.setup.rank_hosts[
 std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
   std::vector<LinkRef> links;
   if (facts_.control_rank >= 0) {
-    const RouteCache& routes = routes_of(state_.setup.model);
+    const RouteCache& routes = routes_of(state_.setup.plan->model);
     const int control = facts_.control_rank;
     for (const NetworkRoute* route : {&routes.route(control, world), &routes.route(world, control)})
       for (int id : route->links) links.push_back(LinkRef{routes.simgrid_link(id)});
@@ -218,7 +218,7 @@ int RecoveryAdapter::courier_for(int world) const {
 
 // Both ways between two ranks' hosts are up (routes from the run's route cache).
 bool RecoveryAdapter::reachable(int from, int to) const {
-  const RouteCache& routes = routes_of(state_.setup.model);
+  const RouteCache& routes = routes_of(state_.setup.plan->model);
   for (auto [a, b] : {std::pair{from, to}, std::pair{to, from}})
     for (int link : routes.route(a, b).links)
       if (!routes.simgrid_link(link)->is_on()) return false;

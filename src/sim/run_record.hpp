@@ -8,6 +8,7 @@
 
 #include "comm/buffer.hpp"
 #include "comm/message_log.hpp"
+#include "plan/run_plan.hpp"
 #include "recovery/events.hpp"
 
 namespace collsim {
@@ -32,10 +33,6 @@ struct Activity {
   double start = 0, end = 0;
   bool abandoned = false;  // a comm interval cut by a fault; the rebuilt group redoes it
 };
-
-// The trace lists the activities of the first ranks only: past them, a layered run's
-// intervals would outgrow its messages (the pictures draw the first 16 ranks).
-inline constexpr int max_activity_ranks = 64;
 
 struct RunRecord {
   MessageLog messages;

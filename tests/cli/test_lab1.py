@@ -157,6 +157,29 @@ class Lab1(labs_common.LabTest):
         self.assertEqual("2.006 us", fmt_time(want))
         self.assertEqual("398.8%", efficiency)
 
+    def test_the_flat_timelines_show_the_overhead(self):
+        import xml.etree.ElementTree as ET
+        svg = "{http://www.w3.org/2000/svg}"
+        for name, o in (("flat-o1", O), ("flat-o0", 0)):
+            with self.subTest(name):
+                root = ET.parse(OUT / f"lab1-{name}.svg").getroot()
+                overheads = [r for r in root.iter(svg + "rect") if r.get("class") == "overhead"]
+                labels = [t.text for t in root.iter(svg + "text") if "overlap" in (t.get("class") or "")]
+                legend = [t.text for t in root.iter(svg + "text")]
+                if o:
+                    # one strip of o per message, back to back: the root posts a copy every o
+                    self.assertEqual(P - 1, len(overheads))
+                    xs = sorted(float(r.get("x")) for r in overheads)
+                    widths = {round(float(r.get("width")), 1) for r in overheads}
+                    self.assertEqual(1, len(widths))
+                    self.assertTrue(all(abs(b - a - float(overheads[0].get("width"))) < 0.1
+                                        for a, b in zip(xs, xs[1:])))
+                    self.assertEqual([f"{P - 1} in flight, started 1 µs apart"], labels)
+                    self.assertIn("overhead o = 1 µs before each message leaves", legend)
+                else:
+                    self.assertEqual([], overheads)
+                    self.assertEqual([f"{P - 1} at once"], labels)
+
     def test_flat_reduce_wins_small_reduces(self):
         # o + alpha + 15 n/B < 4 (o + alpha + n/B)  <=>  n < 3 (o + alpha) B / 11
         limit = 3 * (O + ALPHA) * B / 11

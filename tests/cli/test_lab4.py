@@ -92,9 +92,17 @@ class Lab4(LabTest):
                               ("26.7 ms", recovery["detected"] - fault), ("6.7 ms", recovery["detected"] - started)):
             self.assertRounds(figure, value)
         self.assertClose(started - C, fault)
-        self.assertQuoted("the fault at 57.9 ms; the yellow bar runs from the fault to its detection at 84.6 ms "
-                          "(26.7 ms: round 2's 20 ms of computation, then the first step's 6.7 ms of waiting, three "
-                          "chunks)", "page")
+        self.assertQuoted("the fault at 57.9 ms; on the recovery strip, from the fault to its detection at 84.6 ms "
+                          "(26.7 ms), a pale bar while round 2 computes (20 ms: nothing waits on the slow link yet), then "
+                          "a yellow one while the first step's transfers wait for their deadline (6.7 ms, three chunks)",
+                          "page")
+        # ... and the report's recovery table says the same as the trace
+        import re
+        report = " ".join(re.sub(r"<[^>]+>", " ", (OUT / "lab4-rebuild.html").read_text()).split())
+        keep, drop = recovery["prediction"]["keep"], recovery["prediction"]["drop"]
+        self.assertIn(f"0 → 1 2 {fmt_time(fault)} {fmt_time(recovery['detected'])}", report)
+        self.assertIn(f"dropped rank 2 every late or broken transfer involves it {fmt_time(keep)} {fmt_time(drop)}", report)
+        self.assertQuoted(f"(keep {fmt_time(keep)}, drop {fmt_time(drop)})", "page")
         self.assertEqual([2], recovery["dropped_ranks"])
         # the first step's transfers with rank 2 pass their deadline, 3 chunks, together
         self.assertClose(started + 3 * step(3), recovery["detected"])

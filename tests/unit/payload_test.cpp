@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/payload.hpp"
+#include "plan/payload.hpp"
 
 using namespace collsim;
 

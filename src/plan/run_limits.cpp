@@ -1,4 +1,4 @@
-#include "sim/run_limits.hpp"
+#include "plan/run_limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -90,7 +90,7 @@ std::string describe_algorithm(const Scenario& scenario) {
 
 }  // namespace
 
-void check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
                         collective.group_size.value_or(0)};
@@ -131,6 +131,10 @@ void check_run_size(const Scenario& scenario, int p, const Payload& payload, siz
                                  "at most {} (README \"Limits\"): carry fewer elements or use fewer ranks",
                                  describe_algorithm(scenario), p, payload.carried_elems, format_size(bytes),
                                  format_size(max_carried_bytes)));
+  RunSize size;
+  size.messages = messages;
+  size.buffer_bytes = bytes;
+  return size;
 }
 
 }  // namespace collsim

@@ -1,4 +1,4 @@
-#include "sim/locality.hpp"
+#include "plan/locality.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "sim/payload.hpp"
+#include "plan/payload.hpp"
 
 #include <algorithm>
 #include <cmath>

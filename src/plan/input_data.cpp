@@ -1,4 +1,4 @@
-#include "sim/input_data.hpp"
+#include "plan/input_data.hpp"
 
 #include <type_traits>
 

@@ -1,4 +1,4 @@
-#include "sim/simgrid_guard.hpp"
+#include "plan/simgrid_guard.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -1,66 +1,16 @@
-#include "sim/auto_choice.hpp"
+#include "plan/auto_choice.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "model/contention.hpp"
 #include "model/cost_model.hpp"
-#include "util/child_process.hpp"
 #include "util/suggest.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
-
-std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg) {
-  std::vector<AutoCandidate> table;
-  for (const std::string& name : algorithm_names(scenario.collective.kind)) {
-    // The collective alone: one round, nothing injected, nobody recovering.
-    Scenario trial = scenario;
-    trial.collective.algorithm = name;
-    trial.training.rounds = 1;
-    trial.faults.clear();
-    trial.recovery.policy = RecoveryPolicy::none;
-    const ChildOutcome outcome = run_in_child([&] {
-      SimOptions options;
-      options.cfg = cfg;
-      options.topology_bound = false;  // the trial's time is all it reports
-      options.kept_messages = 0;
-      const SimResult result = run_simulation(trial, options);
-      if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
-      const RoundRecord& round = result.rounds.front();
-      return nlohmann::json{{"model", model_time(*result.algorithm, result.model)},
-                            {"simulated", round.end - round.collective_start}}
-          .dump();
-    });
-    table.push_back(judge_trial(name, outcome, name == algorithm_names(scenario.collective.kind).front()));
-  }
-  return table;
-}
-
-AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first) {
-  AutoCandidate candidate(name);
-  if (outcome.exit_code == 0) {
-    const auto out = nlohmann::json::parse(outcome.output);
-    candidate.model_time = out["model"].get<double>();
-    candidate.simulated_time = out["simulated"].get<double>();
-  } else if (outcome.exit_code != 2 || outcome.output.empty()) {
-    // A trial that crashed or was killed (no exception, no message): its table would be
-    // wrong, so the run fails rather than choose without it.
-    throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
-                                         outcome.output.empty() ? "" : ": " + outcome.output));
-  } else {
-    // The trial threw (run_in_child: exit 2 and the message), most often an InputError
-    // refusing this algorithm here, but any error the run raised counts the same. The
-    // first candidate's error is the scenario's (the real run will report it); another's
-    // is this candidate's and only rules it out.
-    candidate.error = outcome.output;
-    if (first) throw InputError(candidate.error);
-  }
-  return candidate;
-}
 
 AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {
   AutoCandidate candidate(algorithm.name);
@@ -87,7 +37,7 @@ std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput
 
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
                                       const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
-                                      SimResult& result) {
+                                      RunPlan& plan) {
   const bool by_simulation = !simulated.empty();
   std::vector<AutoCandidate> table = simulated;
   if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()));
@@ -117,7 +67,7 @@ const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<A
     else
       why += fmt::format(", {:.2f}x faster than {} ({})", ratio, table[1].algorithm, format_time(key(table[1])));
   }
-  const LowerBound bound = lower_bound(collective, result.model);
+  const LowerBound bound = lower_bound(collective, plan.model);
   why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
                                                    : "; bandwidth-bound: bytes per link matter most";
   if (by_simulation) {
@@ -135,9 +85,10 @@ const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<A
   if (!by_simulation && !table.front().bottleneck.empty())
     why += fmt::format("; its slowest step is paced by {} ({} message{})", table.front().bottleneck,
                        table.front().sharing, table.front().sharing == 1 ? "" : "s");
-  result.notes.push_back(why);
-  result.auto_candidates = table;
-  result.auto_by = by_simulation ? "simulate" : "model";
+  plan.notes.push_back(why);
+  plan.choice.reason = why;
+  plan.choice.candidates = table;
+  plan.choice.by = by_simulation ? "simulate" : "model";
   return best;
 }
 

@@ -1,4 +1,4 @@
-#include "recovery/link_sides.hpp"
+#include "model/link_sides.hpp"
 
 #include <algorithm>
 
