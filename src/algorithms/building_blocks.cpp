@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/channels.hpp"
+#include "algorithms/hierarchy.hpp"
 
 namespace collsim {
 
@@ -60,6 +62,21 @@ void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, con
   }
 }
 
+std::vector<RingTask> own_chunk_rings(Comm& comm, size_t count, int channels) {
+  std::vector<int> locality;
+  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
+  const auto groups = locality_groups(locality);
+  std::vector<RingTask> rings;
+  for (int c = 0; c < channels; ++c) {
+    RingTask ring{channels > 1 ? channel_ring(groups, comm.size(), c) : std::vector<int>{}, 0, {0, count}, c, channels};
+    if (channels == 1)
+      for (int r = 0; r < comm.size(); ++r) ring.members.push_back(r);
+    while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
+    rings.push_back(std::move(ring));
+  }
+  return rings;
+}
+
 void ring_allgather(Comm& comm, Buffer& buf, int mine) {
   // the whole group in rank order, turned so that this rank sits at `mine`
   const int p = comm.size();
@@ -108,7 +125,7 @@ void rings_reduce_scatter(Comm& comm, Buffer& buf, const ReduceOp& op, const std
                           const char* phase) {
   auto chunk = [&](size_t j, int index) { return ring_chunk(buf, rings[j], index); };
   std::vector<Buffer> partials;
-  for (const RingTask& ring : rings) partials.push_back(buf.scratch(ring.chunk(0).count));  // the first is the largest
+  for (const RingTask& ring : rings) partials.push_back(buf.scratch(ring.largest().count));
   for (int step = 0; step < longest_ring(rings); ++step) {
     comm.label(phase, step);
     // after step s, member i holds the partial result of chunk i - s - 2 over s + 2 members

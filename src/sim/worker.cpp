@@ -1,6 +1,7 @@
 #include "sim/worker.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <cstring>
 #include <stdexcept>
@@ -285,7 +286,10 @@ private:
     if (!setup_.regression) return;
     const int root = group_rank_of(group, root_world);
     const int g = group_rank_of(group, world_);
-    Buffer model(Dtype::float64, me_.weights.size());
+    // The weights stand for the logical model, as large as its gradient (collective.size):
+    // shared as that many bytes, in whole float64 elements.
+    const auto logical = static_cast<size_t>(std::ceil(setup_.plan->payload.logical_bytes / sizeof(double)));
+    Buffer model(Dtype::float64, me_.weights.size(), std::max(logical, me_.weights.size()));
     if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));
     Comm comm(group, g);
     comm.set_round(round);
