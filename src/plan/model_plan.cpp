@@ -14,6 +14,7 @@
 #include "model/contention.hpp"
 #include "model/route_cache.hpp"
 #include "plan/auto_choice.hpp"
+#include "scenario/settings_read.hpp"
 #include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -123,7 +124,13 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
     model.locality = locality.ids;
   }
   if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
-  if (automatic) plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
+  if (automatic) {
+    plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
+    for (const UnreadSetting& unread : settings_not_read(scenario.collective, *plan.choice.algorithm))
+      plan.notes.push_back(fmt::format("collective.{}: auto chose {}, which does not read it (read by: {}): it changes "
+                                       "nothing in this run",
+                                       unread.key, plan.choice.algorithm->name, unread.read_by));
+  }
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(plan.choice.algorithm->partners(p, root, servers), model);

@@ -15,6 +15,13 @@ struct Setting {
   bool set;
 };
 
+// Whether `algorithm` reads `setting`: its `[uses ...]`, and the groups for channels too
+// (channel c's rings turn by c members inside each locality group).
+bool reads(const AlgorithmInfo& algorithm, const Setting& setting, const CollectiveSpec& spec) {
+  if (setting.field == &Uses::groups && algorithm.uses.channels && spec.channels > 1) return true;
+  return algorithm.uses.*setting.field;
+}
+
 std::vector<Setting> settings_of(const CollectiveSpec& spec) {
   const CollectiveSpec defaults;
   return {{"root", &Uses::root, spec.root != defaults.root},
@@ -43,19 +50,24 @@ void check_settings_read(const nlohmann::json& object, const CollectiveSpec& spe
     if (!reduces(spec.kind) && object.contains(key) && (std::string_view(key) != "op" || spec.op != OpKind::sum))
       throw InputError(fmt::format("collective.{}: {} reduces nothing (only allreduce, reduce and reduce-scatter "
                                    "do); leave it out", key, collective_name(spec.kind)));
-  if (spec.algorithm == "auto") return;
-  const AlgorithmInfo& algorithm = find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
-  for (const Setting& setting : settings_of(spec))
-    if (setting.set && object.contains(setting.key) && !(algorithm.uses.*setting.field))
+  for (const Setting& setting : settings_of(spec)) {
+    if (!setting.set || !object.contains(setting.key)) continue;
+    // auto chooses later: refused only when no algorithm it may choose reads it
+    bool read = false;
+    for (const AlgorithmInfo& algorithm : all_algorithms())
+      if (algorithm.collective == spec.kind && (spec.algorithm == "auto" || algorithm.name == spec.algorithm))
+        read = read || reads(algorithm, setting, spec);
+    if (!read)
       throw InputError(fmt::format("collective.{}: {} {} does not read it (read by: {}); leave it out", setting.key,
                                    spec.algorithm, collective_name(spec.kind), readers_of(setting.field)));
+  }
 }
 
-std::vector<std::string> settings_not_read(const CollectiveSpec& spec, const AlgorithmInfo& algorithm) {
-  std::vector<std::string> keys;
+std::vector<UnreadSetting> settings_not_read(const CollectiveSpec& spec, const AlgorithmInfo& algorithm) {
+  std::vector<UnreadSetting> unread;
   for (const Setting& setting : settings_of(spec))
-    if (setting.set && !(algorithm.uses.*setting.field)) keys.push_back(fmt::format("collective.{}", setting.key));
-  return keys;
+    if (setting.set && !reads(algorithm, setting, spec)) unread.push_back({setting.key, readers_of(setting.field)});
+  return unread;
 }
 
 }  // namespace collsim

@@ -15,11 +15,17 @@ namespace collsim {
 // `object`, the scenario's "collective", sets to other than its default a setting that
 // spec's algorithm does not read: root, segment, servers, group_size, channels (the
 // `[uses ...]` of `collsim list algorithms`), or op and reduce_bandwidth for a collective
-// that reduces nothing. With algorithm "auto" the choice comes later: the plan notes it.
+// that reduces nothing. With algorithm "auto" only when none of the collective's algorithms
+// reads it; the plan notes it when the one auto chose does not.
 void check_settings_read(const nlohmann::json& object, const CollectiveSpec& spec);
 
-// The settings `object` sets that `algorithm` does not read ("collective.segment"), for
-// auto's note once it has chosen.
-std::vector<std::string> settings_not_read(const CollectiveSpec& spec, const AlgorithmInfo& algorithm);
+// The settings `spec` gives other than their defaults that `algorithm` does not read: each
+// key ("segment") and the algorithms that read it, for auto's note once it has chosen and
+// for `collsim model`'s flags.
+struct UnreadSetting {
+  std::string key;
+  std::string read_by;  // "pipeline broadcast, binary-tree allreduce, ..."
+};
+std::vector<UnreadSetting> settings_not_read(const CollectiveSpec& spec, const AlgorithmInfo& algorithm);
 
 }  // namespace collsim

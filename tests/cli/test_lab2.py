@@ -195,7 +195,8 @@ class Lab2(labs_common.LabTest):
                 # of them, whatever memory carries (docs/algorithms.md "Logical vs carried size")
                 chunk = -(-(n // 4) // p) * 4
                 self.assertClose(2 * (p - 1) * (ALPHA + chunk / B), s["collective_time"], rel=1e-9)
-                self.assertClose(ring(p, n), s["collective_time"], rel=2e-5)
+                # the formula's n/p is fractional: a chunk is at most 4 bytes larger (1e-4 here)
+                self.assertClose(ring(p, n), s["collective_time"], rel=1e-4)
                 self.assertClose(ring_bandwidth(p, n), s["lower_bound"])
                 bandwidth, latency = ring_bandwidth(p, n), ring_latency(p)
                 self.assertEqual(p < p_star, bandwidth > latency)

@@ -70,8 +70,10 @@ class Lab4(LabTest):
         mean = (2 * ring(3) + 3 * ring(3, F * B)) / 5
         self.assertIn(f"simulated time   {fmt_time(total)} (the whole run, 5 rounds)", output)
         self.assertIn(f"collective time  {fmt_time(mean)} per round (one collective; the mean of 5 rounds)", output)
-        whole_mean = (2 * whole_ring(3) + 3 * whole_ring(3, F * B)) / 5
-        self.assertIn(f"(collective/model = {whole_mean / whole_ring(3):.6f})", output)
+        # the model: the fault-free ring of whole elements (the largest chunk paces each step);
+        # the mean: the rounds', each checked against its formula below
+        collectives = [r["collective"] for r in self.wait["rounds"]]
+        self.assertIn(f"(collective/model = {sum(collectives) / 5 / whole_ring(3):.6f})", output)
         self.assertQuoted("the timeline is 2.8 s long", "page")
         rounds = [r["end"] - r["start"] for r in self.wait["rounds"]]
         for r in rounds[:2]:
@@ -201,14 +203,14 @@ class Lab4(LabTest):
         # the prediction: keep = rest of this allreduce + 2 rounds with rank 24's NIC at what it
         # carried in its slow steps (a chunk in a step less its latency: the bytes slower, the
         # latency the same); drop = a redone allreduce of 63 + 2 rounds (the model's chunks are
-        # whole elements, 64 MiB / 63 rounded up to one: within 1e-6)
+        # whole elements, 64 MiB / 63 rounded up to one, the formula's fractional: within 1e-4)
         carried = (N / p) / (slowed - ALPHA)
         self.assertClose(0.4 * B, carried, rel=1e-9)
         keep = (1 - 4 / 126) * ring(p, carried) + (rounds - 2) * (c + ring(p, carried))
         drop = ring(p - 1) + (rounds - 2) * (c + ring(p - 1))
         self.assertRounds("139 ms", keep)
         self.assertClose(keep, event["prediction"]["keep"], rel=0.02)
-        self.assertClose(drop, event["prediction"]["drop"], rel=1e-6)
+        self.assertClose(drop, event["prediction"]["drop"], rel=1e-4)
         self.assertRounds("80 ms", event["prediction"]["drop"])
         self.assertTrue(trace["summary"]["models_identical"])
         self.assertEqual([], trace["summary"]["recovery_quality"]["healthy_dropped"])

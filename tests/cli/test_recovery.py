@@ -47,7 +47,9 @@ class SlowLink(unittest.TestCase):
         for r in rounds:
             want = healthy if r["round"] < 2 else slowed  # the fault strikes as round 2 starts
             self.assertAlmostEqual(r["collective"] / want, 1, delta=1e-7, msg=f"round {r['round']}")
-            self.assertAlmostEqual(r["compute"], 0.020, delta=1e-12)
+            # a round's computation is counted from its first rank's start: the ring's chunks of
+            # whole elements differ by one (4 bytes, 0.4 ns), so the ranks start up to that apart
+            self.assertAlmostEqual(r["compute"], 0.020, delta=1e-9)
 
     def test_rebuild_drops_the_cut_off_worker_and_detects_one_timeout_after_the_stall(self):
         trace, _ = run("scenarios/faults/slow-link-3-rebuild.json")

@@ -252,6 +252,20 @@ TEST_SUITE("sim") {
         });
     }
   }
+  TEST_CASE("ring reduce-scatter and allgather with channels: rank r still ends with (starts from) chunk r") {
+    // channel c carries part c of every rank's chunk; counts below p k leave parts empty
+    for (Collective kind : {Collective::reduce_scatter, Collective::allgather}) {
+      const AlgorithmInfo& ring = find_algorithm(kind, "ring", "test");
+      for (int p : {2, 3, 5, 8})
+        for (int channels : {2, 3})
+          for (int group_size : {0, 3})
+            for (size_t count : counts_for(p))
+              check_ops(ring, p, count, false, [=](Scenario& s) {
+                s.collective.channels = channels;
+                if (group_size > 0) s.collective.group_size = group_size;
+              });
+    }
+  }
   TEST_CASE("parameter-server allreduce: correct with 1, 2, 3 and p servers") {
     const AlgorithmInfo& server = find_algorithm(Collective::allreduce, "parameter-server", "test");
     for (int p : variant_ps) {
