@@ -272,8 +272,9 @@ class Dtypes(CliTest):
                             ("float64", 8008), ("int32", 4004)]:
             for algorithm in ["ring", "hierarchical", "rabenseifner", "double-binary-tree", "naive"]:
                 with self.subTest(dtype=dtype, algorithm=algorithm):
+                    groups = ["--set", "collective.group_size=3"] if algorithm == "hierarchical" else []
                     out = self.assert_ok("run", "--dtype", dtype, "--workers", 7, "--size", size, "--algorithm",
-                                         algorithm, "--set", "collective.group_size=3")
+                                         algorithm, *groups)
                     self.assertRegex(out, rf"(?m)^\s*size\s+.* {dtype} per rank \(1001 elements carried\)")
                     verified = re.search(r"(?m)^\s*verified\s+(.*)$", out)[1]
                     self.assertTrue(verified.startswith("yes (7 ranks"), verified)
