@@ -14,6 +14,7 @@
 #include "run/run_scenario.hpp"
 #include "scenario/scenario.hpp"
 #include "sweep/plot.hpp"
+#include "sweep/plot_scale.hpp"
 #include "sweep/results.hpp"
 #include "util/atomic_file.hpp"
 #include "sweep/sweep_spec.hpp"
@@ -130,16 +131,19 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
 
   // Every output checked before any point runs.
   check_output_path(options.out, "--out");
+  PlotSpec plot_spec;
   if (!options.plot.empty()) {
     check_output_path(options.plot, "--plot");
+    plot_spec = plot_spec_from_json(sweep.plot);
+    if (plot_spec.title.empty()) plot_spec.title = fmt::format("{}: {}", sweep.name, metric_title(plot_spec.y));
     // A plot that cannot be drawn (no numeric axis with several values) is refused now,
-    // not after every point ran: drawn once on the points with a stand-in time.
+    // not after every point ran: drawn once on the points with a stand-in value.
     std::vector<ResultRow> planned;
     for (const SweepPoint& point : points) {
       planned.push_back(row_of(point));
-      planned.back().metrics = {{"simulated_time", 1.0}};
+      planned.back().metrics = {{plot_spec.y, 1.0}};
     }
-    plot_svg(planned, PlotSpec{});
+    plot_svg(planned, plot_spec);
   }
   std::vector<ResultRow> rows;
   std::set<int> done;
@@ -205,11 +209,7 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
     return 130;
   }
   std::signal(SIGINT, previous_handler);
-  if (!options.plot.empty()) {
-    PlotSpec spec;
-    spec.title = fmt::format("{}: simulated time", sweep.name);
-    write_file_atomically(options.plot, plot_svg(rows, spec), "--plot");
-  }
+  if (!options.plot.empty()) write_file_atomically(options.plot, plot_svg(rows, plot_spec), "--plot");
   if (!options.quiet)
     std::cerr << fmt::format("sweep: {} points done, {} failed; results in {}\n", finished, failed, options.out);
   return failed > 0 ? 1 : 0;
