@@ -198,6 +198,10 @@ private:
                                Judgement& out) const;
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out);
   Judgement judge(bool second_look = false);
+  std::vector<int> computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits, double now,
+                                  Judgement& out, double& slowest) const;
+  bool judge_certain(const std::set<int>& dead, const Waits& waits, Judgement& out);
+  void judge_late_transfers(const CommGroup& group, Waits& waits, bool second_look, Judgement& out);
   void note_median_slowdown(int common, Judgement& out) const;
   std::vector<double> note_late_slowdowns(Judgement& out, int common = -1) const;
   bool judge_link(const std::vector<std::pair<int, int>>& late, const std::vector<int>& members, const Waits& waits,

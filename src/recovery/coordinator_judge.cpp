@@ -92,23 +92,45 @@ Judgement Coordinator::judge(bool second_look) {
   const std::set<int> dead = cut_off(group, out);
   Waits waits = read_waits(group, dead, now, out);
   out.broken = waits.broken;
-  const std::map<int, int>& waited_on = waits.waited_on;
-  std::vector<std::pair<int, int>>& late = waits.late;
-  const std::vector<double>& late_since = waits.late_since;
-  const std::set<int>& ports_down = waits.ports_down;
-  std::map<int, double> slowdown;  // per member, of its late transfers
+  double slowest = 1;  // of the late computations
+  const std::vector<int> busy_late = computing_late(group, dead, waits, now, out, slowest);
+  if (judge_certain(dead, waits, out)) return out;
+  // 2. Busy computing past its deadline while others wait on it: a straggler.
+  if (!busy_late.empty()) {
+    out.roots = busy_late;
+    out.rule = "others wait on it and it computes past its deadline (a straggler)";
+    out.compute_bound = out.pace_measured = true;
+    out.slowdown = std::max(out.slowdown, slowest);
+    return out;
+  }
+  // 3. A progress score below the threshold for the window: a straggler.
+  if (judge_progress(group.members(), out)) return out;
+  // 4. Late or broken transfers: the rank common to all of them.
+  if (!waits.late.empty()) judge_late_transfers(group, waits, second_look, out);
+  return out;
+}
+
+// The members that others wait on and that compute past their deadline; `slowest`: the
+// most any of them overran its expected time.
+std::vector<int> Coordinator::computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits,
+                                             double now, Judgement& out, double& slowest) const {
   std::vector<int> busy_late;
   for (int world : group.members()) {
     const RankActivity& rank = detector_.activity(world);
-    if (dead.count(world) || rank.doing != RankActivity::Doing::computing || !waited_on.count(world)) continue;
+    if (dead.count(world) || rank.doing != RankActivity::Doing::computing || !waits.waited_on.count(world)) continue;
     const double deadline = detector_.compute_deadline(rank);
     if (now >= deadline) {
       busy_late.push_back(world);
-      slowdown[world] = std::max(1.0, (now - rank.since) / std::max(rank.expected_compute, 1e-300));
+      slowest = std::max(slowest, std::max(1.0, (now - rank.since) / std::max(rank.expected_compute, 1e-300)));
       out.evidence.push_back(fmt::format("{} computes since {:.9g}, past its deadline {:.9g}", world, rank.since, deadline));
     }
   }
+  return busy_late;
+}
 
+// Rules 1, 1b and 1c: what is certain. True when one of them decided.
+bool Coordinator::judge_certain(const std::set<int>& dead, const Waits& waits, Judgement& out) {
+  const std::set<int>& ports_down = waits.ports_down;
   // 1. Dead or cut off: certain.
   if (!dead.empty()) {
     std::set<int> roots = dead;
@@ -118,7 +140,7 @@ Judgement Coordinator::judge(bool second_look) {
                                    : "dead or cut off from the coordinator";
     out.certain = true;
     for (int world : dead) out.evidence.push_back(fmt::format("{} does not answer heartbeats", world));
-    return out;
+    return true;
   }
   // 1b. A transfer broke on a member's own link (a GPU's NIC on rail:N:G, whose NVLink
   //     still reaches the coordinator): the host's own monitor sees the link down. Certain.
@@ -126,7 +148,7 @@ Judgement Coordinator::judge(bool second_look) {
     out.roots.assign(ports_down.begin(), ports_down.end());
     out.rule = "a transfer broke on its own link, which is down";
     out.certain = true;
-    return out;
+    return true;
   }
   // 1c. Transfers that broke on a link that has come back since (a link-down with a
   //     duration): a worker learns that its transfer broke when it waits on it, which may
@@ -138,28 +160,22 @@ Judgement Coordinator::judge(bool second_look) {
       })) {
     out.redo = out.certain = true;
     out.rule = "transfers broke on a link that is up again, and every member answers: the same group redoes the collective";
-    return out;
+    return true;
   }
-  // 2. Busy computing past its deadline while others wait on it: a straggler.
-  if (!busy_late.empty()) {
-    out.roots = busy_late;
-    out.rule = "others wait on it and it computes past its deadline (a straggler)";
-    out.compute_bound = out.pace_measured = true;
-    for (int world : busy_late) out.slowdown = std::max(out.slowdown, slowdown[world]);
-    return out;
-  }
-  // 3. A progress score below the threshold for the window: a straggler.
-  if (judge_progress(group.members(), out)) return out;
-  // 4. Late or broken transfers: the rank common to all of them. With one late transfer
-  //    only, an end that completed a transfer with someone else on time since is cleared.
-  if (late.empty()) return out;
+  return false;
+}
+
+// 4. Late or broken transfers: the rank common to all of them. With one late transfer
+//    only, an end that completed a transfer with someone else on time since is cleared.
+void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, bool second_look, Judgement& out) {
+  std::vector<std::pair<int, int>>& late = waits.late;
   // Late transfers seen in earlier windows of this epoch still count: a slow rank meets
   // a new partner at each step (recursive doubling), and only together do they single it out.
   // A transfer is one piece of evidence, seen late from both its ends or from one.
   for (size_t i = 0; i < late.size(); ++i) {
     const auto [a, b] = late[i];
-    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, LateSeen{late_since[i]});
-    if (!added) seen->second.since = std::min(seen->second.since, late_since[i]);
+    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, LateSeen{waits.late_since[i]});
+    if (!added) seen->second.since = std::min(seen->second.since, waits.late_since[i]);
     const int into = waits.late_into[i];
     seen->second.into_lower |= into < 0 || into == std::min(a, b);
     seen->second.into_higher |= into < 0 || into == std::max(a, b);
@@ -172,24 +188,24 @@ Judgement Coordinator::judge(bool second_look) {
     partners[b].insert(a);
   }
   const std::vector<int> common = common_ends(late, partners, out);
-  if (judge_link_slow_both_ways(waits, out)) return out;
+  if (judge_link_slow_both_ways(waits, out)) return;
   if (common.size() == 1 && late.size() == 1 && !second_look) {
     // One late transfer is thin evidence (a link shared more than the expected times
     // see): undecided until a second window shows whether it stays late.
     for (const auto& [world, peers] : partners) out.ambiguous.push_back(world);
     out.rule = "one late transfer only";
-    return out;
+    return;
   }
-  if (common.size() == 1 && judge_transit_link(common.front(), late, waits, out)) return out;
+  if (common.size() == 1 && judge_transit_link(common.front(), late, waits, out)) return;
   if (common.size() == 1) {
     out.roots = common;
     out.rule = late.size() > 1 ? "every late or broken transfer involves it"
                                : "its one late transfer's other end made progress on time";
     add_scores(group.members(), out);
     note_median_slowdown(common.front(), out);
-    return out;
+    return;
   }
-  if (common.empty() && judge_link(late, group.members(), waits, out)) return out;
+  if (common.empty() && judge_link(late, group.members(), waits, out)) return;
   // Late transfers with no rank in common: two candidates are undecided; more, spread
   // over the group, are congestion (the expected times do not see every shared link).
   if (partners.size() == 2 || failures_) {
@@ -198,7 +214,6 @@ Judgement Coordinator::judge(bool second_look) {
   } else {
     late_seen_.clear();  // congestion says nothing about a culprit: start afresh
   }
-  return out;
 }
 
 // How much slower `common`'s late transfers run (their progress so far predicts their
@@ -316,7 +331,6 @@ bool Coordinator::judge_uncut_link(std::vector<std::string_view> shared, const s
 //     other rules judge (false as well when nothing says the link is slow both ways).
 bool Coordinator::judge_link_slow_both_ways(const Waits& waits, Judgement& out) {
   if (waits.late_flows.empty() || avoided_halves_.empty() || !waits.broken.empty()) return false;
-  const Network& routes = run_.network();
   auto avoided = [&](int id) {
     return std::find(avoided_halves_.begin(), avoided_halves_.end(), id) != avoided_halves_.end();
   };

@@ -168,7 +168,6 @@ bool Coordinator::between_ranks(int end, int id) const {
 // - The link from 2 to 3 on torus:4x2, down alone, broke the transfer from 1 to 3, and 3
 //   was dropped, healthy (binary tree, Rabenseifner, direct).
 LinkRef Coordinator::own_link_down(int end, int other, const std::set<int>& dead) const {
-  const Network& routes = run_.network();
   const std::array<int, 2> mine = end_links(end, other);
   if (mine[0] < 0 || mine[1] < 0) return LinkRef{};
   const int world_size = run_.world_size();
@@ -202,7 +201,6 @@ LinkRef Coordinator::own_link_down(int end, int other, const std::set<int>& dead
 // Whether one of `end`'s own links (to or from any rank), other than the physical link
 // of `id`, is down.
 bool Coordinator::other_own_link_down(int end, int id) const {
-  const Network& routes = run_.network();
   for (int world = 0; world < run_.world_size(); ++world) {
     if (world == end) continue;
     for (int half : end_links(end, world))

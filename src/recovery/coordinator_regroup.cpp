@@ -245,7 +245,6 @@ std::vector<int> Coordinator::halves_kept_off() const {
 
 // What halves_kept_off() holds, in words.
 std::string Coordinator::links_kept_off() const {
-  const Network& routes = run_.network();
   const std::vector<int> halves = halves_kept_off();
   auto is_down = [&](int id) { return !engine_.link_up(id); };
   const bool down = std::any_of(halves.begin(), halves.end(), is_down);

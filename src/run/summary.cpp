@@ -176,21 +176,9 @@ void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const
   if (more_than_a_collective(scenario)) rows.emplace_back("collective time", describe_collective_time(result, s));
 }
 
-}  // namespace
-
-std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
-  const auto& v = s.verification;
-  std::vector<std::pair<std::string, std::string>> rows{
-      {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.plan->choice.algorithm->name)},
-      {"workers", fmt::format("{} on {}", result.plan->workers, result.plan->platform.source)},
-      {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.plan->model.alpha),
-                              format_bandwidth(result.plan->model.bandwidth),
-                              result.plan->model.overhead > 0 ? ", overhead o " + format_time(result.plan->model.overhead) : "")},
-      {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.plan->payload.logical_bytes),
-                           dtype_name(scenario.collective.dtype), result.plan->payload.carried_elems,
-                           result.plan->payload.carried_elems == 1 ? "" : "s")},
-  };
-  add_time_rows(rows, scenario, result, s);
+// The model's time, the bounds and the efficiency against them.
+void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                    const SimResult& result, const RunSummary& s) {
   rows.emplace_back("model time", fmt::format("{} ({}/model = {:.6f})", format_time(s.model_time),
                                               more_than_a_collective(scenario) ? "collective" : "simulated",
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
@@ -211,9 +199,10 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                 s.efficiency > 1 ? " (above 100%: ranks sent to several peers at once, which the "
                                                    "single-port latency term ceil(log2 p) alpha does not allow)"
                                                  : ""));
-  rows.emplace_back("algbw", format_bandwidth(s.algbw));
-  rows.emplace_back("busbw", format_bandwidth(s.busbw));
-  rows.emplace_back("messages", fmt::format("{}", s.message_count));
+}
+
+// Whether every rank's result checked out, and within what.
+std::string verified_row(const Scenario& scenario, const Verification& v) {
   // The error allowed per element (exact for integers, min and max, bit for bit for data
   // that is only moved, or the type's rounding bound) is printed for the types other than
   // the default float32; the trace's summary.tolerance always has it.
@@ -221,14 +210,17 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   if (scenario.collective.dtype != Dtype::float32)
     within = v.tolerance == "exact" || v.tolerance == "bit for bit" ? ", " + v.tolerance
                                                                      : fmt::format(" within {}", v.tolerance);
-  rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
-                                                         v.max_error, within,
-                                                         v.bitwise_identical ? "bitwise identical"
-                                                                             : "ranks differ in the last bits")
-                   : v.wrong_elements == 0 ? fmt::format("NO: {}", v.failure)
-                                           : fmt::format("NO: {} wrong element{} ({} allowed); first: {}",
-                                                         v.wrong_elements, v.wrong_elements == 1 ? "" : "s",
-                                                         v.tolerance, v.failure));
+  if (v.verified)
+    return fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
+                       v.max_error, within, v.bitwise_identical ? "bitwise identical" : "ranks differ in the last bits");
+  if (v.wrong_elements == 0) return fmt::format("NO: {}", v.failure);
+  return fmt::format("NO: {} wrong element{} ({} allowed); first: {}", v.wrong_elements,
+                     v.wrong_elements == 1 ? "" : "s", v.tolerance, v.failure);
+}
+
+// Recovery, rounds and time lost (with faults or rounds); the iteration's figures (layered training).
+void add_run_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                  const SimResult& result, const RunSummary& s) {
   if (!result.faults.empty() || !result.recoveries.empty() || scenario.training.rounds > 1) {
     if (scenario.recovery.policy == RecoveryPolicy::rebuild)
       rows.emplace_back("recovery", fmt::format("rebuild, timeout {} ({} per wait)", scenario.recovery.timeout_text,
@@ -259,33 +251,67 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                               : result.plan->training.sharding == Sharding::zero3 ? "; zero3: all three sharded"
                                                                                    : ""));
   }
-  std::string out = format_table(rows);
-  if (!result.plan->choice.candidates.empty()) {
-    const bool simulated = result.plan->choice.by == "simulate";
-    out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
-                     : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
-    for (const auto& c : result.plan->choice.candidates) {
-      std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
-      if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
-      else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
-      else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
-      out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
-    }
+}
+
+// --algorithm auto's candidates, best first, the one that ran marked.
+std::string format_candidates(const SimResult& result) {
+  std::string out;
+  if (result.plan->choice.candidates.empty()) return out;
+  const bool simulated = result.plan->choice.by == "simulate";
+  out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
+                   : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
+  for (const auto& c : result.plan->choice.candidates) {
+    std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
+    if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
+    else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
+    else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
+    out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
   }
+  return out;
+}
+
+// The rounds, one line each (the first 20).
+std::string format_rounds(const SimResult& result) {
+  std::string out;
+  if (result.rounds.size() <= 1 && result.recoveries.empty()) return out;
+  out += "  round  epoch  ranks  time";
+  out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";
+  for (size_t i = 0; i < result.rounds.size() && i < 20; ++i) {
+    const RoundRecord& r = result.rounds[i];
+    out += fmt::format("  {:>5}  {:>5}  {:>5}  ", r.round, r.epoch, r.group.size());
+    out += r.loss ? fmt::format("{:<14}{:.6g}", format_time(r.end - r.start), *r.loss) : format_time(r.end - r.start);
+    out += "\n";
+  }
+  if (result.rounds.size() > 20) out += fmt::format("  ... {} rounds in all (see the trace)\n", result.rounds.size());
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.plan->choice.algorithm->name)},
+      {"workers", fmt::format("{} on {}", result.plan->workers, result.plan->platform.source)},
+      {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.plan->model.alpha),
+                              format_bandwidth(result.plan->model.bandwidth),
+                              result.plan->model.overhead > 0 ? ", overhead o " + format_time(result.plan->model.overhead) : "")},
+      {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.plan->payload.logical_bytes),
+                           dtype_name(scenario.collective.dtype), result.plan->payload.carried_elems,
+                           result.plan->payload.carried_elems == 1 ? "" : "s")},
+  };
+  add_time_rows(rows, scenario, result, s);
+  add_bound_rows(rows, scenario, result, s);
+  rows.emplace_back("algbw", format_bandwidth(s.algbw));
+  rows.emplace_back("busbw", format_bandwidth(s.busbw));
+  rows.emplace_back("messages", fmt::format("{}", s.message_count));
+  rows.emplace_back("verified", verified_row(scenario, s.verification));
+  add_run_rows(rows, scenario, result, s);
+  std::string out = format_table(rows);
+  out += format_candidates(result);
   for (const auto& f : result.faults)
     out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);
   out += format_recoveries(result.recoveries);
-  if (result.rounds.size() > 1 || !result.recoveries.empty()) {
-    out += "  round  epoch  ranks  time";
-    out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";
-    for (size_t i = 0; i < result.rounds.size() && i < 20; ++i) {
-      const RoundRecord& r = result.rounds[i];
-      out += fmt::format("  {:>5}  {:>5}  {:>5}  ", r.round, r.epoch, r.group.size());
-      out += r.loss ? fmt::format("{:<14}{:.6g}", format_time(r.end - r.start), *r.loss) : format_time(r.end - r.start);
-      out += "\n";
-    }
-    if (result.rounds.size() > 20) out += fmt::format("  ... {} rounds in all (see the trace)\n", result.rounds.size());
-  }
+  out += format_rounds(result);
   for (const auto& note : result.plan->notes) out += fmt::format("  note: {}\n", note);
   return out;
 }

@@ -70,78 +70,13 @@ public:
         // back to the round before (redone from its snapshot), or the joiner to a later round.
         next = join_switch(group, round, current, previous, buf);
       }
-      RankRound& times = record_.times(round, world_);
       if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
-      double backward_end = -1;
-      if (next == Next::go_on) {
-        if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
-        if (setup_.plan->training.zero3) {
-          times.collective_start = times.start;  // forward waits for its parameters from the start
-        } else if (setup_.plan->training.buckets.empty()) {
-          compute();
-          times.compute_end = times.collective_start = sg4::Engine::get_clock();
-        } else {
-          backward_end = forward_then_start_backward(times, round, group->epoch());
-        }
-        if (detector_ != nullptr) detector_->idle(world_);
-        if (!setup_.plan->training.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
-        // The previous round is kept only where a rebuild may roll back to it.
-        if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
-        current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
-      }
-
-      // Run the collective; on a failure, report and restart it in the rebuilt group.
-      for (next = Next::go_on; next != Next::restart_round;) {
-        try {
-          const int g = group_rank_of(*group, world_);
-          Comm comm(*group, g);
-          comm.set_round(round);
-          CollectiveArgs args = setup_.args;
-          args.root = root_in_group(args.root, group->size());
-          args.servers = servers_in_group(args.servers, group->size());
-          comm.set_data(buf.all());
-          if (setup_.plan->training.zero3) {
-            sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
-            break;
-          }
-          if (setup_.plan->training.buckets.empty()) setup_.algorithm->run(comm, buf, args);
-          else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
-          if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
-            setup_.op->finalize(buf.view(part->offset, part->count), group->size());
-          break;
-        } catch (const VerdictPending&) {
-          next = resume(group, round, current, previous, buf);
-        } catch (const simgrid::Exception&) {
-          if (scenario.recovery.policy == RecoveryPolicy::none) {
-            // The group waits: this rank cannot go on without its peer, and it stays (ending
-            // the actor would cancel its other transfers and wake its peers).
-            me_.fate = WorkerFate::aborted;
-            me_.fate_time = sg4::Engine::get_clock();
-            sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
-            return;
-          }
-          report_failure();
-          next = resume(group, round, current, previous, buf);
-        }
-        if (next == Next::leave) return;
-      }
+      const double backward_end = next == Next::go_on ? compute_phase(round, *group, current, previous, buf) : -1;
+      next = run_collective(group, round, current, previous, buf);
+      if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
-
-      if (backward_end >= 0) {
-        // Usually over already: the last bucket waited for it.
-        if (sg4::Engine::get_clock() < backward_end) sg4::this_actor::sleep_until(backward_end);
-        record_.times(round, world_).compute_end = backward_end;
-      }
-      if (!setup_.plan->training.zero3) apply_update(buf);
-      RankRound& done = record_.times(round, world_);
-      done.end = sg4::Engine::get_clock();
-      done.epoch = group->epoch();
-      if (setup_.regression) {
-        done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
-        if (group->world_rank(0) == world_)
-          record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
-      }
+      finish_round(round, *group, backward_end, buf);
       ++round;
       if (round == scenario.training.rounds && detector_ != nullptr) {
         const Next after = wait_for_the_group(group, round, current, previous, buf);
@@ -173,6 +108,7 @@ public:
   }
 
 private:
+
   // What a worker does after a verdict.
   enum class Next {
     go_on,            // no verdict: the round goes on
@@ -180,6 +116,87 @@ private:
     redo_collective,  // the new group redoes the collective of `round` from its snapshot
     restart_round,    // a joiner postponed by a rebuild: admitted again, at the start of `round`
   };
+
+  // A round's computation (forward, backward) and its gradient, and the snapshot a rebuild
+  // may roll back to; the end of backward when buckets overlap it (-1: none).
+  double compute_phase(int round, const CommGroup& group, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    RankRound& times = record_.times(round, world_);
+    double backward_end = -1;
+    if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
+    if (setup_.plan->training.zero3) {
+      times.collective_start = times.start;  // forward waits for its parameters from the start
+    } else if (setup_.plan->training.buckets.empty()) {
+      compute();
+      times.compute_end = times.collective_start = sg4::Engine::get_clock();
+    } else {
+      backward_end = forward_then_start_backward(times, round, group.epoch());
+    }
+    if (detector_ != nullptr) detector_->idle(world_);
+    if (!setup_.plan->training.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
+    // The previous round is kept only where a rebuild may roll back to it.
+    if (setup_.scenario->recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
+    current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
+    return backward_end;
+  }
+
+  // Runs the round's collective; on a failure, reports and restarts it in the rebuilt
+  // group. go_on once it completed; restart_round or leave as a verdict says (leave too for
+  // a rank that lost its peer under recovery.policy "none": it stays blocked for good).
+  Next run_collective(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    const Scenario& scenario = *setup_.scenario;
+    for (Next next = Next::go_on; next != Next::restart_round;) {
+      try {
+        const int g = group_rank_of(*group, world_);
+        Comm comm(*group, g);
+        comm.set_round(round);
+        CollectiveArgs args = setup_.args;
+        args.root = root_in_group(args.root, group->size());
+        args.servers = servers_in_group(args.servers, group->size());
+        comm.set_data(buf.all());
+        if (setup_.plan->training.zero3) {
+          sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
+          return Next::go_on;
+        }
+        if (setup_.plan->training.buckets.empty()) setup_.algorithm->run(comm, buf, args);
+        else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
+        if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
+          setup_.op->finalize(buf.view(part->offset, part->count), group->size());
+        return Next::go_on;
+      } catch (const VerdictPending&) {
+        next = resume(group, round, current, previous, buf);
+      } catch (const simgrid::Exception&) {
+        if (scenario.recovery.policy == RecoveryPolicy::none) {
+          // The group waits: this rank cannot go on without its peer, and it stays (ending
+          // the actor would cancel its other transfers and wake its peers).
+          me_.fate = WorkerFate::aborted;
+          me_.fate_time = sg4::Engine::get_clock();
+          sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
+          return Next::leave;
+        }
+        report_failure();
+        next = resume(group, round, current, previous, buf);
+      }
+      if (next == Next::leave) return Next::leave;
+    }
+    return Next::restart_round;
+  }
+
+  // The round is over for this rank: the end of backward, the update, the record.
+  void finish_round(int round, const CommGroup& group, double backward_end, Buffer& buf) {
+    if (backward_end >= 0) {
+      // Usually over already: the last bucket waited for it.
+      if (sg4::Engine::get_clock() < backward_end) sg4::this_actor::sleep_until(backward_end);
+      record_.times(round, world_).compute_end = backward_end;
+    }
+    if (!setup_.plan->training.zero3) apply_update(buf);
+    RankRound& done = record_.times(round, world_);
+    done.end = sg4::Engine::get_clock();
+    done.epoch = group.epoch();
+    if (setup_.regression) {
+      done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
+      if (group.world_rank(0) == world_) record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
+    }
+  }
 
   // After a verdict: leave, or go on in the new group from the round it resumes.
   Next resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
