@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
+#include "sweep/show.hpp"
 #include "util/errors.hpp"
 
 namespace collsim::cli {
@@ -38,6 +39,22 @@ Command add_sweep_plot(CLI::App* sweep) {
               flags->spec.references.push_back(parse_plot_reference(text, flags->spec.y, "--reference"));
             return plot_sweep_results(flags->results, flags->out, flags->spec);
           }};
+}
+
+Command add_sweep_show(CLI::App* sweep) {
+  struct Flags {
+    std::string results;
+    ShowSpec spec;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* show = sweep->add_subcommand("show", "Print a results table in human units (ms, GB/s, MiB), one line per point");
+  show->add_option("results", flags->results, "Results table (.csv or .json)")->required();
+  show->add_option("--metrics", flags->spec.metrics,
+                   "The metric columns to show, comma-separated (default: simulated and collective time, model, "
+                   "efficiency, busbw, and those of training, recovery and failures that have values)")
+      ->delimiter(',');
+  show->add_option("--sort", flags->spec.sort, "Sort by this column (an axis or a shown metric; default: point order)");
+  return {show, [flags] { return show_sweep_results(flags->results, flags->spec); }};
 }
 
 Command add_sweep_merge(CLI::App* sweep) {
@@ -76,7 +93,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
                               if (!flags->shard.empty()) flags->options.shard = parse_shard(flags->shard);
                               return run_sweep(flags->path, flags->options);
                             }};
-  return {add_sweep_plot(sweep), add_sweep_merge(sweep), run_sweep_command};
+  return {add_sweep_plot(sweep), add_sweep_show(sweep), add_sweep_merge(sweep), run_sweep_command};
 }
 
 }  // namespace collsim::cli

@@ -15,6 +15,7 @@
 #include "scenario/scenario.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/plot_scale.hpp"
+#include "sweep/show.hpp"
 #include "sweep/results.hpp"
 #include "util/atomic_file.hpp"
 #include "sweep/sweep_spec.hpp"
@@ -250,6 +251,11 @@ int merge_sweep_results(const std::vector<std::string>& parts, const std::string
   check_output_path(out, "--out");
   write_results(out, rows, columns, "--out");
   std::cerr << fmt::format("sweep merge: {} points from {} parts into {}\n", rows.size(), parts.size(), out);
+  return 0;
+}
+
+int show_sweep_results(const std::string& results, const ShowSpec& spec) {
+  std::cout << show_results(read_results(results, "RESULTS"), spec);
   return 0;
 }
 

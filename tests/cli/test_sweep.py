@@ -212,6 +212,39 @@ class Sweep(unittest.TestCase):
         self.assertEqual(2, done.returncode)
         self.assertIn("plot.y_scal: unknown key (did you mean 'y_scale'?)", done.stderr)
 
+    def test_show_prints_the_table_in_human_units(self):
+        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "-q", "--jobs", "2")
+        rows = self.rows(self.tmp / "r.csv")
+        done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, done.returncode, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(["point", "collective.algorithm", "workers", "simulated", "time", "model", "efficiency", "busbw"],
+                         lines[0].split())
+        from labs_common import fmt_time
+        for row, line in zip(rows, lines[1:]):
+            cells = line.split()
+            with self.subTest(point=row["point"]):
+                self.assertEqual([row["point"], row["collective.algorithm"], row["workers"]], cells[:3])
+                self.assertEqual(fmt_time(float(row["simulated_time"])), " ".join(cells[3:5]))
+                self.assertEqual(f"{100 * float(row['efficiency']):.1f}%", cells[7])
+                self.assertIn(cells[9], ("GB/s", "MB/s"))
+        self.assertIn("simulated time: the whole run", lines[-1])
+        # chosen metrics, sorted
+        done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv", "--metrics", "busbw,message_count", "--sort",
+                               "busbw"], capture_output=True, text=True, timeout=60)
+        table = [line.split() for line in done.stdout.splitlines()[1:]]
+        self.assertEqual(["point", "collective.algorithm", "workers", "busbw", "message", "count"],
+                         done.stdout.splitlines()[0].split())
+        busbw = [float(r["busbw"]) for r in sorted(rows, key=lambda r: float(r["busbw"]))]
+        self.assertEqual([r["point"] for r in sorted(rows, key=lambda r: float(r["busbw"]))], [t[0] for t in table])
+        self.assertEqual(sorted(busbw), busbw)
+        for args, says in ((["--metrics", "speed"], "--metrics: 'speed' is not a metric"),
+                           (["--sort", "colour"], "--sort: 'colour' is not a column shown")):
+            done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv", *args], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(2, done.returncode)
+            self.assertIn(says, done.stderr)
+
     def test_a_linear_size_axis_is_labelled_in_whole_mib(self):
         svg = self.plot({"base": {"topology": "star:2", "workers": 2},
                          "axes": {"collective.size": {"from": "1MiB", "to": "8MiB", "times": 2}}})
