@@ -71,9 +71,10 @@ std::vector<std::vector<int>> model_groups(const ModelInput& in);
 std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members);
 
 // The model's input for a group of these world ranks, from the whole run's (`all`, whose
-// ranks have the locality ids `locality`): its size, its locality groups and its members as
-// the route endpoints (the model prices its own routes); the other fields (alpha, B, ...)
-// stay the whole run's.
+// ranks have the locality ids `locality`): its size, its locality groups, its members as
+// the route endpoints (the model prices its own routes) and the root and servers the group
+// runs with (root_in_group, servers_in_group); the other fields (alpha, B, ...) stay the
+// whole run's.
 ModelInput model_for_members(const ModelInput& all, const std::vector<int>& locality, const std::vector<int>& members);
 
 }  // namespace collsim

@@ -134,6 +134,23 @@ class Preemption(unittest.TestCase):
         self.assertEqual(trace["summary"]["final_group"], list(range(8)))
         self.assertTrue(trace["summary"]["verified"])
 
+    def test_a_preempted_root_is_replaced_by_rank_0_of_the_rebuilt_group(self):
+        # the root rank 4 of 5 is gone: the rebuilt group of 4 runs (and its model prices) root 0;
+        # pricing root 4 in a group of 4 read past its ranks (SIGBUS, or a caught segfault)
+        for kind, algorithm in ("allreduce", "naive"), ("broadcast", "flat"), ("reduce", "flat"):
+            for at in "1ms", "1.000001ms":
+                with self.subTest(kind=kind, at=at), tempfile.TemporaryDirectory() as folder:
+                    path = Path(folder) / "s.json"
+                    path.write_text(json.dumps({
+                        "workers": 5, "topology": "star:5", "training": {"rounds": 3, "compute": "1ms"},
+                        "collective": {"kind": kind, "algorithm": algorithm, "size": "20KiB", "root": 4},
+                        "faults": [{"kind": "preempt", "rank": 4, "at": at}],
+                        "recovery": {"policy": "rebuild", "timeout": "2x"}}))
+                    trace, _ = run(path)
+                    self.assertTrue(trace["summary"]["verified"])
+                    self.assertEqual(trace["summary"]["final_group"], [0, 1, 2, 3])
+                    self.assertEqual(trace["summary"]["rounds_completed"], 3)
+
     def test_return_after_needs_rebuild(self):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "s.json"
