@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "algorithms/registry.hpp"
+#include "scenario/json_fields.hpp"
 #include "platform/platform.hpp"
 #include "training/presets.hpp"
 #include "util/errors.hpp"
@@ -38,6 +39,8 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
 std::string join_path(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
+
+}  // namespace
 
 // Unknown keys are errors: a typo must never be silently ignored.
 void check_keys(const json& object, const std::string& where, const std::vector<std::string>& allowed) {
@@ -93,6 +96,8 @@ long long get_integer(const json& value, const std::string& field, long long min
   return number;
 }
 
+namespace {
+
 // Sizes and times may be unit strings ("64MiB", "20ms") or plain numbers (bytes, seconds).
 double get_quantity(const json& value, const std::string& field, double (*parse)(std::string_view, std::string_view)) {
   if (value.is_number()) {
@@ -114,8 +119,12 @@ CollectiveSpec parse_collective_spec(const json& object) {
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
   if (object.contains("algorithm")) spec.algorithm = get_string(object["algorithm"], "collective.algorithm");
-  // "auto" picks the algorithm with the best cost formula on the platform (at run time).
-  if (spec.algorithm != "auto") find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  // "auto" picks the algorithm with the best cost formula on the platform, "nccl" the one
+  // NCCL's tuner would (at run time).
+  if (!chosen_at_run_time(spec.algorithm)) find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  if (spec.algorithm == "nccl" && spec.kind != Collective::allreduce)
+    throw InputError(fmt::format("collective.algorithm: NCCL's tuner chooses for an allreduce; for {} name the "
+                                 "algorithm ({})", collective_name(spec.kind), join(algorithm_names(spec.kind))));
   if (object.contains("auto")) {
     spec.auto_by = get_string(object["auto"], "collective.auto");
     if (spec.auto_by != "model" && spec.auto_by != "simulate")
@@ -141,7 +150,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   if (object.contains("channels")) {
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
-    const bool rings = spec.algorithm != "auto" && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
+    const bool rings = !chosen_at_run_time(spec.algorithm) && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
     if (spec.channels > 1 && !rings)
       throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
                                    "{} {} runs one (allowed: 1)",
@@ -500,7 +509,7 @@ void check_servers(const CollectiveSpec& collective, int workers) {
 }
 
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
-  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
+  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "nccl", "training",
                             "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
   Scenario scenario;
   scenario.source_dir = source_dir;
@@ -527,6 +536,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     scenario.workers = static_cast<int>(get_integer(document["workers"], "workers", 1, 1'000'000));
   if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
   else scenario.collective = parse_collective_spec(json::object());
+  if (document.contains("nccl")) scenario.nccl = parse_nccl_spec(document["nccl"], scenario.collective);
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
   if (scenario.training.has_layers()) {
     // The gradient is every layer's parameters, in the collective's dtype; summed in
@@ -661,7 +671,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
-  const bool serves = s.collective.algorithm != "auto" &&
+  const bool serves = !chosen_at_run_time(s.collective.algorithm) &&
                       find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
   if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
@@ -694,7 +704,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   }
   json faults = json::array();
   for (const auto& f : s.faults) faults.push_back(fault_to_json(f));
-  return json{{"name", s.name},
+  json out{{"name", s.name},
               {"topology", topology},
               {"network", network_model_name(s.network)},
               {"message_overhead", s.message_overhead},
@@ -706,6 +716,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
               {"placement", s.placement},
               {"cfg", s.cfg},
               {"seed", s.seed}};
+  if (s.nccl.given || s.collective.algorithm == "nccl") out["nccl"] = nccl_spec_to_json(s.nccl);
+  return out;
 }
 
 }  // namespace collsim

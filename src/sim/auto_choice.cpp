@@ -16,7 +16,7 @@ namespace collsim {
 
 std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg) {
   std::vector<AutoCandidate> table;
-  for (const std::string& name : algorithm_names(scenario.collective.kind)) {
+  for (const std::string& name : classic_algorithm_names(scenario.collective.kind)) {
     // The collective alone: one round, nothing injected, nobody recovering.
     Scenario trial = scenario;
     trial.collective.algorithm = name;
@@ -35,7 +35,7 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
                             {"simulated", round.end - round.collective_start}}
           .dump();
     });
-    table.push_back(judge_trial(name, outcome, name == algorithm_names(scenario.collective.kind).front()));
+    table.push_back(judge_trial(name, outcome, name == classic_algorithm_names(scenario.collective.kind).front()));
   }
   return table;
 }
@@ -77,7 +77,7 @@ AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& 
 std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
   std::vector<AutoCandidate> table;
   for (const AlgorithmInfo& candidate : all_algorithms())
-    if (candidate.collective == collective) table.push_back(model_candidate(candidate, in));
+    if (candidate.collective == collective && !candidate.uses.nccl) table.push_back(model_candidate(candidate, in));
   auto key = [](const AutoCandidate& c) {
     return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
   };

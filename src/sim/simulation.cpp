@@ -24,6 +24,7 @@
 #include "sim/input_data.hpp"
 #include "sim/auto_choice.hpp"
 #include "sim/locality.hpp"
+#include "sim/nccl_run.hpp"
 #include "sim/coordinator.hpp"
 #include "sim/detector.hpp"
 #include "sim/faults.hpp"
@@ -211,6 +212,7 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   // deadlines).
   group->set_watch(setup.scenario->faults.empty() ? nullptr : detector.get());
   group->set_overhead(setup.model.overhead);
+  group->set_message_cost(setup.model.message_cost);
   group->track_waits(&waits);
   return group;
 }
@@ -226,13 +228,14 @@ size_t segment_elements(double segment_bytes, const Payload& payload) {
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
 // the platform's own routes, each read once (RouteCache).
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
-                       ModelInput& model) {
+                       const std::vector<sg4::Host*>& switches, ModelInput& model) {
   model.p = static_cast<int>(hosts.size());
   model.elems = payload.carried_elems;
   model.overhead = scenario.message_overhead;
   model.bytes_per_elem = payload.bytes_per_elem;
   model.segment_elems = segment_elements(scenario.collective.segment, payload);
-  model.network = std::make_shared<const RouteCache>(hosts);
+  model.network = std::make_shared<const RouteCache>(hosts, switches);
+  for (size_t s = 0; s < switches.size(); ++s) model.switch_endpoints.push_back(static_cast<int>(hosts.size() + s));
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
@@ -383,13 +386,29 @@ void collect_results(RunState& state, SimResult& result) {
 
 namespace {
 
+// NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
+// algorithm) and its transport, which every message of the run and of the model pays.
+void use_nccl(const Scenario& scenario, const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches,
+              SimResult& result) {
+  ModelInput& model = result.model;
+  const auto routes = std::dynamic_pointer_cast<const RouteCache>(model.network);
+  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, routes, scenario.collective.size);
+  result.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
+  model.channels = nccl.lanes;
+  model.fifo = nccl::fifo_chunks(nccl.choice.chosen.algo, nccl.choice.chosen.proto);
+  model.message_cost = nccl.transport;
+  result.notes.push_back(nccl.choice.why);
+  result.notes.push_back(describe_nccl(nccl));
+}
+
 // The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
 // partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
 RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, const std::vector<sg4::Host*>& hosts,
-                           bool automatic, SimResult& result) {
+                           const std::vector<sg4::Host*>& switches, bool automatic, SimResult& result) {
   ModelInput& model = result.model;
   const int p = static_cast<int>(hosts.size());
-  start_model_input(scenario, result.payload, hosts, model);
+  start_model_input(scenario, result.payload, hosts, switches, model);
+  if (runs_nccl(scenario) && !automatic) use_nccl(scenario, hosts, switches, result);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(scenario.collective.root, model);
@@ -401,7 +420,7 @@ RankLocality prepare_model(const Scenario& scenario, const SimOptions& options, 
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
-  if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
+  if (model.channels > 1 || result.algorithm->uses.nccl) model.locality = locality.ids;  // rings turn inside the groups
   if (automatic)
     result.algorithm = &choose_algorithm(scenario.collective.kind, options.auto_simulated, model_for, result);
   if (scenario.network == NetworkModel::realistic) result.notes.push_back("model time: " + realistic_network_caveat());
@@ -454,7 +473,7 @@ namespace {
 // carried budget among them); auto and sharded training plan for one.
 double vectors_held(const Scenario& scenario, int p) {
   const CollectiveSpec& collective = scenario.collective;
-  if (collective.algorithm == "auto" || scenario.training.sharding != Sharding::none) return 1;
+  if (chosen_at_run_time(collective.algorithm) || scenario.training.sharding != Sharding::none) return 1;
   return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
 }
 
@@ -515,7 +534,9 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
 
   SimResult result;
   guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
-  const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir);
+  const PlatformInfo platform =
+      build_platform(engine, scenario.topology, scenario.source_dir,
+                     {.pxn = runs_nccl(scenario) && scenario.nccl.pxn, .latency_in_transport = runs_nccl(scenario)});
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
@@ -528,14 +549,14 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
   for (const sg4::Host* host : platform.hosts) result.all_hosts.push_back(host->get_name());
   for (const sg4::Host* host : hosts) result.rank_hosts.push_back(host->get_name());
   const bool automatic = scenario.collective.algorithm == "auto";
-  if (!automatic)
+  if (!chosen_at_run_time(scenario.collective.algorithm))
     result.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
   result.payload = plan_payload(scenario.collective.size, scenario.collective.dtype, p,
                                 scenario.collective.carried_elements, scenario.collective.channels,
                                 vectors_held(scenario, p));
   note_payload(scenario, result);
 
-  const RankLocality locality = prepare_model(scenario, options, hosts, automatic, result);
+  const RankLocality locality = prepare_model(scenario, options, hosts, runs_nccl(scenario) ? platform.switches : std::vector<sg4::Host*>{}, automatic, result);
   const ModelInput& model = result.model;
   const std::vector<ResolvedFault> faults = resolve_faults(scenario, engine, platform.hosts, hosts, routes_of(model));
   if (options.check_only) return result;
@@ -559,7 +580,7 @@ SimResult run_simulation(const Scenario& scenario, const SimOptions& options) {
     });
   }
   state.setup.args = CollectiveArgs{state.setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,
-                              scenario.collective.channels};
+                              model.channels, model.fifo};
   state.setup.rank_hosts = hosts;
   state.setup.rank_localities = locality.ids;
   state.setup.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {

@@ -104,7 +104,10 @@ public:
             sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
             break;
           }
-          if (setup_.buckets.empty()) setup_.algorithm->run(comm, buf, args);
+          if (setup_.buckets.empty()) {
+            comm.begin_collective();
+            setup_.algorithm->run(comm, buf, args);
+          }
           else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
           if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
             setup_.op->finalize(buf.view(part->offset, part->count), group->size());
@@ -368,6 +371,7 @@ private:
     me_.in_flight = interval;
     comm.set_bucket(static_cast<int>(b));
     try {
+      comm.begin_collective();
       algorithm.run(comm, bucket, args);
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // a preemption: the fault recorded the interval when it struck
