@@ -1,7 +1,7 @@
 #pragma once
 // What one collective of an algorithm costs the simulator, from the scenario's numbers
 // alone (no platform is built): the messages it sends and the elements its ranks hold at
-// once. The run limits (sim/run_limits.hpp) refuse a run from these before it starts; each
+// once. The run limits (plan/run_limits.hpp) refuse a run from these before it starts; each
 // count is the one the algorithm's code sends (tests/sim/message_count_test.cpp counts the
 // messages of real runs of every algorithm).
 #include <cstddef>

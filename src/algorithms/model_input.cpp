@@ -18,4 +18,25 @@ std::vector<std::vector<int>> model_groups(const ModelInput& in) {
   return consecutive_groups(sizes);
 }
 
+std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members) {
+  std::vector<int> ids;
+  for (int world : members) ids.push_back(locality[static_cast<size_t>(world)]);
+  std::vector<int> sizes;
+  for (const auto& group : locality_groups(ids)) sizes.push_back(static_cast<int>(group.size()));
+  return sizes;
+}
+
+ModelInput model_for_members(const ModelInput& all, const std::vector<int>& locality, const std::vector<int>& members) {
+  ModelInput in = all;
+  in.p = static_cast<int>(members.size());
+  if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(locality, members);
+  // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
+  in.endpoints = members;
+  if (!in.locality.empty()) {
+    in.locality.clear();
+    for (int world : members) in.locality.push_back(locality[static_cast<size_t>(world)]);
+  }
+  return in;
+}
+
 }  // namespace collsim

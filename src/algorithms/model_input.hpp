@@ -79,4 +79,14 @@ inline int model_endpoint(const ModelInput& in, int rank) {
 // group_sizes (one group of p when both are empty).
 std::vector<std::vector<int>> model_groups(const ModelInput& in);
 
+// The group sizes of these world ranks (a rebuilt group's members, in group order), each
+// world rank's locality id in `locality`.
+std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members);
+
+// The model's input for a group of these world ranks, from the whole run's (`all`, whose
+// ranks have the locality ids `locality`): its size, its locality groups and its members as
+// the route endpoints (the model prices its own routes); the other fields (alpha, B, ...)
+// stay the whole run's.
+ModelInput model_for_members(const ModelInput& all, const std::vector<int>& locality, const std::vector<int>& members);
+
 }  // namespace collsim

@@ -27,7 +27,7 @@ struct WaitState {
   const char* what = "";     // "receive from", "send to"
 };
 
-// Recovery's watch over the group's waits (implemented by sim/detector.hpp). Comm asks it
+// Recovery's watch over the group's waits (sim/recovery_adapter.hpp hands each event to recovery/detector.hpp). Comm asks it
 // how long each blocking wait may last before it is *suspicious*; a suspicious wait is
 // reported and goes on waiting: only the coordinator's verdict abandons an operation.
 class WaitWatch {

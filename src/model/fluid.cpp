@@ -230,12 +230,30 @@ private:
     if (round + 1 < static_cast<int>(rounds.size())) post(rank, round + 1, free_at);
   }
 
+  // Links by level, with the version of the link's values the entry was made from
+  // (stale entries are skipped).
+  using Level = std::pair<double, std::pair<int, unsigned>>;
+  using Levels = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
+
   // Weighted max-min fairness by progressive filling: the shared link whose capacity per
   // unit of weight is smallest fixes the rates of the messages crossing it, and so on;
   // a message's own bound (a fatpipe) fixes it first if it is lower. The links wait in a
   // heap by their level (left / weight), the messages in order of their bound, so that a
   // share costs O(messages x route x log links), not O(links + messages) per level.
   void share() {
+    load_links();
+    Levels heap;
+    for (int l : touched_) push_level(heap, l);
+    by_bound_ = active_;
+    std::stable_sort(by_bound_.begin(), by_bound_.end(), [&](size_t a, size_t b) {
+      return transfers_[a].bound / transfers_[a].weight < transfers_[b].bound / transfers_[b].weight;
+    });
+    fill_levels(heap);
+  }
+
+  // Each link's capacity left, weight and messages crossing it, for the messages in
+  // flight; the links they touch, and each touched link's messages in the order of active_.
+  void load_links() {
     const size_t links = ids_.size();
     left_.resize(links);
     weight_.assign(links, 0);
@@ -255,7 +273,6 @@ private:
       }
       for (int l : t.route) ++crossing_[static_cast<size_t>(l)];
     }
-    // each touched link's messages, in the order of active_
     first_.assign(touched_.size() + 1, 0);
     slot_.assign(links, -1);
     for (size_t k = 0; k < touched_.size(); ++k) slot_[static_cast<size_t>(touched_[k])] = static_cast<int>(k);
@@ -266,26 +283,13 @@ private:
     std::vector<size_t> fill(first_.begin(), first_.end() - 1);
     for (size_t i : active_)
       for (int l : transfers_[i].links) crossers_[fill[static_cast<size_t>(slot_[static_cast<size_t>(l)])]++] = i;
-    Levels heap;
-    for (int l : touched_) push_level(heap, l);
-    by_bound_ = active_;
-    std::stable_sort(by_bound_.begin(), by_bound_.end(), [&](size_t a, size_t b) {
-      return transfers_[a].bound / transfers_[a].weight < transfers_[b].bound / transfers_[b].weight;
-    });
-    size_t next_bound = 0, unfixed = active_.size();
-    auto fix = [&](Transfer& t, double rate, int by, Levels& levels) {
-      t.rate = rate;
-      t.limited_by = by;
-      --unfixed;
-      for (int l : t.links) {
-        const auto link = static_cast<size_t>(l);
-        left_[link] = std::max(0.0, left_[link] - rate);
-        weight_[link] -= t.weight;
-        if (weight_[link] < 1e-12 * t.weight) weight_[link] = 0;
-        if (!saturated_[link]) push_level(levels, l);
-      }
-    };
-    while (unfixed > 0) {
+  }
+
+  // The filling itself: level by level, the lowest of a link's and a message's own bound.
+  void fill_levels(Levels& heap) {
+    size_t next_bound = 0;
+    unfixed_ = active_.size();
+    while (unfixed_ > 0) {
       const double level = lowest_level(heap);
       while (next_bound < by_bound_.size() && transfers_[by_bound_[next_bound]].rate >= 0) ++next_bound;
       const double bound_level = next_bound < by_bound_.size()
@@ -327,10 +331,21 @@ private:
     }
   }
 
-  // Links by level, with the version of the link's values the entry was made from
-  // (stale entries are skipped).
-  using Level = std::pair<double, std::pair<int, unsigned>>;
-  using Levels = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
+  // `t` takes `rate`, limited by link `by` (local index; -1: its own bound): the links it
+  // crosses have that much less left and its weight less, at a new level.
+  void fix(Transfer& t, double rate, int by, Levels& levels) {
+    t.rate = rate;
+    t.limited_by = by;
+    --unfixed_;
+    for (int l : t.links) {
+      const auto link = static_cast<size_t>(l);
+      left_[link] = std::max(0.0, left_[link] - rate);
+      weight_[link] -= t.weight;
+      if (weight_[link] < 1e-12 * t.weight) weight_[link] = 0;
+      if (!saturated_[link]) push_level(levels, l);
+    }
+  }
+
 
   void push_level(Levels& levels, int l) {
     const auto link = static_cast<size_t>(l);
@@ -365,6 +380,7 @@ private:
   std::vector<int> crossing_, touched_, slot_;
   std::vector<unsigned> version_;
   std::vector<size_t> first_, crossers_, by_bound_;
+  size_t unfixed_ = 0;  // messages in flight whose rate the filling has not fixed yet
   std::vector<char> saturated_;
 };
 

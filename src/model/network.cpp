@@ -40,6 +40,7 @@ public:
   }
 
   const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
+  size_t link_count() const override { return links_.size(); }
 
 private:
   std::vector<int> group_;
@@ -63,6 +64,8 @@ public:
     const auto found = slowed_.find(id);
     return found != slowed_.end() ? found->second : base_->link(id);
   }
+  size_t link_count() const override { return base_->link_count(); }
+  void read_links(int from, int to, std::vector<int>& links) const override { base_->read_links(from, to, links); }
 
 private:
   std::shared_ptr<const Network> base_;

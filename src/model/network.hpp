@@ -15,6 +15,7 @@ struct NetworkLink {
   std::string name;
   double bandwidth = 0;  // bytes/s
   bool shared = true;    // false: a fatpipe, every flow gets the whole bandwidth
+  double latency = 0;    // seconds, as built (a route's latency adds up its links')
 };
 
 struct NetworkRoute {
@@ -27,6 +28,12 @@ public:
   virtual ~Network() = default;
   virtual const NetworkRoute& route(int from, int to) const = 0;  // endpoints
   virtual const NetworkLink& link(int id) const = 0;
+  // The links known: ids 0 to link_count() - 1 (a network that reads its routes when
+  // asked knows the links of the routes read so far).
+  virtual size_t link_count() const = 0;
+  // The links of the route from `from` to `to`, into `links` (a network that keeps the
+  // routes it reads may read this one without keeping it).
+  virtual void read_links(int from, int to, std::vector<int>& links) const { links = route(from, to).links; }
 };
 
 struct ModelInput;
@@ -39,7 +46,7 @@ std::shared_ptr<const Network> uniform_network(const ModelInput& in);
 
 // `base` with the links `slowed` (link ids) at `factor` of their bandwidth: what a slow
 // link costs a schedule, priced on the platform's routes (the coordinator's prediction of
-// a regroup around a slow link, sim/coordinator_regroup.cpp).
+// a regroup around a slow link, recovery/coordinator_regroup.cpp).
 std::shared_ptr<const Network> slowed_network(std::shared_ptr<const Network> base, const std::vector<int>& slowed,
                                               double factor);
 

@@ -63,8 +63,9 @@ void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
 int RouteCache::id_of(const sg4::Link* link) const {
   auto [id, first] = ids_.try_emplace(link, static_cast<int>(links_.size()));
   if (first) {
-    links_.push_back({link->get_name(), nominal(link).bandwidth,
-                      link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
+    const Nominal as_built = nominal(link);
+    links_.push_back({link->get_name(), as_built.bandwidth,
+                      link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE, as_built.latency});
     simgrid_links_.push_back(link);
   }
   return id->second;

@@ -30,10 +30,11 @@ public:
   // The links of the route into `links`: the kept route's, or read without keeping it and
   // without its latency (the cut bound's p^2 / 2 pairs would fill memory at large p, and
   // reading them is most of its time).
-  void read_links(int from, int to, std::vector<int>& links) const;
+  void read_links(int from, int to, std::vector<int>& links) const override;
   const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
   const simgrid::s4u::Link* simgrid_link(int id) const { return simgrid_links_[static_cast<size_t>(id)]; }
   size_t links() const { return links_.size(); }
+  size_t link_count() const override { return links_.size(); }
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
   size_t routes_read() const { return routes_.size(); }
 

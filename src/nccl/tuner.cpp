@@ -257,8 +257,10 @@ Choice choose_allreduce(const GpuSystem& system, double bytes, const Forced& for
     if (c.disabled.empty() && (best == nullptr || c.time_us < best->time_us)) best = &c;
   if (best == nullptr) {
     // what was forced cannot run: say why for the forced algorithm (or the first of them)
+    // (the forced protocol, else Simple, which every algorithm runs)
+    const Proto proto = forced.proto.value_or(Proto::simple);
     const auto forced_one = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
-      return (!forced.algo || c.algo == *forced.algo) && (!forced.proto || c.proto == *forced.proto);
+      return (!forced.algo || c.algo == *forced.algo) && c.proto == proto;
     });
     const std::string what = forced_one == candidates.end() ? "nothing" : name_of(*forced_one);
     throw InputError(fmt::format("{}: NCCL cannot run {} here: {}", field, what,

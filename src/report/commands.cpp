@@ -21,9 +21,11 @@
 #include "run/run_scenario.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
-#include "sim/auto_choice.hpp"
-#include "sim/input_data.hpp"
-#include "sim/run_limits.hpp"
+#include "plan/auto_choice.hpp"
+#include "plan/input_data.hpp"
+#include "plan/plan_json.hpp"
+#include "plan/planner.hpp"
+#include "plan/run_limits.hpp"
 #include "sim/simulation.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "trace/trace.hpp"
@@ -194,7 +196,7 @@ int command_run(const RunRequest& request) {
   const bool drawn = !request.trace_path.empty() || pictures.any();
   const RunOutcome run = execute_run(scenario, request.cfg, twin, trials, drawn ? request.kept_messages : 0);
   const SimResult& result = run.result;
-  for (const auto& warning : result.warnings) std::cerr << "collsim: warning: " << warning << "\n";
+  for (const auto& warning : result.plan->warnings) std::cerr << "collsim: warning: " << warning << "\n";
   if (drawn) {
     // The trace describes the run completely: --cfg options join the scenario's own.
     Scenario traced = scenario;
@@ -255,20 +257,27 @@ int command_baseline_update(const std::string& scenarios_dir, const std::string&
   return 0;
 }
 
-int command_validate(const RunRequest& request) {
+int command_validate(const RunRequest& request, bool print_plan) {
   const Scenario scenario = load_scenario(request);
-  SimOptions options;
+  PlanOptions options;
   options.cfg = request.cfg;
-  options.check_only = true;
-  const SimResult result = run_simulation(scenario, options);
+  // The plan a run would make: auto's trials (--auto simulate) and the topology bound too.
+  options.topology_bound = print_plan;
+  if (print_plan) options.auto_simulated = auto_trials(scenario, request.cfg);
+  SimGridGuard guard;
+  const RunPlan plan = plan_run(scenario, options, guard);
+  if (print_plan) {
+    std::cout << plan_json(plan).dump(2) << "\n";
+    return 0;
+  }
   std::string extras;
   if (scenario.training.rounds > 1) extras += fmt::format(", {} rounds", scenario.training.rounds);
   if (scenario.training.has_model()) extras += ", model " + scenario.training.model;
   if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
   if (scenario.recovery.policy == RecoveryPolicy::rebuild) extras += ", recovery rebuild";
   std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network{})\n", scenario.name,
-                           collective_name(scenario.collective.kind), scenario.collective.algorithm, result.workers,
-                           result.topology, network_model_name(scenario.network), extras);
+                           collective_name(scenario.collective.kind), scenario.collective.algorithm, plan.workers,
+                           plan.platform.source, network_model_name(scenario.network), extras);
   return 0;
 }
 

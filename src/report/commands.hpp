@@ -48,7 +48,9 @@ struct CompareRequest {
 };
 int command_compare(const CompareRequest& request);
 int command_baseline_update(const std::string& scenarios_dir, const std::string& out_dir, bool quiet);
-int command_validate(const RunRequest& request);
+// `collsim validate`: the scenario checked and planned, not run; with `print_plan`, the
+// plan as JSON (plan/plan_json.hpp) instead of the one-line summary.
+int command_validate(const RunRequest& request, bool print_plan = false);
 int command_list(const std::string& what);
 
 // `collsim model`'s flags; the command line (src/cli/model.cpp) checks their fixed ranges.

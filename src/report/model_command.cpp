@@ -4,20 +4,17 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <simgrid/s4u/Engine.hpp>
 
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
-#include "model/route_cache.hpp"
 #include "report/commands.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
-#include "sim/auto_choice.hpp"
-#include "sim/simulation.hpp"
+#include "plan/auto_choice.hpp"
+#include "plan/planner.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
-namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
@@ -46,12 +43,6 @@ Scenario scenario_of(const ModelRequest& request) {
   return parse_scenario(document, "");
 }
 
-std::vector<sg4::Host*> hosts_named(const std::vector<std::string>& names) {
-  std::vector<sg4::Host*> hosts;
-  for (const auto& name : names) hosts.push_back(sg4::Engine::get_instance()->host_by_name(name));
-  return hosts;
-}
-
 // What the model cannot see on this network (`estimate` unset: every algorithm at once).
 std::string exactness(const Scenario& scenario, const ModelEstimate* estimate) {
   if (scenario.network == NetworkModel::realistic) return "an estimate: " + realistic_network_caveat();
@@ -72,28 +63,26 @@ int command_model_on_platform(const ModelRequest& request) {
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
-  SimOptions options;
-  options.check_only = true;  // the platform, the placement and the model's input; no run
-  const SimResult result = run_simulation(scenario, options);
+  SimGridGuard guard;
+  const RunPlan plan = plan_run(scenario, {}, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
-  const CutBound cut = topology_cut_bound(collective, routes_of(result.model), hosts_named(result.all_hosts),
-                                          scenario.collective.root, result.model.bytes(result.model.elems));
+  const CutBound& cut = plan.topology_bound;
   const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
                                                          format_size(cut.bytes), format_bandwidth(cut.capacity))
                                            : "none tighter than the lower bound";
   if (request.algorithm == "all") {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
-                             collective_name(collective), format_size(result.model.bytes(result.model.elems)),
-                             result.workers, result.topology, network_model_name(scenario.network));
-    std::cout << format_ranking(result.auto_candidates);
+                             collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),
+                             plan.workers, plan.platform.source, network_model_name(scenario.network));
+    std::cout << format_ranking(plan.choice.candidates);
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
-                             format_time(lower_bound(collective, result.model).value()), cut_row,
+                             format_time(lower_bound(collective, plan.model).value()), cut_row,
                              exactness(scenario, nullptr));
     return 0;
   }
-  const ModelEstimate estimate = estimate_schedule(result.algorithm->schedule(result.model), result.model);
-  std::cout << format_model(collective, *result.algorithm, result.model,
-                            {{"topology", fmt::format("{} ({} ranks)", result.topology, result.workers)},
+  const ModelEstimate estimate = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model);
+  std::cout << format_model(collective, *plan.choice.algorithm, plan.model,
+                            {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
                              {"topology bound", cut_row},
                              {"exact?", exactness(scenario, &estimate)}});

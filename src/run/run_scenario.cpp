@@ -1,12 +1,12 @@
 #include "run/run_scenario.hpp"
 
 #include <algorithm>
-
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "algorithms/collective.hpp"
 #include "run/metrics.hpp"
-#include "sim/auto_choice.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
 
@@ -17,13 +17,61 @@ std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vect
   return simulate_candidates(scenario, cfg);
 }
 
+std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg) {
+  std::vector<AutoCandidate> table;
+  for (const std::string& name : classic_algorithm_names(scenario.collective.kind)) {
+    // The collective alone: one round, nothing injected, nobody recovering.
+    Scenario trial = scenario;
+    trial.collective.algorithm = name;
+    trial.training.rounds = 1;
+    trial.faults.clear();
+    trial.recovery.policy = RecoveryPolicy::none;
+    const ChildOutcome outcome = run_in_child([&] {
+      PlanOptions options;
+      options.cfg = cfg;
+      options.topology_bound = false;  // the trial's time is all it reports
+      options.kept_messages = 0;
+      const SimResult result = run_simulation(trial, options);
+      if (result.rounds.empty()) throw std::runtime_error("the collective did not complete");
+      const RoundRecord& round = result.rounds.front();
+      return nlohmann::json{{"model", model_time(result.plan->algorithm(), result.plan->model)},
+                            {"simulated", round.end - round.collective_start}}
+          .dump();
+    });
+    table.push_back(judge_trial(name, outcome, name == classic_algorithm_names(scenario.collective.kind).front()));
+  }
+  return table;
+}
+
+AutoCandidate judge_trial(const std::string& name, const ChildOutcome& outcome, bool first) {
+  AutoCandidate candidate(name);
+  if (outcome.exit_code == 0) {
+    const auto out = nlohmann::json::parse(outcome.output);
+    candidate.model_time = out["model"].get<double>();
+    candidate.simulated_time = out["simulated"].get<double>();
+  } else if (outcome.exit_code != 2 || outcome.output.empty()) {
+    // A trial that crashed or was killed (no exception, no message): its table would be
+    // wrong, so the run fails rather than choose without it.
+    throw std::runtime_error(fmt::format("auto: the trial of {} died (exit status {}){}", name, outcome.exit_code,
+                                         outcome.output.empty() ? "" : ": " + outcome.output));
+  } else {
+    // The trial threw (run_in_child: exit 2 and the message), most often an InputError
+    // refusing this algorithm here, but any error the run raised counts the same. The
+    // first candidate's error is the scenario's (the real run will report it); another's
+    // is this candidate's and only rules it out.
+    candidate.error = outcome.output;
+    if (first) throw InputError(candidate.error);
+  }
+  return candidate;
+}
+
 Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::string>& cfg,
                              const std::vector<AutoCandidate>& trials) {
   Scenario twin = scenario;
   twin.faults.clear();
   twin.recovery.policy = RecoveryPolicy::none;
   const ChildOutcome outcome = run_in_child([&] {
-    SimOptions options;
+    PlanOptions options;
     options.cfg = cfg;
     options.auto_simulated = trials;
     options.kept_messages = 0;
@@ -56,7 +104,7 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
     inputs.emplace_back(result.results[rank].dtype(), result.results[rank].size());
     result.input_of(static_cast<int>(rank), inputs.back());
   }
-  for (const BucketSlice& slice : result.sharded_buckets) {
+  for (const BucketSlice& slice : result.plan->training.sharded_buckets()) {
     std::vector<Buffer> results;
     for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.count));
     const Verification one =
@@ -82,12 +130,12 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
 RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
                        const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
                        uint64_t kept_messages) {
-  SimOptions options;
+  PlanOptions options;
   options.cfg = cfg;
   options.auto_simulated = trials;
   options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
-  if (run.result.stall.empty() && !run.result.sharded_buckets.empty()) {
+  if (run.result.stall.empty() && !run.result.plan->training.sharded_buckets().empty()) {
     run.verification = verify_sharded(scenario, run.result);
   } else if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));

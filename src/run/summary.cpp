@@ -38,19 +38,19 @@ RecoveryQuality recovery_quality_of(const SimResult& result) {
 
 IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch) {
   IterationFigures f;
-  f.buckets = std::max(1, result.buckets);
+  f.buckets = std::max(1, result.plan->training.bucket_count());
   double samples = 0;
   for (const auto& round : result.rounds) {
     const double iteration = round.end - round.start;
     const double compute = std::max(0.0, round.compute_end - round.start);
     f.iteration_time += iteration;
     f.compute_time += compute;
-    f.comm_time += result.buckets > 0 ? round.comm : round.end - round.collective_start;
+    f.comm_time += result.plan->training.bucket_count() > 0 ? round.comm : round.end - round.collective_start;
     f.exposed_comm += std::max(0.0, iteration - compute);
     if (batch) samples += static_cast<double>(*batch) * static_cast<double>(round.group.size());
   }
   if (batch && f.iteration_time > 0) f.samples_per_second = samples / f.iteration_time;
-  if (result.memory_per_worker > 0) f.memory_per_worker = result.memory_per_worker;
+  if (result.plan->training.memory_per_worker > 0) f.memory_per_worker = result.plan->training.memory_per_worker;
   if (f.comm_time > 0) f.overlap_fraction = std::clamp((f.comm_time - f.exposed_comm) / f.comm_time, 0.0, 1.0);
   const double rounds = std::max<double>(1, static_cast<double>(result.rounds.size()));
   f.iteration_time /= rounds;
@@ -76,20 +76,21 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   for (const auto& round : result.rounds)
     if ((round.epoch == 0 || !first_group_completed) && round.end >= round.collective_start) {
       // With buckets, the collectives of a round overlap backward: add up their own times.
-      total += result.buckets > 0 ? round.comm : round.end - round.collective_start;
+      total += result.plan->training.bucket_count() > 0 ? round.comm : round.end - round.collective_start;
       ++counted;
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
-  s.model_time = model_time(*result.algorithm, result.model);
-  s.bound = lower_bound(collective, result.model);
+  s.collective_rounds = counted;
+  s.model_time = model_time(*result.plan->choice.algorithm, result.plan->model);
+  s.bound = lower_bound(collective, result.plan->model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
-  s.topology_bound = std::max(s.bound.value(), result.topology_bound.time);
+  s.topology_bound = std::max(s.bound.value(), result.plan->topology_bound.time);
   s.topology_efficiency = s.collective_time > 0 ? s.topology_bound / s.collective_time : 1.0;
-  s.algbw = s.collective_time > 0 ? result.payload.logical_bytes / s.collective_time : 0;
-  s.busbw = s.algbw * busbw_factor(collective, result.workers);
+  s.algbw = s.collective_time > 0 ? result.plan->payload.logical_bytes / s.collective_time : 0;
+  s.busbw = s.algbw * busbw_factor(collective, result.plan->workers);
   s.verification = verification;
   s.message_count = result.messages.count();
-  if (result.buckets > 0 || result.batch) s.iterations = iteration_figures(result, result.batch);
+  if (result.plan->training.bucket_count() > 0 || result.plan->training.batch) s.iterations = iteration_figures(result, result.plan->training.batch);
   return s;
 }
 
@@ -139,28 +140,51 @@ std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
   return out;
 }
 
-}  // namespace
+// The collective time's row: what it averages or adds up.
+std::string describe_collective_time(const SimResult& result, const RunSummary& s) {
+  const int buckets = result.plan->training.bucket_count();
+  const std::string what = buckets > 1 ? fmt::format("its {} bucket allreduces added up", buckets) : "one collective";
+  const bool all_rounds = static_cast<size_t>(s.collective_rounds) >= result.rounds.size();
+  if (all_rounds && s.collective_rounds <= 1) return fmt::format("{} ({})", format_time(s.collective_time), what);
+  if (all_rounds)
+    return fmt::format("{} per round ({}; the mean of {} rounds)", format_time(s.collective_time), what,
+                       s.collective_rounds);
+  if (s.collective_rounds <= 1)
+    return fmt::format("{} ({}: the first group's one round, before the rebuild)", format_time(s.collective_time), what);
+  return fmt::format("{} per round ({}; the mean of the first group's {} rounds, before the rebuild)",
+                     format_time(s.collective_time), what, s.collective_rounds);
+}
 
-std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
-  const auto& v = s.verification;
-  std::vector<std::pair<std::string, std::string>> rows{
-      {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.algorithm->name)},
-      {"workers", fmt::format("{} on {}", result.workers, result.topology)},
-      {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.model.alpha),
-                              format_bandwidth(result.model.bandwidth),
-                              result.model.overhead > 0 ? ", overhead o " + format_time(result.model.overhead) : "")},
-      {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.payload.logical_bytes),
-                           dtype_name(scenario.collective.dtype), result.payload.carried_elems,
-                           result.payload.carried_elems == 1 ? "" : "s")},
-  };
-  if (scenario.training.rounds > 1)
-    rows.emplace_back("rounds", fmt::format("{} (total {})", scenario.training.rounds, format_time(s.simulated_time)));
-  rows.emplace_back("simulated time", format_time(s.collective_time));
-  rows.emplace_back("model time", fmt::format("{} (simulated/model = {:.6f})", format_time(s.model_time),
+// Whether a run is more than its collective: rounds, computation or layers.
+bool more_than_a_collective(const Scenario& scenario) {
+  return scenario.training.rounds > 1 || scenario.training.compute > 0 || scenario.training.compute_flops > 0 ||
+         scenario.training.has_layers();
+}
+
+// "simulated time" is the whole run, as in the trace, the HTML report and sweep tables;
+// when the run is more than one collective, the mean collective has its own row (and the
+// model line compares with it).
+void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                   const SimResult& result, const RunSummary& s) {
+  const int rounds = scenario.training.rounds;
+  const std::string whole_run = result.stall.empty()
+                                    ? fmt::format("the whole run, {} round{}", rounds, rounds == 1 ? "" : "s")
+                                    : fmt::format("the whole run, stalled after {} of {} rounds", result.rounds_completed, rounds);
+  rows.emplace_back("simulated time", more_than_a_collective(scenario)
+                                          ? fmt::format("{} ({})", format_time(s.simulated_time), whole_run)
+                                          : format_time(s.collective_time));
+  if (more_than_a_collective(scenario)) rows.emplace_back("collective time", describe_collective_time(result, s));
+}
+
+// The model's time, the bounds and the efficiency against them.
+void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                    const SimResult& result, const RunSummary& s) {
+  rows.emplace_back("model time", fmt::format("{} ({}/model = {:.6f})", format_time(s.model_time),
+                                              more_than_a_collective(scenario) ? "collective" : "simulated",
                                               s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
-  const CutBound& cut = result.topology_bound;
+  const CutBound& cut = result.plan->topology_bound;
   if (cut.time > s.bound.value())
     rows.emplace_back("topology bound",
                       fmt::format("{} (cut {}: {} at {}{})", format_time(s.topology_bound), cut.cut, format_size(cut.bytes),
@@ -175,9 +199,10 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
                                 s.efficiency > 1 ? " (above 100%: ranks sent to several peers at once, which the "
                                                    "single-port latency term ceil(log2 p) alpha does not allow)"
                                                  : ""));
-  rows.emplace_back("algbw", format_bandwidth(s.algbw));
-  rows.emplace_back("busbw", format_bandwidth(s.busbw));
-  rows.emplace_back("messages", fmt::format("{}", s.message_count));
+}
+
+// Whether every rank's result checked out, and within what.
+std::string verified_row(const Scenario& scenario, const Verification& v) {
   // The error allowed per element (exact for integers, min and max, bit for bit for data
   // that is only moved, or the type's rounding bound) is printed for the types other than
   // the default float32; the trace's summary.tolerance always has it.
@@ -185,14 +210,17 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   if (scenario.collective.dtype != Dtype::float32)
     within = v.tolerance == "exact" || v.tolerance == "bit for bit" ? ", " + v.tolerance
                                                                      : fmt::format(" within {}", v.tolerance);
-  rows.emplace_back("verified", v.verified ? fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
-                                                         v.max_error, within,
-                                                         v.bitwise_identical ? "bitwise identical"
-                                                                             : "ranks differ in the last bits")
-                   : v.wrong_elements == 0 ? fmt::format("NO: {}", v.failure)
-                                           : fmt::format("NO: {} wrong element{} ({} allowed); first: {}",
-                                                         v.wrong_elements, v.wrong_elements == 1 ? "" : "s",
-                                                         v.tolerance, v.failure));
+  if (v.verified)
+    return fmt::format("yes ({} rank{}, max error {:.3g}{}, {})", v.checked_ranks, v.checked_ranks == 1 ? "" : "s",
+                       v.max_error, within, v.bitwise_identical ? "bitwise identical" : "ranks differ in the last bits");
+  if (v.wrong_elements == 0) return fmt::format("NO: {}", v.failure);
+  return fmt::format("NO: {} wrong element{} ({} allowed); first: {}", v.wrong_elements,
+                     v.wrong_elements == 1 ? "" : "s", v.tolerance, v.failure);
+}
+
+// Recovery, rounds and time lost (with faults or rounds); the iteration's figures (layered training).
+void add_run_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
+                  const SimResult& result, const RunSummary& s) {
   if (!result.faults.empty() || !result.recoveries.empty() || scenario.training.rounds > 1) {
     if (scenario.recovery.policy == RecoveryPolicy::rebuild)
       rows.emplace_back("recovery", fmt::format("rebuild, timeout {} ({} per wait)", scenario.recovery.timeout_text,
@@ -212,45 +240,79 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
     // zero3's all-gathers hide behind forward as well
     rows.emplace_back("exposed comm", fmt::format("{} ({:.1f}% of the communication hidden behind {})",
                                                   format_time(it.exposed_comm), 100 * it.overlap_fraction,
-                                                  result.sharding == Sharding::zero3 ? "compute" : "backward"));
+                                                  result.plan->training.sharding == Sharding::zero3 ? "compute" : "backward"));
     if (it.samples_per_second)
       rows.emplace_back("throughput", fmt::format("{:.6g} samples/s ({} per worker and iteration)", *it.samples_per_second,
-                                                  *result.batch));
+                                                  *result.plan->training.batch));
     if (it.memory_per_worker)
       rows.emplace_back("memory", fmt::format("{} per worker (parameters, gradients, Adam states{})",
                                               format_size(*it.memory_per_worker),
-                                              result.sharding == Sharding::zero2   ? "; zero2: gradients and states sharded"
-                                              : result.sharding == Sharding::zero3 ? "; zero3: all three sharded"
+                                              result.plan->training.sharding == Sharding::zero2   ? "; zero2: gradients and states sharded"
+                                              : result.plan->training.sharding == Sharding::zero3 ? "; zero3: all three sharded"
                                                                                    : ""));
   }
-  std::string out = format_table(rows);
-  if (!result.auto_candidates.empty()) {
-    const bool simulated = result.auto_by == "simulate";
-    out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
-                     : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
-    for (const auto& c : result.auto_candidates) {
-      std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
-      if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
-      else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
-      else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
-      out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.algorithm->name ? "  <- runs" : "");
-    }
+}
+
+// --algorithm auto's candidates, best first, the one that ran marked.
+std::string format_candidates(const SimResult& result) {
+  std::string out;
+  if (result.plan->choice.candidates.empty()) return out;
+  const bool simulated = result.plan->choice.by == "simulate";
+  out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
+                   : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
+  for (const auto& c : result.plan->choice.candidates) {
+    std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
+    if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
+    else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
+    else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
+    out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
   }
+  return out;
+}
+
+// The rounds, one line each (the first 20).
+std::string format_rounds(const SimResult& result) {
+  std::string out;
+  if (result.rounds.size() <= 1 && result.recoveries.empty()) return out;
+  out += "  round  epoch  ranks  time";
+  out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";
+  for (size_t i = 0; i < result.rounds.size() && i < 20; ++i) {
+    const RoundRecord& r = result.rounds[i];
+    out += fmt::format("  {:>5}  {:>5}  {:>5}  ", r.round, r.epoch, r.group.size());
+    out += r.loss ? fmt::format("{:<14}{:.6g}", format_time(r.end - r.start), *r.loss) : format_time(r.end - r.start);
+    out += "\n";
+  }
+  if (result.rounds.size() > 20) out += fmt::format("  ... {} rounds in all (see the trace)\n", result.rounds.size());
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& s) {
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.plan->choice.algorithm->name)},
+      {"workers", fmt::format("{} on {}", result.plan->workers, result.plan->platform.source)},
+      {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.plan->model.alpha),
+                              format_bandwidth(result.plan->model.bandwidth),
+                              result.plan->model.overhead > 0 ? ", overhead o " + format_time(result.plan->model.overhead) : "")},
+      {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.plan->payload.logical_bytes),
+                           dtype_name(scenario.collective.dtype), result.plan->payload.carried_elems,
+                           result.plan->payload.carried_elems == 1 ? "" : "s")},
+  };
+  add_time_rows(rows, scenario, result, s);
+  add_bound_rows(rows, scenario, result, s);
+  rows.emplace_back("algbw", format_bandwidth(s.algbw));
+  rows.emplace_back("busbw", format_bandwidth(s.busbw));
+  rows.emplace_back("messages", fmt::format("{}", s.message_count));
+  rows.emplace_back("verified", verified_row(scenario, s.verification));
+  add_run_rows(rows, scenario, result, s);
+  std::string out = format_table(rows);
+  out += format_candidates(result);
   for (const auto& f : result.faults)
     out += fmt::format("  fault     {:>12}  {} {} {}\n", format_time(f.time), f.kind, f.action, f.target);
   out += format_recoveries(result.recoveries);
-  if (result.rounds.size() > 1 || !result.recoveries.empty()) {
-    out += "  round  epoch  ranks  time";
-    out += result.rounds.empty() || !result.rounds.front().loss ? "\n" : "          loss\n";
-    for (size_t i = 0; i < result.rounds.size() && i < 20; ++i) {
-      const RoundRecord& r = result.rounds[i];
-      out += fmt::format("  {:>5}  {:>5}  {:>5}  ", r.round, r.epoch, r.group.size());
-      out += r.loss ? fmt::format("{:<14}{:.6g}", format_time(r.end - r.start), *r.loss) : format_time(r.end - r.start);
-      out += "\n";
-    }
-    if (result.rounds.size() > 20) out += fmt::format("  ... {} rounds in all (see the trace)\n", result.rounds.size());
-  }
-  for (const auto& note : result.notes) out += fmt::format("  note: {}\n", note);
+  out += format_rounds(result);
+  for (const auto& note : result.plan->notes) out += fmt::format("  note: {}\n", note);
   return out;
 }
 

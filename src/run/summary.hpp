@@ -31,6 +31,7 @@ struct IterationFigures {
 struct RunSummary {
   double simulated_time = 0;   // the whole run (all rounds)
   double collective_time = 0;  // one collective, averaged over rounds
+  int collective_rounds = 0;   // the rounds collective_time averages (the first group's)
   double model_time = 0;       // the algorithm's alpha-beta formula
   LowerBound bound;            // no algorithm can do better
   double efficiency = 0;       // bound / collective_time

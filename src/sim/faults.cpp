@@ -11,8 +11,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
-#include "sim/detector.hpp"
-#include "sim/link_sides.hpp"
+#include "sim/recovery_adapter.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
 
@@ -20,52 +19,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-std::string some_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size() && i < 6; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > 6) out += fmt::format(", ... ({} in all)", names.size());
-  return out;
-}
-
-sg4::Host* find_host(const std::string& name, const std::string& field, const sg4::Engine& engine,
-                     const std::vector<sg4::Host*>& all_hosts) {
-  sg4::Host* host = engine.host_by_name_or_null(name);
-  if (host == nullptr) {
-    std::vector<std::string> names;
-    for (const auto* h : all_hosts) names.push_back(h->get_name());
-    throw InputError(fmt::format("{}: no host '{}' in the platform; hosts are {}", field, name, some_names(names)));
-  }
-  return host;
-}
-
-// A host's NIC: the first link on its way out and the last link on its way in, on its
-// route to the farthest host (most links, the first such in platform order). A GPU of
-// rail:N:G has two ports, NVLink to its node and a NIC to its rail: the NIC is the one a
-// route off the node takes, whichever node the host is on. Where a host has one link
-// (star, nodes, fat-tree, dragonfly) every route starts with it.
-std::vector<sg4::Link*> nic_links(sg4::Host* host, const std::vector<sg4::Host*>& all_hosts, const std::string& field) {
-  sg4::Host* farthest = nullptr;
-  std::vector<sg4::Link*> out, route;
-  for (sg4::Host* other : all_hosts) {
-    if (other == host) continue;
-    route.clear();
-    double latency = 0;
-    host->route_to(other, route, &latency);
-    if (farthest == nullptr || route.size() > out.size()) {
-      farthest = other;
-      out.swap(route);
-    }
-  }
-  if (farthest == nullptr) throw InputError(fmt::format("{}: host '{}' talks to no other host", field, host->get_name()));
-  std::vector<sg4::Link*> in;
-  double latency = 0;
-  farthest->route_to(host, in, &latency);
-  std::vector<sg4::Link*> links;
-  if (!out.empty()) links.push_back(out.front());
-  if (!in.empty() && (links.empty() || in.back() != links.front())) links.push_back(in.back());
-  return links;
-}
 
 // Whether the route between two hosts crosses one of `links`, either way.
 bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>& links) {
@@ -85,7 +38,7 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
 // in a group the coordinator leads, healthy or not (on a torus, every rank whose route
 // from the coordinator's host goes through that link). When those are most of the group,
 // the link is the coordinator's own lost contact, and the members cut off are those on its
-// side whose routes to the others cross it (as the coordinator judges, sim/coordinator_links.cpp).
+// side whose routes to the others cross it (as the coordinator judges, recovery/coordinator_links.cpp).
 // Read from the platform's routes, not from the coordinator's evidence.
 std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
   const std::vector<int>& members = state.membership.current().members();
@@ -161,7 +114,7 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
-  if (state.detector) state.detector->fault_struck();
+  if (state.recovery) state.recovery->detector().fault_struck();
   switch (fault.spec.kind) {
     case FaultKind::slow_link: {
       const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
@@ -194,7 +147,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it
-      if (state.detector) let_the_group_go_if_done(state);  // they may have been the last still training
+      if (state.recovery) let_the_group_go_if_done(state);  // they may have been the last still training
       return saved;
   }
   record(state, fault, "applied");
@@ -254,86 +207,16 @@ void start_injector(RunState& state, const ResolvedFault& fault, double delay, b
 
 }  // namespace
 
-std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const sg4::Engine& engine,
-                                          const std::vector<sg4::Host*>& all_hosts,
-                                          const std::vector<sg4::Host*>& rank_hosts, const RouteCache& routes) {
+std::vector<ResolvedFault> arm_faults(const std::vector<PlannedFault>& planned) {
+  const sg4::Engine& engine = *sg4::Engine::get_instance();
   std::vector<ResolvedFault> faults;
-  std::vector<sg4::Host*> preempted;
-  const int p = static_cast<int>(rank_hosts.size());
-  for (size_t i = 0; i < scenario.faults.size(); ++i) {
-    const FaultSpec& spec = scenario.faults[i];
-    const std::string where = fmt::format("faults.{}", i);
-    ResolvedFault fault{spec, static_cast<int>(i), "", {}, nullptr, {}};
-    if (spec.rank) {
-      if (*spec.rank >= p)
-        throw InputError(fmt::format("{}.rank: {} is not a rank; allowed: 0 to {}", where, *spec.rank, p - 1));
-      fault.host = rank_hosts[static_cast<size_t>(*spec.rank)];
-    } else if (!spec.host.empty()) {
-      fault.host = find_host(spec.host, where + ".host", engine, all_hosts);
-    }
-    if (!spec.link.empty()) {
-      // A split-duplex link is named for both halves ("host-3_link" = _UP and _DOWN).
-      if (sg4::Link* link = engine.link_by_name_or_null(spec.link)) {
-        fault.links.push_back(link);
-      } else {
-        for (const char* half : {"_UP", "_DOWN"})
-          if (sg4::Link* part = engine.link_by_name_or_null(spec.link + half)) fault.links.push_back(part);
-      }
-      if (fault.links.empty()) {
-        std::vector<std::string> names;
-        for (const auto* link : engine.get_all_links())
-          if (link->get_name() != "__loopback__") names.push_back(link->get_name());
-        std::sort(names.begin(), names.end());
-        throw InputError(fmt::format("{}.link: no link '{}' in the platform; links are {}", where, spec.link,
-                                     some_names(names)));
-      }
-      fault.target = "link " + spec.link;
-    } else if (spec.kind == FaultKind::slow_link || spec.kind == FaultKind::link_down) {
-      fault.links = nic_links(fault.host, all_hosts, where);
-      fault.target = fmt::format("NIC of host {}", fault.host->get_name());
-    }
-    if (fault.host != nullptr) {
-      for (int r = 0; r < p; ++r)
-        if (rank_hosts[static_cast<size_t>(r)] == fault.host) fault.ranks.push_back(r);
-      if (fault.target.empty()) fault.target = "host " + fault.host->get_name();
-      if (!fault.ranks.empty())
-        fault.target += fmt::format(" (rank{} {})", fault.ranks.size() > 1 ? "s" : "",
-                                    fmt::join(fault.ranks, ", "));
-    }
-    if (fault.host == nullptr && !fault.links.empty()) {
-      std::vector<int> everyone(static_cast<size_t>(p));
-      for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-      fault.ranks = ranks_behind(routes, everyone, physical_link(fault.links.front()->get_name()));
-    }
-    if (spec.kind == FaultKind::slow_host && fault.ranks.empty())
-      throw InputError(fmt::format("{}: host '{}' runs no worker: slowing it changes nothing", where,
-                                   fault.host->get_name()));
-    if (spec.kind == FaultKind::preempt) {
-      if (std::find(preempted.begin(), preempted.end(), fault.host) != preempted.end())
-        throw InputError(fmt::format("{}: host '{}' is preempted by an earlier fault already; a host is preempted "
-                                     "once", where, fault.host->get_name()));
-      preempted.push_back(fault.host);
-    }
-    faults.push_back(fault);
+  for (const PlannedFault& fault : planned) {
+    ResolvedFault armed{fault.spec, fault.index, fault.target, {}, nullptr, fault.ranks};
+    for (const std::string& name : fault.links) armed.links.push_back(engine.link_by_name(name));
+    if (!fault.host.empty()) armed.host = engine.host_by_name(fault.host);
+    faults.push_back(std::move(armed));
   }
-  if (!preempted.empty() && std::all_of(rank_hosts.begin(), rank_hosts.end(), [&](sg4::Host* h) {
-        return std::find(preempted.begin(), preempted.end(), h) != preempted.end();
-      }))
-    throw InputError("faults: every worker is preempted: no group would be left to continue");
   return faults;
-}
-
-sg4::Host* choose_control_host(const std::vector<ResolvedFault>& faults, const std::vector<sg4::Host*>& all_hosts,
-                               const std::vector<sg4::Host*>& rank_hosts) {
-  auto preempted = [&](sg4::Host* host) {
-    return std::any_of(faults.begin(), faults.end(),
-                       [&](const ResolvedFault& f) { return f.spec.kind == FaultKind::preempt && f.host == host; });
-  };
-  for (sg4::Host* host : all_hosts)
-    if (!preempted(host) && std::find(rank_hosts.begin(), rank_hosts.end(), host) == rank_hosts.end()) return host;
-  for (sg4::Host* host : rank_hosts)
-    if (!preempted(host)) return host;
-  return rank_hosts.front();
 }
 
 void start_fault_injectors(RunState& state, const std::vector<ResolvedFault>& faults) {

@@ -1,11 +1,12 @@
 #pragma once
-// Fault injection: each fault of the scenario, its targets checked against the platform,
+// Fault injection: each fault of the plan (its targets found in planning, plan/fault_plan.hpp)
 // is applied (and undone after its duration) by an injector actor at its time or at the
 // start of its round. SimGrid cannot attach profiles to <cluster> links, so links are
 // changed from the injector, as they would be by an operator.
 #include <string>
 #include <vector>
 
+#include "plan/run_plan.hpp"
 #include "sim/run_state.hpp"
 
 namespace simgrid::s4u {
@@ -16,8 +17,6 @@ class Link;
 
 namespace collsim {
 
-class RouteCache;
-
 struct ResolvedFault {
   FaultSpec spec;
   int index = 0;
@@ -27,18 +26,8 @@ struct ResolvedFault {
   std::vector<int> ranks;                   // the workers on `host`; for a link, those behind it
 };
 
-// Checks every target (InputError naming faults.N.field) and that at least one worker
-// survives every preemption. A fault on a named link strikes the ranks it cuts off from
-// the others (sim/link_sides.hpp: a node's NIC, the node's ranks), read from `routes`.
-std::vector<ResolvedFault> resolve_faults(const Scenario& scenario, const simgrid::s4u::Engine& engine,
-                                          const std::vector<simgrid::s4u::Host*>& all_hosts,
-                                          const std::vector<simgrid::s4u::Host*>& rank_hosts, const RouteCache& routes);
-
-// A host no fault preempts, preferably one without a worker: injectors and the
-// coordinator run there.
-simgrid::s4u::Host* choose_control_host(const std::vector<ResolvedFault>& faults,
-                                        const std::vector<simgrid::s4u::Host*>& all_hosts,
-                                        const std::vector<simgrid::s4u::Host*>& rank_hosts);
+// The planned faults' hosts and links, found by name in the engine's platform.
+std::vector<ResolvedFault> arm_faults(const std::vector<PlannedFault>& planned);
 
 // Starts an injector actor on the control host for each fault at a time; faults at a
 // round wait for announce_round.

@@ -3,7 +3,7 @@
 // a time: no locks are needed; contexts/nthreads > 1 is refused, sim/simulation.cpp):
 //   setup       fixed before the engine runs; every actor reads it (sim/run_setup.hpp)
 //   record      what the run observed; actors append, collect_results reads (sim/run_record.hpp)
-//   membership  the groups; the coordinator decides (sim/membership.hpp)
+//   membership  the groups; the coordinator decides (recovery/membership.hpp)
 //   workers     each worker's own state; an injector marks its preemption, the
 //               coordinator reads the fates
 // One RunState per run_simulation call, shared by the actors' closures: it lives as long
@@ -15,13 +15,11 @@
 
 #include "comm/buffer.hpp"
 #include "comm/comm_group.hpp"
-#include "sim/membership.hpp"
+#include "recovery/membership.hpp"
 #include "sim/run_record.hpp"
 #include "sim/run_setup.hpp"
 
 namespace collsim {
-
-enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoining };
 
 struct WorkerState {
   WorkerFate fate = WorkerFate::running;
@@ -37,7 +35,7 @@ struct WorkerState {
   simgrid::s4u::SemaphorePtr waiting_for_the_group;
 };
 
-class Detector;
+class RecoveryAdapter;
 struct ResolvedFault;
 
 struct RunState : std::enable_shared_from_this<RunState> {
@@ -50,7 +48,7 @@ struct RunState : std::enable_shared_from_this<RunState> {
   std::vector<WorkerState> workers;                // by world rank
   std::vector<WaitState> waits;                    // by world rank: whom it waits on (the groups write it)
   std::vector<double> host_speed_factor;           // by world rank: slow-host faults (injectors write it)
-  std::unique_ptr<Detector> detector;              // recovery.policy "rebuild": the waits' watch
+  std::unique_ptr<RecoveryAdapter> recovery;       // recovery.policy "rebuild": detector and coordinator (sim/recovery_adapter.hpp)
   // Faults that strike at the start of a round (sim/faults.hpp), owned by this run.
   std::shared_ptr<const std::vector<ResolvedFault>> round_faults;
 

@@ -179,6 +179,33 @@ Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& 
   return v;
 }
 
+// What every checked rank must hold (and the magnitudes its tolerance is taken from): the
+// root's input (broadcast), chunk j of rank j's input in chunk j (allgather), else the
+// reduction of every rank's input in higher precision.
+template <typename T>
+Reference<T> reference_of(Collective collective, OpKind op, int root, int p, const Buffer& shape, const InputFn& input) {
+  using W = Wide<T>;
+  const size_t n = shape.size();
+  Reference<T> ref;
+  if (collective == Collective::broadcast) {
+    Buffer original(shape.dtype(), n);
+    input(root, original);
+    for (size_t i = 0; i < n; ++i) ref.value.push_back(static_cast<W>(original.as<T>()[i]));
+  } else if (collective == Collective::allgather) {
+    const auto chunks = split_evenly(n, p);
+    ref.value.resize(n);
+    Buffer original(shape.dtype(), n);
+    for (int j = 0; j < p; ++j) {
+      input(j, original);
+      const Chunk& c = chunks[static_cast<size_t>(j)];
+      for (size_t i = c.offset; i < c.offset + c.count; ++i) ref.value[i] = static_cast<W>(original.as<T>()[i]);
+    }
+  } else {
+    ref = reduce_reference<T>(op, p, shape, input);
+  }
+  return ref;
+}
+
 template <typename T>
 Verification verify_typed(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
                           const InputFn& input) {
@@ -192,23 +219,7 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   // Broadcast and allgather copy data: the result must equal the inputs bit for bit.
   const bool copies = collective == Collective::broadcast || collective == Collective::allgather;
   const auto chunks = split_evenly(n, p);
-  Reference<T> ref;
-  if (collective == Collective::broadcast) {
-    Buffer original(shape.dtype(), n);
-    input(root, original);
-    for (size_t i = 0; i < n; ++i) ref.value.push_back(static_cast<W>(original.as<T>()[i]));
-  } else if (collective == Collective::allgather) {
-    // chunk j of the result is chunk j of rank j's input
-    ref.value.resize(n);
-    Buffer original(shape.dtype(), n);
-    for (int j = 0; j < p; ++j) {
-      input(j, original);
-      const Chunk& c = chunks[static_cast<size_t>(j)];
-      for (size_t i = c.offset; i < c.offset + c.count; ++i) ref.value[i] = static_cast<W>(original.as<T>()[i]);
-    }
-  } else {
-    ref = reduce_reference<T>(op, p, shape, input);
-  }
+  const Reference<T> ref = reference_of<T>(collective, op, root, p, shape, input);
 
   v.tolerance = describe_tolerance<T>(op, p, copies);
   auto allowed_at = [&](size_t i) -> W {

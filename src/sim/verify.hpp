@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/collective.hpp"
+#include "plan/input_data.hpp"
 
 namespace collsim {
 
@@ -24,8 +25,6 @@ struct Verification {
   // number of roundings).
   std::string tolerance = "exact";
 };
-
-using InputFn = std::function<void(int rank, Buffer& buf)>;
 
 // `results[r]` is rank r's buffer after the collective; `input(r, buf)` regenerates rank r's
 // input. Broadcast must reproduce the root's input exactly on every rank; reduce is checked

@@ -13,7 +13,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <fmt/format.h>
 
-#include "sim/detector.hpp"
+#include "recovery/detector.hpp"
+#include "sim/recovery_adapter.hpp"
 #include "sim/faults.hpp"
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
@@ -48,13 +49,13 @@ class Worker {
 public:
   Worker(RunState& state, int world)
       : state_(state), setup_(state.setup), record_(state.record), membership_(state.membership),
-        detector_(state.detector.get()), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
+        recovery_(state.recovery.get()), detector_(recovery_ != nullptr ? &recovery_->detector() : nullptr), world_(world), me_(state.workers[static_cast<size_t>(world)]) {}
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;
-    Buffer buf(scenario.collective.dtype, setup_.payload.carried_elems);
+    Buffer buf(scenario.collective.dtype, setup_.plan->payload.carried_elems);
     if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
-    if (setup_.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
+    if (setup_.plan->training.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
     bool redo_last = false;  // sent back from waiting for the group to redo the last round's collective
 
@@ -69,81 +70,13 @@ public:
         // back to the round before (redone from its snapshot), or the joiner to a later round.
         next = join_switch(group, round, current, previous, buf);
       }
-      RankRound& times = record_.times(round, world_);
       if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
-      double backward_end = -1;
-      if (next == Next::go_on) {
-        if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
-        if (setup_.zero3) {
-          times.collective_start = times.start;  // forward waits for its parameters from the start
-        } else if (setup_.buckets.empty()) {
-          compute();
-          times.compute_end = times.collective_start = sg4::Engine::get_clock();
-        } else {
-          backward_end = forward_then_start_backward(times, round, group->epoch());
-        }
-        if (detector_ != nullptr) detector_->idle(world_);
-        if (!setup_.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
-        // The previous round is kept only where a rebuild may roll back to it.
-        if (scenario.recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
-        current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
-      }
-
-      // Run the collective; on a failure, report and restart it in the rebuilt group.
-      for (next = Next::go_on; next != Next::restart_round;) {
-        try {
-          const int g = group_rank_of(*group, world_);
-          Comm comm(*group, g);
-          comm.set_round(round);
-          CollectiveArgs args = setup_.args;
-          args.root = root_in_group(args.root, group->size());
-          args.servers = servers_in_group(args.servers, group->size());
-          comm.set_data(buf.all());
-          if (setup_.zero3) {
-            sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
-            break;
-          }
-          if (setup_.buckets.empty()) {
-            comm.begin_collective();
-            setup_.algorithm->run(comm, buf, args);
-          }
-          else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
-          if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
-            setup_.op->finalize(buf.view(part->offset, part->count), group->size());
-          break;
-        } catch (const VerdictPending&) {
-          next = resume(group, round, current, previous, buf);
-        } catch (const simgrid::Exception&) {
-          if (scenario.recovery.policy == RecoveryPolicy::none) {
-            // The group waits: this rank cannot go on without its peer, and it stays (ending
-            // the actor would cancel its other transfers and wake its peers).
-            me_.fate = WorkerFate::aborted;
-            me_.fate_time = sg4::Engine::get_clock();
-            sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
-            return;
-          }
-          report_failure();
-          next = resume(group, round, current, previous, buf);
-        }
-        if (next == Next::leave) return;
-      }
+      const double backward_end = next == Next::go_on ? compute_phase(round, *group, current, previous, buf) : -1;
+      next = run_collective(group, round, current, previous, buf);
+      if (next == Next::leave) return;
       if (next == Next::restart_round) continue;
-
-      if (backward_end >= 0) {
-        // Usually over already: the last bucket waited for it.
-        if (sg4::Engine::get_clock() < backward_end) sg4::this_actor::sleep_until(backward_end);
-        record_.times(round, world_).compute_end = backward_end;
-      }
-      if (!setup_.zero3) apply_update(buf);
-      RankRound& done = record_.times(round, world_);
-      done.end = sg4::Engine::get_clock();
-      done.epoch = group->epoch();
-      if (setup_.regression) {
-        done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
-        if (group->world_rank(0) == world_)
-          record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
-      }
+      finish_round(round, *group, backward_end, buf);
       ++round;
       if (round == scenario.training.rounds && detector_ != nullptr) {
         const Next after = wait_for_the_group(group, round, current, previous, buf);
@@ -155,7 +88,7 @@ public:
     me_.input = std::move(current.gradient);
     me_.result = std::move(buf);
     me_.round = scenario.training.rounds;
-    if (detector_ != nullptr) detector_->retire(world_);
+    if (detector_ != nullptr) recovery_->retire(world_);
     me_.fate = WorkerFate::finished;
     me_.fate_time = sg4::Engine::get_clock();
   }
@@ -163,8 +96,8 @@ public:
   // The rejoin protocol of a worker whose host came back: ask, then wait for the answer.
   void rejoin() {
     me_.fate = WorkerFate::rejoining;
-    detector_->join(world_);
-    const Verdict news = detector_->take_verdict(world_);
+    recovery_->join(world_);
+    const Verdict news = recovery_->take_verdict(world_);
     if (news.dropped) {
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
@@ -175,6 +108,7 @@ public:
   }
 
 private:
+
   // What a worker does after a verdict.
   enum class Next {
     go_on,            // no verdict: the round goes on
@@ -183,11 +117,95 @@ private:
     restart_round,    // a joiner postponed by a rebuild: admitted again, at the start of `round`
   };
 
+  // A round's computation (forward, backward) and its gradient, and the snapshot a rebuild
+  // may roll back to; the end of backward when buckets overlap it (-1: none).
+  double compute_phase(int round, const CommGroup& group, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    RankRound& times = record_.times(round, world_);
+    double backward_end = -1;
+    if (detector_ != nullptr) detector_->computing(world_, round, nominal_compute());
+    if (setup_.plan->training.zero3) {
+      times.collective_start = times.start;  // forward waits for its parameters from the start
+    } else if (setup_.plan->training.buckets.empty()) {
+      compute();
+      times.compute_end = times.collective_start = sg4::Engine::get_clock();
+    } else {
+      backward_end = forward_then_start_backward(times, round, group.epoch());
+    }
+    if (detector_ != nullptr) detector_->idle(world_);
+    if (!setup_.plan->training.zero3) make_gradient(buf);  // zero3: once forward has gathered the parameters
+    // The previous round is kept only where a rebuild may roll back to it.
+    if (setup_.scenario->recovery.policy == RecoveryPolicy::rebuild) previous = std::move(current);
+    current = Snapshot{round, me_.weights, setup_.keep_inputs ? buf : Buffer()};
+    return backward_end;
+  }
+
+  // Runs the round's collective; on a failure, reports and restarts it in the rebuilt
+  // group. go_on once it completed; restart_round or leave as a verdict says (leave too for
+  // a rank that lost its peer under recovery.policy "none": it stays blocked for good).
+  Next run_collective(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
+    const Scenario& scenario = *setup_.scenario;
+    for (Next next = Next::go_on; next != Next::restart_round;) {
+      try {
+        const int g = group_rank_of(*group, world_);
+        Comm comm(*group, g);
+        comm.set_round(round);
+        CollectiveArgs args = setup_.args;
+        args.root = root_in_group(args.root, group->size());
+        args.servers = servers_in_group(args.servers, group->size());
+        comm.set_data(buf.all());
+        if (setup_.plan->training.zero3) {
+          sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
+          return Next::go_on;
+        }
+        if (setup_.plan->training.buckets.empty()) {
+          comm.begin_collective();
+          setup_.algorithm->run(comm, buf, args);
+        }
+        else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
+        if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
+          setup_.op->finalize(buf.view(part->offset, part->count), group->size());
+        return Next::go_on;
+      } catch (const VerdictPending&) {
+        next = resume(group, round, current, previous, buf);
+      } catch (const simgrid::Exception&) {
+        if (scenario.recovery.policy == RecoveryPolicy::none) {
+          // The group waits: this rank cannot go on without its peer, and it stays (ending
+          // the actor would cancel its other transfers and wake its peers).
+          me_.fate = WorkerFate::aborted;
+          me_.fate_time = sg4::Engine::get_clock();
+          sg4::Mailbox::by_name(fmt::format("stalled:{}", world_))->get<int>();
+          return Next::leave;
+        }
+        report_failure();
+        next = resume(group, round, current, previous, buf);
+      }
+      if (next == Next::leave) return Next::leave;
+    }
+    return Next::restart_round;
+  }
+
+  // The round is over for this rank: the end of backward, the update, the record.
+  void finish_round(int round, const CommGroup& group, double backward_end, Buffer& buf) {
+    if (backward_end >= 0) {
+      // Usually over already: the last bucket waited for it.
+      if (sg4::Engine::get_clock() < backward_end) sg4::this_actor::sleep_until(backward_end);
+      record_.times(round, world_).compute_end = backward_end;
+    }
+    if (!setup_.plan->training.zero3) apply_update(buf);
+    RankRound& done = record_.times(round, world_);
+    done.end = sg4::Engine::get_clock();
+    done.epoch = group.epoch();
+    if (setup_.regression) {
+      done.model_hash = hash_bytes(me_.weights.data(), me_.weights.size() * sizeof(double));
+      if (group.world_rank(0) == world_) record_.round_loss[static_cast<size_t>(round)] = setup_.regression->loss(me_.weights);
+    }
+  }
+
   // After a verdict: leave, or go on in the new group from the round it resumes.
   Next resume(std::shared_ptr<CommGroup>& group, int& round, Snapshot& current, Snapshot& previous, Buffer& buf) {
-    const Verdict news = detector_->take_verdict(world_);
+    const Verdict news = recovery_->take_verdict(world_);
     if (news.dropped) {
-      detector_->retire(world_);
+      recovery_->retire(world_);
       me_.fate = WorkerFate::dropped;
       me_.fate_time = sg4::Engine::get_clock();
       return Next::leave;
@@ -339,29 +357,29 @@ private:
   // updated parameters are all-gathered bucket by bucket (the two halves of the allreduce).
   void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
     times.comm = 0;
-    const AlgorithmInfo& reduce = setup_.shard_reduce_scatter ? *setup_.shard_reduce_scatter : *setup_.algorithm;
-    for (size_t b = 0; b < setup_.buckets.size(); ++b) {
-      const double ready = backward_start_ + setup_.buckets[b].bucket.ready / backward_factor_;
+    const AlgorithmInfo& reduce = setup_.plan->training.reduce_scatter ? *setup_.plan->training.reduce_scatter : *setup_.algorithm;
+    for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
+      const double ready = backward_start_ + setup_.plan->training.buckets[b].bucket.ready / backward_factor_;
       if (sg4::Engine::get_clock() < ready) {
         // Backward is still making this bucket: the rank computes (since backward began,
         // which should take the bucket's nominal ready time), so that peers waiting on a
         // slow backward pass find it, as they find a slow forward pass.
-        if (detector_ != nullptr) detector_->computing(world_, round, setup_.buckets[b].bucket.ready, backward_start_);
+        if (detector_ != nullptr) detector_->computing(world_, round, setup_.plan->training.buckets[b].bucket.ready, backward_start_);
         sg4::this_actor::sleep_until(ready);
         if (detector_ != nullptr) detector_->idle(world_);
       }
       times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
     }
-    if (setup_.shard_allgather == nullptr) return;
-    for (size_t b = 0; b < setup_.buckets.size(); ++b)
-      times.comm += run_on_bucket(comm, buf, args, *setup_.shard_allgather, b, round, epoch);
+    if (setup_.plan->training.allgather == nullptr) return;
+    for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b)
+      times.comm += run_on_bucket(comm, buf, args, *setup_.plan->training.allgather, b, round, epoch);
   }
 
   // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
   // abandoned when a fault cuts it); returns how long it took.
   double run_on_bucket(Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm, size_t b,
                        int round, int epoch) {
-    const BucketSlice& slice = setup_.buckets[b];
+    const BucketSlice& slice = setup_.plan->training.buckets[b];
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
@@ -396,12 +414,12 @@ private:
   // happened; the device's layers are timed from the ends of the ops they wait for.
   void sharded_round(Comm& comm, Buffer& gradient, const CollectiveArgs& args, int round, int epoch,
                      RankRound& times, Snapshot& current) {
-    const Zero3Plan& plan = *setup_.zero3;
+    const Zero3Plan& plan = *setup_.plan->training.zero3;
     const double factor = speed_factor();
     const double t0 = sg4::Engine::get_clock();
     DeviceTimeline device(plan.tasks, factor);
     std::vector<double> op_end(plan.ops.size(), -1);
-    const size_t forward_gathers = setup_.buckets.size();
+    const size_t forward_gathers = setup_.plan->training.buckets.size();
     times.comm = 0;
     for (size_t j = 0; j < plan.ops.size(); ++j) {
       const StreamOp& op = plan.ops[j];
@@ -411,7 +429,7 @@ private:
       }
       const auto b = static_cast<size_t>(op.bucket);
       if (op.kind == StreamOp::Kind::gather) times.comm += gather_parameters(comm, args, b, round, epoch);
-      else times.comm += run_on_bucket(comm, gradient, args, *setup_.shard_reduce_scatter, b, round, epoch);
+      else times.comm += run_on_bucket(comm, gradient, args, *setup_.plan->training.reduce_scatter, b, round, epoch);
       op_end[j] = sg4::Engine::get_clock() - t0;
       if (j + 1 == forward_gathers) {
         // Forward has every parameter: the gradient (real, with a model) follows from them.
@@ -440,19 +458,19 @@ private:
   // Chunk `rank` of bucket b's carried elements: what that rank owns (split_evenly, as the
   // reduce-scatter leaves it and the all-gather takes it).
   Chunk owned_part(size_t b, int rank, int size) const {
-    return *reduced_part(Collective::reduce_scatter, setup_.buckets[b].count, rank, size, 0);
+    return *reduced_part(Collective::reduce_scatter, setup_.plan->training.buckets[b].count, rank, size, 0);
   }
 
   // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,
   // then gathered from its owners; what arrives must be what the owners hold.
   double gather_parameters(Comm& comm, const CollectiveArgs& args, size_t b, int round, int epoch) {
-    const BucketSlice& slice = setup_.buckets[b];
+    const BucketSlice& slice = setup_.plan->training.buckets[b];
     const Chunk own = owned_part(b, comm.rank(), comm.size());
     const size_t elem = parameters_.elem_bytes();
     std::byte* begin = parameters_.view(slice.offset, slice.count).data;
     std::memset(begin, 0xff, own.offset * elem);
     std::memset(begin + (own.offset + own.count) * elem, 0xff, (slice.count - own.offset - own.count) * elem);
-    const double took = run_on_bucket(comm, parameters_, args, *setup_.shard_allgather, b, round, epoch);
+    const double took = run_on_bucket(comm, parameters_, args, *setup_.plan->training.allgather, b, round, epoch);
     if (record_.gather_failure.empty() &&
         std::memcmp(begin, record_.owned_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
       record_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
@@ -464,9 +482,9 @@ private:
   // takes its optimizer step on that shard of the parameters (SGD), and now owns the result.
   void update_shards(Buffer& gradient, int rank, int size) {
     const double rate = setup_.scenario->training.learning_rate;
-    for (size_t b = 0; b < setup_.buckets.size(); ++b) {
+    for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
       const Chunk own = owned_part(b, rank, size);
-      const size_t first = setup_.buckets[b].offset + own.offset;
+      const size_t first = setup_.plan->training.buckets[b].offset + own.offset;
       setup_.op->finalize(gradient.view(first, own.count), size);
       for (size_t i = first; i < first + own.count; ++i) {
         parameters_.set(i, parameters_.get(i) - rate * gradient.get(i));
@@ -490,7 +508,7 @@ private:
 
   void make_gradient(Buffer& buf) {
     if (!setup_.regression) {
-      setup_.input(world_, buf);
+      setup_.plan->input(world_, buf);
       return;
     }
     const int workers = setup_.world_size();
@@ -523,7 +541,8 @@ private:
   const RunSetup& setup_;
   RunRecord& record_;
   const Membership& membership_;
-  Detector* detector_;
+  RecoveryAdapter* recovery_;  // recovery.policy "rebuild" (else nullptr): its verdicts' post
+  Detector* detector_;         // and its detector, told what the worker does outside waits
   int world_;
   WorkerState& me_;
   std::vector<double> gradient_;
@@ -555,7 +574,7 @@ void let_the_group_go_if_done(RunState& state) {
   for (int world : members) {
     const WorkerState& worker = state.workers[static_cast<size_t>(world)];
     const bool live = worker.fate == WorkerFate::running && state.setup.rank_hosts[static_cast<size_t>(world)]->is_on();
-    if (live && (!worker.waiting_for_the_group || state.detector->activity(world).verdict)) return;
+    if (live && (!worker.waiting_for_the_group || state.recovery->detector().activity(world).verdict)) return;
   }
   for (int world : members)
     if (const auto& waiting = state.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();

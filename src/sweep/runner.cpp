@@ -105,6 +105,43 @@ ResultRow row_of(const SweepPoint& point) {
   return row;
 }
 
+// Whether this shard (--shard K/N) runs `point` (every point without one).
+bool in_shard(const SweepPoint& point, const SweepOptions& options) {
+  return !options.shard || point.index % options.shard->second == options.shard->first - 1;
+}
+
+// Every output checked before any point runs.
+void check_outputs(const std::vector<SweepPoint>& points, const SweepOptions& options) {
+  check_output_path(options.out, "--out");
+  if (options.plot.empty()) return;
+  check_output_path(options.plot, "--plot");
+  // A plot that cannot be drawn (no numeric axis with several values) is refused now,
+  // not after every point ran: drawn once on the points with a stand-in time.
+  std::vector<ResultRow> planned;
+  for (const SweepPoint& point : points) {
+    planned.push_back(row_of(point));
+    planned.back().metrics = {{"simulated_time", 1.0}};
+  }
+  plot_svg(planned, PlotSpec{});
+}
+
+// --resume: the rows of the points done already (`done` gets their indices); failed points run again.
+std::vector<ResultRow> resumed_rows(const std::vector<SweepPoint>& points, const SweepOptions& options,
+                                    std::set<int>& done) {
+  std::vector<ResultRow> rows;
+  if (options.resume) remove_stale_temporaries(options.out);
+  if (!options.resume || ::access(options.out.c_str(), F_OK) != 0) return rows;
+  std::vector<ResultRow> resumed = read_results(options.out, "--resume");
+  release_input_file(options.out);  // read, and rewritten on purpose
+  check_resumed_rows(resumed, points, options.out);
+  for (ResultRow& row : resumed) {
+    if (row.status != "ok") continue;  // failed points run again
+    done.insert(row.point);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -122,43 +159,16 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
   const std::vector<std::string> columns = sweep.columns();
   if (options.plan) {
     for (const SweepPoint& point : points)
-      if (!options.shard || point.index % options.shard->second == options.shard->first - 1)
-        std::cout << fmt::format("{}  {}\n", point.index, describe_point(point));
+      if (in_shard(point, options)) std::cout << fmt::format("{}  {}\n", point.index, describe_point(point));
     std::cout << fmt::format("{} points, all valid\n", points.size());
     return 0;
   }
-
-  // Every output checked before any point runs.
-  check_output_path(options.out, "--out");
-  if (!options.plot.empty()) {
-    check_output_path(options.plot, "--plot");
-    // A plot that cannot be drawn (no numeric axis with several values) is refused now,
-    // not after every point ran: drawn once on the points with a stand-in time.
-    std::vector<ResultRow> planned;
-    for (const SweepPoint& point : points) {
-      planned.push_back(row_of(point));
-      planned.back().metrics = {{"simulated_time", 1.0}};
-    }
-    plot_svg(planned, PlotSpec{});
-  }
-  std::vector<ResultRow> rows;
+  check_outputs(points, options);
   std::set<int> done;
-  if (options.resume) remove_stale_temporaries(options.out);
-  if (options.resume && ::access(options.out.c_str(), F_OK) == 0) {
-    std::vector<ResultRow> resumed = read_results(options.out, "--resume");
-    release_input_file(options.out);  // read, and rewritten on purpose
-    check_resumed_rows(resumed, points, options.out);
-    for (ResultRow& row : resumed) {
-      if (row.status != "ok") continue;  // failed points run again
-      done.insert(row.point);
-      rows.push_back(std::move(row));
-    }
-  }
+  std::vector<ResultRow> rows = resumed_rows(points, options, done);
   std::vector<const SweepPoint*> todo;
-  for (const SweepPoint& point : points) {
-    if (options.shard && point.index % options.shard->second != options.shard->first - 1) continue;
-    if (!done.count(point.index)) todo.push_back(&point);
-  }
+  for (const SweepPoint& point : points)
+    if (in_shard(point, options) && !done.count(point.index)) todo.push_back(&point);
 
   const int jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (!options.quiet)

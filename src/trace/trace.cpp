@@ -1,6 +1,7 @@
 #include <set>
 #include "trace/trace.hpp"
 
+#include "plan/plan_json.hpp"
 #include "trace/message_text.hpp"
 
 #include <algorithm>
@@ -75,21 +76,9 @@ json links_section(const LinkUsage& usage) {
 
 // --algorithm auto: the choice and the table it was made from (null otherwise).
 json auto_section(const SimResult& result) {
-  if (result.auto_candidates.empty()) return nullptr;
-  json candidates = json::array();
-  for (const auto& c : result.auto_candidates) {
-    json row{{"algorithm", c.algorithm}};
-    if (c.skipped.empty()) row["model_time"] = c.model_time;
-    else row["skipped"] = c.skipped;
-    if (!c.bottleneck.empty()) {
-      row["bottleneck"] = c.bottleneck;
-      row["sharing"] = c.sharing;
-    }
-    if (c.simulated_time) row["simulated_time"] = *c.simulated_time;
-    if (!c.error.empty()) row["error"] = c.error;
-    candidates.push_back(row);
-  }
-  return {{"chosen", result.algorithm->name}, {"by", result.auto_by}, {"candidates", candidates}};
+  if (result.plan->choice.candidates.empty()) return nullptr;
+  const json candidates = candidates_json(result.plan->choice.candidates);
+  return {{"chosen", result.plan->choice.algorithm->name}, {"by", result.plan->choice.by}, {"candidates", candidates}};
 }
 
 // rounds[]: each completed round, with its comm and exposed_comm under layered training.
@@ -101,7 +90,7 @@ json rounds_section(const SimResult& result) {
                {"collective", std::max(0.0, r.end - r.collective_start)},
                {"models_identical", r.models_identical}};
     if (r.loss) round["loss"] = *r.loss;
-    if (result.buckets > 0) {
+    if (result.plan->training.bucket_count() > 0) {
       round["comm"] = r.comm;
       round["exposed_comm"] = std::max(0.0, r.end - r.compute_end);
     }
@@ -114,8 +103,9 @@ json rounds_section(const SimResult& result) {
 json buckets_section(const Scenario& scenario, const SimResult& result) {
   json buckets = json::array();
   const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
-  for (size_t b = 0; b < result.bucket_plan.size(); ++b) {
-    const Bucket& bucket = result.bucket_plan[b];
+  const std::vector<BucketSlice>& slices = result.plan->training.buckets;
+  for (size_t b = 0; b < slices.size(); ++b) {
+    const Bucket& bucket = slices[b].bucket;
     buckets.push_back({{"bucket", b}, {"first_layer", bucket.first}, {"last_layer", bucket.last},
                        {"parameters", bucket.parameters},
                        {"bytes", static_cast<double>(bucket.parameters) * bytes_per_parameter},
@@ -158,11 +148,8 @@ json faults_section(const SimResult& result) {
 constexpr const char* single_messages_placeholder = "\x01single messages\x01";
 constexpr const char* dumped_placeholder = "\"\\u0001single messages\\u0001\"";
 
-// The trace, its single messages as JSON (`inline_messages`) or as placeholders.
-json trace_document(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool inline_messages) {
-  const auto& v = s.verification;
-  const json rounds = rounds_section(result);
-  const json faults = faults_section(result);
+// recovery[]: each of the coordinator's decisions.
+json recovery_section(const SimResult& result) {
   json recovery = json::array();
   for (const auto& r : result.recoveries) {
     json event{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", r.round},
@@ -189,6 +176,12 @@ json trace_document(const Scenario& scenario, const SimResult& result, const Run
     }
     recovery.push_back(event);
   }
+  return recovery;
+}
+
+// summary: the run's figures.
+json summary_section(const SimResult& result, const RunSummary& s) {
+  const auto& v = s.verification;
   json summary{{"simulated_time", s.simulated_time},
                {"collective_time", s.collective_time},
                {"model_time", s.model_time},
@@ -209,12 +202,12 @@ json trace_document(const Scenario& scenario, const SimResult& result, const Run
                {"rounds_completed", result.rounds_completed},
                {"models_identical", result.models_identical},
                {"final_group", result.final_group}};
-  if (result.topology_bound.time > 0)
-    summary["topology_cut"] = json{{"cut", result.topology_bound.cut},
-                                   {"bytes", result.topology_bound.bytes},
-                                   {"capacity", result.topology_bound.capacity},
-                                   {"time", result.topology_bound.time},
-                                   {"bottleneck_links", result.topology_bound.bottleneck_links}};
+  if (result.plan->topology_bound.time > 0)
+    summary["topology_cut"] = json{{"cut", result.plan->topology_bound.cut},
+                                   {"bytes", result.plan->topology_bound.bytes},
+                                   {"capacity", result.plan->topology_bound.capacity},
+                                   {"time", result.plan->topology_bound.time},
+                                   {"bottleneck_links", result.plan->topology_bound.bottleneck_links}};
   if (!result.faults.empty() || !result.recoveries.empty())
     summary["healthy_dropped"] = recovery_quality_of(result).healthy_dropped.size();
   if (s.iterations) {
@@ -237,39 +230,52 @@ json trace_document(const Scenario& scenario, const SimResult& result, const Run
     summary["baseline_time"] = s.baseline->simulated_time;
     summary["time_lost"] = s.time_lost;
   }
+  return summary;
+}
+
+// platform: the hosts and links, and the alpha and B read from its routes.
+json platform_section(const RunPlan& plan) {
+  return {{"source", plan.platform.source},
+          {"kind", plan.platform.kind},
+          {"hosts", plan.platform.hosts.size()},
+          {"links", plan.platform.link_count},
+          {"rank_hosts", plan.rank_hosts},
+          {"alpha", plan.model.alpha},
+          {"bandwidth", plan.model.bandwidth},
+          {"injection_bandwidth", plan.model.injection_bandwidth},
+          {"min_alpha", std::max(0.0, plan.model.min_alpha)}};
+}
+
+json payload_section(const Payload& payload) {
+  return {{"logical_bytes", static_cast<uint64_t>(payload.logical_bytes)},
+          {"logical_elements", payload.logical_elems},
+          {"carried_elements", payload.carried_elems},
+          {"bytes_per_element", payload.bytes_per_elem}};
+}
+
+// The trace, its single messages as JSON (`inline_messages`) or as placeholders.
+json trace_document(const Scenario& scenario, const SimResult& result, const RunSummary& s, bool inline_messages) {
   const MessageLog& log = result.messages;
   const bool full = log.kept_all();
   json trace{
       {"format", trace_format},
       {"collsim_version", COLLSIM_VERSION},
-      {"scenario", scenario_to_json(scenario, result.workers, result.topology)},
-      {"platform",
-       {{"source", result.topology},
-        {"kind", result.platform_kind},
-        {"hosts", result.all_hosts.size()},
-        {"links", result.link_count},
-        {"rank_hosts", result.rank_hosts},
-        {"alpha", result.model.alpha},
-        {"bandwidth", result.model.bandwidth},
-        {"injection_bandwidth", result.model.injection_bandwidth},
-        {"min_alpha", std::max(0.0, result.model.min_alpha)}}},
-      {"payload",
-       {{"logical_bytes", static_cast<uint64_t>(result.payload.logical_bytes)},
-        {"logical_elements", result.payload.logical_elems},
-        {"carried_elements", result.payload.carried_elems},
-        {"bytes_per_element", result.payload.bytes_per_elem}}},
-      {"summary", summary},
-      {"rounds", rounds},
+      {"scenario", scenario_to_json(scenario, result.plan->workers, result.plan->platform.source)},
+      {"platform", platform_section(*result.plan)},
+      {"payload", payload_section(result.plan->payload)},
+      {"summary", summary_section(result, s)},
+      {"rounds", rounds_section(result)},
       {"messages_detail", full ? "full" : "per-step"},
       {"messages", !full ? messages_per_step(log) : inline_messages ? single_messages_json(log.kept()) : single_messages_placeholder},
-      {"ranks", ranks_section(log, result.workers)},
-      {"faults", faults},
-      {"recovery", recovery},
+      {"ranks", ranks_section(log, result.plan->workers)},
+      {"faults", faults_section(result)},
+      {"recovery", recovery_section(result)},
       {"links", links_section(result.link_usage)},
-      {"notes", result.notes},
+      {"notes", result.plan->notes},
       {"auto", auto_section(result)},
+      {"plan", plan_json(*result.plan)},
   };
-  if (!result.bucket_plan.empty()) {
+  if (!result.plan->training.buckets.empty()) {
     trace["buckets"] = buckets_section(scenario, result);
     trace["activities"] = activities_section(result);
   }

@@ -9,6 +9,9 @@
 #include "viz/svg.hpp"
 
 namespace collsim::viz {
+
+using nlohmann::json;
+
 namespace {
 
 constexpr const char* font = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
@@ -105,30 +108,72 @@ std::string rounds_chart_svg(const TraceView& t, double width) {
   return out + "</svg>\n";
 }
 
+double link_load(const TraceView& t, const TraceLink& link) {
+  const double capacity = link.bandwidth * std::max(t.simulated_time, 1e-12);
+  return capacity > 0 ? link.bytes / capacity : 0;
+}
+
+namespace {
+
+// The links of the topology bound's cut, when it binds more than the ranks' own links.
+std::vector<std::string> cut_link_names(const TraceView& t) {
+  const json& s = t.summary;
+  const auto number = [&](const char* key) { return s.contains(key) && s[key].is_number() ? s[key].get<double>() : 0.0; };
+  if (s.contains("topology_cut") && number("topology_bound") > number("lower_bound") * (1 + 1e-9))
+    return s["topology_cut"].value("bottleneck_links", std::vector<std::string>{});
+  return {};
+}
+
+}  // namespace
+
+std::vector<const TraceLink*> links_by_load(const TraceView& t) {
+  std::vector<const TraceLink*> links;
+  for (const auto& link : t.links) links.push_back(&link);
+  const std::vector<std::string> cut = cut_link_names(t);
+  auto in_cut = [&](const TraceLink* link) { return std::find(cut.begin(), cut.end(), link->name) != cut.end(); };
+  // Equal loads: the cut's links first, then the longer busy, then by name.
+  std::stable_sort(links.begin(), links.end(), [&](const TraceLink* a, const TraceLink* b) {
+    const double la = link_load(t, *a), lb = link_load(t, *b);
+    if (std::fabs(la - lb) > 1e-3 * std::max(la, lb)) return la > lb;
+    if (in_cut(a) != in_cut(b)) return in_cut(a);
+    if (a->busy_time != b->busy_time) return a->busy_time > b->busy_time;
+    return a->name < b->name;
+  });
+  return links;
+}
+
+std::vector<std::string> bottleneck_link_names(const TraceView& t) {
+  if (auto cut = cut_link_names(t); !cut.empty()) return cut;
+  const auto links = links_by_load(t);
+  if (links.empty()) return {};
+  std::vector<std::string> top;
+  const double most = link_load(t, *links.front());
+  for (const TraceLink* link : links)
+    if (most > 0 && link_load(t, *link) >= most * 0.999) top.push_back(link->name);
+  // A ring loads every link alike: then no link is the bottleneck.
+  if (top.size() * 2 >= links.size()) return {};
+  return top;
+}
+
 std::string link_heatmap_svg(const TraceView& t, double width) {
   std::vector<const TraceLink*> links;
-  for (const auto& link : t.links)
-    if (!link.series.empty() && links.size() < heatmap_max_links) links.push_back(&link);
+  for (const TraceLink* link : links_by_load(t))
+    if (!link->series.empty() && links.size() < heatmap_max_links) links.push_back(link);
   if (links.empty() || t.link_bins <= 0 || t.link_bin_width <= 0) return "";
   const double left = 230, busy_width = 150, right = 20, top = 10, row = 18;
   const double plot_width = width - left - busy_width - right;
   const double rows_bottom = top + row * static_cast<double>(links.size());
   const double height = rows_bottom + 40 + 34;
   const double end = t.link_bin_width * t.link_bins;
-  const double run = std::max(t.simulated_time, 1e-12);
   auto x = [&](double seconds) { return left + seconds / end * plot_width; };
 
   std::string out = svg_open(width, height, "collsim-links", "Link utilisation over time, " + t.name);
   out += fmt::format(R"~(<rect width="{}" height="{}" fill="#ffffff"/>)~", num(width), num(height));
-  double busiest = 0;
-  for (const TraceLink* link : links) busiest = std::max(busiest, link->busy_time);
-  // The busiest links stand out only when they are few (a ring loads every link alike).
-  const size_t top_links = static_cast<size_t>(std::count_if(
-      links.begin(), links.end(), [&](const TraceLink* link) { return link->busy_time >= busiest * 0.999; }));
+  const std::vector<std::string> named = bottleneck_link_names(t);
   for (size_t i = 0; i < links.size(); ++i) {
     const TraceLink& link = *links[i];
     const double y0 = top + row * static_cast<double>(i);
-    const bool bottleneck = busiest > 0 && link.busy_time >= busiest * 0.999 && top_links * 2 < links.size();
+    const bool bottleneck = std::find(named.begin(), named.end(), link.name) != named.end();
     out += fmt::format(R"~(<text x="{}" y="{}" font-size="11" fill="#222831" text-anchor="end"{}>{}</text>)~", num(left - 8),
                        num(y0 + row - 5), bottleneck ? R"~( font-weight="bold")~" : "", esc(link.name));
     // Bins of equal (rounded) utilisation merge into one rectangle.
@@ -154,8 +199,8 @@ std::string link_heatmap_svg(const TraceView& t, double width) {
       out += fmt::format(R"~(<rect x="{}" y="{}" width="2.5" height="{}" fill="{}"><title>{}</title></rect>)~",
                          num(x(time) - 1), num(y0), num(row), colors::fault,
                          esc(fmt::format("bandwidth set to {} at {}", format_bandwidth(bandwidth, 3), short_time(time))));
-    // Busy share of the run.
-    const double share = std::clamp(link.busy_time / run, 0.0, 1.0);
+    // Load over the run: the bytes against what the bandwidth could carry.
+    const double share = std::clamp(link_load(t, link), 0.0, 1.0);
     const double bx = left + plot_width + 12;
     out += fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="#eef0f3"/>)~", num(bx), num(y0 + 3),
                        num(busy_width - 60), num(row - 6));
@@ -164,7 +209,7 @@ std::string link_heatmap_svg(const TraceView& t, double width) {
     out += fmt::format(R"~(<text x="{}" y="{}" font-size="11" fill="#222831">{:.0f}%</text>)~", num(bx + busy_width - 54),
                        num(y0 + row - 5), share * 100);
   }
-  out += fmt::format(R"~(<text x="{}" y="{}" font-size="10" fill="#5f6b7a">busy share of the run</text>)~",
+  out += fmt::format(R"~(<text x="{}" y="{}" font-size="10" fill="#5f6b7a">load over the run</text>)~",
                      num(left + plot_width + 12), num(rows_bottom + 14));
   out += time_axis_svg(left, plot_width, rows_bottom + 2, end);
   // Colour scale.

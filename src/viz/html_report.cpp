@@ -6,6 +6,7 @@
 
 #include "algorithms/registry.hpp"
 #include "util/errors.hpp"
+#include "util/suggest.hpp"
 #include "util/units.hpp"
 #include "viz/charts.hpp"
 #include "viz/report_assets.hpp"
@@ -14,6 +15,9 @@
 #include "viz/timeline_svg.hpp"
 
 namespace collsim::viz {
+
+using nlohmann::json;
+
 namespace {
 
 // Whether the run's algorithm reads collective.root (the registry says; an algorithm this
@@ -38,11 +42,13 @@ public:
                         report_css);
     html += fmt::format("<header><h1>{}</h1><p>{}</p><p>{}</p></header>\n", esc(t_.name), esc(describe_run(t_)),
                         esc(describe_outcome(t_)));
-    html += "<nav><a href=\"#summary\">Summary</a><a href=\"#timeline\">Timeline</a><a href=\"#rounds\">Rounds</a>"
-            "<a href=\"#links\">Links</a><a href=\"#steps\">Step by step</a></nav>\n";
+    html += "<nav><a href=\"#summary\">Summary</a><a href=\"#timeline\">Timeline</a><a href=\"#rounds\">Rounds</a>";
+    if (!t_.recovery.empty()) html += "<a href=\"#recovery\">Recovery</a>";
+    html += "<a href=\"#links\">Links</a><a href=\"#steps\">Step by step</a></nav>\n";
     html += summary();
     html += timeline();
     html += rounds();
+    html += recovery();
     html += links();
     html += steps();
     html += fmt::format("<footer>Written by collsim {} from a collsim-trace/{} trace ({}). Times are simulated seconds; "
@@ -67,6 +73,21 @@ private:
     return t_.summary[key].get<bool>();
   }
 
+  // The platform's tightest cut, when it binds more than the ranks' own links do.
+  bool tighter_topology_bound() const {
+    return t_.summary.contains("topology_cut") && number("topology_bound").value_or(0) > number("lower_bound").value_or(0) * (1 + 1e-9);
+  }
+
+  std::string topology_bound_row() const {
+    const auto bound = number("topology_bound");
+    if (!bound) return "";
+    if (!tighter_topology_bound()) return row("topology bound", format_time(*bound) + " (no cut of the platform is tighter than the lower bound)");
+    const json& cut = t_.summary["topology_cut"];
+    return row("topology bound", fmt::format("{} (cut {}: {} at {}, through {})", format_time(*bound), cut.value("cut", std::string()),
+                                             format_size(cut.value("bytes", 0.0)), format_bandwidth(cut.value("capacity", 0.0)),
+                                             join(cut.value("bottleneck_links", std::vector<std::string>{}), ", ")));
+  }
+
   static std::string card(const std::string& value, const std::string& label, const char* tone = "") {
     return fmt::format("<div class=\"card {}\"><div class=\"value\">{}</div><div class=\"label\">{}</div></div>", tone,
                        esc(value), esc(label));
@@ -80,6 +101,8 @@ private:
     out += card(format_time(t_.simulated_time), "simulated time (whole run)");
     if (auto v = number("collective_time")) out += card(format_time(*v), "one collective (mean over rounds)");
     if (auto v = number("efficiency")) out += card(fmt::format("{:.1f}%", *v * 100), "of the lower bound (efficiency)");
+    if (auto v = number("topology_efficiency"); v && tighter_topology_bound())
+      out += card(fmt::format("{:.1f}%", *v * 100), "of the topology bound");
     if (auto v = number("busbw")) out += card(format_bandwidth(*v), "bus bandwidth");
     out += card(thousands(t_.message_count), "messages");
     if (auto v = flag("verified")) out += card(*v ? "yes" : "no", "result verified", *v ? "ok" : "bad");
@@ -100,7 +123,7 @@ private:
     if (auto v = number("collective_time")) out += row("collective time", format_time(*v) + " per round (mean)");
     if (auto model = number("model_time")) {
       std::string text = format_time(*model) + " (alpha-beta formula)";
-      if (auto c = number("collective_time"); c && *model > 0) text += fmt::format(", simulated/model = {:.6f}", *c / *model);
+      if (auto c = number("collective_time"); c && *model > 0) text += fmt::format(", collective/model = {:.6f}", *c / *model);
       out += row("model time", text);
     }
     if (auto bound = number("lower_bound")) {
@@ -109,7 +132,12 @@ private:
         text += fmt::format(" (bandwidth {}, latency {})", format_time(*bw), format_time(*lat));
       out += row("lower bound", text);
     }
-    if (auto v = number("efficiency")) out += row("efficiency", fmt::format("{:.1f}% of the lower bound", *v * 100));
+    out += topology_bound_row();
+    if (auto v = number("efficiency")) {
+      std::string text = fmt::format("{:.1f}% of the lower bound", *v * 100);
+      if (auto topology = number("topology_efficiency")) text += fmt::format(", {:.1f}% of the topology bound", *topology * 100);
+      out += row("efficiency", text);
+    }
     if (auto a = number("algbw"), b = number("busbw"); a && b)
       out += row("algbw / busbw", format_bandwidth(*a) + " / " + format_bandwidth(*b));
     out += row("messages", thousands(t_.message_count) +
@@ -171,48 +199,102 @@ private:
     return out + "</section>\n";
   }
 
+  // What recovery decided, one row per decision (the CLI summary's "recovery" lines).
+  std::string recovery() const {
+    if (t_.recovery.empty()) return "";
+    std::string out = "<section id=\"recovery\"><h2>Recovery</h2>\n<p class=\"lead\">Each decision of the coordinator: "
+                      "when the fault struck, when a wait passed its deadline or a rank fell behind (detected), when the "
+                      "group was rebuilt and the survivors resumed, and what the model predicted for the rounds left.</p>\n";
+    out += "<table><tr><th class=\"num\">epoch</th><th class=\"num\">round</th><th class=\"num\">fault</th>"
+           "<th class=\"num\">detected</th><th class=\"num\">rebuilt</th><th class=\"num\">resumed</th>"
+           "<th class=\"num\">round done</th><th>decision</th><th>why</th><th class=\"num\">keep (predicted)</th>"
+           "<th class=\"num\">drop (predicted)</th></tr>\n";
+    auto time_or_dash = [](const std::optional<double>& v) { return v ? format_time(*v) : std::string("-"); };
+    auto ranks = [](const char* what, const std::vector<int>& list) {
+      std::vector<std::string> names;
+      for (int rank : list) names.push_back(std::to_string(rank));
+      return fmt::format("{} rank{} {}", what, list.size() == 1 ? "" : "s", join(names, ", "));
+    };
+    for (const auto& r : t_.recovery) {
+      std::string decision = !r.dropped_ranks.empty()     ? ranks("dropped", r.dropped_ranks)
+                             : !r.joined_ranks.empty()    ? ranks("joined", r.joined_ranks)
+                             : !r.kept_ranks.empty()      ? ranks("kept", r.kept_ranks)
+                             : !r.undecided_ranks.empty() ? ranks("undecided between", r.undecided_ranks)
+                             : r.rebuilds()               ? "the same ranks redo the round"
+                                                          : "nobody dropped";
+      const bool rebuilt = r.epoch_after > r.epoch_before;
+      out += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                         rebuilt ? fmt::format("{} → {}", r.epoch_before, r.epoch_after) : std::to_string(r.epoch_before),
+                         r.round, esc(time_or_dash(r.fault_time)), esc(format_time(r.detected)),
+                         esc(rebuilt ? format_time(r.rebuilt) : "-"), esc(time_or_dash(r.resumed)),
+                         esc(time_or_dash(r.round_completed)), esc(decision), esc(r.reason),
+                         esc(r.prediction ? format_time(r.prediction->first) : "-"),
+                         esc(r.prediction ? format_time(r.prediction->second) : "-"));
+    }
+    return out + "</table>\n</section>\n";
+  }
+
+  // The links' lead: the bottleneck the bounds name, or the most loaded link.
+  std::string links_lead(const std::vector<const TraceLink*>& order) const {
+    const TraceLink& top = *order.front();
+    const double run = std::max(t_.simulated_time, 1e-12);
+    const std::vector<std::string> named = bottleneck_link_names(t_);
+    const json& s = t_.summary;
+    std::string lead;
+    if (s.contains("topology_cut") && !named.empty() && number("topology_bound") > number("lower_bound").value_or(0) * (1 + 1e-9)) {
+      const json& cut = s["topology_cut"];
+      lead = fmt::format("The topology bound names the bottleneck: at least {} must cross <b>{}</b> ({}), {} at the "
+                         "least; no algorithm does better on this platform. ",
+                         esc(format_size(cut.value("bytes", 0.0))), esc(join(named, ", ")),
+                         esc(format_bandwidth(cut.value("capacity", 0.0))), esc(format_time(*number("topology_bound"))));
+    }
+    lead += fmt::format("The most loaded link, <b>{}</b>, carried {} in {} message{}: {:.0f}% of what its {} could carry "
+                        "in the run; it was busy {:.0f}% of the time, up to {} flow{} at once.",
+                        esc(top.name), esc(format_size(top.bytes)), thousands(top.flows), top.flows == 1 ? "" : "s",
+                        100 * link_load(t_, top), esc(format_bandwidth(top.bandwidth)), 100 * top.busy_time / run,
+                        top.peak_flows, top.peak_flows == 1 ? "" : "s");
+    if (named.empty() && order.size() > 1 && link_load(t_, *order[1]) >= link_load(t_, top) * 0.999)
+      lead += " Many links are as loaded: the load is spread evenly.";
+    return "<p class=\"lead\">" + lead + "</p>\n";
+  }
+
   std::string links() const {
     std::string out = "<section id=\"links\"><h2>Links</h2>\n";
     if (!t_.has_links)
       return out + "<p class=\"lead\">This trace has no <code>links</code> section (it was written by a collsim that "
                    "did not measure links yet): run the scenario again for link utilisation.</p></section>\n";
     if (t_.links.empty()) return out + "<p class=\"lead\">No message crossed a link.</p></section>\n";
-    const TraceLink& top = t_.links.front();
+    const std::vector<const TraceLink*> order = links_by_load(t_);
+    const std::vector<std::string> named = bottleneck_link_names(t_);
     const double run = std::max(t_.simulated_time, 1e-12);
-    size_t bottlenecks = 0;
-    for (const auto& link : t_.links)
-      if (link.busy_time >= top.busy_time * 0.999) ++bottlenecks;
-    out += fmt::format(
-        "<p class=\"lead\">The busiest link, <b>{}</b>, carried data {:.0f}% of the run ({} of {}), {} in {} "
-        "message{}, up to {} at once.{}</p>\n",
-        esc(top.name), top.busy_time / run * 100, esc(format_time(top.busy_time)), esc(format_time(t_.simulated_time)),
-        esc(format_size(top.bytes)), thousands(top.flows), top.flows == 1 ? "" : "s", top.peak_flows,
-        bottlenecks > 1 ? fmt::format(" {} links are as busy: the load is spread evenly.", bottlenecks)
-                        : " It is the bottleneck: the other links wait on it.");
+    out += links_lead(order);
     const std::string heatmap = link_heatmap_svg(t_);
     if (!heatmap.empty()) out += "<div class=\"figure\">" + heatmap + "</div>\n";
     out += "<table><tr><th>link</th><th class=\"num\">bandwidth</th><th class=\"num\">bytes</th>"
-           "<th class=\"num\">messages</th><th class=\"num\">busy</th><th class=\"num\">busy share</th>"
-           "<th class=\"num\">throughput while busy</th><th class=\"num\">peak flows</th></tr>\n";
-    const size_t shown = std::min<size_t>(t_.links.size(), heatmap_max_links);
+           "<th class=\"num\">messages</th><th class=\"num\">load</th><th class=\"num\">busy</th>"
+           "<th class=\"num\">busy share</th><th class=\"num\">throughput while busy</th><th class=\"num\">peak flows</th></tr>\n";
+    const size_t shown = std::min<size_t>(order.size(), heatmap_max_links);
     for (size_t i = 0; i < shown; ++i) {
-      const auto& link = t_.links[i];
-      const bool bottleneck = link.busy_time >= top.busy_time * 0.999 && bottlenecks == 1;
+      const auto& link = *order[i];
+      const bool bottleneck = std::find(named.begin(), named.end(), link.name) != named.end();
       std::string bandwidth = format_bandwidth(link.bandwidth);
       for (const auto& [time, value] : link.bandwidth_changes)
         bandwidth += fmt::format(", {} from {}", format_bandwidth(value), format_time(time));
       out += fmt::format("<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                         "<td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td>"
-                         "<td class=\"num\">{}</td></tr>\n",
+                         "<td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td>"
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
                          esc(link.name), bottleneck ? "<span class=\"badge\">bottleneck</span>" : "", esc(bandwidth),
-                         esc(format_size(link.bytes)), thousands(link.flows), esc(format_time(link.busy_time)),
-                         link.busy_time / run * 100,
+                         esc(format_size(link.bytes)), thousands(link.flows), 100 * link_load(t_, link),
+                         esc(format_time(link.busy_time)), link.busy_time / run * 100,
                          esc(link.busy_time > 0 ? format_bandwidth(link.bytes / link.busy_time) : "-"), link.peak_flows);
     }
-    out += "</table>\n";
-    if (shown < t_.links.size())
+    out += "</table>\n<p class=\"lead\">Load: the bytes a link carried over what its bandwidth could carry in the whole "
+           "run. Busy: the time it carried anything, at whatever pace.</p>\n";
+    if (shown < order.size())
       out += fmt::format("<p class=\"lead\">{} more links carried messages; the trace lists them all.</p>\n",
-                         t_.links.size() - shown);
+                         order.size() - shown);
     return out + "</section>\n";
   }
 

@@ -24,7 +24,7 @@ p.lead { margin: 4px 0 10px; color: var(--muted); max-width: 980px; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.summary th { background: none; color: var(--muted); font-weight: normal; width: 220px; }
 .figure { overflow-x: auto; margin: 8px 0; }
 .figure svg { max-width: 100%; height: auto; display: block; }

@@ -224,12 +224,18 @@ void fill_frames(StepThrough& s, const TraceView& t, const std::vector<Frame>& f
   first.label = "before the first step";
   first.start = first.end = frames.front().start;
   s.frames.push_back(first);
+  // Labels count from 1, within the phase when there are several: "allgather step 2 of 3".
+  std::map<int, int> steps_of_phase, seen_of_phase;
+  for (const Frame& frame : frames) ++steps_of_phase[frame.phase];
   for (size_t f = 0; f < frames.size(); ++f) {
     const Frame& frame = frames[f];
     StepFrame out;
     out.phase = frame.phase;
     out.step = frame.step;
-    out.label = fmt::format("{} step {}", t.phases[static_cast<size_t>(frame.phase)], frame.step);
+    const std::string& phase = t.phases[static_cast<size_t>(frame.phase)];
+    const int ordinal = ++seen_of_phase[frame.phase];
+    out.label = steps_of_phase.size() == 1 ? phase
+                                           : fmt::format("{} step {} of {}", phase, ordinal, steps_of_phase[frame.phase]);
     out.start = frame.start;
     out.end = frame.end;
     for (size_t i = 0; i < frame.messages.size(); ++i) {

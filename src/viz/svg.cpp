@@ -40,7 +40,8 @@ TimeUnit time_unit_for(double max_seconds) {
 
 std::string short_time(double seconds) {
   if (seconds == 0) return "0 s";
-  const TimeUnit unit = time_unit_for(seconds);
+  // The unit of the value as printed (0.9999999 us is "1 µs", not "1e+03 ns")
+  const TimeUnit unit = time_unit_for(std::stod(fmt::format("{:.3g}", seconds)));
   return fmt::format("{:.3g} {}", seconds * unit.per_second, unit.name);
 }
 

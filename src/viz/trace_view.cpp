@@ -224,6 +224,8 @@ void read_scenario(const Reader& read, const json& trace, TraceView& view) {
   view.op = read.text(collective, "op", "scenario.collective");
   view.root = read.integer(collective, "root", "scenario.collective");
   view.segment = read.number(collective, "segment", "scenario.collective");
+  if (scenario.contains("message_overhead") && scenario["message_overhead"].is_number())
+    view.overhead = scenario["message_overhead"].get<double>();
 }
 
 // Which host runs each rank, and how many elements the collective carried (absent in old traces).
@@ -294,6 +296,11 @@ void read_recovery(const Reader& read, const json& trace, TraceView& view) {
     event.group = read.ranks(r, "group", path);
     if (r.contains("joined_ranks")) event.joined_ranks = read.ranks(r, "joined_ranks", path);
     if (r.contains("reason") && r["reason"].is_string()) event.reason = r["reason"].get<std::string>();
+    if (r.contains("kept_ranks")) event.kept_ranks = read.ranks(r, "kept_ranks", path);
+    if (r.contains("undecided_ranks")) event.undecided_ranks = read.ranks(r, "undecided_ranks", path);
+    if (r.contains("prediction") && r["prediction"].is_object())
+      event.prediction = std::pair(read.number(r["prediction"], "keep", path + ".prediction"),
+                                   read.number(r["prediction"], "drop", path + ".prediction"));
     view.recovery.push_back(event);
   }
 }

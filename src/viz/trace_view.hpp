@@ -44,7 +44,9 @@ struct TraceRecovery {
   std::optional<double> fault_time, resumed, round_completed;
   double detected = 0, rebuilt = 0;
   std::vector<int> dropped_ranks, joined_ranks, group;
+  std::vector<int> kept_ranks, undecided_ranks;  // a straggler kept; ranks no evidence told apart
   std::string reason;
+  std::optional<std::pair<double, double>> prediction;  // the rounds left: (keep, drop)
 
   // As RecoveryEvent::rebuilds(): ranks dropped, or the same members redoing the collective.
   bool rebuilds() const { return !dropped_ranks.empty() || (epoch_after > epoch_before && joined_ranks.empty()); }
@@ -81,6 +83,7 @@ struct TraceView {
   std::string name, kind, algorithm, topology, network, dtype, op, version;
   int workers = 0, root = 0;
   double size = 0, segment = 0;
+  double overhead = 0;  // scenario.message_overhead: what a sender pays before each message leaves
   uint64_t carried_elements = 0;  // payload.carried_elements: the elements messages' `elements` index
   std::vector<std::string> rank_hosts;
   double simulated_time = 0;

@@ -82,12 +82,61 @@ def fmt_time(seconds):
     return f"{seconds:.6g} s"
 
 
+# A figure in a page: a number with its unit after a space ("138.058 ms", "9.291 GB/s",
+# "4.84 times", "1.25 n/B"), a percentage ("53.1%") or a factor ("4.8x"). Plain counts (16
+# ranks, step 3) and the sizes in commands ("--size 1GiB") are not figures.
+FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?: (?:us|ms|ns|s|GB/s|MB/s|kB/s|Gbit/s|GiB|MiB|KiB|GB|MB|kB|B|"
+                    r"times|samples/s|n/B)|%|x)(?![\w/])")
+
+
+def figures_of(text):
+    return FIGURE.findall(text)
+
+
 class LabTest(unittest.TestCase):
     """Assertions every lab test uses; subclasses set self.page and self.answers (texts
-    flattened by figures_in_page)."""
+    flattened by figures_in_page). Every string a test finds in the page or the answers is
+    recorded (`checked`), so that assertEveryFigureChecked can list the figures no test
+    looked at."""
+
+    checked = None
+    maxDiff = None
+
+    def record(self, text):
+        if type(self).checked is None:
+            type(self).checked = []
+        type(self).checked.append(text)
+
+    def assertIn(self, member, container, msg=None):
+        if isinstance(member, str) and any(container is getattr(self, name, None) for name in ("page", "answers")):
+            self.record(member)
+        super().assertIn(member, container, msg)
+
+    def assertEveryFigureChecked(self, where, given):
+        """Every figure of the page (or answers) is inside a string some test checked, or is
+        one of the `given` inputs (the platform's bandwidths and latencies, sizes, ...)."""
+        text = getattr(self, where)
+        checked = " \u2016 ".join(type(self).checked or [])
+        missing = sorted({f for f in figures_of(text) if f not in checked and f not in given})
+        self.assertEqual([], missing, f"{where}: figures no test checks (check them, or list them as given)")
 
     def assertClose(self, expected, actual, rel=1e-6):
         self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
+
+    def assertRounds(self, quoted, value, where=()):
+        """`quoted` ("138.058 ms", "0.405", "53.1%", "9.291 GB/s") is `value` (seconds, a ratio,
+        bytes/s) rounded to the digits quoted: the tolerance is half a unit of the last digit
+        the page writes, no more. With `where`, the page or answers must also quote it."""
+        number, _, unit = quoted.partition(" ")
+        if number.endswith("%"):
+            number, unit = number[:-1], "%"
+        scale = {"": 1, "us": 1e-6, "ms": 1e-3, "s": 1, "%": 1e-2, "GB/s": 1e9, "MB/s": 1e6, "kB/s": 1e3,
+                 "ns": 1e-9, "x": 1, "samples/s": 1}[unit]
+        decimals = len(number.partition(".")[2])
+        self.assertEqual(f"{float(number):.{decimals}f}", f"{value / scale:.{decimals}f}",
+                         f"{quoted} is not {value} rounded to the digits it quotes")
+        for name in (where,) if isinstance(where, str) else where:
+            self.assertIn(quoted, getattr(self, name), f"{name} should quote {quoted!r}")
 
     def assertQuoted(self, figure, where=("page", "answers")):
         for name in (where,) if isinstance(where, str) else where:

@@ -56,6 +56,10 @@ def time_of(rows, kind, algorithm, n):
 
 
 
+# the platform, the sizes and the segment: inputs, not results
+GIVEN = {"11 n/B", "15 n/B", "3 MiB", "7 MiB", "1 us", "2 us", "10 GB/s", "4 B", "16 B", "64 B", "4 KiB", "16 KiB", "1 MiB", "5 MiB", "8 MiB", "64 MiB"}
+
+
 class Lab1(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
@@ -113,10 +117,13 @@ class Lab1(labs_common.LabTest):
                 with self.subTest(size=label, kind=kind, algorithm=algorithm):
                     want = formula(kind, algorithm, n)
                     self.assertEqual(fmt_time(want), cell)
+                    self.record(cell)
                     self.assertClose(want, self.sim(kind, algorithm, n))
 
     def test_tiny_messages_are_latency_bound(self):
         n = 4
+        self.assertRounds("0.4 ns", n / B, "answers")
+        self.assertQuoted(f"alpha + 15 n/B = 2 us + {(P - 1) * n / B * 1e9:.0f} ns = 2.006 us", ("answers",))
         binomial, flat_, pipeline = (self.sim("broadcast", a, n) for a in ("binomial", "flat", "pipeline"))
         self.assertLess(binomial, flat_)
         self.assertLess(flat_, pipeline)
@@ -149,6 +156,29 @@ class Lab1(labs_common.LabTest):
             self.assertQuoted(figure)
         self.assertEqual("2.006 us", fmt_time(want))
         self.assertEqual("398.8%", efficiency)
+
+    def test_the_flat_timelines_show_the_overhead(self):
+        import xml.etree.ElementTree as ET
+        svg = "{http://www.w3.org/2000/svg}"
+        for name, o in (("flat-o1", O), ("flat-o0", 0)):
+            with self.subTest(name):
+                root = ET.parse(OUT / f"lab1-{name}.svg").getroot()
+                overheads = [r for r in root.iter(svg + "rect") if r.get("class") == "overhead"]
+                labels = [t.text for t in root.iter(svg + "text") if "overlap" in (t.get("class") or "")]
+                legend = [t.text for t in root.iter(svg + "text")]
+                if o:
+                    # one strip of o per message, back to back: the root posts a copy every o
+                    self.assertEqual(P - 1, len(overheads))
+                    xs = sorted(float(r.get("x")) for r in overheads)
+                    widths = {round(float(r.get("width")), 1) for r in overheads}
+                    self.assertEqual(1, len(widths))
+                    self.assertTrue(all(abs(b - a - float(overheads[0].get("width"))) < 0.1
+                                        for a, b in zip(xs, xs[1:])))
+                    self.assertEqual([f"{P - 1} in flight, started 1 µs apart"], labels)
+                    self.assertIn("overhead o = 1 µs before each message leaves", legend)
+                else:
+                    self.assertEqual([], overheads)
+                    self.assertEqual([f"{P - 1} at once"], labels)
 
     def test_flat_reduce_wins_small_reduces(self):
         # o + alpha + 15 n/B < 4 (o + alpha + n/B)  <=>  n < 3 (o + alpha) B / 11
@@ -240,6 +270,12 @@ class Lab1(labs_common.LabTest):
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 6)
+
+
+    def test_zz_every_figure_is_checked(self):
+        # runs last (unittest sorts by name): every other test has recorded what it checked
+        self.assertEveryFigureChecked("page", GIVEN)
+        self.assertEveryFigureChecked("answers", GIVEN)
 
 
 if __name__ == "__main__":

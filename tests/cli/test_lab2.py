@@ -69,6 +69,10 @@ def size_of(text):
 
 
 
+# the platform and the sizes: inputs, not results
+GIVEN = {"1 us", "2 us", "10 GB/s", "1 MiB", "64 MiB"}
+
+
 class Lab2(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
@@ -116,6 +120,8 @@ class Lab2(labs_common.LabTest):
                 # and the run agrees
                 self.assertEqual(fmt_ratio(self.time("naive", p) / self.time("ring", p)), cells[3])
                 self.assertEqual(fmt_rate(float(self.main[("ring", p)]["busbw"])), cells[4])
+                for cell in cells:
+                    self.record(cell)
 
     def test_ring_levels_off_at_2n_over_B(self):
         p = 256
@@ -174,6 +180,9 @@ class Lab2(labs_common.LabTest):
 
     def test_latency_takes_over_at_p_52_for_1MiB(self):
         n = MiB
+        # where the terms are equal the time is twice the bandwidth term, itself ~ the bound
+        self.assertQuoted(f"efficiency 50% and busbw B/2 = {B / 2e9:g} GB/s", ("answers",))
+        self.assertRounds("6.71089 ms", N / B, "answers")
         p_star = n / (ALPHA * B)
         self.assertQuoted(f"= {p_star:.1f}")
         self.assertEqual("52.4", f"{p_star:.1f}")
@@ -215,6 +224,9 @@ class Lab2(labs_common.LabTest):
         self.assertGreaterEqual(min(bus[(N, p)] for p in PS), float(self.main[("ring", 256)]["busbw"]) * (1 - 1e-9))
         self.assertQuoted(f"stays at or above {fmt_rate(bus[(N, 256)])}", ("page",))
         # 512 KiB chunks both
+        self.assertEqual(512 * 1024, MiB // 2)
+        self.assertEqual(512 * 1024, N // 128)
+        self.assertQuoted("(both 512 KiB chunks)", ("page",))
         self.assertClose(bus[(MiB, 2)], bus[(N, 128)], rel=1e-9)
         self.assertQuoted(f"both give {fmt_rate(bus[(N, 128)])}", ("page",))
 
@@ -234,6 +246,12 @@ class Lab2(labs_common.LabTest):
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 3)
+
+
+    def test_zz_every_figure_is_checked(self):
+        # runs last (unittest sorts by name): every other test has recorded what it checked
+        self.assertEveryFigureChecked("page", GIVEN)
+        self.assertEveryFigureChecked("answers", GIVEN)
 
 
 if __name__ == "__main__":

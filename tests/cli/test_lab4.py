@@ -7,7 +7,8 @@ import csv
 import json
 import unittest
 
-from labs_common import OUT, REPO, LabTest, figures_in_page, run_lab_commands
+from labs_common import OUT, REPO, LabTest, figures_in_page, fmt_time, run_lab_commands
+from labs_common import page_text as labs_common_page
 
 PAGE = "lab4-stalls-and-recovery.md"
 N, P, ALPHA, B, C, F = 64 * 2**20, 3, 2e-6, 10e9, 20e-3, 0.01
@@ -19,6 +20,12 @@ def ring(p, bandwidth=B):
 
 def step(p, bandwidth=B):
     return ALPHA + N / (p * bandwidth)
+
+
+# the scenario's inputs (the fault's factor and time, the timeouts of the sweep, the
+# questions' what-ifs), not results
+GIVEN = {"1%", "10 GB/s", "3x", "4x", "2.5 times", "2.5x", "25%", "40%", "70%", "64 MiB", "20 ms", "300 ms", "128 ms",
+         "256 ms", "512 ms", "131.5 ms", "10 s"}
 
 
 class Lab4(LabTest):
@@ -35,18 +42,30 @@ class Lab4(LabTest):
         cls.answers = figures_in_page("answers-lab4.md")
 
     def test_background_figures(self):
-        self.assertClose(8.956e-3, ring(3), rel=1e-4)
+        self.assertRounds("8.956 ms", ring(3))
         self.assertQuoted("T(3) = 8.956 ms", "page")
-        self.assertClose(2.239e-3, step(3), rel=1e-3)
+        self.assertRounds("2.239 ms", step(3))
         self.assertQuoted("2.239 ms", "page")
-        self.assertClose(894.8e-3, ring(3, F * B), rel=1e-4)
+        self.assertRounds("894.8 ms", ring(3, F * B))
         self.assertQuoted("894.8 ms", "page")
-        self.assertClose(6.715e-3, ring(2), rel=1e-4)
+        self.assertRounds("6.715 ms", ring(2))
         self.assertQuoted("6.715 ms", "page")
-        self.assertClose(6.717e-3, 3 * step(3), rel=1e-3)
+        self.assertRounds("6.717 ms", 3 * step(3))
         self.assertQuoted("3 x 2.239 ms = 6.717 ms", "page")
 
     def test_waiting_stretches_every_round_after_the_fault(self):
+        self.assertRounds("100", ring(3, F * B) / ring(3))
+        self.assertQuoted("their allreduces 100 times slower", "page")
+        self.assertRounds("2.8 s", self.wait["summary"]["simulated_time"])
+        # "simulated time" is the whole run; the mean collective per round has its own name
+        output = self.outputs["collsim run scenarios/labs/lab4-slow-link-wait.json --baseline --trace out/labs/lab4-wait.json "
+                              "--svg out/labs/lab4-wait.svg"]
+        total = 2 * (C + ring(3)) + 3 * (C + ring(3, F * B))
+        mean = (2 * ring(3) + 3 * ring(3, F * B)) / 5
+        self.assertIn(f"simulated time   {fmt_time(total)} (the whole run, 5 rounds)", output)
+        self.assertIn(f"collective time  {fmt_time(mean)} per round (one collective; the mean of 5 rounds)", output)
+        self.assertIn(f"(collective/model = {mean / ring(3):.6f})", output)
+        self.assertQuoted("the timeline is 2.8 s long", "page")
         rounds = [r["end"] - r["start"] for r in self.wait["rounds"]]
         for r in rounds[:2]:
             self.assertClose(C + ring(3), r)
@@ -60,19 +79,36 @@ class Lab4(LabTest):
         self.assertQuoted("2.802 s", "page")
         self.assertQuoted("144.8 ms", "page")
         self.assertQuoted("2.658 s lost", "page")
-        self.assertClose(2.802, total, rel=1e-3)
-        self.assertClose(0.1448, 5 * (C + ring(3)), rel=1e-3)
-        self.assertClose(2.658, total - 5 * (C + ring(3)), rel=1e-3)
+        self.assertRounds("2.802 s", total)
+        self.assertRounds("144.8 ms", 5 * (C + ring(3)))
+        self.assertRounds("2.658 s", total - 5 * (C + ring(3)))
 
     def test_rebuilding_detects_three_chunks_after_the_stalled_collective_began(self):
         recovery = self.rebuild["recovery"][0]
         started = 2 * (C + ring(3)) + C
+        # the picture's caption: the bar from the fault to its detection, compute then waiting
+        fault = self.rebuild["faults"][0]["time"]
+        for figure, value in (("57.9 ms", fault), ("84.6 ms", recovery["detected"]),
+                              ("26.7 ms", recovery["detected"] - fault), ("6.7 ms", recovery["detected"] - started)):
+            self.assertRounds(figure, value)
+        self.assertClose(started - C, fault)
+        self.assertQuoted("the fault at 57.9 ms; on the recovery strip, from the fault to its detection at 84.6 ms "
+                          "(26.7 ms), a pale bar while round 2 computes (20 ms: nothing waits on the slow link yet), then "
+                          "a yellow one while the first step's transfers wait for their deadline (6.7 ms, three chunks)",
+                          "page")
+        # ... and the report's recovery table says the same as the trace
+        import re
+        report = " ".join(re.sub(r"<[^>]+>", " ", (OUT / "lab4-rebuild.html").read_text()).split())
+        keep, drop = recovery["prediction"]["keep"], recovery["prediction"]["drop"]
+        self.assertIn(f"0 → 1 2 {fmt_time(fault)} {fmt_time(recovery['detected'])}", report)
+        self.assertIn(f"dropped rank 2 every late or broken transfer involves it {fmt_time(keep)} {fmt_time(drop)}", report)
+        self.assertQuoted(f"(keep {fmt_time(keep)}, drop {fmt_time(drop)})", "page")
         self.assertEqual([2], recovery["dropped_ranks"])
         # the first step's transfers with rank 2 pass their deadline, 3 chunks, together
         self.assertClose(started + 3 * step(3), recovery["detected"])
         self.assertQuoted("77.91 ms", "page")
         self.assertQuoted("84.63 ms (77.91 + 3 x 2.239)", "page")
-        self.assertClose(84.63e-3, recovery["detected"], rel=1e-4)
+        self.assertRounds("84.63 ms", recovery["detected"])
         # the last survivor resumes when its verdict arrives: a few control messages (alpha each) later
         self.assertLess(abs(recovery["resumed"] + ring(2) - recovery["round_completed"]), 3 * ALPHA)
         for later in self.rebuild["rounds"][3:]:
@@ -81,7 +117,7 @@ class Lab4(LabTest):
         summary = self.rebuild["summary"]
         # (plus the verdicts' trips: a few control messages of alpha each)
         self.assertLess(abs(started + 3 * step(3) + ring(2) + 2 * (C + ring(2)) - summary["simulated_time"]), 4 * ALPHA)
-        self.assertClose(144.78e-3, summary["simulated_time"], rel=1e-4)
+        self.assertRounds("144.78 ms", summary["simulated_time"])
         self.assertQuoted("The run takes 144.78 ms", "page")
         self.assertEqual([], summary["recovery_quality"]["healthy_dropped"])
         self.assertTrue(summary["verified"] and summary["models_identical"])
@@ -104,12 +140,16 @@ class Lab4(LabTest):
         # everything but the timeout: rounds 0-1, round 2's compute, the redone allreduce,
         # rounds 3-4 (and a few microseconds of the coordinator's messages)
         expected = 2 * (C + ring(3)) + C + ring(2) + 2 * (C + ring(2))
-        self.assertClose(expected, constant, rel=1e-4)
-        self.assertClose(138.07e-3, constant, rel=1e-4)
-        self.assertQuoted("138.07 ms + timeout", "page")
+        self.assertRounds("138.056 ms", expected, "answers")
+        # ... and the verdict's one message (alpha) to the survivors
+        self.assertRounds("2 us", constant - expected)
+        self.assertRounds("138.058 ms", constant)
+        self.assertQuoted("138.058 ms + timeout")
+        for figure, value in (("57.912 ms", 2 * (C + ring(3))), ("6.715 ms", ring(2)), ("53.430 ms", 2 * (C + ring(2)))):
+            self.assertRounds(figure, value, "answers")
 
     def test_timeouts_longer_than_a_slowed_step_leave_it_to_the_progress_score(self):
-        self.assertClose(223.7e-3, step(3, F * B), rel=1e-4)
+        self.assertRounds("223.7 ms", step(3, F * B))
         self.assertQuoted("223.7 ms", "page")
         # no deadline passes; after 4 steps at 1% (round 2's whole allreduce) rank 2 is a
         # straggler, dropped as round 3 begins: the survivors hear it in their first step of
@@ -120,8 +160,8 @@ class Lab4(LabTest):
         for ms in (256, 512):
             self.assertLess(step(3, F * B), ms * 1e-3)
             self.assertClose(total, float(self.sweep[ms]["simulated_time"]), rel=1e-5)
-        self.assertClose(0.9927, dropped_at, rel=1e-4)
-        self.assertClose(1.026, total, rel=1e-3)
+        self.assertRounds("992.7 ms", dropped_at)
+        self.assertRounds("1.026 s", total)
         for figure in ("894.8 ms", "992.7 ms", "1.026 s"):
             self.assertQuoted(figure, "page")
             self.assertQuoted(figure, "answers")
@@ -129,19 +169,24 @@ class Lab4(LabTest):
     def test_64_ranks_a_straggler_by_score_is_dropped_when_it_pays(self):
         p, c, rounds = 64, C, 4
         healthy, slowed = step(p), step(p, 0.4 * B)
-        self.assertClose(106.9e-6, healthy, rel=1e-3)
-        self.assertClose(13.46e-3, ring(p), rel=1e-3)
-        self.assertClose(320.7e-6, 3 * healthy, rel=1e-3)
-        self.assertClose(264.1e-6, slowed, rel=1e-3)
+        self.assertRounds("106.858 us", healthy, "page")
+        self.assertRounds("13.46 ms", ring(p), "page")
+        self.assertRounds("320.573 us", 3 * healthy, "page")
+        self.assertRounds("262.144 us", slowed - ALPHA, "page")
+        self.assertRounds("264.144 us", slowed, "page")
         self.assertLess(slowed, 3 * healthy)          # no deadline passes
-        self.assertClose(0.405, healthy / slowed, rel=2e-3)
+        self.assertRounds("0.405", healthy / slowed, "page")
         self.assertLess(healthy / slowed, 0.5)         # but the score is below the threshold
         start = c + ring(p) + c
-        self.assertClose(53.46e-3, start, rel=1e-4)
-        self.assertClose(54.52e-3, start + 4 * slowed, rel=1e-4)
-        for figure in ("106.9 us", "13.46 ms", "320.7 us", "264.1 us", "0.405", "53.46 ms",
-                       "53.46 + 4 x 0.2641 = 54.52 ms", "about 139 ms", "about 82 ms"):
+        self.assertRounds("13.464", ring(p) * 1e3)
+        self.assertRounds("53.464 ms", start)
+        self.assertRounds("0.264", slowed * 1e3)
+        self.assertRounds("54.521 ms", start + 4 * slowed)
+        for figure in ("20 + 13.464 + 20 = 53.464 ms", "53.464 + 4 x 0.264 = 54.521 ms", "about 139 ms", "about 82 ms",
+                       "106.858/264.144 = 0.405"):
             self.assertQuoted(figure, "page")
+        self.assertIn("timeout 3x (320.573 us per wait)", self.outputs["collsim run scenarios/labs/lab4-64-straggler.json "
+                                                                      "--trace out/labs/lab4-64-straggler.json"])
         trace = json.loads((OUT / "lab4-64-straggler.json").read_text())
         event = trace["recovery"][0]
         self.assertEqual([24], event["dropped_ranks"])
@@ -154,10 +199,10 @@ class Lab4(LabTest):
         self.assertClose(0.4 * B, carried, rel=1e-9)
         keep = (1 - 4 / 126) * ring(p, carried) + (rounds - 2) * (c + ring(p, carried))
         drop = ring(p - 1) + (rounds - 2) * (c + ring(p - 1))
-        self.assertClose(139e-3, keep, rel=1e-2)
+        self.assertRounds("139 ms", keep)
         self.assertClose(keep, event["prediction"]["keep"], rel=0.02)
         self.assertClose(drop, event["prediction"]["drop"], rel=0.05)
-        self.assertClose(82e-3, event["prediction"]["drop"], rel=1e-2)
+        self.assertRounds("82 ms", event["prediction"]["drop"])
         self.assertTrue(trace["summary"]["models_identical"])
         self.assertEqual([], trace["summary"]["recovery_quality"]["healthy_dropped"])
         self.assertIn("detected 54.5206 ms", self.outputs["collsim run scenarios/labs/lab4-64-straggler.json "
@@ -168,19 +213,22 @@ class Lab4(LabTest):
         healthy, slowed = step(p), step(p, 0.25 * B)
         last_start = (rounds - 1) * (C + ring(p)) + C
         left = 126 - (131.5e-3 - last_start) / healthy
-        self.assertClose(22, left, rel=0.01)
+        self.assertRounds("22", left)
         extra = 22 * (slowed - healthy)
-        self.assertClose(6.92e-3, extra, rel=1e-3)
+        self.assertRounds("6.92 ms", extra)
         self.assertLess(extra, ring(p - 1) / 1.5)  # keeping is the cheaper, by far
-        self.assertClose(133.86e-3, rounds * (C + ring(p)), rel=1e-4)
-        self.assertClose(140.8e-3, rounds * (C + ring(p)) + extra, rel=1e-3)
+        self.assertRounds("133.86 ms", rounds * (C + ring(p)))
+        self.assertRounds("140.8 ms", rounds * (C + ring(p)) + extra)
+        self.assertRounds("104.858 us", N / p / B)
+        self.assertRounds("421.4 us", slowed)
+        self.assertQuoted("2 us + 4 x 104.858 us = 421.4 us and passes its deadline (320.573 us)", "page")
         for figure in ("22 x (421.4 - 106.9) us = 6.92 ms", "133.86 + 6.92 = 140.8 ms", "about 14 ms"):
             self.assertQuoted(figure, "page")
         trace = json.loads((OUT / "lab4-64-late.json").read_text())
         self.assertEqual([[24]], [e["kept_ranks"] for e in trace["recovery"] if e.get("kept_ranks")])
         self.assertEqual([], [r for e in trace["recovery"] for r in e["dropped_ranks"]])
         self.assertClose(rounds * (C + ring(p)) + extra, trace["rounds"][-1]["end"], rel=2e-3)
-        self.assertClose(14e-3, trace["recovery"][0]["prediction"]["drop"], rel=0.01)
+        self.assertRounds("14 ms", trace["recovery"][0]["prediction"]["drop"])
         # kept on its first late step (421.4 us against a 320.7 us deadline): the rest, 22
         # steps at 4x, priced at what the NIC carried
         self.assertGreater(slowed, 3 * healthy)
@@ -192,7 +240,7 @@ class Lab4(LabTest):
     def test_a_fixed_3ms_timeout_leaves_the_rebuilt_group_undecided(self):
         self.assertLess(step(3), 3e-3)
         self.assertLess(3e-3, step(2))
-        self.assertClose(3.357e-3, step(2), rel=1e-3)
+        self.assertRounds("3.357 ms", step(2))
         self.assertQuoted("3.357 ms", "page")
         self.assertEqual(5, self.short["summary"]["rounds_completed"])
         self.assertNotIn("stalled", self.short["summary"])
@@ -203,19 +251,45 @@ class Lab4(LabTest):
 
     def test_a_preempted_worker_stalls_the_group_forever(self):
         command = "collsim run scenarios/faults/preempt-8-wait.json"
-        self.assertIn("rounds done     1 of 4", self.outputs[command])
+        self.assertIn("rounds done      1 of 4", self.outputs[command])
+        self.assertIn("simulated time   25.5046 ms (the whole run, stalled after 1 of 4 rounds)", self.outputs[command])
 
     def test_the_answers_quote_the_same_figures(self):
         # each of these is computed and asserted in the tests above
         for figure in ("4 x 2.2390 ms = 8.956 ms", "144.8 ms", "894.8 ms", "914.8 ms", "2.802 s", "2.658 s lost",
                        "57.91 ms", "77.91 ms", "6.717 ms", "84.63 ms", "6.715 ms", "26.71 ms", "144.78 ms",
-                       "223.7 ms", "138.07 ms", "3.357 ms", "2.239 ms", "53.43 ms"):
+                       "223.7 ms", "138.058 ms", "3.357 ms", "2.239 ms"):
             self.assertQuoted(figure, "answers")
-        self.assertClose(53.43e-3, 2 * (C + ring(2)), rel=1e-3)
-        self.assertClose(2.2390e-3, step(3), rel=1e-4)
+        self.assertRounds("2.2390 ms", step(3))
+        self.assertRounds("26.71 ms", C + ring(2))
+        self.assertRounds("57.91 ms", 2 * (C + ring(3)))
+        self.assertRounds("77.91 ms", 2 * (C + ring(3)) + C)
+        self.assertRounds("28.96 ms", C + ring(3))
+        self.assertRounds("914.8 ms", C + ring(3, F * B))
+        self.assertRounds("223.70 ms", step(3, F * B), "answers")
+        # the rebuilding run ends this much before the waiting one
+        self.assertRounds("2.658 s", self.wait["summary"]["simulated_time"] - self.rebuild["summary"]["simulated_time"],
+                          "answers")
+
+    def test_the_printed_recoveries_are_the_commands_output(self):
+        import re
+        for name in ("straggler", "late"):
+            command = f"collsim run scenarios/labs/lab4-64-{name}.json --trace out/labs/lab4-64-{name}.json"
+            with self.subTest(command=command):
+                (block,) = [b for b in re.findall(r"\n  ```\n(.*?)  ```", labs_common_page(PAGE), re.S)
+                            if f"lab4-64-{name}" in command and ("dropped rank 24" in b) == (name == "straggler")]
+                for line in block.splitlines():
+                    self.assertIn(line.strip(), self.outputs[command])
+                self.record(" ".join(block.split()))
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 3)
+
+
+    def test_zz_every_figure_is_checked(self):
+        # runs last (unittest sorts by name): every other test has recorded what it checked
+        self.assertEveryFigureChecked("page", GIVEN)
+        self.assertEveryFigureChecked("answers", GIVEN)
 
 
 if __name__ == "__main__":

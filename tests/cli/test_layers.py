@@ -1,6 +1,6 @@
 """The folders of src/ include each other one way only (tools/check-layers), and
 docs/architecture.md draws the same layers the check enforces; no function grows past
-120 lines (tools/check-function-length).
+80 lines (tools/check-function-length), no source file past 600 (tools/check-file-length).
 
     cd tests/cli && /usr/bin/python3 -m unittest -v test_layers
 """
@@ -15,14 +15,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CHECK = REPO / "tools" / "check-layers"
 FUNCTION_LENGTH = REPO / "tools" / "check-function-length"
+FILE_LENGTH = REPO / "tools" / "check-file-length"
 
 
-def load_check():
-    loader = importlib.machinery.SourceFileLoader("check_layers", str(CHECK))
-    spec = importlib.util.spec_from_loader("check_layers", loader)
+def load_tool(path, name):
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_loader(name, loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+def load_check():
+    return load_tool(CHECK, "check_layers")
 
 
 class LayersTest(unittest.TestCase):
@@ -104,11 +109,17 @@ class FunctionLengthTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
 
     def test_a_long_function_fails_with_its_length(self):
-        body = "".join(f"  total += {i};\n" for i in range(125))
+        limit = load_tool(FUNCTION_LENGTH, "check_function_length").LIMIT
+        self.assertEqual(limit, 80)
+        body = "".join(f"  total += {i};\n" for i in range(limit + 5))
         root = self.tree_with("long.cpp", "int long_one(int total) {\n" + body + "  return total;\n}\n")
         run = self.check(root)
         self.assertEqual(run.returncode, 1)
-        self.assertIn("util/long.cpp:long_one is 128 lines (at most 120)", run.stderr)
+        self.assertIn(f"util/long.cpp:long_one is {limit + 8} lines (at most {limit})", run.stderr)
+        # one line shorter than the limit plus one is fine
+        body = "".join(f"  total += {i};\n" for i in range(limit - 3))
+        root = self.tree_with("long.cpp", "int long_one(int total) {\n" + body + "  return total;\n}\n")
+        self.assertEqual(self.check(root).returncode, 0)
 
     def test_lambdas_braces_in_strings_and_classes_are_counted_right(self):
         lines = ["struct Box {", "  int get() const {", "    auto add = [&](int x) {", "      return x + 1;", "    };",
@@ -119,6 +130,30 @@ class FunctionLengthTest(unittest.TestCase):
         self.assertRegex(top, r"\n\s+8  util/shapes.cpp:get\n")
         self.assertRegex(top, r"\n\s+4  util/shapes.cpp:Box\n")
         self.assertNotIn("util/shapes.cpp:add", top)
+
+
+class FileLengthTest(unittest.TestCase):
+    def check(self, root=None):
+        command = [str(FILE_LENGTH)] + (["--root", str(root)] if root else [])
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    def test_the_tree_is_clean(self):
+        run = self.check()
+        self.assertEqual(run.returncode, 0, run.stderr)
+
+    def test_a_long_file_fails_and_one_at_the_limit_passes(self):
+        limit = load_tool(FILE_LENGTH, "check_file_length").LIMIT
+        self.assertEqual(limit, 600)
+        temporary = tempfile.TemporaryDirectory(prefix="collsim-files-")
+        self.addCleanup(temporary.cleanup)
+        root = Path(temporary.name)
+        shutil.copytree(REPO / "src", root / "src")
+        (root / "src" / "util" / "long.cpp").write_text("// a line\n" * (limit + 1))
+        run = self.check(root)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn(f"src/util/long.cpp is {limit + 1} lines (at most {limit})", run.stderr)
+        (root / "src" / "util" / "long.cpp").write_text("// a line\n" * limit)
+        self.assertEqual(self.check(root).returncode, 0, self.check(root).stderr)
 
 
 if __name__ == "__main__":

@@ -752,7 +752,7 @@ class LinkSlowBothWays(unittest.TestCase):
         # without the fault (82.5 against 11.2 ms). The place search finds one: within 2x.
         # With the link 8-72 the place search, filling the places in a fixed order, gave up
         # (72's eight partners must all sit on its side) and 72 was dropped, healthy: it now
-        # fills the place with the fewest members left next (sim/order_search.cpp).
+        # fills the place with the fewest members left next (recovery/order_search.cpp).
         healthy = run(scenario("torus:8x8x4", 256, "recursive-doubling", "rebuild", [], rounds=4, size="1MiB"))
         for link in ("torus_link_from_97_to_98", "torus_link_from_8_to_72"):
             with self.subTest(link=link):

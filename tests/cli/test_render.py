@@ -118,7 +118,18 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(len(faults), len(trace["faults"]))
         pieces = collections.Counter(c for r in root.iter(SVG + "rect") if "recovery" in classes(r)
                                      for c in classes(r) if c != "recovery")
-        self.assertEqual(pieces, {"detection": 1, "rebuild": 1, "resume": 1})
+        self.assertEqual(pieces, {"undetected": 1, "detection": 1, "rebuild": 1, "resume": 1})
+        # the bar from the fault to its detection is cut where the stalled round's collective
+        # starts: before it the ranks compute and nothing waits on the slow link
+        bar = {c: r for r in root.iter(SVG + "rect") if "recovery" in classes(r) for c in classes(r) if c != "recovery"}
+        undetected, detection = bar["undetected"], bar["detection"]
+        self.assertAlmostEqual(float(undetected.get("x")) + float(undetected.get("width")), float(detection.get("x")),
+                               delta=0.05)
+        event = trace["recovery"][0]
+        stalled = next(r for r in trace["rounds"] if r["start"] + r["compute"] > event["fault_time"])
+        felt = stalled["start"] + stalled["compute"]
+        self.assertAlmostEqual((felt - event["fault_time"]) / (event["detected"] - felt),
+                               float(undetected.get("width")) / float(detection.get("width")), delta=0.02)
         dropped = [r for r in root.iter(SVG + "rect") if "dropped" in classes(r)]
         self.assertEqual(len(dropped), 1)
         rounds = [r for r in root.iter(SVG + "rect") if "round" in classes(r)]

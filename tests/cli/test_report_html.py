@@ -59,7 +59,8 @@ class ReportInBrowserTest(unittest.TestCase):
         for name in self.reports:
             with self.subTest(name):
                 page = self.open(name)
-                self.assertEqual(page.evaluate("document.querySelectorAll('section').length"), 5)
+                # a Recovery section when the run had recoveries
+                self.assertEqual(page.evaluate("document.querySelectorAll('section').length"), 6 if name == "faults" else 5)
                 self.assertEqual(page.errors, [])
 
     def test_report_needs_no_network(self):
@@ -106,7 +107,8 @@ class ReportInBrowserTest(unittest.TestCase):
         self.click(page, "next")
         first = self.stepper(page)
         self.assertEqual(first["frame"], 1)
-        self.assertIn("reduce-scatter step 0", first["where"])
+        # steps count from 1 within their phase
+        self.assertIn("Step 1 of 6: reduce-scatter step 1 of 3", first["where"])
         self.assertEqual(first["arrows"], 4)
         self.assertEqual(first["listed"], ["rank 0 → 1: chunk 0", "rank 1 → 2: chunk 1", "rank 2 → 3: chunk 2",
                                            "rank 3 → 0: chunk 3"])
@@ -114,7 +116,7 @@ class ReportInBrowserTest(unittest.TestCase):
         self.click(page, "last")
         last = self.stepper(page)
         self.assertEqual(last["frame"], 6)
-        self.assertIn("allgather step 2", last["where"])
+        self.assertIn("Step 6 of 6: allgather step 3 of 3", last["where"])
         self.assertEqual(last["counts"], [4] * 16)  # every rank holds every chunk, final
         page.evaluate("(() => { const s = document.querySelector('#stepper input[type=range]'); s.value = '3';"
                       " s.dispatchEvent(new Event('input')); })()")
@@ -140,7 +142,7 @@ class ReportInBrowserTest(unittest.TestCase):
         page = self.open("halving")
         self.click(page, "next")
         first = self.stepper(page)
-        self.assertIn("reduce-scatter step 0", first["where"])
+        self.assertIn("reduce-scatter step 1 of 3", first["where"])
         self.assertEqual(first["listed"][0], "rank 0 → 4: chunks 4–7 (4)")  # the partner's half
         self.click(page, "last")
         self.assertEqual(self.stepper(page)["counts"], [8] * 64)
@@ -151,6 +153,20 @@ class ReportInBrowserTest(unittest.TestCase):
         text = page.evaluate("document.body.innerText")
         for words in ("detection", "rebuild", "after rebuild (epoch 1)", "host-2_link_UP", "100 MB/s from"):
             self.assertIn(words, text)
+        # the recovery table: the decision, its times and the prediction, as in the trace
+        trace = json.loads(self.reports["faults"].with_suffix(".json").read_text())
+        event = trace["recovery"][0]
+        rows = page.evaluate("[...document.querySelectorAll('#recovery tr')].map(r => [...r.cells].map(c => c.innerText))")
+        self.assertEqual(2, len(rows))
+        row = dict(zip(rows[0], rows[1]))
+        self.assertEqual("dropped rank 2", row["decision"])
+        self.assertEqual(event["reason"], row["why"])
+        self.assertEqual("0 → 1", row["epoch"])
+        for column, key in (("fault", "fault_time"), ("detected", "detected"), ("rebuilt", "rebuilt"),
+                            ("round done", "round_completed")):
+            self.assertAlmostEqual(event[key] * 1e3, float(row[column].removesuffix(" ms")), delta=1e-3)
+        self.assertAlmostEqual(event["prediction"]["drop"] * 1e3, float(row["drop (predicted)"].removesuffix(" ms")),
+                               delta=1e-3)
         self.assertEqual(page.errors, [])
 
     def test_report_prints(self):

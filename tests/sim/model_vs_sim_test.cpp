@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
-#include "sim/auto_choice.hpp"
+#include "plan/auto_choice.hpp"
 #include "sim/simulation.hpp"
 #include "sim_harness.hpp"
 #include "util/child_process.hpp"
@@ -113,11 +113,12 @@ TEST_SUITE("sim") {
     const ChildOutcome outcome = run_in_child([] {
       Scenario s = make_scenario(Collective::allreduce, "ring", 1024, size_t{1} << 28);
       s.topology = "fat-tree:2:32,32:1,32:1,1";
-      SimOptions options;
-      options.check_only = true;
-      const SimResult result = run_simulation(s, options);
+      PlanOptions options;
+      options.topology_bound = false;
+      SimGridGuard guard;
+      const RunPlan plan = plan_run(s, options, guard);
       const std::clock_t start = std::clock();
-      const auto ranked = rank_by_model(Collective::allreduce, result.model);
+      const auto ranked = rank_by_model(Collective::allreduce, plan.model);
       const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
       return fmt::format("{} {} {}", seconds, ranked.size(), ranked.front().algorithm);
     });

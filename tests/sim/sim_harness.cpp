@@ -31,11 +31,11 @@ Scenario make_scenario(Collective kind, const std::string& algorithm, int p, siz
 // Child output: simulated time, model time, messages, then each rank's raw bytes.
 ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   const ChildOutcome outcome = run_in_child([&] {
-    SimOptions options;
+    PlanOptions options;
     options.input = input;
     SimResult result = run_simulation(scenario, options);
     std::string out(3 * sizeof(double), '\0');
-    const double times[3] = {result.simulated_time, model_time(*result.algorithm, result.model),
+    const double times[3] = {result.simulated_time, model_time(*result.plan->choice.algorithm, result.plan->model),
                              static_cast<double>(result.messages.count())};
     std::memcpy(out.data(), times, sizeof times);
     for (const Buffer& b : result.results)

@@ -158,7 +158,7 @@ void check_timing(const std::string& topology, double link_latency, double bandw
 double time_64mib(Collective collective, const std::string& algorithm, int p) {
   const Scenario s = make_scenario(collective, algorithm, p, 16 * 1024 * 1024);
   const ChildOutcome outcome = run_in_child([&] {
-    const SimResult result = run_simulation(s, SimOptions{});
+    const SimResult result = run_simulation(s, PlanOptions{});
     if (!result.stall.empty() || result.results.size() != static_cast<size_t>(p)) return std::string("incomplete");
     return fmt::format("{:.17g}", result.simulated_time);
   });

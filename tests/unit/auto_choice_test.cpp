@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "sim/auto_choice.hpp"
+#include "run/run_scenario.hpp"
 #include "util/errors.hpp"
 
 using namespace collsim;

@@ -20,6 +20,7 @@ public:
   std::map<std::pair<int, int>, NetworkRoute> routes;
   const NetworkRoute& route(int from, int to) const override { return routes.at({from, to}); }
   const NetworkLink& link(int id) const override { return links[static_cast<size_t>(id)]; }
+  size_t link_count() const override { return links.size(); }
 };
 
 ModelInput on(std::shared_ptr<HandNetwork> network, int p) {

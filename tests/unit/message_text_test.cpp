@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.hpp"
 #include "run/summary.hpp"
 #include "trace/message_text.hpp"
 #include "trace/trace.hpp"
@@ -42,7 +43,10 @@ std::string nested_dump(const json& value, int depth) {
 // is smaller.
 SimResult result_with_messages(uint64_t limit) {
   SimResult result;
-  result.workers = 41;
+  auto plan = std::make_shared<RunPlan>();
+  plan->workers = 41;
+  plan->choice.algorithm = &find_algorithm(Collective::allreduce, "ring", "collective.algorithm");
+  result.plan = plan;
   result.messages.set_limit(limit);
   for (const auto& m : varied_messages()) result.messages.add(m, result.messages.post(m.start), m.end);
   return result;

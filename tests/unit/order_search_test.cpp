@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "algorithms/partners.hpp"
-#include "sim/order_search.hpp"
+#include "recovery/order_search.hpp"
 
 using namespace collsim;
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "sim/payload.hpp"
+#include "plan/payload.hpp"
 
 using namespace collsim;
 

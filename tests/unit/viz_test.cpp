@@ -125,7 +125,9 @@ TEST_CASE("ring allreduce step by step: partial sums grow, then final chunks tra
       for (int held : rank) CHECK(held == 1);
     // Step s of the reduce-scatter: rank r sends chunk (r - s) mod p.
     const auto& first = steps.frames[1];
-    CHECK(first.label == "reduce-scatter step 0");
+    // labels count from 1 within the phase: p-1 steps of reduce-scatter, then p-1 of allgather
+    CHECK(first.label == fmt::format("reduce-scatter step 1 of {}", p - 1));
+    CHECK(steps.frames.back().label == fmt::format("allgather step {0} of {0}", p - 1));
     for (const auto& m : first.messages) CHECK(m.chunks == std::vector<int>{m.src});
     // After the reduce-scatter rank r holds chunk (r + 1) mod p final.
     const auto& scattered = steps.frames[static_cast<size_t>(p - 1)].holds;

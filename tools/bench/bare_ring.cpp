@@ -26,8 +26,8 @@
 
 #include "algorithms/chunks.hpp"
 #include "scenario/scenario.hpp"
-#include "sim/payload.hpp"
-#include "sim/simulation.hpp"
+#include "plan/payload.hpp"
+#include "plan/engine_setup.hpp"
 
 namespace sg4 = simgrid::s4u;
 using collsim::Payload;

@@ -1,0 +1,95 @@
+#include "plan/auto_choice.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "model/contention.hpp"
+#include "model/cost_model.hpp"
+#include "util/suggest.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {
+  AutoCandidate candidate(algorithm.name);
+  const Schedule schedule = algorithm.schedule(in);
+  candidate.skipped = impractical_reason(schedule);
+  if (!candidate.skipped.empty()) return candidate;
+  const ModelEstimate estimate = estimate_schedule(schedule, in);
+  candidate.model_time = estimate.time;
+  candidate.bottleneck = estimate.bottleneck;
+  candidate.sharing = estimate.sharing;
+  return candidate;
+}
+
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
+  std::vector<AutoCandidate> table;
+  for (const AlgorithmInfo& candidate : all_algorithms())
+    if (candidate.collective == collective && !candidate.uses.nccl) table.push_back(model_candidate(candidate, in));
+  auto key = [](const AutoCandidate& c) {
+    return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  return table;
+}
+
+const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
+                                      RunPlan& plan) {
+  const bool by_simulation = !simulated.empty();
+  std::vector<AutoCandidate> table = simulated;
+  if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()));
+  // Best first: by simulated time when simulated (failed candidates last), else by model
+  // (impractical ones last).
+  auto key = [&](const AutoCandidate& c) {
+    if (!by_simulation) return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
+    return c.simulated_time ? *c.simulated_time : std::numeric_limits<double>::infinity();
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  if (table.empty() || key(table.front()) == std::numeric_limits<double>::infinity())
+    throw InputError(fmt::format("collective.algorithm: auto found no {} algorithm that completes here",
+                                 collective_name(collective)));
+  const AlgorithmInfo& best = find_algorithm(collective, table.front().algorithm, "collective.algorithm");
+  const char* measure = by_simulation ? "simulated" : "predicted";
+  std::string why = fmt::format("auto chose {} by {}: {} {}", best.name, by_simulation ? "simulation" : "model",
+                                measure, format_time(key(table.front())));
+  if (table.size() > 1 && key(table[1]) != std::numeric_limits<double>::infinity()) {
+    const double ratio = key(table[1]) / key(table[0]);
+    // a tie (the same schedule under two names, as hierarchical with one group and ring)
+    // goes to the first in registry order
+    if (ratio <= 1 + 1e-9)
+      why += fmt::format(", tied with {}", table[1].algorithm);
+    else if (ratio < 1.1)
+      why += fmt::format(", {:.2g}% faster than {} ({})", 100 * (ratio - 1), table[1].algorithm,
+                         format_time(key(table[1])));
+    else
+      why += fmt::format(", {:.2f}x faster than {} ({})", ratio, table[1].algorithm, format_time(key(table[1])));
+  }
+  const LowerBound bound = lower_bound(collective, plan.model);
+  why += bound.latency_term > bound.bandwidth_term ? "; latency-bound: few steps matter most"
+                                                   : "; bandwidth-bound: bytes per link matter most";
+  if (by_simulation) {
+    const auto by_model = std::min_element(table.begin(), table.end(),
+                                           [](const auto& a, const auto& b) { return a.model_time < b.model_time; });
+    if (by_model->algorithm != best.name)
+      why += fmt::format("; the model would have chosen {} (the simulation sees what it does not: flows out of "
+                         "step, the realistic network's TCP effects)",
+                         by_model->algorithm);
+  }
+  std::vector<std::string> skipped;
+  for (const AutoCandidate& c : table)
+    if (!c.skipped.empty()) skipped.push_back(fmt::format("{} ({})", c.algorithm, c.skipped));
+  if (!skipped.empty()) why += "; impractical here, not considered: " + join(skipped, "; ");
+  if (!by_simulation && !table.front().bottleneck.empty())
+    why += fmt::format("; its slowest step is paced by {} ({} message{})", table.front().bottleneck,
+                       table.front().sharing, table.front().sharing == 1 ? "" : "s");
+  plan.notes.push_back(why);
+  plan.choice.reason = why;
+  plan.choice.candidates = table;
+  plan.choice.by = by_simulation ? "simulate" : "model";
+  return best;
+}
+
+}  // namespace collsim

@@ -1,0 +1,29 @@
+#pragma once
+// --algorithm auto: which algorithm of the collective runs. By "model", every candidate's
+// cost formula on this platform's alpha and B; by "simulate", a short simulation of every
+// candidate (one round, no faults) on the scenario's own platform and network, each in its
+// own process, which also sees contention and the realistic network the formulas ignore
+// (the trials: run/run_scenario.hpp, simulate_candidates; the choice from them: here).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "plan/run_plan.hpp"
+
+namespace collsim {
+
+// One candidate by model: its schedule priced on in's network, with the bottleneck link of
+// its slowest step, or why it is impractical here (then not priced).
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in);
+
+// Every algorithm of the collective by model, best first (impractical ones last).
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in);
+
+// Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
+// plan.choice (the candidates, best first; by what; why the winner won) and a note saying why.
+// `model_for` gives each candidate's cost model input (alpha and B of its partners' routes).
+const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
+                                      const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
+                                      RunPlan& plan);
+
+}  // namespace collsim

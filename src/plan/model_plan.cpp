@@ -1,0 +1,167 @@
+// The cost model's input for the run: the platform's routes (each read once), the
+// lower bound's view of the ranks' links, the locality groups and their costs, the
+// algorithm auto chooses, and alpha and B as people read them (the worst route between
+// the chosen algorithm's partners).
+#include "plan/model_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+#include "algorithms/algorithms.hpp"
+#include "algorithms/partners.hpp"
+#include "model/contention.hpp"
+#include "model/route_cache.hpp"
+#include "plan/auto_choice.hpp"
+#include "plan/nccl_run.hpp"
+#include "util/units.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+// The model's alpha and B for an algorithm: the worst route between ranks that talk to
+// each other (algorithms/partners.hpp), either way.
+void read_partner_routes(const RankPairs& pairs, ModelInput& model) {
+  const RouteCache& routes = routes_of(model);
+  model.alpha = 0;
+  model.bandwidth = std::numeric_limits<double>::infinity();
+  for (auto [a, b] : pairs) {
+    if (a == b) continue;
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      const NetworkRoute& route = routes.route(from, to);
+      model.alpha = std::max(model.alpha, route.latency);
+      for (int link : route.links) model.bandwidth = std::min(model.bandwidth, routes.link(link).bandwidth);
+    }
+  }
+}
+
+// The lower bound's view of the platform (the ranks' own links, the shortest route).
+void read_injection(int root, ModelInput& model) {
+  const RouteCache& routes = routes_of(model);
+  const int p = model.p;
+  if (p == 1) return;
+  // The lower bound's inputs: each rank's own links (the first link of its route to its
+  // ring neighbour, the last link of the route into it) and the shortest latency.
+  std::vector<double> out(static_cast<size_t>(p), 0), in(static_cast<size_t>(p), 0);
+  model.min_alpha = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < p; ++r) {
+    const int next = (r + 1) % p;
+    const NetworkRoute& route = routes.route(r, next);
+    model.min_alpha = std::min(model.min_alpha, route.latency);
+    // (a route without links limits nothing)
+    const double unlimited = std::numeric_limits<double>::infinity();
+    out[static_cast<size_t>(r)] = route.links.empty() ? unlimited : routes.link(route.links.front()).bandwidth;
+    in[static_cast<size_t>(next)] = route.links.empty() ? unlimited : routes.link(route.links.back()).bandwidth;
+  }
+  // Up to 128 ranks, every pair (a latency-optimal tree may avoid the slow pairs); above,
+  // the ring neighbours' and the root's routes only (p^2 lookups would cost seconds).
+  auto shortest = [&](int a, int b) {
+    if (a != b) model.min_alpha = std::min(model.min_alpha, routes.route(a, b).latency);
+  };
+  if (p <= 128) {
+    for (int a = 0; a < p; ++a)
+      for (int b = 0; b < p; ++b) shortest(a, b);
+  } else {
+    for (int r = 0; r < p; ++r) shortest(root, r);
+  }
+  double out_sum = 0, in_sum = 0;
+  for (int r = 0; r < p; ++r) {
+    out_sum += out[static_cast<size_t>(r)];
+    in_sum += in[static_cast<size_t>(r)];
+  }
+  // infinite when no rank has a link of its own: left unset (0), the bound then uses B
+  const double mean = std::min(out_sum, in_sum) / p;
+  model.injection_bandwidth = std::isfinite(mean) ? mean : 0;
+}
+
+
+// The model's input from the scenario and payload; it prices each algorithm's schedule on
+// the platform's own routes, each read once (RouteCache).
+void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+                       const std::vector<sg4::Host*>& switches, ModelInput& model) {
+  model.p = static_cast<int>(hosts.size());
+  model.elems = payload.carried_elems;
+  model.overhead = scenario.message_overhead;
+  model.bytes_per_elem = payload.bytes_per_elem;
+  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.network = std::make_shared<const RouteCache>(hosts, switches);
+  for (size_t s = 0; s < switches.size(); ++s) model.switch_endpoints.push_back(static_cast<int>(hosts.size() + s));
+  model.root = scenario.collective.root;
+  model.channels = scenario.collective.channels;
+  if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
+}
+
+// NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
+// algorithm) and its transport, which every message of the run and of the model pays.
+void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches, RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  ModelInput& model = plan.model;
+  const auto routes = std::dynamic_pointer_cast<const RouteCache>(model.network);
+  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, routes, scenario.collective.size);
+  plan.choice.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
+  if (scenario.collective.algorithm == "nccl") plan.choice.by = "nccl";
+  plan.choice.reason = nccl.choice.why;
+  plan.choice.parameters["nccl"] = {{"algo", nccl::algo_name(nccl.choice.chosen.algo)},
+                                    {"proto", nccl::proto_name(nccl.choice.chosen.proto)},
+                                    {"channels", nccl.choice.channels}};
+  model.channels = nccl.lanes;
+  model.fifo = nccl::fifo_chunks(nccl.choice.chosen.algo, nccl.choice.chosen.proto);
+  model.message_cost = nccl.transport;
+  plan.notes.push_back(nccl.choice.why);
+  plan.notes.push_back(describe_nccl(nccl));
+}
+
+}  // namespace
+
+// Carried elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, const Payload& payload) {
+  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+  return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
+}
+
+// The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
+// partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
+RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::vector<sg4::Host*>& hosts,
+                        const std::vector<sg4::Host*>& switches, RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  const bool automatic = scenario.collective.algorithm == "auto";
+  ModelInput& model = plan.model;
+  const int p = static_cast<int>(hosts.size());
+  start_model_input(scenario, plan.payload, hosts, switches, model);
+  if (runs_nccl(scenario) && !automatic) use_nccl(hosts, switches, plan);
+  const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
+  auto model_for = [&](const AlgorithmInfo&) { return model; };
+  read_injection(scenario.collective.root, model);
+  check_servers(scenario.collective, p);
+  model.servers = scenario.collective.servers.value_or(1);
+  // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
+  const RankLocality locality = rank_locality(scenario, hosts);
+  if (scenario.collective.kind == Collective::allreduce &&
+      (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
+    read_hierarchy(locality.ids, model);
+    model.locality = locality.ids;
+  }
+  if (model.channels > 1 || plan.choice.algorithm->uses.nccl) model.locality = locality.ids;  // rings turn inside the groups
+  if (automatic) plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
+  if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
+  // alpha and B as people read them: the worst route between the chosen algorithm's partners
+  read_partner_routes(plan.choice.algorithm->partners(p, root, servers), model);
+  if (plan.choice.algorithm->uses.groups) plan.notes.push_back(describe_hierarchy(locality, model));
+  if (model.channels > 1)
+    plan.notes.push_back(fmt::format("{} channels: {} slices of about {}, each on its own rings, all at once; channel "
+                                     "c's rings turn by c members inside each group ({})",
+                                       model.channels, model.channels,
+                                       format_size(model.bytes(model.elems) / model.channels), locality.source));
+  if (plan.choice.algorithm->uses.segment) {
+    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    if (effective != scenario.collective.segment)
+      plan.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+                                         effective, scenario.collective.segment));
+  }
+  return locality;
+}
+
+}  // namespace collsim

@@ -1,0 +1,222 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "algorithms/message_counts.hpp"
+#include "comm/buffer.hpp"
+#include "model/cost_model.hpp"
+#include "model/route_cache.hpp"
+#include "plan/engine_setup.hpp"
+#include "plan/fault_plan.hpp"
+#include "plan/model_plan.hpp"
+#include "plan/nccl_run.hpp"
+#include "platform/platform.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+namespace {
+
+// Whole vectors a rank of the scenario's algorithm holds at once (plan_payload shares the
+// carried budget among them); auto and sharded training plan for one.
+double vectors_held(const Scenario& scenario, int p) {
+  const CollectiveSpec& collective = scenario.collective;
+  if (chosen_at_run_time(collective.algorithm) || scenario.training.sharding != Sharding::none) return 1;
+  return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
+}
+
+Payload payload_for(const Scenario& scenario, int p) {
+  const CollectiveSpec& collective = scenario.collective;
+  return plan_payload(collective.size, collective.dtype, p, collective.carried_elements, collective.channels,
+                      vectors_held(scenario, p));
+}
+
+// Layered training: the buckets' places in the carried elements (none without layers).
+std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  const auto buckets = training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
+                                                     training.fusion->cycle)
+                                       : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
+  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
+  if (slices.empty())
+    throw InputError(fmt::format("{}: {} buckets but {} element{} carried per rank: raise it or "
+                                 "collective.carried_elements to at least {}",
+                                 training.fusion ? "training.fusion.buffer" : "training.bucket", buckets.size(),
+                                 payload.carried_elems, payload.carried_elems == 1 ? "" : "s", buckets.size()));
+  return slices;
+}
+
+// What the run would need, refused beyond the stated limits before anything is built.
+RunSize check_limits(const Scenario& scenario) {
+  const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
+  const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
+  const Payload planned = payload_for(scenario, ranks);
+  std::vector<size_t> buckets;
+  for (const BucketSlice& slice : plan_bucket_slices(scenario, planned)) buckets.push_back(slice.count);
+  RunSize size = check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned),
+                                buckets);
+  size.hosts = host_count;
+  return size;
+}
+
+// Ranks map to hosts in platform order, or as the scenario's placement says.
+std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo& platform, int workers,
+                                    const sg4::Engine& engine) {
+  if (workers > static_cast<int>(platform.hosts.size()))
+    throw InputError(fmt::format("workers: {} workers but '{}' has only {} hosts", workers, platform.source,
+                                 platform.hosts.size()));
+  if (scenario.placement.empty())
+    return std::vector<sg4::Host*>(platform.hosts.begin(), platform.hosts.begin() + workers);
+  if (static_cast<int>(scenario.placement.size()) != workers)
+    throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(), workers));
+  std::vector<sg4::Host*> hosts;
+  for (size_t i = 0; i < scenario.placement.size(); ++i) {
+    sg4::Host* host = engine.host_by_name_or_null(scenario.placement[i]);
+    if (host == nullptr)
+      throw InputError(fmt::format("placement.{}: no host '{}' in '{}'", i, scenario.placement[i], platform.source));
+    if (std::find(hosts.begin(), hosts.end(), host) != hosts.end())
+      throw InputError(fmt::format("placement.{}: host '{}' is listed twice", i, scenario.placement[i]));
+    hosts.push_back(host);
+  }
+  return hosts;
+}
+
+// The platform built in the engine and the ranks placed on it: the ranks' hosts. NCCL's
+// algorithms run with PXN routes and NCCL's hop latencies (platform.hpp, PlatformOptions);
+// `switches` are the switches that reduce in the network.
+std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, RunPlan& plan,
+                                      std::vector<sg4::Host*>& all_hosts, std::vector<sg4::Host*>& switches) {
+  const Scenario& scenario = plan.scenario;
+  guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
+  const bool nccl = runs_nccl(scenario);
+  const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir,
+                                               {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl});
+  if (nccl) switches = platform.switches;
+  const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
+  if (scenario.collective.root >= p)
+    throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
+  const std::vector<sg4::Host*> hosts = place_ranks(scenario, platform, p, engine);
+  plan.workers = p;
+  plan.platform.source = platform.source;
+  plan.platform.kind = platform.kind;
+  plan.platform.link_count = platform.link_count;
+  for (const sg4::Host* host : platform.hosts) plan.platform.hosts.emplace_back(host->get_name());
+  for (const sg4::Host* host : hosts) plan.rank_hosts.emplace_back(host->get_name());
+  all_hosts = platform.hosts;
+  return hosts;
+}
+
+// The notes a user should read about the carried elements (logical vs carried size).
+void note_payload(RunPlan& plan) {
+  const Payload& payload = plan.payload;
+  if (payload.downscaled()) {
+    std::string note = fmt::format("memory holds {} of the {} elements per rank; each stands for {:g} bytes",
+                                   payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
+    // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
+    if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+                          payload.logical_bytes, payload.carried_elems);
+    plan.notes.push_back(note);
+  }
+  const auto& carried = plan.scenario.collective.carried_elements;
+  if (carried && *carried > payload.logical_elems)
+    plan.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
+                                     *carried, payload.logical_elems, payload.carried_elems));
+}
+
+// The settings of the scenario the chosen algorithm reads, as it will run them.
+nlohmann::json algorithm_parameters(const RunPlan& plan) {
+  const Uses& uses = plan.choice.algorithm->uses;
+  const ModelInput& model = plan.model;
+  nlohmann::json parameters = plan.choice.parameters;  // a tuner's own (NCCL's algo, proto, channels)
+  if (uses.root) parameters["root"] = model.root;
+  if (uses.segment) parameters["segment_bytes"] = simulated_bytes(model.segment_elems, model.bytes_per_elem);
+  if (uses.servers) parameters["servers"] = model.servers;
+  if (uses.channels) parameters["channels"] = model.channels;
+  if (uses.groups) parameters["groups"] = {{"count", model_groups(model).size()}, {"from", plan.locality.source}};
+  return parameters;
+}
+
+// What each iteration of training does besides one collective: its buckets and batch.
+void plan_training(RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  const TrainingSpec& training = scenario.training;
+  TrainingPlan& out = plan.training;
+  out.buckets = plan_bucket_slices(scenario, plan.payload);
+  out.batch = training.batch;
+  if (!training.has_layers()) return;
+  if (plan.workers > max_activity_ranks)
+    plan.notes.push_back(fmt::format("the trace's activities (compute and comm lanes) list ranks 0 to {} of {}",
+                                     max_activity_ranks - 1, plan.workers));
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  out.memory_per_worker =
+      memory_per_worker(total_parameters(training.layers), bytes_per_parameter, training.sharding, plan.workers);
+  out.sharding = training.sharding;
+  if (training.sharding == Sharding::none) return;
+  const auto halves = allreduce_halves(scenario.collective.algorithm);
+  out.reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");
+  out.allgather = &find_algorithm(Collective::allgather, halves->second, "collective.algorithm");
+  if (training.sharding != Sharding::zero3) return;
+  std::vector<Bucket> buckets;
+  for (const BucketSlice& slice : out.buckets) buckets.push_back(slice.bucket);
+  out.zero3 = plan_zero3(training.layers, buckets, training.overlap == Overlap::forward);
+}
+
+// A fixed timeout shorter than one chunk's transfer makes healthy waits suspicious.
+void warn_about_short_timeout(RunPlan& plan) {
+  const RecoverySpec& recovery = plan.scenario.recovery;
+  if (recovery.policy != RecoveryPolicy::rebuild || recovery.timeout_is_factor) return;
+  const ModelInput& m = plan.model;
+  const double chunk = m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p));
+  if (recovery.timeout < chunk) {
+    plan.warnings.push_back(
+        fmt::format("recovery.timeout {} is shorter than one chunk's transfer ({}): healthy waits will look late",
+                    recovery.timeout_text, format_time(chunk)));
+  }
+}
+
+}  // namespace
+
+RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
+  RunPlan plan;
+  plan.scenario = scenario;
+  const SimGridOptions settings = simgrid_options(scenario, options.cfg);
+  check_simgrid_options(settings);
+  plan.limits = check_limits(scenario);
+  sg4::Engine& engine = create_engine(settings, guard);
+
+  std::vector<sg4::Host*> all_hosts, switches;
+  const std::vector<sg4::Host*> hosts = plan_platform(engine, guard, plan, all_hosts, switches);
+  plan.choice.asked = scenario.collective.algorithm;
+  if (!chosen_at_run_time(scenario.collective.algorithm)) {
+    plan.choice.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
+    plan.choice.reason = "named by collective.algorithm";
+  }
+  plan.payload = payload_for(scenario, plan.workers);
+  note_payload(plan);
+
+  plan.locality = plan_model(options.auto_simulated, hosts, switches, plan);
+  plan.choice.parameters = algorithm_parameters(plan);
+  plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
+  plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();
+  if (options.topology_bound)
+    plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), all_hosts,
+                                             scenario.collective.root, plan.model.bytes(plan.model.elems));
+  plan_training(plan);
+  warn_about_short_timeout(plan);
+  plan.kept_messages = options.kept_messages;
+  plan.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {
+    fill_input(buf, rank, op, seed);
+  };
+  return plan;
+}
+
+}  // namespace collsim

@@ -1,0 +1,36 @@
+#pragma once
+// The plan step: a scenario in, a RunPlan out (plan/run_plan.hpp). It makes the process's
+// one SimGrid engine (with the run's options) and builds the platform in it, but runs
+// nothing: the engine runs the plan afterwards (sim/simulation.hpp).
+//
+// The steps, in order (each refuses bad input with the field at fault):
+//   limits     the platform's size and the run's messages and buffers (README "Limits")
+//   platform   built in the engine; the ranks placed on its hosts
+//   payload    logical and carried sizes
+//   model      the routes, the locality groups, alpha and B; the algorithm auto chooses
+//   faults     each target found; the control host
+//   bounds     the platform's tightest cut
+//   training   buckets, sharding, the stream of a ZeRO-3 iteration, memory per worker
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/message_log.hpp"
+#include "plan/run_plan.hpp"
+#include "plan/simgrid_guard.hpp"
+
+namespace collsim {
+
+struct PlanOptions {
+  std::vector<std::string> cfg;               // the user's --cfg options, applied after the model's
+  std::vector<AutoCandidate> auto_simulated;  // algorithm "auto" by "simulate": the trials (run/run_scenario.hpp)
+  bool topology_bound = true;                 // look for the platform's tightest cut (a trial needs no bound)
+  uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
+  InputFn input;                              // rank inputs; default: fill_input with the scenario's seed
+};
+
+// Call once per process (it makes the engine). `guard` catches SimGrid's aborts from the
+// moment the engine exists, naming what was being built.
+RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard);
+
+}  // namespace collsim

@@ -1,0 +1,144 @@
+#include "plan/run_limits.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <fmt/format.h>
+#include <type_traits>
+
+#include "algorithms/message_counts.hpp"
+#include "algorithms/registry.hpp"
+#include "platform/generator_spec.hpp"
+#include "platform/platform.hpp"
+#include "platform/platform_file_check.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+namespace {
+
+template <typename T>
+double product(const std::vector<T>& values) {
+  double result = 1;
+  for (const T value : values) result *= static_cast<double>(value);
+  return result;
+}
+
+// Hosts of a generator, from its description alone (0 for a family it does not know: add
+// every new family here).
+double generated_hosts(const GeneratorSpec& spec) {
+  return std::visit(
+      [](const auto& family) -> double {
+        using Family = std::decay_t<decltype(family)>;
+        if constexpr (std::is_same_v<Family, StarSpec> || std::is_same_v<Family, RackSpec>) return family.hosts;
+        if constexpr (std::is_same_v<Family, FatTreeSpec>) return product(family.down);
+        if constexpr (std::is_same_v<Family, TorusSpec>) return product(family.dimensions);
+        if constexpr (std::is_same_v<Family, DragonflySpec>)
+          return static_cast<double>(family.groups) * family.routers * family.nodes;
+        if constexpr (std::is_same_v<Family, NodesSpec>) return static_cast<double>(family.nodes) * family.devices;
+        if constexpr (std::is_same_v<Family, RailSpec>) return static_cast<double>(family.nodes) * family.gpus;
+        if constexpr (std::is_same_v<Family, LeafSpineSpec>) return static_cast<double>(family.leaves) * family.hosts;
+        return 0;
+      },
+      spec);
+}
+
+}  // namespace
+
+long long check_platform_size(const std::string& topology, const std::string& scenario_dir) {
+  double hosts = 0;
+  if (const auto generator = parse_generator(topology, "topology")) {
+    hosts = generated_hosts(*generator);
+  } else {
+    hosts = static_cast<double>(check_platform_file(resolve_platform_file(topology, scenario_dir, "topology")).hosts);
+  }
+  if (hosts > max_run_hosts)
+    throw InputError(fmt::format("topology: '{}' has {:.0f} hosts; a run builds at most {} (README \"Limits\"); "
+                                 "`collsim model` predicts larger ones",
+                                 topology, hosts, max_run_hosts));
+  return static_cast<long long>(hosts);
+}
+
+namespace {
+
+// The algorithms one bucket's collective may run: the scenario's, its two halves when
+// sharded, or every algorithm of the collective for auto.
+std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scenario& scenario) {
+  const CollectiveSpec& collective = scenario.collective;
+  if (scenario.training.sharding != Sharding::none) {
+    if (const auto halves = allreduce_halves(collective.algorithm))
+      return {{&find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm")},
+              {&find_algorithm(Collective::allgather, halves->second, "collective.algorithm")}};
+  }
+  if (!chosen_at_run_time(collective.algorithm)) return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
+  std::vector<const AlgorithmInfo*> candidates;
+  for (const AlgorithmInfo& algorithm : all_algorithms())
+    if (algorithm.collective == collective.kind && (collective.algorithm == "auto" || algorithm.uses.nccl))
+      candidates.push_back(&algorithm);
+  return {candidates};
+}
+
+// A long time for people: "30 minutes", "8 hours".
+std::string about_minutes(double seconds) {
+  if (seconds < 2 * 3600) return fmt::format("{:.0f} minutes", std::max(1.0, seconds / 60));
+  return fmt::format("{:.0f} hours", seconds / 3600);
+}
+
+// "ring allreduce", or "auto allreduce" when the choice is not made yet.
+std::string describe_algorithm(const Scenario& scenario) {
+  return fmt::format("{} {}", scenario.collective.algorithm, collective_name(scenario.collective.kind));
+}
+
+}  // namespace
+
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<size_t>& buckets) {
+  const CollectiveSpec& collective = scenario.collective;
+  CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
+                        collective.group_size.value_or(0)};
+  const std::vector<size_t> vectors = buckets.empty() ? std::vector<size_t>{payload.carried_elems} : buckets;
+  // auto: the most messages of the algorithms it may choose, the least scratch (a choice
+  // that needs too much memory does not make the run impossible)
+  double per_round = 0, scratch = 0;
+  for (const auto& choices : collectives_per_bucket(scenario)) {
+    double most = 0, least = std::numeric_limits<double>::infinity();
+    for (const AlgorithmInfo* algorithm : choices) {
+      // NCCL's channels: forced, or at most its search's (nccl/tuner.cpp)
+      shape.channels = algorithm->uses.nccl ? scenario.nccl.channels.value_or(16) : collective.channels;
+      shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
+      least = std::min(least, collective_scratch_elements(*algorithm, shape));
+      double messages = 0;
+      for (const size_t elements : vectors) {
+        shape.elems = elements;
+        messages += collective_messages(*algorithm, shape);
+      }
+      most = std::max(most, messages);
+    }
+    per_round += most;
+    scratch = std::max(scratch, least);
+  }
+  const double messages = scenario.training.rounds * per_round;
+  if (messages > max_run_messages)
+    throw InputError(fmt::format("workers: {} on {} ranks x {} round(s){} sends {:.3g} messages (about {} at 0.3 M "
+                                 "messages/s); a run simulates at most {:.0e} (README \"Limits\"): use fewer ranks "
+                                 "or rounds, another algorithm, or `collsim model`",
+                                 describe_algorithm(scenario), p, scenario.training.rounds,
+                                 vectors.size() > 1 ? fmt::format(" x {} buckets", vectors.size()) : "", messages,
+                                 about_minutes(messages / 3e5), max_run_messages));
+  // each rank's vector and the input kept for verification; a third copy to roll back to
+  const bool rolls_back = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
+  const double copies = rolls_back ? 3 : 2;
+  const double elements = copies * p * static_cast<double>(payload.carried_elems) + scratch;
+  const double bytes = elements * static_cast<double>(dtype_size(collective.dtype));
+  if (bytes > max_carried_bytes)
+    throw InputError(fmt::format("collective.carried_elements: {} on {} ranks x {} elements needs about {} of buffers; "
+                                 "at most {} (README \"Limits\"): carry fewer elements or use fewer ranks",
+                                 describe_algorithm(scenario), p, payload.carried_elems, format_size(bytes),
+                                 format_size(max_carried_bytes)));
+  RunSize size;
+  size.messages = messages;
+  size.buffer_bytes = bytes;
+  return size;
+}
+
+}  // namespace collsim

@@ -1,0 +1,41 @@
+#pragma once
+// The stated limits of a run (README "Limits"), checked before anything is built or
+// simulated, so that an input beyond them is refused at once with what it would need
+// instead of running for hours or running out of memory.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "plan/payload.hpp"
+
+namespace collsim {
+
+constexpr int max_workers = 1'000'000;           // P, in scenarios and in `collsim model`
+constexpr long long max_run_hosts = 65'536;      // hosts of a platform a run builds
+constexpr double max_run_messages = 3e8;         // messages a run may simulate (counted per algorithm)
+constexpr double max_carried_bytes = 8.0 * (1 << 30);  // buffers held in memory, all ranks (estimated)
+
+// The hosts of a generator string, or of a platform file by a scan of its XML (hosts,
+// and the radicals of clusters), without building it. Throws InputError beyond
+// max_run_hosts.
+// Returns the number of hosts.
+long long check_platform_size(const std::string& topology, const std::string& scenario_dir);
+
+// The messages and buffers of the run of `scenario` with p ranks, fault-free: each
+// collective's messages as its algorithm sends them (algorithms/message_counts.hpp; auto:
+// the most of the algorithms it may choose), per bucket of layered training (the
+// reduce-scatter and the allgather of each with zero2), times the rounds; buffers: each
+// rank's vector and the input kept for verification (and the previous round's with
+// recovery.policy rebuild, or a model) plus the algorithm's scratch. `buckets` are the
+// carried elements of each bucket (empty: one collective of the whole vector).
+// Throws InputError beyond max_run_messages or max_carried_bytes; returns both figures.
+struct RunSize {
+  long long hosts = 0;      // of the platform (check_platform_size)
+  double messages = 0;      // the run's messages, at most (auto: the most of its candidates)
+  double buffer_bytes = 0;  // every rank's buffers together
+};
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<size_t>& buckets);
+
+}  // namespace collsim

@@ -1,0 +1,160 @@
+#include "recovery/order_search.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "recovery/place_search.hpp"
+
+namespace collsim {
+namespace {
+
+// The pairs of `pairs` that cross under `order`, by index.
+std::vector<size_t> crossing(const std::vector<int>& order, const RankPairs& pairs, const OrderSearch& search) {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (search.crosses(order[static_cast<size_t>(pairs[i].first)], order[static_cast<size_t>(pairs[i].second)]))
+      found.push_back(i);
+  return found;
+}
+
+// The swap search. Each position's pairs are listed once, so a candidate swap of positions
+// x and y is judged on the pairs that touch x or y alone: O(degree) per candidate.
+class SwapSearch {
+public:
+  SwapSearch(std::vector<int> order, const RankPairs& pairs, const OrderSearch& search)
+      : order_(std::move(order)), pairs_(pairs), search_(search), touching_(order_.size()) {
+    for (size_t i = 0; i < pairs_.size(); ++i) {
+      touching_[static_cast<size_t>(pairs_[i].first)].push_back(i);
+      if (pairs_[i].second != pairs_[i].first) touching_[static_cast<size_t>(pairs_[i].second)].push_back(i);
+    }
+  }
+
+  // Swaps until no pair crosses; false when no swap removes a crossing pair any more.
+  bool run(size_t crossing_pairs) {
+    const size_t max_steps = 4 * crossing_pairs + 8;  // each step removes at least one
+    for (size_t step = 0; step < max_steps && crossing_pairs > 0; ++step) {
+      const std::vector<size_t> now = crossing(order_, pairs_, search_);
+      crossing_pairs = now.size();
+      if (crossing_pairs == 0) return true;
+      const auto [x, y] = best_swap(pairs_[now.front()]);
+      if (x == y) return false;
+      std::swap(order_[x], order_[y]);
+    }
+    return crossing(order_, pairs_, search_).empty();
+  }
+
+  const std::vector<int>& order() const { return order_; }
+
+private:
+  struct Score {
+    long crossings = 0;
+    long cost = 0;
+  };
+
+  // The crossings and cost of the pairs touching positions x or y, under the current order.
+  Score score(size_t x, size_t y) const {
+    Score total;
+    auto add = [&](size_t index) {
+      const int a = order_[static_cast<size_t>(pairs_[index].first)];
+      const int b = order_[static_cast<size_t>(pairs_[index].second)];
+      if (search_.crosses(a, b)) ++total.crossings;
+      total.cost += search_.cost(a, b);
+    };
+    for (size_t index : touching_[x]) add(index);
+    for (size_t index : touching_[y])
+      if (std::find(touching_[x].begin(), touching_[x].end(), index) == touching_[x].end()) add(index);
+    return total;
+  }
+
+  // The swap of an end of `bad` with any other position that removes the most crossings,
+  // then costs the least; {0, 0} when none removes one.
+  std::pair<size_t, size_t> best_swap(std::pair<int, int> bad) {
+    std::pair<size_t, size_t> best{0, 0};
+    Score best_change{0, 0};
+    for (int end : {bad.first, bad.second}) {
+      const auto x = static_cast<size_t>(end);
+      for (size_t y = 0; y < order_.size(); ++y) {
+        if (y == x) continue;
+        const Score before = score(x, y);
+        std::swap(order_[x], order_[y]);
+        const Score after = score(x, y);
+        std::swap(order_[x], order_[y]);
+        const Score change{after.crossings - before.crossings, after.cost - before.cost};
+        if (change.crossings >= 0) continue;
+        if (best.first == best.second || change.crossings < best_change.crossings ||
+            (change.crossings == best_change.crossings && change.cost < best_change.cost)) {
+          best = {x, y};
+          best_change = change;
+        }
+      }
+    }
+    return best;
+  }
+
+  std::vector<int> order_;
+  const RankPairs& pairs_;
+  const OrderSearch& search_;
+  std::vector<std::vector<size_t>> touching_;  // by position: indices of the pairs it is in
+};
+
+// Whether every two places are paired: then every order has the same pairs.
+bool pairs_everyone(size_t n, const RankPairs& pairs) {
+  if (pairs.size() < n * (n - 1) / 2) return false;
+  std::vector<char> paired(n * n, 0);
+  size_t distinct = 0;
+  for (auto [a, b] : pairs) {
+    if (a == b) continue;
+    const auto lo = static_cast<size_t>(std::min(a, b)), hi = static_cast<size_t>(std::max(a, b));
+    if (!paired[lo * n + hi]) {
+      paired[lo * n + hi] = 1;
+      ++distinct;
+    }
+  }
+  return distinct == n * (n - 1) / 2;
+}
+
+bool any_crossing(const std::vector<int>& order, const RankPairs& pairs, const OrderSearch& search) {
+  return std::any_of(pairs.begin(), pairs.end(), [&](auto pair) {
+    return search.crosses(order[static_cast<size_t>(pair.first)], order[static_cast<size_t>(pair.second)]);
+  });
+}
+
+}  // namespace
+
+std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search) {
+  const size_t initially = crossing(members, pairs, search).size();
+  if (initially == 0 || members.size() < 2) return {};
+  std::vector<int> order = members;
+  const int rotations = std::min(static_cast<int>(members.size()), search.max_rotations + 1);
+  for (int k = 1; k < rotations; ++k) {
+    std::rotate(order.begin(), order.begin() + 1, order.end());
+    if (!any_crossing(order, pairs, search)) return order;
+  }
+  if (pairs_everyone(members.size(), pairs)) return {};
+  SwapSearch swaps(members, pairs, search);
+  if (swaps.run(initially)) return swaps.order();
+  if (!search.last_resort) return {};
+  return order_by_places(members, pairs, search);
+}
+
+std::vector<int> order_with(const std::vector<int>& members, int joiner, size_t first_try, const RankPairs& pairs,
+                            const OrderSearch& search) {
+  std::vector<int> best;
+  size_t fewest = 0;
+  std::vector<size_t> places{std::min(first_try, members.size())};
+  for (size_t at = 0; at <= members.size(); ++at)
+    if (at != places.front()) places.push_back(at);
+  for (size_t at : places) {
+    std::vector<int> order = members;
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), joiner);
+    const size_t crossings = crossing(order, pairs, search).size();
+    if (best.empty() || crossings < fewest) {
+      best = std::move(order);
+      fewest = crossings;
+    }
+    if (fewest == 0) break;
+  }
+  return best;
+}
+
+}  // namespace collsim

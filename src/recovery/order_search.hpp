@@ -1,0 +1,47 @@
+#pragma once
+// An order of a group's members whose algorithm pairs avoid a slow link (rule 4a and the
+// slow links that no drop takes off the routes, docs/recovery.md). Pure: the routes come
+// in as two functions, so that the search is tested without an engine.
+#include <functional>
+#include <vector>
+
+#include "algorithms/partners.hpp"
+
+namespace collsim {
+
+struct OrderSearch {
+  // True when the members `a` and `b` would cross the slow link as a pair (either way).
+  std::function<bool(int a, int b)> crosses;
+  // What pairing `a` with `b` costs (the links their routes cross): among orders that
+  // avoid the link, the search keeps pairs near each other.
+  std::function<int(int a, int b)> cost;
+  int max_rotations = 64;
+  // Whether to end with a search of the orders when no swap removes a crossing pair: for a
+  // link down (an order that crosses it cannot finish), not for a slow one (that search
+  // ignores the cost of pairs: recursive doubling on torus:4x4x4 with rank 1's NIC at 1%
+  // kept 1 in an order 21% slower a round than dropping it, which rule 5c does).
+  bool last_resort = false;
+  // How many members the last resort may try at a place before it gives up: it is
+  // exhaustive, and no order may exist.
+  long max_tries = 200000;
+};
+
+// `members` reordered so that no pair of `pairs` (positions in the order) crosses the slow
+// link. First the rotations of the current order (another member at position 0, a ring
+// keeps its neighbours); then, when none avoids it, swaps of two members, each time the swap
+// that leaves the fewest crossing pairs at the least cost, while a swap still removes one;
+// when no swap removes one any more and `last_resort` is set, searches of the orders (place
+// by place, backtracking, each up to max_tries: recovery/place_search.hpp). Empty when the current order avoids the link already, when every order
+// has the same pairs (every member pairs with every other), or when the search finds no
+// order that does. Deterministic: ties go to the lowest positions.
+std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
+
+// `members` (an order whose pairs avoid the slow link) with `joiner` added, the others in
+// their order: at the first place, `first_try` then 0, 1, ..., where no pair of `pairs` (the
+// algorithm's at one more member) crosses; otherwise where the fewest do (the first of
+// them). A tree's group ranks after the joiner's place move, so its place is tried rather
+// than assumed.
+std::vector<int> order_with(const std::vector<int>& members, int joiner, size_t first_try, const RankPairs& pairs,
+                            const OrderSearch& search);
+
+}  // namespace collsim

@@ -1,0 +1,296 @@
+#include "sim/recovery_adapter.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+#include <xbt/config.hpp>
+
+#include "model/route_cache.hpp"
+#include "recovery/coordinator.hpp"
+#include "sim/run_state.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+namespace {
+
+// What recovery knows of the run, from its setup (the control host is chosen later:
+// start_coordinator).
+RunFacts facts_of(const RunSetup& setup) {
+  RunFacts facts;
+  facts.scenario = setup.scenario;
+  facts.algorithm = setup.algorithm;
+  facts.model = setup.plan->model;
+  facts.rank_localities = setup.plan->locality.ids;
+  for (const sg4::Host* host : setup.rank_hosts) facts.rank_hosts.emplace_back(host->get_name());
+  facts.host_speed = setup.rank_hosts.front()->get_speed();
+  facts.zero3 = setup.plan->training.zero3.has_value();
+  // The network model's own corrections, so that expected times are those SimGrid gives.
+  facts.solver.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
+  facts.solver.bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+  facts.solver.tcp_gamma = simgrid::config::get_value<double>("network/TCP-gamma");
+  facts.solver.cross_traffic = simgrid::config::get_value<bool>("network/crosstraffic");
+  facts.solver.weight_s = simgrid::config::get_value<double>("network/weight-S");
+  facts.solver.precision = simgrid::config::get_value<double>("surf/precision");
+  return facts;
+}
+
+const sg4::Comm* comm_of(TransferRef transfer) { return static_cast<const sg4::Comm*>(transfer.id); }
+const sg4::Link* link_of(LinkRef link) { return static_cast<const sg4::Link*>(link.id); }
+
+}  // namespace
+
+RecoveryAdapter::RecoveryAdapter(RunState& state)
+    : state_(state), facts_(facts_of(state.setup)), detector_(facts_, state.membership, *this),
+      pending_(sg4::Semaphore::create(0)), verdict_gets_(static_cast<size_t>(facts_.world_size())),
+      verdicts_(static_cast<size_t>(facts_.world_size()), nullptr),
+      verdicts_sent_(static_cast<size_t>(facts_.world_size()), 0),
+      verdicts_taken_(static_cast<size_t>(facts_.world_size()), 0),
+      last_letters_(static_cast<size_t>(facts_.world_size()), nullptr),
+      lost_(static_cast<size_t>(facts_.world_size()), false),
+      incarnations_(static_cast<size_t>(facts_.world_size()), 0) {}
+
+RecoveryAdapter::~RecoveryAdapter() = default;
+
+void RecoveryAdapter::start_coordinator() {
+  const RunSetup& setup = state_.setup;
+  facts_.control_host = setup.control_host->get_name();
+  const auto on_control = std::find(setup.rank_hosts.begin(), setup.rank_hosts.end(), setup.control_host);
+  if (on_control != setup.rank_hosts.end()) facts_.control_rank = static_cast<int>(on_control - setup.rank_hosts.begin());
+  // It waits for reports forever (the run ends with the workers); the state outlives it.
+  auto run = [shared = state_.shared_from_this(), this] {
+    coordinator_ = std::make_unique<RecoveryCoordinator>(facts_, shared->membership, detector_, *this,
+                                                         shared->record.recoveries, shared->record.fault_events);
+    for (;;) coordinator_->on_report(next_report());
+  };
+  sg4::Actor::create("coordinator", setup.control_host, run)->daemonize();
+}
+
+Report RecoveryAdapter::next_report() {
+  pending_->acquire();
+  Report report = reports_.front();
+  reports_.pop_front();
+  return report;
+}
+
+void RecoveryAdapter::report(const Report& report) {
+  reports_.push_back(report);
+  pending_->release();
+}
+
+double RecoveryAdapter::now() const { return sg4::Engine::get_clock(); }
+
+double RecoveryAdapter::transfer_start(TransferRef transfer) const { return comm_of(transfer)->get_start_time(); }
+double RecoveryAdapter::transfer_finish(TransferRef transfer) const { return comm_of(transfer)->get_finish_time(); }
+double RecoveryAdapter::transfer_remaining(TransferRef transfer) const { return comm_of(transfer)->get_remaining(); }
+bool RecoveryAdapter::transfer_completed(TransferRef transfer) const {
+  return comm_of(transfer)->get_state() == sg4::Activity::State::FINISHED;
+}
+
+LinkRef RecoveryAdapter::link(int network_id) const {
+  return LinkRef{routes_of(state_.setup.plan->model).simgrid_link(network_id)};
+}
+bool RecoveryAdapter::link_up(LinkRef link) const { return link_of(link)->is_on(); }
+std::string RecoveryAdapter::link_name(LinkRef link) const { return link_of(link)->get_name(); }
+bool RecoveryAdapter::host_up(int world) const { return state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on(); }
+
+// From the run's route cache when a worker shares the control host, from SimGrid otherwise
+// (the route cache's endpoints are the workers' hosts).
+std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
+  std::vector<LinkRef> links;
+  if (facts_.control_rank >= 0) {
+    const RouteCache& routes = routes_of(state_.setup.plan->model);
+    const int control = facts_.control_rank;
+    for (const NetworkRoute* route : {&routes.route(control, world), &routes.route(world, control)})
+      for (int id : route->links) links.push_back(LinkRef{routes.simgrid_link(id)});
+    return links;
+  }
+  sg4::Host* host = state_.setup.rank_hosts[static_cast<size_t>(world)];
+  sg4::Host* control = state_.setup.control_host;
+  for (auto [from, to] : {std::pair{control, host}, std::pair{host, control}}) {
+    std::vector<sg4::Link*> route;
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    for (const sg4::Link* link : route) links.push_back(LinkRef{link});
+  }
+  return links;
+}
+
+WorkerFate RecoveryAdapter::fate(int world) const { return state_.workers[static_cast<size_t>(world)].fate; }
+int RecoveryAdapter::bucket(int world) const { return state_.workers[static_cast<size_t>(world)].bucket; }
+
+void RecoveryAdapter::sleep(double seconds) { sg4::this_actor::sleep_for(seconds); }
+
+void RecoveryAdapter::beside(std::function<void()> attempt) {
+  sg4::Actor::create("resender", state_.setup.control_host, std::move(attempt))->daemonize();
+}
+
+std::shared_ptr<CommGroup> RecoveryAdapter::new_group(int epoch, std::vector<int> members) {
+  return state_.new_group(epoch, std::move(members));
+}
+
+// Sends `bytes` from `from` to `to` (two actors of their own, on those hosts, meeting at
+// mailbox "probe-<serial>") and waits for the end or `deadline` seconds, whichever comes
+// first. Blocks the calling actor (the coordinator).
+ProbeOutcome RecoveryAdapter::probe(int from, int to, double bytes, double expected, double deadline) {
+  static const char payload = 0;  // what the probe carries does not matter, its size does
+  sg4::Mailbox* box = sg4::Mailbox::by_name(fmt::format("probe-{}", probe_serial_++));
+  auto took = std::make_shared<double>(-1);
+  // The sender gives up with the receiver: a cancelled transfer throws on both sides.
+  sg4::Actor::create("probe-send", state_.setup.rank_hosts[static_cast<size_t>(from)], [box, bytes] {
+    try {
+      box->put(const_cast<char*>(&payload), static_cast<uint64_t>(bytes));
+    } catch (const simgrid::Exception&) {
+    }
+  })->daemonize();
+  sg4::ActorPtr receiver = sg4::Actor::create("probe-receive", state_.setup.rank_hosts[static_cast<size_t>(to)],
+                                              [box, deadline, took] {
+                                                const double start = sg4::Engine::get_clock();
+                                                try {
+                                                  box->get<char>(deadline);
+                                                  *took = sg4::Engine::get_clock() - start;
+                                                } catch (const simgrid::Exception&) {
+                                                }
+                                              });
+  receiver->daemonize();
+  receiver->join();
+  ProbeOutcome outcome;
+  outcome.expected = expected;
+  outcome.late = *took < 0;
+  outcome.took = outcome.late ? deadline : *took;
+  return outcome;
+}
+
+// Verdicts queue in the worker's mailbox, in order; the adapter counts them so that the
+// worker acts on the last one only (a group rebuilt twice before it read the first).
+void RecoveryAdapter::send_verdict(int world, Verdict verdict) {
+  letters_.push_back(std::make_unique<Verdict>(std::move(verdict)));
+  Verdict* letter = letters_.back().get();
+  ++verdicts_sent_[static_cast<size_t>(world)];
+  last_letters_[static_cast<size_t>(world)] = letter;
+  tell(world, letter);
+}
+
+void RecoveryAdapter::resend_verdict(int world) {
+  Verdict* letter = last_letters_[static_cast<size_t>(world)];
+  ++verdicts_sent_[static_cast<size_t>(world)];
+  tell(world, letter);
+}
+
+void RecoveryAdapter::wake_waiting(int world) {
+  if (const auto& waiting = state_.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
+}
+
+void RecoveryAdapter::tell(int world, Verdict* letter) {
+  sg4::Mailbox* mailbox = verdict_mailbox(world);
+  const int via = facts_.on_control_host(world) ? courier_for(world) : -1;
+  if (via < 0) {
+    // Detached: the coordinator must not block on a worker; a dead worker never reads it.
+    mailbox->put_init(letter, control_message_bytes)->detach();
+    return;
+  }
+  sg4::Actor::create("courier", state_.setup.rank_hosts[static_cast<size_t>(via)], [mailbox, letter] {
+    mailbox->put_init(letter, control_message_bytes)->detach();
+  })->daemonize();
+}
+
+// Some platforms (a torus) have no route from a host to itself: a courier on another host
+// carries the verdict to a worker that shares the coordinator's host. The courier's host
+// must reach it: a verdict sent across a link that is down is lost. The rank whose host
+// carries it (-1: none can).
+int RecoveryAdapter::courier_for(int world) const {
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  sg4::Host* to = hosts[static_cast<size_t>(world)];
+  for (int via = 0; via < static_cast<int>(hosts.size()); ++via) {
+    sg4::Host* host = hosts[static_cast<size_t>(via)];
+    if (host != to && host->is_on() && reachable(via, world)) return via;
+  }
+  return -1;
+}
+
+// Both ways between two ranks' hosts are up (routes from the run's route cache).
+bool RecoveryAdapter::reachable(int from, int to) const {
+  const RouteCache& routes = routes_of(state_.setup.plan->model);
+  for (auto [a, b] : {std::pair{from, to}, std::pair{to, from}})
+    for (int link : routes.route(a, b).links)
+      if (!routes.simgrid_link(link)->is_on()) return false;
+  return true;
+}
+
+sg4::Comm* RecoveryAdapter::listen(int world) { return verdict_channel(world).get(); }
+
+sg4::CommPtr RecoveryAdapter::verdict_channel(int world) {
+  sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
+  if (!get) get = verdict_mailbox(world)->get_async<Verdict>(&verdicts_[static_cast<size_t>(world)]);
+  return get;
+}
+
+// The mailbox of the rank's current incarnation, so that a verdict left unread by a killed
+// worker never reaches the next.
+sg4::Mailbox* RecoveryAdapter::verdict_mailbox(int world) const {
+  return sg4::Mailbox::by_name(fmt::format("verdict:{}:{}", world, incarnations_[static_cast<size_t>(world)]));
+}
+
+void RecoveryAdapter::join(int world) {
+  // The killed worker's receive: SimGrid cancelled it with its actor (its s4u handle still
+  // says STARTED), and waiting on it would throw. Dropped, not cancelled again.
+  const auto w = static_cast<size_t>(world);
+  verdict_gets_[w] = nullptr;
+  verdicts_[w] = nullptr;
+  verdicts_sent_[w] = verdicts_taken_[w] = 0;
+  last_letters_[w] = nullptr;
+  lost_[w] = false;
+  ++incarnations_[w];
+  detector_.join(world);
+}
+
+// Verdicts cross the network when the worker reads them (SimGrid starts a transfer once
+// both sides are posted): one sent before a link on its way went down, and read after, is
+// lost on the way. That is no sign that the worker is cut off (the link may be the control
+// host's, and back soon): the coordinator sends it again once its way is up.
+Verdict RecoveryAdapter::take_verdict(int world) {
+  const auto w = static_cast<size_t>(world);
+  const Verdict* verdict = nullptr;
+  do {
+    sg4::CommPtr get = verdict_channel(world);
+    try {
+      if (!lost_[w]) {
+        get->wait();
+      } else if (sg4::Comm::wait_any_for({get}, 2 * coordinator_->link_patience()) < 0) {
+        // Nothing came back: cut off from the coordinator, the worker leaves the run.
+        get->cancel();
+        verdict_gets_[w] = nullptr;
+        lost_[w] = false;
+        return Verdict{true, nullptr, 0};
+      }
+      verdict = verdicts_[w];
+      lost_[w] = false;
+    } catch (const simgrid::NetworkFailureException&) {
+      lost_[w] = true;
+    }
+    verdicts_[w] = nullptr;
+    verdict_gets_[w] = nullptr;
+    // Those before the last one are overridden by it: only the last one lost is asked for again.
+    if (++verdicts_taken_[w] >= verdicts_sent_[w] && lost_[w]) detector_.undelivered(world);
+  } while (verdicts_taken_[w] < verdicts_sent_[w] || lost_[w]);
+  detector_.verdict_read(world);
+  return *verdict;
+}
+
+void RecoveryAdapter::retire(int world) {
+  sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
+  if (get && get->get_state() == sg4::Activity::State::STARTED) get->cancel();
+  get = nullptr;
+  verdicts_[static_cast<size_t>(world)] = nullptr;
+  detector_.idle(world);
+}
+
+}  // namespace collsim

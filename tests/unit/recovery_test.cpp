@@ -1,0 +1,279 @@
+// Recovery's rules without an engine (recovery/): the detector and the coordinator are fed
+// events by hand through a fake EnginePort, on a hand-made star (each rank an uplink and a
+// downlink of 1 us and 10 GB/s). Every expected value comes from the alpha-beta formulas
+// and docs/recovery.md, worked out here, never from a run.
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "comm/comm_group.hpp"
+#include "model/network.hpp"
+#include "recovery/coordinator.hpp"
+#include "recovery/detector.hpp"
+#include "recovery/membership.hpp"
+
+using namespace collsim;
+
+namespace {
+
+constexpr double link_latency = 1e-6, B = 10e9;
+constexpr double alpha = 2 * link_latency;  // a route: the sender's uplink, the receiver's downlink
+
+// Rank r's uplink is link 2r ("host-r_UP"), its downlink 2r + 1 ("host-r_DOWN").
+class StarNetwork : public Network {
+public:
+  explicit StarNetwork(int p) {
+    for (int r = 0; r < p; ++r) {
+      links_.push_back({"host-" + std::to_string(r) + "_UP", B, true, link_latency});
+      links_.push_back({"host-" + std::to_string(r) + "_DOWN", B, true, link_latency});
+    }
+  }
+  const NetworkRoute& route(int from, int to) const override {
+    NetworkRoute& route = routes_[{from, to}];
+    if (route.links.empty() && from != to) route = NetworkRoute{alpha, {2 * from, 2 * to + 1}};
+    return route;
+  }
+  const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
+  size_t link_count() const override { return links_.size(); }
+
+private:
+  std::vector<NetworkLink> links_;
+  mutable std::map<std::pair<int, int>, NetworkRoute> routes_;
+};
+
+// What a transfer is, as the fake engine knows it.
+struct FakeTransfer {
+  double start = -1, finish = -1, remaining = 0;
+  bool completed = false;
+};
+
+// An engine that does what the test says: its clock moves when told (or when recovery
+// sleeps), its hosts and links are up unless turned off, and what recovery sends out
+// (reports, verdicts) is kept for the test to read.
+class FakeEngine : public EnginePort {
+public:
+  double clock = 0;
+  std::map<int, bool> hosts_down;
+  std::map<int, WorkerFate> fates;
+  std::deque<Report> reports;
+  std::map<int, std::vector<Verdict>> verdicts;
+  MessageLog log;
+
+  double now() const override { return clock; }
+  double transfer_start(TransferRef t) const override { return of(t).start; }
+  double transfer_finish(TransferRef t) const override { return of(t).finish; }
+  double transfer_remaining(TransferRef t) const override { return of(t).remaining; }
+  bool transfer_completed(TransferRef t) const override { return of(t).completed; }
+  LinkRef link(int network_id) const override { return LinkRef{&links_[static_cast<size_t>(network_id)]}; }
+  bool link_up(LinkRef) const override { return true; }
+  std::string link_name(LinkRef) const override { return "link"; }
+  bool host_up(int world) const override { return !hosts_down.count(world); }
+  std::vector<LinkRef> heartbeat_route(int) const override { return {}; }
+  WorkerFate fate(int world) const override { return fates.count(world) ? fates.at(world) : WorkerFate::running; }
+  int bucket(int) const override { return -1; }
+  void report(const Report& report) override { reports.push_back(report); }
+  void sleep(double seconds) override { clock += seconds; }
+  ProbeOutcome probe(int, int, double, double expected, double) override { return {expected, expected, false}; }
+  std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) override {
+    return std::make_shared<CommGroup>(epoch, std::move(members), 4.0, log);
+  }
+  void send_verdict(int world, Verdict verdict) override { verdicts[world].push_back(std::move(verdict)); }
+  void wake_waiting(int) override {}
+  bool verdict_lost(int) const override { return false; }
+  int incarnation(int) const override { return 0; }
+  void resend_verdict(int) override {}
+  void beside(std::function<void()> attempt) override { attempt(); }
+  bool courier_available(int) const override { return true; }
+
+private:
+  static const FakeTransfer& of(TransferRef t) { return *static_cast<const FakeTransfer*>(t.id); }
+  char links_[64] = {};
+};
+
+// A run of p ranks on the star: a ring allreduce of `elems` fp32 elements, `rounds` rounds
+// of `compute` seconds, recovery "rebuild" with the defaults (3x, threshold 0.5, window 4).
+struct Run {
+  Scenario scenario;
+  RunFacts facts;
+  FakeEngine engine;
+  Membership membership;
+  std::unique_ptr<Detector> detector;
+
+  Run(int p, size_t elems, int rounds = 4, double compute = 0.010) {
+    scenario.workers = p;
+    scenario.collective.algorithm = "ring";
+    scenario.training.rounds = rounds;
+    scenario.training.compute = compute;
+    scenario.recovery.policy = RecoveryPolicy::rebuild;
+    facts.scenario = &scenario;
+    facts.algorithm = &find_algorithm(Collective::allreduce, "ring", "collective.algorithm");
+    facts.model.p = p;
+    facts.model.alpha = alpha;
+    facts.model.bandwidth = B;
+    facts.model.elems = elems;
+    facts.model.bytes_per_elem = 4;
+    facts.model.network = std::make_shared<StarNetwork>(p);
+    facts.rank_localities.assign(static_cast<size_t>(p), 0);
+    for (int r = 0; r < p; ++r) facts.rank_hosts.push_back("host-" + std::to_string(r));
+    facts.control_host = "control";
+    facts.host_speed = 1e9;
+    std::vector<int> everyone;
+    for (int r = 0; r < p; ++r) everyone.push_back(r);
+    membership.start(engine.new_group(0, everyone));
+    detector = std::make_unique<Detector>(facts, membership, engine);
+  }
+
+  // Both sides of a transfer from `src` to `dst` are posted.
+  void post(int src, int dst) {
+    detector->posted(dst, src, true);
+    detector->posted(src, dst, false);
+  }
+  void done(int src, int dst) {
+    detector->finished(dst, src, true);
+    detector->finished(src, dst, false);
+  }
+};
+
+// The ring allreduce on a contention-free star: 2(p-1) steps of alpha + (n/p)/B.
+double ring_time(int p, double bytes) { return 2 * (p - 1) * (alpha + bytes / p / B); }
+
+}  // namespace
+
+TEST_CASE("a wait's deadline is 3x its transfer's expected time on its route, its links shared by what is posted") {
+  Run run(4, 1 << 20);
+  const double bytes = 1 << 20;
+  FakeTransfer transfer;
+  run.post(0, 1);
+  const double alone = run.detector->begin_wait(1, 0, bytes, true, TransferRef{&transfer}, "step", 0);
+  const double margin = 3 * run.facts.solver.precision;
+  CHECK(alone == doctest::Approx(3 * (alpha + bytes / B) + margin).epsilon(1e-12).scale(0));
+  run.detector->end_wait(1);
+  // A second transfer into rank 1: its downlink carries two, each at B / 2.
+  run.post(2, 1);
+  const double shared = run.detector->begin_wait(1, 0, bytes, true, TransferRef{&transfer}, "step", 0);
+  CHECK(shared == doctest::Approx(3 * (alpha + bytes / (B / 2)) + margin).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("a wait past its deadline is reported once its transfer has started; a broken transfer at once") {
+  Run run(4, 1 << 20);
+  const double bytes = 1 << 20, expected = alpha + bytes / B;
+  FakeTransfer transfer{0, -1, bytes, false};
+  run.post(0, 1);
+  run.detector->begin_wait(1, 0, bytes, true, TransferRef{&transfer}, "step", 0);
+  run.engine.clock = 2 * expected;  // not late yet: checked again when the deadline passes
+  CHECK(run.detector->suspect(1) == doctest::Approx(expected + 3e-12).epsilon(1e-9).scale(0));
+  CHECK(run.engine.reports.empty());
+  run.engine.clock = 3 * expected + 1e-9;
+  run.detector->suspect(1);
+  REQUIRE(run.engine.reports.size() == 1);
+  CHECK(run.engine.reports.front().kind == Report::Kind::suspicion);
+  CHECK(run.engine.reports.front().world == 1);
+  CHECK(run.engine.reports.front().peer == 0);
+  run.engine.reports.clear();
+  run.detector->failed(2, 3);
+  REQUIRE(run.engine.reports.size() == 1);
+  CHECK(run.engine.reports.front().kind == Report::Kind::failure);
+  CHECK(run.engine.reports.front().peer == 3);
+}
+
+TEST_CASE("before any fault, a wait on a peer computing within its deadline is not reported; after one, it is") {
+  Run run(4, 1 << 20);
+  FakeTransfer not_started;
+  run.detector->computing(0, 0, 0.010, 0);
+  run.detector->begin_wait(1, 0, 1 << 20, true, TransferRef{&not_started}, "step", 0);
+  run.engine.clock = 0.005;  // rank 1 waits past its own limit; rank 0's 30 ms deadline speaks for it
+  const double next = run.detector->suspect(1);
+  CHECK(run.engine.reports.empty());
+  CHECK(next <= 0.030 - 0.005 + 1e-9);
+  run.detector->fault_struck();
+  run.detector->suspect(1);
+  REQUIRE(run.engine.reports.size() == 1);
+  CHECK(run.engine.reports.front().kind == Report::Kind::suspicion);
+}
+
+TEST_CASE("a rank whose receives run at 0.4 of their pace for a window of 4 steps is a straggler") {
+  Run run(4, 1 << 20);
+  const double bytes = 1 << 18, expected = alpha + bytes / B;
+  std::vector<FakeTransfer> transfers(4);
+  for (int step = 0; step < 4; ++step) {
+    for (int r = 0; r < 4; ++r) run.post((r + 3) % 4, r);
+    for (int r = 0; r < 4; ++r) {
+      const double took = r == 1 ? expected / 0.4 : expected;
+      transfers[static_cast<size_t>(r)] = FakeTransfer{run.engine.clock, run.engine.clock + took, 0, true};
+      run.detector->begin_wait(r, (r + 3) % 4, bytes, true, TransferRef{&transfers[static_cast<size_t>(r)]}, "ring",
+                               step);
+      run.detector->end_wait(r);
+    }
+    for (int r = 0; r < 4; ++r) run.done((r + 3) % 4, r);
+    run.engine.clock += expected / 0.4;
+  }
+  CHECK(run.detector->score(1) == doctest::Approx(0.4).epsilon(1e-12).scale(0));
+  CHECK(run.detector->score(0) == doctest::Approx(1).epsilon(1e-12).scale(0));
+  CHECK(run.detector->median_score({0, 1, 2, 3}) == doctest::Approx(1).epsilon(1e-12).scale(0));
+  CHECK(run.detector->stragglers({0, 1, 2, 3}) == std::vector<int>{1});
+  // It says so when it begins its next step.
+  FakeTransfer next;
+  run.detector->begin_wait(1, 0, bytes, true, TransferRef{&next}, "ring", 4);
+  REQUIRE(run.engine.reports.size() == 1);
+  CHECK(run.engine.reports.front().kind == Report::Kind::straggler);
+  CHECK(run.engine.reports.front().world == 1);
+}
+
+TEST_CASE("the coordinator drops a dead member at once and rebuilds the group without it") {
+  Run run(4, 1 << 20);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  run.engine.hosts_down[2] = true;
+  run.engine.fates[2] = WorkerFate::preempted;
+  run.engine.clock = 0.0125;
+  run.detector->failed(1, 2);
+  judge.on_report(run.engine.reports.front());
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].dropped_ranks == std::vector<int>{2});
+  CHECK(decisions[0].group == std::vector<int>{0, 1, 3});
+  CHECK(decisions[0].rule == "dead or cut off from the coordinator");
+  CHECK(decisions[0].detected == 0.0125);
+  CHECK(run.membership.current().members() == std::vector<int>{0, 1, 3});
+  CHECK(run.membership.current().epoch() == 1);
+  // Every live member hears the new group; the dead one nothing.
+  for (int world : {0, 1, 3}) {
+    REQUIRE(run.engine.verdicts[world].size() == 1);
+    CHECK_FALSE(run.engine.verdicts[world][0].dropped);
+    CHECK(run.engine.verdicts[world][0].group->members() == std::vector<int>{0, 1, 3});
+  }
+  CHECK(run.engine.verdicts.count(2) == 0);
+}
+
+TEST_CASE("a rank computing 10x past its time while the others wait on it is dropped, priced as the rule says") {
+  // 786432 fp32 elements: whole chunks for 4 ranks and for the 3 left.
+  const int p = 4, rounds = 4;
+  const double c = 0.010, n = 786432 * 4.0;
+  Run run(p, 786432, rounds, c);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  run.detector->computing(3, 0, c, 0);
+  FakeTransfer not_started[3];
+  for (int r = 0; r < 3; ++r) run.detector->begin_wait(r, 3, n / p, true, TransferRef{&not_started[r]}, "ring", 0);
+  run.detector->fault_struck();
+  run.engine.clock = 10 * c;
+  run.detector->suspect(0);
+  REQUIRE(run.engine.reports.size() == 1);
+  judge.on_report(run.engine.reports.front());
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].dropped_ranks == std::vector<int>{3});
+  CHECK(decisions[0].rule == "others wait on it and it computes past its deadline (a straggler)");
+  // docs/recovery.md, "Drop only when it pays": s = 10 (its time so far over c), R = 4.
+  const double s = 10, R = rounds;
+  const double keep = (s - 1) * c + ring_time(p, n) + (R - 1) * (s * c + ring_time(p, n));
+  const double verdict = alpha + 64 / B;
+  const double drop = verdict + ring_time(p - 1, n) + (R - 1) * (c + ring_time(p - 1, n));
+  CHECK(decisions[0].prediction_keep == doctest::Approx(keep).epsilon(1e-9).scale(0));
+  CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
+}
