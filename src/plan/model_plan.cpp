@@ -131,7 +131,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   ModelInput& model = plan.model;
   const int p = static_cast<int>(hosts.size());
   start_model_input(scenario, plan.payload, hosts, switches, model);
-  if (runs_nccl(scenario) && !automatic) use_nccl(hosts, switches, plan);
+  if (runs_nccl(scenario)) use_nccl(hosts, switches, plan);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(scenario.collective.root, model);
@@ -144,7 +144,9 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
-  if (model.channels > 1 || plan.choice.algorithm->uses.nccl) model.locality = locality.ids;  // rings turn inside the groups
+  // the channels' rings (and NCCL's) turn inside the groups
+  if (model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
+    model.locality = locality.ids;
   if (automatic) plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners

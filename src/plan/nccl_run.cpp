@@ -12,7 +12,8 @@ namespace collsim {
 
 bool runs_nccl(const Scenario& scenario) {
   const std::string& name = scenario.collective.algorithm;
-  return chosen_at_run_time(name) || find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.nccl;
+  if (name == "auto") return false;
+  return name == "nccl" || find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.nccl;
 }
 
 namespace {

@@ -18,7 +18,7 @@ namespace collsim {
 
 class RouteCache;
 
-// Whether the scenario runs (or may choose) one of NCCL's algorithms: nccl, auto, nccl-*.
+// Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
 bool runs_nccl(const Scenario& scenario);
 
 struct NcclSetup {

@@ -13,14 +13,13 @@ namespace collsim {
 
 namespace {
 
-// Which algorithms read the section: NCCL's, "nccl" (the tuner's choice) and "auto" (which
-// searches NCCL's variants too).
+// Which algorithms read the section: NCCL's and "nccl" (the tuner's choice).
 void check_reader(const CollectiveSpec& collective, const std::string& key) {
   const std::string& name = collective.algorithm;
-  if (name == "nccl" || name == "auto") return;
-  if (!find_algorithm(collective.kind, name, "collective.algorithm").uses.nccl)
-    throw InputError(fmt::format("nccl.{}: only NCCL's algorithms read it, and collective.algorithm '{}' is collsim's; "
-                                 "allowed with: nccl, auto, {}",
+  if (name == "nccl") return;
+  if (name == "auto" || !find_algorithm(collective.kind, name, "collective.algorithm").uses.nccl)
+    throw InputError(fmt::format("nccl.{}: only NCCL's algorithms read it, and collective.algorithm '{}' is none of "
+                                 "them; allowed with: nccl, {}",
                                  key, name, join(nccl_algorithm_names(collective.kind))));
 }
 

@@ -45,8 +45,9 @@ def gpus(nodes, per_node):
 # (GPU 7 of node i to GPU 0 of node i+1) change rails: NIC, 2 uplinks, NIC, 4 x 2 us
 RAIL_4X8 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 50e9)
 RAIL_A100 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 25e9)
-# GB200 NVL72: 72 GPUs per node (one NVLink domain), a NIC each, 72 rails
-RAIL_NVL72 = (gpus(2, 72), 2 * (2 * 144 + 72) + 1, 4 * 2e-6, 50e9)
+# GB200 NVL72: 72 GPUs per node (one NVLink domain), a NIC each, 72 rails; 144 ranks ring
+# 144 x 8 KiB (1 MiB would cut uneven chunks, where the formula is only an upper bound)
+RAIL_NVL72 = (gpus(2, 72), 2 * (2 * 144 + 72) + 1, 4 * 2e-6, 50e9, 144 * 8192)
 LEAF_SPINE = ([f"leaf-{i}-host-{j}" for i in range(4) for j in range(8)], 2 * (32 + 4) + 1, 4 * L, B)
 NEW_TOPOLOGIES = {
     "star:8": STAR_8,
@@ -123,8 +124,8 @@ class Listing(TopologyTest):
 
 class RankOrderAndRing(TopologyTest):
     def test_ring_over_every_new_topology_verifies_in_rank_order_at_the_formula(self):
-        n = MiB
-        for topology, (order, links, alpha, bandwidth) in NEW_TOPOLOGIES.items():
+        for topology, (order, links, alpha, bandwidth, *size) in NEW_TOPOLOGIES.items():
+            n = size[0] if size else MiB
             with self.subTest(topology=topology):
                 trace = self.traced("--topology", topology, "--size", n)
                 platform, summary = trace["platform"], trace["summary"]
