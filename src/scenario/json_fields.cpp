@@ -5,11 +5,11 @@
 
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
+#include "util/units.hpp"
 
 using nlohmann::json;
 
 namespace collsim {
-
 namespace {
 
 std::string join_path(const std::string& prefix, const std::string& key) {
@@ -70,6 +70,20 @@ long long get_integer(const json& value, const std::string& field, long long min
   if (number < min || number > max)
     throw InputError(fmt::format("{}: {} is out of range; allowed: {} to {}", field, number, min, max));
   return number;
+}
+
+// Sizes and times may be unit strings ("64MiB", "20ms") or plain numbers (bytes, seconds).
+double get_quantity(const json& value, const std::string& field, double (*parse)(std::string_view, std::string_view)) {
+  if (value.is_number()) {
+    const double number = value.get<double>();
+    if (number < 0)
+      throw InputError(fmt::format("{}: {} is negative; must be {}", field, value.dump(),
+                                   parse == parse_time ? ">= 0 seconds" : "> 0 bytes"));
+    // the same range checks as a unit string ("1e308" bytes is too large)
+    return parse(fmt::format("{}", number), field);
+  }
+  if (value.is_string()) return parse(value.get<std::string>(), field);
+  throw InputError(fmt::format("{}: must be a number or a string with a unit, got {}", field, value.dump()));
 }
 
 }  // namespace collsim
