@@ -52,10 +52,10 @@ void check_settings_read(const nlohmann::json& object, const CollectiveSpec& spe
                                    "do); leave it out", key, collective_name(spec.kind)));
   for (const Setting& setting : settings_of(spec)) {
     if (!setting.set || !object.contains(setting.key)) continue;
-    // auto chooses later: refused only when no algorithm it may choose reads it
+    // auto (or nccl) chooses later: refused only when no algorithm it may choose reads it
     bool read = false;
     for (const AlgorithmInfo& algorithm : all_algorithms())
-      if (algorithm.collective == spec.kind && (spec.algorithm == "auto" || algorithm.name == spec.algorithm))
+      if (algorithm.collective == spec.kind && (chosen_at_run_time(spec.algorithm) || algorithm.name == spec.algorithm))
         read = read || reads(algorithm, setting, spec);
     if (!read)
       throw InputError(fmt::format("collective.{}: {} {} does not read it (read by: {}); leave it out", setting.key,
