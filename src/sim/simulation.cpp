@@ -253,6 +253,7 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
 SimResult run_simulation(const Scenario& scenario, const PlanOptions& options) {
   SimGridGuard guard;
   const auto plan = std::make_shared<const RunPlan>(plan_run(scenario, options, guard));
+  guard.simulating(fmt::format("{} on '{}'", scenario.name, scenario.topology));
   SimResult result = simulate(plan);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;
