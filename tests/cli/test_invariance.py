@@ -70,7 +70,9 @@ def scenarios():
     """name -> arguments of `collsim run`."""
     out = {}
     for collective, algorithm, uses in algorithms():
-        base = ["--collective", collective, "--algorithm", algorithm, *PLATFORM]
+        # NCCL's algorithms run on GPUs: 4 nodes of 4, one NIC per GPU
+        platform = ["--topology", "rail:4:4", "--size", "6MiB"] if "nccl" in uses else PLATFORM
+        base = ["--collective", collective, "--algorithm", algorithm, *platform]
         out[f"{collective} {algorithm}"] = base
         if "channels" in uses:
             out[f"{collective} {algorithm} 4 channels"] = [*base, "--channels", "4"]
