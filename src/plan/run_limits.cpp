@@ -73,7 +73,7 @@ std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scen
   if (collective.algorithm != "auto") return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
   std::vector<const AlgorithmInfo*> candidates;
   for (const AlgorithmInfo& algorithm : all_algorithms())
-    if (algorithm.collective == collective.kind) candidates.push_back(&algorithm);
+    if (algorithm.collective == collective.kind && algorithm.builtin) candidates.push_back(&algorithm);
   return {candidates};
 }
 
