@@ -63,6 +63,8 @@ struct Judgement {
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
+  std::vector<int> fabric_halves;  // switch link halves kept (no order pays): their pace is the norm from now on
+  double fabric_slowdown = 1;      // how much slower than as built they run
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
@@ -88,6 +90,8 @@ private:
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
+    std::vector<double> late_started;       // when each started (or broke)
+    std::vector<double> late_slowdown;      // how much slower than expected, where known (over: 1 under way)
     std::vector<int> late_into;             // the end its data goes into (-1: broke, either)
     double late_began = -1;                 // when the first of the late transfers under way started
     std::vector<std::pair<int, int>> late_flows;  // (from, to): the late transfers under way, the way their data goes
@@ -96,6 +100,8 @@ private:
   };
   // A regroup must be predicted to save at least 10% of the time left.
   static constexpr double regroup_margin = 0.9;
+  // A kept root's or link's expected times stretch to this much beyond its measured pace.
+  static constexpr double kept_margin = 1.5;
   // What pair_search gives (coordinator_regroup.cpp): the algorithm's pairs among p members
   // and a search for orders whose pairs cross none of the link `halves` (read by reference:
   // they must outlive the search); nullopt when the order of the members does not matter
@@ -123,11 +129,15 @@ private:
     std::vector<ProbeOutcome> outcomes;
     std::vector<bool> slow;
   };
+  // What probe_own_link found (coordinator_fabric.cpp).
+  enum class ProbeVerdict { slow, clear, none };
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of
   // each pair started (or broke).
   struct LateSeen {
     double since = -1;                              // when it should have ended
     bool into_lower = false, into_higher = false;  // the way its data went: into the lower rank, the higher
+    double began = -1;                              // when the first of them started (or broke)
+    double slowdown = 1;                            // the most it ran slower than expected, when judged
   };
 
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
@@ -135,6 +145,7 @@ private:
   void give_up_if_stalled();
   bool under_way(int world) const;
   void decide();
+  bool slow_links_only(Judgement& judgement);
   // Transfers broke, and the member they all involve is a suspect, not a certainty: one
   // link down between members breaks several at once (a tree rank that lost one transfer
   // abandons its others). The double binary tree on torus:4x2 with the link 2-3 down lost
@@ -197,6 +208,7 @@ private:
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const;
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out);
+  void read_paced(const CommGroup& group, const std::set<int>& dead, Waits& waits, Judgement& out);
   Judgement judge(bool second_look = false);
   std::vector<int> computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits, double now,
                                   Judgement& out, double& slowest) const;
@@ -223,6 +235,7 @@ private:
                         Judgement& out, bool exhaustive = false);
   bool regroup_around_down_links(Judgement& out);
   bool regrouping_pays(const std::vector<int>& halves, const std::vector<int>& order, Judgement& out) const;
+  bool regroup_prices(const std::vector<int>& halves, const std::vector<int>& order, double slowdown, Judgement& out) const;
   std::string new_order(const std::vector<int>& order) const;
   std::vector<int> slow_halves(const std::vector<std::pair<int, int>>& flows,
                                const std::vector<std::string_view>& transit) const;
@@ -236,6 +249,22 @@ private:
   std::string links_kept_off() const;
   std::optional<OnTime> on_time_avoiding(int world, const std::vector<int>& partners,
                                          const std::vector<std::string_view>& links, double since) const;
+
+  // The fabric: late transfers that share a switch link that no rank owns, rule 4f (coordinator_fabric.cpp).
+  bool judge_fabric(const Waits& waits, bool second_look, Judgement& out);
+  std::vector<std::pair<int, int>> late_flows_seen() const;
+  bool members_own(int half, int from, int to);
+  bool owned_by_a_side(int half);
+  std::set<int> halves_on_time(double since) const;
+  std::vector<int> fabric_suspects(const std::vector<std::pair<int, int>>& flows, double since);
+  bool end_kept_pace(int end, const std::vector<std::pair<int, int>>& flows) const;
+  static std::vector<int> flows_in_common(const std::vector<std::pair<int, int>>& flows);
+  void fabric_verdict(const std::vector<int>& suspects, const std::vector<std::pair<int, int>>& flows, Judgement& out);
+  std::vector<int> both_halves(const std::vector<int>& halves) const;
+  std::string fabric_names(const std::vector<int>& halves) const;
+  void note_pair_slowdowns();
+  ProbeVerdict probe_own_link(int end, const std::vector<std::pair<int, int>>& flows, Judgement& out);
+  bool regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out);
 
   // Probes that settle a pair the evidence cannot separate, rules 5b and 5c (coordinator_probes.cpp).
   void settle_by_probes(Judgement& out);
@@ -279,6 +308,8 @@ private:
   bool links_may_go_down_ = false;
   std::vector<std::pair<bool, std::vector<LinkRef>>> heartbeat_routes_;  // by world rank: read, links
   std::vector<LinkRef> own_links_;                // the control host's links found down
+  std::map<int, bool> members_own_;               // by link half: some member's own (members_own)
+  std::map<std::pair<int, std::string>, bool> cuts_;  // by (epoch, physical link): the only way to a minority
 };
 
 }  // namespace collsim::coordination

@@ -60,6 +60,8 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
       } else if (now >= started + deadline) {
         waits.late.emplace_back(world, rank.peer);
         waits.late_since.push_back(started + expected);
+        waits.late_started.push_back(started);
+        waits.late_slowdown.push_back(1);
         waits.late_into.push_back(rank.receive ? world : rank.peer);
         waits.late_began = waits.late_began < 0 ? started : std::min(waits.late_began, started);
         waits.late_flows.push_back(rank.receive ? std::pair{rank.peer, world} : std::pair{world, rank.peer});
@@ -71,6 +73,8 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
     } else if (rank.doing == RankActivity::Doing::failed) {
       waits.late.emplace_back(world, rank.peer);
       waits.late_since.push_back(rank.since);
+      waits.late_started.push_back(rank.since);
+      waits.late_slowdown.push_back(1);
       waits.late_into.push_back(-1);
       waits.broken.emplace_back(world, rank.peer);
       out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
@@ -80,7 +84,27 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
           out.evidence.push_back(fmt::format("{}'s own link {} is down", end, engine_.link_name(port)));
     }
   }
+  read_paced(group, dead, waits, out);
   return waits;
+}
+
+// Transfers late by their pace (Detector::note_paced): over, but evidence as a late one
+// under way is, each read once, in the group that saw it.
+void Coordinator::read_paced(const CommGroup& group, const std::set<int>& dead, Waits& waits, Judgement& out) {
+  for (int world : group.members()) {
+    RankActivity::PacedLate& paced = detector_.activity(world).paced_late;
+    if (paced.judged || dead.count(world) || paced.started <= rebuilt_at_) continue;
+    paced.judged = true;
+    waits.late.emplace_back(world, paced.peer);
+    waits.late_since.push_back(paced.started + paced.expected);
+    waits.late_started.push_back(paced.started);
+    waits.late_slowdown.push_back((paced.ended - paced.started) / std::max(paced.expected, 1e-300));
+    waits.late_into.push_back(paced.receive ? world : paced.peer);
+    waits.late_flows.push_back(paced.receive ? std::pair{paced.peer, world} : std::pair{world, paced.peer});
+    out.evidence.push_back(fmt::format("{} {} {} took {:.9g} s, x{:.3g} its expected {:.9g} s (late by its pace)",
+                                       world, paced.receive ? "received from" : "sent to", paced.peer,
+                                       paced.ended - paced.started, waits.late_slowdown.back(), paced.expected));
+  }
 }
 
 Judgement Coordinator::judge(bool second_look) {
@@ -174,8 +198,13 @@ void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, boo
   // A transfer is one piece of evidence, seen late from both its ends or from one.
   for (size_t i = 0; i < late.size(); ++i) {
     const auto [a, b] = late[i];
-    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, LateSeen{waits.late_since[i]});
-    if (!added) seen->second.since = std::min(seen->second.since, waits.late_since[i]);
+    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)},
+                                                      LateSeen{waits.late_since[i], false, false, waits.late_started[i]});
+    if (!added) {
+      seen->second.since = std::min(seen->second.since, waits.late_since[i]);
+      seen->second.began = std::min(seen->second.began, waits.late_started[i]);
+    }
+    seen->second.slowdown = std::max(seen->second.slowdown, waits.late_slowdown[i]);
     const int into = waits.late_into[i];
     seen->second.into_lower |= into < 0 || into == std::min(a, b);
     seen->second.into_higher |= into < 0 || into == std::max(a, b);
@@ -189,6 +218,9 @@ void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, boo
   }
   const std::vector<int> common = common_ends(late, partners, out);
   if (judge_link_slow_both_ways(waits, out)) return;
+  // 4f. A switch link that every late transfer crosses: the fabric's, not a rank's (one
+  // late transfer is thin evidence: a second window first).
+  if ((late.size() > 1 || second_look) && judge_fabric(waits, second_look, out)) return;
   if (common.size() == 1 && late.size() == 1 && !second_look) {
     // One late transfer is thin evidence (a link shared more than the expected times
     // see): undecided until a second window shows whether it stays late.

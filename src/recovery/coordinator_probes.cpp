@@ -116,8 +116,10 @@ bool Coordinator::probe_pair(int sender, int receiver, double bytes, Judgement& 
   const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
   const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
   if (!out_link || !in_link) return false;
-  const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side);
-  const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side);
+  // Each probe crosses its end's own link and no other link of the late route.
+  const std::vector<std::string_view> late_route = physical_links(routes, sender, receiver);
+  const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side, late_route);
+  const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side, late_route);
   if (!to_witness || !from_witness) return false;
   const std::optional<Probed> probed =
       run_probes({{sender, *to_witness}, {*from_witness, receiver}},

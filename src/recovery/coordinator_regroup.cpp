@@ -95,6 +95,12 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
                                          detector_.activity(waiter).peer));
       return true;
     }
+  return regroup_prices(halves, order, slowdown, out);
+}
+
+// The prices of regrouping_pays, with the slow `halves` at 1 / `slowdown` of their bandwidth.
+bool Coordinator::regroup_prices(const std::vector<int>& halves, const std::vector<int>& order, double slowdown,
+                                 Judgement& out) const {
   const CommGroup& group = membership_.current();
   // How much of the collective a redo throws away: the late ranks' progress (the least).
   double done = 1;
