@@ -8,7 +8,8 @@
 
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
-#include "training/presets.hpp"
+#include "scenario/json_fields.hpp"
+#include "scenario/training_spec.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
 #include "util/named_enum.hpp"
@@ -33,78 +34,6 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
   static const NamedEnum<RecoveryPolicy> table{"policy",
                                                {{RecoveryPolicy::none, "none"}, {RecoveryPolicy::rebuild, "rebuild"}}};
   return table;
-}
-
-std::string join_path(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
-
-// Unknown keys are errors: a typo must never be silently ignored.
-void check_keys(const json& object, const std::string& where, const std::vector<std::string>& allowed) {
-  if (!object.is_object())
-    throw InputError(fmt::format("{}: must be a JSON object", where.empty() ? "scenario" : where));
-  // every unknown key at once: fixing one typo should not reveal the next
-  std::vector<std::string> unknown;
-  for (const auto& [key, value] : object.items())
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      unknown.push_back(join_path(where, key) + ": unknown key" + did_you_mean(key, allowed));
-  if (!unknown.empty()) throw InputError(fmt::format("{}; allowed: {}", join(unknown, "; "), join(allowed)));
-}
-
-// A host or link name: not empty, printable, no spaces (SimGrid's names never have them).
-void check_name(const std::string& name, const std::string& field) {
-  if (name.empty()) throw InputError(fmt::format("{}: the name is empty", field));
-  for (const char c : name)
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
-      throw InputError(fmt::format("{}: {} has a space or a control character; names are printable, without spaces",
-                                   field, json(name).dump()));
-}
-
-// A label the pictures print (a layer's name): not empty, no control characters.
-void check_label(const std::string& name, const std::string& field) {
-  if (name.empty()) throw InputError(fmt::format("{}: the name is empty", field));
-  for (const char c : name)
-    if (static_cast<unsigned char>(c) < ' ' || c == 0x7f)
-      throw InputError(fmt::format("{}: {} has a control character", field, json(name).dump()));
-}
-
-std::string get_string(const json& value, const std::string& field) {
-  if (!value.is_string()) throw InputError(fmt::format("{}: must be a string, got {}", field, value.dump()));
-  return value.get<std::string>();
-}
-
-// A label given as a string (the scenario's name: the trace's identity in compare and the
-// pictures' title).
-std::string get_label(const json& value, const std::string& field) {
-  std::string label = get_string(value, field);
-  check_label(label, field);
-  return label;
-}
-
-long long get_integer(const json& value, const std::string& field, long long min, long long max) {
-  if (!value.is_number_integer() && !value.is_number_unsigned())
-    throw InputError(fmt::format("{}: must be an integer, got {}", field, value.dump()));
-  // above 2^63 an unsigned value would wrap to a negative long long: compared as written
-  if (value.is_number_unsigned() && value.get<unsigned long long>() > static_cast<unsigned long long>(max))
-    throw InputError(fmt::format("{}: {} is out of range; allowed: {} to {}", field, value.dump(), min, max));
-  const long long number = value.get<long long>();
-  if (number < min || number > max)
-    throw InputError(fmt::format("{}: {} is out of range; allowed: {} to {}", field, number, min, max));
-  return number;
-}
-
-// Sizes and times may be unit strings ("64MiB", "20ms") or plain numbers (bytes, seconds).
-double get_quantity(const json& value, const std::string& field, double (*parse)(std::string_view, std::string_view)) {
-  if (value.is_number()) {
-    const double number = value.get<double>();
-    if (number < 0)
-      throw InputError(fmt::format("{}: {} is negative; must be {}", field, value.dump(),
-                                   parse == parse_time ? ">= 0 seconds" : "> 0 bytes"));
-    // the same range checks as a unit string ("1e308" bytes is too large)
-    return parse(fmt::format("{}", number), field);
-  }
-  if (value.is_string()) return parse(value.get<std::string>(), field);
-  throw InputError(fmt::format("{}: must be a number or a string with a unit, got {}", field, value.dump()));
 }
 
 CollectiveSpec parse_collective_spec(const json& object) {
@@ -154,180 +83,6 @@ CollectiveSpec parse_collective_spec(const json& object) {
                                    "got {}", value.dump()));
     spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
   }
-  return spec;
-}
-
-// {"preset": NAME, "sequence", and "forward" + "backward" totals or "device_flops"}: the
-// preset's layers (training/presets.hpp), with compute times in proportion to each layer's
-// multiply-adds: the totals split, or 2 flops per multiply-add of `batch` samples at the
-// device's speed forward and twice that backward.
-std::vector<Layer> parse_preset(const json& value, std::optional<int> batch) {
-  const std::string where = "training.layers";
-  check_keys(value, where, {"preset", "sequence", "forward", "backward", "device_flops"});
-  const std::string name = get_string(value["preset"], where + ".preset");
-  const auto& names = model_presets();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError(fmt::format("{}.preset: unknown model '{}'{}; allowed: {}", where, name, did_you_mean(name, names),
-                                 join(names)));
-  int sequence = default_sequence(name);
-  if (value.contains("sequence")) {
-    if (sequence == 0) throw InputError(fmt::format("{}.sequence: {} has no sequence (its samples are images)", where, name));
-    sequence = static_cast<int>(get_integer(value["sequence"], where + ".sequence", 1, 1 << 20));
-  }
-  const bool totals = value.contains("forward") || value.contains("backward");
-  if (totals == value.contains("device_flops") || (totals && !(value.contains("forward") && value.contains("backward"))))
-    throw InputError(fmt::format("{}: give the compute times of {}: \"forward\" and \"backward\" (per iteration on one "
-                                 "worker), or \"device_flops\" (the device's flop/s, e.g. \"100Tf\") with training.batch",
-                                 where, name));
-  const auto table = preset_layers(name, sequence);
-  double macs = 0;
-  for (const PresetLayer& layer : table) macs += layer.forward_macs;
-  double forward = 0, backward = 0;  // per multiply-add
-  if (totals) {
-    forward = get_quantity(value["forward"], where + ".forward", parse_time) / macs;
-    backward = get_quantity(value["backward"], where + ".backward", parse_time) / macs;
-  } else {
-    if (!batch) throw InputError(fmt::format("{}.device_flops: the compute time follows from training.batch: give it", where));
-    const double speed = get_quantity(value["device_flops"], where + ".device_flops", parse_flops);
-    if (!(speed > 0)) throw InputError(fmt::format("{}.device_flops: must be > 0, e.g. \"100Tf\"", where));
-    forward = 2.0 * *batch / speed;
-    backward = 2 * forward;
-  }
-  std::vector<Layer> layers;
-  for (const PresetLayer& layer : table)
-    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward});
-  return layers;
-}
-
-// A list of {"name", "parameters", "forward", "backward"} in forward order,
-// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly), or a
-// preset model ({"preset": ...}).
-std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
-  std::vector<Layer> layers;
-  if (value.is_object() && value.contains("preset")) {
-    layers = parse_preset(value, batch);
-  } else if (value.is_object()) {
-    check_keys(value, "training.layers", {"uniform", "preset"});
-    if (!value.contains("uniform"))
-      throw InputError("training.layers: give a list of layers, {\"uniform\": {...}} or {\"preset\": ...}");
-    const json& uniform = value["uniform"];
-    check_keys(uniform, "training.layers.uniform", {"count", "parameters", "forward", "backward"});
-    for (const char* key : {"count", "parameters"})
-      if (!uniform.contains(key)) throw InputError(fmt::format("training.layers.uniform.{}: missing", key));
-    const auto count = get_integer(uniform["count"], "training.layers.uniform.count", 1, 100'000);
-    const auto total = get_integer(uniform["parameters"], "training.layers.uniform.parameters", count, int64_t{1} << 50);
-    const double forward = uniform.contains("forward")
-                               ? get_quantity(uniform["forward"], "training.layers.uniform.forward", parse_time) : 0;
-    const double backward = uniform.contains("backward")
-                                ? get_quantity(uniform["backward"], "training.layers.uniform.backward", parse_time) : 0;
-    for (long long l = 0; l < count; ++l)
-      layers.push_back({fmt::format("layer-{}", l), static_cast<uint64_t>(total / count + (l < total % count ? 1 : 0)),
-                        forward / static_cast<double>(count), backward / static_cast<double>(count)});
-  } else if (value.is_array() && !value.empty()) {
-    for (size_t i = 0; i < value.size(); ++i) {
-      const std::string where = fmt::format("training.layers.{}", i);
-      check_keys(value[i], where, {"name", "parameters", "forward", "backward"});
-      if (!value[i].contains("parameters")) throw InputError(where + ".parameters: missing");
-      Layer layer;
-      layer.name = value[i].contains("name") ? get_string(value[i]["name"], where + ".name") : fmt::format("layer-{}", i);
-      check_label(layer.name, where + ".name");
-      layer.parameters = static_cast<uint64_t>(get_integer(value[i]["parameters"], where + ".parameters", 1, int64_t{1} << 50));
-      if (value[i].contains("forward")) layer.forward = get_quantity(value[i]["forward"], where + ".forward", parse_time);
-      if (value[i].contains("backward")) layer.backward = get_quantity(value[i]["backward"], where + ".backward", parse_time);
-      layers.push_back(layer);
-    }
-  } else {
-    throw InputError("training.layers: must be a non-empty list of layers or {\"uniform\": {\"count\", \"parameters\", "
-                     "\"forward\", \"backward\"}}");
-  }
-  for (size_t i = 0; i < layers.size(); ++i)
-    if (layers[i].forward < 0 || layers[i].backward < 0 || !std::isfinite(layers[i].forward + layers[i].backward))
-      throw InputError(fmt::format("training.layers.{}: forward and backward must be times >= 0", i));
-  return layers;
-}
-
-TrainingSpec parse_training(const json& object) {
-  check_keys(object, "training",
-             {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch", "sharding", "fusion", "overlap"});
-  TrainingSpec spec;
-  if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
-  if (object.contains("compute")) {
-    // "20ms" is a time; "2Gf" is an amount of work at the host's speed (flops).
-    const json& compute = object["compute"];
-    const std::string text = compute.is_string() ? compute.get<std::string>() : "";
-    if (!text.empty() && text.back() == 'f') {
-      spec.compute_flops = parse_flops(text, "training.compute");
-    } else {
-      spec.compute = get_quantity(compute, "training.compute", parse_time);
-    }
-  }
-  if (object.contains("model")) {
-    spec.model = get_string(object["model"], "training.model");
-    const std::vector<std::string> models{"none", "linear-regression"};
-    if (std::find(models.begin(), models.end(), spec.model) == models.end())
-      throw InputError(fmt::format("training.model: unknown model '{}'{}; allowed: {}", spec.model,
-                                   did_you_mean(spec.model, models), join(models)));
-  }
-  if (object.contains("parameters"))
-    spec.parameters = static_cast<int>(get_integer(object["parameters"], "training.parameters", 1, 1 << 24));
-  if (object.contains("samples"))
-    spec.samples = static_cast<int>(get_integer(object["samples"], "training.samples", 1, 1 << 26));
-  if (object.contains("learning_rate")) {
-    if (!object["learning_rate"].is_number() || object["learning_rate"].get<double>() <= 0)
-      throw InputError("training.learning_rate: must be a number > 0");
-    spec.learning_rate = object["learning_rate"].get<double>();
-  }
-  if (object.contains("gradient_size")) {
-    spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
-    if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
-  }
-  if (object.contains("batch"))
-    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
-  if (object.contains("layers")) {
-    spec.layers = parse_layers(object["layers"], spec.batch);
-    if (object.contains("compute"))
-      throw InputError("training.compute: the layers give each layer's forward and backward time; leave compute out");
-    if (object.contains("gradient_size"))
-      throw InputError("training.gradient_size: the layers' parameters set the gradient's size; leave it out");
-  }
-  if (object.contains("bucket")) {
-    if (!spec.has_layers()) throw InputError("training.bucket: buckets group the gradients of layers: give training.layers");
-    spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
-    if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
-  }
-  if (object.contains("fusion")) {
-    if (!spec.has_layers()) throw InputError("training.fusion: fusion groups the gradients of layers: give training.layers");
-    if (object.contains("bucket"))
-      throw InputError("training.fusion: Horovod's fusion replaces DDP's buckets: give fusion or bucket, not both");
-    const json& fusion = object["fusion"];
-    check_keys(fusion, "training.fusion", {"buffer", "cycle"});
-    for (const char* key : {"buffer", "cycle"})
-      if (!fusion.contains(key))
-        throw InputError(fmt::format("training.fusion.{}: missing; give {{\"buffer\": SIZE, \"cycle\": TIME}}", key));
-    TrainingSpec::Fusion f{get_quantity(fusion["buffer"], "training.fusion.buffer", parse_size),
-                           get_quantity(fusion["cycle"], "training.fusion.cycle", parse_time)};
-    if (!(f.buffer > 0)) throw InputError("training.fusion.buffer: must be a size > 0, e.g. \"64MiB\"");
-    if (!(f.cycle > 0)) throw InputError("training.fusion.cycle: must be a time > 0, e.g. \"5ms\"");
-    spec.fusion = f;
-  }
-  if (object.contains("sharding")) {
-    spec.sharding = sharding_names().parse(get_string(object["sharding"], "training.sharding"), "training.sharding");
-    if (spec.sharding != Sharding::none && !spec.has_layers())
-      throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
-    if (spec.sharding != Sharding::none && spec.fusion)
-      throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
-  }
-  if (object.contains("overlap")) {
-    spec.overlap = overlap_names().parse(get_string(object["overlap"], "training.overlap"), "training.overlap");
-    if (!spec.has_layers()) throw InputError("training.overlap: overlap is between the layers' compute and the buckets: give training.layers");
-    if (spec.overlap == Overlap::forward && spec.sharding == Sharding::zero2)
-      throw InputError("training.overlap: \"forward\" is for sharding none or zero3 (zero2's all-gathers end the "
-                       "iteration); leave it out or use \"backward\"");
-  }
-  if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
-      !spec.has_model())
-    throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");
   return spec;
 }
 
@@ -499,11 +254,10 @@ void check_servers(const CollectiveSpec& collective, int workers) {
                                  workers, workers));
 }
 
-Scenario parse_scenario(const json& document, const std::string& source_dir) {
-  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
-                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
-  Scenario scenario;
-  scenario.source_dir = source_dir;
+namespace {
+
+// The run's identity and where it runs: name, description, topology, network, overhead, workers.
+void parse_platform_fields(const json& document, const std::string& source_dir, Scenario& scenario) {
   if (document.contains("name")) scenario.name = get_label(document["name"], "name");
   if (document.contains("description")) {
     const json& description = document["description"];
@@ -525,34 +279,40 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   }
   if (document.contains("workers"))
     scenario.workers = static_cast<int>(get_integer(document["workers"], "workers", 1, 1'000'000));
-  if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
-  else scenario.collective = parse_collective_spec(json::object());
-  if (document.contains("training")) scenario.training = parse_training(document["training"]);
-  if (scenario.training.has_layers()) {
-    // The gradient is every layer's parameters, in the collective's dtype; summed in
-    // floating point, as 100000 layers of 2^50 parameters overflow a 64-bit count.
-    double parameters = 0;
-    for (const Layer& layer : scenario.training.layers) parameters += static_cast<double>(layer.parameters);
-    const double bytes = parameters * static_cast<double>(dtype_size(scenario.collective.dtype));
-    if (bytes > size_range.largest)
-      throw InputError(fmt::format("training.layers: {:.4g} parameters of {} bytes make a {:.4g}-byte gradient; a size "
-                                   "is at most 1 PiB ({:.0f} bytes)", parameters,
-                                   dtype_size(scenario.collective.dtype), bytes, size_range.largest));
-    const json& collective = document.contains("collective") ? document["collective"] : json::object();
-    if (collective.contains("size") && scenario.collective.size != bytes)
-      throw InputError(fmt::format("collective.size: {} bytes, but the layers hold {} parameters of {} bytes ({} bytes); "
-                                   "leave it out", scenario.collective.size, total_parameters(scenario.training.layers),
-                                   dtype_size(scenario.collective.dtype), bytes));
-    scenario.collective.size = bytes;
-    if (scenario.training.has_model()) scenario.training.gradient_size = bytes;
-  }
-  if (scenario.training.sharding != Sharding::none) {
-    if (scenario.collective.kind != Collective::allreduce)
-      throw InputError("collective.kind: sharded training reduce-scatters and all-gathers the gradients of an allreduce");
-    if (!allreduce_halves(scenario.collective.algorithm))
-      throw InputError(fmt::format("training.sharding: collective.algorithm '{}' has no reduce-scatter and allgather "
-                                   "halves to run apart; allowed: ring, rabenseifner", scenario.collective.algorithm));
-  }
+}
+
+// Layered training: the gradient is every layer's parameters, in the collective's dtype.
+void fit_layers(const json& document, Scenario& scenario) {
+  if (!scenario.training.has_layers()) return;
+  // The gradient is every layer's parameters, in the collective's dtype; summed in
+  // floating point, as 100000 layers of 2^50 parameters overflow a 64-bit count.
+  double parameters = 0;
+  for (const Layer& layer : scenario.training.layers) parameters += static_cast<double>(layer.parameters);
+  const double bytes = parameters * static_cast<double>(dtype_size(scenario.collective.dtype));
+  if (bytes > size_range.largest)
+    throw InputError(fmt::format("training.layers: {:.4g} parameters of {} bytes make a {:.4g}-byte gradient; a size "
+                                 "is at most 1 PiB ({:.0f} bytes)", parameters,
+                                 dtype_size(scenario.collective.dtype), bytes, size_range.largest));
+  const json& collective = document.contains("collective") ? document["collective"] : json::object();
+  if (collective.contains("size") && scenario.collective.size != bytes)
+    throw InputError(fmt::format("collective.size: {} bytes, but the layers hold {} parameters of {} bytes ({} bytes); "
+                                 "leave it out", scenario.collective.size, total_parameters(scenario.training.layers),
+                                 dtype_size(scenario.collective.dtype), bytes));
+  scenario.collective.size = bytes;
+  if (scenario.training.has_model()) scenario.training.gradient_size = bytes;
+}
+
+void check_sharding(const Scenario& scenario) {
+  if (scenario.training.sharding == Sharding::none) return;
+  if (scenario.collective.kind != Collective::allreduce)
+    throw InputError("collective.kind: sharded training reduce-scatters and all-gathers the gradients of an allreduce");
+  if (!allreduce_halves(scenario.collective.algorithm))
+    throw InputError(fmt::format("training.sharding: collective.algorithm '{}' has no reduce-scatter and allgather "
+                                 "halves to run apart; allowed: ring, rabenseifner", scenario.collective.algorithm));
+}
+
+// The faults, the recovery policy, and what each needs of the other.
+void parse_faults_and_recovery(const json& document, Scenario& scenario) {
   if (document.contains("faults")) {
     if (!document["faults"].is_array()) throw InputError("faults: must be a list of faults");
     for (size_t i = 0; i < document["faults"].size(); ++i)
@@ -566,25 +326,32 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   if (scenario.training.sharding == Sharding::zero3 && scenario.recovery.policy == RecoveryPolicy::rebuild)
     throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
                      "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
-  if (scenario.training.has_model()) {
-    // Workers average their gradients: an allreduce with op avg.
-    if (scenario.collective.kind != Collective::allreduce)
-      throw InputError("collective.kind: training a model needs an allreduce of the gradients");
-    const json& collective = document.contains("collective") ? document["collective"] : json::object();
-    if (collective.contains("op") && scenario.collective.op != OpKind::avg)
-      throw InputError("collective.op: training a model averages the gradients: use \"avg\" or leave it out");
-    scenario.collective.op = OpKind::avg;
-    if (scenario.collective.dtype != Dtype::float32 && scenario.collective.dtype != Dtype::float64)
-      throw InputError("collective.dtype: training a model needs float32 or float64 gradients");
-    if (scenario.training.gradient_size) scenario.collective.size = *scenario.training.gradient_size;
-    const double smallest = static_cast<double>(scenario.training.parameters) * static_cast<double>(dtype_size(scenario.collective.dtype));
-    if (scenario.collective.size < smallest)
-      throw InputError(fmt::format("training.gradient_size: {} bytes is less than the model's {} parameters of {} "
-                                   "bytes; the network must carry at least {} bytes",
-                                   scenario.collective.size, scenario.training.parameters,
-                                   dtype_size(scenario.collective.dtype), smallest));
-    scenario.collective.carried_elements = static_cast<uint64_t>(scenario.training.parameters);
-  }
+}
+
+// Training a model: workers average their gradients, the model's parameters carried whole.
+void fit_model(const json& document, Scenario& scenario) {
+  if (!scenario.training.has_model()) return;
+  // Workers average their gradients: an allreduce with op avg.
+  if (scenario.collective.kind != Collective::allreduce)
+    throw InputError("collective.kind: training a model needs an allreduce of the gradients");
+  const json& collective = document.contains("collective") ? document["collective"] : json::object();
+  if (collective.contains("op") && scenario.collective.op != OpKind::avg)
+    throw InputError("collective.op: training a model averages the gradients: use \"avg\" or leave it out");
+  scenario.collective.op = OpKind::avg;
+  if (scenario.collective.dtype != Dtype::float32 && scenario.collective.dtype != Dtype::float64)
+    throw InputError("collective.dtype: training a model needs float32 or float64 gradients");
+  if (scenario.training.gradient_size) scenario.collective.size = *scenario.training.gradient_size;
+  const double smallest = static_cast<double>(scenario.training.parameters) * static_cast<double>(dtype_size(scenario.collective.dtype));
+  if (scenario.collective.size < smallest)
+    throw InputError(fmt::format("training.gradient_size: {} bytes is less than the model's {} parameters of {} "
+                                 "bytes; the network must carry at least {} bytes",
+                                 scenario.collective.size, scenario.training.parameters,
+                                 dtype_size(scenario.collective.dtype), smallest));
+  scenario.collective.carried_elements = static_cast<uint64_t>(scenario.training.parameters);
+}
+
+// How the run is set up: placement, SimGrid options, seed.
+void parse_run_fields(const json& document, Scenario& scenario) {
   if (document.contains("placement")) {
     if (!document["placement"].is_array()) throw InputError("placement: must be a list of host names");
     if (document["placement"].empty())
@@ -602,6 +369,11 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   if (document.contains("seed"))
     scenario.seed = static_cast<uint64_t>(get_integer(document["seed"], "seed", 0, std::numeric_limits<long long>::max()));
 
+}
+
+// What one section alone cannot check: the root and servers against the workers, the
+// placement's length; the default topology.
+void check_across(Scenario& scenario) {
   if (scenario.workers && scenario.collective.root >= *scenario.workers)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));
@@ -615,6 +387,25 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
     scenario.workers = workers;
     scenario.topology = fmt::format("star:{}", workers);
   }
+}
+
+}  // namespace
+
+Scenario parse_scenario(const json& document, const std::string& source_dir) {
+  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
+                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
+  Scenario scenario;
+  scenario.source_dir = source_dir;
+  parse_platform_fields(document, source_dir, scenario);
+  if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
+  else scenario.collective = parse_collective_spec(json::object());
+  if (document.contains("training")) scenario.training = parse_training(document["training"]);
+  fit_layers(document, scenario);
+  check_sharding(scenario);
+  parse_faults_and_recovery(document, scenario);
+  fit_model(document, scenario);
+  parse_run_fields(document, scenario);
+  check_across(scenario);
   return scenario;
 }
 

@@ -1,0 +1,193 @@
+#include "scenario/training_spec.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "scenario/json_fields.hpp"
+#include "training/presets.hpp"
+#include "util/errors.hpp"
+#include "util/suggest.hpp"
+#include "util/units.hpp"
+
+using nlohmann::json;
+
+namespace collsim {
+namespace {
+
+// {"preset": NAME, "sequence", and "forward" + "backward" totals or "device_flops"}: the
+// preset's layers (training/presets.hpp), with compute times in proportion to each layer's
+// multiply-adds: the totals split, or 2 flops per multiply-add of `batch` samples at the
+// device's speed forward and twice that backward.
+std::vector<Layer> parse_preset(const json& value, std::optional<int> batch) {
+  const std::string where = "training.layers";
+  check_keys(value, where, {"preset", "sequence", "forward", "backward", "device_flops"});
+  const std::string name = get_string(value["preset"], where + ".preset");
+  const auto& names = model_presets();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw InputError(fmt::format("{}.preset: unknown model '{}'{}; allowed: {}", where, name, did_you_mean(name, names),
+                                 join(names)));
+  int sequence = default_sequence(name);
+  if (value.contains("sequence")) {
+    if (sequence == 0) throw InputError(fmt::format("{}.sequence: {} has no sequence (its samples are images)", where, name));
+    sequence = static_cast<int>(get_integer(value["sequence"], where + ".sequence", 1, 1 << 20));
+  }
+  const bool totals = value.contains("forward") || value.contains("backward");
+  if (totals == value.contains("device_flops") || (totals && !(value.contains("forward") && value.contains("backward"))))
+    throw InputError(fmt::format("{}: give the compute times of {}: \"forward\" and \"backward\" (per iteration on one "
+                                 "worker), or \"device_flops\" (the device's flop/s, e.g. \"100Tf\") with training.batch",
+                                 where, name));
+  const auto table = preset_layers(name, sequence);
+  double macs = 0;
+  for (const PresetLayer& layer : table) macs += layer.forward_macs;
+  double forward = 0, backward = 0;  // per multiply-add
+  if (totals) {
+    forward = get_quantity(value["forward"], where + ".forward", parse_time) / macs;
+    backward = get_quantity(value["backward"], where + ".backward", parse_time) / macs;
+  } else {
+    if (!batch) throw InputError(fmt::format("{}.device_flops: the compute time follows from training.batch: give it", where));
+    const double speed = get_quantity(value["device_flops"], where + ".device_flops", parse_flops);
+    if (!(speed > 0)) throw InputError(fmt::format("{}.device_flops: must be > 0, e.g. \"100Tf\"", where));
+    forward = 2.0 * *batch / speed;
+    backward = 2 * forward;
+  }
+  std::vector<Layer> layers;
+  for (const PresetLayer& layer : table)
+    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward});
+  return layers;
+}
+
+// A list of {"name", "parameters", "forward", "backward"} in forward order,
+// {"uniform": {"count", "parameters", "forward", "backward"}} (totals split evenly), or a
+// preset model ({"preset": ...}).
+std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
+  std::vector<Layer> layers;
+  if (value.is_object() && value.contains("preset")) {
+    layers = parse_preset(value, batch);
+  } else if (value.is_object()) {
+    check_keys(value, "training.layers", {"uniform", "preset"});
+    if (!value.contains("uniform"))
+      throw InputError("training.layers: give a list of layers, {\"uniform\": {...}} or {\"preset\": ...}");
+    const json& uniform = value["uniform"];
+    check_keys(uniform, "training.layers.uniform", {"count", "parameters", "forward", "backward"});
+    for (const char* key : {"count", "parameters"})
+      if (!uniform.contains(key)) throw InputError(fmt::format("training.layers.uniform.{}: missing", key));
+    const auto count = get_integer(uniform["count"], "training.layers.uniform.count", 1, 100'000);
+    const auto total = get_integer(uniform["parameters"], "training.layers.uniform.parameters", count, int64_t{1} << 50);
+    const double forward = uniform.contains("forward")
+                               ? get_quantity(uniform["forward"], "training.layers.uniform.forward", parse_time) : 0;
+    const double backward = uniform.contains("backward")
+                                ? get_quantity(uniform["backward"], "training.layers.uniform.backward", parse_time) : 0;
+    for (long long l = 0; l < count; ++l)
+      layers.push_back({fmt::format("layer-{}", l), static_cast<uint64_t>(total / count + (l < total % count ? 1 : 0)),
+                        forward / static_cast<double>(count), backward / static_cast<double>(count)});
+  } else if (value.is_array() && !value.empty()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      const std::string where = fmt::format("training.layers.{}", i);
+      check_keys(value[i], where, {"name", "parameters", "forward", "backward"});
+      if (!value[i].contains("parameters")) throw InputError(where + ".parameters: missing");
+      Layer layer;
+      layer.name = value[i].contains("name") ? get_string(value[i]["name"], where + ".name") : fmt::format("layer-{}", i);
+      check_label(layer.name, where + ".name");
+      layer.parameters = static_cast<uint64_t>(get_integer(value[i]["parameters"], where + ".parameters", 1, int64_t{1} << 50));
+      if (value[i].contains("forward")) layer.forward = get_quantity(value[i]["forward"], where + ".forward", parse_time);
+      if (value[i].contains("backward")) layer.backward = get_quantity(value[i]["backward"], where + ".backward", parse_time);
+      layers.push_back(layer);
+    }
+  } else {
+    throw InputError("training.layers: must be a non-empty list of layers or {\"uniform\": {\"count\", \"parameters\", "
+                     "\"forward\", \"backward\"}}");
+  }
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (layers[i].forward < 0 || layers[i].backward < 0 || !std::isfinite(layers[i].forward + layers[i].backward))
+      throw InputError(fmt::format("training.layers.{}: forward and backward must be times >= 0", i));
+  return layers;
+}
+
+}  // namespace
+
+TrainingSpec parse_training(const json& object) {
+  check_keys(object, "training",
+             {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
+              "bucket", "batch", "sharding", "fusion", "overlap"});
+  TrainingSpec spec;
+  if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
+  if (object.contains("compute")) {
+    // "20ms" is a time; "2Gf" is an amount of work at the host's speed (flops).
+    const json& compute = object["compute"];
+    const std::string text = compute.is_string() ? compute.get<std::string>() : "";
+    if (!text.empty() && text.back() == 'f') {
+      spec.compute_flops = parse_flops(text, "training.compute");
+    } else {
+      spec.compute = get_quantity(compute, "training.compute", parse_time);
+    }
+  }
+  if (object.contains("model")) {
+    spec.model = get_string(object["model"], "training.model");
+    const std::vector<std::string> models{"none", "linear-regression"};
+    if (std::find(models.begin(), models.end(), spec.model) == models.end())
+      throw InputError(fmt::format("training.model: unknown model '{}'{}; allowed: {}", spec.model,
+                                   did_you_mean(spec.model, models), join(models)));
+  }
+  if (object.contains("parameters"))
+    spec.parameters = static_cast<int>(get_integer(object["parameters"], "training.parameters", 1, 1 << 24));
+  if (object.contains("samples"))
+    spec.samples = static_cast<int>(get_integer(object["samples"], "training.samples", 1, 1 << 26));
+  if (object.contains("learning_rate")) {
+    if (!object["learning_rate"].is_number() || object["learning_rate"].get<double>() <= 0)
+      throw InputError("training.learning_rate: must be a number > 0");
+    spec.learning_rate = object["learning_rate"].get<double>();
+  }
+  if (object.contains("gradient_size")) {
+    spec.gradient_size = get_quantity(object["gradient_size"], "training.gradient_size", parse_size);
+    if (*spec.gradient_size <= 0) throw InputError("training.gradient_size: must be > 0 bytes");
+  }
+  if (object.contains("batch"))
+    spec.batch = static_cast<int>(get_integer(object["batch"], "training.batch", 1, 1'000'000'000));
+  if (object.contains("layers")) {
+    spec.layers = parse_layers(object["layers"], spec.batch);
+    if (object.contains("compute"))
+      throw InputError("training.compute: the layers give each layer's forward and backward time; leave compute out");
+    if (object.contains("gradient_size"))
+      throw InputError("training.gradient_size: the layers' parameters set the gradient's size; leave it out");
+  }
+  if (object.contains("bucket")) {
+    if (!spec.has_layers()) throw InputError("training.bucket: buckets group the gradients of layers: give training.layers");
+    spec.bucket = get_quantity(object["bucket"], "training.bucket", parse_size);
+    if (!(spec.bucket > 0) || !std::isfinite(spec.bucket)) throw InputError("training.bucket: must be a size > 0, e.g. \"25MiB\"");
+  }
+  if (object.contains("fusion")) {
+    if (!spec.has_layers()) throw InputError("training.fusion: fusion groups the gradients of layers: give training.layers");
+    if (object.contains("bucket"))
+      throw InputError("training.fusion: Horovod's fusion replaces DDP's buckets: give fusion or bucket, not both");
+    const json& fusion = object["fusion"];
+    check_keys(fusion, "training.fusion", {"buffer", "cycle"});
+    for (const char* key : {"buffer", "cycle"})
+      if (!fusion.contains(key))
+        throw InputError(fmt::format("training.fusion.{}: missing; give {{\"buffer\": SIZE, \"cycle\": TIME}}", key));
+    TrainingSpec::Fusion f{get_quantity(fusion["buffer"], "training.fusion.buffer", parse_size),
+                           get_quantity(fusion["cycle"], "training.fusion.cycle", parse_time)};
+    if (!(f.buffer > 0)) throw InputError("training.fusion.buffer: must be a size > 0, e.g. \"64MiB\"");
+    if (!(f.cycle > 0)) throw InputError("training.fusion.cycle: must be a time > 0, e.g. \"5ms\"");
+    spec.fusion = f;
+  }
+  if (object.contains("sharding")) {
+    spec.sharding = sharding_names().parse(get_string(object["sharding"], "training.sharding"), "training.sharding");
+    if (spec.sharding != Sharding::none && !spec.has_layers())
+      throw InputError("training.sharding: sharding splits the gradients of layers: give training.layers");
+    if (spec.sharding != Sharding::none && spec.fusion)
+      throw InputError("training.sharding: Horovod's fusion is not sharded: leave out fusion or sharding");
+  }
+  if (object.contains("overlap")) {
+    spec.overlap = overlap_names().parse(get_string(object["overlap"], "training.overlap"), "training.overlap");
+    if (!spec.has_layers()) throw InputError("training.overlap: overlap is between the layers' compute and the buckets: give training.layers");
+    if (spec.overlap == Overlap::forward && spec.sharding == Sharding::zero2)
+      throw InputError("training.overlap: \"forward\" is for sharding none or zero3 (zero2's all-gathers end the "
+                       "iteration); leave it out or use \"backward\"");
+  }
+  if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
+      !spec.has_model())
+    throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");
+  return spec;
+}
+
+}  // namespace collsim
