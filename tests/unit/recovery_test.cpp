@@ -432,3 +432,37 @@ TEST_CASE("a transfer within its deadline's floor but past 3x its expected time 
   CHECK(paced.ended - paced.started == doctest::Approx(3.5 * expected).epsilon(1e-12).scale(0));
   CHECK(paced.expected == doctest::Approx(expected).epsilon(1e-12).scale(0));
 }
+
+TEST_CASE("the one rank every late transfer involves is dropped when its transfers crawl") {
+  // A ring of 4: rank 2's link slowed to 1/20, so that its receive from 1 and its send to 3
+  // both run 20x their expected time; rank 2 is the one end common to both late transfers.
+  const int p = 4;
+  Run run(p, 786432, 4, 0.010);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  const double bytes = 786432 * 4.0 / p, expected = alpha + bytes / B, slow = 20;
+  run.post(1, 2);
+  run.post(2, 3);
+  // Both started at 0; at 4x their expected time each has moved a fifth of what it would
+  // have at full speed: 4 / 20 of its bytes.
+  FakeTransfer into{0, -1, bytes * (1 - 4 / slow), false}, out_of{0, -1, bytes * (1 - 4 / slow), false};
+  run.detector->begin_wait(2, 1, bytes, true, TransferRef{&into}, "ring", 0);
+  run.detector->begin_wait(3, 2, bytes, true, TransferRef{&out_of}, "ring", 0);
+  run.detector->fault_struck();
+  run.engine.clock = 4 * expected;
+  run.detector->suspect(3);
+  REQUIRE_FALSE(run.engine.reports.empty());
+  judge.on_report(run.engine.reports.front());
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].dropped_ranks == std::vector<int>{2});
+  CHECK(decisions[0].rule == "every late or broken transfer involves it");
+  CHECK(decisions[0].group == std::vector<int>{0, 1, 3});
+  // Dropping it: the verdict's trip, then the 3 others redo this round and do the 3 left
+  // (docs/recovery.md, "Drop only when it pays"); keeping it costs more at 20x.
+  const double n = 786432 * 4.0, c = 0.010;
+  const double drop = alpha + 64 / B + ring_time(p - 1, n) + 3 * (c + ring_time(p - 1, n));
+  CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
+  CHECK(decisions[0].prediction_drop < decisions[0].prediction_keep);
+  CHECK(run.membership.current().members() == std::vector<int>{0, 1, 3});
+}
