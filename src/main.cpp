@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands{cli::add_run_command(app),     cli::add_validate_command(app),
                                      cli::add_list_command(app),    cli::add_model_command(app),
                                      cli::add_render_command(app),  cli::add_compare_command(app),
-                                     cli::add_baseline_command(app)};
+                                     cli::add_baseline_command(app), cli::add_check_command(app)};
   for (auto& command : cli::add_sweep_commands(app)) commands.push_back(std::move(command));
   if (argc > 1 && argv[1][0] != '-' && !is_known_command(app, argv[1])) return exit_bad_input;
 

@@ -24,6 +24,7 @@ Command add_model_command(CLI::App& app);
 Command add_render_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_baseline_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
 // `sweep` and its subcommands `plot` and `merge`: the most specific first.
 std::vector<Command> add_sweep_commands(CLI::App& app);
 

@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
+#include "sweep/show.hpp"
 #include "util/errors.hpp"
 
 namespace collsim::cli {
@@ -14,15 +15,46 @@ Command add_sweep_plot(CLI::App* sweep) {
   struct Flags {
     std::string results, out;
     PlotSpec spec;
+    std::vector<std::string> references;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* plot = sweep->add_subcommand("plot", "Draw a results table as an SVG line plot");
   plot->add_option("results", flags->results, "Results table (.csv or .json)")->required();
   plot->add_option("--plot", flags->out, "The SVG file to write")->required();
   plot->add_option("--x", flags->spec.x, "Axis on the x axis (default: the first numeric axis)");
-  plot->add_option("--y", flags->spec.y, "Metric on the y axis (default: simulated_time)");
+  plot->add_option("--y", flags->spec.y, "Metric on the y axis (default: simulated_time, the whole run)");
   plot->add_option("--series", flags->spec.series, "Axis that makes one line per value (default: all others)");
-  return {plot, [flags] { return plot_sweep_results(flags->results, flags->out, flags->spec); }};
+  plot->add_option("--title", flags->spec.title, "The picture's title");
+  plot->add_option("--x-scale", flags->spec.x_scale, "auto (log when the values span decades), linear or log");
+  plot->add_option("--y-scale", flags->spec.y_scale, "auto (log when the values span decades), linear or log");
+  plot->add_option("--bound", flags->spec.bound, "The dotted bound: lower_bound (default), topology_bound or none");
+  plot->add_option("--reference", flags->references,
+                   "A labelled horizontal line, LABEL=VALUE: a value in the y metric's unit (\"link B=10GBps\") or a "
+                   "trace's summary figure (\"no recovery=out/run.json\", \"fault-free=out/run.json:baseline_time\"); "
+                   "repeatable");
+  plot->add_flag("--ideal", flags->spec.ideal, "Also draw ideal scaling: each line's first point times x / x0");
+  return {plot, [flags] {
+            check_plot_spec(flags->spec);
+            for (const auto& text : flags->references)
+              flags->spec.references.push_back(parse_plot_reference(text, flags->spec.y, "--reference"));
+            return plot_sweep_results(flags->results, flags->out, flags->spec);
+          }};
+}
+
+Command add_sweep_show(CLI::App* sweep) {
+  struct Flags {
+    std::string results;
+    ShowSpec spec;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* show = sweep->add_subcommand("show", "Print a results table in human units (ms, GB/s, MiB), one line per point");
+  show->add_option("results", flags->results, "Results table (.csv or .json)")->required();
+  show->add_option("--metrics", flags->spec.metrics,
+                   "The metric columns to show, comma-separated (default: simulated and collective time, model, "
+                   "efficiency, busbw, and those of training, recovery and failures that have values)")
+      ->delimiter(',');
+  show->add_option("--sort", flags->spec.sort, "Sort by this column (an axis or a shown metric; default: point order)");
+  return {show, [flags] { return show_sweep_results(flags->results, flags->spec); }};
 }
 
 Command add_sweep_merge(CLI::App* sweep) {
@@ -53,14 +85,15 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
   sweep->add_option("--shard", flags->shard, "Run only shard K of N (K/N), e.g. for a Slurm job array");
   sweep->add_flag("--resume", flags->options.resume, "Skip the points already in --out");
   sweep->add_flag("--quiet,-q", flags->options.quiet, "No progress, only errors");
-  sweep->add_option("--plot", flags->options.plot, "Also draw simulated time over the first numeric axis (SVG)");
+  sweep->add_option("--plot", flags->options.plot,
+                    "Also draw simulated time over the first numeric axis (SVG), or what the sweep file's \"plot\" asks");
   sweep->add_flag("--plan", flags->options.plan, "Check every point and list them, run nothing");
   Command run_sweep_command{sweep, [flags] {
                               if (flags->path.empty()) throw InputError("sweep: give the sweep file (SWEEP.json)");
                               if (!flags->shard.empty()) flags->options.shard = parse_shard(flags->shard);
                               return run_sweep(flags->path, flags->options);
                             }};
-  return {add_sweep_plot(sweep), add_sweep_merge(sweep), run_sweep_command};
+  return {add_sweep_plot(sweep), add_sweep_show(sweep), add_sweep_merge(sweep), run_sweep_command};
 }
 
 }  // namespace collsim::cli

@@ -14,6 +14,8 @@
 #include "run/run_scenario.hpp"
 #include "scenario/scenario.hpp"
 #include "sweep/plot.hpp"
+#include "sweep/plot_scale.hpp"
+#include "sweep/show.hpp"
 #include "sweep/results.hpp"
 #include "util/atomic_file.hpp"
 #include "sweep/sweep_spec.hpp"
@@ -111,18 +113,22 @@ bool in_shard(const SweepPoint& point, const SweepOptions& options) {
 }
 
 // Every output checked before any point runs.
-void check_outputs(const std::vector<SweepPoint>& points, const SweepOptions& options) {
+// Every output checked before any point runs; the plot the sweep file asks for.
+PlotSpec check_outputs(const Sweep& sweep, const std::vector<SweepPoint>& points, const SweepOptions& options) {
   check_output_path(options.out, "--out");
-  if (options.plot.empty()) return;
+  if (options.plot.empty()) return {};
   check_output_path(options.plot, "--plot");
+  PlotSpec spec = plot_spec_from_json(sweep.plot);
+  if (spec.title.empty()) spec.title = fmt::format("{}: {}", sweep.name, metric_title(spec.y));
   // A plot that cannot be drawn (no numeric axis with several values) is refused now,
-  // not after every point ran: drawn once on the points with a stand-in time.
+  // not after every point ran: drawn once on the points with a stand-in value.
   std::vector<ResultRow> planned;
   for (const SweepPoint& point : points) {
     planned.push_back(row_of(point));
-    planned.back().metrics = {{"simulated_time", 1.0}};
+    planned.back().metrics = {{spec.y, 1.0}};
   }
-  plot_svg(planned, PlotSpec{});
+  plot_svg(planned, spec);
+  return spec;
 }
 
 // --resume: the rows of the points done already (`done` gets their indices); failed points run again.
@@ -163,7 +169,7 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
     std::cout << fmt::format("{} points, all valid\n", points.size());
     return 0;
   }
-  check_outputs(points, options);
+  const PlotSpec plot_spec = check_outputs(sweep, points, options);
   std::set<int> done;
   std::vector<ResultRow> rows = resumed_rows(points, options, done);
   std::vector<const SweepPoint*> todo;
@@ -215,11 +221,7 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
     return 130;
   }
   std::signal(SIGINT, previous_handler);
-  if (!options.plot.empty()) {
-    PlotSpec spec;
-    spec.title = fmt::format("{}: simulated time", sweep.name);
-    write_file_atomically(options.plot, plot_svg(rows, spec), "--plot");
-  }
+  if (!options.plot.empty()) write_file_atomically(options.plot, plot_svg(rows, plot_spec), "--plot");
   if (!options.quiet)
     std::cerr << fmt::format("sweep: {} points done, {} failed; results in {}\n", finished, failed, options.out);
   return failed > 0 ? 1 : 0;
@@ -249,6 +251,11 @@ int merge_sweep_results(const std::vector<std::string>& parts, const std::string
   check_output_path(out, "--out");
   write_results(out, rows, columns, "--out");
   std::cerr << fmt::format("sweep merge: {} points from {} parts into {}\n", rows.size(), parts.size(), out);
+  return 0;
+}
+
+int show_sweep_results(const std::string& results, const ShowSpec& spec) {
+  std::cout << show_results(read_results(results, "RESULTS"), spec);
   return 0;
 }
 

@@ -31,4 +31,8 @@ int merge_sweep_results(const std::vector<std::string>& parts, const std::string
 struct PlotSpec;
 int plot_sweep_results(const std::string& results, const std::string& out, const PlotSpec& spec);
 
+// `collsim sweep show RESULTS [--metrics A,B] [--sort COLUMN]`: the table in human units on stdout.
+struct ShowSpec;
+int show_sweep_results(const std::string& results, const ShowSpec& spec);
+
 }  // namespace collsim

@@ -118,7 +118,7 @@ std::vector<std::string> Sweep::columns() const {
 
 Sweep parse_sweep(const nlohmann::ordered_json& document, const std::string& source_dir) {
   if (!document.is_object()) throw InputError("sweep: must be a JSON object with \"base\" and \"axes\"");
-  const std::vector<std::string> keys{"name", "description", "base", "axes", "zip"};
+  const std::vector<std::string> keys{"name", "description", "base", "axes", "zip", "plot"};
   for (const auto& [key, value] : document.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw InputError(fmt::format("{}: unknown key{}; allowed: {}", key, did_you_mean(key, keys), join(keys)));
@@ -126,6 +126,7 @@ Sweep parse_sweep(const nlohmann::ordered_json& document, const std::string& sou
   if (document.contains("name") && (!document["name"].is_string() || document["name"].get<std::string>().empty()))
     throw InputError(fmt::format("name: must be a non-empty string, got {}", document["name"].dump()));
   sweep.name = document.value("name", "sweep");
+  if (document.contains("plot")) sweep.plot = json::parse(document["plot"].dump());
   sweep.source_dir = source_dir;
   if (!document.contains("base")) throw InputError("base: missing; give a scenario (an object) or its path");
   if (document["base"].is_string()) {

@@ -27,6 +27,7 @@ struct Sweep {
   std::string source_dir;                       // for relative paths in the scenario
   nlohmann::json base;
   std::vector<SweepAxis> axes;
+  nlohmann::json plot;                          // the "plot" object for --plot (sweep/plot.hpp), or null
   std::vector<std::string> columns() const;     // every axis path, in order
 };
 

@@ -130,7 +130,7 @@ class Browser:
     def open(self, path, width=1280, height=900):
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        page = Page(self, session)
+        page = Page(self, session, target)
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
             self.send(domain, session=session)
         self.send("Emulation.setDeviceMetricsOverride",
@@ -141,9 +141,15 @@ class Browser:
 
 
 class Page:
-    def __init__(self, browser, session):
+    def __init__(self, browser, session, target=None):
         self.browser = browser
         self.session = session
+        self.target = target
+
+    def close(self):
+        """Closes the page's tab (a tab left open in the background stops painting)."""
+        if self.target:
+            self.browser.send("Target.closeTarget", {"targetId": self.target})
 
     @property
     def errors(self):
@@ -171,9 +177,13 @@ class Page:
             raise BrowserError(f"{expression}: {result['exceptionDetails'].get('text')}")
         return result.get("result", {}).get("value")
 
-    def screenshot(self, full_page=False, clip=None):
-        """PNG bytes of the viewport, of the whole page, or of a clip (x, y, width, height) of the page."""
+    def screenshot(self, full_page=False, clip=None, fast=False):
+        """PNG bytes of the viewport, of the whole page, or of a clip (x, y, width, height) of the page.
+        fast: Chromium's optimizeForSpeed encoding (every row filtered "Up"), which decode_png
+        reads many times faster."""
         params = {"format": "png"}
+        if fast:
+            params["optimizeForSpeed"] = True
         if clip:
             params.update({"captureBeyondViewport": True,
                            "clip": dict(zip(("x", "y", "width", "height"), clip), scale=1)})
@@ -187,8 +197,16 @@ class Page:
         return base64.b64decode(self.browser.send("Page.printToPDF", {}, session=self.session)["data"])
 
 
-def decode_png(data):
-    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB or RGBA, non-interlaced PNG."""
+def add_bytes(a, b):
+    """(a[i] + b[i]) mod 256 for every i, at C speed: each byte in the low half of a 16-bit lane."""
+    spread_a, spread_b = bytearray(2 * len(a)), bytearray(2 * len(b))
+    spread_a[1::2], spread_b[1::2] = a, b
+    total = int.from_bytes(spread_a, "big") + int.from_bytes(spread_b, "big")
+    return bytearray(total.to_bytes(2 * len(a) + 1, "big")[2::2])
+
+
+def decode_png_lines(data):
+    """(width, height, channels, rows of bytes) of an 8-bit RGB or RGBA, non-interlaced PNG."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG")
     position, idat, header = 8, b"", None
@@ -210,20 +228,27 @@ def decode_png(data):
     for y in range(height):
         kind = raw[y * (stride + 1)]
         line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up = previous[i]
-            corner = previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                estimate = left + up - corner
-                pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
-                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
-        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        if kind == 2:  # Up: bytewise sums, done as one sum of 16-bit lanes (no carry crosses a lane)
+            line = add_bytes(line, previous)
+        elif kind != 0:
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                up = previous[i]
+                corner = previous[i - channels] if i >= channels else 0
+                if kind == 1:
+                    line[i] = (line[i] + left) & 0xFF
+                elif kind == 3:
+                    line[i] = (line[i] + (left + up) // 2) & 0xFF
+                elif kind == 4:
+                    estimate = left + up - corner
+                    pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
+                    line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(line)
         previous = line
-    return width, height, rows
+    return width, height, channels, rows
+
+
+def decode_png(data):
+    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB or RGBA, non-interlaced PNG."""
+    width, height, channels, lines = decode_png_lines(data)
+    return width, height, [[tuple(line[x * channels:x * channels + 3]) for x in range(width)] for line in lines]

@@ -271,6 +271,21 @@ class Lab4(LabTest):
         self.assertRounds("2.658 s", self.wait["summary"]["simulated_time"] - self.rebuild["summary"]["simulated_time"],
                           "answers")
 
+    def test_the_timeout_picture_has_its_two_reference_lines(self):
+        import xml.etree.ElementTree as ET
+        root = ET.parse(OUT / "lab4-timeout.svg").getroot()
+        labels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "reference-label"]
+        fault_free, waiting = self.wait["summary"]["baseline_time"], self.wait["summary"]["simulated_time"]
+        self.assertEqual(sorted([f"fault-free run: {fmt_time(fault_free)}", f"no recovery (policy none): {fmt_time(waiting)}"]),
+                         sorted(labels))
+        self.assertClose(5 * (C + ring(3)), fault_free)
+        self.assertQuoted(f"the fault-free run ({fmt_time(fault_free)}) and waiting under policy `none` ({fmt_time(waiting)})",
+                          "page")
+        # every timeout lies between the two
+        for row in self.sweep.values():
+            self.assertLess(float(row["simulated_time"]), waiting)
+            self.assertGreater(float(row["simulated_time"]), fault_free * 0.9)
+
     def test_the_printed_recoveries_are_the_commands_output(self):
         import re
         for name in ("straggler", "late"):

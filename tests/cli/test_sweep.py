@@ -120,16 +120,22 @@ class Sweep(unittest.TestCase):
         self.assertEqual(len(dashed), 2)  # their models
         for line in solid:
             self.assertEqual(len(line.get("points").split()), 4)  # p = 2, 4, 8, 16
-        texts = " ".join(t.text or "" for t in svg.iter(f"{SVG}text"))
-        self.assertIn("collective.algorithm=ring", texts)
-        self.assertIn("workers", texts)
-        self.assertIn("lower bound", texts)
-        self.assertEqual(svg.get("width"), "820")  # its legend labels fit beside the plot
+        texts = [t.text or "" for t in svg.iter(f"{SVG}text")]
+        legend = [t.text for t in svg.iter(f"{SVG}text") if t.get("x") and float(t.get("x")) > 570]
+        # the legend names the series by their values, under the axis they come from
+        self.assertEqual(["algorithm", "naive", "ring", "model: dashed, a diamond at each point", "lower bound (dotted)"],
+                         legend)
+        self.assertIn("workers", texts)  # 2 to 16: linear, ticked at the data's values
+        self.assertEqual(["2", "4", "8", "16"], texts[1:5])
+        # the model is marked at each of its points (it hides under the simulated line otherwise)
+        self.assertEqual(8, len([e for e in svg.iter(f"{SVG}path") if e.get("class") == "model-marker"]))
+        # the legend fits beside the plot: the picture is as wide as its longest label needs
+        self.assertEqual(float(svg.get("width")), 90 + 480 + 20 + 7.2 * len("model: dashed, a diamond at each point    "))
         # the same plot from the table, through render
         subprocess.run([COLLSIM, "render", self.tmp / "r.csv", "--plot", self.tmp / "again.svg"], check=True,
                        timeout=30)
         self.assertEqual((self.tmp / "again.svg").read_text(), (self.tmp / "r.svg").read_text().replace(
-            "test: simulated time", "simulated_time by workers"))
+            "test: simulated time (whole run)", "simulated time (whole run) by workers"))
 
     def test_default_plot_of_zipped_axes_draws_what_was_swept(self):
         """workers and size zipped: x is workers, one line per algorithm (not a dot per point)."""
@@ -138,9 +144,9 @@ class Sweep(unittest.TestCase):
                          "zip": [{"workers": [2, 4, 8], "collective.size": ["1MiB", "2MiB", "4MiB"]}]})
         solid = [l for l in svg.findall(f"{SVG}polyline") if l.get("stroke-width") == "2"]
         self.assertEqual([len(l.get("points").split()) for l in solid], [3, 3])
-        texts = " ".join(t.text or "" for t in svg.iter(f"{SVG}text"))
-        self.assertIn("collective.algorithm=naive", texts)
-        self.assertNotIn("collective.size=", texts)
+        texts = [t.text or "" for t in svg.iter(f"{SVG}text")]
+        self.assertIn("naive", texts)
+        self.assertFalse([t for t in texts if "MiB" in t], texts)  # the size moves with x: no series of its own
 
     def test_long_legend_labels_fit_inside_the_picture(self):
         svg = self.plot({"base": {"topology": "star:4", "collective": {"size": "4KiB"}},
@@ -149,18 +155,104 @@ class Sweep(unittest.TestCase):
         width = float(svg.get("width"))
         self.assertEqual(svg.get("viewBox"), f"0 0 {svg.get('width')} 520")
         labels = [t for t in svg.iter(f"{SVG}text") if t.get("text-anchor") is None]  # title and legend
-        self.assertIn("collective.kind=broadcast, collective.algorithm=binomial", [t.text for t in labels])
+        self.assertIn("kind, algorithm", [t.text for t in labels])
+        self.assertIn("broadcast, binomial", [t.text for t in labels])
         for label in labels:
             # at most 7 px per character of 12 px sans-serif
             self.assertLessEqual(float(label.get("x")) + 7 * len(label.text), width, label.text)
+
+    def test_plot_options_references_scales_bounds_and_ideal_scaling(self):
+        import xml.etree.ElementTree as ET
+        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "-q", "--jobs", "2")
+        trace = self.tmp / "t.json"
+        subprocess.run([COLLSIM, "run", "--workers", "4", "--topology", "star:4", "--size", "1MiB", "--quiet", "--trace",
+                        trace], check=True, timeout=60)
+        simulated = json.loads(trace.read_text())["summary"]["simulated_time"]
+        out = self.tmp / "o.svg"
+        subprocess.run([COLLSIM, "sweep", "plot", self.tmp / "r.csv", "--plot", out, "--y-scale", "linear", "--bound",
+                        "none", "--ideal", "--title", "Ring against naive", "--reference", "ten ms=10ms",
+                        "--reference", f"a run={trace}"], check=True, timeout=60, capture_output=True)
+        svg = ET.parse(out).getroot()
+        texts = [t.text for t in svg.iter(f"{SVG}text")]
+        self.assertIn("Ring against naive", texts)
+        self.assertIn("ten ms: 10 ms", texts)
+        from labs_common import fmt_time
+        self.assertIn(f"a run: {fmt_time(simulated).replace(' us', ' us')}", texts)
+        self.assertNotIn("(log scale)", " ".join(texts[:12]).split("workers")[-1])  # y forced linear
+        self.assertEqual([], [l for l in svg.iter(f"{SVG}polyline") if l.get("class") == "bound"])
+        ideal = [l for l in svg.iter(f"{SVG}polyline") if l.get("class") == "ideal"]
+        self.assertEqual(2, len(ideal))  # one per series, through its first point
+        # bad options: one line, exit 2, no picture
+        for args, says in ((["--y-scale", "cubic"], "--y-scale: 'cubic' is not allowed"),
+                           (["--bound", "upper"], "--bound: 'upper' is not allowed"),
+                           (["--reference", "no value"], "--reference: 'no value' is not LABEL=VALUE"),
+                           (["--reference", "x=fast"], "--reference"),
+                           (["--reference", f"x={self.tmp / 'missing.json'}"], "missing.json")):
+            with self.subTest(args=args):
+                done = subprocess.run([COLLSIM, "sweep", "plot", self.tmp / "r.csv", "--plot", self.tmp / "bad.svg", *args],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(2, done.returncode, done.stderr)
+                self.assertIn(says, done.stderr)
+                self.assertEqual(1, len(done.stderr.strip().splitlines()))
+                self.assertFalse((self.tmp / "bad.svg").exists())
+
+    def test_a_sweep_file_says_how_to_plot_it(self):
+        import xml.etree.ElementTree as ET
+        document = dict(SWEEP, plot={"y": "busbw", "y_scale": "linear", "references": ["link B=10GBps"],
+                                     "title": "busbw of the two"})
+        svg = self.plot(document)
+        texts = [t.text for t in svg.iter(f"{SVG}text")]
+        self.assertIn("busbw of the two", texts)
+        self.assertIn("link B: 10 GB/s", texts)
+        self.assertIn("busbw (bus bandwidth)", texts)
+        path = self.tmp / "bad-plot.json"
+        path.write_text(json.dumps(dict(SWEEP, plot={"y_scal": "log"})))
+        done = subprocess.run([COLLSIM, "sweep", str(path), "--out", str(self.tmp / "x.csv"), "--plot",
+                               str(self.tmp / "x.svg")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(2, done.returncode)
+        self.assertIn("plot.y_scal: unknown key (did you mean 'y_scale'?)", done.stderr)
+
+    def test_show_prints_the_table_in_human_units(self):
+        self.sweep(SWEEP, "--out", self.tmp / "r.csv", "-q", "--jobs", "2")
+        rows = self.rows(self.tmp / "r.csv")
+        done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, done.returncode, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(["point", "collective.algorithm", "workers", "simulated", "time", "model", "efficiency", "busbw"],
+                         lines[0].split())
+        from labs_common import fmt_time
+        for row, line in zip(rows, lines[1:]):
+            cells = line.split()
+            with self.subTest(point=row["point"]):
+                self.assertEqual([row["point"], row["collective.algorithm"], row["workers"]], cells[:3])
+                self.assertEqual(fmt_time(float(row["simulated_time"])), " ".join(cells[3:5]))
+                self.assertEqual(f"{100 * float(row['efficiency']):.1f}%", cells[7])
+                self.assertIn(cells[9], ("GB/s", "MB/s"))
+        self.assertIn("simulated time: the whole run", lines[-1])
+        # chosen metrics, sorted
+        done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv", "--metrics", "busbw,message_count", "--sort",
+                               "busbw"], capture_output=True, text=True, timeout=60)
+        table = [line.split() for line in done.stdout.splitlines()[1:]]
+        self.assertEqual(["point", "collective.algorithm", "workers", "busbw", "message", "count"],
+                         done.stdout.splitlines()[0].split())
+        busbw = [float(r["busbw"]) for r in sorted(rows, key=lambda r: float(r["busbw"]))]
+        self.assertEqual([r["point"] for r in sorted(rows, key=lambda r: float(r["busbw"]))], [t[0] for t in table])
+        self.assertEqual(sorted(busbw), busbw)
+        for args, says in ((["--metrics", "speed"], "--metrics: 'speed' is not a metric"),
+                           (["--sort", "colour"], "--sort: 'colour' is not a column shown")):
+            done = subprocess.run([COLLSIM, "sweep", "show", self.tmp / "r.csv", *args], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(2, done.returncode)
+            self.assertIn(says, done.stderr)
 
     def test_a_linear_size_axis_is_labelled_in_whole_mib(self):
         svg = self.plot({"base": {"topology": "star:2", "workers": 2},
                          "axes": {"collective.size": {"from": "1MiB", "to": "8MiB", "times": 2}}})
         texts = [t.text for t in svg.iter(f"{SVG}text")]
         self.assertIn("collective.size", texts)  # linear: not "collective.size (log scale)"
+        # ticks at the data's own values (at most 12 of them), in whole MiB
         ticks = [text for text in texts if re.fullmatch(r"[0-9.]+ (B|KiB|MiB|GiB)", text)]
-        self.assertEqual(ticks, ["0 B", "2 MiB", "4 MiB", "6 MiB", "8 MiB"])
+        self.assertEqual(ticks, ["1 MiB", "2 MiB", "4 MiB", "8 MiB"])
 
     def test_a_list_of_sizes_is_written_in_bytes_and_plotted_over(self):
         document = {"base": {"topology": "star:4", "workers": 4},
