@@ -25,6 +25,9 @@ void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
+// NCCL's algorithms (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
+void allreduce_nccl_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
 // Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveArgs& args);
@@ -80,6 +83,11 @@ struct RingTask {
   int right() const { return members[static_cast<size_t>((position + 1) % size())]; }
   int left() const { return members[static_cast<size_t>((position + size() - 1) % size())]; }
 };
+
+// NCCL's channels (channels.hpp): k rings, ring c over channel c's order of the ranks (every
+// locality group turned by c) carrying slice c of a vector of `count` elements, this rank's
+// position in each found.
+std::vector<RingTask> channel_ring_tasks(const Comm& comm, size_t count, int channels);
 
 // Ring reduce-scatter on every ring of `rings` at once, in lock step (one message per ring
 // each way per step): after size-1 steps member i holds chunks[i] reduced over its ring.

@@ -12,23 +12,8 @@ namespace collsim {
 
 namespace {
 
-// The k channels' rings: ring c carries slice c, member i of it answering for chunk i.
-std::vector<RingTask> channel_tasks(Comm& comm, size_t count, int channels) {
-  std::vector<int> locality;
-  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
-  const auto groups = locality_groups(locality);
-  const auto slices = channel_slices(count, channels);
-  std::vector<RingTask> rings;
-  for (int c = 0; c < channels; ++c) {
-    RingTask ring{channel_ring(groups, comm.size(), c), 0, slices[static_cast<size_t>(c)]};
-    while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
-    rings.push_back(std::move(ring));
-  }
-  return rings;
-}
-
 void allreduce_ring_channels(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
-  const std::vector<RingTask> rings = channel_tasks(comm, buf.size(), args.channels);
+  const std::vector<RingTask> rings = channel_ring_tasks(comm, buf.size(), args.channels);
   rings_reduce_scatter(comm, buf, *args.op, rings, "reduce-scatter");
   rings_allgather(comm, buf, rings, "allgather");
 }

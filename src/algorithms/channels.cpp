@@ -1,5 +1,8 @@
 #include "algorithms/channels.hpp"
 
+#include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
+
 #include <stdexcept>
 
 namespace collsim {
@@ -37,6 +40,20 @@ std::vector<Chunk> split_slice(const Chunk& slice, int parts) {
   std::vector<Chunk> chunks = split_evenly(slice.count, parts);
   for (Chunk& chunk : chunks) chunk.offset += slice.offset;
   return chunks;
+}
+
+std::vector<RingTask> channel_ring_tasks(const Comm& comm, size_t count, int channels) {
+  std::vector<int> locality;
+  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
+  const auto groups = locality_groups(locality);
+  const auto slices = channel_slices(count, channels);
+  std::vector<RingTask> rings;
+  for (int c = 0; c < channels; ++c) {
+    RingTask ring{channel_ring(groups, comm.size(), c), 0, slices[static_cast<size_t>(c)]};
+    while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
+    rings.push_back(std::move(ring));
+  }
+  return rings;
 }
 
 }  // namespace collsim

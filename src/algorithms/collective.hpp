@@ -37,6 +37,7 @@ struct CollectiveArgs {
   size_t segment_elems = 1;      // pipelined algorithms: elements per segment
   int servers = 1;               // parameter-server: ranks 0 .. servers-1 serve a shard each
   int channels = 1;              // ring and hierarchical: slices on concurrent rings (channels.hpp)
+  int fifo = 1;                  // NCCL's algorithms: chunks a connection's FIFO holds (NCCL_STEPS / chunk steps)
 };
 
 // The root inside a group of `size` ranks: the scenario's root, or rank 0 once a rebuilt

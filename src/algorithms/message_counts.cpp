@@ -46,7 +46,7 @@ double hierarchical(const CollectiveShape& s) {
 double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   const double p = s.p;
   if (name == "naive" || name == "naive-binomial") return 2 * (p - 1);
-  if (name == "ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
+  if (name == "ring" || name == "nccl-ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
   if (name == "recursive-doubling") return butterfly(s.p, 1);
   if (name == "rabenseifner") return butterfly(s.p, 2);
   // every tree edge carries each segment up, then down

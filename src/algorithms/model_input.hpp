@@ -10,7 +10,8 @@
 
 namespace collsim {
 
-class Network;  // model/network.hpp
+class Network;      // model/network.hpp
+class MessageCost;  // comm/message_cost.hpp
 
 // The routes that the messages of one step use at once (the hierarchical allreduce's
 // messages inside groups, or between them): their largest latency, and the bottleneck:
@@ -45,6 +46,7 @@ struct ModelInput {
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)
+  int fifo = 1;                 // NCCL's algorithms: chunks a connection's FIFO holds (CollectiveArgs::fifo)
   // Bytes per second a rank reduces (gamma = 1 / this): a rank that reduces m bytes of a
   // step is busy m / reduce_bandwidth before its next step (in lock step the step lasts that
   // much longer for the rank reducing the most). Infinite: free.
@@ -55,12 +57,23 @@ struct ModelInput {
   // rank r is endpoint r); unset: the contention-free star of alpha and B above.
   std::shared_ptr<const Network> network;
   std::vector<int> endpoints;
+  // The in-network reducers a schedule may address (comm/switch_ops.hpp): schedule rank
+  // p + s is switch s, at endpoint switch_endpoints[s] of the network.
+  std::vector<int> switch_endpoints;
+  // What a message costs beyond its route (a GPU transport's protocol); unset: nothing.
+  std::shared_ptr<const MessageCost> message_cost;
   // hierarchical: each rank's locality id (ranks sharing one form a group); empty: groups
   // of consecutive ranks of group_sizes.
   std::vector<int> locality;
   // One message on its own: the sender's overhead, the route's latency, the bytes.
   double message_time(size_t count) const { return overhead + alpha + bytes(count) / bandwidth; }
 };
+
+// The network endpoint of a schedule's rank (or switch, from p on).
+inline int model_endpoint(const ModelInput& in, int rank) {
+  if (rank >= in.p) return in.switch_endpoints[static_cast<size_t>(rank - in.p)];
+  return in.endpoints.empty() ? rank : in.endpoints[static_cast<size_t>(rank)];
+}
 
 // The hierarchical allreduce's groups of ranks: by locality, else consecutive blocks of
 // group_sizes (one group of p when both are empty).

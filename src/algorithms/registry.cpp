@@ -89,6 +89,10 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "2(alpha + (p-1) n/(SB))",
        allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners,
        {.servers = true}},
+      {Collective::allreduce, "nccl-ring",
+       "NCCL's Ring: k rail-aligned channel rings, pipelined (a rank forwards as soon as it receives), NCCL's "
+       "protocol costs: 2(p-1) hops of n/(kp) per ring",
+       allreduce_nccl_ring, schedule_allreduce_nccl_ring, ring_partners, {.nccl = true}},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,
@@ -127,7 +131,7 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
 std::string uses_names(const Uses& uses) {
   std::string names;
   for (const auto& [used, name] : {std::pair{uses.root, "root"}, {uses.segment, "segment"}, {uses.servers, "servers"},
-                                   {uses.groups, "groups"}, {uses.channels, "channels"}})
+                                   {uses.groups, "groups"}, {uses.channels, "channels"}, {uses.nccl, "nccl"}})
     if (used) names += (names.empty() ? "" : ", ") + std::string(name);
   return names;
 }
@@ -138,6 +142,18 @@ std::vector<std::string> algorithm_names(Collective collective) {
     if (a.collective == collective) names.push_back(a.name);
   return names;
 }
+
+namespace {
+std::vector<std::string> names_where(Collective collective, bool nccl) {
+  std::vector<std::string> names;
+  for (const auto& a : all_algorithms())
+    if (a.collective == collective && a.uses.nccl == nccl) names.push_back(a.name);
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> nccl_algorithm_names(Collective collective) { return names_where(collective, true); }
+std::vector<std::string> classic_algorithm_names(Collective collective) { return names_where(collective, false); }
 
 const AlgorithmInfo& find_algorithm(Collective collective, const std::string& name, std::string_view field) {
   for (const auto& a : all_algorithms())

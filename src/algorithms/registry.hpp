@@ -22,6 +22,7 @@ struct Uses {
   bool servers = false;  // collective.servers: ranks 0 .. servers-1 serve shards
   bool groups = false;   // the platform's zones or collective.group_size
   bool channels = false; // collective.channels: slices of the vector on concurrent rings
+  bool nccl = false;     // one of NCCL's algorithms: runs with NCCL's transport (nccl.*, src/nccl/)
 };
 
 struct AlgorithmInfo {
@@ -44,6 +45,13 @@ std::string uses_names(const Uses& uses);
 const AlgorithmInfo& find_algorithm(Collective collective, const std::string& name, std::string_view field);
 
 std::vector<std::string> algorithm_names(Collective collective);
+// The names of NCCL's algorithms of the collective (Uses::nccl), and of the others.
+std::vector<std::string> nccl_algorithm_names(Collective collective);
+std::vector<std::string> classic_algorithm_names(Collective collective);
+
+// "auto" and "nccl" name no algorithm: the run chooses one (auto by model or simulation,
+// nccl as NCCL's tuner would; src/sim/auto_choice.hpp, src/nccl/tuner.hpp).
+inline bool chosen_at_run_time(const std::string& algorithm) { return algorithm == "auto" || algorithm == "nccl"; }
 
 // The reduce-scatter and the allgather an allreduce algorithm is made of, which sharded
 // training runs apart: ring -> (ring, ring), rabenseifner -> (recursive-halving,

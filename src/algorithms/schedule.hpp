@@ -28,6 +28,10 @@ struct Step {
   // The receivers reduce what they receive, once it has arrived: the step lasts the most
   // bytes one rank receives / ModelInput::reduce_bandwidth longer (nothing when free).
   bool reduced = false;
+  // NCCL's FIFO of this many slots (rank-by-rank schedules; 0: none): the receivers post
+  // their receives of the step that many of their steps early, the senders wait for their
+  // messages that many steps late (model/fluid.hpp), as the algorithm's code does.
+  int fifo = 0;
 
   // A message from src to dst; a sender's messages of one step leave one overhead apart,
   // in the order they are added.

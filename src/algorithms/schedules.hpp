@@ -27,6 +27,7 @@ Schedule schedule_allreduce_double_binary_tree(const ModelInput& in);
 Schedule schedule_allreduce_direct(const ModelInput& in);
 Schedule schedule_allreduce_hierarchical(const ModelInput& in);
 Schedule schedule_allreduce_parameter_server(const ModelInput& in);
+Schedule schedule_allreduce_nccl_ring(const ModelInput& in);
 Schedule schedule_reduce_scatter_ring(const ModelInput& in);
 Schedule schedule_reduce_scatter_recursive_halving(const ModelInput& in);
 Schedule schedule_allgather_ring(const ModelInput& in);

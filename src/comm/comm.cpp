@@ -1,5 +1,6 @@
 #include "comm/comm.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <simgrid/s4u/Comm.hpp>
@@ -134,7 +135,21 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
   pending.bytes = static_cast<double>(bytes);
   watch_transfer(pending);
-  pending.activity = mailbox_to(dst)->put_async(packet, bytes);
+  const MessageCost* cost = group_->message_cost();
+  if (cost == nullptr) {
+    pending.activity = mailbox_to(dst)->put_async(packet, bytes);
+    return;
+  }
+  // the transport's price: the wire's bytes, and a channel's ceiling on the message's rate
+  const MessagePrice& price = cost->price(group_->world_rank(rank_), group_->world_rank(dst));
+  pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price.wire_bytes(static_cast<double>(bytes))));
+  if (std::isfinite(price.rate_cap)) pending.activity->set_rate(price.rate_cap);
+  pending.activity->start();
+}
+
+void Comm::begin_collective() {
+  if (const MessageCost* cost = group_->message_cost(); cost != nullptr && cost->collective_overhead() > 0)
+    sg4::this_actor::sleep_for(cost->collective_overhead());
 }
 
 Request Comm::irecv(int src, View into) {
@@ -241,6 +256,11 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
                      std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
                      packet->round, packet->first, into.count, packet->bucket},
                     packet->ticket, now);
+  // the transport's hand-shake: the receiver holds the message a hop latency after its last byte
+  if (const MessageCost* cost = group_->message_cost()) {
+    const double held = arrival + cost->price(group_->world_rank(src), group_->world_rank(rank_)).hop_latency;
+    if (held > now) sg4::this_actor::sleep_until(held);
+  }
 }
 
 void Comm::wait_all(std::vector<Request>& requests) {

@@ -70,6 +70,10 @@ public:
   // Sends to dst and receives from src at the same time; returns when both are done.
   void sendrecv(int dst, View data, int src, View into);
 
+  // Starts a collective: the transport's per-collective overhead (a GPU kernel's launch,
+  // comm/message_cost.hpp), nothing without one. The worker calls it before each collective.
+  void begin_collective();
+
   Request isend(int dst, View data);
   Request irecv(int src, View into);
   void wait(Request& request);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/message_cost.hpp"
 #include "comm/message_log.hpp"
 #include "util/last_pairs.hpp"
 
@@ -81,6 +82,11 @@ public:
   // the messages it posts leave one after another. 0: the pure alpha-beta network.
   double overhead() const { return overhead_; }
   void set_overhead(double seconds) { overhead_ = seconds; }
+  // What a message costs beyond its route (a GPU transport's protocol, comm/message_cost.hpp),
+  // by world rank; nullptr: nothing.
+  const MessageCost* message_cost() const { return message_cost_.get(); }
+  void set_message_cost(std::shared_ptr<const MessageCost> cost) { message_cost_ = std::move(cost); }
+
   // Under recovery, transfers abandoned by a verdict are cancelled so that the group can
   // move on; without it they stay pending, and peers keep waiting as they would for real.
   bool cancel_abandoned() const { return watch_ != nullptr; }
@@ -121,6 +127,7 @@ private:
   MessageLog* log_;
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
+  std::shared_ptr<const MessageCost> message_cost_;
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   LastPairs<simgrid::s4u::Mailbox> last_mailboxes_;  // by group rank
   std::vector<std::unique_ptr<Packet>> packets_;  // every packet it made

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "comm/message_cost.hpp"
 #include "model/fluid.hpp"
 #include "model/network.hpp"
 #include "util/units.hpp"
@@ -140,7 +141,7 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     for (int r = 0; r < steps[s].repeat; ++r, ++instance)
       for (const Flow& flow : steps[s].flows) {
         of_step[s].push_back(messages.size());
-        messages.push_back({flow, instance, steps[s].reduced});
+        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo});
       }
     estimate.steps += static_cast<size_t>(steps[s].repeat);
     estimate.largest_step = std::max(estimate.largest_step, steps[s].flows.size());
@@ -166,6 +167,8 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
   const bool followed = schedule.rank_by_rank() && messages_of(schedule) <= max_followed_messages;
   ModelEstimate estimate =
       followed ? estimate_rank_by_rank(schedule, in, network) : estimate_in_lock_step(schedule, in, network);
+  // every rank starts the collective after the transport's per-collective overhead
+  if (in.message_cost) estimate.time += in.message_cost->collective_overhead();
   estimate.estimate_note = schedule.estimate_note();
   estimate.rank_by_rank = followed;
   if (schedule.rank_by_rank() && !followed && estimate.estimate_note.empty())

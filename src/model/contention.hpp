@@ -13,7 +13,8 @@
 // step before it goes on: in lock step the step lasts as long as the rank reducing the
 // most needs; rank by rank each rank posts its next step once its own reductions are done.
 // On the contention-free star of uniform_network() both are exactly the closed-form
-// formulas of cost_model.hpp.
+// formulas of cost_model.hpp. A ModelInput::message_cost prices every message as Comm does
+// (fluid.hpp) and adds its per-collective overhead once, at the start.
 #include <string>
 
 #include "model/cost_model.hpp"

@@ -5,6 +5,8 @@
 #include <queue>
 #include <unordered_map>
 
+#include "comm/message_cost.hpp"
+
 namespace collsim {
 namespace {
 
@@ -17,7 +19,8 @@ struct Transfer {
   double send_posted = -1, recv_posted = -1;
   double start = 0;          // when its bytes may flow: both ends posted, overheads and latency paid
   double latency = 0;
-  double remaining = 0;      // bytes
+  double hop = 0;            // the receiver's hold after the last byte (MessagePrice::hop_latency)
+  double remaining = 0;      // bytes on the wire
   double weight = 1;         // max-min weight: 1 / the route's latency (SimGrid's sharing penalty)
   double bound = unlimited;  // the slowest link of its route (what a fatpipe allows)
   std::vector<int> links;    // local indices of its shared links
@@ -25,15 +28,18 @@ struct Transfer {
   int bound_link = -1;       // local index of the link that sets `bound`
   double rate = 0;
   int limited_by = -1;       // local index of the link that set its rate
-  int send_round = 0, recv_round = 0;
+  int send_round = 0, recv_round = 0;  // the rounds in which its sender and its receiver wait for it
+  bool queued = false;       // both ends have posted it: it waits for its start, or moves
 };
 
-// A rank's round: its messages, how many of them are still to complete, and the bytes it
-// reduces once they have.
+// A rank's round: the messages it posts when the round begins (with the side it posts:
+// true for a send), how many it waits for, and the bytes it reduces once they are in.
 struct Round {
-  std::vector<size_t> messages;
+  std::vector<std::pair<size_t, bool>> posts;
+  std::vector<size_t> received;  // messages it waits for as their receiver
   size_t pending = 0;
   double reduced_bytes = 0;
+  double done_at = 0;  // the latest completion of its messages so far
 };
 
 class FluidRun {
@@ -41,30 +47,18 @@ public:
   FluidRun(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network)
       : messages_(messages), in_(in), network_(network), arrivals_(messages.size()) {
     transfers_.resize(messages.size());
-    rounds_.resize(static_cast<size_t>(in.p));
-    std::vector<int> last_key(static_cast<size_t>(in.p), 0);
-    std::vector<char> any(static_cast<size_t>(in.p), 0);
-    for (size_t m = 0; m < messages.size(); ++m) {
-      const FluidMessage& message = messages[m];
-      describe(m, message.flow);
-      for (int rank : {message.flow.src, message.flow.dst}) {
-        auto& rounds = rounds_[static_cast<size_t>(rank)];
-        if (!any[static_cast<size_t>(rank)] || last_key[static_cast<size_t>(rank)] != message.round_key) rounds.emplace_back();
-        any[static_cast<size_t>(rank)] = 1;
-        last_key[static_cast<size_t>(rank)] = message.round_key;
-        if (rank == message.flow.dst && message.flow.src == message.flow.dst) break;
-        rounds.back().messages.push_back(m);
-        ++rounds.back().pending;
-        if (rank == message.flow.dst && message.reduced) rounds.back().reduced_bytes += message.flow.bytes;
-        (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = static_cast<int>(rounds.size()) - 1;
-      }
-      if (message.flow.src == message.flow.dst) transfers_[m].recv_round = transfers_[m].send_round;
-    }
+    // ranks, then any switch a message reaches (ranks p and above: ModelInput::switch_endpoints)
+    int parties = in.p;
+    for (const FluidMessage& message : messages) parties = std::max({parties, message.flow.src + 1, message.flow.dst + 1});
+    rounds_.resize(static_cast<size_t>(parties));
+    for (size_t m = 0; m < messages.size(); ++m) describe(m, messages[m].flow);
+    number_rounds(parties);
+    for (size_t m = 0; m < messages.size(); ++m) place(m);
   }
 
   std::vector<Arrival> run() {
-    for (int r = 0; r < in_.p; ++r)
-      if (!rounds_[static_cast<size_t>(r)].empty()) post(r, 0, 0);
+    for (size_t r = 0; r < rounds_.size(); ++r)
+      if (!rounds_[r].empty()) post(static_cast<int>(r), 0, 0);
     double now = 0;
     while (!ready_.empty() || !active_.empty()) {
       if (active_.empty()) now = std::max(now, ready_.top().first);
@@ -105,14 +99,64 @@ public:
   }
 
 private:
-  int endpoint(int rank) const { return in_.endpoints.empty() ? rank : in_.endpoints[static_cast<size_t>(rank)]; }
+  int endpoint(int rank) const { return model_endpoint(in_, rank); }
+
+  // Each rank's rounds, in the order of their first message (a new key starts one); each
+  // message's round at its sender and at its receiver (one round when they are the same rank).
+  void number_rounds(int parties) {
+    std::vector<int> last_key(static_cast<size_t>(parties), 0), count(static_cast<size_t>(parties), 0);
+    for (size_t m = 0; m < messages_.size(); ++m) {
+      const FluidMessage& message = messages_[m];
+      for (int rank : {message.flow.src, message.flow.dst}) {
+        int& rounds = count[static_cast<size_t>(rank)];
+        if (rounds == 0 || last_key[static_cast<size_t>(rank)] != message.round_key) ++rounds;
+        last_key[static_cast<size_t>(rank)] = message.round_key;
+        (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = rounds - 1;
+        if (message.flow.src == message.flow.dst) break;
+      }
+      if (message.flow.src == message.flow.dst) transfers_[m].recv_round = transfers_[m].send_round;
+    }
+    for (size_t r = 0; r < rounds_.size(); ++r) rounds_[r].resize(static_cast<size_t>(count[r]));
+  }
+
+  // Where a message is posted and waited for. In its round, unless it is pipelined through
+  // a FIFO of `fifo` slots: its receiver posts it `fifo` rounds early (at once if that is
+  // before its first), its sender waits for it `fifo` rounds late (or in its last round).
+  void place(size_t m) {
+    const FluidMessage& message = messages_[m];
+    Transfer& t = transfers_[m];
+    const int src = message.flow.src, dst = message.flow.dst;
+    auto& sender = rounds_[static_cast<size_t>(src)];
+    auto& receiver = rounds_[static_cast<size_t>(dst)];
+    const int fifo = message.fifo;
+    const int send_post = t.send_round, recv_post = std::max(0, t.recv_round - fifo);
+    if (fifo > 0) t.send_round = std::min(t.send_round + fifo, static_cast<int>(sender.size()) - 1);
+    sender[static_cast<size_t>(send_post)].posts.emplace_back(m, true);
+    if (src == dst) {
+      ++sender[static_cast<size_t>(t.send_round)].pending;
+      return;
+    }
+    receiver[static_cast<size_t>(recv_post)].posts.emplace_back(m, false);
+    ++sender[static_cast<size_t>(t.send_round)].pending;
+    Round& waits = receiver[static_cast<size_t>(t.recv_round)];
+    ++waits.pending;
+    waits.received.push_back(m);
+    if (message.reduced) waits.reduced_bytes += message.flow.bytes;
+  }
 
   void describe(size_t m, const Flow& flow) {
-    const NetworkRoute& route = network_.route(endpoint(flow.src), endpoint(flow.dst));
+    const int from = endpoint(flow.src), to = endpoint(flow.dst);
+    const NetworkRoute& route = network_.route(from, to);
     Transfer& t = transfers_[m];
     t.latency = route.latency;
     t.remaining = flow.bytes;
     t.weight = route.latency > 0 ? 1 / route.latency : 1;
+    if (in_.message_cost) {
+      const MessagePrice& price = in_.message_cost->price(from, to);
+      t.remaining = price.wire_bytes(flow.bytes);
+      t.hop = price.hop_latency;
+      t.bound = price.rate_cap;
+    }
     for (int id : route.links) {
       const NetworkLink& link = network_.link(id);
       const int local = local_link(id, link);
@@ -135,41 +179,54 @@ private:
   }
 
   // Rank r posts its round-th round at `at`: its sends leave after their overheads; a
-  // message whose both ends are posted starts after its route's latency.
+  // message whose both ends are posted starts after its route's latency. A round of sends
+  // the rank does not wait for is over at once.
   void post(int rank, int round, double at) {
-    for (size_t m : rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)].messages) {
+    Round& posted = rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)];
+    posted.done_at = at;
+    for (const auto& [m, send] : posted.posts) {
       Transfer& t = transfers_[m];
       const Flow& flow = messages_[m].flow;
-      if (flow.src == rank) t.send_posted = at + (flow.order + 1) * in_.overhead;
-      if (flow.dst == rank) t.recv_posted = at;
-      if (t.send_posted < 0 || t.recv_posted < 0) continue;
+      if (send) t.send_posted = at + (flow.order + 1) * in_.overhead;
+      if (!send || flow.src == flow.dst) t.recv_posted = at;
+      if (t.send_posted < 0 || t.recv_posted < 0 || t.queued) continue;
+      t.queued = true;
       arrivals_[m].posted = std::max(t.send_posted, t.recv_posted);
       t.start = arrivals_[m].posted + t.latency;
       ready_.emplace(t.start, m);
     }
+    if (posted.pending == 0) next_round(rank, round);
   }
 
   void complete(size_t m, double at) {
     Transfer& t = transfers_[m];
     Arrival& arrival = arrivals_[m];
-    arrival.finish = at;
-    arrival.reduced = at;
+    // the receiver holds it a hop latency after its last byte (the sender is done then)
+    arrival.finish = at + t.hop;
+    arrival.reduced = arrival.finish;
     arrival.bottleneck = t.limited_by >= 0 ? ids_[static_cast<size_t>(t.limited_by)] : -1;
     arrival.sharing = t.limited_by >= 0 ? crossing_[static_cast<size_t>(t.limited_by)] : 0;
     const Flow& flow = messages_[m].flow;
     finish_part(flow.src, t.send_round, at);
-    if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, at);
+    if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, arrival.finish);
+  }
+
+  // A rank's round is done when its last message is (the latest of their completions).
+  void finish_part(int rank, int round, double at) {
+    Round& done = rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)];
+    done.done_at = std::max(done.done_at, at);
+    if (--done.pending == 0) next_round(rank, round);
   }
 
   // When a rank's round is done it reduces what it received (busy until `free_at`), then
   // posts its next round.
-  void finish_part(int rank, int round, double at) {
+  void next_round(int rank, int round) {
     auto& rounds = rounds_[static_cast<size_t>(rank)];
     Round& done = rounds[static_cast<size_t>(round)];
-    if (--done.pending > 0) return;
+    const double at = done.done_at;
     const double free_at = done.reduced_bytes > 0 ? at + done.reduced_bytes / in_.reduce_bandwidth : at;
-    for (size_t m : done.messages)
-      if (messages_[m].reduced && messages_[m].flow.dst == rank) arrivals_[m].reduced = free_at;
+    for (size_t m : done.received)
+      if (messages_[m].reduced) arrivals_[m].reduced = free_at;
     if (round + 1 < static_cast<int>(rounds.size())) post(rank, round + 1, free_at);
   }
 

@@ -7,6 +7,10 @@
 // A message moves once both its ends have posted it (SimGrid's mailbox rendezvous) and its
 // sender's overheads and its route's latency are paid.
 //
+// With a ModelInput::message_cost (comm/message_cost.hpp) each message carries its wire
+// bytes, moves at most at its rate cap, and completes for its receiver its hop latency
+// after its last byte arrived (for its sender when the last byte arrived), as Comm does.
+//
 // A message marked `reduced` is reduced by its receiver once the receiver's round is done
 // (the algorithms wait for a round's messages, then combine what they received): with a
 // finite ModelInput::reduce_bandwidth the receiver is busy (the bytes it reduces in the
@@ -33,6 +37,10 @@ struct FluidMessage {
   Flow flow;
   int round_key = 0;  // messages of one rank with the same key belong to one of its rounds
   bool reduced = false;  // its receiver reduces it once its round is done
+  // Pipelined through a FIFO of this many slots (NCCL's, in chunks; 0: not pipelined): its
+  // receiver posts it `fifo` rounds before the round that waits for it, its sender waits for
+  // it `fifo` rounds after the round that posts it (or in its last round).
+  int fifo = 0;
 };
 
 struct Arrival {

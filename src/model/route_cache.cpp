@@ -11,7 +11,8 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-RouteCache::RouteCache(std::vector<sg4::Host*> hosts) : hosts_(std::move(hosts)) {
+RouteCache::RouteCache(std::vector<sg4::Host*> hosts, std::vector<sg4::Host*> extra)
+    : hosts_(std::move(hosts)), extra_(std::move(extra)) {
   if (hosts_.empty()) return;
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
     nominal_[link] = {link->get_latency(), link->get_bandwidth()};
@@ -42,13 +43,13 @@ void RouteCache::read_links(int from, int to, std::vector<int>& links) const {
   }
   if (from == to) return;
   read_buffer_.clear();
-  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], read_buffer_, nullptr);
+  endpoint(from)->route_to(endpoint(to), read_buffer_, nullptr);
   for (const sg4::Link* link : read_buffer_) links.push_back(id_of(link));
 }
 
 void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
   read_buffer_.clear();
-  hosts_[static_cast<size_t>(from)]->route_to(hosts_[static_cast<size_t>(to)], read_buffer_, &route.latency);
+  endpoint(from)->route_to(endpoint(to), read_buffer_, &route.latency);
   bool changed = false;
   for (const sg4::Link* link : read_buffer_) {
     route.links.push_back(id_of(link));

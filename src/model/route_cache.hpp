@@ -21,7 +21,9 @@ namespace collsim {
 
 class RouteCache : public Network {
 public:
-  explicit RouteCache(std::vector<simgrid::s4u::Host*> hosts);
+  // `extra`: endpoints after the hosts (hosts.size() + i) that are no rank: the switches
+  // that reduce in the network (comm/switch_ops.hpp); hosts() lists the ranks' hosts only.
+  explicit RouteCache(std::vector<simgrid::s4u::Host*> hosts, std::vector<simgrid::s4u::Host*> extra = {});
 
   // Read once, then kept.
   const NetworkRoute& route(int from, int to) const override;
@@ -50,7 +52,12 @@ private:
   void read_into(int from, int to, NetworkRoute& route) const;
   int id_of(const simgrid::s4u::Link* link) const;
 
-  std::vector<simgrid::s4u::Host*> hosts_;
+  const simgrid::s4u::Host* endpoint(int index) const {
+    const auto i = static_cast<size_t>(index);
+    return i < hosts_.size() ? hosts_[i] : extra_[i - hosts_.size()];
+  }
+
+  std::vector<simgrid::s4u::Host*> hosts_, extra_;
   std::unordered_map<const simgrid::s4u::Link*, Nominal> nominal_;
   mutable std::unordered_map<uint64_t, NetworkRoute> routes_;
   mutable std::unordered_map<const simgrid::s4u::Link*, int> ids_;

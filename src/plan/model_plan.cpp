@@ -14,6 +14,7 @@
 #include "model/contention.hpp"
 #include "model/route_cache.hpp"
 #include "plan/auto_choice.hpp"
+#include "plan/nccl_run.hpp"
 #include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -80,16 +81,37 @@ void read_injection(int root, ModelInput& model) {
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
 // the platform's own routes, each read once (RouteCache).
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
-                       ModelInput& model) {
+                       const std::vector<sg4::Host*>& switches, ModelInput& model) {
   model.p = static_cast<int>(hosts.size());
   model.elems = payload.carried_elems;
   model.overhead = scenario.message_overhead;
   model.bytes_per_elem = payload.bytes_per_elem;
   model.segment_elems = segment_elements(scenario.collective.segment, payload);
-  model.network = std::make_shared<const RouteCache>(hosts);
+  model.network = std::make_shared<const RouteCache>(hosts, switches);
+  for (size_t s = 0; s < switches.size(); ++s) model.switch_endpoints.push_back(static_cast<int>(hosts.size() + s));
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
+}
+
+// NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
+// algorithm) and its transport, which every message of the run and of the model pays.
+void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches, RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  ModelInput& model = plan.model;
+  const auto routes = std::dynamic_pointer_cast<const RouteCache>(model.network);
+  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, routes, scenario.collective.size);
+  plan.choice.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
+  if (scenario.collective.algorithm == "nccl") plan.choice.by = "nccl";
+  plan.choice.reason = nccl.choice.why;
+  plan.choice.parameters["nccl"] = {{"algo", nccl::algo_name(nccl.choice.chosen.algo)},
+                                    {"proto", nccl::proto_name(nccl.choice.chosen.proto)},
+                                    {"channels", nccl.choice.channels}};
+  model.channels = nccl.lanes;
+  model.fifo = nccl::fifo_chunks(nccl.choice.chosen.algo, nccl.choice.chosen.proto);
+  model.message_cost = nccl.transport;
+  plan.notes.push_back(nccl.choice.why);
+  plan.notes.push_back(describe_nccl(nccl));
 }
 
 }  // namespace
@@ -103,12 +125,13 @@ size_t segment_elements(double segment_bytes, const Payload& payload) {
 // The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
 // partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
 RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::vector<sg4::Host*>& hosts,
-                        RunPlan& plan) {
+                        const std::vector<sg4::Host*>& switches, RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   const bool automatic = scenario.collective.algorithm == "auto";
   ModelInput& model = plan.model;
   const int p = static_cast<int>(hosts.size());
-  start_model_input(scenario, plan.payload, hosts, model);
+  start_model_input(scenario, plan.payload, hosts, switches, model);
+  if (runs_nccl(scenario)) use_nccl(hosts, switches, plan);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(scenario.collective.root, model);
@@ -121,7 +144,9 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
-  if (model.channels > 1) model.locality = locality.ids;  // the channels' rings turn inside the groups
+  // the channels' rings (and NCCL's) turn inside the groups
+  if (model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
+    model.locality = locality.ids;
   if (automatic) plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners

@@ -13,6 +13,7 @@
 #include "plan/engine_setup.hpp"
 #include "plan/fault_plan.hpp"
 #include "plan/model_plan.hpp"
+#include "plan/nccl_run.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -26,7 +27,7 @@ namespace {
 // carried budget among them); auto and sharded training plan for one.
 double vectors_held(const Scenario& scenario, int p) {
   const CollectiveSpec& collective = scenario.collective;
-  if (collective.algorithm == "auto" || scenario.training.sharding != Sharding::none) return 1;
+  if (chosen_at_run_time(collective.algorithm) || scenario.training.sharding != Sharding::none) return 1;
   return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
 }
 
@@ -88,12 +89,17 @@ std::vector<sg4::Host*> place_ranks(const Scenario& scenario, const PlatformInfo
   return hosts;
 }
 
-// The platform built in the engine and the ranks placed on it: the ranks' hosts.
+// The platform built in the engine and the ranks placed on it: the ranks' hosts. NCCL's
+// algorithms run with PXN routes and NCCL's hop latencies (platform.hpp, PlatformOptions);
+// `switches` are the switches that reduce in the network.
 std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, RunPlan& plan,
-                                      std::vector<sg4::Host*>& all_hosts) {
+                                      std::vector<sg4::Host*>& all_hosts, std::vector<sg4::Host*>& switches) {
   const Scenario& scenario = plan.scenario;
   guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
-  const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir);
+  const bool nccl = runs_nccl(scenario);
+  const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir,
+                                               {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl});
+  if (nccl) switches = platform.switches;
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
@@ -130,7 +136,7 @@ void note_payload(RunPlan& plan) {
 nlohmann::json algorithm_parameters(const RunPlan& plan) {
   const Uses& uses = plan.choice.algorithm->uses;
   const ModelInput& model = plan.model;
-  nlohmann::json parameters = nlohmann::json::object();
+  nlohmann::json parameters = plan.choice.parameters;  // a tuner's own (NCCL's algo, proto, channels)
   if (uses.root) parameters["root"] = model.root;
   if (uses.segment) parameters["segment_bytes"] = simulated_bytes(model.segment_elems, model.bytes_per_elem);
   if (uses.servers) parameters["servers"] = model.servers;
@@ -187,17 +193,17 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   plan.limits = check_limits(scenario);
   sg4::Engine& engine = create_engine(settings, guard);
 
-  std::vector<sg4::Host*> all_hosts;
-  const std::vector<sg4::Host*> hosts = plan_platform(engine, guard, plan, all_hosts);
+  std::vector<sg4::Host*> all_hosts, switches;
+  const std::vector<sg4::Host*> hosts = plan_platform(engine, guard, plan, all_hosts, switches);
   plan.choice.asked = scenario.collective.algorithm;
-  if (scenario.collective.algorithm != "auto") {
+  if (!chosen_at_run_time(scenario.collective.algorithm)) {
     plan.choice.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
     plan.choice.reason = "named by collective.algorithm";
   }
   plan.payload = payload_for(scenario, plan.workers);
   note_payload(plan);
 
-  plan.locality = plan_model(options.auto_simulated, hosts, plan);
+  plan.locality = plan_model(options.auto_simulated, hosts, switches, plan);
   plan.choice.parameters = algorithm_parameters(plan);
   plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
   plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();

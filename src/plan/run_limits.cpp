@@ -70,10 +70,11 @@ std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scen
       return {{&find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm")},
               {&find_algorithm(Collective::allgather, halves->second, "collective.algorithm")}};
   }
-  if (collective.algorithm != "auto") return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
+  if (!chosen_at_run_time(collective.algorithm)) return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
   std::vector<const AlgorithmInfo*> candidates;
   for (const AlgorithmInfo& algorithm : all_algorithms())
-    if (algorithm.collective == collective.kind) candidates.push_back(&algorithm);
+    if (algorithm.collective == collective.kind && (collective.algorithm == "auto" || algorithm.uses.nccl))
+      candidates.push_back(&algorithm);
   return {candidates};
 }
 
@@ -102,6 +103,8 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
   for (const auto& choices : collectives_per_bucket(scenario)) {
     double most = 0, least = std::numeric_limits<double>::infinity();
     for (const AlgorithmInfo* algorithm : choices) {
+      // NCCL's channels: forced, or at most its search's (nccl/tuner.cpp)
+      shape.channels = algorithm->uses.nccl ? scenario.nccl.channels.value_or(16) : collective.channels;
       shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
       least = std::min(least, collective_scratch_elements(*algorithm, shape));
       double messages = 0;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
+#include "platform/gpu_catalogue.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
@@ -26,8 +27,11 @@ const std::vector<GeneratorFamily>& generator_families() {
        "N nodes (a zone each) of G devices, one NIC per node (100GBps/0.5us, 12.5GBps/2us)"},
       {"rail", "rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]", {"rail:4:8"},
        "N nodes of G GPUs, a NIC per GPU on rail switch j, rails on a spine (450GBps/0.5us, 400Gbps/2us, 1)"},
-      {"dgx-h100", "dgx-h100:N[:OVERSUB]", {"dgx-h100:4"}, "N DGX H100 servers on rails: rail:N:8:450GBps:400Gbps"},
-      {"dgx-a100", "dgx-a100:N[:OVERSUB]", {"dgx-a100:4"}, "N DGX A100 servers on rails: rail:N:8:300GBps:200Gbps"},
+      {"dgx-h100", "dgx-h100:N[:OVERSUB][:NIC]", {"dgx-h100:4"}, "N DGX H100 servers on rails: rail:N:8:h100:ndr"},
+      {"dgx-h200", "dgx-h200:N[:OVERSUB][:NIC]", {"dgx-h200:4"}, "N DGX H200 servers on rails: rail:N:8:h200:ndr"},
+      {"dgx-a100", "dgx-a100:N[:OVERSUB][:NIC]", {"dgx-a100:4"}, "N DGX A100 servers on rails: rail:N:8:a100:hdr"},
+      {"gb200-nvl72", "gb200-nvl72:R[:OVERSUB][:NIC]", {"gb200-nvl72:2"},
+       "R GB200 NVL72 racks: 72 B200 in one NVLink domain, a 400 Gb/s NIC each, on rails"},
       {"leaf-spine", "leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]", {"leaf-spine:4:8"},
        "L leaves (a zone each) of H one-NIC hosts (10GBps/1us), uplinks H x BW / OVERSUB to a spine"},
   };
@@ -115,6 +119,15 @@ public:
     if (text.empty() || error != std::errc() || end != text.data() + text.size() || !(value >= 1 && value <= 1000))
       fail(fmt::format("{} '{}' must be a number from 1 (non-blocking) to 1000", name, text));
     return value;
+  }
+
+  // A parameter that is a quantity or a name of `names`: a word that is neither is refused
+  // with the names (a number is left to the quantity's own parser).
+  void expect_quantity_or_name(size_t index, const std::string& name, const std::string& what,
+                               const std::vector<std::string>& names) const {
+    if (!has(index) || parts_[index].empty() || !std::isalpha(static_cast<unsigned char>(parts_[index].front()))) return;
+    fail(fmt::format("{} '{}' is no bandwidth and no {}{}; {}s: {}", name, parts_[index], what,
+                     did_you_mean(parts_[index], names), what, join(names)));
   }
 
   LinkSpec link(size_t first, LinkSpec fallback) const {
@@ -235,6 +248,11 @@ NodesSpec parse_nodes(const Parser& in) {
   return nodes;
 }
 
+void use_nic(RailSpec& rail, const NicModel& nic) {
+  rail.nic_model = nic.name;
+  rail.nic.bandwidth = nic.line_rate;
+}
+
 RailSpec parse_rail(const Parser& in) {
   in.expect_parameters(2, 5);
   RailSpec rail;
@@ -243,23 +261,51 @@ RailSpec parse_rail(const Parser& in) {
   const long long hosts = static_cast<long long>(rail.nodes) * rail.gpus;
   // an NVLink port and a NIC per GPU, an uplink per rail
   in.check_size(hosts, 2 * (2 * hosts + rail.gpus) + 1);
-  rail.nvlink.bandwidth = in.bandwidth(3, "NVLINK_BW", rail.nvlink.bandwidth);
-  rail.nic.bandwidth = in.bandwidth(4, "NIC_BW", rail.nic.bandwidth);
+  if (const GpuModel* gpu = in.has(3) ? find_gpu_model(in.part(3)) : nullptr) {
+    rail.gpu = gpu->name;
+    rail.nvlink.bandwidth = gpu->nvlink_bandwidth();
+  } else {
+    in.expect_quantity_or_name(3, "NVLINK_BW", "GPU", gpu_model_names());
+    rail.nvlink.bandwidth = in.bandwidth(3, "NVLINK_BW", rail.nvlink.bandwidth);
+  }
+  if (const NicModel* nic = in.has(4) ? find_nic_model(in.part(4)) : nullptr) {
+    use_nic(rail, *nic);
+  } else {
+    in.expect_quantity_or_name(4, "NIC_BW", "NIC", nic_model_names());
+    rail.nic.bandwidth = in.bandwidth(4, "NIC_BW", rail.nic.bandwidth);
+  }
   rail.nvlink.latency = in.time(5, "NVLINK_LAT", rail.nvlink.latency);
   rail.nic.latency = in.time(6, "NIC_LAT", rail.nic.latency);
   rail.oversubscription = in.ratio(7, "OVERSUB");
   return rail;
 }
 
-// dgx-h100:N[:OVERSUB], dgx-a100:N[:OVERSUB]: 8 GPUs per node, the vendor's NVLink and NIC.
-RailSpec parse_dgx(const Parser& in, double nvlink_bandwidth, double nic_bandwidth) {
-  in.expect_parameters(1, 1);
+// A preset node (gpu_catalogue.hpp): NAME:N[:OVERSUB][:NIC], the two options in any order.
+RailSpec parse_node_preset(const Parser& in, const NodeModel& node) {
+  in.expect_parameters(1, 2);
   RailSpec rail;
-  rail.nodes = static_cast<int>(in.integer(in.part(1), "N", 1, max_hosts / 8));
-  rail.gpus = 8;
-  rail.nvlink.bandwidth = nvlink_bandwidth;
-  rail.nic.bandwidth = nic_bandwidth;
-  rail.oversubscription = in.ratio(2, "OVERSUB");
+  rail.gpus = node.gpus;
+  rail.nodes = static_cast<int>(in.integer(in.part(1), "N", 1, max_hosts / node.gpus));
+  const GpuModel& gpu = *find_gpu_model(node.gpu);
+  rail.gpu = gpu.name;
+  rail.nvlink.bandwidth = gpu.nvlink_bandwidth();
+  rail.cpu = std::string(cpu_vendor_name(node.cpu));
+  use_nic(rail, *find_nic_model(node.nic));
+  bool nic_given = false, oversub_given = false;
+  for (size_t i = 2; i <= 3 && in.has(i); ++i) {
+    const bool number = !in.part(i).empty() && std::isdigit(static_cast<unsigned char>(in.part(i).front()));
+    if (number ? oversub_given : nic_given) in.fail(fmt::format("{} is given twice", number ? "OVERSUB" : "NIC"));
+    if (number) {
+      rail.oversubscription = in.ratio(i, "OVERSUB");
+      oversub_given = true;
+    } else if (const NicModel* nic = find_nic_model(in.part(i))) {
+      use_nic(rail, *nic);
+      nic_given = true;
+    } else {
+      in.fail(fmt::format("'{}' is no NIC{}; allowed: {} (or an OVERSUB number)", in.part(i),
+                          did_you_mean(in.part(i), nic_model_names()), join(nic_model_names())));
+    }
+  }
   return rail;
 }
 
@@ -304,8 +350,7 @@ std::optional<GeneratorSpec> parse_generator(const std::string& topology, const 
   if (name == "torus") return parse_torus(in);
   if (name == "dragonfly") return parse_dragonfly(in);
   if (name == "rail") return parse_rail(in);
-  if (name == "dgx-h100") return parse_dgx(in, 450e9, 400e9 / 8);
-  if (name == "dgx-a100") return parse_dgx(in, 300e9, 200e9 / 8);
+  if (const NodeModel* node = find_node_model(name)) return parse_node_preset(in, *node);
   if (name == "leaf-spine") return parse_leaf_spine(in);
   return parse_nodes(in);
 }

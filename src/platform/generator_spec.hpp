@@ -67,13 +67,22 @@ struct NodesSpec {
 // GPU clusters are (DGX SuperPOD): each GPU has its own NVLink port to its node's NVSwitch
 // and its own NIC to rail switch j (GPU index j of every node); the G rail switches meet at
 // a non-blocking spine, each through one uplink of N x NIC_BW / OVERSUB (latency NIC_LAT).
-// The defaults are a DGX H100's; dgx-h100:N[:OVERSUB] and dgx-a100:N[:OVERSUB] are presets.
+// NVLINK_BW may name a GPU (gpu_catalogue.hpp: its NVLink), NIC_BW a NIC. The defaults are
+// a DGX H100's; dgx-a100, dgx-h100, dgx-h200:N[:OVERSUB][:NIC] and gb200-nvl72:R[:OVERSUB][:NIC]
+// are presets (gpu_catalogue.hpp's nodes).
 struct RailSpec {
   int nodes = 0;
   int gpus = 0;
   LinkSpec nvlink{450e9, 0.5e-6};  // NVLink 4: 900 GB/s per GPU, both directions together
   LinkSpec nic{50e9, 2e-6};        // ConnectX-7, 400 Gbit/s
   double oversubscription = 1;
+  std::string gpu = "h100";        // what the GPUs are (host property gpu): NCCL's constants follow it
+  std::string nic_model = "ndr";   // what the NICs are (host property nic)
+  std::string cpu = "intel";       // the nodes' CPU vendor (host property cpu)
+  // NCCL's PXN (src/nccl/): a GPU's send to another node's GPU on another rail crosses
+  // NVLink to its own node's GPU on the destination's rail and leaves through that GPU's
+  // NIC, instead of climbing its own rail to the spine. Set by the run, not the string.
+  bool pxn = false;
   LinkSpec uplink() const { return {nodes * nic.bandwidth / oversubscription, nic.latency}; }
 };
 

@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "platform/gpu_catalogue.hpp"
 #include "platform/rail_zone.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -131,24 +132,49 @@ sg4::SplitDuplexLink* split_duplex_link(sg4::NetZone* zone, const std::string& n
   return link;
 }
 
+// The switches that reduce in the network, after the GPUs (ranks keep the GPUs' order):
+// each node's NVSwitch when its GPUs have NVLink SHARP, each rail's switch when the NICs'
+// fabric has SHARP. Their hosts say `role` (the platform keeps them apart from the ranks'
+// hosts) and which node or rail they serve.
+void add_reducing_switches(const RailSpec& spec, RailZone& rail, std::vector<sg4::Host*>& hosts) {
+  sg4::NetZone* zone = rail.get_iface();
+  if (find_gpu_model(spec.gpu)->nvlink_sharp)
+    for (int i = 0; i < spec.nodes; ++i) {
+      sg4::Host* nvswitch = zone->create_host(fmt::format("node-{}-nvswitch", i), host_speed);
+      nvswitch->set_properties({{"role", "nvswitch"}, {"node", fmt::format("node-{}", i)}});
+      rail.add_node_switch(nvswitch->get_netpoint(), i);
+      hosts.push_back(nvswitch);
+    }
+  if (find_nic_model(spec.nic_model)->sharp)
+    for (int j = 0; j < spec.gpus; ++j) {
+      sg4::Host* leaf = zone->create_host(fmt::format("rail-{}-switch", j), host_speed);
+      leaf->set_properties({{"role", "sharp-switch"}, {"rail", std::to_string(j)}});
+      rail.add_rail_switch(leaf->get_netpoint(), j);
+      hosts.push_back(leaf);
+    }
+}
+
 // rail-begin
 // One RailZone (rail_zone.hpp) holds every GPU, with its NVLink port and its NIC, and the
 // rails' uplinks; it routes each message by the two GPUs' node and rail. Each host says
-// its node in the property `node`, which groups the ranks of hierarchical algorithms.
+// its node in the property `node`, which groups the ranks of hierarchical algorithms, and
+// what it is (gpu, nic, cpu, rail), which NCCL's transport reads (src/nccl/system.hpp).
 std::vector<sg4::Host*> build_rail(const RailSpec& spec) {
-  auto* rail = new RailZone("rail", spec.gpus);  // owned by the engine, as every netzone
+  auto* rail = new RailZone("rail", spec.gpus, spec.pxn);  // owned by the engine, as every netzone
   sg4::NetZone* zone = rail->get_iface();
   std::vector<sg4::Host*> hosts;
   for (int i = 0; i < spec.nodes; ++i)
     for (int j = 0; j < spec.gpus; ++j) {
       const std::string name = fmt::format("node-{}-gpu-{}", i, j);
       sg4::Host* gpu = zone->create_host(name, host_speed);
-      gpu->set_property("node", fmt::format("node-{}", i));
+      gpu->set_properties({{"node", fmt::format("node-{}", i)}, {"rail", std::to_string(j)}, {"gpu", spec.gpu},
+                           {"nic", spec.nic_model}, {"cpu", spec.cpu}});
       hosts.push_back(gpu);
       rail->add_gpu(gpu->get_netpoint(), {split_duplex_link(zone, name + "_nvlink", spec.nvlink),
                                           split_duplex_link(zone, name + "_nic", spec.nic)});
     }
   for (int j = 0; j < spec.gpus; ++j) rail->add_rail_uplink(split_duplex_link(zone, fmt::format("rail-{}_uplink", j), spec.uplink()));
+  add_reducing_switches(spec, *rail, hosts);
   zone->seal();
   return hosts;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <filesystem>
+#include <iterator>
 #include <fmt/format.h>
 #include <limits>
 #include <simgrid/s4u/Engine.hpp>
@@ -35,7 +36,8 @@ std::string resolve_platform_file(const std::string& topology, const std::string
                                field, topology));
 }
 
-PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, const std::string& scenario_dir) {
+PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, const std::string& scenario_dir,
+                            const PlatformOptions& options) {
   PlatformInfo info;
   info.source = topology;
   // Ranks follow the order in which hosts are created (the platform file's order), across
@@ -49,6 +51,7 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   std::vector<sg4::Host*> generated;
   if (auto generator = parse_generator(topology, "topology")) {
     info.kind = "generator";
+    if (auto* rail = std::get_if<RailSpec>(&*generator)) rail->pxn = options.pxn;
     generated = generate_platform(*generator);  // in rank order (generators.hpp)
   } else {
     info.kind = "file";
@@ -71,6 +74,12 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   if (info.kind == "file")
     for (sg4::Host* host : created)
       if (seen.insert(host).second) info.hosts.push_back(host);
+  // switches are hosts for their actors, never for ranks
+  const auto is_switch = [](const sg4::Host* host) { return host->get_property("role") != nullptr; };
+  std::copy_if(info.hosts.begin(), info.hosts.end(), std::back_inserter(info.switches), is_switch);
+  std::erase_if(info.hosts, is_switch);
+  if (options.latency_in_transport)
+    for (sg4::Link* link : engine.get_all_links()) link->set_latency(0);
   info.link_count = engine.get_link_count();
   if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));
   return info;

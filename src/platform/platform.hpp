@@ -23,12 +23,25 @@ struct PlatformInfo {
   std::string source;          // the file path or the generator string
   std::string kind;            // "file" or "generator"
   std::vector<simgrid::s4u::Host*> hosts;  // in platform order (order of creation)
+  // Hosts that are no place for a rank: switches that reduce in the network (their host
+  // property `role`: nvswitch, sharp-switch), in platform order.
+  std::vector<simgrid::s4u::Host*> switches;
   size_t link_count = 0;
+};
+
+// How a run wants its platform built.
+struct PlatformOptions {
+  bool pxn = false;  // rail zones route other-rail sends through NCCL's PXN (generator_spec.hpp)
+  // The run's transport charges every hop's latency (NCCL's hwLat, measured on the hardware,
+  // wire included): the links' own latencies are 0, so that SimGrid shares a link's
+  // bandwidth equally among the messages crossing it (it weighs each by 1 / its route's
+  // latency otherwise).
+  bool latency_in_transport = false;
 };
 
 // Loads or generates the platform into the engine.
 PlatformInfo build_platform(simgrid::s4u::Engine& engine, const std::string& topology,
-                            const std::string& scenario_dir);
+                            const std::string& scenario_dir, const PlatformOptions& options = {});
 
 // Latency and bottleneck bandwidth of the route between two hosts.
 struct RouteCost {

@@ -5,6 +5,10 @@
 // node: NIC), which SimGrid's zone hierarchy cannot say (a route between two zones is one
 // per pair of zones, whatever the hosts), so this zone holds every GPU and computes each
 // route from the two indices: no table, O(1) per route, any size.
+//
+// Switches that reduce in the network are hosts of the zone too (switch actors run there,
+// comm/switch_ops.hpp): a node's NVSwitch (NVLink SHARP), reached from its GPUs through their
+// NVLink ports, and a rail's switch (InfiniBand SHARP), reached through the GPUs' NICs.
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <vector>
@@ -19,24 +23,41 @@ public:
     simgrid::s4u::SplitDuplexLink* nic = nullptr;
   };
 
-  RailZone(const std::string& name, int gpus_per_node) : NetZoneImpl(name), gpus_per_node_(gpus_per_node) {}
+  // pxn: route a GPU's send to another node's GPU on another rail through NCCL's PXN
+  // (NVLink to the sender's node-mate on the destination's rail, then that GPU's NIC).
+  RailZone(const std::string& name, int gpus_per_node, bool pxn)
+      : NetZoneImpl(name), gpus_per_node_(gpus_per_node), pxn_(pxn) {}
 
   // Call in rank order (node-major), right after creating the GPU's host in this zone.
   void add_gpu(const simgrid::kernel::routing::NetPoint* host, Ports ports);
   // Rail j's uplink to the spine, for j = 0 .. G-1 in order.
   void add_rail_uplink(simgrid::s4u::SplitDuplexLink* uplink) { uplinks_.push_back(uplink); }
+  // The reducing switch of node `node` (its NVSwitch) or of rail `rail` (its leaf switch).
+  void add_node_switch(const simgrid::kernel::routing::NetPoint* host, int node) { place(host, {Kind::node_switch, node}); }
+  void add_rail_switch(const simgrid::kernel::routing::NetPoint* host, int rail) { place(host, {Kind::rail_switch, rail}); }
 
   // Same node: NVLink UP, NVLink DOWN. Same rail: NIC UP, NIC DOWN. Otherwise: NIC UP,
-  // the sender's rail uplink UP, the receiver's rail uplink DOWN, NIC DOWN. A GPU to
-  // itself: its NVLink port up and down (through the NVSwitch).
+  // the sender's rail uplink UP, the receiver's rail uplink DOWN, NIC DOWN; with PXN: NVLink
+  // UP, the relay's NVLink DOWN, the relay's NIC UP, NIC DOWN. A GPU to itself: its NVLink
+  // port up and down (through the NVSwitch). A GPU and its node's switch: its NVLink port;
+  // a GPU and its rail's switch: its NIC.
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
 
 private:
-  int gpu_index(const simgrid::kernel::routing::NetPoint* point) const;
+  enum class Kind { gpu, node_switch, rail_switch };
+  struct Point {
+    Kind kind = Kind::gpu;
+    int index = -1;  // GPU index (rank order), node or rail
+  };
+  void place(const simgrid::kernel::routing::NetPoint* point, Point what);
+  Point point_of(const simgrid::kernel::routing::NetPoint* point) const;
+  void gpu_to_gpu(int from, int to, simgrid::kernel::routing::Route* into, double* latency) const;
+  void switch_route(Point gpu, Point other, bool up, simgrid::kernel::routing::Route* into, double* latency) const;
 
   int gpus_per_node_;
-  std::vector<long> index_of_vertex_;  // vertex id -> GPU index (rank order), -1 for other points
+  bool pxn_;
+  std::vector<Point> points_;  // by vertex id; index -1 for points of no kind
   std::vector<Ports> gpus_;
   std::vector<simgrid::s4u::SplitDuplexLink*> uplinks_;
 };

@@ -19,7 +19,7 @@ std::vector<AutoCandidate> auto_trials(const Scenario& scenario, const std::vect
 
 std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const std::vector<std::string>& cfg) {
   std::vector<AutoCandidate> table;
-  for (const std::string& name : algorithm_names(scenario.collective.kind)) {
+  for (const std::string& name : classic_algorithm_names(scenario.collective.kind)) {
     // The collective alone: one round, nothing injected, nobody recovering.
     Scenario trial = scenario;
     trial.collective.algorithm = name;
@@ -38,7 +38,7 @@ std::vector<AutoCandidate> simulate_candidates(const Scenario& scenario, const s
                             {"simulated", round.end - round.collective_start}}
           .dump();
     });
-    table.push_back(judge_trial(name, outcome, name == algorithm_names(scenario.collective.kind).front()));
+    table.push_back(judge_trial(name, outcome, name == classic_algorithm_names(scenario.collective.kind).front()));
   }
   return table;
 }

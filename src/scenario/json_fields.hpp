@@ -1,6 +1,6 @@
 #pragma once
 // Reading a scenario's JSON fields, each error naming the field (scenario.cpp and the
-// sections parsed beside it: training_spec.cpp).
+// sections parsed beside it: training_spec.cpp, nccl_spec.cpp).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>

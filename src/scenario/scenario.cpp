@@ -43,8 +43,12 @@ CollectiveSpec parse_collective_spec(const json& object) {
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
   if (object.contains("algorithm")) spec.algorithm = get_string(object["algorithm"], "collective.algorithm");
-  // "auto" picks the algorithm with the best cost formula on the platform (at run time).
-  if (spec.algorithm != "auto") find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  // "auto" picks the algorithm with the best cost formula on the platform, "nccl" the one
+  // NCCL's tuner would (at run time).
+  if (!chosen_at_run_time(spec.algorithm)) find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
+  if (spec.algorithm == "nccl" && spec.kind != Collective::allreduce)
+    throw InputError(fmt::format("collective.algorithm: NCCL's tuner chooses for an allreduce; for {} name the "
+                                 "algorithm ({})", collective_name(spec.kind), join(algorithm_names(spec.kind))));
   if (object.contains("auto")) {
     spec.auto_by = get_string(object["auto"], "collective.auto");
     if (spec.auto_by != "model" && spec.auto_by != "simulate")
@@ -70,7 +74,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   if (object.contains("channels")) {
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
-    const bool rings = spec.algorithm != "auto" && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
+    const bool rings = !chosen_at_run_time(spec.algorithm) && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
     if (spec.channels > 1 && !rings)
       throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
                                    "{} {} runs one (allowed: 1)",
@@ -392,13 +396,13 @@ void check_across(Scenario& scenario) {
 }  // namespace
 
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
-  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "training",
+  check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "nccl", "training",
                             "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
   Scenario scenario;
   scenario.source_dir = source_dir;
   parse_platform_fields(document, source_dir, scenario);
-  if (document.contains("collective")) scenario.collective = parse_collective_spec(document["collective"]);
-  else scenario.collective = parse_collective_spec(json::object());
+  scenario.collective = parse_collective_spec(document.contains("collective") ? document["collective"] : json::object());
+  if (document.contains("nccl")) scenario.nccl = parse_nccl_spec(document["nccl"], scenario.collective);
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
   fit_layers(document, scenario);
   check_sharding(scenario);
@@ -452,7 +456,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.carried_elements) collective["carried_elements"] = *s.collective.carried_elements;
   if (s.collective.algorithm == "auto") collective["auto"] = s.collective.auto_by;
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
-  const bool serves = s.collective.algorithm != "auto" &&
+  const bool serves = !chosen_at_run_time(s.collective.algorithm) &&
                       find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
   if (s.collective.servers || serves)
     collective["servers"] = s.collective.servers.value_or(1);
@@ -485,7 +489,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   }
   json faults = json::array();
   for (const auto& f : s.faults) faults.push_back(fault_to_json(f));
-  return json{{"name", s.name},
+  json out{{"name", s.name},
               {"topology", topology},
               {"network", network_model_name(s.network)},
               {"message_overhead", s.message_overhead},
@@ -497,6 +501,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
               {"placement", s.placement},
               {"cfg", s.cfg},
               {"seed", s.seed}};
+  if (s.nccl.given || s.collective.algorithm == "nccl") out["nccl"] = nccl_spec_to_json(s.nccl);
+  return out;
 }
 
 }  // namespace collsim

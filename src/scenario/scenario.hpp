@@ -10,6 +10,7 @@
 #include "algorithms/collective.hpp"
 #include "comm/buffer.hpp"
 #include "comm/reduce_op.hpp"
+#include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
 #include "training/iteration.hpp"
 
@@ -34,6 +35,20 @@ struct CollectiveSpec {
   int channels = 1;                // ring and hierarchical allreduce: concurrent rings (NCCL's channels)
   std::optional<double> reduce_bandwidth;  // bytes/s a rank reduces; unset: reductions are free
 };
+
+// NCCL's choices a scenario forces (docs/scenario-format.md, nccl), as NCCL's environment
+// does: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, NCCL_PXN_DISABLE.
+// Unset: NCCL's tuner chooses (src/nccl/tuner.hpp).
+struct NcclSpec {
+  std::optional<nccl::Algo> algo;
+  std::optional<nccl::Proto> proto;
+  std::optional<int> channels;
+  bool pxn = true;  // on rail platforms, other-rail sends go through PXN (NCCL's default)
+  bool given = false;  // the scenario has an "nccl" section
+};
+
+// NCCL's MAXCHANNELS (src/include/devcomm.h, NCCL 2.18.3).
+constexpr int max_nccl_channels = 32;
 
 struct TrainingSpec {
   int rounds = 1;
@@ -107,6 +122,7 @@ struct Scenario {
   double message_overhead = 0;     // o, seconds a rank spends before each message leaves
   std::optional<int> workers;      // empty = every host of the topology
   CollectiveSpec collective;
+  NcclSpec nccl;
   TrainingSpec training;
   std::vector<FaultSpec> faults;
   RecoverySpec recovery;
@@ -129,6 +145,10 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
 // A parameter server's servers are ranks: at most `workers` of them (checked at parse time
 // when the scenario gives workers, else once the platform says how many).
 void check_servers(const CollectiveSpec& collective, int workers);
+
+// The "nccl" section, checked against the collective's algorithm (only NCCL's read it).
+NcclSpec parse_nccl_spec(const nlohmann::json& object, const CollectiveSpec& collective);
+nlohmann::json nccl_spec_to_json(const NcclSpec& spec);
 
 // The fully resolved scenario, as the trace records it.
 nlohmann::json scenario_to_json(const Scenario& scenario, int workers, const std::string& topology);

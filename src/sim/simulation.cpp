@@ -41,6 +41,7 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   // deadlines).
   group->set_watch(setup.scenario->faults.empty() ? nullptr : recovery.get());
   group->set_overhead(setup.plan->model.overhead);
+  group->set_message_cost(setup.plan->model.message_cost);
   group->track_waits(&waits);
   return group;
 }
@@ -197,7 +198,7 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   }
   const ModelInput& model = plan->model;
   setup.args = CollectiveArgs{setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,
-                              scenario.collective.channels};
+                              model.channels, model.fifo};
   setup.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   if (plan->training.zero3) {
     // The model everyone starts from (zeros for a model trained from scratch).

@@ -157,7 +157,10 @@ private:
           sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
           return Next::go_on;
         }
-        if (setup_.plan->training.buckets.empty()) setup_.algorithm->run(comm, buf, args);
+        if (setup_.plan->training.buckets.empty()) {
+          comm.begin_collective();
+          setup_.algorithm->run(comm, buf, args);
+        }
         else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
         if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
           setup_.op->finalize(buf.view(part->offset, part->count), group->size());
@@ -386,6 +389,7 @@ private:
     me_.in_flight = interval;
     comm.set_bucket(static_cast<int>(b));
     try {
+      comm.begin_collective();
       algorithm.run(comm, bucket, args);
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // a preemption: the fault recorded the interval when it struck

@@ -127,8 +127,10 @@ class HappyPaths(CliTest):
     def test_every_listed_algorithm_runs(self):
         for line in self.assert_ok("list", "algorithms").splitlines():
             collective, algorithm = line.split()[:2]
+            # NCCL's algorithms run on GPUs
+            small = [a if a != "star:4" else "rail:1:4" for a in SMALL] if algorithm.startswith("nccl") else SMALL
             with self.subTest(collective=collective, algorithm=algorithm):
-                self.assert_ok("run", "--collective", collective, "--algorithm", algorithm, *SMALL, "-q")
+                self.assert_ok("run", "--collective", collective, "--algorithm", algorithm, *small, "-q")
 
     def test_list_algorithms_agrees_with_the_allowed_names(self):
         listed = [line.split()[1] for line in self.assert_ok("list", "algorithms").splitlines()

@@ -45,6 +45,9 @@ def gpus(nodes, per_node):
 # (GPU 7 of node i to GPU 0 of node i+1) change rails: NIC, 2 uplinks, NIC, 4 x 2 us
 RAIL_4X8 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 50e9)
 RAIL_A100 = (gpus(4, 8), 2 * (2 * 32 + 8) + 1, 4 * 2e-6, 25e9)
+# GB200 NVL72: 72 GPUs per node (one NVLink domain), a NIC each, 72 rails; 144 ranks ring
+# 144 x 8 KiB (1 MiB would cut uneven chunks, where the formula is only an upper bound)
+RAIL_NVL72 = (gpus(2, 72), 2 * (2 * 144 + 72) + 1, 4 * 2e-6, 50e9, 144 * 8192)
 LEAF_SPINE = ([f"leaf-{i}-host-{j}" for i in range(4) for j in range(8)], 2 * (32 + 4) + 1, 4 * L, B)
 NEW_TOPOLOGIES = {
     "star:8": STAR_8,
@@ -54,7 +57,8 @@ NEW_TOPOLOGIES = {
     "torus:4x4x4": TORUS_3D, "topologies/torus-4x4x4.xml": TORUS_3D,
     "dragonfly:4:4:2": DRAGONFLY, "topologies/dragonfly-32.xml": DRAGONFLY,
     "nodes:4:8": NODES, "topologies/nodes-4x8.xml": NODES,
-    "rail:4:8": RAIL_4X8, "dgx-h100:4": RAIL_4X8, "dgx-a100:4": RAIL_A100, "leaf-spine:4:8": LEAF_SPINE,
+    "rail:4:8": RAIL_4X8, "dgx-h100:4": RAIL_4X8, "dgx-h200:4": RAIL_4X8, "dgx-a100:4": RAIL_A100,
+    "gb200-nvl72:2": RAIL_NVL72, "leaf-spine:4:8": LEAF_SPINE,
 }
 OLD_FILES = {
     "topologies/star-8.xml": (hosts(8), 17),
@@ -65,8 +69,9 @@ OLD_FILES = {
 SYNTAXES = ["star:P[:BW[:LAT]]", "rack:P:SLOW:SLOW_BW[:BW[:LAT]]", "fat-tree:LEVELS:DOWN:UP:COUNT[:BW[:LAT]]",
             "torus:XxY[xZ][:BW[:LAT]]", "dragonfly:G[,GL]:R[,RL]:N[:BW[:LAT]]",
             "nodes:N:G[:INTRA_BW[:NIC_BW[:INTRA_LAT[:NIC_LAT]]]]",
-            "rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]", "dgx-h100:N[:OVERSUB]",
-            "dgx-a100:N[:OVERSUB]", "leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]"]
+            "rail:N:G[:NVLINK_BW[:NIC_BW[:NVLINK_LAT[:NIC_LAT[:OVERSUB]]]]]", "dgx-h100:N[:OVERSUB][:NIC]",
+            "dgx-h200:N[:OVERSUB][:NIC]", "dgx-a100:N[:OVERSUB][:NIC]", "gb200-nvl72:R[:OVERSUB][:NIC]",
+            "leaf-spine:L:H[:BW[:LAT[:OVERSUB]]]"]
 
 
 def ring_time(p, n, alpha, bandwidth):
@@ -119,8 +124,8 @@ class Listing(TopologyTest):
 
 class RankOrderAndRing(TopologyTest):
     def test_ring_over_every_new_topology_verifies_in_rank_order_at_the_formula(self):
-        n = MiB
-        for topology, (order, links, alpha, bandwidth) in NEW_TOPOLOGIES.items():
+        for topology, (order, links, alpha, bandwidth, *size) in NEW_TOPOLOGIES.items():
+            n = size[0] if size else MiB
             with self.subTest(topology=topology):
                 trace = self.traced("--topology", topology, "--size", n)
                 platform, summary = trace["platform"], trace["summary"]

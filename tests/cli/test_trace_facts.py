@@ -47,8 +47,10 @@ class TraceFacts(unittest.TestCase):
 
     def trace(self, kind, algorithm, p, elements, *extra):
         path = self.tmp / "t.json"
+        # NCCL's algorithms run on GPUs: nodes of 4 (the last one smaller when 4 does not divide p)
+        topology = f"rail:{(p + 3) // 4}:4" if algorithm.startswith("nccl") else f"star:{p}"
         done = subprocess.run([COLLSIM, "run", "--collective", kind, "--algorithm", algorithm, "--workers", str(p),
-                               "--topology", f"star:{p}", "--size", str(4 * elements), "--messages", "all", "-q",
+                               "--topology", topology, "--size", str(4 * elements), "--messages", "all", "-q",
                                "--trace", str(path), *extra], capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 0, done.stderr)
         return json.loads(path.read_text())
@@ -116,7 +118,8 @@ class TraceFacts(unittest.TestCase):
                       "segment": ("collective.segment=64", "collective.segment=256"),
                       "servers": ("collective.servers=1", "collective.servers=2"),
                       "groups": ("collective.group_size=2", "collective.group_size=3"),
-                      "channels": ("collective.channels=1", "collective.channels=2")}
+                      "channels": ("collective.channels=1", "collective.channels=2"),
+                      "nccl": ("nccl.channels=1", "nccl.channels=2")}
 
         def messages(kind, algorithm, setting):
             trace = self.trace(kind, algorithm, 6, 120, "--set", setting)
@@ -127,8 +130,8 @@ class TraceFacts(unittest.TestCase):
             for field, (one, other) in variations.items():
                 if field == "groups" and algorithm != "hierarchical" and field not in read:
                     continue  # group_size is refused for the algorithms without groups
-                if field == "channels" and field not in read:
-                    continue  # channels above 1 are refused for the algorithms without them
+                if field in ("channels", "nccl") and field not in read:
+                    continue  # refused for the algorithms that do not read them
                 with self.subTest(kind=kind, algorithm=algorithm, field=field):
                     changed = messages(kind, algorithm, one) != messages(kind, algorithm, other)
                     self.assertEqual(changed, field in read)

@@ -27,14 +27,15 @@ uint64_t counted(const Scenario& s) {
 
 CollectiveShape shape_of(const Scenario& s) {
   const size_t elems = static_cast<size_t>(s.collective.size) / dtype_size(s.collective.dtype);
-  return {*s.workers, elems, segment_elements, s.collective.channels, s.collective.servers.value_or(1),
-          s.collective.group_size.value_or(0)};
+  return {*s.workers, elems, segment_elements, s.nccl.channels.value_or(s.collective.channels),
+          s.collective.servers.value_or(1), s.collective.group_size.value_or(0)};
 }
 
 Scenario scenario_for(const AlgorithmInfo& algorithm, int p, size_t count) {
   Scenario s = make_scenario(algorithm.collective, algorithm.name, p, count);
   s.collective.root = p / 2;
   s.collective.segment = static_cast<double>(segment_elements * sizeof(float));
+  if (algorithm.uses.nccl) s.nccl.channels = 3;  // NCCL's tuner would choose them from the size
   return s;
 }
 

@@ -44,6 +44,7 @@ void check_model_against_simulation(const std::vector<std::string>& topologies, 
       for (size_t bytes : sizes) {
         if (!only.empty() && std::find(only.begin(), only.end(), algorithm.name) == only.end()) continue;
         if (std::find(except.begin(), except.end(), algorithm.name) != except.end()) continue;
+        if (algorithm.uses.nccl) continue;  // NCCL's run on GPUs, with NCCL's transport: nccl_test.cpp
         CAPTURE(topology);
         CAPTURE(algorithm.name);
         CAPTURE(collective_name(algorithm.collective));
@@ -77,7 +78,7 @@ void check_auto_by_model(const std::vector<std::pair<std::string, int>>& platfor
       double best_simulated = 0, best_model = 0, chosen_simulated = 0;
       std::string best, chosen;
       for (const AlgorithmInfo& algorithm : all_algorithms()) {
-        if (algorithm.collective != Collective::allreduce) continue;
+        if (algorithm.collective != Collective::allreduce || algorithm.uses.nccl) continue;
         Scenario s = make_scenario(Collective::allreduce, algorithm.name, p, bytes / 4);
         s.collective.carried_elements = carried(p);
         s.topology = topology;

@@ -16,6 +16,9 @@ Scenario make_scenario(Collective kind, const std::string& algorithm, int p, siz
   s.name = "test";
   s.workers = p;
   s.topology = fmt::format("star:{}", p);
+  // NCCL's algorithms run on GPUs: nodes of 4 H100 (a smaller last node when 4 does not divide p)
+  if (!chosen_at_run_time(algorithm) && find_algorithm(kind, algorithm, "test").uses.nccl)
+    s.topology = fmt::format("rail:{}:4", (p + 3) / 4);
   s.collective.kind = kind;
   s.collective.algorithm = algorithm;
   s.collective.dtype = dtype;

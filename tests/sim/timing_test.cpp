@@ -125,6 +125,7 @@ double double_tree_bound(int p, double n, double alpha, double B, double segment
 
 void check_timing(const std::string& topology, double link_latency, double bandwidth, bool cluster_file) {
   for (const AlgorithmInfo& algorithm : all_algorithms()) {
+    if (algorithm.uses.nccl) continue;  // NCCL's run on GPUs, with NCCL's transport: nccl_test.cpp
     for (int p : timing_ps) {
       if (cluster_file && p > 64) continue;
       CAPTURE(collective_name(algorithm.collective));

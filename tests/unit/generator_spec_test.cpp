@@ -116,6 +116,20 @@ TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT,
   CHECK(a100.nvlink.bandwidth == 300e9);
   CHECK(a100.nic.bandwidth == 25e9);
   CHECK(a100.oversubscription == 4);
+  // the catalogue's nodes: GPU, NIC and CPU, the NIC and OVERSUB in either order
+  const auto h200 = parsed<RailSpec>("dgx-h200:2:roce400:2");
+  CHECK(h200.gpu == "h200");
+  CHECK(h200.nic_model == "roce400");
+  CHECK(h200.nic.bandwidth == 50e9);
+  CHECK(h200.oversubscription == 2);
+  const auto nvl72 = parsed<RailSpec>("gb200-nvl72:3");
+  CHECK(nvl72.gpus == 72);
+  CHECK(nvl72.nvlink.bandwidth == 900e9);
+  CHECK(nvl72.cpu == "arm");
+  const auto named = parsed<RailSpec>("rail:2:4:b200:efa400");
+  CHECK(named.gpu == "b200");
+  CHECK(named.nvlink.bandwidth == 900e9);
+  CHECK(named.nic_model == "efa400");
   const auto spine = parsed<LeafSpineSpec>("leaf-spine:4:16:12.5GBps:2us:3");
   CHECK(spine.leaves == 4);
   CHECK(spine.hosts == 16);
@@ -163,7 +177,12 @@ TEST_CASE("bad input: one message naming the field, the string, the syntax and a
       {"rail:4:8:1GBps:1GBps:1us:1us:x", "OVERSUB 'x' must be a number"},
       {"rail:1000:1000", "4002001 links is too many"},
       {"dgx-h100:0", "N '0' must be an integer from 1 to 125000"},
-      {"dgx-a100:2:1:1", "3 parameters given, dgx-a100 takes 1 to 2"},
+      {"dgx-a100:2:1:1:ndr", "4 parameters given, dgx-a100 takes 1 to 3"},
+      {"dgx-a100:2:1:1", "OVERSUB is given twice"},
+      {"dgx-h100:2:ndr:hdr", "NIC is given twice"},
+      {"dgx-h100:2:cx7", "'cx7' is no NIC"},
+      {"rail:2:4:h101", "NVLINK_BW 'h101' is no bandwidth and no GPU (did you mean 'h100'?)"},
+      {"gb200-nvl72:0", "N '0' must be an integer from 1 to 13888"},
       {"leaf-spine:4:8:1GBps:1us:nan", "OVERSUB 'nan' must be a number"},
   };
   for (const auto& [text, problem] : cases) {
@@ -180,5 +199,6 @@ TEST_CASE("bad input: one message naming the field, the string, the syntax and a
 TEST_CASE("an unknown generator is named, with the allowed families") {
   CHECK(error_of("tours:4x4") ==
         "topology: unknown generator 'tours' in 'tours:4x4' (did you mean 'torus'?); allowed: star, rack, fat-tree, "
-        "torus, dragonfly, nodes, rail, dgx-h100, dgx-a100, leaf-spine (or a platform file; `collsim list topologies`)");
+        "torus, dragonfly, nodes, rail, dgx-h100, dgx-h200, dgx-a100, gb200-nvl72, leaf-spine (or a platform file; "
+        "`collsim list topologies`)");
 }

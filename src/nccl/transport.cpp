@@ -1,0 +1,101 @@
+#include "nccl/transport.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace collsim::nccl {
+
+namespace {
+constexpr double us = 1e-6;
+}
+
+double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
+  switch (algo) {
+    case Algo::ring:
+    case Algo::tree: return base_latency_us(algo, proto) * us;
+    // NVLS's latency is its NVLink hwLat, paid once per collective ("latency = intraLat")
+    case Algo::nvls:
+    case Algo::nvls_tree: return (base_latency_us(algo, proto) + hop_latency_us(Hw::nvlink, algo, proto)) * us;
+    // CollNetDirect's "(ppn-1)*0.4" per phase: the arity serialisation of its direct steps
+    case Algo::collnet: return (base_latency_us(algo, proto) + 2 * (system.ppn - 1) * 0.4) * us;
+  }
+  return 0;
+}
+
+Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds)
+    : system_(system), choice_(choice), kinds_(std::move(kinds)),
+      overhead_(nccl::collective_overhead(system, choice.algo, choice.proto)) {}
+
+// NCCL's hwLat of a hop: on NVLink (inside a node) and across the network. Multi-node rings
+// pay at least the CPU's network overhead per intra-node hop (x3 with Simple); with one GPU
+// per node the tree's network latency serves every algorithm (2.25.1). In-network
+// reductions pay their NVLink latency once per collective (collective_overhead), and a
+// SHARP round trip its network latency once, half each way.
+double Transport::hop_latency(Hw hw) const {
+  const Algo algo = choice_.algo;
+  const Proto proto = choice_.proto;
+  if (hw == Hw::net) {
+    const double net = system_.ppn == 1 ? hop_latency_us(Hw::net, Algo::tree, proto) : hop_latency_us(Hw::net, algo, proto);
+    return (algo == Algo::collnet ? net / 2 : algo == Algo::nvls ? 0 : net) * us;
+  }
+  if (algo == Algo::nvls || algo == Algo::nvls_tree) return 0;
+  double intra = hop_latency_us(hw, algo, proto);
+  if (algo == Algo::ring && system_.nodes > 1)
+    intra = std::max(intra, net_overhead_us(system_.cpu) * (proto == Proto::simple ? 3 : 1));
+  return intra * us;
+}
+
+// Wire bytes per data byte: 1 / (the protocol's efficiency x the path's).
+double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) const {
+  const GpuArch arch = system_.gpu->arch;
+  const double protocol = protocol_efficiency(choice_.algo, choice_.proto, arch, system_.nodes);
+  if (a == EndpointKind::nvswitch || b == EndpointKind::nvswitch)
+    return 1 / (system_.nvlink_efficiency() * nvls_efficiency(arch));
+  // CollNet on compute capability 90 and more: "busBw *= .85"
+  if (a == EndpointKind::sharp_switch || b == EndpointKind::sharp_switch)
+    return 1 / (system_.nic->payload_efficiency() * (arch == GpuArch::ampere ? 1.0 : .85));
+  return 1 / (protocol * (same_node ? system_.nvlink_efficiency() : system_.nic->payload_efficiency()));
+}
+
+// NCCL's ceilings on bus bandwidth, over the channels, shared by the messages a rank keeps in
+// flight at once; a tree's message moves a quarter of the bus bandwidth (two trees, each
+// half of the vector: algorithm bandwidth = bus / 2 = 2 x a message's rate).
+double Transport::data_rate_cap() const {
+  const GpuArch arch = system_.gpu->arch;
+  const int nodes = system_.nodes, channels = choice_.channels;
+  const double gbs = 1e9, at_once = choice_.messages_at_once;
+  const double ll = ll_max_bandwidth_gbs(arch, system_.cpu, nodes) * gbs;
+  if (choice_.algo == Algo::ring) {
+    if (choice_.proto == Proto::ll) return ll / at_once;
+    if (choice_.proto == Proto::ll128) return channels * ring_ll128_channel_max_gbs(arch, nodes) * gbs / at_once;
+  }
+  if (choice_.algo == Algo::tree) {
+    double bus = channels * tree_channel_max_gbs(arch, nodes) * gbs;
+    if (choice_.proto == Proto::ll) bus = std::min(bus, ll);
+    if (choice_.proto == Proto::ll128) bus = std::min(bus, channels * tree_ll128_channel_max_gbs(arch, nodes) * gbs);
+    return bus / 4;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+MessagePrice Transport::compute(int from, int to) const {
+  const EndpointKind a = kinds_[static_cast<size_t>(from)], b = kinds_[static_cast<size_t>(to)];
+  const bool gpus = a == EndpointKind::gpu && b == EndpointKind::gpu;
+  const bool same_node = gpus && system_.node_of[static_cast<size_t>(from)] == system_.node_of[static_cast<size_t>(to)];
+  MessagePrice price;
+  price.wire_factor = wire_factor(a, b, same_node);
+  const bool via_nvlink = same_node || a == EndpointKind::nvswitch || b == EndpointKind::nvswitch;
+  price.hop_latency = hop_latency(via_nvlink ? Hw::nvlink : Hw::net);
+  if (gpus) price.rate_cap = data_rate_cap() * price.wire_factor;
+  return price;
+}
+
+const MessagePrice& Transport::price(int from, int to) const {
+  const uint64_t key = static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to);
+  auto it = prices_.find(key);
+  if (it == prices_.end()) it = prices_.emplace(key, compute(from, to)).first;
+  return it->second;
+}
+
+}  // namespace collsim::nccl

@@ -1,0 +1,65 @@
+#pragma once
+// NCCL's transport as collsim prices it (comm/message_cost.hpp): for the run's (algorithm,
+// protocol), every message between two GPUs, or a GPU and a reducing switch, costs
+// - wire bytes: its data / (the protocol's efficiency x the path's), the protocol's from
+//   NCCL's model (constants.hpp: Ring LL .5, LL128 .92, ...), the path's from NCCL's
+//   topology and the fabric's framing: NVLink NCCL's per-link bandwidth over the
+//   datasheet's (20.6 / 25 on H100), a NIC its payload share (4096 / 4122 on InfiniBand),
+//   an NVSwitch that reduces NVLS's efficiency on top of NVLink's;
+// - a hop latency: NCCL's hwLat for the hop's hardware (NVLink, network) and the algorithm,
+//   measured by NVIDIA on real hardware, the wire's latency included (the run's links have
+//   none: platform.hpp, PlatformOptions::latency_in_transport); the receiver holds a message
+//   that long after its last byte;
+// - a rate cap: NCCL's per-channel ceilings (LL, LL128, the tree's), shared by the
+//   messages a rank has in flight at once;
+// and every collective starts after NCCL's base latency (a kernel's launch and set-up).
+// docs/nccl.md gives every figure.
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "comm/message_cost.hpp"
+#include "nccl/constants.hpp"
+#include "nccl/system.hpp"
+
+namespace collsim::nccl {
+
+// The run's choice, as the transport needs it.
+struct TransportChoice {
+  Algo algo = Algo::ring;
+  Proto proto = Proto::simple;
+  int channels = 1;        // NCCL's channels (the per-channel ceilings add up over them)
+  int messages_at_once = 1;  // messages one rank keeps in flight at once (the simulated rings, trees)
+};
+
+// What an endpoint is: a GPU (world rank), a node's NVSwitch or a rail's SHARP switch.
+enum class EndpointKind { gpu, nvswitch, sharp_switch };
+
+class Transport final : public MessageCost {
+public:
+  // `kinds` by endpoint (world ranks first, then the switches).
+  Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds);
+
+  const MessagePrice& price(int from, int to) const override;
+  double collective_overhead() const override { return overhead_; }
+
+  // The parts, for the docs and the tests (seconds, bytes/s of data).
+  double hop_latency(Hw hw) const;
+  double wire_factor(EndpointKind a, EndpointKind b, bool same_node) const;
+  double data_rate_cap() const;  // per message, data bytes/s (infinite: none)
+
+private:
+  MessagePrice compute(int from, int to) const;
+
+  GpuSystem system_;
+  TransportChoice choice_;
+  std::vector<EndpointKind> kinds_;
+  double overhead_ = 0;
+  mutable std::unordered_map<uint64_t, MessagePrice> prices_;
+};
+
+// The transport's per-collective overhead for (algo, proto) on this system, seconds
+// (NCCL's baseLat, NVLS's whole NVLink latency, CollNet's arity serialisation).
+double collective_overhead(const GpuSystem& system, Algo algo, Proto proto);
+
+}  // namespace collsim::nccl

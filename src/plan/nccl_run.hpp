@@ -1,0 +1,41 @@
+#pragma once
+// NCCL's algorithms in a run: the GPU system the ranks' hosts describe, the (algorithm,
+// protocol, channels) NCCL's tuner would run (src/nccl/tuner.hpp) or the scenario forces,
+// and the transport every message of the run pays (src/nccl/transport.hpp).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nccl/transport.hpp"
+#include "nccl/tuner.hpp"
+#include "scenario/scenario.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace collsim {
+
+class RouteCache;
+
+// Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
+bool runs_nccl(const Scenario& scenario);
+
+struct NcclSetup {
+  nccl::GpuSystem system;
+  nccl::Choice choice;
+  std::string algorithm;  // collsim's name of the chosen algorithm ("nccl-ring", ...)
+  int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings
+  std::shared_ptr<const nccl::Transport> transport;
+};
+
+// The system of the ranks on `hosts` (world ranks first in `routes`, then `switches`), the
+// choice for `algorithm` ("nccl" or one of NCCL's) and `bytes` per rank, and its transport.
+NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
+                     const std::vector<simgrid::s4u::Host*>& switches, std::shared_ptr<const RouteCache> routes,
+                     double bytes);
+
+// One line for people: the choice, its protocol and channels, and what its transport charges.
+std::string describe_nccl(const NcclSetup& setup);
+
+}  // namespace collsim

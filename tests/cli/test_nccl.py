@@ -1,0 +1,111 @@
+"""NCCL's algorithms as a user meets them: --algorithm nccl says what NCCL's tuner chose and
+why, the nccl.* keys force it, and every wrong use of them is one line, exit 2."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+COLLSIM = os.environ.get("COLLSIM", str(Path(__file__).resolve().parents[2] / "build" / "collsim"))
+
+
+def collsim(*args):
+    return subprocess.run([COLLSIM, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+class NcclTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="collsim-nccl-"))
+
+    def traced(self, *args):
+        path = self.tmp / "t.json"
+        done = collsim("run", "--quiet", "--trace", path, *args)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(path.read_text())
+
+    def assert_bad(self, args, pattern):
+        done = collsim("run", *args)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        lines = done.stderr.splitlines()
+        self.assertEqual(len(lines), 1, done.stderr)
+        self.assertRegex(lines[0], r"^collsim: error: " + pattern)
+        self.assertEqual(done.stdout, "")
+
+
+class Choice(NcclTest):
+    def test_nccl_says_what_the_tuner_chose_and_why(self):
+        done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1GiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("allreduce / nccl-ring", done.stdout)
+        note = re.search(r"note: NCCL's tuner chose (\w+)/(\w+) on (\d+) channels: predicted ([\d.]+) ms", done.stdout)
+        self.assertIsNotNone(note, done.stdout)
+        self.assertEqual(note.group(1), "Ring")
+        self.assertIn("NCCL's transport for Ring/", done.stdout)
+        self.assertIn("verified        yes", done.stdout)
+
+    def test_the_plan_records_the_choice_in_nccls_names(self):
+        trace = self.traced("--topology", "dgx-h100:1", "--algorithm", "nccl", "--size", "8B")
+        algorithm = trace["plan"]["algorithm"]
+        self.assertEqual(algorithm["chosen_by"], "nccl")
+        self.assertEqual(algorithm["parameters"]["nccl"], {"algo": "Ring", "proto": "LL", "channels": 1})
+        self.assertEqual(trace["scenario"]["nccl"], {"pxn": True})
+
+    def test_forced_protocol_and_channels_are_what_runs(self):
+        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB",
+                            "--set", "nccl.proto=Simple", "--set", "nccl.channels=3")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"],
+                         {"algo": "Ring", "proto": "Simple", "channels": 3})
+        self.assertEqual(trace["scenario"]["nccl"], {"proto": "Simple", "channels": 3, "pxn": True})
+        # three rings: each rank sends 3 messages per step, 2(p-1) steps
+        self.assertEqual(trace["summary"]["message_count"], 3 * 16 * 2 * 15)
+
+    def test_pxn_keeps_crossings_on_their_rail_and_off_the_spine(self):
+        def links(*extra):
+            trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl-ring", "--size", "64MiB",
+                                "--set", "nccl.channels=8", *extra)
+            self.assertTrue(trace["summary"]["verified"])
+            return {link["name"] for link in trace["links"]["list"]}
+        # channel c leaves node i from GPU c-1 for GPU c of node i+1: with PXN through GPU c's
+        # NIC (rail c), without it up rail c-1 to the spine and down rail c
+        self.assertFalse(any(name.startswith("rail-") for name in links()))
+        self.assertIn("rail-0_uplink_UP", links("--set", "nccl.pxn=false"))
+
+
+class BadInput(NcclTest):
+    def test_nccl_keys_need_nccls_algorithms(self):
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "ring", "--set", "nccl.proto=LL"],
+                        r"nccl\.proto: only NCCL's algorithms read it, and collective\.algorithm 'ring' is none of "
+                        r"them; allowed with: nccl, nccl-ring")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "auto", "--set", "nccl.channels=2"],
+                        r"nccl\.channels: only NCCL's algorithms read it")
+
+    def test_unknown_names_and_ranges(self):
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.proto=LL64"],
+                        r"nccl\.proto: unknown NCCL protocol 'LL64'; allowed: Simple, LL, LL128")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=ring"],
+                        r"nccl\.algo: unknown NCCL algorithm 'ring' \(did you mean 'Ring'\?\); allowed: Ring, Tree, "
+                        r"NVLS, NVLSTree, CollNet")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.channels=33"],
+                        r"nccl\.channels: 33 is out of range; allowed: 1 to 32")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.pxn=1"],
+                        r"nccl\.pxn: must be true or false, got 1")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.chanels=2"],
+                        r"nccl\.chanels: unknown key \(did you mean 'channels'\?\)")
+
+    def test_contradictions(self):
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-ring", "--set", "nccl.algo=Tree"],
+                        r"nccl\.algo: Tree contradicts collective\.algorithm 'nccl-ring' \(NCCL's Ring\)")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=NVLS",
+                         "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only")
+        self.assert_bad(["--collective", "broadcast", "--algorithm", "nccl"],
+                        r"collective\.algorithm: NCCL's tuner chooses for an allreduce")
+
+    def test_nccl_needs_gpus(self):
+        self.assert_bad(["--topology", "star:8", "--algorithm", "nccl"],
+                        r"collective\.algorithm: NCCL's algorithms run on GPUs: the platform's hosts name no gpu")
+
+
+if __name__ == "__main__":
+    unittest.main()

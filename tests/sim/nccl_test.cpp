@@ -1,0 +1,78 @@
+// NCCL's algorithms with NCCL's transport, against hand-worked times: NCCL's constants
+// (tuning.cc 2.25.1) and the datasheets' links put together by hand here, the simulation
+// run on the GPU presets; and the cost model against the simulation on them.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "algorithms/registry.hpp"
+#include "sim_harness.hpp"
+
+using namespace collsim;
+using collsim::testing::make_scenario;
+using collsim::testing::simulate_in_child;
+
+namespace {
+
+Scenario nccl_scenario(const std::string& algorithm, const std::string& topology, int p, double bytes) {
+  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
+  s.topology = topology;
+  return s;
+}
+
+constexpr double us = 1e-6;
+constexpr double nvlink_factor = 25.0 / 20.6;  // H100: the datasheet's 25 GB/s per link, NCCL's 20.6
+
+}  // namespace
+
+TEST_SUITE("sim") {
+  TEST_CASE("NCCL's ring on one DGX H100: base latency + 2(p-1) hops, each hwLat + its chunk") {
+    // LL, one channel, 8 KiB over 8 ranks: chunks of 1 KiB; a hop holds the message 0.6 us
+    // (hwLat NVLink Ring/LL) after it moved at LL's 141 GB/s ceiling (Hopper, one node)
+    Scenario s = nccl_scenario("nccl-ring", "dgx-h100:1", 8, 8192);
+    s.nccl.proto = nccl::Proto::ll;
+    s.nccl.channels = 1;
+    const auto ll = simulate_in_child(s);
+    REQUIRE_MESSAGE(ll.exit_code == 0, ll.error);
+    const double wire = std::round(1024 * 2 * nvlink_factor), ll_rate = 141e9 * 2 * nvlink_factor;
+    CHECK(ll.simulated_time == doctest::Approx(6.6 * us + 14 * (0.6 * us + wire / ll_rate)).epsilon(1e-9).scale(0));
+    CHECK(ll.model_time == doctest::Approx(ll.simulated_time).epsilon(1e-9).scale(0));
+    // Simple, one channel, 64 MiB: chunks of 8 MiB at the NVLink's 450 GB/s, 3.4 us a hop,
+    // 8.4 us base latency
+    s.collective.size = 64.0 * 1024 * 1024;
+    s.nccl.proto = nccl::Proto::simple;
+    const auto simple = simulate_in_child(s);
+    REQUIRE_MESSAGE(simple.exit_code == 0, simple.error);
+    const double chunk = std::round(8.0 * 1024 * 1024 * nvlink_factor);
+    CHECK(simple.simulated_time == doctest::Approx(8.4 * us + 14 * (3.4 * us + chunk / 450e9)).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("NCCL's ring: the model prices the simulation exactly on the GPU presets") {
+    // rings across nodes through PXN, every protocol, channels from the tuner and forced,
+    // nodes of unequal size (10 ranks on rail:3:4)
+    struct Case {
+      const char* topology;
+      int p;
+      double bytes;
+      std::optional<nccl::Proto> proto;
+      std::optional<int> channels;
+    };
+    const Case cases[] = {{"dgx-h100:2", 16, 8, {}, {}},
+                          {"dgx-h100:2", 16, 1 << 20, nccl::Proto::ll128, {}},
+                          {"dgx-h100:2", 16, 64 << 20, nccl::Proto::simple, 3},
+                          {"dgx-a100:2:roce200", 16, 1 << 20, {}, {}},
+                          {"rail:3:4", 10, 1 << 16, nccl::Proto::ll, 4},
+                          {"gb200-nvl72:1", 72, 1 << 20, {}, {}}};
+    for (const Case& c : cases) {
+      Scenario s = nccl_scenario("nccl-ring", c.topology, c.p, c.bytes);
+      s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
+      s.nccl.proto = c.proto;
+      s.nccl.channels = c.channels;
+      CAPTURE(fmt::format("{} p={} {} B", c.topology, c.p, c.bytes));
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+}

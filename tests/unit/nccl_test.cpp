@@ -1,0 +1,142 @@
+// NCCL's tuner and transport against hand-worked numbers: NCCL's formulas (tuning.cc 2.25.1)
+// applied by hand to DGX systems, the datasheets' figures, the standards' framing.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "nccl/transport.hpp"
+#include "nccl/tuner.hpp"
+#include "util/errors.hpp"
+
+using namespace collsim;
+using namespace collsim::nccl;
+
+namespace {
+
+// n nodes of g GPUs of a catalogued node (its GPU, NIC and CPU).
+GpuSystem system_of(const std::string& gpu, const std::string& nic, const std::string& cpu, int nodes, int gpus) {
+  std::vector<RankProperties> ranks;
+  for (int i = 0; i < nodes; ++i)
+    for (int j = 0; j < gpus; ++j) ranks.push_back({"node-" + std::to_string(i), gpu, nic, cpu});
+  std::vector<std::string> switches(static_cast<size_t>(nodes), "nvswitch");
+  if (find_nic_model(nic)->sharp) switches.insert(switches.end(), static_cast<size_t>(gpus), "sharp-switch");
+  return describe_system(ranks, find_gpu_model(gpu)->nvlink_bandwidth(), switches, "test");
+}
+
+const Candidate& find(const std::vector<Candidate>& all, Algo algo, Proto proto) {
+  for (const Candidate& c : all)
+    if (c.algo == algo && c.proto == proto) return c;
+  throw std::logic_error("no such candidate");
+}
+
+constexpr double gib = 1024.0 * 1024 * 1024;
+
+}  // namespace
+
+TEST_CASE("the catalogue: NVLink per GPU and direction, the fabrics' framing") {
+  CHECK(find_gpu_model("h100")->nvlink_bandwidth() == 18 * 25e9);  // 900 GB/s both ways
+  CHECK(find_gpu_model("a100")->nvlink_bandwidth() == 12 * 25e9);  // 600 GB/s both ways
+  CHECK(find_gpu_model("b200")->nvlink_bandwidth() == 18 * 50e9);  // 1.8 TB/s both ways
+  // InfiniBand: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 bytes per 4096; RoCE v2 82 per 4096
+  CHECK(find_nic_model("ndr")->payload_efficiency() == doctest::Approx(4096.0 / 4122).epsilon(1e-12).scale(0));
+  CHECK(find_nic_model("roce400")->payload_efficiency() == doctest::Approx(4096.0 / 4178).epsilon(1e-12).scale(0));
+  CHECK(find_nic_model("ndr")->line_rate == 50e9);
+  CHECK(find_nic_model("hdr")->line_rate == 25e9);
+}
+
+TEST_CASE("the channel search: 12 x 30 GB/s on one DGX H100, 12 x 20 on a DGX A100, 8 x 45 across H100 nodes") {
+  // 18 x 20.6 = 370.8 GB/s of NVLink: 6 rings at 60 (7 x 60 = 420 does not fit), doubled at half speed
+  const Graph h100 = search_graphs(system_of("h100", "ndr", "intel", 1, 8)).ring;
+  CHECK(h100.channels == 12);
+  CHECK(h100.bw_intra == 30.0);
+  // 12 x 20 = 240: 6 at 40, doubled (compute capability 80 doubles below 50)
+  const Graph a100 = search_graphs(system_of("a100", "hdr", "amd", 1, 8)).ring;
+  CHECK(a100.channels == 12);
+  CHECK(a100.bw_intra == 20.0);
+  // across nodes: 48 fits the 50 GB/s NIC but only 7 x 48 the NVLink; 8 x 45 = 360 is more;
+  // no doubling below 50 with more than 4 channels on compute capability 90
+  const Graph two = search_graphs(system_of("h100", "ndr", "intel", 2, 8)).ring;
+  CHECK(two.channels == 8);
+  CHECK(two.bw_inter == 45.0);
+  // A100 with 25 GB/s NICs: 8 x 24, not doubled (below 25)
+  const Graph a100s = search_graphs(system_of("a100", "hdr", "amd", 2, 8)).ring;
+  CHECK(a100s.channels == 8);
+  CHECK(a100s.bw_inter == 24.0);
+}
+
+TEST_CASE("NCCL's predicted times: Ring/Simple on one DGX H100 at 1 GiB, Tree/LL on two at 8 bytes") {
+  // busBw 12 x 30 = 360, algBw 360 x 8/14; latency 8.4 + 14 x 3.4 = 56 us
+  const auto one = price_allreduce(system_of("h100", "ndr", "intel", 1, 8), gib, {});
+  const Candidate& ring = find(one, Algo::ring, Proto::simple);
+  CHECK(ring.latency_us == doctest::Approx(56.0).epsilon(1e-9).scale(0));
+  CHECK(ring.time_us == doctest::Approx(56.0 + gib / (1000 * 360.0 * 8 / 14)).epsilon(1e-9).scale(0));
+  // 6.8 + 2 x ((16/2 - 1) x 0.6 + log2(2) x 5.0) = 25.2 us
+  const auto two = price_allreduce(system_of("h100", "ndr", "intel", 2, 8), 8, {});
+  CHECK(find(two, Algo::tree, Proto::ll).latency_us == doctest::Approx(25.2).epsilon(1e-9).scale(0));
+  // Ring/LL across 2 nodes: 6.6 + (30 - 2) x max(0.6, 1.0 Intel's net overhead) + 2 x 2.7 = 40.0
+  CHECK(find(two, Algo::ring, Proto::ll).latency_us == doctest::Approx(40.0).epsilon(1e-9).scale(0));
+  // Ring/Simple across nodes pays the plateau (x1.4) once a channel's share reaches 64 bytes
+  const auto large = price_allreduce(system_of("h100", "ndr", "intel", 2, 8), gib, {});
+  CHECK(find(large, Algo::ring, Proto::simple).latency_us ==
+        doctest::Approx(1.4 * (8.4 + 28 * 3.4 + 2 * 14.0)).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("what NCCL would not run: NVLS without NVLink SHARP, NVLSTree on one node, CollNet without SHARP") {
+  const auto a100 = price_allreduce(system_of("a100", "hdr", "amd", 1, 8), gib, {});
+  CHECK_FALSE(find(a100, Algo::nvls, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(a100, Algo::nvls_tree, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(a100, Algo::collnet, Proto::simple).disabled.empty());
+  CHECK(find(a100, Algo::ring, Proto::ll128).disabled.empty());
+  const auto h100 = price_allreduce(system_of("h100", "ndr", "intel", 1, 8), gib, {});
+  CHECK(find(h100, Algo::nvls, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(h100, Algo::nvls, Proto::ll).disabled.empty());  // NVLS runs Simple only
+  const auto sharp = price_allreduce(system_of("h100", "ndr-sharp", "intel", 2, 8), gib, {});
+  CHECK(find(sharp, Algo::collnet, Proto::simple).disabled.empty());
+}
+
+TEST_CASE("forcing: nccl.algo and nccl.proto filter, an impossible one is refused in one line") {
+  const GpuSystem a100 = system_of("a100", "hdr", "amd", 1, 8);
+  const Choice forced = choose_allreduce(a100, gib, {Algo::ring, Proto::ll, std::nullopt}, "nccl.algo");
+  CHECK(forced.chosen.algo == Algo::ring);
+  CHECK(forced.chosen.proto == Proto::ll);
+  CHECK_THROWS_AS(choose_allreduce(a100, gib, {Algo::nvls, std::nullopt, std::nullopt}, "nccl.algo"), InputError);
+}
+
+TEST_CASE("the channels NCCL runs: fewer for small sizes (bytes < channels x threads x threshold)") {
+  const GpuSystem h100 = system_of("h100", "ndr", "intel", 1, 8);
+  // Ring/LL: threshold 8 x nRanks = 64, 512 threads: 8 bytes keep one channel
+  CHECK(choose_allreduce(h100, 8, {Algo::ring, Proto::ll, std::nullopt}, "test").channels == 1);
+  // 1 GiB keeps all 24 compute channels (twice the search's 12)
+  CHECK(choose_allreduce(h100, gib, {Algo::ring, Proto::simple, std::nullopt}, "test").channels == 24);
+  CHECK(choose_allreduce(h100, gib, {Algo::ring, Proto::simple, 5}, "test").channels == 5);
+}
+
+TEST_CASE("the transport's prices: wire bytes, hop latencies, ceilings, base latency") {
+  const GpuSystem h100 = system_of("h100", "ndr", "intel", 2, 8);
+  std::vector<EndpointKind> kinds(16, EndpointKind::gpu);
+  const Transport ll(h100, {Algo::ring, Proto::ll, 16, 8}, kinds);
+  // LL: half of each line is flags; NVLink: NCCL counts 20.6 of the 25 GB/s of a link
+  CHECK(ll.price(0, 1).wire_factor == doctest::Approx(2 * 25.0 / 20.6).epsilon(1e-12).scale(0));
+  CHECK(ll.price(0, 8).wire_factor == doctest::Approx(2 * 4122.0 / 4096).epsilon(1e-12).scale(0));
+  // multi-node ring: an NVLink hop costs max(0.6, Intel's 1.0 network overhead) us; a network hop 2.7
+  CHECK(ll.price(0, 1).hop_latency == doctest::Approx(1.0e-6).epsilon(1e-12).scale(0));
+  CHECK(ll.price(0, 8).hop_latency == doctest::Approx(2.7e-6).epsilon(1e-12).scale(0));
+  CHECK(ll.collective_overhead() == doctest::Approx(6.6e-6).epsilon(1e-12).scale(0));
+  // LL's ceiling (39 GB/s on 2 Intel nodes) shared by 8 rings, in wire bytes
+  CHECK(ll.price(0, 1).rate_cap == doctest::Approx(39e9 / 8 * 2 * 25.0 / 20.6).epsilon(1e-12).scale(0));
+  const Transport simple(h100, {Algo::ring, Proto::simple, 16, 8}, kinds);
+  CHECK(std::isinf(simple.price(0, 1).rate_cap));
+  CHECK(simple.price(0, 1).hop_latency == doctest::Approx(3.4e-6).epsilon(1e-12).scale(0));  // max(3.4, 3 x 1.0)
+  // NVLS pays its NVLink latency once (25 us), its switch hops at NVLS's 0.85 of NCCL's NVLink
+  kinds.push_back(EndpointKind::nvswitch);
+  const Transport nvls(system_of("h100", "ndr", "intel", 1, 8), {Algo::nvls, Proto::simple, 8, 1}, kinds);
+  CHECK(nvls.collective_overhead() == doctest::Approx(25e-6).epsilon(1e-12).scale(0));
+  CHECK(nvls.price(0, 16).wire_factor == doctest::Approx(25.0 / 20.6 / 0.85).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("the tree correction: NCCL's table by log2(bytes / 64)") {
+  CHECK(tree_correction(Proto::simple, 64) == .9);          // index 0
+  CHECK(tree_correction(Proto::ll, 64 * 2048) == .5);       // index 11
+  CHECK(tree_correction(Proto::simple, 64.0 * (1 << 22)) == .9);  // index 22, the last
+  CHECK(tree_correction(Proto::simple, 64.0 * (1 << 23)) == 1.0);  // beyond the table
+}
