@@ -242,6 +242,7 @@ RecoveryEvent Coordinator::event_for(const CommGroup& group, const Judgement& ju
   event.evidence = judgement.evidence_lines();
   event.prediction_keep = prediction_.first;
   event.prediction_drop = prediction_.second;
+  event.prices = judgement.prices;
   // Layered training: the earliest bucket a member was reducing is the one redone first.
   for (int world : group.members()) {
     const int bucket = engine_.bucket(world);

@@ -275,7 +275,7 @@ bool Coordinator::regroup_fabric(const std::vector<int>& halves, double slowdown
   }
   if (!added || slowdown * run_.scenario->recovery.straggler_threshold < 1) return false;
   out.order = order_avoiding(avoided, membership_.current().members(), false, true);
-  if (out.order.empty() || !regroup_prices(avoided, out.order, slowdown, out)) {
+  if (!regroup_prices(avoided, out.order, slowdown, out)) {  // keeping's price alone when no order avoids them
     out.order.clear();
     return false;
   }

@@ -1,6 +1,7 @@
 // The coordinator's insides, shared by the files that define it: coordinator.cpp (the
-// protocol), coordinator_links.cpp, coordinator_judge.cpp, coordinator_regroup.cpp and
-// coordinator_probes.cpp. Its state machine and invariants: recovery/coordinator.hpp.
+// protocol), coordinator_links.cpp, coordinator_judge.cpp, coordinator_prices.cpp,
+// coordinator_regroup.cpp, coordinator_probes.cpp and coordinator_fabric.cpp. Its state
+// machine and invariants: recovery/coordinator.hpp.
 #pragma once
 
 #include "recovery/coordinator.hpp"
@@ -68,6 +69,7 @@ struct Judgement {
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
+  DecisionPrices prices;           // what keeping, dropping or regrouping would give, in useful work
   double median = -1;
 };
 
@@ -204,7 +206,8 @@ private:
   bool await_own_link(const Judgement& judgement);
   bool await_links(const std::vector<LinkRef>& links);
 
-  // Reading the wait-for graph: roots, late transfers, slow links, progress scores, the straggler rule (coordinator_judge.cpp).
+  // Reading the wait-for graph: roots, late transfers, slow links, progress scores (coordinator_judge.cpp); the
+  // straggler rule's decision, priced in useful work (predict, dropping_pays, keep_recorded: coordinator_prices.cpp).
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const;
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out);
@@ -227,6 +230,7 @@ private:
   void add_scores(const std::vector<int>& members, Judgement& out) const;
   Prediction predict(const Judgement& judgement) const;
   bool dropping_pays(Judgement& judgement);
+  void keep_recorded(const Judgement& judgement, const std::string& why);
   double platform_model(const CommGroup& group) const { return prices_.platform_model(group.members()); }
   double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group.members()); }
 
@@ -299,6 +303,7 @@ private:
   std::set<std::pair<int, std::vector<int>>> undecided_;  // (epoch, ranks) left undecided
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::set<std::array<int, 3>> halves_probed_;  // and of those whose halves were (rule 5c)
+  std::set<std::pair<int, std::vector<int>>> keeps_recorded_;  // (epoch, roots) of the keeps in the trace
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   std::map<std::pair<int, int>, LateSeen> late_seen_;
   std::pair<double, double> prediction_{-1, -1};

@@ -10,6 +10,7 @@ times are the ring's formula, 2(p-1)(alpha + n/(pB)) plus the round's computatio
 platform's documented alpha and B (docs/topologies.md), not from a run.
 """
 import json
+import os
 import re
 import subprocess
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 from cli_common import COLLSIM
 
 MIB = 1 << 20
+FULL = os.environ.get("RECOVERY_MATRIX") == "full"
 
 
 def ring_round(p, alpha, size, bandwidth=10e9, compute=1e-3):
@@ -166,6 +168,107 @@ class LinkBetweenEqualRacks(FabricCase):
             self.assertGreater(seconds, 3 * expected)
             self.assertLess(seconds, min(5 * 7e-6, slowed * 1.01))
         self.assertTrue(any(abs(seconds - slowed) < 0.01 * slowed for seconds in took), took)
+
+
+# The matrix: each family at p = 128 to 256, its switch links (links no host owns: a
+# dragonfly's router links, a fat tree's links between switches, a rail's or a leaf's
+# uplink; on a torus, where every link is a host's, links between hosts, which carry other
+# ranks' routes) at three positions: the busiest of a fault-free round, the median, the least
+# busy that carries anything.
+FAMILIES = [("dragonfly:4:4:8", 128, r"^(green|blue|black)_link"),
+            ("fat-tree:2:16,16:1,16:1,1", 256, None),  # switch-to-switch: both ends past the hosts
+            ("leaf-spine:8:16", 128, r"^leaf-\d+-uplink"),
+            ("torus:8x8x4", 256, r"^torus_link"),
+            ("rail:16:8", 128, r"^rail-\d+_uplink"),
+            ("dgx-h100:16", 128, r"^rail-\d+_uplink")]
+SAMPLE = [("dragonfly:4:4:8", 1, "slow", 0.05), ("rail:16:8", 0, "slow", 0.01)]
+
+
+def fault_free(topology, p, algorithm="ring"):
+    """A fault-free run of the matrix's scenario: its trace (the links it used, its rounds)."""
+    document = {"topology": topology, "workers": p, "collective": {"algorithm": algorithm, "size": "16MiB"},
+                "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"}, "seed": 42}
+    with tempfile.TemporaryDirectory() as folder:
+        path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+        path.write_text(json.dumps(document))
+        subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], check=True, timeout=300)
+        return json.loads(trace.read_text())
+
+
+def switch_links(trace, pattern, p):
+    """The physical switch links a fault-free run used, busiest first, by the family's names."""
+    names = []
+    for link in trace["links"]["list"]:
+        name = re.sub(r"_(UP|DOWN)$", "", link["name"])
+        if pattern is None:
+            ends = re.match(r"^link_from_(\d+)_(\d+)_", name)
+            switch = ends is not None and int(ends.group(1)) >= p and int(ends.group(2)) >= p
+        else:
+            switch = re.search(pattern, name) is not None
+        if switch and name not in names:
+            names.append(name)
+    return names
+
+
+def positions(names):
+    return sorted({0, len(names) // 2, len(names) - 1})
+
+
+def run_fault(topology, p, link, kind, factor, algorithm="ring"):
+    """The matrix's scenario with `link` slow (at `factor`) or down from round 1: exit status, trace."""
+    fault = {"kind": "slow-link", "link": link, "at_round": 1, "factor": factor} if kind == "slow" else \
+        {"kind": "link-down", "link": link, "at_round": 1}
+    document = {"topology": topology, "workers": p, "collective": {"algorithm": algorithm, "size": "16MiB"},
+                "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"}, "faults": [fault],
+                "recovery": {"policy": "rebuild"}, "seed": 42}
+    with tempfile.TemporaryDirectory() as folder:
+        path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
+        path.write_text(json.dumps(document))
+        done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], capture_output=True,
+                              text=True, timeout=600)
+        return done.returncode, done.stderr, json.loads(trace.read_text())
+
+
+class FabricMatrix(unittest.TestCase):
+    """Switch links slow (1%, 5%, 20%) or down, at several positions, on every family at
+    p = 128 to 256 (a sample here; the whole matrix under the CTest label `heavy`,
+    `fabric_matrix`): nobody healthy is dropped, every run ends (exit 0, or exit 1 with one
+    line when a link down leaves no order), and where the same members regrouped, every
+    round after the regroup is within 1.5x of the fault-free run's rounds."""
+
+    def check(self, topology, p, link, kind, factor, healthy):
+        status, stderr, trace = run_fault(topology, p, link, kind, factor)
+        quality = trace["summary"]["recovery_quality"]
+        self.assertEqual(quality["healthy_dropped"], [], [e["reason"] for e in trace["recovery"]])
+        self.assertIn(status, (0, 1))
+        if status == 1:
+            self.assertEqual(kind, "down")
+            self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+            return
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        regroups = [e for e in trace["recovery"] if e["epoch_after"] > e["epoch_before"] and not e["dropped_ranks"]
+                    and not e["joined_ranks"]]
+        if not regroups:
+            return
+        after = [r for r in trace["rounds"] if r["epoch"] >= regroups[-1]["epoch_after"] and r["round"] > regroups[-1]["round"]]
+        for row in after:
+            self.assertLess(row["end"] - row["start"], 1.5 * healthy, (row, [e["reason"] for e in trace["recovery"]]))
+
+    def test_switch_links_slow_or_down(self):
+        chosen = FAMILIES if FULL else [f for f in FAMILIES if f[0] in {s[0] for s in SAMPLE}]
+        for topology, p, pattern in chosen:
+            reference = fault_free(topology, p)
+            healthy = max(r["end"] - r["start"] for r in reference["rounds"])
+            names = switch_links(reference, pattern, p)
+            self.assertTrue(names, topology)
+            cases = [(at, kind, factor) for at in positions(names) for kind, factor in
+                     (("slow", 0.01), ("slow", 0.05), ("slow", 0.2), ("down", 0))] if FULL else \
+                [(at, kind, factor) for t, at, kind, factor in SAMPLE if t == topology]
+            for at, kind, factor in cases:
+                link = names[min(at, len(names) - 1)]
+                with self.subTest(topology=topology, link=link, fault=kind, factor=factor):
+                    self.check(topology, p, link, kind, factor, healthy)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "recovery/coordinator.hpp"
 #include "recovery/detector.hpp"
 #include "recovery/membership.hpp"
+#include "recovery/straggler_price.hpp"
 
 using namespace collsim;
 
@@ -321,6 +322,40 @@ TEST_CASE("a rank computing 10x past its time while the others wait on it is dro
   const double drop = verdict + ring_time(p - 1, n) + (R - 1) * (c + ring_time(p - 1, n));
   CHECK(decisions[0].prediction_keep == doctest::Approx(keep).epsilon(1e-9).scale(0));
   CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
+  // In useful work (no training.batch: one sample per worker and round): R x workers / seconds.
+  const DecisionPrices& prices = decisions[0].prices;
+  REQUIRE(prices.choices.size() == 2);
+  CHECK(prices.rounds_left == 4);
+  CHECK(prices.chosen == "drop");
+  CHECK(prices.choices[0].workers == 4);
+  CHECK(prices.choices[1].workers == 3);
+  CHECK(prices.choices[0].samples_per_second == doctest::Approx(R * 4 / keep).epsilon(1e-9).scale(0));
+  CHECK(prices.choices[1].samples_per_second == doctest::Approx(R * 3 / drop).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("keep, drop and regroup are compared by samples per second over the rounds left") {
+  // Dropping a third of 96 workers saves 20% of the time: 3 rounds x 64 x 32 / 8 s = 768
+  // samples/s against 3 x 96 x 32 / 10 s = 921.6 kept. Only at 6 s (1024/s) does it pay.
+  auto weigh = [](double keep, double drop, int kept, int left, double margin = 1) {
+    DecisionPrices prices;
+    prices.rounds_left = 3;
+    prices.batch = 32;
+    add_choice(prices, "keep", keep, kept);
+    add_choice(prices, left == kept ? "regroup" : "drop", drop, left);
+    return choose(prices, margin);
+  };
+  CHECK(weigh(10, 8, 96, 64) == "keep");
+  CHECK(weigh(10, 6, 96, 64) == "drop");
+  CHECK(weigh(10, 9.9, 96, 95) == "keep");  // 95/9.9 = 9.596 < 96/10
+  CHECK(weigh(10, 9.8, 96, 95) == "drop");  // 95/9.8 = 9.694
+  // A regroup (the same workers) must save 10% of the time left.
+  CHECK(weigh(10, 9.5, 96, 96, 0.9) == "keep");
+  CHECK(weigh(10, 8.9, 96, 96, 0.9) == "regroup");
+  DecisionPrices one;
+  one.rounds_left = 2;
+  add_choice(one, "keep", 0.5, 8);
+  CHECK(choose(one) == "keep");
+  CHECK(one.choices[0].samples_per_second == doctest::Approx(2 * 8 / 0.5).epsilon(1e-12).scale(0));
 }
 
 namespace {
@@ -391,7 +426,11 @@ TEST_CASE("a late transfer across a switch link that no rank owns drops nobody; 
 }
 
 TEST_CASE("a probe across a late transfer's end's own link alone names that end, never the switch link") {
-  Run run(8, 262144, 4, 0.010, true);
+  // 0.1 ms of computation a round: the ring 3x slower (the probe's bound) makes the rounds
+  // far longer than the computation, which pays for the 1 worker of 8 a drop loses. (With
+  // 10 ms of computation the ring is 2% of a round: 8 workers kept do more work, and the
+  // bound keeps rank 4 until whole steps measure it.)
+  Run run(8, 262144, 4, 0.0001, true);
   std::vector<RecoveryEvent> decisions;
   const std::vector<FaultEvent> faults;
   RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
