@@ -181,7 +181,9 @@ FAMILIES = [("dragonfly:4:4:8", 128, r"^(green|blue|black)_link"),
             ("torus:8x8x4", 256, r"^torus_link"),
             ("rail:16:8", 128, r"^rail-\d+_uplink"),
             ("dgx-h100:16", 128, r"^rail-\d+_uplink")]
-SAMPLE = [("dragonfly:4:4:8", 1, "slow", 0.05), ("rail:16:8", 0, "slow", 0.01)]
+# The sample: a dragonfly link at 20% (one late transfer a step, each over before a second
+# look: before, undecided at every round and the rounds 3.8x slower), a rail's uplink at 1%.
+SAMPLE = [("dragonfly:4:4:8", 1, "slow", 0.2), ("rail:16:8", 0, "slow", 0.01)]
 
 
 def fault_free(topology, p, algorithm="ring"):
@@ -234,9 +236,13 @@ class FabricMatrix(unittest.TestCase):
     p = 128 to 256 (a sample here; the whole matrix under the CTest label `heavy`,
     `fabric_matrix`): nobody healthy is dropped, every run ends (exit 0, or exit 1 with one
     line when a link down leaves no order), and where the same members regrouped, every
-    round after the regroup is within 1.5x of the fault-free run's rounds."""
+    round after the regroup is within 1.5x of the fault-free run's rounds. Where an order
+    that avoids a slow link exists (one of its slowdowns regrouped to within 1.5x), every
+    slowdown of it ends within 1.5x."""
 
     def check(self, topology, p, link, kind, factor, healthy):
+        """Runs one case and checks it; True when it regrouped to within 1.5x, else the last
+        round's time (None for a run stopped by a link down)."""
         status, stderr, trace = run_fault(topology, p, link, kind, factor)
         quality = trace["summary"]["recovery_quality"]
         self.assertEqual(quality["healthy_dropped"], [], [e["reason"] for e in trace["recovery"]])
@@ -244,16 +250,18 @@ class FabricMatrix(unittest.TestCase):
         if status == 1:
             self.assertEqual(kind, "down")
             self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
-            return
+            return None
         self.assertTrue(trace["summary"]["verified"])
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
+        last = trace["rounds"][-1]["end"] - trace["rounds"][-1]["start"]
         regroups = [e for e in trace["recovery"] if e["epoch_after"] > e["epoch_before"] and not e["dropped_ranks"]
                     and not e["joined_ranks"]]
         if not regroups:
-            return
+            return last
         after = [r for r in trace["rounds"] if r["epoch"] >= regroups[-1]["epoch_after"] and r["round"] > regroups[-1]["round"]]
         for row in after:
             self.assertLess(row["end"] - row["start"], 1.5 * healthy, (row, [e["reason"] for e in trace["recovery"]]))
+        return True
 
     def test_switch_links_slow_or_down(self):
         chosen = FAMILIES if FULL else [f for f in FAMILIES if f[0] in {s[0] for s in SAMPLE}]
@@ -262,14 +270,21 @@ class FabricMatrix(unittest.TestCase):
             healthy = max(r["end"] - r["start"] for r in reference["rounds"])
             names = switch_links(reference, pattern, p)
             self.assertTrue(names, topology)
-            cases = [(at, kind, factor) for at in positions(names) for kind, factor in
-                     (("slow", 0.01), ("slow", 0.05), ("slow", 0.2), ("down", 0))] if FULL else \
-                [(at, kind, factor) for t, at, kind, factor in SAMPLE if t == topology]
-            for at, kind, factor in cases:
+            faults = (("slow", 0.01), ("slow", 0.05), ("slow", 0.2), ("down", 0))
+            cases = [(at, faults) for at in positions(names)] if FULL else \
+                [(at, [(kind, factor)]) for t, at, kind, factor in SAMPLE if t == topology]
+            for at, link_faults in cases:
                 link = names[min(at, len(names) - 1)]
-                with self.subTest(topology=topology, link=link, fault=kind, factor=factor):
-                    self.check(topology, p, link, kind, factor, healthy)
-
+                outcomes = {}
+                for kind, factor in link_faults:
+                    with self.subTest(topology=topology, link=link, fault=kind, factor=factor):
+                        outcomes[(kind, factor)] = self.check(topology, p, link, kind, factor, healthy)
+                slow = {key: value for key, value in outcomes.items() if key[0] == "slow"}
+                if FULL and True not in slow.values():
+                    continue
+                for key, value in slow.items():  # an avoiding order exists: every slowdown finds it
+                    with self.subTest(topology=topology, link=link, fault=key):
+                        self.assertIs(value, True, f"last round {value} s against {healthy} s fault-free")
 
 if __name__ == "__main__":
     unittest.main()
