@@ -28,6 +28,11 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
 // NCCL's algorithms (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
 void allreduce_nccl_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
+// The student's slot (lab 7, docs/labs/): defined in src/algorithms/student.cpp, or in the
+// file the build's COLLSIM_STUDENT_FILE names, which replaces it.
+void allreduce_student(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void broadcast_student(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
 // Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveArgs& args);

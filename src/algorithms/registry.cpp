@@ -93,6 +93,10 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "NCCL's Ring: k rail-aligned channel rings, pipelined (a rank forwards as soon as it receives), NCCL's "
        "protocol costs: 2(p-1) hops of n/(kp) per ring",
        allreduce_nccl_ring, schedule_allreduce_nccl_ring, ring_partners, {.nccl = true}},
+      {Collective::allreduce, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
+       allreduce_student, schedule_allreduce_student, all_partners, {}, false},
+      {Collective::broadcast, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
+       broadcast_student, schedule_broadcast_student, all_partners, {.root = true}, false},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,
