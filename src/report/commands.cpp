@@ -131,6 +131,7 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
   // A baseline keeps what compare compares: informational figures would only add noise.
   metrics.erase("round_times");
   metrics.erase("tolerance");
+  metrics.erase("algorithm");
   for (const Metric& metric : metric_table())
     if (metric.better == Better::informational) metrics.erase(metric.name);
   return {{"format", baseline_format},
