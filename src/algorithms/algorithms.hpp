@@ -27,6 +27,12 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
 
 // NCCL's algorithms (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
 void allreduce_nccl_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_nccl_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_nccl_nvls(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_nccl_nvls_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+// The switches' side of NCCL's in-network reductions (comm/switch_ops.hpp).
+void nccl_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void nccl_nvls_tree_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 // Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);

@@ -93,6 +93,18 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "NCCL's Ring: k rail-aligned channel rings, pipelined (a rank forwards as soon as it receives), NCCL's "
        "protocol costs: 2(p-1) hops of n/(kp) per ring",
        allreduce_nccl_ring, schedule_allreduce_nccl_ring, ring_partners, {.nccl = true}},
+      {Collective::allreduce, "nccl-tree",
+       "NCCL's Tree: a chain in each node, NCCL's double binary tree across nodes, lanes on every NIC, chunks "
+       "reduced up and sent back down",
+       allreduce_nccl_tree, schedule_allreduce_nccl_tree, ring_partners, {.nccl = true}},
+      {Collective::allreduce, "nccl-nvls",
+       "NCCL's NVLS: each node's NVSwitch reduces (NVLink SHARP) and multicasts; (1 + 1/g) n through each NVLink port",
+       allreduce_nccl_nvls, schedule_allreduce_nccl_nvls, ring_partners, {.nccl = true}, nccl_nvls_switch,
+       SwitchKind::nvlink},
+      {Collective::allreduce, "nccl-nvls-tree",
+       "NCCL's NVLSTree: NVLS in each node, GPU i of every node on a double binary tree over the nodes for slice i",
+       allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true},
+       nccl_nvls_tree_switch, SwitchKind::nvlink},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,

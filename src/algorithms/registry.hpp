@@ -10,6 +10,7 @@
 #include "algorithms/partners.hpp"
 #include "algorithms/model_input.hpp"
 #include "algorithms/schedule.hpp"
+#include "comm/switch_ops.hpp"
 
 namespace collsim {
 
@@ -34,6 +35,10 @@ struct AlgorithmInfo {
   // Which ranks talk: the cost model's alpha and B are the worst of their routes.
   PartnersFn partners = ring_and_root_partners;
   Uses uses = {};
+  // An in-network reduction: the kind of switch it needs, and what the switch actors run
+  // (comm/switch_ops.hpp); nullptr: none.
+  AlgorithmFn switch_run = nullptr;
+  SwitchKind switches = SwitchKind::nvlink;
 };
 
 const std::vector<AlgorithmInfo>& all_algorithms();
