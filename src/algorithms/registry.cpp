@@ -51,8 +51,11 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
   return std::nullopt;
 }
 
-const std::vector<AlgorithmInfo>& all_algorithms() {
-  static const std::vector<AlgorithmInfo> algorithms{
+namespace {
+
+// collsim's allreduces.
+std::vector<AlgorithmInfo> allreduces() {
+  return {
       {Collective::allreduce, "naive", "flat reduce to the root, then flat broadcast: 2(alpha + (p-1) n/B)",
        allreduce_naive, schedule_allreduce_naive, root_partners, {.root = true}},
       {Collective::allreduce, "naive-binomial",
@@ -89,6 +92,12 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "2(alpha + (p-1) n/(SB))",
        allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners,
        {.servers = true}},
+  };
+}
+
+// NCCL's allreduces (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
+std::vector<AlgorithmInfo> nccl_allreduces() {
+  return {
       {Collective::allreduce, "nccl-ring",
        "NCCL's Ring: k rail-aligned channel rings, pipelined (a rank forwards as soon as it receives), NCCL's "
        "protocol costs: 2(p-1) hops of n/(kp) per ring",
@@ -105,6 +114,12 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "NCCL's NVLSTree: NVLS in each node, GPU i of every node on a double binary tree over the nodes for slice i",
        allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true},
        nccl_nvls_tree_switch, SwitchKind::nvlink},
+  };
+}
+
+// The other collectives' algorithms.
+std::vector<AlgorithmInfo> others() {
+  return {
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,
@@ -137,6 +152,17 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        {Collective::alltoall, "direct", "every block sent at once: alpha + (p-1) n/(pB)", alltoall_direct,
         schedule_alltoall_direct, all_partners},
   };
+}
+
+}  // namespace
+
+const std::vector<AlgorithmInfo>& all_algorithms() {
+  static const std::vector<AlgorithmInfo> algorithms = [] {
+    std::vector<AlgorithmInfo> list = allreduces();
+    for (auto* part : {nccl_allreduces, others})
+      for (AlgorithmInfo& algorithm : part()) list.push_back(std::move(algorithm));
+    return list;
+  }();
   return algorithms;
 }
 
