@@ -34,6 +34,11 @@ void allreduce_nccl_nvls_tree(Comm& comm, Buffer& buf, const CollectiveArgs& arg
 void nccl_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void nccl_nvls_tree_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
+// The student's slot (lab 7, docs/labs/): defined in src/algorithms/student.cpp, or in the
+// file the build's COLLSIM_STUDENT_FILE names, which replaces it.
+void allreduce_student(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void broadcast_student(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+
 // Reduce-scatter: rank r ends with chunk r of split_evenly(n, p), reduced over all ranks.
 void reduce_scatter_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void reduce_scatter_recursive_halving(Comm& comm, Buffer& buf, const CollectiveArgs& args);

@@ -108,11 +108,11 @@ std::vector<AlgorithmInfo> nccl_allreduces() {
        allreduce_nccl_tree, schedule_allreduce_nccl_tree, ring_partners, {.nccl = true}},
       {Collective::allreduce, "nccl-nvls",
        "NCCL's NVLS: each node's NVSwitch reduces (NVLink SHARP) and multicasts; (1 + 1/g) n through each NVLink port",
-       allreduce_nccl_nvls, schedule_allreduce_nccl_nvls, ring_partners, {.nccl = true}, nccl_nvls_switch,
+       allreduce_nccl_nvls, schedule_allreduce_nccl_nvls, ring_partners, {.nccl = true}, true, nccl_nvls_switch,
        SwitchKind::nvlink},
       {Collective::allreduce, "nccl-nvls-tree",
        "NCCL's NVLSTree: NVLS in each node, GPU i of every node on a double binary tree over the nodes for slice i",
-       allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true},
+       allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true}, true,
        nccl_nvls_tree_switch, SwitchKind::nvlink},
   };
 }
@@ -120,6 +120,10 @@ std::vector<AlgorithmInfo> nccl_allreduces() {
 // The other collectives' algorithms.
 std::vector<AlgorithmInfo> others() {
   return {
+      {Collective::allreduce, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
+       allreduce_student, schedule_allreduce_student, all_partners, {}, false},
+      {Collective::broadcast, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
+       broadcast_student, schedule_broadcast_student, all_partners, {.root = true}, false},
       {Collective::broadcast, "binomial", "binomial tree, whole message per round: ceil(log2 p)(alpha + n/B)",
        broadcast_binomial, schedule_broadcast_binomial, binomial_partners, {.root = true}},
       {Collective::broadcast, "flat", "root sends to every rank at once: alpha + (p-1) n/B", broadcast_flat,

@@ -35,11 +35,19 @@ struct AlgorithmInfo {
   // Which ranks talk: the cost model's alpha and B are the worst of their routes.
   PartnersFn partners = ring_and_root_partners;
   Uses uses = {};
+  // collsim's own code: `auto` may choose it and `collsim list` shows it. Not the student's
+  // slot (lab 7), whose code is the student's (or the template's until they build theirs).
+  bool builtin = true;
   // An in-network reduction: the kind of switch it needs, and what the switch actors run
   // (comm/switch_ops.hpp); nullptr: none.
   AlgorithmFn switch_run = nullptr;
   SwitchKind switches = SwitchKind::nvlink;
 };
+
+// The file in the student slot, as the build names it (-DCOLLSIM_STUDENT_FILE); empty when
+// it holds the template src/algorithms/student.cpp. Defined in a line CMakeLists.txt
+// generates beside the slot's functions.
+extern const char* const student_origin;
 
 const std::vector<AlgorithmInfo>& all_algorithms();
 

@@ -37,6 +37,8 @@ Schedule schedule_allgather_ring(const ModelInput& in);
 Schedule schedule_alltoall_pairwise(const ModelInput& in);
 Schedule schedule_alltoall_direct(const ModelInput& in);
 Schedule schedule_allgather_recursive_doubling(const ModelInput& in);
+Schedule schedule_allreduce_student(const ModelInput& in);  // lab 7: src/algorithms/student.cpp
+Schedule schedule_broadcast_student(const ModelInput& in);
 
 // Shared patterns (schedule_blocks.cpp).
 

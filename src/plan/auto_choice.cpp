@@ -27,7 +27,8 @@ AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& 
 std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
   std::vector<AutoCandidate> table;
   for (const AlgorithmInfo& candidate : all_algorithms())
-    if (candidate.collective == collective && !candidate.uses.nccl) table.push_back(model_candidate(candidate, in));
+    if (candidate.collective == collective && candidate.builtin && !candidate.uses.nccl)
+      table.push_back(model_candidate(candidate, in));
   auto key = [](const AutoCandidate& c) {
     return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
   };

@@ -73,7 +73,8 @@ std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scen
   if (!chosen_at_run_time(collective.algorithm)) return {{&find_algorithm(collective.kind, collective.algorithm, "collective.algorithm")}};
   std::vector<const AlgorithmInfo*> candidates;
   for (const AlgorithmInfo& algorithm : all_algorithms())
-    if (algorithm.collective == collective.kind && (collective.algorithm == "auto" || algorithm.uses.nccl))
+    if (algorithm.collective == collective.kind && algorithm.builtin &&
+        (collective.algorithm == "auto" || algorithm.uses.nccl))
       candidates.push_back(&algorithm);
   return {candidates};
 }

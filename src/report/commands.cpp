@@ -281,6 +281,18 @@ int command_validate(const RunRequest& request, bool print_plan) {
   return 0;
 }
 
+namespace {
+
+// The student slot's line: what it holds now (the template until a student's file is built in).
+std::string student_slot_summary() {
+  if (*student_origin == '\0')
+    return "yours (lab 7): holds the template's chain (src/algorithms/student.cpp) until you build collsim with "
+           "-DCOLLSIM_STUDENT_FILE=YOUR_COPY; never chosen by auto";
+  return fmt::format("yours (lab 7), built from {}; never chosen by auto", student_origin);
+}
+
+}  // namespace
+
 int command_list(const std::string& what) {
   const fs::path root(COLLSIM_SOURCE_DIR);
   const std::vector<std::string> kinds{"algorithms", "topologies", "scenarios", "sweeps", "metrics"};
@@ -303,7 +315,7 @@ int command_list(const std::string& what) {
     for (const auto& a : all_algorithms()) {
       const std::string uses = uses_names(a.uses);
       std::cout << fmt::format("{:<{}}  {:<{}}  {}{}\n", collective_name(a.collective), kind_width, a.name, name_width,
-                               a.summary, uses.empty() ? "" : " [uses " + uses + "]");
+                               a.builtin ? a.summary : student_slot_summary(), uses.empty() ? "" : " [uses " + uses + "]");
     }
   }
   if (what.empty() || what == "topologies") {

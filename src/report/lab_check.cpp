@@ -55,9 +55,16 @@ struct Graded {
 
 Graded grade_question(const LabSheet& sheet, const LabQuestion& q, const LabVariant& variant, const Metrics& metrics,
                       const json& answers, bool reveal) {
-  for (const auto& [run, values] : metrics)
-    if (values.contains("error") && q.value.find(run + ".") != std::string::npos)
+  for (const auto& [run, values] : metrics) {
+    if (q.value.find(run + ".") == std::string::npos) continue;
+    if (values.contains("error"))
       return {"WRONG", fmt::format("the run '{}' failed: {}", run, values["error"].get<std::string>())};
+    // a wrong result's time is no measurement: only its flag grades it (a prediction, made
+    // from the model, does not depend on the run)
+    if (q.kind != "predict" && values.value("verified", true) == false &&
+        q.value.find(run + ".verified") == std::string::npos)
+      return {"WRONG", fmt::format("the run '{}' gave a wrong result (verification failed): its figures are not graded", run)};
+  }
   const double expected = sheet.evaluate(q.value, variant, metrics, "questions." + q.id + ".value");
   const std::string shown = reveal ? fmt::format("; expected {}", format_answer(expected, q.unit)) : "";
   if (q.kind == "check") {

@@ -90,7 +90,8 @@ private:
     if (word == "ceil") return std::ceil(x - 1e-9);
     if (word == "floor") return std::floor(x + 1e-9);
     if (word == "log2") return std::log2(x);
-    fail(fmt::format("unknown function '{}'; allowed: ceil, floor, log2", word));
+    if (word == "abs") return std::fabs(x);
+    fail(fmt::format("unknown function '{}'; allowed: abs, ceil, floor, log2", word));
   }
   double metric(const std::string& run, const std::string& key) const {
     const auto it = metrics_.find(run);

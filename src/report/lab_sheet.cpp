@@ -101,8 +101,19 @@ uint64_t fnv1a(const std::string& text) {
 
 std::string value_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
-// ${name} in a JSON value: the whole string "${p}" becomes the parameter's value (a number
-// stays a number); inside a longer string, its text.
+// A student's parameters as written in the sheet, then the derived figures (a whole number
+// as an integer: "workers": "${p}" with p = 2 * g).
+std::vector<std::pair<std::string, json>> named_values(const LabVariant& variant) {
+  auto values = variant.values;
+  for (const auto& [name, number] : variant.numbers) {
+    const bool given = std::any_of(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
+    if (!given) values.emplace_back(name, number == std::floor(number) ? json(static_cast<int64_t>(number)) : json(number));
+  }
+  return values;
+}
+
+// ${name} in a JSON value: the whole string "${p}" becomes the parameter's (or derived
+// figure's) value (a number stays a number); inside a longer string, its text.
 json substitute(const json& value, const LabVariant& variant) {
   if (value.is_object() || value.is_array()) {
     json out = value;
@@ -111,9 +122,10 @@ json substitute(const json& value, const LabVariant& variant) {
   }
   if (!value.is_string()) return value;
   std::string text = value.get<std::string>();
-  for (const auto& [name, v] : variant.values)
+  const auto values = named_values(variant);
+  for (const auto& [name, v] : values)
     if (text == "${" + name + "}") return v;
-  for (const auto& [name, v] : variant.values)
+  for (const auto& [name, v] : values)
     for (size_t at = text.find("${" + name + "}"); at != std::string::npos; at = text.find("${" + name + "}"))
       text.replace(at, name.size() + 3, value_text(v));
   if (text.find("${") != std::string::npos)

@@ -334,19 +334,20 @@ std::string references_svg(const PlotSpec& spec, const Frame& f, const Scale& sy
   return svg;
 }
 
-// Ideal scaling: y grows in proportion to x from each series' first point.
+// Ideal scaling: y grows in proportion to x from each series' first point; series that
+// start from the same point share one line.
 std::string ideal_svg(const Series& series, const Scale& sx, const Scale& sy) {
+  std::set<std::string> drawn;
   std::string svg;
-  size_t index = 0;
   for (const auto& [key, line] : series.lines) {
-    const char* colour = palette[index++ % std::size(palette)];
     if (line.points.size() < 2 || line.points.front().x <= 0) continue;
     const Point& first = line.points.front();
     std::string points;
     for (const Point& p : line.points) points += fmt::format("{:.1f},{:.1f} ", sx.at(p.x), sy.at(first.y * p.x / first.x));
-    svg += fmt::format("<polyline class=\"ideal\" fill=\"none\" stroke=\"{}\" stroke-width=\"1\" stroke-opacity=\"0.7\" "
-                       "points=\"{}\"/>\n",
-                       colour, points);
+    if (!drawn.insert(points).second) continue;
+    svg += fmt::format("<polyline class=\"ideal\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.2\" "
+                       "stroke-dasharray=\"1 0\" points=\"{}\"/>\n",
+                       points);
   }
   return svg;
 }
@@ -381,7 +382,7 @@ std::vector<LegendEntry> legend_entries(const Series& series, const PlotSpec& sp
                          spec.bound == "topology_bound" ? "topology bound (dotted)" : "lower bound (dotted)"});
   }
   if (spec.ideal)
-    entries.push_back({"<line x2=\"24\" stroke=\"#333\" stroke-width=\"1\" stroke-opacity=\"0.7\"/>",
+    entries.push_back({"<line x2=\"24\" stroke=\"#555\" stroke-width=\"1.2\"/>",
                        "ideal scaling (in proportion from the first point)"});
   if (!spec.references.empty())
     entries.push_back({"<line x2=\"24\" stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"10 3 2 3\"/>", "reference (labelled)"});

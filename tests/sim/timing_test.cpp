@@ -59,6 +59,8 @@ double formula(Collective collective, const std::string& algorithm, int p, doubl
   const int pof2 = 1 << floor_log2(p);
   switch (collective) {
     case Collective::allreduce:
+      // the student slot's template (src/algorithms/student.cpp): a chain down to 0 and back
+      if (algorithm == "student") return 2 * (p - 1) * (alpha + n / B);
       if (algorithm == "ring") return 2.0 * (p - 1) * (alpha + n / p / B);
       if (algorithm == "naive") return 2.0 * (alpha + (p - 1) * n / B);
       if (algorithm == "naive-binomial") return 2.0 * rounds_of(p) * (alpha + n / B);
@@ -83,6 +85,7 @@ double formula(Collective collective, const std::string& algorithm, int p, doubl
       }
       break;
     case Collective::broadcast:
+      if (algorithm == "student") return (p - 1) * (alpha + n / B);  // the template's chain from the root
       if (algorithm == "binomial") return rounds_of(p) * (alpha + n / B);
       if (algorithm == "flat") return alpha + (p - 1) * n / B;
       if (algorithm == "pipeline") {

@@ -1,0 +1,57 @@
+// A student's ring allreduce (tests/cli/test_student.py builds it as collsim_student_ring
+// and checks that lab 7's sheet grades it right): reduce-scatter then allgather, each rank
+// sending a chunk to its right neighbour at every step. tests/CMakeLists.txt also builds it
+// with a classic mistake, the reduce-scatter one step short (collsim_student_wrong).
+#include "algorithms/algorithms.hpp"
+#include "algorithms/chunks.hpp"
+#include "algorithms/schedules.hpp"
+
+namespace collsim {
+
+void allreduce_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const int p = comm.size(), r = comm.rank();
+  auto chunk = [&](int i) {
+    const Chunk c = even_chunk(buf.size(), p, ((i % p) + p) % p);
+    return buf.view(c.offset, c.count);
+  };
+  Buffer incoming(buf.dtype(), chunk(0).count);
+  for (int step = 0; step < p - 1; ++step) {
+    comm.label("reduce-scatter", step);
+    View partial = incoming.view(0, chunk(r - step - 1).count);
+    comm.sendrecv(comm.right(), chunk(r - step), comm.left(), partial);
+    args.op->combine(chunk(r - step - 1), partial);
+  }
+  for (int step = 0; step < p - 1; ++step) {
+    comm.label("allgather", step);
+    comm.sendrecv(comm.right(), chunk(r + 1 - step), comm.left(), chunk(r - step));
+  }
+}
+
+Schedule schedule_allreduce_student(const ModelInput& in) {
+  Schedule schedule;
+  const double chunk = in.bytes(even_chunk(in.elems, in.p, 0).count);  // the largest chunk sets a step's pace
+  for (int step = 0; step < 2 * (in.p - 1); ++step) {
+    Step& s = schedule.step();
+    for (int r = 0; r < in.p; ++r) s.send(r, (r + 1) % in.p, chunk);
+  }
+  return schedule;
+}
+
+// The broadcast: the root's buffer (args.root) reaches every rank.
+void broadcast_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const int p = comm.size(), r = comm.rank();
+  const int root = root_in_group(args.root, p);  // the scenario's root (rank 0 in a smaller rebuilt group)
+  const int position = (r - root + p) % p;        // 0 for the root, then along the chain
+  comm.label("broadcast", 0);
+  if (position > 0) comm.recv((r - 1 + p) % p, buf.all());
+  if (position < p - 1) comm.send((r + 1) % p, buf.all());
+}
+
+Schedule schedule_broadcast_student(const ModelInput& in) {
+  Schedule schedule;
+  const double n = in.bytes(in.elems);
+  for (int i = 0; i + 1 < in.p; ++i) schedule.step().send((in.root + i) % in.p, (in.root + i + 1) % in.p, n);
+  return schedule;
+}
+
+}  // namespace collsim
