@@ -154,3 +154,27 @@ class LabTest(unittest.TestCase):
                 self.assertTrue(committed.is_file(), f"{committed} is missing")
                 self.assertEqual(committed.read_bytes(), (OUT / name).read_bytes(),
                                  f"docs/labs/pictures/{name} is stale: copy out/labs/{name} over it")
+
+
+# A lab's grading sheet (docs/labs/grading/LAB.json) as a student meets it.
+
+def student_sheet(lab, student):
+    """`collsim check LAB --student NAME`: its text and the student's parameters as printed."""
+    sheet = subprocess.run([COLLSIM, "check", lab, "--student", student], capture_output=True, text=True,
+                           check=True).stdout
+    values = dict(part.split(" = ") for part in sheet.splitlines()[1].split(": ", 1)[1].split(", "))
+    return sheet, values
+
+
+def run_sheet_command(sheet, run):
+    """Runs the command the sheet prints for `run`, from the repository root; returns its stdout."""
+    command = next(line.split("#")[0].split() for line in sheet.splitlines() if line.rstrip().endswith(f"# {run}"))
+    return subprocess.run([COLLSIM, *command[1:]], capture_output=True, text=True, check=True, cwd=REPO).stdout
+
+
+def grade_answers(lab, student, answers):
+    """`collsim check LAB FILE` on an answers file holding `answers`."""
+    import json
+    path = WORK / f"{lab}-{student}.json"
+    path.write_text(json.dumps({"lab": lab, "student": student, "answers": answers}))
+    return subprocess.run([COLLSIM, "check", lab, str(path)], capture_output=True, text=True)

@@ -1,0 +1,174 @@
+"""Lab 6 (docs/labs/lab6-gpu-clusters.md): the page's commands run as a student runs them,
+and every figure the page and its answers (answers-lab6.md) quote is checked against the
+runs and against the rail formulas written out here (docs/topologies.md, "GPU cluster on
+rails"); the picture is the commands' output; the grading sheet (docs/labs/grading/lab6.json)
+grades right the answers a student computes from these formulas and reads off the runs.
+
+    COLLSIM=build/collsim python3 -m unittest test_lab6 -v   (from tests/cli)
+"""
+import re
+import unittest
+
+import labs_common
+from labs_common import COLLSIM, fmt_time, rows_of
+
+PAGE = "lab6-gpu-clusters.md"
+ANSWERS = "answers-lab6.md"
+N_BYTES = 2**30
+G = 8                                   # GPUs per DGX server
+NVLINK, NIC = 450e9, 50e9               # H100: NVLink 4 per GPU and direction; ConnectX-7 400 Gbit/s
+A100_NVLINK, A100_NIC = 300e9, 25e9     # A100: NVLink 3; ConnectX-6 200 Gbit/s
+ALPHA_NV, ALPHA_RAIL, ALPHA_CROSS = 1e-6, 4e-6, 8e-6
+
+
+def one_server(n=N_BYTES, nvlink=NVLINK):
+    return 2 * (G - 1) * (ALPHA_NV + n / G / nvlink)
+
+
+def ring(servers, oversub=1, channels=1, n=N_BYTES):
+    p = G * servers
+    return 2 * (p - 1) * (ALPHA_CROSS + oversub * n / (channels * p * NIC))
+
+
+def rail_rings(servers, n=N_BYTES, nic=NIC):
+    return 2 * (servers - 1) * (ALPHA_RAIL + n / (G * servers * nic))
+
+
+def hierarchical(servers, n=N_BYTES, nvlink=NVLINK, nic=NIC):
+    return one_server(n, nvlink) + rail_rings(servers, n, nic)
+
+
+def busbw(p, t, n=N_BYTES):
+    return 2 * (p - 1) / p * n / t
+
+
+def summary(output, label):
+    number, unit = re.search(rf"^  {label} +([0-9.]+) (us|ms|s|GB/s)\b", output, re.M).groups()
+    return float(number) * {"us": 1e-6, "ms": 1e-3, "s": 1, "GB/s": 1e9}[unit]
+
+
+# the hardware and the size: inputs, not results
+GIVEN = {"400 Gbit/s", "200 Gbit/s", "0.5 us", "1 us", "4 us", "8 us", "450 GB/s", "300 GB/s", "50 GB/s", "25 GB/s", "1 GiB"}
+
+
+class Lab6(labs_common.LabTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.outputs = list(labs_common.run_lab_commands(PAGE).values())
+        cls.page = labs_common.figures_in_page(PAGE)
+        cls.answers = labs_common.figures_in_page(ANSWERS)
+        cls.rows = {(int(r["workers"]), r["collective.algorithm"], int(r["collective.channels"])): r
+                    for r in rows_of("lab6.csv")}
+
+    def time(self, index):
+        return summary(self.outputs[index], "simulated time")
+
+    def assertPrinted(self, want, index):
+        """The run's summary prints `want` to its six digits."""
+        self.assertRounds(fmt_time(want), self.time(index))
+
+    def test_one_server_is_nvlink(self):
+        t = one_server()
+        self.assertPrinted(t, 0)
+        self.assertIn(f"14 (1 us + {N_BYTES / G / 1e6:.3f} MB / 450 GB/s) = {fmt_time(t)}", self.answers)
+        self.assertRounds("448.5 GB/s", busbw(8, t), "answers")
+        self.assertIn("busbw           448.5 GB/s", self.outputs[0])
+        self.assertIn(f"less the {2 * (G - 1) * ALPHA_NV * 1e6:.0f} us of latency", self.answers)
+
+    def test_one_ring_waits_for_the_crossing(self):
+        t = ring(4)
+        self.assertPrinted(t, 1)
+        step = ALPHA_CROSS + N_BYTES / 32 / NIC
+        self.assertIn(f"8 us + {N_BYTES / 32 / 1e6:.4f} MB / 50 GB/s = {fmt_time(step)} per step against "
+                      f"{fmt_time(ALPHA_NV + N_BYTES / 32 / NVLINK)} on NVLink", self.answers)
+        self.assertIn(f"62 steps: {fmt_time(t)}, {t / one_server():.1f} times one server's time", self.answers)
+        self.assertRounds("49.41 GB/s", summary(self.outputs[1], "busbw"), "answers")
+        self.assertRounds("49.41 GB/s", busbw(32, t))
+
+    def test_eight_channels(self):
+        t = ring(4, channels=8)
+        self.assertPrinted(t, 2)
+        self.assertIn(f"{fmt_time(t)}, {ring(4) / t:.2f} times faster than one ring", self.answers)
+        self.assertIn(f"({62 * ALPHA_CROSS * 1e6:.0f} us of latency)", self.answers)
+
+    def test_hierarchical_against_channels(self):
+        t = hierarchical(4)
+        self.assertPrinted(t, 3)
+        self.assertLess(ring(4, channels=8), t)
+        self.assertIn(f"{fmt_time(ring(4, channels=8))} against {fmt_time(t)}", self.answers)
+        self.assertIn(f"NVLink phases ({fmt_time(one_server())}, all of one server's ring) and its rail rings "
+                      f"({fmt_time(rail_rings(4))})", self.answers)
+
+    def test_oversubscription_spares_the_rails(self):
+        channels, hier = ring(4, oversub=4, channels=8), hierarchical(4)
+        self.assertPrinted(channels, 4)
+        self.assertPrinted(hier, 5)
+        self.assertEqual(summary(self.outputs[3], "simulated time"), summary(self.outputs[5], "simulated time"))
+        self.assertIn(f"12.5 GB/s each, and the channels take {fmt_time(channels)}", self.answers)
+        self.assertIn(f"does not change at all ({fmt_time(hier)})", self.answers)
+        self.assertIn(f"Now it is {channels / hier:.2f} times faster", self.answers)
+
+    def test_a100(self):
+        t = hierarchical(4, nvlink=A100_NVLINK, nic=A100_NIC)
+        self.assertPrinted(t, 6)
+        self.assertIn(f"from {fmt_time(one_server())} to {fmt_time(one_server(nvlink=A100_NVLINK))}", self.answers)
+        self.assertIn(f"from {fmt_time(rail_rings(4))} to {fmt_time(rail_rings(4, nic=A100_NIC))} (the NIC halved): "
+                      f"{fmt_time(t)}", self.answers)
+
+    def test_nccl_choice(self):
+        out = self.outputs[7]
+        self.assertIn("NCCL's tuner chose Ring/Simple on 16 channels", out)
+        t = self.time(7)
+        self.assertGreater(t, ring(4, channels=8))
+        self.assertIn(f"Ring/Simple on 16 channels, {fmt_time(t)}", self.answers)
+
+    def test_the_sweep_and_its_flat_lines(self):
+        for servers in (1, 2, 4, 8):
+            p = G * servers
+            for algorithm, channels, want in (("ring", 1, ring(servers, 4)), ("ring", 8, ring(servers, 4, 8)),
+                                              ("hierarchical", 1, hierarchical(servers))):
+                if servers == 1:
+                    want = one_server()
+                with self.subTest(p=p, algorithm=algorithm, channels=channels):
+                    row = self.rows[(p, algorithm, channels)]
+                    self.assertEqual("true", row["verified"])
+                    self.assertClose(want, float(row["collective_time"]))
+        # "near one NIC's share": 12.5 GB/s for one ring, 100 GB/s for eight, within 5% from 2 servers on
+        for servers in (2, 4, 8):
+            for channels, share in ((1, 12.5e9), (8, 100e9)):
+                bw = float(self.rows[(G * servers, "ring", channels)]["busbw"])
+                self.assertLess(abs(bw / share - 1), 0.05, (servers, channels, bw))
+        self.assertIn("(12.5 GB/s for one ring at 4:1, 100 GB/s for 8 of them)", self.answers)
+        plot = (labs_common.OUT / "lab6-servers.svg").read_text()
+        self.assertEqual(2, plot.count('class="reference"'))
+
+    def test_the_grading_sheet_grades_formula_answers_right(self):
+        for student in ("alice", "erin"):
+            with self.subTest(student=student):
+                self.assert_graded_right(student)
+
+    def assert_graded_right(self, student):
+        sheet, values = labs_common.student_sheet("lab6", student)
+        servers, oversub = int(values["N"]), int(values["k"])
+        n = float(values["n"][:-3]) * {"GiB": 2**30, "MiB": 2**20}[values["n"][-3:]]
+        answers = {"q1": ring(servers, oversub, 1, n), "q2": ring(servers, oversub, 8, n),
+                   "q3": hierarchical(servers, n)}
+        printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier")}
+        answers["q4"] = summary(printed["channels"], "simulated time") / summary(printed["hier"], "simulated time")
+        answers["q5"] = summary(printed["hier"], "busbw")
+        answers["q6"] = summary(printed["channels"], "busbw")
+        self.assertClose(answers["q2"] / answers["q3"], answers["q4"], rel=1e-4)
+        done = labs_common.grade_answers("lab6", student, answers)
+        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
+        self.assertIn("6 of 6 right", done.stdout)
+
+    def test_pictures_are_the_commands_output(self):
+        self.assertPicturesCurrent(PAGE, 1)
+
+    def test_zz_every_figure_is_checked(self):
+        self.assertEveryFigureChecked("page", GIVEN)
+        self.assertEveryFigureChecked("answers", GIVEN)
+
+
+if __name__ == "__main__":
+    unittest.main()
