@@ -178,3 +178,12 @@ def grade_answers(lab, student, answers):
     path = WORK / f"{lab}-{student}.json"
     path.write_text(json.dumps({"lab": lab, "student": student, "answers": answers}))
     return subprocess.run([COLLSIM, "check", lab, str(path)], capture_output=True, text=True)
+
+
+def section_text(name, heading):
+    """A section of a page (from `## HEADING` to the next `## ` heading), flattened as
+    figures_in_page flattens a page: the observations the answers pages hold for their lab."""
+    text = page_text(name)
+    start = text.index(f"## {heading}\n")
+    end = text.find("\n## ", start + 3)
+    return " ".join(text[start:end if end > 0 else len(text)].split())

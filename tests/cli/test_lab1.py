@@ -64,7 +64,7 @@ class Lab1(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = labs_common.run_lab_commands(PAGE)
-        cls.page = labs_common.figures_in_page(PAGE)
+        cls.page = labs_common.figures_in_page(PAGE) + " " + labs_common.section_text(ANSWERS, "What the runs show")
         cls.answers = labs_common.figures_in_page(ANSWERS)
         cls.broadcast = rows_of("lab1-broadcast.csv")
         cls.reduce = rows_of("lab1-reduce.csv")
@@ -101,7 +101,7 @@ class Lab1(labs_common.LabTest):
         columns = [("broadcast", "binomial"), ("broadcast", "flat"), ("broadcast", "pipeline"),
                    ("reduce", "binomial"), ("reduce", "flat")]
         sizes = {"4 B": 4, "16 KiB": 16 * KiB, "1 MiB": MiB, "64 MiB": 64 * MiB}
-        lines = labs_common.page_text(PAGE).splitlines()
+        lines = labs_common.page_text(ANSWERS).splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith("| size |"))
         table = [line for line in lines[start:] if line.startswith("| ")]
         header = [c.strip() for c in table[0].strip("|").split("|")]

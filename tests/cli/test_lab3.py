@@ -8,6 +8,8 @@ import json
 import re
 import unittest
 
+import labs_common
+
 from labs_common import OUT, REPO, LabTest, figures_in_page, run_lab_commands
 
 PAGE, ANSWERS = "lab3-topology-matters.md", "answers-lab3.md"
@@ -71,7 +73,7 @@ class Lab3(LabTest):
             cls.sizes = {(row["topology"], row["collective.algorithm"], int(float(row["collective.size"]))):
                          float(row["collective_time"]) for row in csv.DictReader(table)}
         cls.html = " ".join(re.sub(r"<[^>]+>", " ", (out / "lab3-two-racks.html").read_text()).split())
-        cls.page = figures_in_page(PAGE)
+        cls.page = figures_in_page(PAGE) + " " + labs_common.section_text(ANSWERS, "What the runs show")
         cls.answers = figures_in_page(ANSWERS)
 
     def time(self, name):

@@ -7,6 +7,8 @@ import csv
 import json
 import unittest
 
+import labs_common
+
 from labs_common import OUT, REPO, LabTest, figures_in_page, fmt_time, run_lab_commands
 from labs_common import page_text as labs_common_page
 
@@ -38,7 +40,7 @@ class Lab4(LabTest):
         cls.short = json.loads((out / "lab4-3ms.json").read_text())
         with open(out / "lab4-timeout.csv") as table:
             cls.sweep = {round(float(row["recovery.timeout"]) * 1000): row for row in csv.DictReader(table)}
-        cls.page = figures_in_page(PAGE)
+        cls.page = figures_in_page(PAGE) + " " + labs_common.section_text('answers-lab4.md', "What the runs show")
         cls.answers = figures_in_page("answers-lab4.md")
 
     def test_background_figures(self):
