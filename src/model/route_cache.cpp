@@ -16,6 +16,10 @@ RouteCache::RouteCache(std::vector<sg4::Host*> hosts, std::vector<sg4::Host*> ex
   if (hosts_.empty()) return;
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links())
     nominal_[link] = {link->get_latency(), link->get_bandwidth()};
+  // Room for every link at once: a link's name stays where it is while routes read later add
+  // links (recovery reads names as string_views across route reads).
+  links_.reserve(nominal_.size());
+  simgrid_links_.reserve(nominal_.size());
 }
 
 RouteCache::Nominal RouteCache::nominal(const sg4::Link* link) const {

@@ -1,6 +1,7 @@
 // The coordinator's insides, shared by the files that define it: coordinator.cpp (the
-// protocol), coordinator_links.cpp, coordinator_judge.cpp, coordinator_regroup.cpp and
-// coordinator_probes.cpp. Its state machine and invariants: recovery/coordinator.hpp.
+// protocol), coordinator_links.cpp, coordinator_judge.cpp, coordinator_prices.cpp,
+// coordinator_regroup.cpp, coordinator_probes.cpp and coordinator_fabric.cpp. Its state
+// machine and invariants: recovery/coordinator.hpp.
 #pragma once
 
 #include "recovery/coordinator.hpp"
@@ -63,9 +64,12 @@ struct Judgement {
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
+  std::vector<int> fabric_halves;  // switch link halves kept (no order pays): their pace is the norm from now on
+  double fabric_slowdown = 1;      // how much slower than as built they run
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
+  DecisionPrices prices;           // what keeping, dropping or regrouping would give, in useful work
   double median = -1;
 };
 
@@ -88,6 +92,8 @@ private:
     std::map<int, int> waited_on;           // member -> how many wait on it
     std::vector<std::pair<int, int>> late;  // (waiter, peer)
     std::vector<double> late_since;         // when each should have ended (or broke)
+    std::vector<double> late_started;       // when each started (or broke)
+    std::vector<double> late_slowdown;      // how much slower than expected, where known (over: 1 under way)
     std::vector<int> late_into;             // the end its data goes into (-1: broke, either)
     double late_began = -1;                 // when the first of the late transfers under way started
     std::vector<std::pair<int, int>> late_flows;  // (from, to): the late transfers under way, the way their data goes
@@ -96,6 +102,8 @@ private:
   };
   // A regroup must be predicted to save at least 10% of the time left.
   static constexpr double regroup_margin = 0.9;
+  // A kept root's or link's expected times stretch to this much beyond its measured pace.
+  static constexpr double kept_margin = 1.5;
   // What pair_search gives (coordinator_regroup.cpp): the algorithm's pairs among p members
   // and a search for orders whose pairs cross none of the link `halves` (read by reference:
   // they must outlive the search); nullopt when the order of the members does not matter
@@ -123,11 +131,15 @@ private:
     std::vector<ProbeOutcome> outcomes;
     std::vector<bool> slow;
   };
+  // What probe_own_link found (coordinator_fabric.cpp).
+  enum class ProbeVerdict { slow, clear, none };
   // Late or broken transfers seen in this epoch (lower rank first), and when the first of
   // each pair started (or broke).
   struct LateSeen {
     double since = -1;                              // when it should have ended
     bool into_lower = false, into_higher = false;  // the way its data went: into the lower rank, the higher
+    double began = -1;                              // when the first of them started (or broke)
+    double slowdown = 1;                            // the most it ran slower than expected, when judged
   };
 
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
@@ -135,6 +147,7 @@ private:
   void give_up_if_stalled();
   bool under_way(int world) const;
   void decide();
+  bool slow_links_only(Judgement& judgement);
   // Transfers broke, and the member they all involve is a suspect, not a certainty: one
   // link down between members breaks several at once (a tree rank that lost one transfer
   // abandons its others). The double binary tree on torus:4x2 with the link 2-3 down lost
@@ -193,10 +206,12 @@ private:
   bool await_own_link(const Judgement& judgement);
   bool await_links(const std::vector<LinkRef>& links);
 
-  // Reading the wait-for graph: roots, late transfers, slow links, progress scores, the straggler rule (coordinator_judge.cpp).
+  // Reading the wait-for graph: roots, late transfers, slow links, progress scores (coordinator_judge.cpp); the
+  // straggler rule's decision, priced in useful work (predict, dropping_pays, keep_recorded: coordinator_prices.cpp).
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const;
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out);
+  void read_paced(const CommGroup& group, const std::set<int>& dead, Waits& waits, Judgement& out);
   Judgement judge(bool second_look = false);
   std::vector<int> computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits, double now,
                                   Judgement& out, double& slowest) const;
@@ -215,6 +230,7 @@ private:
   void add_scores(const std::vector<int>& members, Judgement& out) const;
   Prediction predict(const Judgement& judgement) const;
   bool dropping_pays(Judgement& judgement);
+  void keep_recorded(const Judgement& judgement, const std::string& why);
   double platform_model(const CommGroup& group) const { return prices_.platform_model(group.members()); }
   double healthy_model(const CommGroup& group) const { return prices_.healthy_model(group.members()); }
 
@@ -223,6 +239,7 @@ private:
                         Judgement& out, bool exhaustive = false);
   bool regroup_around_down_links(Judgement& out);
   bool regrouping_pays(const std::vector<int>& halves, const std::vector<int>& order, Judgement& out) const;
+  bool regroup_prices(const std::vector<int>& halves, const std::vector<int>& order, double slowdown, Judgement& out) const;
   std::string new_order(const std::vector<int>& order) const;
   std::vector<int> slow_halves(const std::vector<std::pair<int, int>>& flows,
                                const std::vector<std::string_view>& transit) const;
@@ -236,6 +253,22 @@ private:
   std::string links_kept_off() const;
   std::optional<OnTime> on_time_avoiding(int world, const std::vector<int>& partners,
                                          const std::vector<std::string_view>& links, double since) const;
+
+  // The fabric: late transfers that share a switch link that no rank owns, rule 4f (coordinator_fabric.cpp).
+  bool judge_fabric(const Waits& waits, bool second_look, Judgement& out);
+  std::vector<std::pair<int, int>> late_flows_seen() const;
+  bool members_own(int half, int from, int to);
+  bool owned_by_a_side(int half);
+  std::set<int> halves_on_time(double since) const;
+  std::vector<int> fabric_suspects(const std::vector<std::pair<int, int>>& flows, double since);
+  bool end_kept_pace(int end, const std::vector<std::pair<int, int>>& flows) const;
+  static std::vector<int> flows_in_common(const std::vector<std::pair<int, int>>& flows);
+  void fabric_verdict(const std::vector<int>& suspects, const std::vector<std::pair<int, int>>& flows, Judgement& out);
+  std::vector<int> both_halves(const std::vector<int>& halves) const;
+  std::string fabric_names(const std::vector<int>& halves) const;
+  void note_pair_slowdowns();
+  ProbeVerdict probe_own_link(int end, const std::vector<std::pair<int, int>>& flows, Judgement& out);
+  bool regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out);
 
   // Probes that settle a pair the evidence cannot separate, rules 5b and 5c (coordinator_probes.cpp).
   void settle_by_probes(Judgement& out);
@@ -270,6 +303,7 @@ private:
   std::set<std::pair<int, std::vector<int>>> undecided_;  // (epoch, ranks) left undecided
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::set<std::array<int, 3>> halves_probed_;  // and of those whose halves were (rule 5c)
+  std::set<std::pair<int, std::vector<int>>> keeps_recorded_;  // (epoch, roots) of the keeps in the trace
   std::vector<int> late_waiters_;  // members whose transfer is late, in the last judgement
   std::map<std::pair<int, int>, LateSeen> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
@@ -279,6 +313,8 @@ private:
   bool links_may_go_down_ = false;
   std::vector<std::pair<bool, std::vector<LinkRef>>> heartbeat_routes_;  // by world rank: read, links
   std::vector<LinkRef> own_links_;                // the control host's links found down
+  std::map<int, bool> members_own_;               // by link half: some member's own (members_own)
+  std::map<std::pair<int, std::string>, bool> cuts_;  // by (epoch, physical link): the only way to a minority
 };
 
 }  // namespace collsim::coordination

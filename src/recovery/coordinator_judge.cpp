@@ -60,6 +60,8 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
       } else if (now >= started + deadline) {
         waits.late.emplace_back(world, rank.peer);
         waits.late_since.push_back(started + expected);
+        waits.late_started.push_back(started);
+        waits.late_slowdown.push_back(1);
         waits.late_into.push_back(rank.receive ? world : rank.peer);
         waits.late_began = waits.late_began < 0 ? started : std::min(waits.late_began, started);
         waits.late_flows.push_back(rank.receive ? std::pair{rank.peer, world} : std::pair{world, rank.peer});
@@ -71,6 +73,8 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
     } else if (rank.doing == RankActivity::Doing::failed) {
       waits.late.emplace_back(world, rank.peer);
       waits.late_since.push_back(rank.since);
+      waits.late_started.push_back(rank.since);
+      waits.late_slowdown.push_back(1);
       waits.late_into.push_back(-1);
       waits.broken.emplace_back(world, rank.peer);
       out.evidence.push_back(fmt::format("{} lost its transfer with {} at {:.9g}", world, rank.peer, rank.since));
@@ -80,7 +84,27 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
           out.evidence.push_back(fmt::format("{}'s own link {} is down", end, engine_.link_name(port)));
     }
   }
+  read_paced(group, dead, waits, out);
   return waits;
+}
+
+// Transfers late by their pace (Detector::note_paced): over, but evidence as a late one
+// under way is, each read once, in the group that saw it.
+void Coordinator::read_paced(const CommGroup& group, const std::set<int>& dead, Waits& waits, Judgement& out) {
+  for (int world : group.members()) {
+    RankActivity::PacedLate& paced = detector_.activity(world).paced_late;
+    if (paced.judged || dead.count(world) || paced.started <= rebuilt_at_) continue;
+    paced.judged = true;
+    waits.late.emplace_back(world, paced.peer);
+    waits.late_since.push_back(paced.started + paced.expected);
+    waits.late_started.push_back(paced.started);
+    waits.late_slowdown.push_back((paced.ended - paced.started) / std::max(paced.expected, 1e-300));
+    waits.late_into.push_back(paced.receive ? world : paced.peer);
+    waits.late_flows.push_back(paced.receive ? std::pair{paced.peer, world} : std::pair{world, paced.peer});
+    out.evidence.push_back(fmt::format("{} {} {} took {:.9g} s, x{:.3g} its expected {:.9g} s (late by its pace)",
+                                       world, paced.receive ? "received from" : "sent to", paced.peer,
+                                       paced.ended - paced.started, waits.late_slowdown.back(), paced.expected));
+  }
 }
 
 Judgement Coordinator::judge(bool second_look) {
@@ -174,8 +198,13 @@ void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, boo
   // A transfer is one piece of evidence, seen late from both its ends or from one.
   for (size_t i = 0; i < late.size(); ++i) {
     const auto [a, b] = late[i];
-    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)}, LateSeen{waits.late_since[i]});
-    if (!added) seen->second.since = std::min(seen->second.since, waits.late_since[i]);
+    const auto [seen, added] = late_seen_.try_emplace({std::min(a, b), std::max(a, b)},
+                                                      LateSeen{waits.late_since[i], false, false, waits.late_started[i]});
+    if (!added) {
+      seen->second.since = std::min(seen->second.since, waits.late_since[i]);
+      seen->second.began = std::min(seen->second.began, waits.late_started[i]);
+    }
+    seen->second.slowdown = std::max(seen->second.slowdown, waits.late_slowdown[i]);
     const int into = waits.late_into[i];
     seen->second.into_lower |= into < 0 || into == std::min(a, b);
     seen->second.into_higher |= into < 0 || into == std::max(a, b);
@@ -189,6 +218,14 @@ void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, boo
   }
   const std::vector<int> common = common_ends(late, partners, out);
   if (judge_link_slow_both_ways(waits, out)) return;
+  // 4f. A switch link that every late transfer crosses: the fabric's, not a rank's (one
+  // late transfer is thin evidence: a second window first, or the same pair left
+  // undecided by an earlier window of this epoch. A ring across a dragonfly link at 20%
+  // has one late transfer a step, each over before the second look: undecided at every
+  // round, nothing regrouped, rounds 3.8x slower.)
+  const bool again = late.size() == 1 && undecided_before({std::min(late[0].first, late[0].second),
+                                                           std::max(late[0].first, late[0].second)});
+  if ((late.size() > 1 || second_look || again) && judge_fabric(waits, second_look || again, out)) return;
   if (common.size() == 1 && late.size() == 1 && !second_look) {
     // One late transfer is thin evidence (a link shared more than the expected times
     // see): undecided until a second window shows whether it stays late.
@@ -482,74 +519,6 @@ void Coordinator::add_scores(const std::vector<int>& members, Judgement& out) co
   out.median = detector_.median_score(members);
   for (int world : out.roots)
     if (const double mine = detector_.score(world); mine >= 0) out.scores.emplace_back(world, mine);
-}
-
-// The straggler rule's prices (recovery/straggler_price.hpp) for the judgement's roots.
-Prediction Coordinator::predict(const Judgement& judgement) const {
-  Slowness slow;
-  slow.roots = judgement.roots;
-  slow.slowdown = judgement.slowdown;
-  slow.compute_bound = judgement.compute_bound;
-  slow.pace_measured = judgement.pace_measured;
-  slow.round = lowest_round(membership_.current(), judgement.roots);
-  slow.late_waiters = late_waiters_;
-  // What the measure was against: a computation's expectation when it began, a
-  // transfer's the root's tolerance now (its window was forgotten when it was kept).
-  for (int world : judgement.roots)
-    slow.tolerance = std::max(slow.tolerance, judgement.compute_bound ? detector_.compute_tolerance(world)
-                                                                      : detector_.activity(world).tolerance);
-  return prices_.predict(slow);
-}
-
-bool Coordinator::dropping_pays(Judgement& judgement) {
-  const CommGroup& group = membership_.current();
-  const int round = lowest_round(group, judgement.roots);
-  if (members_without(group.members(), judgement.roots).empty()) return true;  // rebuild reports it
-  const auto [remaining, done, keep, drop, priced_s] = predict(judgement);
-  const double s = judgement.slowdown;
-  // Roots whose transfers run at about their expected pace are late only against a
-  // deadline shorter than that pace (a fixed recovery.timeout below a transfer's expected
-  // time): dropping them gains no more than the model's change with p (a naive
-  // allreduce's root has one partner fewer), which is no culprit's cost. Slower than
-  // 1 / straggler_threshold, as the straggler rule asks, or not at all.
-  if (!judgement.certain && s < 1 / run_.scenario->recovery.straggler_threshold) {
-    judgement.evidence.push_back(fmt::format("x{:.3g} slower is no slower than 1 / straggler_threshold: nobody dropped", s));
-    prediction_ = {-1, -1};
-    return false;
-  }
-  judgement.evidence.push_back(fmt::format(
-      "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
-      "drop {:.9g} s", remaining, done, keep, priced_s, drop));
-  prediction_ = {keep, drop};
-  if (drop < keep) return true;
-  if (!judgement.pace_measured) {
-    prediction_ = {-1, -1};  // wait for whole steps: the next report, or the progress score
-    return false;
-  }
-  // Keeping pays: its deadlines stretch to its measured pace, and the decision is recorded,
-  // once: a late computation is judged again at each check (its s grows; a drop may come),
-  // and recorded each time it was kept over 20 times (a host at 30% under the double binary
-  // tree on nodes:8:8, 16 MiB).
-  bool again = true;
-  for (int world : judgement.roots) {
-    detector_.keep(world, 1.5 * priced_s);
-    detector_.forget_progress(world);  // its steps so far were judged; its new pace is what counts now
-    const RankActivity& rank = detector_.activity(world);
-    const double computing_since = judgement.compute_bound ? rank.since : -1;
-    auto [at, added] = kept_computing_.try_emplace(world, computing_since);
-    again &= !added && computing_since >= 0 && at->second == computing_since;
-    at->second = computing_since;
-  }
-  if (again) return false;
-  RecoveryEvent event = event_for(group, judgement);
-  event.epoch_after = group.epoch();
-  event.round = round;
-  event.kept_ranks = judgement.roots;
-  event.group = group.members();
-  event.reason = fmt::format("kept rank{} {}: {}, but keeping is predicted faster than a rebuild",
-                             judgement.roots.size() > 1 ? "s" : "", fmt::join(judgement.roots, ", "), judgement.rule);
-  decisions_.push_back(event);
-  return false;
 }
 
 }  // namespace collsim::coordination

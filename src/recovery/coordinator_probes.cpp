@@ -63,11 +63,24 @@ void Coordinator::settle_slow_pair(int sender, int receiver) {
   const std::vector<int>& members = membership_.current().members();
   for (int world : {sender, receiver})
     if (world < 0 || std::find(members.begin(), members.end(), world) == members.end() || !still_runs(world)) return;
-  // Probes cost traffic: none when keeping would pay even if one end were the slow one.
+  // Probes cost traffic: none when keeping does more useful work even if one end were the
+  // slow one (recorded, once: a keep).
   Judgement judgement;
   judgement.roots = {receiver};
   judgement.slowdown = 1 / std::max(detector_.activity(receiver).slow_pace, 1e-9);
-  if (const Prediction p = predict(judgement); p.drop >= p.keep) return;
+  judgement.rule = fmt::format("{}'s receives from {} ran below {:.3g} of their earlier pace {} times in a row, within "
+                               "their deadlines", receiver, sender, run_.scenario->recovery.straggler_threshold,
+                               run_.scenario->recovery.straggler_window);
+  const Prediction p = predict(judgement);
+  judgement.prices = decision_prices(run_, p.remaining);
+  add_choice(judgement.prices, "keep", p.keep, static_cast<int>(members.size()));
+  add_choice(judgement.prices, "drop", p.drop, static_cast<int>(members.size()) - 1);
+  if (choose(judgement.prices) == "keep") {
+    prediction_ = {p.keep, p.drop};
+    keep_recorded(judgement, "keeping does more useful work than a rebuild even if it is the slow end: not probed");
+    prediction_ = {-1, -1};
+    return;
+  }
   judgement = Judgement{};
   if (!probe_pair(sender, receiver, detector_.activity(receiver).bytes, judgement)) return;
   judgement.rule = fmt::format("{}'s receives from {} ran below {:.3g} of their earlier pace {} times in a row, within "
@@ -116,8 +129,10 @@ bool Coordinator::probe_pair(int sender, int receiver, double bytes, Judgement& 
   const std::optional<OwnLink> out_link = own_link(routes, members, sender, receiver, sender);
   const std::optional<OwnLink> in_link = own_link(routes, members, sender, receiver, receiver);
   if (!out_link || !in_link) return false;
-  const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side);
-  const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side);
+  // Each probe crosses its end's own link and no other link of the late route.
+  const std::vector<std::string_view> late_route = physical_links(routes, sender, receiver);
+  const std::optional<int> to_witness = witness(routes, members, sender, *out_link, in_link->side, late_route);
+  const std::optional<int> from_witness = witness(routes, members, receiver, *in_link, out_link->side, late_route);
   if (!to_witness || !from_witness) return false;
   const std::optional<Probed> probed =
       run_probes({{sender, *to_witness}, {*from_witness, receiver}},

@@ -95,6 +95,14 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
                                          detector_.activity(waiter).peer));
       return true;
     }
+  return regroup_prices(halves, order, slowdown, out);
+}
+
+// The prices of regrouping_pays, with the slow `halves` at 1 / `slowdown` of their
+// bandwidth, in useful work (the same workers either way: samples per second follow the
+// time). Without an `order` (none keeps off them), keeping's alone.
+bool Coordinator::regroup_prices(const std::vector<int>& halves, const std::vector<int>& order, double slowdown,
+                                 Judgement& out) const {
   const CommGroup& group = membership_.current();
   // How much of the collective a redo throws away: the late ranks' progress (the least).
   double done = 1;
@@ -106,18 +114,28 @@ bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vec
     return model_time(*run_.algorithm, in);
   };
   const double kept = priced(group.members());
-  const double regrouped = priced(order);
   const int remaining = run_.scenario->training.rounds - lowest_round(group, {});
   const double later = std::max(0, remaining - 1);
   const double compute = compute_seconds(run_);
   const double keep = (1 - done) * kept + later * (compute + kept);
+  const int p = static_cast<int>(group.members().size());
+  out.prices = decision_prices(run_, remaining);
+  add_choice(out.prices, "keep", keep, p);
+  if (order.empty()) {
+    out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
+                                       "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s; no order "
+                                       "keeps off them", remaining, done, slowdown, keep));
+    return choose(out.prices) == "regroup";
+  }
+  const double regrouped = priced(order);
   const double regroup = verdict_seconds(run_) + regrouped + later * (compute + regrouped);
+  add_choice(out.prices, "regroup", regroup, p);
   out.evidence.push_back(fmt::format("prediction for {} remaining round(s), {:.3g} of this collective done, the slow "
                                      "links at 1/{:.3g} of their bandwidth: keep the order {:.9g} s, regroup {:.9g} s",
                                      remaining, done, slowdown, keep, regroup));
   // A margin for what the model does not see: the verdicts, and the detection of the
   // late transfers again in the new order when it meets a second slow link.
-  return regroup < regroup_margin * keep;
+  return choose(out.prices, regroup_margin) == "regroup";
 }
 
 // How `order` differs from the group's: a rotation names its new group rank 0, any

@@ -106,7 +106,7 @@ Detector::Route& Detector::find_route(int src, int dst) {
     path.penalty = path.latency;
     for (int id : links) {
       const double bandwidth = routes.link(id).bandwidth;
-      link_state(id).bandwidth = bandwidth;
+      if (LinkState& state = link_state(id); state.bandwidth <= 0) state.bandwidth = bandwidth;  // (a kept pace stays)
       path.links.push_back(id);
       if (weight_s_ > 0) path.penalty += weight_s_ / bandwidth;
     }
@@ -122,7 +122,7 @@ Detector::Route& Detector::find_route(int src, int dst) {
     for (int id : back) {
       const double bandwidth = routes.link(id).bandwidth;
       path.back_bandwidth = std::min(path.back_bandwidth, bandwidth);
-      link_state(id).bandwidth = bandwidth;
+      if (LinkState& state = link_state(id); state.bandwidth <= 0) state.bandwidth = bandwidth;
       path.back_links.push_back(id);
     }
   }
@@ -326,6 +326,7 @@ void Detector::end_wait(int world) {
     // a transfer slower than expected needs it (a pace is at most 1).
     if (end - started > rank.expected) expected_now(world);
     if (end - started <= limit(rank.expected, rank.floor)) {
+      note_paced(rank, started, end);
       rank.on_time_peer = rank.peer;
       rank.on_time_receive = rank.receive;
       rank.on_time_at = end;
@@ -336,6 +337,19 @@ void Detector::end_wait(int world) {
   }
   rank.doing = RankActivity::Doing::idle;
   rank.transfer = TransferRef{};
+}
+
+// Relative detection: a transfer that ended within its deadline only because of the
+// deadline's floor, having taken more than recovery.timeout x its expected time, is late by
+// its pace whatever its size. Reported once it has ended (its wait never passed a deadline),
+// once a fault has struck (before, nothing can have slowed a route), and only with a
+// timeout that is a factor (a fixed one has no pace to compare with).
+void Detector::note_paced(RankActivity& rank, double started, double ended) {
+  const RecoverySpec& recovery = run_.scenario->recovery;
+  if (!fault_struck_ || !recovery.timeout_is_factor || ended - started <= limit(rank.expected, 0)) return;
+  rank.paced_late = {rank.peer, rank.receive, false, started, ended, rank.expected};
+  const int world = static_cast<int>(&rank - ranks_.data());
+  wake(Report{Report::Kind::slow_transfer, world, rank.peer, started});
 }
 
 std::pair<int, double> Detector::implied_capacity(int waiter, int root) {

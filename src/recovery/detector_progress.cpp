@@ -139,6 +139,7 @@ void Detector::new_epoch() {
   for (int world = 0; world < static_cast<int>(ranks_.size()); ++world) {
     forget_progress(world);
     RankActivity& rank = activity(world);
+    rank.paced_late.judged = true;  // evidence of the abandoned group
     rank.steps.clear_labels();
     rank.counted_round = -1;
     rank.receives = rank.receives_before = 0;

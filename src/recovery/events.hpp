@@ -22,10 +22,12 @@ enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoinin
 
 // Worker -> coordinator, out of band (recovery/detector.hpp): a suspicion (a wait past its
 // deadline), a failure (a transfer that broke), a straggler (a progress score below the
-// threshold for the window), a join (a worker whose host came back), or an undelivered
+// threshold for the window), a slow transfer (one that ended within its deadline's floor
+// but past recovery.timeout x its expected time: late by its pace), a join (a worker whose
+// host came back), or an undelivered
 // verdict (the worker's read of its last verdict failed: a link on its way went down).
 struct Report {
-  enum class Kind { suspicion, failure, straggler, slow_pair, join, undelivered } kind = Kind::suspicion;
+  enum class Kind { suspicion, failure, straggler, slow_pair, slow_transfer, join, undelivered } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
   double since = 0;     // since when
@@ -64,6 +66,26 @@ struct FaultEvent {
   bool touched = true;
 };
 
+// One choice a decision weighed (docs/recovery.md, "Decisions priced in useful work"): the
+// time to finish the rounds left with it (the rebuild's own cost included), who trains on,
+// and the useful work that gives: rounds left x workers x batch / seconds.
+struct DecisionPrice {
+  std::string choice;  // "keep", "drop" or "regroup"
+  double seconds = 0;
+  int workers = 0;
+  double samples_per_second = 0;
+};
+
+// The choices of one decision, and the one taken (the most samples per second, a regroup
+// only by a margin).
+struct DecisionPrices {
+  int rounds_left = 0;  // the current round included
+  int batch = 1;        // samples per worker per round (training.batch; 1 without it)
+  std::vector<DecisionPrice> choices;
+  std::string chosen;
+  bool empty() const { return choices.empty(); }
+};
+
 // What the coordinator decided, for the trace's recovery[] (docs/trace-format.md).
 struct RecoveryEvent {
   int epoch_before = 0, epoch_after = 0;
@@ -84,6 +106,7 @@ struct RecoveryEvent {
   std::string rule;               // the rule that fired
   std::vector<std::string> evidence;  // what the coordinator saw: wait-for edges, late transfers, predictions
   double prediction_keep = -1, prediction_drop = -1;  // seconds to finish the rounds left (straggler rule)
+  DecisionPrices prices;          // what the decision weighed, in useful work (empty: it weighed nothing)
   int bucket = -1;                // layered training: the earliest bucket whose collective was abandoned
   std::vector<std::pair<int, double>> scores;  // the judged ranks' progress scores (rank, score)
   double score_median = -1;                    // the group's median score (-1: no full window yet)

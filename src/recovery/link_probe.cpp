@@ -38,7 +38,7 @@ std::optional<OwnLink> own_link(const Network& routes, const std::vector<int>& m
 }
 
 std::optional<int> witness(const Network& routes, const std::vector<int>& members, int end, const OwnLink& link,
-                           const std::vector<int>& other_side) {
+                           const std::vector<int>& other_side, const std::vector<std::string_view>& avoid) {
   auto on = [](const std::vector<int>& side, int world) { return std::find(side.begin(), side.end(), world) != side.end(); };
   // The nearest such member (fewest links each way; the first in order among equals): the
   // probe measures `end`'s link, not the links beyond it. A device's own link on
@@ -49,6 +49,10 @@ std::optional<int> witness(const Network& routes, const std::vector<int>& member
   size_t fewest = 0;
   for (int world : members) {
     if (on(link.side, world) || on(other_side, world) || !route_crosses(routes, world, end, link.link)) continue;
+    if (std::any_of(avoid.begin(), avoid.end(), [&](std::string_view other) {
+          return other != link.link && route_crosses(routes, world, end, other);
+        }))
+      continue;
     const size_t links = routes.route(world, end).links.size() + routes.route(end, world).links.size();
     if (!nearest || links < fewest) {
       nearest = world;

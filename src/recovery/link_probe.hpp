@@ -27,9 +27,12 @@ struct OwnLink {
 std::optional<OwnLink> own_link(const Network& routes, const std::vector<int>& members, int from, int to, int end);
 
 // The nearest member (fewest links) on neither side whose route with `end` crosses
-// `end`'s link.
+// `end`'s link, and none of the physical links `avoid` but that one: a probe measures the
+// end's own link, never a switch link beyond it that the late transfer crossed too (on
+// dragonfly:4:4:8 a witness across a slow global link made the probe of a healthy rank's
+// NIC late, and the rank was dropped).
 std::optional<int> witness(const Network& routes, const std::vector<int>& members, int end, const OwnLink& link,
-                           const std::vector<int>& other_side);
+                           const std::vector<int>& other_side, const std::vector<std::string_view>& avoid = {});
 
 // On a torus no end owns a link (rule 5c): the halves of the late route from `from` to `to`
 // are measured apart instead. The first member (neither end) whose route from `from` leaves

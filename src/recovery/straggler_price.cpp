@@ -76,6 +76,29 @@ Prediction StragglerPrices::predict(const Slowness& judgement) const {
   return p;
 }
 
+DecisionPrices decision_prices(const RunFacts& run, int rounds_left) {
+  DecisionPrices prices;
+  prices.rounds_left = std::max(1, rounds_left);
+  prices.batch = run.scenario->training.batch.value_or(1);
+  return prices;
+}
+
+void add_choice(DecisionPrices& prices, std::string choice, double seconds, int workers) {
+  const double samples = static_cast<double>(prices.rounds_left) * workers * prices.batch;
+  prices.choices.push_back({std::move(choice), seconds, workers, seconds > 0 ? samples / seconds : 0});
+}
+
+const std::string& choose(DecisionPrices& prices, double margin) {
+  if (prices.choices.empty()) return prices.chosen;
+  const DecisionPrice* best = &prices.choices.front();
+  for (const DecisionPrice& other : prices.choices)
+    if (other.samples_per_second * margin > prices.choices.front().samples_per_second &&
+        other.samples_per_second > best->samples_per_second)
+      best = &other;
+  prices.chosen = best->choice;
+  return prices.chosen;
+}
+
 double StragglerPrices::platform_model(const std::vector<int>& members) const {
   return model_time(*run_.algorithm, run_.model_for(members));
 }

@@ -25,6 +25,7 @@
 #include <array>
 #include <vector>
 
+#include "recovery/events.hpp"
 #include "recovery/membership.hpp"
 #include "recovery/run_facts.hpp"
 
@@ -50,6 +51,18 @@ std::array<int, 2> end_links(const Network& routes, int end, int other);
 
 // The narrowest link's bandwidth on the routes between a and b, either way (as built).
 double narrowest(const Network& network, int a, int b);
+
+// Decisions priced in useful work (docs/recovery.md): the prices of a decision over
+// `rounds_left` rounds (the current one included; at least one), training.batch samples per
+// worker and round (1 without it).
+DecisionPrices decision_prices(const RunFacts& run, int rounds_left);
+// A choice that finishes the rounds left in `seconds` with `workers`: its samples per second
+// are rounds left x workers x batch / seconds.
+void add_choice(DecisionPrices& prices, std::string choice, double seconds, int workers);
+// Takes the choice with the most samples per second. The first choice (keeping as it is)
+// stays unless another gives more than 1 / `margin` times its samples per second (a
+// regroup must save 10% of the time left: margin 0.9). Returns the one taken.
+const std::string& choose(DecisionPrices& prices, double margin = 1);
 
 // What the coordinator measured of the roots it prices.
 struct Slowness {

@@ -148,6 +148,16 @@ json faults_section(const SimResult& result) {
 constexpr const char* single_messages_placeholder = "\x01single messages\x01";
 constexpr const char* dumped_placeholder = "\"\\u0001single messages\\u0001\"";
 
+// A decision's prices in useful work: each choice it weighed, and the one taken.
+json prices_json(const DecisionPrices& prices) {
+  json choices = json::array();
+  for (const DecisionPrice& c : prices.choices)
+    choices.push_back(json{{"choice", c.choice}, {"seconds", c.seconds}, {"workers", c.workers},
+                           {"samples_per_second", c.samples_per_second}});
+  return json{{"rounds_left", prices.rounds_left}, {"batch", prices.batch}, {"chosen", prices.chosen},
+              {"choices", choices}};
+}
+
 // recovery[]: each of the coordinator's decisions.
 json recovery_section(const SimResult& result) {
   json recovery = json::array();
@@ -169,6 +179,7 @@ json recovery_section(const SimResult& result) {
     if (r.stopped) event["stopped"] = true;
     if (r.prediction_keep >= 0)
       event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
+    if (!r.prices.empty()) event["prices"] = prices_json(r.prices);
     if (!r.scores.empty()) {
       json ranks = json::array();
       for (const auto& [rank, score] : r.scores) ranks.push_back(json{{"rank", rank}, {"score", score}});

@@ -146,3 +146,31 @@ TEST_CASE("order search: the place search fills the most constrained places firs
   const RankPairs pairs = butterfly_partners(256, 0, 1);
   check_only_the_last_resort_finds(members, pairs, search);
 }
+
+TEST_CASE("order search: two sides joined by one link, no order of a ring avoids it, found without a search of the orders") {
+  // Members 0-15 in two racks of 8 (0-7, 8-15); a pair crosses the link between the racks
+  // iff its members are in different racks. A ring's pairs connect every position, so every
+  // order crosses it at least twice. The answer comes from the sides alone: at most the
+  // rotations' 16 x 16 pair checks and the 120 pairs of members, not 200,000 tries.
+  long checks = 0;
+  OrderSearch search;
+  search.crosses = [&checks](int a, int b) {
+    ++checks;
+    return (a < 8) != (b < 8);
+  };
+  search.cost = [](int a, int b) { return std::abs(a - b); };
+  search.last_resort = true;
+  std::vector<int> members(16);
+  for (int i = 0; i < 16; ++i) members[static_cast<size_t>(i)] = i;
+  CHECK(order_avoiding(members, ring_partners(16, 0, 1), search).empty());
+  CHECK(checks <= 16 + 16 * 16 + 120);
+  // With a third rack, 16-23, joined to both by other links (its pairs clean), the sides
+  // connect, and an order exists: 0-7, then 16-19, 8-15, 20-23.
+  search.crosses = [](int a, int b) { return (a < 8 && b >= 8 && b < 16) || (b < 8 && a >= 8 && a < 16); };
+  std::vector<int> three(24);
+  for (int i = 0; i < 24; ++i) three[static_cast<size_t>(i)] = i;
+  const RankPairs ring = ring_partners(24, 0, 1);
+  const std::vector<int> order = order_avoiding(three, ring, search);
+  REQUIRE(order.size() == 24);
+  for (auto [a, b] : ring) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
+}

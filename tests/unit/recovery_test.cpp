@@ -4,6 +4,7 @@
 // and docs/recovery.md, worked out here, never from a run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "recovery/coordinator.hpp"
 #include "recovery/detector.hpp"
 #include "recovery/membership.hpp"
+#include "recovery/straggler_price.hpp"
 
 using namespace collsim;
 
@@ -42,6 +44,40 @@ public:
   size_t link_count() const override { return links_.size(); }
 
 private:
+  std::vector<NetworkLink> links_;
+  mutable std::map<std::pair<int, int>, NetworkRoute> routes_;
+};
+
+// Two switches of p/2 ranks each (ranks 0 .. p/2-1 on the first), joined by one link no
+// rank owns: rank r's uplink 2r, downlink 2r + 1 (1 us, 10 GB/s each); the link between the
+// switches 2p one way ("inter_UP", first to second switch), 2p + 1 the other ("inter_DOWN").
+// Routes inside a switch: 2 us; across: 3 us.
+class TwoSwitchNetwork : public Network {
+public:
+  explicit TwoSwitchNetwork(int p) : half_(p / 2) {
+    for (int r = 0; r < p; ++r) {
+      links_.push_back({"host-" + std::to_string(r) + "_UP", B, true, link_latency});
+      links_.push_back({"host-" + std::to_string(r) + "_DOWN", B, true, link_latency});
+    }
+    links_.push_back({"inter_UP", B, true, link_latency});
+    links_.push_back({"inter_DOWN", B, true, link_latency});
+  }
+  const NetworkRoute& route(int from, int to) const override {
+    NetworkRoute& route = routes_[{from, to}];
+    if (!route.links.empty() || from == to) return route;
+    if ((from < half_) == (to < half_)) {
+      route = NetworkRoute{2 * link_latency, {2 * from, 2 * to + 1}};
+    } else {
+      const int inter = 4 * half_ + (from < half_ ? 0 : 1);
+      route = NetworkRoute{3 * link_latency, {2 * from, inter, 2 * to + 1}};
+    }
+    return route;
+  }
+  const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
+  size_t link_count() const override { return links_.size(); }
+
+private:
+  int half_;
   std::vector<NetworkLink> links_;
   mutable std::map<std::pair<int, int>, NetworkRoute> routes_;
 };
@@ -78,7 +114,16 @@ public:
   int bucket(int) const override { return -1; }
   void report(const Report& report) override { reports.push_back(report); }
   void sleep(double seconds) override { clock += seconds; }
-  ProbeOutcome probe(int, int, double, double expected, double) override { return {expected, expected, false}; }
+  // A probe from `from` to `to` takes its expected time times probe_slowdown[{from, to}] (1 unless set).
+  std::map<std::pair<int, int>, double> probe_slowdown;
+  std::vector<std::pair<int, int>> probes;
+  ProbeOutcome probe(int from, int to, double, double expected, double deadline) override {
+    probes.emplace_back(from, to);
+    const auto slow = probe_slowdown.find({from, to});
+    const double took = expected * (slow == probe_slowdown.end() ? 1 : slow->second);
+    clock += std::min(took, deadline);
+    return {expected, std::min(took, deadline), took > deadline};
+  }
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) override {
     return std::make_shared<CommGroup>(epoch, std::move(members), 4.0, log);
   }
@@ -104,7 +149,7 @@ struct Run {
   Membership membership;
   std::unique_ptr<Detector> detector;
 
-  Run(int p, size_t elems, int rounds = 4, double compute = 0.010) {
+  Run(int p, size_t elems, int rounds = 4, double compute = 0.010, bool two_switches = false) {
     scenario.workers = p;
     scenario.collective.algorithm = "ring";
     scenario.training.rounds = rounds;
@@ -117,7 +162,8 @@ struct Run {
     facts.model.bandwidth = B;
     facts.model.elems = elems;
     facts.model.bytes_per_elem = 4;
-    facts.model.network = std::make_shared<StarNetwork>(p);
+    if (two_switches) facts.model.network = std::make_shared<TwoSwitchNetwork>(p);
+    else facts.model.network = std::make_shared<StarNetwork>(p);
     facts.rank_localities.assign(static_cast<size_t>(p), 0);
     for (int r = 0; r < p; ++r) facts.rank_hosts.push_back("host-" + std::to_string(r));
     facts.control_host = "control";
@@ -276,6 +322,154 @@ TEST_CASE("a rank computing 10x past its time while the others wait on it is dro
   const double drop = verdict + ring_time(p - 1, n) + (R - 1) * (c + ring_time(p - 1, n));
   CHECK(decisions[0].prediction_keep == doctest::Approx(keep).epsilon(1e-9).scale(0));
   CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
+  // In useful work (no training.batch: one sample per worker and round): R x workers / seconds.
+  const DecisionPrices& prices = decisions[0].prices;
+  REQUIRE(prices.choices.size() == 2);
+  CHECK(prices.rounds_left == 4);
+  CHECK(prices.chosen == "drop");
+  CHECK(prices.choices[0].workers == 4);
+  CHECK(prices.choices[1].workers == 3);
+  CHECK(prices.choices[0].samples_per_second == doctest::Approx(R * 4 / keep).epsilon(1e-9).scale(0));
+  CHECK(prices.choices[1].samples_per_second == doctest::Approx(R * 3 / drop).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("keep, drop and regroup are compared by samples per second over the rounds left") {
+  // Dropping a third of 96 workers saves 20% of the time: 3 rounds x 64 x 32 / 8 s = 768
+  // samples/s against 3 x 96 x 32 / 10 s = 921.6 kept. Only at 6 s (1024/s) does it pay.
+  auto weigh = [](double keep, double drop, int kept, int left, double margin = 1) {
+    DecisionPrices prices;
+    prices.rounds_left = 3;
+    prices.batch = 32;
+    add_choice(prices, "keep", keep, kept);
+    add_choice(prices, left == kept ? "regroup" : "drop", drop, left);
+    return choose(prices, margin);
+  };
+  CHECK(weigh(10, 8, 96, 64) == "keep");
+  CHECK(weigh(10, 6, 96, 64) == "drop");
+  CHECK(weigh(10, 9.9, 96, 95) == "keep");  // 95/9.9 = 9.596 < 96/10
+  CHECK(weigh(10, 9.8, 96, 95) == "drop");  // 95/9.8 = 9.694
+  // A regroup (the same workers) must save 10% of the time left.
+  CHECK(weigh(10, 9.5, 96, 96, 0.9) == "keep");
+  CHECK(weigh(10, 8.9, 96, 96, 0.9) == "regroup");
+  DecisionPrices one;
+  one.rounds_left = 2;
+  add_choice(one, "keep", 0.5, 8);
+  CHECK(choose(one) == "keep");
+  CHECK(one.choices[0].samples_per_second == doctest::Approx(2 * 8 / 0.5).epsilon(1e-12).scale(0));
+}
+
+namespace {
+
+// A ring of 8 on two switches (ranks 0-3, 4-7): rank 3's send to 4 crosses the link between
+// the switches and runs 5x slower than expected; 3's receive from 2 and 4's send to 5, each
+// inside a switch, end on time (when `ends_on_time`). With `both_ways`, the ring's other
+// crossing, 7 -> 0, the other way, runs 5x slower too.
+struct Crossing {
+  static constexpr double bytes = 131072;  // 1 MiB / 8
+  static constexpr double inside = 2 * link_latency + bytes / B, across = 3 * link_latency + bytes / B;
+  FakeTransfer from_2, to_5, late, back;
+  Crossing(Run& run, bool ends_on_time, bool both_ways = false) {
+    run.detector->fault_struck();
+    for (auto [src, dst] : {std::pair{2, 3}, std::pair{3, 4}, std::pair{4, 5}}) run.post(src, dst);
+    if (ends_on_time) {
+      from_2 = FakeTransfer{0, inside, 0, true};
+      to_5 = FakeTransfer{0, inside, 0, true};
+      run.detector->begin_wait(3, 2, bytes, true, TransferRef{&from_2}, "ring", 0);
+      run.detector->end_wait(3);
+      run.detector->begin_wait(4, 5, bytes, false, TransferRef{&to_5}, "ring", 0);
+      run.detector->end_wait(4);
+    }
+    // At 3.5x its expected time it has moved 3.5 / 5 of its bytes: a pace of 1/5.
+    run.engine.clock = 3.5 * across;
+    late = FakeTransfer{0, -1, bytes * (1 - 3.5 / 5), false};
+    run.detector->begin_wait(3, 4, bytes, false, TransferRef{&late}, "ring", 1);
+    run.detector->begin_wait(4, 3, bytes, true, TransferRef{&late}, "ring", 1);
+    if (!both_ways) return;
+    run.post(7, 0);
+    back = late;
+    run.detector->begin_wait(0, 7, bytes, true, TransferRef{&back}, "ring", 1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a late transfer across a switch link that no rank owns drops nobody; its pace becomes the link's norm") {
+  Run run(8, 262144, 4, 0.010, true);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  Crossing crossing(run, true, true);
+  run.detector->suspect(4);
+  run.detector->suspect(0);
+  REQUIRE(run.engine.reports.size() == 2);
+  judge.on_report(run.engine.reports.front());
+  // Both crossings share the link between the switches alone, which no rank owns (the
+  // first crossing's ends' own links kept pace too): the fabric's. Every ring of 8 crosses
+  // it both ways: nobody dropped, everyone kept, no probe needed.
+  REQUIRE_FALSE(decisions.empty());
+  const RecoveryEvent& last = decisions.back();
+  CHECK(last.dropped_ranks.empty());
+  CHECK(last.epoch_after == 0);
+  CHECK(last.reason.find("crosses link inter, which no rank owns") != std::string::npos);
+  CHECK(last.reason.find("everyone kept") != std::string::npos);
+  CHECK(run.engine.probes.empty());
+  CHECK(run.membership.current().epoch() == 0);
+  // From now on the link is expected at 1 / (1.5 x 5) of its bandwidth: a crossing alone
+  // is expected in 3 us + bytes x 7.5 / B, its deadline 3x that.
+  run.done(3, 4);
+  run.done(7, 0);
+  run.post(3, 4);
+  FakeTransfer next;
+  const double limit = run.detector->begin_wait(4, 3, Crossing::bytes, true, TransferRef{&next}, "ring", 2);
+  const double expected = 3 * link_latency + Crossing::bytes * 7.5 / B;
+  CHECK(limit == doctest::Approx(3 * expected + 3 * run.facts.solver.precision).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("a probe across a late transfer's end's own link alone names that end, never the switch link") {
+  // 0.1 ms of computation a round: the ring 3x slower (the probe's bound) makes the rounds
+  // far longer than the computation, which pays for the 1 worker of 8 a drop loses. (With
+  // 10 ms of computation the ring is 2% of a round: 8 workers kept do more work, and the
+  // bound keeps rank 4 until whole steps measure it.)
+  Run run(8, 262144, 4, 0.0001, true);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  run.engine.probe_slowdown[{5, 4}] = 10;  // into 4 through its own link: 4's NIC is the slow one
+  Crossing crossing(run, false);
+  run.detector->suspect(4);
+  REQUIRE(run.engine.reports.size() == 1);
+  judge.on_report(run.engine.reports.front());
+  // Each probe crosses its end's own link and no other link of the late route: from 3 to the
+  // nearest member on its switch (0), into 4 from the nearest on its switch (5).
+  CHECK(run.engine.probes == std::vector<std::pair<int, int>>{{3, 0}, {5, 4}});
+  REQUIRE_FALSE(decisions.empty());
+  CHECK(decisions.back().dropped_ranks == std::vector<int>{4});
+  CHECK(decisions.back().reason.find("4's own link host-4") != std::string::npos);
+}
+
+TEST_CASE("a transfer within its deadline's floor but past 3x its expected time is reported when it ends") {
+  Run run(4, 1 << 20);
+  run.scenario.recovery.min_timeout = 1e-3;  // a floor far above the transfer
+  run.detector = std::make_unique<Detector>(run.facts, run.membership, run.engine);
+  const double bytes = 1 << 16, expected = alpha + bytes / B;
+  FakeTransfer slow{0, 3.5 * expected, 0, true}, fine{0, 2.5 * expected, 0, true};
+  run.post(0, 1);
+  run.detector->begin_wait(1, 0, bytes, true, TransferRef{&fine}, "step", 0);
+  run.detector->end_wait(1);
+  CHECK(run.engine.reports.empty());  // no fault has struck: nothing can have slowed it
+  run.detector->fault_struck();
+  run.detector->begin_wait(1, 0, bytes, true, TransferRef{&fine}, "step", 1);
+  run.detector->end_wait(1);
+  CHECK(run.engine.reports.empty());  // 2.5x: within 3x
+  run.detector->begin_wait(1, 0, bytes, true, TransferRef{&slow}, "step", 2);
+  run.detector->end_wait(1);
+  REQUIRE(run.engine.reports.size() == 1);
+  CHECK(run.engine.reports.front().kind == Report::Kind::slow_transfer);
+  CHECK(run.engine.reports.front().world == 1);
+  CHECK(run.engine.reports.front().peer == 0);
+  const RankActivity::PacedLate& paced = run.detector->activity(1).paced_late;
+  CHECK(paced.ended - paced.started == doctest::Approx(3.5 * expected).epsilon(1e-12).scale(0));
+  CHECK(paced.expected == doctest::Approx(expected).epsilon(1e-12).scale(0));
 }
 
 TEST_CASE("the one rank every late transfer involves is dropped when its transfers crawl") {
