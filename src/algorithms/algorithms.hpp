@@ -79,21 +79,41 @@ void ring_allgather(Comm& comm, Buffer& buf, int mine);
 // A ring over some of the group's ranks (a locality group, or one rank of each group) and
 // the part of the vector it works on, `slice`: member i answers for chunk i of
 // split_slice(slice, size()), computed when needed (a list per rank would make p^2 chunks
-// over a run: 1 GiB at p = 8192).
+// over a run: 1 GiB at p = 8192). A ring of every rank of the group may instead answer for
+// the ranks' own chunks (reduce-scatter and allgather, whose rank r ends with or starts
+// from chunk r of the slice): with `parts` > 0, member i answers for part `part` of
+// `parts` of the chunk of rank members[i] (each of `parts` channels its part).
 struct RingTask {
   std::vector<int> members;   // group ranks, in ring order
   int position = 0;           // this rank's index in members
   Chunk slice;
+  int part = 0, parts = 0;
 
   int size() const { return static_cast<int>(members.size()); }
   Chunk chunk(int index) const {
-    Chunk c = even_chunk(slice.count, size(), mod(index, size()));
+    const int i = mod(index, size());
+    Chunk c = parts > 0 ? part_of(even_chunk(slice.count, size(), members[static_cast<size_t>(i)])) :
+                          even_chunk(slice.count, size(), i);
     c.offset += slice.offset;
     return c;
   }
+  // A chunk at least as large as every other (scratch for the one in flight).
+  Chunk largest() const { return parts > 0 ? part_of(even_chunk(slice.count, size(), 0)) : chunk(0); }
   int right() const { return members[static_cast<size_t>((position + 1) % size())]; }
   int left() const { return members[static_cast<size_t>((position + size() - 1) % size())]; }
+
+private:
+  Chunk part_of(const Chunk& own) const {
+    Chunk c = even_chunk(own.count, parts, part);
+    c.offset += own.offset;
+    return c;
+  }
 };
+
+// The rings of reduce-scatter and allgather on k channels: channel c's ring (channel_ring,
+// as the allreduce's, turned by c inside each locality group) carries part c of every
+// rank's own chunk of `count` elements. One channel: the group in rank order.
+std::vector<RingTask> own_chunk_rings(Comm& comm, size_t count, int channels);
 
 // NCCL's channels (channels.hpp): k rings, ring c over channel c's order of the ranks (every
 // locality group turned by c) carrying slice c of a vector of `count` elements, this rank's

@@ -16,7 +16,7 @@ void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   // post every receive and every send at once
   for (int peer = 0; peer < p; ++peer) {
     if (peer == r) continue;
-    incoming[static_cast<size_t>(peer)] = Buffer(buf.dtype(), buf.size());
+    incoming[static_cast<size_t>(peer)] = buf.scratch(buf.size());
     transfers.push_back(comm.irecv(peer, incoming[static_cast<size_t>(peer)].all()));
   }
   // r+1, r+2, ...: with a per-message overhead the sends leave one after another, and this

@@ -24,26 +24,25 @@ View chunk_of(Buffer& buf, const RingTask& ring, int index) {
 }
 
 // Where each step's message from the left lands: the reduce-scatter's partials in scratch
-// (one slot per step and ring: every receive is posted at once), the allgather's chunks in
-// place.
+// (one slot per step and ring: every receive is posted at once), each shaped as the chunk
+// it stands for (Buffer::scratch, holding: as many carried and logical elements), the
+// allgather's chunks in place.
 struct Landing {
-  Buffer scratch;
+  std::vector<Buffer> slots;
   std::vector<std::vector<View>> into;  // [step][ring]
 };
 
 Landing plan_landing(Buffer& buf, const std::vector<RingTask>& rings, int p) {
-  size_t partials = 0;
-  for (const RingTask& ring : rings) partials += static_cast<size_t>(p - 1) * ring.chunk(0).count;
-  Landing landing{Buffer(buf.dtype(), partials), {}};
-  size_t used = 0;
+  Landing landing;
+  landing.slots.reserve(static_cast<size_t>(p - 1) * rings.size());  // views point into them
   for (int step = 0; step < 2 * (p - 1); ++step) {
     landing.into.emplace_back();
     for (const RingTask& ring : rings) {
       // reduce-scatter step s: the left's partial of chunk i - s - 2; allgather step s: chunk i - s - 1
       if (step < p - 1) {
-        const size_t count = ring.chunk(ring.position - step - 2).count;
-        landing.into.back().push_back(landing.scratch.view(used, count));
-        used += count;
+        const View part = chunk_of(buf, ring, ring.position - step - 2);
+        landing.slots.push_back(buf.scratch(part.logical));
+        landing.into.back().push_back(landing.slots.back().holding(part));
       } else {
         landing.into.back().push_back(chunk_of(buf, ring, ring.position - (step - p + 1) - 1));
       }

@@ -27,8 +27,8 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   if (server)
     for (int q = 0; q < p; ++q)
       if (q != r) {
-        pushed[q] = Buffer(buf.dtype(), shards[r].count);
-        transfers.push_back(comm.irecv(q, pushed[q].all()));
+        pushed[q] = buf.scratch(shards[r].count);
+        transfers.push_back(comm.irecv(q, pushed[q].holding(shard(r))));
       }
   for (int s = 0; s < servers; ++s)
     if (s != r) transfers.push_back(comm.isend(s, shard(s)));
@@ -36,10 +36,11 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
 
   // the server reduces in rank order, x0 op x1 op ... op x(p-1), so every rank gets the same bits
   if (server) {
-    pushed[r] = Buffer(buf.dtype(), shards[r].count);
-    copy_elements(pushed[r].all(), shard(r));
-    for (int q = 1; q < p; ++q) args.op->combine(pushed[0].all(), pushed[q].all());
-    copy_elements(shard(r), pushed[0].all());
+    pushed[r] = buf.scratch(shards[r].count);
+    auto copy_of = [&](int q) { return pushed[static_cast<size_t>(q)].holding(shard(r)); };
+    copy_elements(copy_of(r), shard(r));
+    for (int q = 1; q < p; ++q) args.op->combine(copy_of(0), copy_of(q));
+    copy_elements(shard(r), copy_of(0));
   }
 
   // 2. pull: as a server, send my reduced shard to every rank; receive every other shard

@@ -20,7 +20,7 @@ void allreduce_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs&
   }
   // 2. recursive doubling among the pof2 ranks left: swap whole vectors, reduce
   const int me = fold.new_rank(r);
-  Buffer incoming(buf.dtype(), buf.size());
+  Buffer incoming = buf.scratch(buf.size());
   for (int mask = 1, step = 0; mask < fold.pof2; mask *= 2, ++step) {
     const int partner = fold.old_rank(me ^ mask);
     comm.label("recursive-doubling", step);

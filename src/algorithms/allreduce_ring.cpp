@@ -29,13 +29,13 @@ void allreduce_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
     const Chunk c = even_chunk(buf.size(), p, index);
     return buf.view(c.offset, c.count);
   };
-  Buffer incoming(buf.dtype(), chunk(0).count);
+  Buffer incoming = buf.scratch(even_chunk(buf.size(), p, 0).count);  // chunk 0 is the largest
 
   // 1. reduce-scatter: after step s, rank r holds the partial sum of chunk (r - s - 1) mod p
   for (int step = 0; step < p - 1; ++step) {
     const int send_index = mod(r - step, p);
     const int recv_index = mod(r - step - 1, p);
-    View partial = incoming.view(0, chunk(recv_index).count);
+    View partial = incoming.holding(chunk(recv_index));
     comm.label("reduce-scatter", step);
     // send my partial chunk to the right, receive the left's partial of the next chunk
     comm.sendrecv(comm.right(), chunk(send_index), comm.left(), partial);
@@ -60,23 +60,11 @@ Schedule schedule_allreduce_ring(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
   // the reduce-scatter's steps reduce, the allgather's do not
-  const std::vector<StepRun> runs = reduce_then_gather(in, in.p - 1);
-  if (in.channels <= 1) {
-    const double bytes = in.bytes(split_evenly(in.elems, in.p).front().count);
-    for (const StepRun& run : runs) ring_steps(schedule, in.p, bytes, run.repeat, run.reduced);
-    return schedule;
-  }
-  const auto groups = model_groups(in);
-  const auto slices = channel_slices(in.elems, in.channels);
-  for (const StepRun& run : runs) {
-    Step& step = schedule.step(run.repeat);
-    step.reduced = run.reduced;
-    for (int c = 0; c < in.channels; ++c) {
-      const std::vector<int> ring = channel_ring(groups, in.p, c);
-      const double bytes = in.bytes(split_evenly(slices[static_cast<size_t>(c)].count, in.p).front().count);
-      for (int i = 0; i < in.p; ++i) step.send(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % in.p)], bytes);
-    }
-  }
+  // channel c's largest chunk: the first of its slice
+  std::vector<double> bytes;
+  for (const Chunk& slice : channel_slices(in.elems, std::max(1, in.channels)))
+    bytes.push_back(in.bytes(even_chunk(slice.count, in.p, 0).count));
+  for (const StepRun& run : reduce_then_gather(in, in.p - 1)) channel_ring_steps(schedule, in, bytes, run.repeat, run.reduced);
   return schedule;
 }
 

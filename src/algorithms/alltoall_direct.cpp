@@ -13,14 +13,12 @@ void alltoall_direct(Comm& comm, Buffer& buf, const CollectiveArgs&) {
   comm.label("exchange", 0);
   for (int k = 1; k < p; ++k) {
     const int from = (r - k + p) % p;
-    const Chunk block = alltoall_block(buf.size(), p, from);
-    transfers.push_back(comm.irecv(from, out.view(block.offset, block.count)));
+    transfers.push_back(comm.irecv(from, out.block(p, from)));
   }
   // r+1, r+2, ...: with a per-message overhead each receiver meets one new sender at a time
   for (int k = 1; k < p; ++k) {
     const int to = (r + k) % p;
-    const Chunk block = alltoall_block(buf.size(), p, to);
-    transfers.push_back(comm.isend(to, buf.view(block.offset, block.count)));
+    transfers.push_back(comm.isend(to, buf.block(p, to)));
   }
   comm.wait_all(transfers);
   buf = std::move(out);

@@ -14,9 +14,8 @@ void alltoall_pairwise(Comm& comm, Buffer& buf, const CollectiveArgs&) {
   Buffer out = buf;
   for (int s = 1; s < p; ++s) {
     const int to = (r + s) % p, from = (r - s + p) % p;
-    const Chunk sent = alltoall_block(buf.size(), p, to), received = alltoall_block(buf.size(), p, from);
     comm.label("exchange", s - 1);
-    comm.sendrecv(to, buf.view(sent.offset, sent.count), from, out.view(received.offset, received.count));
+    comm.sendrecv(to, buf.block(p, to), from, out.block(p, from));
   }
   buf = std::move(out);
 }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/channels.hpp"
+#include "algorithms/hierarchy.hpp"
 
 namespace collsim {
 
@@ -16,7 +18,7 @@ bool fold_vector_in(Comm& comm, Buffer& buf, const ReduceOp& op, const PowerOfTw
     comm.send(r + 1, buf.all());
     return false;
   }
-  Buffer partner(buf.dtype(), buf.size());
+  Buffer partner = buf.scratch(buf.size());
   comm.recv(r - 1, partner.all());
   op.combine(buf.all(), partner.all());
   return true;
@@ -34,13 +36,13 @@ void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const P
   const int me = fold.new_rank(comm.rank());
   if (fold.pof2 == 1) return;
   // The first step receives the most: half of all blocks.
-  Buffer incoming(buf.dtype(), span_of(blocks, me & ~(fold.pof2 / 2 - 1), fold.pof2 / 2).count);
+  Buffer incoming = buf.scratch(span_of(blocks, me & ~(fold.pof2 / 2 - 1), fold.pof2 / 2).count);
   for (int mask = fold.pof2 / 2, step = 0; mask > 0; mask /= 2, ++step) {
     const int partner = fold.old_rank(me ^ mask);
     // of the 2 mask blocks both still hold, I keep the half with my own block
     const Chunk keep = span_of(blocks, me & ~(mask - 1), mask);
     const Chunk give = span_of(blocks, (me & ~(mask - 1)) ^ mask, mask);
-    View partial = incoming.view(0, keep.count);
+    View partial = incoming.holding(buf.view(keep.offset, keep.count));
     comm.label("reduce-scatter", step);
     // send the partner my partial sums of its half, receive its partial sums of mine
     comm.sendrecv(partner, buf.view(give.offset, give.count), partner, partial);
@@ -58,6 +60,21 @@ void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, con
     comm.label("allgather", step);
     comm.sendrecv(partner, buf.view(mine.offset, mine.count), partner, buf.view(theirs.offset, theirs.count));
   }
+}
+
+std::vector<RingTask> own_chunk_rings(Comm& comm, size_t count, int channels) {
+  std::vector<int> locality;
+  for (int r = 0; r < comm.size(); ++r) locality.push_back(comm.locality(r));
+  const auto groups = locality_groups(locality);
+  std::vector<RingTask> rings;
+  for (int c = 0; c < channels; ++c) {
+    RingTask ring{channels > 1 ? channel_ring(groups, comm.size(), c) : std::vector<int>{}, 0, {0, count}, c, channels};
+    if (channels == 1)
+      for (int r = 0; r < comm.size(); ++r) ring.members.push_back(r);
+    while (ring.members[static_cast<size_t>(ring.position)] != comm.rank()) ++ring.position;
+    rings.push_back(std::move(ring));
+  }
+  return rings;
 }
 
 void ring_allgather(Comm& comm, Buffer& buf, int mine) {
@@ -108,12 +125,12 @@ void rings_reduce_scatter(Comm& comm, Buffer& buf, const ReduceOp& op, const std
                           const char* phase) {
   auto chunk = [&](size_t j, int index) { return ring_chunk(buf, rings[j], index); };
   std::vector<Buffer> partials;
-  for (const RingTask& ring : rings) partials.emplace_back(buf.dtype(), ring.chunk(0).count);  // the first is the largest
+  for (const RingTask& ring : rings) partials.push_back(buf.scratch(ring.largest().count));
   for (int step = 0; step < longest_ring(rings); ++step) {
     comm.label(phase, step);
     // after step s, member i holds the partial result of chunk i - s - 2 over s + 2 members
     auto mine = [&](size_t j) { return rings[j].position; };
-    auto partial = [&](size_t j) { return partials[j].view(0, chunk(j, mine(j) - step - 2).count); };
+    auto partial = [&](size_t j) { return partials[j].holding(chunk(j, mine(j) - step - 2)); };
     // send my partial of chunk i - s - 1 to the right, receive the left's of chunk i - s - 2
     ring_step(comm, rings, step, [&](size_t j) { return chunk(j, mine(j) - step - 1); }, partial);
     for (size_t j = 0; j < rings.size(); ++j)
@@ -170,7 +187,7 @@ void run_tree_phase(Comm& comm, Buffer& buf, const ReduceOp* op, const TreeSched
   std::stable_sort(transfers.begin(), transfers.end(),
                    [](const TreeTransfer& a, const TreeTransfer& b) { return a.step < b.step; });
 
-  Buffer incoming(buf.dtype(), down ? 0 : largest);
+  Buffer incoming = buf.scratch(down ? 0 : largest);
   for (size_t i = 0; i < transfers.size();) {
     // one step: at most one send and one receive, posted together
     const int step = transfers[i].step;
@@ -187,14 +204,16 @@ void run_tree_phase(Comm& comm, Buffer& buf, const ReduceOp* op, const TreeSched
       } else {
         if (received != nullptr) throw std::logic_error("tree schedule: two receives in one step");
         received = &x;
-        pending.push_back(comm.irecv(x.peer, down ? piece : incoming.view(0, x.piece.count)));
+        pending.push_back(comm.irecv(x.peer, down ? piece : incoming.holding(piece)));
       }
     }
     if (sends > 1) throw std::logic_error("tree schedule: two sends in one step");
     comm.wait_all(pending);
     // going up, fold the child's partial result into mine
-    if (!down && received != nullptr)
-      op->combine(buf.view(received->piece.offset, received->piece.count), incoming.view(0, received->piece.count));
+    if (!down && received != nullptr) {
+      const View mine = buf.view(received->piece.offset, received->piece.count);
+      op->combine(mine, incoming.holding(mine));
+    }
   }
 }
 

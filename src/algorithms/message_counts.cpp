@@ -78,11 +78,11 @@ double messages_by_name(Collective collective, const std::string& name, const Co
       if (name == "binomial" || name == "flat") return p - 1;
       break;
     case Collective::reduce_scatter:
-      if (name == "ring") return p * (p - 1);
+      if (name == "ring") return p * (p - 1) * s.channels;
       if (name == "recursive-halving") return butterfly(s.p, 1);
       break;
     case Collective::allgather:
-      if (name == "ring") return p * (p - 1);
+      if (name == "ring") return p * (p - 1) * s.channels;
       if (name == "recursive-doubling") return butterfly(s.p, 1);
       break;
     case Collective::alltoall:

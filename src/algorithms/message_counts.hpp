@@ -12,8 +12,8 @@ namespace collsim {
 
 struct CollectiveShape {
   int p = 1;                 // ranks
-  size_t elems = 0;          // carried elements per rank
-  size_t segment_elems = 1;  // carried elements per segment (pipelined algorithms)
+  size_t elems = 0;          // elements per rank: logical for messages, carried for scratch
+  size_t segment_elems = 1;  // logical elements per segment (pipelined algorithms)
   int channels = 1;          // rings at once (ring and hierarchical allreduce)
   int servers = 1;           // parameter server's S (clamped to p as the algorithm does)
   int group_size = 0;        // hierarchical: blocks of this many ranks; 0: groups unknown

@@ -2,12 +2,13 @@
 
 #include <stdexcept>
 
+#include "algorithms/collective.hpp"
 #include "algorithms/hierarchy.hpp"
 #include "comm/buffer.hpp"
 
 namespace collsim {
 
-double ModelInput::bytes(size_t count) const { return static_cast<double>(simulated_bytes(count, bytes_per_elem)); }
+double ModelInput::bytes(size_t count) const { return static_cast<double>(count) * bytes_per_elem; }
 
 std::vector<std::vector<int>> model_groups(const ModelInput& in) {
   if (!in.locality.empty()) return locality_groups(in.locality);
@@ -29,6 +30,11 @@ std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vec
 ModelInput model_for_members(const ModelInput& all, const std::vector<int>& locality, const std::vector<int>& members) {
   ModelInput in = all;
   in.p = static_cast<int>(members.size());
+  // the root and the servers the group runs with (CollectiveArgs in the worker): a group too
+  // small for the scenario's root or servers uses rank 0, or every rank (pricing the world's
+  // root 4 in a rebuilt group of 4 read past the ranks, and crashed)
+  in.root = root_in_group(all.root, in.p);
+  in.servers = servers_in_group(all.servers, in.p);
   if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(locality, members);
   // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
   in.endpoints = members;

@@ -27,9 +27,9 @@ struct ModelInput {
   int p = 1;                    // ranks
   double alpha = 0;             // latency of one message, seconds (the route's latency)
   double bandwidth = 1;         // B, bytes per second (the route's bottleneck)
-  size_t elems = 0;             // carried elements per rank
-  double bytes_per_elem = 4;    // logical bytes each carried element stands for
-  size_t segment_elems = 1;     // pipelined algorithms
+  size_t elems = 0;             // elements per rank (the logical ones: what the network carries)
+  double bytes_per_elem = 4;    // the element's size in bytes
+  size_t segment_elems = 1;     // pipelined algorithms: elements per segment
   // What the lower bound assumes of the ranks' own links (unset: bandwidth and alpha): the
   // mean injection bandwidth (total bytes / the sum of the ranks' link bandwidths bounds
   // the time) and the smallest latency between two ranks.
@@ -42,7 +42,7 @@ struct ModelInput {
   std::vector<int> group_sizes;
   std::optional<SharedRoutes> intra, inter;
 
-  // Simulated bytes of a message of `count` elements, rounded as Comm rounds them.
+  // Simulated bytes of a message of `count` elements (as Comm sends them).
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)
@@ -84,9 +84,10 @@ std::vector<std::vector<int>> model_groups(const ModelInput& in);
 std::vector<int> group_sizes_of(const std::vector<int>& locality, const std::vector<int>& members);
 
 // The model's input for a group of these world ranks, from the whole run's (`all`, whose
-// ranks have the locality ids `locality`): its size, its locality groups and its members as
-// the route endpoints (the model prices its own routes); the other fields (alpha, B, ...)
-// stay the whole run's.
+// ranks have the locality ids `locality`): its size, its locality groups, its members as
+// the route endpoints (the model prices its own routes) and the root and servers the group
+// runs with (root_in_group, servers_in_group); the other fields (alpha, B, ...) stay the
+// whole run's.
 ModelInput model_for_members(const ModelInput& all, const std::vector<int>& locality, const std::vector<int>& members);
 
 }  // namespace collsim

@@ -10,7 +10,7 @@ namespace collsim {
 void reduce_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const int p = comm.size();
   const int relative = mod(comm.rank() - args.root, p);
-  Buffer incoming(buf.dtype(), buf.size());
+  Buffer incoming = buf.scratch(buf.size());
 
   for (int mask = 1, round = 0; mask < p; mask <<= 1, ++round) {
     if (relative & mask) {

@@ -16,7 +16,7 @@ void reduce_flat(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   incoming.reserve(static_cast<size_t>(comm.size()));
   for (int peer = 0; peer < comm.size(); ++peer) {
     if (peer == args.root) continue;
-    incoming.emplace_back(buf.dtype(), buf.size());
+    incoming.push_back(buf.scratch(buf.size()));
     receives.push_back(comm.irecv(peer, incoming.back().all()));
   }
   comm.wait_all(receives);

@@ -1,7 +1,10 @@
 // The patterns several algorithms' schedules share (schedules.hpp).
 #include "algorithms/schedules.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "algorithms/channels.hpp"
 
 namespace collsim {
 
@@ -10,6 +13,27 @@ void ring_steps(Schedule& schedule, int p, double bytes, int repeat, bool reduce
   Step& step = schedule.step(repeat);
   step.reduced = reduced;
   for (int r = 0; r < p; ++r) step.send(r, (r + 1) % p, bytes);
+}
+
+void channel_ring_steps(Schedule& schedule, const ModelInput& in, const std::vector<double>& bytes, int repeat,
+                        bool reduced) {
+  if (in.p < 2 || repeat < 1) return;
+  if (bytes.size() == 1) return ring_steps(schedule, in.p, bytes.front(), repeat, reduced);
+  const auto groups = model_groups(in);
+  Step& step = schedule.step(repeat);
+  step.reduced = reduced;
+  for (size_t c = 0; c < bytes.size(); ++c) {
+    const std::vector<int> ring = channel_ring(groups, in.p, static_cast<int>(c));
+    for (int i = 0; i < in.p; ++i) step.send(ring[static_cast<size_t>(i)], ring[static_cast<size_t>((i + 1) % in.p)], bytes[c]);
+  }
+}
+
+void channel_ring_steps(Schedule& schedule, const ModelInput& in, int repeat, bool reduced) {
+  const int k = std::max(1, in.channels);
+  const size_t largest_chunk = even_chunk(in.elems, in.p, 0).count;
+  std::vector<double> bytes;
+  for (int c = 0; c < k; ++c) bytes.push_back(in.bytes(even_chunk(largest_chunk, k, c).count));
+  channel_ring_steps(schedule, in, bytes, repeat, reduced);
 }
 
 std::vector<StepRun> reduce_then_gather(const ModelInput& in, int steps) {

@@ -46,6 +46,14 @@ Schedule schedule_broadcast_student(const ModelInput& in);
 // it receives when `reduced`).
 void ring_steps(Schedule& schedule, int p, double bytes, int repeat, bool reduced = false);
 
+// `repeat` steps of the k = bytes.size() channels' rings at once (channel_ring; one channel:
+// the ranks in order), each member of channel c's ring sending bytes[c] to the next.
+void channel_ring_steps(Schedule& schedule, const ModelInput& in, const std::vector<double>& bytes, int repeat,
+                        bool reduced);
+// The same for reduce-scatter and allgather, whose channel c carries part c of every rank's
+// chunk (RingTask's parts): bytes of the largest part.
+void channel_ring_steps(Schedule& schedule, const ModelInput& in, int repeat, bool reduced);
+
 // A reduce-scatter then an allgather of `steps` identical steps each: one run of 2 x steps
 // when reductions are free (ModelInput::reduce_bandwidth infinite), else the reducing run
 // then the other. Each entry: its repeat count and whether its receivers reduce.

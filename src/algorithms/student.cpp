@@ -21,12 +21,15 @@ namespace collsim {
 // all contributions (args.op: sum, max, ...) on return.
 void allreduce_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const int p = comm.size(), r = comm.rank();
-  Buffer incoming(buf.dtype(), buf.size());
+  // room for a peer's vector, shaped as this one (scratch, holding: collsim may keep fewer
+  // elements in memory than the network carries)
+  Buffer incoming = buf.scratch(buf.size());
+  View received = incoming.holding(buf.all());
   // 1. reduce along the chain p-1 -> ... -> 1 -> 0: rank r adds what r+1 sends and passes it on
   comm.label("reduce", 0);
   if (r < p - 1) {
-    comm.recv(r + 1, incoming.all());
-    args.op->combine(buf.all(), incoming.all());
+    comm.recv(r + 1, received);
+    args.op->combine(buf.all(), received);
   }
   if (r > 0) comm.send(r - 1, buf.all());
   // 2. broadcast the result back along the chain 0 -> 1 -> ... -> p-1

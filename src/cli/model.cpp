@@ -43,8 +43,8 @@ Command add_model_command(CLI::App& app) {
   model->add_option("--inter-latency", model_request.inter_latency,
                     "hierarchical: latency alpha of a message between groups (default: --latency)");
   model->add_option("--channels", model_request.channels,
-                    "ring and hierarchical allreduce: K rings at once, each on 1/K of the vector (NCCL's channels, "
-                    "default 1)")
+                    "ring and hierarchical allreduce, ring reduce-scatter and allgather: K rings at once, each on "
+                    "1/K of the vector (NCCL's channels, default 1)")
       ->check(in_range(1, max_channels));
   model->add_option("--reduce-bandwidth", model_request.reduce_bandwidth,
                     "Bytes per second a rank reduces, e.g. 200GBps: each reduction of m bytes keeps the reducing "

@@ -41,9 +41,9 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
                       "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8 "
                       "(16-bit floats round every operation to the type, integers wrap around)");
   command->add_option("--channels", flags.channels,
-                      "ring and hierarchical allreduce: split the vector over K rings at once, NCCL's channels "
-                      "(default 1); channel c turns each node's ring by c GPUs so that the channels cross nodes "
-                      "through different NICs");
+                      "ring and hierarchical allreduce, ring reduce-scatter and allgather (and ZeRO's halves): "
+                      "split the vector over K rings at once, NCCL's channels (default 1); channel c turns each "
+                      "node's ring by c GPUs so that the channels cross nodes through different NICs");
   command->add_option("--reduce-bandwidth", flags.reduce_bandwidth,
                       "Bytes per second a rank reduces, e.g. 200GBps: each reduction of m bytes takes m / this on "
                       "the reducing rank (default: reductions are free)");

@@ -1,6 +1,9 @@
 #include "comm/buffer.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <stdexcept>
 #include <type_traits>
 
 #include "util/named_enum.hpp"
@@ -25,6 +28,41 @@ const NamedEnum<Dtype>& dtypes() {
 std::string_view dtype_name(Dtype dtype) { return dtypes().name(dtype); }
 std::vector<std::string> dtype_names() { return dtypes().names(); }
 Dtype parse_dtype(std::string_view name, std::string_view field) { return dtypes().parse(name, field); }
+
+size_t CarriedMap::piecewise_at(size_t x) const {
+  // the last piece that starts at or before x
+  auto next = std::upper_bound(pieces->begin(), pieces->end(), x,
+                               [](size_t value, const Start& start) { return value < start.logical; });
+  const Start& start = *(next - 1);
+  const Start end = next == pieces->end() ? Start{logical, carried} : *next;
+  const size_t length = end.logical - start.logical;
+  if (length == 0) return start.carried;
+  return start.carried + static_cast<size_t>(static_cast<unsigned __int128>(x - start.logical) *
+                                              (end.carried - start.carried) / length);
+}
+
+size_t CarriedMap::room_for(size_t length) const {
+  if (carried == logical) return length;
+  auto ceil_share = [length](size_t part, size_t whole) {
+    return static_cast<size_t>((static_cast<unsigned __int128>(length) * part + whole - 1) / whole);
+  };
+  if (!pieces) return ceil_share(carried, logical);
+  size_t densest = 0;
+  for (size_t i = 0; i < pieces->size(); ++i) {
+    const Start& start = (*pieces)[i];
+    const Start end = i + 1 < pieces->size() ? (*pieces)[i + 1] : Start{logical, carried};
+    if (end.logical > start.logical)
+      densest = std::max(densest, ceil_share(end.carried - start.carried, end.logical - start.logical));
+  }
+  return std::min(carried, densest + pieces->size());
+}
+
+View Buffer::holding(const View& part) {
+  if (part.count > map_.carried)
+    throw std::logic_error(fmt::format("Buffer::holding: a part of {} carried elements in scratch of {}", part.count,
+                                       map_.carried));
+  return {bytes_.data(), part.count, elem_bytes(), part.logical};
+}
 
 long double Buffer::get(size_t i) const {
   return with_element_type(dtype_, [&](auto element) {

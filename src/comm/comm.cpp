@@ -27,6 +27,7 @@ struct Packet {
   int bucket = -1;
   uint64_t ticket = 0;  // from MessageLog::post
   int64_t first = -1;   // first element carried, in the sender's collective buffer (-1: from elsewhere)
+  size_t logical = 0;   // logical elements it stands for (its simulated bytes over the element size)
 };
 
 struct PendingTransfer {
@@ -70,8 +71,8 @@ Request::Request(Request&&) noexcept = default;
 Request& Request::operator=(Request&&) noexcept = default;
 Request::~Request() = default;
 
-CommGroup::CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log)
-    : epoch_(epoch), members_(std::move(members)), bytes_per_elem_(bytes_per_elem), log_(&log),
+CommGroup::CommGroup(int epoch, std::vector<int> members, MessageLog& log)
+    : epoch_(epoch), members_(std::move(members)), log_(&log),
       wait_lists_(members_.size()) {
   last_mailboxes_.resize(members_.size());
 }
@@ -142,6 +143,7 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   const bool inside = data.data >= data_.data && data.data + data.bytes() <= data_.data + data_.bytes() &&
                       data.elem_bytes == data_.elem_bytes && data_.elem_bytes > 0;
   packet->first = inside ? data_first_ + (data.data - data_.data) / static_cast<std::ptrdiff_t>(data_.elem_bytes) : -1;
+  packet->logical = data.logical;
   // messages to and from a switch are simulated, not logged (the trace's messages are the ranks')
   const bool logged = rank_ < size_ && dst < size_;
   packet->ticket = logged ? group_->log().post(now) : 0;
@@ -149,17 +151,17 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   pending.packet = packet;
   pending.cancel = group_->cancel_abandoned();
   pending.posted = now;
-  const uint64_t bytes = simulated_bytes(data.count, group_->bytes_per_elem());
-  pending.bytes = static_cast<double>(bytes);
+  const double bytes = data.logical_bytes();
+  pending.bytes = bytes;
   watch_transfer(pending);
   const MessageCost* cost = group_->message_cost();
   if (cost == nullptr) {
-    pending.activity = mailbox_to(dst)->put_async(packet, bytes);
+    pending.activity = mailbox_to(dst)->put_async(packet, static_cast<uint64_t>(bytes));
     return;
   }
   // the transport's price: the wire's bytes, and a channel's ceiling on the message's rate
   const MessagePrice& price = cost->price(group_->world_rank(rank_), group_->world_rank(dst));
-  pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price.wire_bytes(static_cast<double>(bytes))));
+  pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price.wire_bytes(bytes)));
   if (std::isfinite(price.rate_cap)) pending.activity->set_rate(price.rate_cap);
   pending.activity->start();
 }
@@ -182,7 +184,7 @@ void Comm::post_receive(int src, View into, PendingTransfer& pending) {
   pending.into = into;
   pending.peer = src;
   pending.posted = sg4::Engine::get_clock();
-  pending.bytes = static_cast<double>(simulated_bytes(into.count, group_->bytes_per_elem()));
+  pending.bytes = into.logical_bytes();
   watch_transfer(pending);
   pending.activity = mailbox_from(src)->get_async<Packet>(&pending.packet);
 }
@@ -265,12 +267,12 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
   std::unique_ptr<Packet, decltype(give_back)> packet(arrived, give_back);
   if (packet->epoch != group_->epoch())
     throw std::logic_error(fmt::format("message of epoch {} delivered in epoch {}", packet->epoch, group_->epoch()));
-  if (packet->data.size() != into.bytes())
-    throw std::logic_error(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_, into.bytes(), src,
-                                       packet->data.size()));
+  if (packet->data.size() != into.bytes() || packet->logical != into.logical)
+    throw std::logic_error(fmt::format("rank {} expected {} bytes ({} logical elements) from rank {}, got {} ({})",
+                                       rank_, into.bytes(), into.logical, src, packet->data.size(), packet->logical));
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
   if (src < size_ && rank_ < size_)
-    group_->log().add({group_->world_rank(src), group_->world_rank(rank_), simulated_bytes(into.count, group_->bytes_per_elem()),
+    group_->log().add({group_->world_rank(src), group_->world_rank(rank_), static_cast<uint64_t>(into.logical_bytes()),
                        std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
                        packet->round, packet->first, into.count, packet->bucket},
                       packet->ticket, now);

@@ -61,7 +61,7 @@ struct VerdictPending : std::exception {
 
 class CommGroup {
 public:
-  CommGroup(int epoch, std::vector<int> members, double bytes_per_elem, MessageLog& log);
+  CommGroup(int epoch, std::vector<int> members, MessageLog& log);
   ~CommGroup();
   CommGroup(const CommGroup&) = delete;
   CommGroup& operator=(const CommGroup&) = delete;
@@ -73,7 +73,6 @@ public:
     return group_rank < size() ? members_[group_rank] : switches_[static_cast<size_t>(group_rank - size())].endpoint;
   }
   const std::vector<int>& members() const { return members_; }
-  double bytes_per_elem() const { return bytes_per_elem_; }
   MessageLog& log() { return *log_; }
 
   // The locality group (a platform zone, or a block of collective.group_size ranks) of
@@ -136,7 +135,6 @@ private:
   int epoch_;
   std::vector<int> members_;
   std::vector<int> localities_;
-  double bytes_per_elem_;
   MessageLog* log_;
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;

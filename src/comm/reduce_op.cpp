@@ -90,12 +90,13 @@ std::vector<std::string> op_names() { return ops().names(); }
 OpKind parse_op(std::string_view name, std::string_view field) { return ops().parse(name, field); }
 
 void ReduceOp::combine(View into, View from) const {
-  if (into.count != from.count) throw std::logic_error("ReduceOp::combine: views of different lengths");
+  if (into.count != from.count || into.logical != from.logical)
+    throw std::logic_error("ReduceOp::combine: views of different lengths");
   with_element_type(dtype_, [&](auto element) {
     using T = decltype(element);
     combine_typed(kind_, reinterpret_cast<T*>(into.data), reinterpret_cast<const T*>(from.data), into.count);
   });
-  if (cost_ && from.count > 0) cost_(from.count);
+  if (cost_ && from.logical > 0) cost_(from.logical);
 }
 
 void ReduceOp::finalize(View data, int group_size) const {

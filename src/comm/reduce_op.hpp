@@ -26,8 +26,8 @@ public:
   // into[i] = into[i] (op) from[i]; both views hold the same number of elements. Then the
   // rank that combined pays the reduction's cost, if one is set.
   void combine(View into, View from) const;
-  // What combining `elements` elements costs the rank that does it (the simulation makes it
-  // time: collective.reduce_bandwidth). Called in that rank's actor. Unset: free.
+  // What combining `elements` logical elements costs the rank that does it (the simulation
+  // makes it time: collective.reduce_bandwidth). Called in that rank's actor. Unset: free.
   void set_cost(std::function<void(size_t elements)> cost) { cost_ = std::move(cost); }
   // What happens once after the reduction completes (avg divides by the group size).
   void finalize(View data, int group_size) const;

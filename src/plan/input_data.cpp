@@ -31,7 +31,7 @@ void fill_typed(T* data, size_t count, int rank, OpKind op, uint64_t seed) {
 void fill_input(Buffer& buf, int rank, OpKind op, uint64_t seed) {
   with_element_type(buf.dtype(), [&](auto element) {
     using T = decltype(element);
-    fill_typed(buf.as<T>(), buf.size(), rank, op, seed);
+    fill_typed(buf.as<T>(), buf.carried(), rank, op, seed);
   });
 }
 

@@ -17,6 +17,7 @@
 #include "model/contention.hpp"
 #include "model/route_cache.hpp"
 #include "plan/auto_choice.hpp"
+#include "scenario/settings_read.hpp"
 #include "plan/nccl_run.hpp"
 #include "util/units.hpp"
 
@@ -86,10 +87,11 @@ void read_injection(int root, ModelInput& model) {
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
                        ModelInput& model) {
   model.p = static_cast<int>(hosts.size());
-  model.elems = payload.carried_elems;
+  // The model prices what the algorithms send: every logical element, whatever is carried.
+  model.elems = payload.logical_elems;
   model.overhead = scenario.message_overhead;
-  model.bytes_per_elem = payload.bytes_per_elem;
-  model.segment_elems = segment_elements(scenario.collective.segment, payload);
+  model.bytes_per_elem = static_cast<double>(dtype_size(scenario.collective.dtype));
+  model.segment_elems = segment_elements(scenario.collective.segment, scenario.collective.dtype);
   model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
@@ -142,9 +144,9 @@ void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*
 
 }  // namespace
 
-// Carried elements per pipeline segment (at least one).
-size_t segment_elements(double segment_bytes, const Payload& payload) {
-  const double elements = std::round(segment_bytes / payload.bytes_per_elem);
+// Elements per pipeline segment (at least one).
+size_t segment_elements(double segment_bytes, Dtype dtype) {
+  const double elements = std::round(segment_bytes / static_cast<double>(dtype_size(dtype)));
   return elements < 1 ? 1 : static_cast<size_t>(std::min(elements, 1e18));
 }
 
@@ -173,7 +175,13 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   // the channels' rings (and NCCL's) turn inside the groups
   if (model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
     model.locality = locality.ids;
-  if (automatic) plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
+  if (automatic) {
+    plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
+    for (const UnreadSetting& unread : settings_not_read(scenario.collective, *plan.choice.algorithm))
+      plan.notes.push_back(fmt::format("collective.{}: auto chose {}, which does not read it (read by: {}): it changes "
+                                       "nothing in this run",
+                                       unread.key, plan.choice.algorithm->name, unread.read_by));
+  }
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(plan.choice.algorithm->partners(p, root, servers), model);
@@ -184,9 +192,9 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
                                        model.channels, model.channels,
                                        format_size(model.bytes(model.elems) / model.channels), locality.source));
   if (plan.choice.algorithm->uses.segment) {
-    const double effective = static_cast<double>(simulated_bytes(model.segment_elems, model.bytes_per_elem));
+    const double effective = model.bytes(model.segment_elems);
     if (effective != scenario.collective.segment)
-      plan.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole carried elements)",
+      plan.notes.push_back(fmt::format("segments of {} bytes (the requested {} bytes rounded to whole elements)",
                                          effective, scenario.collective.segment));
   }
   return locality;

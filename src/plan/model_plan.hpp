@@ -11,8 +11,8 @@ class Host;
 
 namespace collsim {
 
-// Carried elements per pipeline segment (at least one).
-size_t segment_elements(double segment_bytes, const Payload& payload);
+// Elements per pipeline segment (at least one): logical ones, whatever is carried.
+size_t segment_elements(double segment_bytes, Dtype dtype);
 
 // plan.model for the ranks on `hosts` (routes, groups, alpha and B of the chosen
 // algorithm's partners) and, for --algorithm auto, plan.choice (from the `simulated`

@@ -31,38 +31,40 @@ double vectors_held(const Scenario& scenario, int p) {
   return vectors_held_per_rank(find_algorithm(collective.kind, collective.algorithm, "collective.algorithm"), p);
 }
 
+// Layered training: its gradient buckets, in backward order (none without layers).
+std::vector<Bucket> training_buckets(const Scenario& scenario) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers()) return {};
+  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
+  return training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
+                                       training.fusion->cycle)
+                         : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
+}
+
+// The run's carried elements: of the whole vector, or of each bucket's layers.
 Payload payload_for(const Scenario& scenario, int p) {
   const CollectiveSpec& collective = scenario.collective;
+  std::vector<std::vector<uint64_t>> parts;
+  for (const Bucket& bucket : training_buckets(scenario))
+    parts.push_back(layer_parameters(scenario.training.layers, bucket));
   return plan_payload(collective.size, collective.dtype, p, collective.carried_elements, collective.channels,
-                      vectors_held(scenario, p));
+                      vectors_held(scenario, p), parts);
 }
 
 // Layered training: the buckets' places in the carried elements (none without layers).
 std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payload& payload) {
-  const TrainingSpec& training = scenario.training;
-  if (!training.has_layers()) return {};
-  const double bytes_per_parameter = static_cast<double>(dtype_size(scenario.collective.dtype));
-  const auto buckets = training.fusion ? plan_fusion(training.layers, bytes_per_parameter, training.fusion->buffer,
-                                                     training.fusion->cycle)
-                                       : plan_buckets(training.layers, bytes_per_parameter, training.bucket);
-  auto slices = slice_buckets(buckets, total_parameters(training.layers), payload.carried_elems);
-  if (slices.empty())
-    throw InputError(fmt::format("{}: {} buckets but {} element{} carried per rank: raise it or "
-                                 "collective.carried_elements to at least {}",
-                                 training.fusion ? "training.fusion.buffer" : "training.bucket", buckets.size(),
-                                 payload.carried_elems, payload.carried_elems == 1 ? "" : "s", buckets.size()));
-  return slices;
+  const std::vector<Bucket> buckets = training_buckets(scenario);
+  std::vector<CarriedMap> maps;
+  for (size_t b = 0; b < buckets.size(); ++b) maps.push_back(payload.part_map(b));
+  return slice_buckets(buckets, maps);
 }
 
 // What the run would need, refused beyond the stated limits before anything is built.
 RunSize check_limits(const Scenario& scenario) {
   const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
-  const Payload planned = payload_for(scenario, ranks);
-  std::vector<size_t> buckets;
-  for (const BucketSlice& slice : plan_bucket_slices(scenario, planned)) buckets.push_back(slice.count);
-  RunSize size = check_run_size(scenario, ranks, planned, segment_elements(scenario.collective.segment, planned),
-                                buckets);
+  RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
+                                segment_elements(scenario.collective.segment, scenario.collective.dtype));
   size.hosts = host_count;
   return size;
 }
@@ -114,6 +116,30 @@ std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, 
   return hosts;
 }
 
+// A user's carried count that leaves chunks or layers without an element: they are
+// simulated all the same (their bytes, their time), but no data of theirs is checked.
+void note_thin_carry(uint64_t asked, uint64_t chunks, RunPlan& plan) {
+  const Payload& payload = plan.payload;
+  size_t thin_parts = 0, empty_layers = 0, layers = 0;
+  for (size_t i = 0; i < payload.part_logical.size(); ++i) {
+    if (payload.part_carried[i] < carried_to_represent(payload.part_logical[i], chunks)) ++thin_parts;
+    if (payload.piece_logical[i].size() < 2) continue;
+    layers += payload.piece_logical[i].size();
+    empty_layers += static_cast<size_t>(std::count(payload.piece_carried[i].begin(), payload.piece_carried[i].end(), 0));
+  }
+  const std::string unverified = "their messages are simulated in full, their data is not verified (the default "
+                                 "carry gives every one an element)";
+  if (thin_parts > 0)
+    plan.notes.push_back(fmt::format(
+        "carried_elements {}: {} some of the {} chunks (p x channels) without an element: {}", asked,
+        payload.part_logical.size() == 1 ? std::string("leaves")
+                                         : fmt::format("{} of the {} buckets leave", thin_parts, payload.part_logical.size()),
+        chunks, unverified));
+  if (empty_layers > 0)
+    plan.notes.push_back(fmt::format("carried_elements {}: {} of the {} layers carry no element: {}", asked,
+                                     empty_layers, layers, unverified));
+}
+
 // The notes a user should read about the carried elements (logical vs carried size).
 void note_payload(RunPlan& plan) {
   const Payload& payload = plan.payload;
@@ -122,14 +148,18 @@ void note_payload(RunPlan& plan) {
                                    payload.carried_elems, payload.logical_elems, payload.bytes_per_elem);
     // A fraction such as 48.0001 reads like a bug unless it says where it comes from.
     if (payload.bytes_per_elem != std::floor(payload.bytes_per_elem))
-      note += fmt::format(" on average ({:g} bytes / {} elements; each message's bytes are rounded to whole bytes)",
+      note += fmt::format(" on average ({:g} bytes / {} elements; each message sends the bytes of the logical "
+                          "elements it stands for)",
                           payload.logical_bytes, payload.carried_elems);
     plan.notes.push_back(note);
   }
   const auto& carried = plan.scenario.collective.carried_elements;
-  if (carried && *carried > payload.logical_elems)
+  if (!carried) return;
+  if (*carried > payload.logical_elems)
     plan.notes.push_back(fmt::format("carried_elements {} is more than the {} elements of the message: carrying {}",
                                      *carried, payload.logical_elems, payload.carried_elems));
+  note_thin_carry(*carried, static_cast<uint64_t>(plan.workers) * static_cast<uint64_t>(plan.scenario.collective.channels),
+                  plan);
 }
 
 // The settings of the scenario the chosen algorithm reads, as it will run them.
@@ -138,7 +168,7 @@ nlohmann::json algorithm_parameters(const RunPlan& plan) {
   const ModelInput& model = plan.model;
   nlohmann::json parameters = plan.choice.parameters;  // a tuner's own (NCCL's algo, proto, channels)
   if (uses.root) parameters["root"] = model.root;
-  if (uses.segment) parameters["segment_bytes"] = simulated_bytes(model.segment_elems, model.bytes_per_elem);
+  if (uses.segment) parameters["segment_bytes"] = model.bytes(model.segment_elems);
   if (uses.servers) parameters["servers"] = model.servers;
   if (uses.channels) parameters["channels"] = model.channels;
   if (uses.groups) parameters["groups"] = {{"count", model_groups(model).size()}, {"from", plan.locality.source}};

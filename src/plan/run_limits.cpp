@@ -92,12 +92,11 @@ std::string describe_algorithm(const Scenario& scenario) {
 
 }  // namespace
 
-RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
-                       const std::vector<size_t>& buckets) {
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
                         collective.group_size.value_or(0)};
-  const std::vector<size_t> vectors = buckets.empty() ? std::vector<size_t>{payload.carried_elems} : buckets;
+  const std::vector<uint64_t>& vectors = payload.part_logical;
   // auto: the most messages of the algorithms it may choose, the least scratch (a choice
   // that needs too much memory does not make the run impossible)
   double per_round = 0, scratch = 0;
@@ -109,7 +108,7 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
       shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
       least = std::min(least, collective_scratch_elements(*algorithm, shape));
       double messages = 0;
-      for (const size_t elements : vectors) {
+      for (const uint64_t elements : vectors) {
         shape.elems = elements;
         messages += collective_messages(*algorithm, shape);
       }

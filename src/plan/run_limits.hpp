@@ -27,15 +27,15 @@ long long check_platform_size(const std::string& topology, const std::string& sc
 // the most of the algorithms it may choose), per bucket of layered training (the
 // reduce-scatter and the allgather of each with zero2), times the rounds; buffers: each
 // rank's vector and the input kept for verification (and the previous round's with
-// recovery.policy rebuild, or a model) plus the algorithm's scratch. `buckets` are the
-// carried elements of each bucket (empty: one collective of the whole vector).
+// recovery.policy rebuild, or a model) plus the algorithm's scratch. The messages follow
+// the logical elements of each part of the payload (a bucket each, or the whole vector),
+// `segment_elems` logical elements per segment; the buffers its carried elements.
 // Throws InputError beyond max_run_messages or max_carried_bytes; returns both figures.
 struct RunSize {
   long long hosts = 0;      // of the platform (check_platform_size)
   double messages = 0;      // the run's messages, at most (auto: the most of its candidates)
   double buffer_bytes = 0;  // every rank's buffers together
 };
-RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
-                       const std::vector<size_t>& buckets);
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems);
 
 }  // namespace collsim

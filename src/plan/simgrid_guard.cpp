@@ -18,6 +18,7 @@ namespace {
 int saved_stderr = -1;  // the real stderr while SimGrid's output is captured
 int capture_fd = -1;    // the temporary file that receives it
 char context[1024] = "SimGrid";
+constexpr int crash_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
 
 // Copies the capture file to the real stderr.
 void forward_capture() {
@@ -29,6 +30,7 @@ void forward_capture() {
 }
 
 volatile bool out_of_memory = false;  // set when an allocation failed: the abort that follows says so
+volatile bool reading_input = true;   // false once the engine runs the plan (simulating)
 
 // An allocation failed inside the simulation, where the exception may not reach main:
 // remember it, so that the abort is reported as what it is.
@@ -42,40 +44,71 @@ void on_allocator_error(int error, void*) {
   if (error == ENOMEM) out_of_memory = true;
 }
 
-// Async-signal-safe: only read, write and _exit. Reports the last thing SimGrid said.
-void on_crash(int signal) {
-  if (out_of_memory) {
-    const char* text = "collsim: error: out of memory while simulating (README \"Limits\": carry fewer elements or "
-                       "use fewer ranks)\n";
-    if (::write(saved_stderr >= 0 ? saved_stderr : 2, text, std::strlen(text)) < 0) _exit(2);
-    _exit(2);
-  }
-  static char text[8192];
+// Async-signal-safe: write everything of `text`, or give up.
+void say(int out, const char* text) {
+  if (::write(out, text, std::strlen(text)) < 0) _exit(1);
+}
+
+// The last line SimGrid logged (without its "[time] [category/CRITICAL] " prefix), read
+// back from the capture file into `text`; "" if it said nothing.
+const char* last_simgrid_line(char* text, size_t capacity) {
   size_t length = 0;
   if (capture_fd >= 0) {
     const off_t size = ::lseek(capture_fd, 0, SEEK_END);
-    const off_t from = size > static_cast<off_t>(sizeof text - 1) ? size - static_cast<off_t>(sizeof text - 1) : 0;
+    const off_t from = size > static_cast<off_t>(capacity - 1) ? size - static_cast<off_t>(capacity - 1) : 0;
     ::lseek(capture_fd, from, SEEK_SET);
-    for (ssize_t n; length < sizeof text - 1 && (n = ::read(capture_fd, text + length, sizeof text - 1 - length)) > 0;)
+    for (ssize_t n; length < capacity - 1 && (n = ::read(capture_fd, text + length, capacity - 1 - length)) > 0;)
       length += static_cast<size_t>(n);
   }
   while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == ' ')) --length;
   text[length] = '\0';
-  // The message is the last line; drop SimGrid's "[time] [category/CRITICAL] " prefix.
   const char* message = text;
   for (size_t i = 0; i < length; ++i)
     if (text[i] == '\n') message = text + i + 1;
   for (const char* p = message; *p != '\0'; ++p)
-    if (p[0] == ']' && p[1] == ' ' && p > message && std::strncmp(p - 8, "CRITICAL", 8) == 0) message = p + 2;
+    if (p[0] == ']' && p[1] == ' ' && p - message >= 8 && std::strncmp(p - 8, "CRITICAL", 8) == 0) return p + 2;
+  return "";  // no CRITICAL line: SimGrid did not stop on purpose
+}
+
+const char* signal_text(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "segmentation fault (SIGSEGV)";
+    case SIGBUS: return "bus error (SIGBUS)";
+    case SIGFPE: return "arithmetic exception (SIGFPE)";
+    case SIGILL: return "illegal instruction (SIGILL)";
+    case SIGTRAP: return "trap (SIGTRAP)";
+    default: return "abort (SIGABRT)";
+  }
+}
+
+// Async-signal-safe: only read, write and _exit. SimGrid stopping on purpose (an abort
+// after its CRITICAL line) while it reads the input is an input error (exit 2, its line);
+// any other crash is collsim's or SimGrid's bug, never the input's: exit 1, "internal error".
+void on_crash(int signal) {
   const int out = saved_stderr >= 0 ? saved_stderr : 2;
-  const char* head = "collsim: error: ";
-  if (::write(out, head, std::strlen(head)) < 0 || ::write(out, context, std::strlen(context)) < 0 ||
-      ::write(out, ": ", 2) < 0)
+  if (out_of_memory) {
+    say(out, "collsim: error: out of memory while simulating (README \"Limits\": carry fewer elements or use fewer "
+             "ranks)\n");
     _exit(2);
-  if (*message == '\0') message = signal == SIGSEGV ? "segmentation fault (check the platform file)" : "aborted";
-  if (::write(out, message, std::strlen(message)) < 0) _exit(2);
-  if (::write(out, "\n", 1) < 0) _exit(2);
-  _exit(2);
+  }
+  static char text[8192];
+  const char* message = last_simgrid_line(text, sizeof text);
+  if (signal == SIGABRT && *message != '\0' && reading_input) {
+    say(out, "collsim: error: ");
+    say(out, context);
+    say(out, ": ");
+    say(out, message);
+    say(out, "\n");
+    _exit(2);
+  }
+  say(out, "collsim: internal error: ");
+  say(out, signal_text(signal));
+  say(out, reading_input ? " while reading the input (" : " while simulating (");
+  say(out, context);
+  say(out, *message != '\0' ? "; SimGrid said: " : "");
+  say(out, message);
+  say(out, "); this is a bug, not a problem of the input: please report it with the scenario\n");
+  _exit(1);
 }
 
 }  // namespace
@@ -93,8 +126,7 @@ SimGridGuard::SimGridGuard() {
 SimGridGuard::~SimGridGuard() {
   if (capture_fd < 0) return;
   std::fflush(stderr);
-  std::signal(SIGABRT, SIG_DFL);
-  std::signal(SIGSEGV, SIG_DFL);
+  for (const int signal : crash_signals) std::signal(signal, SIG_DFL);
   forward_capture();
   ::dup2(saved_stderr, 2);
   ::close(saved_stderr);
@@ -104,6 +136,12 @@ SimGridGuard::~SimGridGuard() {
 
 void SimGridGuard::set_context(const std::string& text) {
   std::snprintf(context, sizeof context, "%s", text.c_str());
+  reading_input = true;
+}
+
+void SimGridGuard::simulating(const std::string& what) {
+  std::snprintf(context, sizeof context, "%s", what.c_str());
+  reading_input = false;
 }
 
 void SimGridGuard::discard() {
@@ -114,8 +152,7 @@ void SimGridGuard::discard() {
 }
 
 void SimGridGuard::catch_crashes() {
-  std::signal(SIGABRT, on_crash);
-  std::signal(SIGSEGV, on_crash);
+  for (const int signal : crash_signals) std::signal(signal, on_crash);
   std::set_new_handler(on_allocation_failure);
   if (mi_register_error != nullptr) mi_register_error(on_allocator_error, nullptr);
 }

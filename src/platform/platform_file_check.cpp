@@ -1,14 +1,19 @@
 #include "platform/platform_file_check.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 #include <vector>
 
+#include "platform/network_model.hpp"
 #include "util/errors.hpp"
+#include "util/suggest.hpp"
 #include "util/input_file.hpp"
+#include "util/units.hpp"
 
 namespace collsim {
 namespace {
@@ -84,10 +89,11 @@ std::vector<Tag> read_tags(const std::string& xml, const std::string& path) {
 }
 
 // The number at the start of a SimGrid value ("125MBps", "1e-6s", "1Gf").
-double leading_number(const std::string& text, bool& ok) {
+double leading_number(const std::string& text, bool& ok, std::string& unit) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   ok = end != text.c_str();
+  unit = end;
   return value;
 }
 
@@ -100,11 +106,16 @@ long long radical_count(const std::string& radical, const std::string& where) {
     const std::string item = radical.substr(start, comma - start);
     const size_t dash = item.find('-');
     char* end = nullptr;
+    errno = 0;
     const long long first = std::strtoll(item.c_str(), &end, 10);
     long long last = first;
-    if (dash != std::string::npos) last = std::strtoll(item.c_str() + dash + 1, &end, 10);
+    if (dash != std::string::npos && errno == 0) last = std::strtoll(item.c_str() + dash + 1, &end, 10);
     if (item.empty() || *end != '\0' || first < 0 || last < first)
       throw InputError(fmt::format("{}: radical '{}' is not a list of ranges such as 0-15", where, radical));
+    // SimGrid reads host numbers as int: a larger one (or one that overflows here) names no host
+    if (errno == ERANGE || last > std::numeric_limits<int>::max())
+      throw InputError(fmt::format("{}: radical '{}' numbers a host beyond {}", where, radical,
+                                   std::numeric_limits<int>::max()));
     count += last - first + 1;
     if (count > (1LL << 40)) break;
     start = comma + 1;
@@ -112,26 +123,91 @@ long long radical_count(const std::string& radical, const std::string& where) {
   return count;
 }
 
+enum class Quantity { bandwidth, speed, latency };
+
+// What a SimGrid unit multiplies its number by ("GBps" 1e9, "Gbps" 1e9 / 8, "Mf" 1e6,
+// "ms" 1e-3), or 0 for a unit this scan does not know (SimGrid then judges it alone).
+double unit_scale(Quantity quantity, std::string unit) {
+  if (quantity == Quantity::latency) {
+    static const std::map<std::string, double> times{{"", 1},   {"s", 1},     {"ms", 1e-3},  {"us", 1e-6}, {"ns", 1e-9},
+                                                     {"ps", 1e-12}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800}};
+    const auto it = times.find(unit);
+    return it == times.end() ? 0 : it->second;
+  }
+  double base = 1;
+  auto strip = [&unit](const std::string& suffix) {
+    const bool ends = unit.size() >= suffix.size() && unit.compare(unit.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (ends) unit.resize(unit.size() - suffix.size());
+    return ends;
+  };
+  if (quantity == Quantity::speed ? !strip("f") : !(strip("Bps") || (strip("bps") && (base = 1 / 8.0) > 0)))
+    return unit.empty() ? 1 : 0;
+  static const std::map<std::string, double> prefixes{
+      {"", 1},       {"k", 1e3},      {"K", 1e3},      {"M", 1e6},      {"G", 1e9},      {"T", 1e12},
+      {"P", 1e15},   {"E", 1e18},     {"Z", 1e21},     {"Y", 1e24},     {"Ki", 0x1p10},  {"Mi", 0x1p20},
+      {"Gi", 0x1p30}, {"Ti", 0x1p40}, {"Pi", 0x1p50}, {"Ei", 0x1p60}, {"Zi", 0x1p70}, {"Yi", 0x1p80}};
+  const auto it = prefixes.find(unit);
+  return it == prefixes.end() ? 0 : base * it->second;
+}
+
+// The largest value collsim accepts (README "Limits"): SimGrid overflows beyond (a
+// 1e308GBps link stops it with "The Impossible Did Happen"; a 1e308Gf host is infinite).
+double largest(Quantity quantity) {
+  return quantity == Quantity::bandwidth ? bandwidth_range.largest
+         : quantity == Quantity::speed   ? flops_range.largest
+                                         : time_range.largest;
+}
+
 void check_quantities(const Tag& tag, const std::string& where) {
-  // attribute -> must it be > 0 (bandwidths, speeds) or only >= 0 (latencies)
-  static const std::map<std::string, bool> positive{
-      {"bandwidth", true}, {"bw", true},      {"bb_bw", true},       {"loopback_bw", true}, {"limiter_link", true},
-      {"speed", true},     {"latency", false}, {"lat", false},       {"bb_lat", false},     {"loopback_lat", false}};
+  static const std::map<std::string, Quantity> quantities{
+      {"bandwidth", Quantity::bandwidth}, {"bw", Quantity::bandwidth},      {"bb_bw", Quantity::bandwidth},
+      {"loopback_bw", Quantity::bandwidth}, {"limiter_link", Quantity::bandwidth}, {"speed", Quantity::speed},
+      {"latency", Quantity::latency},     {"lat", Quantity::latency},       {"bb_lat", Quantity::latency},
+      {"loopback_lat", Quantity::latency}};
   for (const auto& [key, value] : tag.attributes) {
-    const auto rule = positive.find(key);
-    if (rule == positive.end()) continue;
+    const auto found = quantities.find(key);
+    if (found == quantities.end()) continue;
+    const Quantity quantity = found->second;
+    const bool positive = quantity != Quantity::latency;  // latencies may be 0
     size_t start = 0;  // speeds may list one value per pstate: "1Gf,500Mf"
     while (start <= value.size()) {
       const size_t comma = std::min(value.find(',', start), value.size());
       const std::string item = value.substr(start, comma - start);
       bool ok = false;
-      const double number = leading_number(item, ok);
-      const bool fits = ok && std::isfinite(number) && (rule->second ? number > 0 && std::isnormal(number) : number >= 0);
+      std::string unit;
+      const double number = leading_number(item, ok, unit);
+      const bool fits = ok && std::isfinite(number) && (positive ? number > 0 && std::isnormal(number) : number >= 0);
       if (!fits)
         throw InputError(fmt::format("{}: <{}> {}=\"{}\" must be a {} number with a unit", where, tag.name, key,
-                                     value, rule->second ? "finite, positive" : "finite, non-negative"));
+                                     value, positive ? "finite, positive" : "finite, non-negative"));
+      const double scale = unit_scale(quantity, unit);
+      if (number * scale > largest(quantity))
+        throw InputError(fmt::format("{}: <{}> {}=\"{}\" is too large; at most {:g} {}", where, tag.name, key, value,
+                                     largest(quantity), quantity == Quantity::bandwidth ? "B/s (1 PB/s)"
+                                                        : quantity == Quantity::speed ? "flop/s (1 Ef)" : "s"));
       start = comma + 1;
     }
+  }
+}
+
+// What SimGrid reads from a tag beyond its quantities: a <config> prop is an engine option
+// and goes through the allow-list --cfg does (a platform's tracing/filename could replace
+// the scenario; debug/breakpoint traps); WIFI links need a wifi zone's set-up and crash
+// SimGrid elsewhere.
+void check_settings(const Tag& tag, const std::string& where, bool in_config) {
+  if (in_config && tag.name == "prop") {
+    const auto id = tag.attributes.find("id");
+    const auto value = tag.attributes.find("value");
+    check_simgrid_option(fmt::format("{}:{}", id == tag.attributes.end() ? "" : id->second,
+                                     value == tag.attributes.end() ? "" : value->second),
+                         where + ": <config> <prop>");
+  }
+  static const std::vector<std::string> policies{"SHARED", "SPLITDUPLEX", "FATPIPE"};
+  for (const char* key : {"sharing_policy", "bb_sharing_policy"}) {
+    const auto policy = tag.attributes.find(key);
+    if (policy != tag.attributes.end() && std::find(policies.begin(), policies.end(), policy->second) == policies.end())
+      throw InputError(fmt::format("{}: <{}> {}=\"{}\" is not supported; allowed: {}", where, tag.name, key,
+                                   policy->second, join(policies)));
   }
 }
 
@@ -147,6 +223,7 @@ PlatformFileFacts check_platform_file(const std::string& path) {
   const std::vector<Tag> tags = read_tags(read_input_file(path, "platform file"), path);
   PlatformFileFacts facts;
   std::vector<ZoneFacts> zones;  // the open zones, outermost first
+  bool in_config = false;         // inside <config>: its <prop>s are engine options
   for (const Tag& tag : tags) {
     const std::string where = fmt::format("topology: '{}' line {}", path, tag.line);
     const bool zone = tag.name == "zone" || tag.name == "AS";
@@ -161,9 +238,12 @@ PlatformFileFacts check_platform_file(const std::string& path) {
                                        path, done.line, done.id, done.routing, done.hosts));
         zones.pop_back();
       }
+      if (tag.name == "config") in_config = false;
       continue;
     }
     check_quantities(tag, where);
+    check_settings(tag, where, in_config);
+    if (tag.name == "config") in_config = !tag.self_closing;
     if (zone && !tag.self_closing) {
       if (static_cast<int>(zones.size()) >= max_zone_depth)
         throw InputError(fmt::format("{}: zones nested deeper than {} levels", where, max_zone_depth));

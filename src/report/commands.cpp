@@ -21,6 +21,7 @@
 #include "run/run_scenario.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/settings_read.hpp"
 #include "plan/auto_choice.hpp"
 #include "plan/input_data.hpp"
 #include "plan/plan_json.hpp"
@@ -403,15 +404,30 @@ std::string describe_model_parameters(const AlgorithmInfo& algorithm, const Mode
 
 }  // namespace
 
+// A flag the algorithm does not read would change nothing: refused, as a scenario's
+// setting is (scenario/settings_read.hpp).
+void check_flags_read(const ModelRequest& request, Collective collective, const AlgorithmInfo& algorithm) {
+  CollectiveSpec spec;
+  spec.kind = collective;
+  spec.algorithm = algorithm.name;
+  spec.segment = parse_size(request.segment, "--segment");
+  spec.servers = request.servers;
+  spec.group_size = request.group_size;
+  spec.channels = request.channels;
+  for (const UnreadSetting& unread : settings_not_read(spec, algorithm)) {
+    std::string flag = "--" + unread.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    throw InputError(fmt::format("{}: {} {} does not read it (read by: {}); leave it out", flag, algorithm.name,
+                                 collective_name(collective), unread.read_by));
+  }
+}
+
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
   const bool all = request.algorithm == "all";
   const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
-  const bool rings = algorithm.uses.channels && !all;
-  if (request.channels > 1 && !rings)
-    throw InputError(fmt::format("--channels: {} channels need --algorithm ring or hierarchical (allreduce)",
-                                 request.channels));
+  if (!all) check_flags_read(request, collective, algorithm);
   if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));

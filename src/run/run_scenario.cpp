@@ -101,15 +101,16 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
   // the shape of the rank's whole result.
   std::vector<Buffer> inputs;
   for (size_t rank = 0; rank < result.results.size(); ++rank) {
-    inputs.emplace_back(result.results[rank].dtype(), result.results[rank].size());
+    const Buffer& whole = result.results[rank];
+    inputs.emplace_back(whole.dtype(), whole.carried(), whole.size());
     result.input_of(static_cast<int>(rank), inputs.back());
   }
   for (const BucketSlice& slice : result.plan->training.sharded_buckets()) {
     std::vector<Buffer> results;
-    for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.count));
+    for (const Buffer& whole : result.results) results.push_back(whole.slice(slice.offset, slice.map));
     const Verification one =
         verify_results(Collective::reduce_scatter, scenario.collective.op, 0, results,
-                       [&](int rank, Buffer& buf) { buf = inputs[static_cast<size_t>(rank)].slice(slice.offset, slice.count); });
+                       [&](int rank, Buffer& buf) { buf = inputs[static_cast<size_t>(rank)].slice(slice.offset, slice.map); });
     merged.max_error = std::max(merged.max_error, one.max_error);
     merged.wrong_elements += one.wrong_elements;
     merged.tolerance = one.tolerance;

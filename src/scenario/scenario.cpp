@@ -15,6 +15,7 @@
 #include "util/named_enum.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
+#include "scenario/settings_read.hpp"
 
 using nlohmann::json;
 
@@ -72,14 +73,8 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.servers = static_cast<int>(get_integer(object["servers"], "collective.servers", 1, 1'000'000));
   if (object.contains("group_size"))
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
-  if (object.contains("channels")) {
+  if (object.contains("channels"))
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
-    const bool rings = !chosen_at_run_time(spec.algorithm) && find_algorithm(spec.kind, spec.algorithm, "collective.algorithm").uses.channels;
-    if (spec.channels > 1 && !rings)
-      throw InputError(fmt::format("collective.channels: {} channels need the ring or hierarchical allreduce; "
-                                   "{} {} runs one (allowed: 1)",
-                                   spec.channels, spec.algorithm, collective_name(spec.kind)));
-  }
   if (object.contains("reduce_bandwidth")) {
     const json& value = object["reduce_bandwidth"];
     if (!value.is_string())
@@ -87,6 +82,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
                                    "got {}", value.dump()));
     spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
   }
+  check_settings_read(object, spec);
   return spec;
 }
 

@@ -212,7 +212,7 @@ void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end)
       note_span(watched->second, start, end);
 }
 
-LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
+LinkUsage LinkUsageRecorder::finish(double duration) {
   for (Traffic& traffic : traffic_) traffic.sweep(std::numeric_limits<double>::infinity());
   // Links whose bandwidth changed are listed even when no message crossed them.
   for (const auto& [link, changes] : changes_->by_link)
@@ -248,28 +248,11 @@ LinkUsage LinkUsageRecorder::finish(const MessageLog& log, double duration) {
   });
   const size_t charted = std::min(order.size(), link_series_max_links);
 
+  // The series added up as messages arrived: the same whether the store kept every
+  // message or a sample (no figure depends on --messages), cut to the bins the run covers
+  // (anything after its end, such as a dropped straggler's message, lands in the last one).
   LinkUsage result;
-  if (duration > 0 && log.kept_all()) {
-    // Every message is at hand: the series in link_series_bins bins over the run, exactly.
-    result.bins = link_series_bins;
-    result.bin_width = duration / link_series_bins;
-    std::vector<char> is_charted(traffic_.size(), 0);
-    for (size_t place = 0; place < charted; ++place) {
-      is_charted[order[place]] = 1;
-      usage[order[place]].series.assign(static_cast<size_t>(result.bins), 0.0);
-    }
-    for (const MessageRecord& message : log.kept()) {
-      const NetworkRoute& route = *last_route(message.src, message.dst).route;
-      const double from = std::min(message.start + route.latency, message.end);
-      for (int link : route.links) {
-        const auto index = static_cast<size_t>(traffic_of_link_[static_cast<size_t>(link)]);
-        if (is_charted[index])
-          spread_over_bins(usage[index].series, result.bin_width, from, message.end, static_cast<double>(message.bytes));
-      }
-    }
-  } else if (duration > 0) {
-    // The series streamed during the run, cut to the bins the run covers (anything after
-    // its end, such as a dropped straggler's message, lands in the last one).
+  if (duration > 0) {
     grow_series_to(duration);
     result.bin_width = std::ldexp(series_unit, series_level_);
     result.bins = std::clamp(static_cast<int>(std::ceil(duration / result.bin_width)), 1, streamed_series_bins);

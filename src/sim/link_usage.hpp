@@ -51,12 +51,10 @@ struct LinkUsage {
   std::vector<LinkUsageRecord> links;  // links that carried a message or changed bandwidth, busiest first
 };
 
-// Time bins of the series when the message store kept every message (exact, from the
-// messages), and how many links get one.
-constexpr int link_series_bins = 200;
+// How many links get a series (the busiest).
 constexpr size_t link_series_max_links = 64;
-// Otherwise the series are added up as messages arrive, in this many bins of a width that
-// doubles (merging bins pairwise) whenever the run outgrows them: 128 to 256 bins in the end.
+// The series are added up as messages arrive, in this many bins of a width that doubles
+// (merging bins pairwise) whenever the run outgrows them: 128 to 256 bins in the end.
 constexpr int streamed_series_bins = 256;
 
 class LinkUsageRecorder : public MessageObserver {
@@ -70,7 +68,7 @@ public:
   void on_message(const MessageRecord& message, double settled) override;
   void on_abandoned(int src, int dst, double start, double end) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
-  LinkUsage finish(const MessageLog& log, double duration);
+  LinkUsage finish(double duration);
 
 private:
   struct Edge {

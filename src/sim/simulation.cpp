@@ -30,7 +30,7 @@ ModelInput RunSetup::model_for(const CommGroup& group) const {
 }
 
 std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> members) {
-  auto group = std::make_shared<CommGroup>(epoch, std::move(members), setup.plan->payload.bytes_per_elem, record.messages);
+  auto group = std::make_shared<CommGroup>(epoch, std::move(members), record.messages);
   std::vector<int> localities;
   for (int world : group->members()) localities.push_back(setup.plan->locality.ids[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
@@ -196,9 +196,9 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   setup.op = std::make_unique<ReduceOp>(scenario.collective.op, scenario.collective.dtype);
   if (scenario.collective.reduce_bandwidth) {
     // a reduction of m simulated bytes keeps the reducing rank busy m / reduce_bandwidth
-    const double bytes_per_elem = plan->payload.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
+    const double bytes_per_elem = plan->model.bytes_per_elem, bandwidth = *scenario.collective.reduce_bandwidth;
     setup.op->set_cost([bytes_per_elem, bandwidth](size_t elements) {
-      sg4::this_actor::sleep_for(static_cast<double>(simulated_bytes(elements, bytes_per_elem)) / bandwidth);
+      sg4::this_actor::sleep_for(static_cast<double>(elements) * bytes_per_elem / bandwidth);
     });
   }
   const ModelInput& model = plan->model;
@@ -207,8 +207,9 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   setup.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   if (plan->training.zero3) {
     // The model everyone starts from (zeros for a model trained from scratch).
-    state.record.owned_parameters = Buffer(scenario.collective.dtype, plan->payload.carried_elems);
-    for (size_t i = 0; i < state.record.owned_parameters.size(); ++i)
+    state.record.owned_parameters =
+        Buffer(scenario.collective.dtype, plan->payload.carried_elems, plan->payload.logical_elems);
+    for (size_t i = 0; i < state.record.owned_parameters.carried(); ++i)
       state.record.owned_parameters.set(i, scenario.training.has_model() ? 0.0L : 1 + static_cast<long double>(i % 251) / 256);
   }
   if (scenario.training.has_model())
@@ -265,7 +266,7 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
   sg4::Engine::get_instance()->run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);
   collect_results(state, result);
-  result.link_usage = link_usage.finish(result.messages, result.simulated_time);
+  result.link_usage = link_usage.finish(result.simulated_time);
   std::vector<int> dropped;
   for (const auto& recovery : result.recoveries)
     dropped.insert(dropped.end(), recovery.dropped_ranks.begin(), recovery.dropped_ranks.end());
@@ -276,6 +277,7 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
 SimResult run_simulation(const Scenario& scenario, const PlanOptions& options) {
   SimGridGuard guard;
   const auto plan = std::make_shared<const RunPlan>(plan_run(scenario, options, guard));
+  guard.simulating(fmt::format("{} on '{}'", scenario.name, scenario.topology));
   SimResult result = simulate(plan);
   if (!result.stall.empty()) guard.discard();  // collsim explains the stall itself
   return result;

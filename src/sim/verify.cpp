@@ -38,13 +38,16 @@ double absolute_slack_of() {
   else return 0;
 }
 
+// An empty buffer shaped as `shape` (as many carried and logical elements), for an input.
+Buffer shaped_as(const Buffer& shape) { return Buffer(shape.dtype(), shape.carried(), shape.size()); }
+
 // Integer reductions modulo 2^64: what the type's wrapping arithmetic gives modulo 2^bits.
 template <typename T>
 std::vector<double> reduce_integers(OpKind op, int p, const Buffer& shape, const InputFn& input) {
-  const size_t n = shape.size();
+  const size_t n = shape.carried();
   std::vector<uint64_t> wrapped(n);
   std::vector<int64_t> extreme(n);
-  Buffer in(shape.dtype(), n);
+  Buffer in = shaped_as(shape);
   for (int r = 0; r < p; ++r) {
     input(r, in);
     const T* x = in.as<T>();
@@ -81,9 +84,9 @@ struct Reference {
 template <typename T>
 Reference<T> reduce_floats(OpKind op, int p, const Buffer& shape, const InputFn& input) {
   using W = Wide<T>;
-  const size_t n = shape.size();
+  const size_t n = shape.carried();
   Reference<T> ref{std::vector<W>(n), std::vector<W>(n, 0)};
-  Buffer in(shape.dtype(), n);
+  Buffer in = shaped_as(shape);
   for (int r = 0; r < p; ++r) {
     input(r, in);
     const T* x = in.as<T>();
@@ -148,11 +151,11 @@ Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& 
   Verification v;
   v.tolerance = "bit for bit";
   const int p = static_cast<int>(results.size());
-  const size_t n = results.front().size();
-  const size_t block = alltoall_block(n, p, 0).count;
+  const size_t n = results.front().carried();
+  const size_t block = n / static_cast<size_t>(p);  // in carried elements, as Buffer::block lays them out
   const size_t blocks_end = block * static_cast<size_t>(p);
   std::pair<int, size_t> first_failure{p, 0};
-  Buffer owned(results.front().dtype(), n);
+  Buffer owned = shaped_as(results.front());
   for (int owner = 0; owner < p; ++owner) {
     input(owner, owned);
     const T* source = owned.as<T>();
@@ -182,19 +185,27 @@ Verification verify_alltoall(const std::vector<Buffer>& results, const InputFn& 
 // What every checked rank must hold (and the magnitudes its tolerance is taken from): the
 // root's input (broadcast), chunk j of rank j's input in chunk j (allgather), else the
 // reduction of every rank's input in higher precision.
+// Rank j's chunk (reduce-scatter, allgather): chunk j of the logical elements, in carried ones.
+std::vector<Chunk> carried_chunks(const Buffer& shape, int p) {
+  std::vector<Chunk> chunks;
+  for (const Chunk& c : split_evenly(shape.size(), p))
+    chunks.push_back({shape.map().at(c.offset), shape.map().at(c.offset + c.count) - shape.map().at(c.offset)});
+  return chunks;
+}
+
 template <typename T>
 Reference<T> reference_of(Collective collective, OpKind op, int root, int p, const Buffer& shape, const InputFn& input) {
   using W = Wide<T>;
-  const size_t n = shape.size();
+  const size_t n = shape.carried();
   Reference<T> ref;
   if (collective == Collective::broadcast) {
-    Buffer original(shape.dtype(), n);
+    Buffer original = shaped_as(shape);
     input(root, original);
     for (size_t i = 0; i < n; ++i) ref.value.push_back(static_cast<W>(original.as<T>()[i]));
   } else if (collective == Collective::allgather) {
-    const auto chunks = split_evenly(n, p);
+    const auto chunks = carried_chunks(shape, p);
     ref.value.resize(n);
-    Buffer original(shape.dtype(), n);
+    Buffer original = shaped_as(shape);
     for (int j = 0; j < p; ++j) {
       input(j, original);
       const Chunk& c = chunks[static_cast<size_t>(j)];
@@ -214,11 +225,11 @@ Verification verify_typed(Collective collective, OpKind op, int root, const std:
   Verification v;
   const int p = static_cast<int>(results.size());
   const Buffer& shape = results[static_cast<size_t>(root)];
-  const size_t n = shape.size();
+  const size_t n = shape.carried();
 
   // Broadcast and allgather copy data: the result must equal the inputs bit for bit.
   const bool copies = collective == Collective::broadcast || collective == Collective::allgather;
-  const auto chunks = split_evenly(n, p);
+  const std::vector<Chunk> chunks = carried_chunks(shape, p);
   const Reference<T> ref = reference_of<T>(collective, op, root, p, shape, input);
 
   v.tolerance = describe_tolerance<T>(op, p, copies);

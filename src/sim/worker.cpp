@@ -1,6 +1,7 @@
 #include "sim/worker.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <cstring>
 #include <stdexcept>
@@ -53,7 +54,7 @@ public:
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;
-    Buffer buf(scenario.collective.dtype, setup_.plan->payload.carried_elems);
+    Buffer buf(scenario.collective.dtype, setup_.plan->payload.carried_elems, setup_.plan->payload.logical_elems);
     if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
     if (setup_.plan->training.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
@@ -288,7 +289,10 @@ private:
     if (!setup_.regression) return;
     const int root = group_rank_of(group, root_world);
     const int g = group_rank_of(group, world_);
-    Buffer model(Dtype::float64, me_.weights.size());
+    // The weights stand for the logical model, as large as its gradient (collective.size):
+    // shared as that many bytes, in whole float64 elements.
+    const auto logical = static_cast<size_t>(std::ceil(setup_.plan->payload.logical_bytes / sizeof(double)));
+    Buffer model(Dtype::float64, me_.weights.size(), std::max(logical, me_.weights.size()));
     if (g == root) std::memcpy(model.data(), me_.weights.data(), me_.weights.size() * sizeof(double));
     Comm comm(group, g);
     comm.set_round(round);
@@ -383,7 +387,7 @@ private:
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
-    Buffer bucket = buf.slice(slice.offset, slice.count);
+    Buffer bucket = buf.slice(slice.offset, slice.map);
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
     me_.in_flight = interval;
@@ -403,7 +407,7 @@ private:
     }
     me_.bucket = -1;
     comm.set_bucket(-1);
-    copy_elements(buf.view(slice.offset, slice.count), bucket.all());
+    copy_elements(buf.carried_view(slice.offset, slice.count, slice.bucket.parameters), bucket.all());
     interval.end = sg4::Engine::get_clock();
     record(interval);
     return interval.end - start;
@@ -455,10 +459,13 @@ private:
     update_shards(gradient, comm.rank(), comm.size());
   }
 
-  // Chunk `rank` of bucket b's carried elements: what that rank owns (split_evenly, as the
-  // reduce-scatter leaves it and the all-gather takes it).
+  // The carried elements of chunk `rank` of bucket b, in the bucket: what that rank owns
+  // (split_evenly of the bucket's parameters, as the reduce-scatter leaves it and the
+  // all-gather takes it).
   Chunk owned_part(size_t b, int rank, int size) const {
-    return *reduced_part(Collective::reduce_scatter, setup_.plan->training.buckets[b].count, rank, size, 0);
+    const BucketSlice& slice = setup_.plan->training.buckets[b];
+    const Chunk own = *reduced_part(Collective::reduce_scatter, slice.bucket.parameters, rank, size, 0);
+    return {slice.map.at(own.offset), slice.map.at(own.offset + own.count) - slice.map.at(own.offset)};
   }
 
   // ZeRO-3 holds only its shard of bucket b's parameters between uses: the rest is freed,
@@ -467,12 +474,12 @@ private:
     const BucketSlice& slice = setup_.plan->training.buckets[b];
     const Chunk own = owned_part(b, comm.rank(), comm.size());
     const size_t elem = parameters_.elem_bytes();
-    std::byte* begin = parameters_.view(slice.offset, slice.count).data;
+    std::byte* begin = parameters_.carried_view(slice.offset, slice.count, slice.bucket.parameters).data;
     std::memset(begin, 0xff, own.offset * elem);
     std::memset(begin + (own.offset + own.count) * elem, 0xff, (slice.count - own.offset - own.count) * elem);
     const double took = run_on_bucket(comm, parameters_, args, *setup_.plan->training.allgather, b, round, epoch);
     if (record_.gather_failure.empty() &&
-        std::memcmp(begin, record_.owned_parameters.view(slice.offset, slice.count).data, slice.count * elem) != 0)
+        std::memcmp(begin, record_.owned_parameters.data() + slice.offset * elem, slice.count * elem) != 0)
       record_.gather_failure = fmt::format("rank {}, round {}: the all-gathered parameters of bucket {} differ from "
                                           "their owners'", world_, round, b);
     return took;
@@ -485,7 +492,7 @@ private:
     for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
       const Chunk own = owned_part(b, rank, size);
       const size_t first = setup_.plan->training.buckets[b].offset + own.offset;
-      setup_.op->finalize(gradient.view(first, own.count), size);
+      setup_.op->finalize(gradient.carried_view(first, own.count, 0), size);
       for (size_t i = first; i < first + own.count; ++i) {
         parameters_.set(i, parameters_.get(i) - rate * gradient.get(i));
         record_.owned_parameters.set(i, parameters_.get(i));

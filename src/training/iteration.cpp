@@ -100,18 +100,21 @@ std::vector<Bucket> plan_fusion(const std::vector<Layer>& layers, double bytes_p
   return buckets;
 }
 
-std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, uint64_t total_parameters,
-                                       uint64_t carried_elements) {
-  auto element_at = [&](uint64_t parameter) {
-    return static_cast<size_t>(static_cast<unsigned __int128>(parameter) * carried_elements / total_parameters);
-  };
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<CarriedMap>& maps) {
   std::vector<BucketSlice> slices;
-  for (const Bucket& bucket : buckets) {
-    const size_t begin = element_at(bucket.offset), end = element_at(bucket.offset + bucket.parameters);
-    if (end == begin) return {};
-    slices.push_back({bucket, begin, end - begin});
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    size_t before = 0;  // the carried elements of the buckets earlier in the vector
+    for (size_t other = 0; other < buckets.size(); ++other)
+      if (buckets[other].offset < buckets[b].offset) before += maps[other].carried;
+    slices.push_back({buckets[b], before, maps[b].carried, maps[b]});
   }
   return slices;
+}
+
+std::vector<uint64_t> layer_parameters(const std::vector<Layer>& layers, const Bucket& bucket) {
+  std::vector<uint64_t> parameters;
+  for (int l = bucket.first; l <= bucket.last; ++l) parameters.push_back(layers[static_cast<size_t>(l)].parameters);
+  return parameters;
 }
 
 }  // namespace collsim

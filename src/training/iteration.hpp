@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/buffer.hpp"
 #include "util/named_enum.hpp"
 
 namespace collsim {
@@ -70,13 +71,17 @@ const NamedEnum<Overlap>& overlap_names();
 double memory_per_worker(uint64_t parameters, double bytes_per_parameter, Sharding sharding, int workers);
 
 // Where each bucket lies in a rank's carried elements (docs: logical vs carried size):
-// element ranges proportional to the buckets' parameters. Empty when some bucket would get
-// no element (fewer carried elements than buckets).
+// bucket b's carried elements are laid out by maps[b] (its parameters among its carried
+// elements, layer by layer), the buckets one after the other in the gradient vector's order
+// (forward order of their layers).
 struct BucketSlice {
   Bucket bucket;
   size_t offset = 0, count = 0;  // carried elements
+  CarriedMap map;                // the bucket's parameters among its carried elements
 };
-std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, uint64_t total_parameters,
-                                       uint64_t carried_elements);
+std::vector<BucketSlice> slice_buckets(const std::vector<Bucket>& buckets, const std::vector<CarriedMap>& maps);
+
+// The parameters of each layer of a bucket, in forward (vector) order.
+std::vector<uint64_t> layer_parameters(const std::vector<Layer>& layers, const Bucket& bucket);
 
 }  // namespace collsim

@@ -275,8 +275,9 @@ class Dtypes(CliTest):
                             ("float64", 8008), ("int32", 4004)]:
             for algorithm in ["ring", "hierarchical", "rabenseifner", "double-binary-tree", "naive"]:
                 with self.subTest(dtype=dtype, algorithm=algorithm):
+                    groups = ["--set", "collective.group_size=3"] if algorithm == "hierarchical" else []
                     out = self.assert_ok("run", "--dtype", dtype, "--workers", 7, "--size", size, "--algorithm",
-                                         algorithm, "--set", "collective.group_size=3")
+                                         algorithm, *groups)
                     self.assertRegex(out, rf"(?m)^\s*size\s+.* {dtype} per rank \(1001 elements carried\)")
                     verified = re.search(r"(?m)^\s*verified\s+(.*)$", out)[1]
                     self.assertTrue(verified.startswith("yes (7 ranks"), verified)
@@ -491,8 +492,8 @@ class BadInput(CliTest):
         # without --workers the rank count is known once the platform is loaded
         self.assert_bad_input(["run", "--algorithm", "parameter-server", "--size", "4096", "--topology", "star:4",
                                "--set", "collective.servers=5"], r"collective\.servers: 5 servers for 4 workers")
-        self.assert_bad_input(["validate", "--size", "4096", "--topology", "star:4", "--set", "collective.servers=5"],
-                              r"collective\.servers: 5 servers for 4 workers")
+        self.assert_bad_input(["validate", "--algorithm", "parameter-server", "--size", "4096", "--topology", "star:4",
+                               "--set", "collective.servers=5"], r"collective\.servers: 5 servers for 4 workers")
         hierarchical = ["run", *SMALL, "--algorithm", "hierarchical"]
         self.assert_bad_input(hierarchical + ["--set", "collective.group_size=0"],
                               r"collective\.group_size: 0 is out of range; allowed: 1 to 1000000")
@@ -507,14 +508,16 @@ class BadInput(CliTest):
         self.assert_bad_input(ring + ["--channels", "65"], r"collective\.channels: 65 is out of range; allowed: 1 to 64")
         self.assert_bad_input(ring + ["--set", "collective.channels=two"],
                               r'collective\.channels: must be an integer, got "two"')
+        readers = r"\(read by: ring allreduce, hierarchical allreduce, ring reduce-scatter, ring allgather\)"
         self.assert_bad_input(["run", *SMALL, "--algorithm", "naive", "--channels", "2"],
-                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; naive "
-                              r"allreduce runs one \(allowed: 1\)")
-        self.assert_bad_input(["run", *SMALL, "--algorithm", "auto", "--channels", "4"],
-                              r"collective\.channels: 4 channels need the ring or hierarchical allreduce; auto")
-        self.assert_bad_input(["run", *SMALL, "--collective", "reduce-scatter", "--algorithm", "ring", "--channels", "2"],
-                              r"collective\.channels: 2 channels need the ring or hierarchical allreduce; ring "
-                              r"reduce-scatter runs one")
+                              r"collective\.channels: naive allreduce does not read it " + readers + "; leave it out")
+        self.assert_bad_input(["run", *SMALL, "--collective", "reduce-scatter", "--algorithm", "recursive-halving",
+                               "--channels", "2"], r"collective\.channels: recursive-halving reduce-scatter does not read it")
+        self.assert_bad_input(["run", *SMALL, "--collective", "broadcast", "--algorithm", "auto", "--channels", "2"],
+                              r"collective\.channels: auto broadcast does not read it")
+        # auto may choose an algorithm that reads it; if it does not, a note says so
+        out = self.assert_ok("run", *SMALL, "--algorithm", "auto", "--channels", "4", "--set", "collective.segment=64KiB")
+        self.assertRegex(out, r"note: collective\.(channels|segment): auto chose \S+, which does not read it")
         self.assert_bad_input(ring + ["--reduce-bandwidth", "fast"], r"collective\.reduce_bandwidth: ")
         self.assert_bad_input(ring + ["--reduce-bandwidth", "0GBps"], r"collective\.reduce_bandwidth: ")
         self.assert_bad_input(ring + ["--reduce-bandwidth", "200"],
@@ -531,7 +534,9 @@ class BadInput(CliTest):
         self.assertRegex(out, rf"(?m)^\s*model time\s+{want * 1e6:.6g} us$")
         self.assert_bad_input(star + ["--algorithm", "ring", "--channels", "0"], r"--channels: 0 is out of range; allowed: 1 to 64")
         self.assert_bad_input(star + ["--algorithm", "naive", "--channels", "2"],
-                              r"--channels: 2 channels need --algorithm ring or hierarchical")
+                              r"--channels: naive allreduce does not read it \(read by: ring allreduce")
+        self.assert_bad_input(star + ["--algorithm", "ring", "--segment", "64KiB"],
+                              r"--segment: ring allreduce does not read it \(read by: binary-tree allreduce")
         self.assert_bad_input(star + ["--algorithm", "ring", "--reduce-bandwidth", "fast"], r"--reduce-bandwidth: ")
 
     def test_channels_and_reduce_bandwidth_recorded_in_the_trace(self):

@@ -307,6 +307,76 @@ class Platforms(Hardening):
                 self.assert_refused(["run", "--workers", "1", "--topology", self.platform(body)], "topology", pattern)
 
 
+    CLUSTER = '<cluster id="c" prefix="h-" suffix="" radical="{radical}" speed="{speed}" bw="{bw}" lat="1us"{extra}/>'
+
+    def cluster(self, radical="0-3", speed="1Gf", bw="1GBps", extra=""):
+        return self.platform(self.CLUSTER.format(radical=radical, speed=speed, bw=bw, extra=extra))
+
+    def test_config_props_go_through_the_engine_options_allow_list(self):
+        # a platform's <config> is --cfg by another route: the same refusals, the input intact
+        scenario = self.tmp / "s.json"
+        for prop, pattern in [('id="tracing/filename" value="{}"'.format(scenario), "tracing/filename is refused"),
+                              ('id="tracing" value="yes"', "tracing is refused"),
+                              ('id="contexts/nthreads" value="4"', "one at a time"),
+                              ('id="debug/breakpoint" value="0.000001"', "'debug/breakpoint' is not an engine option"),
+                              ('id="surf/precision" value="0"', "surf/precision: 0 is out of range"),
+                              ('id="network/bandwidth-factor" value="0"', "bandwidth-factor: 0 is out of range"),
+                              ('id="contexts/stack-size" value="1"', "stack-size: 1 is out of range"),
+                              ('id="network/model" value="ns-3"', "'ns-3' is not a valid network/model")]:
+            body = f'<config><prop {prop}/><prop id="tracing" value="yes"/></config>' if "filename" in prop else \
+                f"<config><prop {prop}/></config>"
+            xml = self.platform(body + self.CLUSTER.format(radical="0-3", speed="1Gf", bw="1GBps", extra=""))
+            scenario.write_text(json.dumps({"topology": str(xml), "workers": 4}))
+            for command in "validate", "run":
+                with self.subTest(prop=prop, command=command):
+                    self.assert_refused([command, scenario], r"p\.xml' line 4: <config> <prop>", pattern)
+                    self.assertEqual(json.loads(scenario.read_text())["workers"], 4)
+
+    def test_engine_options_outside_the_allow_list_are_refused(self):
+        for option, pattern in [("debug/breakpoint:0.000001", "'debug/breakpoint' is not an engine option collsim "
+                                                              "accepts; allowed: contexts/factory"),
+                                ("surf/precision:inf", "'inf' is not a finite number"),
+                                ("network/TCP-gamma:nan", "'nan' is not a finite number"),
+                                ("contexts/stack-size:1e12", "out of range; allowed: above 15 to 1048576"),
+                                ("network/crosstraffic:maybe", "'maybe' is not a valid network/crosstraffic")]:
+            with self.subTest(option=option):
+                self.assert_refused(["run", *SMALL, "--cfg", option], "--cfg", pattern)
+
+    def test_values_simgrid_would_choke_on(self):
+        cases = [(dict(radical="0-99999999999999999999"), "numbers a host beyond 2147483647"),
+                 (dict(radical="0-2147483648"), "numbers a host beyond"),
+                 (dict(extra=' sharing_policy="WIFI"'), 'sharing_policy="WIFI" is not supported; allowed: SHARED'),
+                 (dict(bw="1e308GBps"), r'bw="1e308GBps" is too large; at most 1e\+15 B/s'),
+                 (dict(bw="8008Tbps"), r'bw="8008Tbps" is too large'),
+                 (dict(bw="2EBps"), r'bw="2EBps" is too large'),
+                 (dict(speed="1e308Gf"), r'speed="1e308Gf" is too large; at most 1e\+18 flop/s')]
+        for fields, pattern in cases:
+            with self.subTest(pattern=pattern):
+                self.assert_refused(["validate", self.scenario({"topology": str(self.cluster(**fields)), "workers": 4})],
+                                    "topology", pattern)
+        # the largest values allowed still run: 1 PB/s links (8 Pbps), 1 Ef hosts
+        done = self.collsim("run", "-q", "--workers", "4", "--topology", self.cluster(bw="1PBps", speed="1000Pf"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+
+
+class Crashes(Hardening):
+    def test_a_crash_is_an_internal_error_never_the_inputs(self):
+        # a real crash cannot be provoked from valid input (each one found is fixed): deliver
+        # the signals a crash raises, while the run simulates
+        for sig in signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE:
+            with self.subTest(signal=sig):
+                run = subprocess.Popen([COLLSIM, "run", "--topology", "star:512", "--size", "64MiB", "-q",
+                                        "--set", "training.rounds=50"], stderr=subprocess.PIPE, text=True)
+                time.sleep(1.0 * SLOW)
+                run.send_signal(sig)
+                _, stderr = run.communicate(timeout=30)
+                self.assertEqual(run.returncode, 1, stderr)
+                [line] = stderr.splitlines()
+                self.assertRegex(line, r"^collsim: internal error: .*\(SIG(SEGV|BUS|FPE)\) while simulating "
+                                       r"\(.* on 'star:512'\); this is a bug, not a problem of the input")
+                self.assertNotIn("platform", line)
+
+
 class Signals(Hardening):
     def test_interrupted_run_exits_130_and_leaves_nothing(self):
         for sig, status in [(signal.SIGINT, 130), (signal.SIGTERM, 143)]:

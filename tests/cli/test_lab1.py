@@ -257,16 +257,16 @@ class Lab1(labs_common.LabTest):
         self.assertIn("75 messages in 19 steps", report)
         self.assertQuoted("a staircase of 19 steps", ("page",))
 
-    def test_default_downscaling_adds_a_segment_at_3MiB(self):
-        # what the answers say about the crossover sweep's carried_elements
+    def test_segments_are_whole_whatever_memory_carries(self):
+        # what the answers say about the crossover sweep: 3 MiB is 3 segments, 45 messages
         with tempfile.TemporaryDirectory() as folder:
             trace = Path(folder) / "t.json"
             subprocess.run([COLLSIM, "run", "--collective", "broadcast", "--algorithm", "pipeline", "--topology",
                             f"star:{P}", "--size", "3MiB", "--overhead", "1us", "--quiet", "--trace", str(trace)],
                            cwd=REPO, check=True, timeout=60)
             s = json.loads(trace.read_text())["summary"]
-        self.assertEqual((P - 1) * 4, s["message_count"])   # 4 segments, not 3
-        self.assertQuoted("107520 elements per rank", ("answers",))
+        self.assertEqual((P - 1) * 3, s["message_count"])
+        self.assertQuoted(f"3 MiB is 3 segments, {(P - 1) * 3} messages", ("answers",))
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 6)

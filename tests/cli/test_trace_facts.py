@@ -120,14 +120,16 @@ class TraceFacts(unittest.TestCase):
             if kind == "alltoall" or algorithm in IN_SWITCH:
                 continue  # blocks change place: elements name the sender's block only; IN_SWITCH
             for p in [3, 4, 5, 8]:
-                extra = ["--set", "collective.group_size=2"] if algorithm == "hierarchical" else []
-                extra += ["--set", "collective.segment=12"]  # pipelines of several segments
+                read = uses(kind, algorithm)
+                extra = ["--set", "collective.group_size=2"] if "groups" in read else []
+                if "segment" in read:
+                    extra += ["--set", "collective.segment=12"]  # pipelines of several segments
                 with self.subTest(kind=kind, algorithm=algorithm, p=p):
                     self.assertTrue(self.replay_reaches_the_result(self.trace(kind, algorithm, p, 23, *extra)))
 
     def test_the_registry_says_which_fields_change_an_algorithms_messages(self):
-        """A field an algorithm reads changes who sends what to whom; one it does not read
-        leaves every message as it was."""
+        """A field an algorithm reads changes who sends what to whom; one it does not read is
+        refused (exit 2, one line naming what reads it) rather than changing nothing."""
         variations = {"root": ("collective.root=0", "collective.root=3"),
                       "segment": ("collective.segment=64", "collective.segment=256"),
                       "servers": ("collective.servers=1", "collective.servers=2"),
@@ -139,18 +141,51 @@ class TraceFacts(unittest.TestCase):
             trace = self.trace(kind, algorithm, 6, 120, "--set", setting)
             return sorted((m["src"], m["dst"], m["bytes"], m["phase"]) for m in trace["messages"])
 
+        def refused(kind, algorithm, setting):
+            done = subprocess.run([COLLSIM, "validate", "--collective", kind, "--algorithm", algorithm, "--workers", "6",
+                                   "--topology", "star:6", "--size", "480", "--set", setting],
+                                  capture_output=True, text=True, timeout=60)
+            said = "does not read it (read by: " in done.stderr or "only NCCL's algorithms read it" in done.stderr
+            return done.returncode == 2 and said and done.stdout == "" and len(done.stderr.splitlines()) == 1
+
         for kind, algorithm in algorithms():
             read = uses(kind, algorithm)
             for field, (one, other) in variations.items():
-                if field == "groups" and algorithm != "hierarchical" and field not in read:
-                    continue  # group_size is refused for the algorithms without groups
-                if field in ("channels", "nccl") and field not in read:
-                    continue  # refused for the algorithms that do not read them
                 if algorithm in IN_SWITCH:
                     continue  # NVLS: no message of the ranks; NVLSTree: 480 bytes are one NVLS chunk
                 with self.subTest(kind=kind, algorithm=algorithm, field=field):
-                    changed = messages(kind, algorithm, one) != messages(kind, algorithm, other)
-                    self.assertEqual(changed, field in read)
+                    if field in read:
+                        self.assertNotEqual(messages(kind, algorithm, one), messages(kind, algorithm, other))
+                    else:
+                        self.assertTrue(refused(kind, algorithm, other))
+
+    def test_the_fields_apply_in_every_mode(self):
+        """Each field an algorithm reads changes its messages in gradient buckets, under ZeRO-2
+        and ZeRO-3 (whose halves are the ring reduce-scatter and allgather) and after a
+        rebuild, as in a single collective (issue 47: ZeRO-3 ignored collective.channels)."""
+        layers = ["--set", "training.layers.uniform.count=3", "--set", "training.layers.uniform.parameters=360",
+                  "--set", "training.bucket=480B"]
+        modes = {"buckets": layers, "zero2": [*layers, "--set", "training.sharding=zero2"],
+                 "zero3": [*layers, "--set", "training.sharding=zero3"],
+                 "rebuild": ["--rounds", "2", "--set", 'faults=[{"kind": "preempt", "rank": 5, "at_round": 1}]',
+                             "--set", "recovery.policy=rebuild"]}
+        cases = [("binary-tree", "segment", "collective.segment=64", "collective.segment=256"),
+                 ("hierarchical", "groups", "collective.group_size=2", "collective.group_size=3"),
+                 ("ring", "channels", "collective.channels=1", "collective.channels=2"),
+                 ("parameter-server", "servers", "collective.servers=1", "collective.servers=2"),
+                 ("naive", "root", "collective.root=0", "collective.root=3")]
+
+        def messages(algorithm, mode, setting):
+            trace = self.trace("allreduce", algorithm, 6, 360, *modes[mode], "--set", setting)
+            return sorted((m["src"], m["dst"], m["bytes"], m["phase"], m["round"]) for m in trace["messages"])
+
+        for algorithm, field, one, other in cases:
+            self.assertIn(field, uses("allreduce", algorithm))
+            for mode in modes:
+                if mode.startswith("zero") and algorithm != "ring":
+                    continue  # sharding runs the ring's (or Rabenseifner's) halves only
+                with self.subTest(algorithm=algorithm, field=field, mode=mode):
+                    self.assertNotEqual(messages(algorithm, mode, one), messages(algorithm, mode, other))
 
 
 if __name__ == "__main__":

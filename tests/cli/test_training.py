@@ -144,9 +144,19 @@ class BadLayers(TrainingRun):
         self.assert_refused({"layers": [{"parameters": 4}]}, "collective.size:",
                             collective={"algorithm": "ring", "size": "1MiB"})
 
-    def test_more_buckets_than_carried_elements(self):
-        self.assert_refused({"layers": {"uniform": {"count": 8, "parameters": 800}}, "bucket": "4B"},
-                            "training.bucket:", collective={"algorithm": "ring", "carried_elements": 4})
+    def test_more_buckets_than_carried_elements_run_as_if_all_were_carried(self):
+        # It was refused ("raise it to at least 8"): a bucket that carries no element is still
+        # simulated in full (its messages weigh its logical elements); a note says its data
+        # goes unverified.
+        training = {"layers": {"uniform": {"count": 8, "parameters": 800, "backward": "1ms"}}, "bucket": "4B"}
+        few = self.run_training(training, collective={"algorithm": "ring", "carried_elements": 4})
+        every = self.run_training(training, collective={"algorithm": "ring", "carried_elements": 800})
+        self.assertEqual(few["summary"]["simulated_time"], every["summary"]["simulated_time"])
+        self.assertEqual(few["summary"]["message_count"], every["summary"]["message_count"])
+        # 8 buckets of 100 parameters, each one ring of 2(p-1) steps of 25 elements
+        self.assertEqual(8 * 2 * (P - 1) * P, few["summary"]["message_count"])
+        self.assertTrue(any("carried_elements 4: 8 of the 8 buckets leave" in note and "not verified" in note
+                            for note in few["notes"]), few["notes"])
 
     def test_a_layer_without_parameters(self):
         self.assert_refused({"layers": [{"name": "x", "forward": "1ms"}]}, "training.layers.0.parameters")

@@ -58,8 +58,8 @@ bool in_chunk(size_t count, int p, int r, size_t i) {
 // value no result may keep.
 InputFn test_input(Collective collective, OpKind op, int p) {
   return [collective, op, p](int rank, Buffer& buf) {
-    for (size_t i = 0; i < buf.size(); ++i) {
-      const bool mine = collective != Collective::allgather || in_chunk(buf.size(), p, rank, i);
+    for (size_t i = 0; i < buf.carried(); ++i) {
+      const bool mine = collective != Collective::allgather || in_chunk(buf.carried(), p, rank, i);
       buf.set(i, mine ? static_cast<long double>(input_value(rank, i, op, p)) : -77.0L);
     }
   };
@@ -251,6 +251,20 @@ TEST_SUITE("sim") {
           s.placement = across;
           s.collective.channels = 4;
         });
+    }
+  }
+  TEST_CASE("ring reduce-scatter and allgather with channels: rank r still ends with (starts from) chunk r") {
+    // channel c carries part c of every rank's chunk; counts below p k leave parts empty
+    for (Collective kind : {Collective::reduce_scatter, Collective::allgather}) {
+      const AlgorithmInfo& ring = find_algorithm(kind, "ring", "test");
+      for (int p : {2, 3, 5, 8})
+        for (int channels : {2, 3})
+          for (int group_size : {0, 3})
+            for (size_t count : counts_for(p))
+              check_ops(ring, p, count, false, [=](Scenario& s) {
+                s.collective.channels = channels;
+                if (group_size > 0) s.collective.group_size = group_size;
+              });
     }
   }
   TEST_CASE("parameter-server allreduce: correct with 1, 2, 3 and p servers") {

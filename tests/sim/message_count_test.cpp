@@ -73,6 +73,13 @@ TEST_CASE("the variants that change the count: channels, group sizes, servers") 
         }
       }
     }
+    for (Collective kind : {Collective::reduce_scatter, Collective::allgather}) {
+      const AlgorithmInfo& channelled = find_algorithm(kind, "ring", "test");
+      Scenario s = scenario_for(channelled, p, 1001);
+      s.collective.channels = 3;
+      CAPTURE(fmt::format("{} ring p={} channels=3", collective_name(kind), p));
+      CHECK(collective_messages(channelled, shape_of(s)) == static_cast<double>(counted(s)));
+    }
     for (int count : {1, 2, p}) {
       Scenario s = scenario_for(servers, p, 1001);
       s.collective.servers = count;

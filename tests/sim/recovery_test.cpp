@@ -54,9 +54,10 @@ TEST_SUITE("sim") {
   TEST_CASE("after a preemption the survivors train exactly like a group of survivors from that round on") {
     const int p = 5, rounds = 5, preempted = 2;
     Scenario scenario = preempted_training(p, rounds, RecoveryPolicy::rebuild);
-    // Rank 2 is preempted when the first worker starts round 2. The ring's ranks all finish
-    // round 1 first, so the survivors take over at round 2.
-    int from_round = 2;
+    // Rank 2 is preempted when the first worker starts round 2. The ring's last step ends at
+    // the same instant on every rank (its chunks are 1 Mi / 5 elements, one apart), and rank
+    // 2 is preempted before it has taken its last message in: the survivors redo round 1.
+    int from_round = 1;
     // The rebuilt group of 4 also changes the shape of these algorithms: blocks of 2 world
     // ranks {0,1} {2,3} {4} leave unequal groups {0,1} {3} {4}; 5 servers become 4; of 3
     // servers the preempted rank 2 was one, and ranks 0, 1, 3 serve instead.
@@ -71,10 +72,12 @@ TEST_SUITE("sim") {
     SUBCASE("parameter-server, 5 servers") {
       scenario.collective.algorithm = "parameter-server";
       scenario.collective.servers = 5;
+      from_round = 2;
     }
     SUBCASE("parameter-server, 3 servers") {
       scenario.collective.algorithm = "parameter-server";
       scenario.collective.servers = 3;
+      from_round = 2;
     }
     CAPTURE(scenario.collective.algorithm);
     const ChildOutcome child = run_in_child([&] {
@@ -183,7 +186,7 @@ TEST_SUITE("sim") {
       sg4::Engine engine(&argc, argv);
       const PlatformInfo platform = build_platform(engine, "star:2", "");
       MessageLog log;
-      CommGroup old_epoch(0, {0, 1}, 4, log), new_epoch(1, {0, 1}, 4, log);
+      CommGroup old_epoch(0, {0, 1}, log), new_epoch(1, {0, 1}, log);
       GiveUpAfterOneSecond watch;
       new_epoch.set_watch(&watch);
       std::string seen;

@@ -42,7 +42,7 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
                              static_cast<double>(result.messages.count())};
     std::memcpy(out.data(), times, sizeof times);
     for (const Buffer& b : result.results)
-      out.append(reinterpret_cast<const char*>(b.data()), b.size() * b.elem_bytes());
+      out.append(reinterpret_cast<const char*>(b.data()), b.carried() * b.elem_bytes());
     return out;
   });
   ChildRun run;

@@ -14,10 +14,10 @@ void allreduce_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
     const Chunk c = even_chunk(buf.size(), p, ((i % p) + p) % p);
     return buf.view(c.offset, c.count);
   };
-  Buffer incoming(buf.dtype(), chunk(0).count);
+  Buffer incoming = buf.scratch(chunk(0).logical);  // chunk 0 is the largest
   for (int step = 0; step < p - 1; ++step) {
     comm.label("reduce-scatter", step);
-    View partial = incoming.view(0, chunk(r - step - 1).count);
+    View partial = incoming.holding(chunk(r - step - 1));
     comm.sendrecv(comm.right(), chunk(r - step), comm.left(), partial);
     args.op->combine(chunk(r - step - 1), partial);
   }

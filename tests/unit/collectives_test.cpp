@@ -142,7 +142,7 @@ TEST_CASE("tree schedules are single-port, and their length has a closed form") 
 
 namespace {
 void input(int rank, Buffer& b) {
-  for (size_t i = 0; i < b.size(); ++i) b.set(i, 10 * rank + static_cast<long double>(i));
+  for (size_t i = 0; i < b.carried(); ++i) b.set(i, 10 * rank + static_cast<long double>(i));
 }
 }  // namespace
 

@@ -125,7 +125,7 @@ public:
     return {expected, std::min(took, deadline), took > deadline};
   }
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) override {
-    return std::make_shared<CommGroup>(epoch, std::move(members), 4.0, log);
+    return std::make_shared<CommGroup>(epoch, std::move(members), log);
   }
   void send_verdict(int world, Verdict verdict) override { verdicts[world].push_back(std::move(verdict)); }
   void wake_waiting(int) override {}

@@ -39,7 +39,7 @@ TEST_CASE("unknown keys and bad values are named, with did-you-mean") {
                        InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"size": -4}})"), ""),
                        doctest::Contains("collective.size: -4 is negative"), InputError);
-  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 4, "collective": {"root": 4}})"), ""),
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 4, "collective": {"kind": "broadcast", "root": 4}})"), ""),
                        doctest::Contains("collective.root: 4 is not a rank"), InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"network": "idael"})"), ""), doctest::Contains("did you mean 'ideal'?"),
                        InputError);
@@ -61,12 +61,12 @@ TEST_CASE("--set overrides nested fields, creating objects and parsing values") 
 
 TEST_CASE("collective.servers and collective.group_size: integers, servers at most the workers, echoed when used") {
   const auto s = parse_scenario(
-      json::parse(R"({"workers": 8, "collective": {"algorithm": "parameter-server", "servers": 3, "group_size": 4}})"), "");
+      json::parse(R"({"workers": 8, "collective": {"algorithm": "parameter-server", "servers": 3}})"), "");
   CHECK(s.collective.servers == 3);
-  CHECK(s.collective.group_size == 4);
-  const json echoed = scenario_to_json(s, 8, "star:8")["collective"];
-  CHECK(echoed["servers"] == 3);
-  CHECK(echoed["group_size"] == 4);
+  CHECK(scenario_to_json(s, 8, "star:8")["collective"]["servers"] == 3);
+  const auto h = parse_scenario(json::parse(R"({"workers": 8, "collective": {"algorithm": "hierarchical", "group_size": 4}})"), "");
+  CHECK(h.collective.group_size == 4);
+  CHECK(scenario_to_json(h, 8, "star:8")["collective"]["group_size"] == 4);
   // the default server count is recorded for a parameter server, nothing for the ring
   const auto ps = parse_scenario(json::parse(R"({"collective": {"algorithm": "parameter-server"}})"), "");
   CHECK(scenario_to_json(ps, 8, "star:8")["collective"]["servers"] == 1);
@@ -74,7 +74,7 @@ TEST_CASE("collective.servers and collective.group_size: integers, servers at mo
   CHECK_FALSE(ring.contains("servers"));
   CHECK_FALSE(ring.contains("group_size"));
 
-  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 8, "collective": {"servers": 9}})"), ""),
+  CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"workers": 8, "collective": {"algorithm": "parameter-server", "servers": 9}})"), ""),
                        doctest::Contains("collective.servers: 9 servers for 8 workers; allowed: 1 to 8"), InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"servers": 0}})"), ""),
                        doctest::Contains("collective.servers: 0 is out of range"), InputError);
@@ -82,4 +82,28 @@ TEST_CASE("collective.servers and collective.group_size: integers, servers at mo
                        doctest::Contains("collective.group_size: 0 is out of range"), InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(json::parse(R"({"collective": {"group_size": "four"}})"), ""),
                        doctest::Contains("collective.group_size: must be an integer"), InputError);
+}
+
+TEST_CASE("a setting the algorithm does not read is refused in one line, naming those that read it") {
+  auto refused = [](const char* text) { return parse_scenario(json::parse(text), ""); };
+  CHECK_THROWS_WITH_AS(refused(R"({"collective": {"algorithm": "ring", "root": 2}})"),
+                       doctest::Contains("collective.root: ring allreduce does not read it (read by: naive allreduce"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(refused(R"({"collective": {"algorithm": "ring", "segment": "64KiB"}})"),
+                       doctest::Contains("collective.segment: ring allreduce does not read it"), InputError);
+  CHECK_THROWS_WITH_AS(refused(R"({"collective": {"algorithm": "recursive-doubling", "channels": 2}})"),
+                       doctest::Contains("read by: ring allreduce, hierarchical allreduce, ring reduce-scatter, ring allgather"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(refused(R"({"collective": {"kind": "broadcast", "op": "max"}})"),
+                       doctest::Contains("collective.op: broadcast reduces nothing"), InputError);
+  CHECK_THROWS_WITH_AS(refused(R"({"collective": {"kind": "allgather", "reduce_bandwidth": "1GBps"}})"),
+                       doctest::Contains("collective.reduce_bandwidth: allgather reduces nothing"), InputError);
+  // the default value changes nothing and stays accepted (sweeps over algorithms set them)
+  CHECK_NOTHROW(refused(R"({"collective": {"algorithm": "ring", "root": 0, "segment": "1MiB", "channels": 1}})"));
+  // the groups turn the channels' rings: group_size is read by the ring on channels
+  CHECK_NOTHROW(refused(R"({"workers": 8, "collective": {"algorithm": "ring", "channels": 2, "group_size": 4}})"));
+  CHECK_THROWS_AS(refused(R"({"workers": 8, "collective": {"algorithm": "ring", "group_size": 4}})"), InputError);
+  // channels for the ring reduce-scatter and allgather
+  CHECK_NOTHROW(refused(R"({"collective": {"kind": "allgather", "algorithm": "ring", "channels": 4}})"));
+  CHECK_NOTHROW(refused(R"({"collective": {"kind": "reduce-scatter", "algorithm": "ring", "channels": 4}})"));
 }

@@ -7,7 +7,7 @@ using namespace collsim;
 namespace {
 // Rank r holds r+1 in every element.
 void input(int rank, Buffer& b) {
-  for (size_t i = 0; i < b.size(); ++i) b.set(i, rank + 1);
+  for (size_t i = 0; i < b.carried(); ++i) b.set(i, rank + 1);
 }
 std::vector<Buffer> filled(int p, size_t n, long double value) {
   std::vector<Buffer> out;
@@ -94,7 +94,7 @@ TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own; one
   // 3 ranks of 7 elements: blocks of 2 at 0, 2, 4; element 6 is no block. Rank j's
   // element i is 10 j + i.
   auto input_of = [](int rank, Buffer& b) {
-    for (size_t i = 0; i < b.size(); ++i) b.set(i, 10 * rank + static_cast<int>(i));
+    for (size_t i = 0; i < b.carried(); ++i) b.set(i, 10 * rank + static_cast<int>(i));
   };
   std::vector<Buffer> results;
   for (int r = 0; r < 3; ++r) {

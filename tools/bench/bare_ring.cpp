@@ -6,11 +6,10 @@
 // Rank r runs on host-r of the platform, as collsim places ranks on a <cluster> of
 // host-0..host-N. 2(p-1) steps; in each, every rank sends a chunk to its right and receives
 // from its left, chunk (r - s) mod p in reduce-scatter step s and (r - s + 1) mod p in
-// allgather step s, as collsim's ring does. A chunk's bytes are collsim's own (its payload
-// plan, even chunks of the carried elements, each element's simulated bytes): BYTES / p when
-// that is whole, otherwise what collsim sends (BYTES / p rounded; chunks one element apart
-// when the payload is carried whole). No data, no reduction, no trace: the payload is a
-// pointer. The SimGrid
+// allgather step s, as collsim's ring does. A chunk's bytes are collsim's own: the even
+// chunks of the logical float32 elements (BYTES / 4 of them), one element apart when p does
+// not divide them, whatever collsim carries. No data, no reduction, no trace: the payload is
+// a pointer. The SimGrid
 // options are collsim's own (simgrid_options of an ideal-network scenario), so both
 // programs run the same engine configuration. Prints the simulated time and the messages.
 #include <cstdio>
@@ -73,7 +72,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> chunk_bytes(static_cast<size_t>(p));
   for (int i = 0; i < p; ++i)
     chunk_bytes[static_cast<size_t>(i)] =
-        collsim::simulated_bytes(collsim::even_chunk(payload.carried_elems, p, i).count, payload.bytes_per_elem);
+        collsim::even_chunk(payload.logical_elems, p, i).count * collsim::dtype_size(collsim::Dtype::float32);
   const int steps = 2 * (p - 1);
   for (int r = 0; r < p; ++r) {
     sg4::Mailbox* right = inbox[static_cast<size_t>((r + 1) % p)];
