@@ -6,6 +6,7 @@
 // then forward the chunks down. nccl_trees.hpp plans every message; a rank posts its
 // receives up to `fifo` steps ahead and leaves its sends in flight for `fifo` steps, as
 // NCCL's FIFO lets it.
+#include <deque>
 #include <algorithm>
 
 #include "algorithms/algorithms.hpp"
@@ -23,16 +24,12 @@ namespace {
 struct TreeRounds {
   PlannedRounds rounds;
   std::vector<std::vector<std::pair<View, View>>> reductions;  // [round]: (into, from)
-  Buffer scratch;
+  std::deque<Buffer> slots;  // scratch, one per partial sum, shaped as the chunk it stands for
 };
 
 TreeRounds plan_rounds(const NcclTrees& trees, int rank, Buffer& buf) {
   const auto messages = trees.messages_of(rank);
-  size_t partials = 0;
-  for (const auto& m : messages)
-    if (!m.send && m.up) partials += trees.chunk(m.lane, m.chunk).count;
-  TreeRounds plan{{}, {}, Buffer(buf.dtype(), partials)};
-  size_t used = 0;
+  TreeRounds plan{{}, {}, {}};
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto& m = messages[i];
     if (i == 0 || m.step != messages[i - 1].step) {
@@ -42,9 +39,10 @@ TreeRounds plan_rounds(const NcclTrees& trees, int rank, Buffer& buf) {
     const Chunk c = trees.chunk(m.lane, m.chunk);
     View view = buf.view(c.offset, c.count);
     if (!m.send && m.up) {
-      plan.reductions.back().emplace_back(view, plan.scratch.view(used, c.count));
-      view = plan.scratch.view(used, c.count);
-      used += c.count;
+      plan.slots.push_back(buf.scratch(c.count));
+      const View from = plan.slots.back().holding(view);
+      plan.reductions.back().emplace_back(view, from);
+      view = from;
     }
     plan.rounds.back().push_back({m.peer, m.send, view});
   }

@@ -1,3 +1,4 @@
+#include <deque>
 #include "algorithms/nvls_rounds.hpp"
 
 #include "algorithms/nvls_plan.hpp"
@@ -20,12 +21,12 @@ struct Side {
   PlannedRounds rounds;
   std::vector<std::vector<std::pair<View, View>>> reductions;
   std::vector<std::vector<std::pair<View, View>>> copies;
-  Buffer scratch;
+  std::deque<Buffer> slots;  // scratch, one per part that lands there, shaped as that part
 };
 
 template <typename ViewOf>
-Side plan_side(const std::vector<NvlsPlan::Message>& messages, ViewOf view_of, Buffer scratch) {
-  Side side{{}, {}, {}, std::move(scratch)};
+Side plan_side(const std::vector<NvlsPlan::Message>& messages, ViewOf view_of) {
+  Side side{{}, {}, {}, {}};
   for (size_t i = 0; i < messages.size(); ++i) {
     if (i == 0 || messages[i].step != messages[i - 1].step) {
       side.rounds.emplace_back();
@@ -45,21 +46,19 @@ void run_nvls_rank(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tre
   const int n = plan.node_of(comm.rank()), reducer = comm.reducing_switch(SwitchKind::nvlink);
   const int multicaster = reducer + plan.nodes();
   const auto messages = plan.messages_of(comm.rank());
-  size_t partials = 0, used = 0;
-  for (const auto& m : messages)
-    if (m.kind == NvlsPlan::Kind::tree_up && !m.send) partials += plan.slice(n, m.chunk, m.member).count;
   Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
     View view = buf.view(c.offset, c.count);
     if (m.kind == NvlsPlan::Kind::tree_up && !m.send) {  // a partial sum from below: reduced after its round
-      s.reductions.back().emplace_back(view, s.scratch.view(used, c.count));
-      view = s.scratch.view(used, c.count);
-      used += c.count;
+      s.slots.push_back(buf.scratch(c.count));
+      const View from = s.slots.back().holding(view);
+      s.reductions.back().emplace_back(view, from);
+      view = from;
     }
     // a GPU's own chunk goes to the switch as far ahead as the FIFO lets it (NCCL's scatter)
     const int peer = m.peer >= 0 ? m.peer : multicast(m.kind) ? multicaster : reducer;
     return PlannedMessage{peer, m.send, view, m.kind == NvlsPlan::Kind::reduce_up};
-  }, Buffer(buf.dtype(), partials));
+  });
   run_pipelined(comm, side.rounds, args.fifo, tree ? "nvls-tree" : "nvls", [&](int q) {
     for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
   });
@@ -76,22 +75,19 @@ void run_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool t
   std::vector<NvlsPlan::Message> messages;
   for (const auto& m : plan.messages_of(-1 - n))
     if (multicast(m.kind) == multicasts) messages.push_back(m);
-  Buffer reduced(buf.dtype(), buf.size());
-  size_t contributions = 0, used = 0;
-  for (const auto& m : messages)
-    if (m.kind == NvlsPlan::Kind::reduce_up) contributions += plan.chunk(m.chunk).count;
+  Buffer reduced(buf.dtype(), buf.map());  // carried as the GPUs' vectors, so that views match
   Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
     View view = reduced.view(c.offset, c.count);
     if (m.kind == NvlsPlan::Kind::reduce_up) {  // a GPU's contribution: into the node's sum after its round
-      View from = s.scratch.view(used, c.count);
-      used += c.count;
+      s.slots.push_back(buf.scratch(c.count));
+      const View from = s.slots.back().holding(view);
       if (m.member == 0) s.copies.back().emplace_back(from, view);
       else s.reductions.back().emplace_back(view, from);
       view = from;
     }
     return PlannedMessage{m.peer, m.send, view};
-  }, Buffer(buf.dtype(), contributions));
+  });
   run_pipelined(comm, side.rounds, args.fifo, "nvswitch", [&](int q) {
     for (const auto& [from, into] : side.copies[static_cast<size_t>(q)]) copy_elements(into, from);
     for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);

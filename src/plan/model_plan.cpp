@@ -98,11 +98,14 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const s
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
-// Carried elements per step of a pipelined NCCL algorithm: NCCL's chunk, larger when the
-// run would send more than max_pipelined_messages (message_counts.hpp) in the simulation.
+// Logical elements per step of a pipelined NCCL algorithm (the algorithms cut logical
+// elements, payload.hpp): NCCL's chunk, larger when the run would send more than
+// max_pipelined_messages (message_counts.hpp) in the simulation.
 size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p) {
-  const size_t chunk = segment_elements(nccl.chunk_bytes, payload);
-  const size_t lane = (payload.carried_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
+  const double elem_bytes = payload.logical_elems > 0 ? payload.logical_bytes / static_cast<double>(payload.logical_elems) : 1.0;
+  const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
+  const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
+  const size_t lane = (payload.logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
   // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
   // switch, NVLSTree 2 more per GPU for its tree
   const double per_chunk = nccl.choice.chosen.algo == nccl::Algo::tree ? 2.0 * (p - 1) * nccl.lanes : 6.0 * p;

@@ -230,7 +230,9 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
       Comm comm(*group, group->size() + static_cast<int>(s));
       for (int round = 0; round < state.setup.scenario->training.rounds; ++round) {
         comm.set_round(round);
-        Buffer data(state.setup.scenario->collective.dtype, state.setup.plan->payload.carried_elems);
+        // shaped as the ranks' vectors (carried and logical elements), so that their views match
+        Buffer data(state.setup.scenario->collective.dtype, state.setup.plan->payload.carried_elems,
+                    state.setup.plan->payload.logical_elems);
         state.setup.algorithm->switch_run(comm, data, state.setup.args);
       }
     });
