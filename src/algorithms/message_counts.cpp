@@ -47,6 +47,10 @@ double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   const double p = s.p;
   if (name == "naive" || name == "naive-binomial") return 2 * (p - 1);
   if (name == "ring" || name == "nccl-ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
+  // one chunk per lane each way on every tree edge, more chunks within the budget
+  if (name == "nccl-tree") return std::max(max_pipelined_messages, 2 * (p - 1) * s.channels);
+  if (name == "nccl-nvls") return 0;  // every message goes to or comes from the NVSwitch
+  if (name == "nccl-nvls-tree") return std::max(max_pipelined_messages, 2 * (p - 1));
   if (name == "recursive-doubling") return butterfly(s.p, 1);
   if (name == "rabenseifner") return butterfly(s.p, 2);
   // every tree edge carries each segment up, then down

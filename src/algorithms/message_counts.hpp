@@ -21,7 +21,11 @@ struct CollectiveShape {
 
 // Messages of one collective. Exact, but for the hierarchical allreduce without a
 // group_size (its groups come from the platform): then the ring's 2 p (p-1) per channel,
-// which no grouping exceeds.
+// which no grouping exceeds; and for NCCL's pipelined algorithms (tree, NVLS, NVLSTree),
+// whose chunks NCCL's tuner sizes: then at most max_pipelined_messages, or what one chunk
+// per lane sends when that is more (the GPUs' messages: those to and from a switch are not
+// counted, as the run's log does not count them).
+constexpr double max_pipelined_messages = 250000;
 double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
 
 // Elements held at once over all ranks beyond each rank's own vector: the receive buffers

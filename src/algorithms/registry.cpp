@@ -51,8 +51,11 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
   return std::nullopt;
 }
 
-const std::vector<AlgorithmInfo>& all_algorithms() {
-  static const std::vector<AlgorithmInfo> algorithms{
+namespace {
+
+// collsim's allreduces.
+std::vector<AlgorithmInfo> allreduces() {
+  return {
       {Collective::allreduce, "naive", "flat reduce to the root, then flat broadcast: 2(alpha + (p-1) n/B)",
        allreduce_naive, schedule_allreduce_naive, root_partners, {.root = true}},
       {Collective::allreduce, "naive-binomial",
@@ -89,10 +92,34 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        "2(alpha + (p-1) n/(SB))",
        allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners,
        {.servers = true}},
+  };
+}
+
+// NCCL's allreduces (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
+std::vector<AlgorithmInfo> nccl_allreduces() {
+  return {
       {Collective::allreduce, "nccl-ring",
        "NCCL's Ring: k rail-aligned channel rings, pipelined (a rank forwards as soon as it receives), NCCL's "
        "protocol costs: 2(p-1) hops of n/(kp) per ring",
        allreduce_nccl_ring, schedule_allreduce_nccl_ring, ring_partners, {.nccl = true}},
+      {Collective::allreduce, "nccl-tree",
+       "NCCL's Tree: a chain in each node, NCCL's double binary tree across nodes, lanes on every NIC, chunks "
+       "reduced up and sent back down",
+       allreduce_nccl_tree, schedule_allreduce_nccl_tree, ring_partners, {.nccl = true}},
+      {Collective::allreduce, "nccl-nvls",
+       "NCCL's NVLS: each node's NVSwitch reduces (NVLink SHARP) and multicasts; (1 + 1/g) n through each NVLink port",
+       allreduce_nccl_nvls, schedule_allreduce_nccl_nvls, ring_partners, {.nccl = true}, true, nccl_nvls_switch,
+       SwitchKind::nvlink},
+      {Collective::allreduce, "nccl-nvls-tree",
+       "NCCL's NVLSTree: NVLS in each node, GPU i of every node on a double binary tree over the nodes for slice i",
+       allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true}, true,
+       nccl_nvls_tree_switch, SwitchKind::nvlink},
+  };
+}
+
+// The other collectives' algorithms.
+std::vector<AlgorithmInfo> others() {
+  return {
       {Collective::allreduce, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
        allreduce_student, schedule_allreduce_student, all_partners, {}, false},
       {Collective::broadcast, "student", "yours (lab 7): src/algorithms/student.cpp, or -DCOLLSIM_STUDENT_FILE",
@@ -129,6 +156,17 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
        {Collective::alltoall, "direct", "every block sent at once: alpha + (p-1) n/(pB)", alltoall_direct,
         schedule_alltoall_direct, all_partners},
   };
+}
+
+}  // namespace
+
+const std::vector<AlgorithmInfo>& all_algorithms() {
+  static const std::vector<AlgorithmInfo> algorithms = [] {
+    std::vector<AlgorithmInfo> list = allreduces();
+    for (auto* part : {nccl_allreduces, others})
+      for (AlgorithmInfo& algorithm : part()) list.push_back(std::move(algorithm));
+    return list;
+  }();
   return algorithms;
 }
 

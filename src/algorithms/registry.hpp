@@ -10,6 +10,7 @@
 #include "algorithms/partners.hpp"
 #include "algorithms/model_input.hpp"
 #include "algorithms/schedule.hpp"
+#include "comm/switch_ops.hpp"
 
 namespace collsim {
 
@@ -37,6 +38,10 @@ struct AlgorithmInfo {
   // collsim's own code: `auto` may choose it and `collsim list` shows it. Not the student's
   // slot (lab 7), whose code is the student's (or the template's until they build theirs).
   bool builtin = true;
+  // An in-network reduction: the kind of switch it needs, and what the switch actors run
+  // (comm/switch_ops.hpp); nullptr: none.
+  AlgorithmFn switch_run = nullptr;
+  SwitchKind switches = SwitchKind::nvlink;
 };
 
 // The file in the student slot, as the build names it (-DCOLLSIM_STUDENT_FILE); empty when

@@ -10,6 +10,12 @@ Step& Step::send(int src, int dst, double bytes) {
   return *this;
 }
 
+Step& Step::send_ahead(int src, int dst, double bytes) {
+  send(src, dst, bytes);
+  flows.back().ahead = true;
+  return *this;
+}
+
 Step& Schedule::step(int repeat) {
   return step_after(steps_.empty() ? std::vector<int>{} : std::vector<int>{last()}, repeat);
 }

@@ -18,6 +18,9 @@ struct Flow {
   int src = 0, dst = 0;  // ranks
   double bytes = 0;      // simulated bytes
   int order = 0;         // the sender's order-th message of the step: it leaves after order+1 overheads
+  // Pipelined (Step::fifo): data that waits for nothing the sender receives (its own input),
+  // which its sender posts `fifo` of its steps early, as far as NCCL's FIFO lets it run ahead.
+  bool ahead = false;
   bool operator==(const Flow&) const = default;
 };
 
@@ -36,6 +39,8 @@ struct Step {
   // A message from src to dst; a sender's messages of one step leave one overhead apart,
   // in the order they are added.
   Step& send(int src, int dst, double bytes);
+  // A message whose sender posts it `fifo` steps early (Flow::ahead).
+  Step& send_ahead(int src, int dst, double bytes);
 
 private:
   std::vector<int> sent_;  // messages added so far per sender

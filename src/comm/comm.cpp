@@ -1,6 +1,7 @@
 #include "comm/comm.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <simgrid/s4u/Comm.hpp>
@@ -88,7 +89,9 @@ Packet* CommGroup::new_packet() {
 sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
   if (sg4::Mailbox* last = last_mailboxes_.find(src, dst)) return last;
   sg4::Mailbox*& slot = mailboxes_[(static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)];
-  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, world_rank(src), world_rank(dst)));
+  // (a switch actor by its index, negative: two actors of one switch share its endpoint)
+  auto name = [this](int rank) { return rank < size() ? world_rank(rank) : size() - 1 - rank; };
+  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, name(src), name(dst)));
   last_mailboxes_.remember(src, dst, slot);
   return slot;
 }
@@ -96,6 +99,18 @@ sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
 Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank), size_(group.size()) {}
 
 int Comm::locality(int rank) const { return group_->locality(rank); }
+
+int Comm::reducing_switch(SwitchKind kind) const {
+  const auto& switches = group_->switches();
+  for (size_t s = 0; s < switches.size(); ++s)
+    if (switches[s].kind == kind && std::binary_search(switches[s].members.begin(), switches[s].members.end(), rank_))
+      return size_ + static_cast<int>(s);
+  return -1;
+}
+
+const std::vector<int>& Comm::switch_members(int peer) const {
+  return group_->switches()[static_cast<size_t>(peer - size_)].members;
+}
 
 sg4::Mailbox* Comm::mailbox_to(int dst) {
   if (last_to_.peer != dst) last_to_ = {dst, group_->mailbox(rank_, dst)};
@@ -129,7 +144,9 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
                       data.elem_bytes == data_.elem_bytes && data_.elem_bytes > 0;
   packet->first = inside ? data_first_ + (data.data - data_.data) / static_cast<std::ptrdiff_t>(data_.elem_bytes) : -1;
   packet->logical = data.logical;
-  packet->ticket = group_->log().post(now);
+  // messages to and from a switch are simulated, not logged (the trace's messages are the ranks')
+  const bool logged = rank_ < size_ && dst < size_;
+  packet->ticket = logged ? group_->log().post(now) : 0;
   pending.peer = dst;
   pending.packet = packet;
   pending.cancel = group_->cancel_abandoned();
@@ -254,10 +271,11 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
     throw std::logic_error(fmt::format("rank {} expected {} bytes ({} logical elements) from rank {}, got {} ({})",
                                        rank_, into.bytes(), into.logical, src, packet->data.size(), packet->logical));
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
-  group_->log().add({group_->world_rank(src), group_->world_rank(rank_), static_cast<uint64_t>(into.logical_bytes()),
-                     std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
-                     packet->round, packet->first, into.count, packet->bucket},
-                    packet->ticket, now);
+  if (src < size_ && rank_ < size_)
+    group_->log().add({group_->world_rank(src), group_->world_rank(rank_), static_cast<uint64_t>(into.logical_bytes()),
+                       std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
+                       packet->round, packet->first, into.count, packet->bucket},
+                      packet->ticket, now);
   // the transport's hand-shake: the receiver holds the message a hop latency after its last byte
   if (const MessageCost* cost = group_->message_cost()) {
     const double held = arrival + cost->price(group_->world_rank(src), group_->world_rank(rank_)).hop_latency;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/buffer.hpp"
+#include "comm/switch_ops.hpp"
 
 namespace simgrid::s4u {
 class Mailbox;
@@ -42,6 +43,12 @@ public:
   // Ranks with the same locality id are close to each other (the same platform zone, or
   // the same block of collective.group_size ranks); hierarchical algorithms group by it.
   int locality(int rank) const;
+
+  // The switch that reduces in the network for this rank (comm/switch_ops.hpp: its node's
+  // NVSwitch, its rail's InfiniBand switch) as a peer (size() and above), or -1: none.
+  int reducing_switch(SwitchKind kind) const;
+  // The ranks the switch `peer` serves, in rank order.
+  const std::vector<int>& switch_members(int peer) const;
 
   // Names the phase and step of the messages sent from now on (for traces and pictures).
   // `phase` must be a string literal.

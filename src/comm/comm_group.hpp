@@ -12,6 +12,7 @@
 
 #include "comm/message_cost.hpp"
 #include "comm/message_log.hpp"
+#include "comm/switch_ops.hpp"
 #include "util/last_pairs.hpp"
 
 #include <simgrid/forward.h>
@@ -67,7 +68,10 @@ public:
 
   int epoch() const { return epoch_; }
   int size() const { return static_cast<int>(members_.size()); }
-  int world_rank(int group_rank) const { return members_[group_rank]; }
+  // (a switch, from size() on: its endpoint)
+  int world_rank(int group_rank) const {
+    return group_rank < size() ? members_[group_rank] : switches_[static_cast<size_t>(group_rank - size())].endpoint;
+  }
   const std::vector<int>& members() const { return members_; }
   MessageLog& log() { return *log_; }
 
@@ -85,6 +89,14 @@ public:
   // by world rank; nullptr: nothing.
   const MessageCost* message_cost() const { return message_cost_.get(); }
   void set_message_cost(std::shared_ptr<const MessageCost> cost) { message_cost_ = std::move(cost); }
+
+  // The switches that reduce in the network (comm/switch_ops.hpp): switch s is peer
+  // size() + s of every Comm of the group.
+  const std::vector<SwitchPort>& switches() const { return switches_; }
+  void set_switches(std::vector<SwitchPort> switches) {
+    switches_ = std::move(switches);
+    last_mailboxes_.resize(members_.size() + switches_.size());
+  }
 
   // Under recovery, transfers abandoned by a verdict are cancelled so that the group can
   // move on; without it they stay pending, and peers keep waiting as they would for real.
@@ -112,10 +124,11 @@ public:
   // Where ranks note what they block on (indexed by world rank); optional.
   void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
   void note_wait(int group_rank, int peer_group_rank, const char* what, double now) {
-    if (waits_ != nullptr) (*waits_)[static_cast<size_t>(world_rank(group_rank))] = {world_rank(peer_group_rank), now, what};
+    if (waits_ != nullptr && group_rank < size())
+      (*waits_)[static_cast<size_t>(world_rank(group_rank))] = {world_rank(peer_group_rank), now, what};
   }
   void clear_wait(int group_rank) {
-    if (waits_ != nullptr) (*waits_)[static_cast<size_t>(world_rank(group_rank))].peer = -1;
+    if (waits_ != nullptr && group_rank < size()) (*waits_)[static_cast<size_t>(world_rank(group_rank))].peer = -1;
   }
 
 private:
@@ -126,6 +139,7 @@ private:
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
   std::shared_ptr<const MessageCost> message_cost_;
+  std::vector<SwitchPort> switches_;
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   LastPairs<simgrid::s4u::Mailbox> last_mailboxes_;  // by group rank
   std::vector<std::unique_ptr<Packet>> packets_;  // every packet it made

@@ -129,7 +129,8 @@ private:
     auto& sender = rounds_[static_cast<size_t>(src)];
     auto& receiver = rounds_[static_cast<size_t>(dst)];
     const int fifo = message.fifo;
-    const int send_post = t.send_round, recv_post = std::max(0, t.recv_round - fifo);
+    const int send_post = message.flow.ahead ? std::max(0, t.send_round - fifo) : t.send_round;
+    const int recv_post = std::max(0, t.recv_round - fifo);
     if (fifo > 0) t.send_round = std::min(t.send_round + fifo, static_cast<int>(sender.size()) - 1);
     sender[static_cast<size_t>(send_post)].posts.emplace_back(m, true);
     if (src == dst) {

@@ -39,7 +39,8 @@ struct FluidMessage {
   bool reduced = false;  // its receiver reduces it once its round is done
   // Pipelined through a FIFO of this many slots (NCCL's, in chunks; 0: not pipelined): its
   // receiver posts it `fifo` rounds before the round that waits for it, its sender waits for
-  // it `fifo` rounds after the round that posts it (or in its last round).
+  // it `fifo` rounds after the round that posts it (or in its last round); a message whose
+  // flow is `ahead` is posted by its sender `fifo` rounds early too.
   int fifo = 0;
 };
 

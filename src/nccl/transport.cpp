@@ -55,12 +55,14 @@ double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) co
   // CollNet on compute capability 90 and more: "busBw *= .85"
   if (a == EndpointKind::sharp_switch || b == EndpointKind::sharp_switch)
     return 1 / (system_.nic->payload_efficiency() * (arch == GpuArch::ampere ? 1.0 : .85));
-  return 1 / (protocol * (same_node ? system_.nvlink_efficiency() : system_.nic->payload_efficiency()));
+  // (NVLS's efficiency is its switch's: its tree across nodes runs at the NICs' rate)
+  const bool in_switch = choice_.algo == Algo::nvls || choice_.algo == Algo::nvls_tree;
+  return 1 / ((in_switch ? 1.0 : protocol) * (same_node ? system_.nvlink_efficiency() : system_.nic->payload_efficiency()));
 }
 
 // NCCL's ceilings on bus bandwidth, over the channels, shared by the messages a rank keeps in
-// flight at once; a tree's message moves a quarter of the bus bandwidth (two trees, each
-// half of the vector: algorithm bandwidth = bus / 2 = 2 x a message's rate).
+// flight at once (its rings, or its tree lanes: L lanes of n / L, each sent up then down,
+// take 2 n / (L r) = n / algorithm bandwidth = 2 n / bus bandwidth at a message rate r).
 double Transport::data_rate_cap() const {
   const GpuArch arch = system_.gpu->arch;
   const int nodes = system_.nodes, channels = choice_.channels;
@@ -74,7 +76,7 @@ double Transport::data_rate_cap() const {
     double bus = channels * tree_channel_max_gbs(arch, nodes) * gbs;
     if (choice_.proto == Proto::ll) bus = std::min(bus, ll);
     if (choice_.proto == Proto::ll128) bus = std::min(bus, channels * tree_ll128_channel_max_gbs(arch, nodes) * gbs);
-    return bus / 4;
+    return bus / at_once;
   }
   return std::numeric_limits<double>::infinity();
 }

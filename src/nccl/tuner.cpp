@@ -113,7 +113,10 @@ std::string disabled_reason(const GpuSystem& system, Algo algo, Proto proto, con
     return "no NVSwitch that reduces (NVLink SHARP: H100 and later, with an nvswitch host per node)";
   if (algo == Algo::nvls && system.nodes > 1 && !system.collnet) return "across nodes without CollNet, NVLSTree runs instead";
   if (algo == Algo::nvls_tree && system.nodes == 1) return "one node (NVLS runs instead)";
+  if (algo == Algo::nvls_tree && system.ppn != system.max_ppn) return "nodes of unequal size";
   if (algo == Algo::collnet && !system.collnet) return "no switches with SHARP (a NIC named *-sharp)";
+  for (const auto& [aside, why] : forced.set_aside)
+    if (aside == algo) return why;
   return {};
 }
 
@@ -237,11 +240,12 @@ std::string explain(const std::vector<Candidate>& candidates, const Candidate& b
                        format_time(second->time_us * 1e-6));
   std::vector<std::string> off;
   for (Algo algo : {Algo::tree, Algo::ring, Algo::collnet, Algo::nvls, Algo::nvls_tree}) {
-    // an algorithm is off when all its protocols are; say the first reason
-    const auto first = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.algo == algo; });
+    // an algorithm is off when all its protocols are; say why its Simple is (the last, and the
+    // protocol every algorithm runs)
+    const auto first = std::find_if(candidates.rbegin(), candidates.rend(), [&](const Candidate& c) { return c.algo == algo; });
     const bool all_off = std::all_of(candidates.begin(), candidates.end(),
                                      [&](const Candidate& c) { return c.algo != algo || !c.disabled.empty(); });
-    if (all_off && first != candidates.end() && first->disabled.rfind("nccl.", 0) != 0)
+    if (all_off && first != candidates.rend() && first->disabled.rfind("nccl.", 0) != 0)
       off.push_back(fmt::format("{} ({})", algo_name(algo), first->disabled));
   }
   if (!off.empty()) why += "; not here: " + join(off, ", ");
@@ -251,6 +255,11 @@ std::string explain(const std::vector<Candidate>& candidates, const Candidate& b
 }  // namespace
 
 Choice choose_allreduce(const GpuSystem& system, double bytes, const Forced& forced, const std::string& field) {
+  if (system.ranks == 1) {
+    // NCCL sends nothing for one rank ("if (comm->nRanks <= 1) return")
+    const Candidate alone{forced.algo.value_or(Algo::ring), forced.proto.value_or(Proto::simple), ""};
+    return {alone, 1, search_graphs(system).of(alone.algo), "one rank: NCCL sends nothing"};
+  }
   const std::vector<Candidate> candidates = price_allreduce(system, bytes, forced);
   const Candidate* best = nullptr;
   for (const Candidate& c : candidates)

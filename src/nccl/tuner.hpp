@@ -6,6 +6,7 @@
 // one, with its channel count (getAlgoInfo). docs/nccl.md writes the formulas out.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nccl/constants.hpp"
@@ -45,6 +46,8 @@ struct Forced {
   std::optional<Proto> proto;
   std::optional<int> channels;
   std::vector<Algo> runnable;  // the algorithms the caller can run (empty: all)
+  // Algorithms collsim runs but leaves out of the tuner's choice, and why.
+  std::vector<std::pair<Algo, std::string>> set_aside;
 };
 
 // Every (algorithm, protocol) for an allreduce of `bytes` per rank, in NCCL's order.

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <simgrid/s4u/Host.hpp>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
+#include "algorithms/message_counts.hpp"
 #include "algorithms/partners.hpp"
 #include "model/contention.hpp"
 #include "model/route_cache.hpp"
@@ -82,27 +85,42 @@ void read_injection(int root, ModelInput& model) {
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
 // the platform's own routes, each read once (RouteCache).
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
-                       const std::vector<sg4::Host*>& switches, ModelInput& model) {
+                       ModelInput& model) {
   model.p = static_cast<int>(hosts.size());
   // The model prices what the algorithms send: every logical element, whatever is carried.
   model.elems = payload.logical_elems;
   model.overhead = scenario.message_overhead;
   model.bytes_per_elem = static_cast<double>(dtype_size(scenario.collective.dtype));
   model.segment_elems = segment_elements(scenario.collective.segment, scenario.collective.dtype);
-  model.network = std::make_shared<const RouteCache>(hosts, switches);
-  for (size_t s = 0; s < switches.size(); ++s) model.switch_endpoints.push_back(static_cast<int>(hosts.size() + s));
+  model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
+// Logical elements per step of a pipelined NCCL algorithm (the algorithms cut logical
+// elements, payload.hpp): NCCL's chunk, larger when the run would send more than
+// max_pipelined_messages (message_counts.hpp) in the simulation.
+size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p) {
+  const double elem_bytes = payload.logical_elems > 0 ? payload.logical_bytes / static_cast<double>(payload.logical_elems) : 1.0;
+  const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
+  const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
+  const size_t lane = (payload.logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
+  // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
+  // switch, NVLSTree 2 more per GPU for its tree
+  const double per_chunk = nccl.choice.chosen.algo == nccl::Algo::tree ? 2.0 * (p - 1) * nccl.lanes : 6.0 * p;
+  const double most = std::max(1.0, std::floor(max_pipelined_messages / per_chunk));
+  return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
+}
+
 // NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
-// algorithm) and its transport, which every message of the run and of the model pays.
-void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches, RunPlan& plan) {
+// algorithm) and its transport, which every message of the run and of the model pays; the
+// switches it reduces in, as endpoints after the ranks'.
+void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches, const RankLocality& locality,
+              RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   ModelInput& model = plan.model;
-  const auto routes = std::dynamic_pointer_cast<const RouteCache>(model.network);
-  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, routes, scenario.collective.size);
+  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, scenario.collective.size);
   plan.choice.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
   if (scenario.collective.algorithm == "nccl") plan.choice.by = "nccl";
   plan.choice.reason = nccl.choice.why;
@@ -111,7 +129,18 @@ void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*
                                     {"channels", nccl.choice.channels}};
   model.channels = nccl.lanes;
   model.fifo = nccl::fifo_chunks(nccl.choice.chosen.algo, nccl.choice.chosen.proto);
+  model.segment_elems = nccl_chunk_elements(nccl, plan.payload, model.p);
   model.message_cost = nccl.transport;
+  if (!nccl.switches.empty()) {
+    model.network = std::make_shared<const RouteCache>(hosts, nccl.switches);
+    // two actors per switch: its reductions, then its multicasts (nvls_rounds.hpp)
+    for (int role = 0; role < 2; ++role)
+      for (size_t s = 0; s < nccl.switches.size(); ++s) {
+        const int endpoint = static_cast<int>(hosts.size() + s);
+        model.switch_endpoints.push_back(endpoint);
+        plan.switches.push_back({nccl.switches[s]->get_name(), SwitchKind::nvlink, locality_groups(locality.ids)[s], endpoint});
+      }
+  }
   plan.notes.push_back(nccl.choice.why);
   plan.notes.push_back(describe_nccl(nccl));
 }
@@ -132,8 +161,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   const bool automatic = scenario.collective.algorithm == "auto";
   ModelInput& model = plan.model;
   const int p = static_cast<int>(hosts.size());
-  start_model_input(scenario, plan.payload, hosts, switches, model);
-  if (runs_nccl(scenario)) use_nccl(hosts, switches, plan);
+  start_model_input(scenario, plan.payload, hosts, model);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(scenario.collective.root, model);
@@ -141,6 +169,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
+  if (runs_nccl(scenario)) use_nccl(hosts, switches, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(locality.ids, model);

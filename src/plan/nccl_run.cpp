@@ -6,6 +6,7 @@
 
 #include "algorithms/registry.hpp"
 #include "model/route_cache.hpp"
+#include "util/errors.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
@@ -39,41 +40,77 @@ nccl::GpuSystem describe_ranks(const std::vector<simgrid::s4u::Host*>& hosts,
   return nccl::describe_system(ranks, nvlink, roles, "collective.algorithm");
 }
 
-// What each endpoint is: the ranks' GPUs, then the switches by role.
-std::vector<nccl::EndpointKind> endpoint_kinds(size_t ranks, const std::vector<simgrid::s4u::Host*>& switches) {
-  std::vector<nccl::EndpointKind> kinds(ranks, nccl::EndpointKind::gpu);
-  for (const simgrid::s4u::Host* host : switches)
-    kinds.push_back(property(host, "role") == "nvswitch" ? nccl::EndpointKind::nvswitch : nccl::EndpointKind::sharp_switch);
-  return kinds;
+// The switches an algorithm reduces in, one per locality group (the node's NVSwitch) in the
+// groups' order: switch s serves group s (nvls_plan.hpp counts on it).
+std::vector<simgrid::s4u::Host*> switches_for(const nccl::Choice& choice, const std::vector<simgrid::s4u::Host*>& hosts,
+                                              const std::vector<simgrid::s4u::Host*>& switches) {
+  const nccl::Algo algo = choice.chosen.algo;
+  if (algo != nccl::Algo::nvls && algo != nccl::Algo::nvls_tree) return {};
+  std::vector<simgrid::s4u::Host*> chosen;
+  std::vector<std::string> seen;
+  for (const simgrid::s4u::Host* host : hosts) {
+    const std::string node = property(host, "node");
+    if (std::find(seen.begin(), seen.end(), node) != seen.end()) continue;
+    seen.push_back(node);
+    for (simgrid::s4u::Host* candidate : switches)
+      if (property(candidate, "role") == "nvswitch" && property(candidate, "node") == node) chosen.push_back(candidate);
+  }
+  return chosen;
 }
 
 // The messages a rank keeps in flight at once, which share its per-channel ceilings: one per
-// ring, one per tree.
+// ring; per tree lane (half the lanes on each tree, each lane's chains headed by another GPU).
 int lanes_of(const nccl::Choice& choice, const nccl::Forced& forced) {
-  if (choice.chosen.algo == nccl::Algo::tree) return 2;
-  if (choice.chosen.algo != nccl::Algo::ring) return 1;
+  const nccl::Algo algo = choice.chosen.algo;
+  if (algo == nccl::Algo::nvls || algo == nccl::Algo::nvls_tree) return 1;
   // the channels of one search channel follow the same ring: one simulated ring each
-  return forced.channels ? *forced.channels : std::min(choice.channels, choice.graph.channels);
+  const int channels = forced.channels ? *forced.channels : choice.channels;
+  return std::min(channels, (algo == nccl::Algo::tree ? 2 : 1) * choice.graph.channels);
+}
+
+// What one step of a lane moves, logical bytes: NCCL's chunk per channel, times the channels
+// a lane stands for (NVLS: every channel's chunk of the vector at once).
+double chunk_of(const nccl::Choice& choice, int lanes) {
+  return nccl::chunk_bytes(choice.chosen.algo, choice.chosen.proto) * std::max(1, choice.channels / std::max(1, lanes));
+}
+
+void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Choice& choice) {
+  const nccl::Algo algo = choice.chosen.algo;
+  if (algo != nccl::Algo::nvls && algo != nccl::Algo::nvls_tree) return;
+  if (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none)
+    throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors run one "
+                                 "collective per round: not with training.layers or recovery; force another with "
+                                 "nccl.algo", nccl::algo_name(algo)));
 }
 
 }  // namespace
 
 NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
-                     const std::vector<simgrid::s4u::Host*>& switches, std::shared_ptr<const RouteCache> routes,
-                     double bytes) {
+                     const std::vector<simgrid::s4u::Host*>& switches, double bytes) {
+  if (scenario.collective.reduce_bandwidth)
+    throw InputError("collective.reduce_bandwidth: NCCL's algorithms reduce as NCCL's kernels do, at the cost of their "
+                     "transport (docs/nccl.md): leave it out");
   NcclSetup setup;
-  setup.system = describe_ranks(hosts, switches, *routes);
+  setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
   nccl::Forced forced{scenario.nccl.algo, scenario.nccl.proto, scenario.nccl.channels, {}};
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
+  // collsim's NVLSTree waits a network hop per pipeline step (docs/nccl.md): far slower than
+  // NCCL's across nodes, so the tuner's choice leaves it to those who name it
+  if (!forced.algo)
+    forced.set_aside.push_back({nccl::Algo::nvls_tree, "collsim's run of it is latency-bound, docs/nccl.md; name it to run it"});
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
+  refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
   setup.lanes = lanes_of(setup.choice, forced);
+  setup.chunk_bytes = chunk_of(setup.choice, setup.lanes);
+  setup.switches = switches_for(setup.choice, hosts, switches);
   const nccl::TransportChoice transport{setup.choice.chosen.algo, setup.choice.chosen.proto, setup.choice.channels,
                                         setup.lanes};
-  setup.transport =
-      std::make_shared<const nccl::Transport>(setup.system, transport, endpoint_kinds(hosts.size(), switches));
+  std::vector<nccl::EndpointKind> kinds(hosts.size(), nccl::EndpointKind::gpu);
+  kinds.resize(hosts.size() + setup.switches.size(), nccl::EndpointKind::nvswitch);
+  setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
   return setup;
 }
 

@@ -25,15 +25,18 @@ struct NcclSetup {
   nccl::GpuSystem system;
   nccl::Choice choice;
   std::string algorithm;  // collsim's name of the chosen algorithm ("nccl-ring", ...)
-  int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings
+  int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings or tree lanes
+  double chunk_bytes = 0;  // what one step of a lane moves (NCCL's chunks of the channels it stands for)
+  // The switches the algorithm reduces in (NVLS: each node's NVSwitch, in the order of the
+  // locality groups): endpoints after the ranks'.
+  std::vector<simgrid::s4u::Host*> switches;
   std::shared_ptr<const nccl::Transport> transport;
 };
 
-// The system of the ranks on `hosts` (world ranks first in `routes`, then `switches`), the
-// choice for `algorithm` ("nccl" or one of NCCL's) and `bytes` per rank, and its transport.
+// The system of the ranks on `hosts` (with the platform's reducing `switches`), the choice for
+// `algorithm` ("nccl" or one of NCCL's) and `bytes` per rank, and its transport.
 NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
-                     const std::vector<simgrid::s4u::Host*>& switches, std::shared_ptr<const RouteCache> routes,
-                     double bytes);
+                     const std::vector<simgrid::s4u::Host*>& switches, double bytes);
 
 // One line for people: the choice, its protocol and channels, and what its transport charges.
 std::string describe_nccl(const NcclSetup& setup);

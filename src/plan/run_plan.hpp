@@ -92,12 +92,23 @@ struct PlannedFault {
   std::vector<int> ranks;          // the workers on `host`; for a link, those behind it
 };
 
+// A switch that reduces in the network for the chosen algorithm (comm/switch_ops.hpp): its
+// host, its kind, the world ranks it serves, its endpoint in the routes (after the workers').
+// One switch may run several actors (NVLS: its reductions and its multicasts), one entry each.
+struct SwitchPlan {
+  std::string host;
+  SwitchKind kind = SwitchKind::nvlink;
+  std::vector<int> members;
+  int endpoint = 0;
+};
+
 struct RunPlan {
   Scenario scenario;                     // as run (its units resolved, its defaults filled in)
   PlatformPlan platform;
   int workers = 0;
   std::vector<std::string> rank_hosts;   // the host of each rank
   RankLocality locality;                 // the ranks' locality groups (hierarchical, channels)
+  std::vector<SwitchPlan> switches;      // NCCL's in-network reductions: the switches they use
   std::string control_host;              // where fault injectors and the coordinator run
   Payload payload;                       // logical and carried sizes
   AlgorithmChoice choice;

@@ -42,6 +42,11 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   group->set_watch(setup.scenario->faults.empty() ? nullptr : recovery.get());
   group->set_overhead(setup.plan->model.overhead);
   group->set_message_cost(setup.plan->model.message_cost);
+  // the switches that reduce in the network (the first group's: NVLS runs without recovery)
+  std::vector<SwitchPort> ports;
+  for (size_t s = 0; s < setup.plan->switches.size(); ++s)
+    ports.push_back({setup.plan->switches[s].kind, setup.plan->switches[s].endpoint, setup.plan->switches[s].members});
+  if (!ports.empty()) group->set_switches(std::move(ports));
   group->track_waits(&waits);
   return group;
 }
@@ -213,6 +218,26 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   prepare_ranks(state, plan->workers, scenario.training.rounds);
 }
 
+// The switches that reduce in the network (comm/switch_ops.hpp): each runs the switch's side of
+// the algorithm once per round, as peer size() + s of the first group, on its own data.
+void start_switches(const std::shared_ptr<RunState>& shared_state) {
+  const RunPlan& plan = *shared_state->setup.plan;
+  const sg4::Engine& engine = *sg4::Engine::get_instance();
+  for (size_t s = 0; s < plan.switches.size(); ++s)
+    sg4::Actor::create(fmt::format("switch-{}", s), engine.host_by_name(plan.switches[s].host), [shared_state, s] {
+      RunState& state = *shared_state;
+      const auto group = state.membership.current_shared();
+      Comm comm(*group, group->size() + static_cast<int>(s));
+      for (int round = 0; round < state.setup.scenario->training.rounds; ++round) {
+        comm.set_round(round);
+        // shaped as the ranks' vectors (carried and logical elements), so that their views match
+        Buffer data(state.setup.scenario->collective.dtype, state.setup.plan->payload.carried_elems,
+                    state.setup.plan->payload.logical_elems);
+        state.setup.algorithm->switch_run(comm, data, state.setup.args);
+      }
+    });
+}
+
 }  // namespace
 
 SimResult simulate(std::shared_ptr<const RunPlan> plan) {
@@ -235,6 +260,7 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), state.setup.rank_hosts[static_cast<size_t>(r)],
                        [shared_state, r] { run_worker(*shared_state, r); });
+  start_switches(shared_state);
   LinkUsageRecorder link_usage;
   link_usage.start(std::dynamic_pointer_cast<const RouteCache>(plan->model.network), state.record.messages);
   link_usage.watch(faulty_links(faults));

@@ -72,6 +72,8 @@ def scenarios():
     for collective, algorithm, uses in algorithms():
         # NCCL's algorithms run on GPUs: 4 nodes of 4, one NIC per GPU
         platform = ["--topology", "rail:4:4", "--size", "6MiB"] if "nccl" in uses else PLATFORM
+        if algorithm == "nccl-nvls":  # NVLS alone runs inside one node's NVSwitch
+            platform = ["--topology", "dgx-h100:1", "--size", "6MiB"]
         base = ["--collective", collective, "--algorithm", algorithm, *platform]
         out[f"{collective} {algorithm}"] = base
         if "channels" in uses:

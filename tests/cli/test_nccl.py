@@ -53,7 +53,7 @@ class Choice(NcclTest):
         self.assertEqual(trace["scenario"]["nccl"], {"pxn": True})
 
     def test_forced_protocol_and_channels_are_what_runs(self):
-        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB",
+        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl-ring", "--size", "1MiB",
                             "--set", "nccl.proto=Simple", "--set", "nccl.channels=3")
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"],
                          {"algo": "Ring", "proto": "Simple", "channels": 3})
@@ -72,6 +72,27 @@ class Choice(NcclTest):
         self.assertFalse(any(name.startswith("rail-") for name in links()))
         self.assertIn("rail-0_uplink_UP", links("--set", "nccl.pxn=false"))
 
+
+    def test_nccl_runs_nvls_in_one_h100_node_and_the_tree_for_8_bytes_across_nodes(self):
+        trace = self.traced("--topology", "dgx-h100:1", "--algorithm", "nccl", "--size", "64MiB")
+        self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"]["algo"], "NVLS")
+        self.assertTrue(trace["summary"]["verified"])
+        # the GPUs' messages only: those to and from the NVSwitch are not the ranks'
+        self.assertEqual(trace["summary"]["message_count"], 0)
+        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "8B")
+        self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-tree")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"], {"algo": "Tree", "proto": "LL", "channels": 1})
+        self.assertTrue(trace["summary"]["verified"])
+
+    def test_nvls_tree_is_left_out_of_the_choice_but_runs_when_named(self):
+        done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("NVLSTree (collsim's run of it is latency-bound", done.stdout)
+        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB",
+                            "--set", "nccl.algo=NVLSTree")
+        self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls-tree")
+        self.assertTrue(trace["summary"]["verified"])
 
 class BadInput(NcclTest):
     def test_nccl_keys_need_nccls_algorithms(self):
@@ -101,6 +122,10 @@ class BadInput(NcclTest):
                          "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only")
         self.assert_bad(["--collective", "broadcast", "--algorithm", "nccl"],
                         r"collective\.algorithm: NCCL's tuner chooses for an allreduce")
+
+    def test_in_switch_reductions_run_one_collective_per_round(self):
+        self.assert_bad(["--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", "--set", "recovery.policy=rebuild"],
+                        r"collective\.algorithm: NCCL's NVLS reduces in its switches")
 
     def test_nccl_needs_gpus(self):
         self.assert_bad(["--topology", "star:8", "--algorithm", "nccl"],

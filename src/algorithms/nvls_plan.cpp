@@ -1,0 +1,103 @@
+#include "algorithms/nvls_plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+#include "algorithms/hierarchy.hpp"
+
+namespace collsim {
+
+NvlsPlan::NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_elems, bool tree)
+    : nodes_(locality_groups(locality)), node_of_(locality.size()), member_of_(locality.size()), count_(count),
+      tree_(tree && nodes_.size() > 1) {
+  const size_t per = std::max<size_t>(1, chunk_elems);
+  chunks_ = static_cast<int>(std::max<size_t>(1, (count + per - 1) / per));
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    for (size_t m = 0; m < nodes_[n].size(); ++m) {
+      node_of_[static_cast<size_t>(nodes_[n][m])] = static_cast<int>(n);
+      member_of_[static_cast<size_t>(nodes_[n][m])] = static_cast<int>(m);
+      if (tree_ && nodes_[n].size() != nodes_.front().size())
+        throw std::logic_error("NvlsPlan: NVLSTree needs nodes of equal size");
+    }
+  if (!tree_) return;
+  const auto trees = double_binary_tree(nodes());
+  for (int t = 0; t < 2; ++t) {
+    auto& links = links_[t];
+    links.resize(nodes_.size());
+    std::vector<int> order{trees[static_cast<size_t>(t)].root};  // parents before children
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int n = order[i];
+      links[static_cast<size_t>(n)].parent = trees[static_cast<size_t>(t)].parent[static_cast<size_t>(n)];
+      links[static_cast<size_t>(n)].children = trees[static_cast<size_t>(t)].children[static_cast<size_t>(n)];
+      for (int child : links[static_cast<size_t>(n)].children) {
+        links[static_cast<size_t>(child)].depth = links[static_cast<size_t>(n)].depth + 1;
+        order.push_back(child);
+      }
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      for (int child : links[static_cast<size_t>(*it)].children)
+        links[static_cast<size_t>(*it)].up_delay =
+            std::max(links[static_cast<size_t>(*it)].up_delay, links[static_cast<size_t>(child)].up_delay + 1);
+    root_delay_[t] = links[static_cast<size_t>(trees[static_cast<size_t>(t)].root)].up_delay;
+  }
+}
+
+Chunk NvlsPlan::chunk(int j) const { return even_chunk(count_, chunks_, j); }
+
+Chunk NvlsPlan::slice(int n, int j, int member) const {
+  const Chunk c = chunk(j);
+  Chunk s = even_chunk(c.count, static_cast<int>(nodes_[static_cast<size_t>(n)].size()), member);
+  s.offset += c.offset;
+  return s;
+}
+
+int NvlsPlan::offset(int n, int j) const {
+  if (!tree_) return 2;
+  const int t = j % 2;
+  return 2 + root_delay_[t] + links_[t][static_cast<size_t>(n)].depth;
+}
+
+std::vector<NvlsPlan::Message> NvlsPlan::messages_of(int rank) const {
+  std::vector<Message> out;
+  const bool is_switch = rank < 0;
+  const int n = is_switch ? -1 - rank : node_of(rank);
+  const auto& node = nodes_[static_cast<size_t>(n)];
+  for (int j = 0; j < chunks_; ++j) {
+    const int t = offset(n, j);
+    if (is_switch) {
+      for (int m = 0; m < static_cast<int>(node.size()); ++m) {
+        const int gpu = node[static_cast<size_t>(m)];
+        out.push_back({j, Kind::reduce_up, j, gpu, false, Part::chunk, m});
+        out.push_back({j + 1, Kind::reduce_down, j, gpu, true, Part::slice, m});
+        out.push_back({j + t, Kind::multicast_up, j, gpu, false, Part::slice, m});
+        out.push_back({j + t + 1, Kind::multicast_down, j, gpu, true, Part::chunk, m});
+      }
+      continue;
+    }
+    const int me = member_of_[static_cast<size_t>(rank)];
+    out.push_back({j, Kind::reduce_up, j, -1, true, Part::chunk, me});
+    out.push_back({j + 1, Kind::reduce_down, j, -1, false, Part::slice, me});
+    out.push_back({j + t, Kind::multicast_up, j, -1, true, Part::slice, me});
+    out.push_back({j + t + 1, Kind::multicast_down, j, -1, false, Part::chunk, me});
+    if (!tree_) continue;
+    // slice `me` across the nodes, on tree j % 2, between the nodes' GPUs `me`
+    const NodeLink& link = links_[j % 2][static_cast<size_t>(n)];
+    auto gpu_of = [&](int other) { return nodes_[static_cast<size_t>(other)][static_cast<size_t>(me)]; };
+    if (link.parent >= 0) {
+      out.push_back({j + 2 + link.up_delay, Kind::tree_up, j, gpu_of(link.parent), true, Part::slice, me});
+      out.push_back({j + offset(link.parent, j), Kind::tree_down, j, gpu_of(link.parent), false, Part::slice, me});
+    }
+    for (int child : link.children) {
+      const int delay = links_[j % 2][static_cast<size_t>(child)].up_delay;
+      out.push_back({j + 2 + delay, Kind::tree_up, j, gpu_of(child), false, Part::slice, me});
+      out.push_back({j + t, Kind::tree_down, j, gpu_of(child), true, Part::slice, me});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {
+    return std::tie(a.step, a.kind, a.chunk, a.peer) < std::tie(b.step, b.kind, b.chunk, b.peer);
+  });
+  return out;
+}
+
+}  // namespace collsim

@@ -1,0 +1,125 @@
+#include <deque>
+#include "algorithms/nvls_rounds.hpp"
+
+#include "algorithms/nvls_plan.hpp"
+#include "algorithms/pipelined_rounds.hpp"
+
+namespace collsim {
+
+namespace {
+
+// The switch's multicasts run apart from its reductions (the hardware's are independent):
+// two switch actors per node, each with its own messages (and FIFOs) to every GPU.
+bool multicast(NvlsPlan::Kind kind) {
+  return kind == NvlsPlan::Kind::multicast_up || kind == NvlsPlan::Kind::multicast_down;
+}
+
+// A side's messages in rounds (one per step it takes part in), the view each carries or
+// lands in, and what to do once a round is in: (into, from) reductions, and for the switch
+// the chunks whose node reduction starts over from a copy (from, into) of the first.
+struct Side {
+  PlannedRounds rounds;
+  std::vector<std::vector<std::pair<View, View>>> reductions;
+  std::vector<std::vector<std::pair<View, View>>> copies;
+  std::deque<Buffer> slots;  // scratch, one per part that lands there, shaped as that part
+};
+
+template <typename ViewOf>
+Side plan_side(const std::vector<NvlsPlan::Message>& messages, ViewOf view_of) {
+  Side side{{}, {}, {}, {}};
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i == 0 || messages[i].step != messages[i - 1].step) {
+      side.rounds.emplace_back();
+      side.reductions.emplace_back();
+      side.copies.emplace_back();
+    }
+    side.rounds.back().push_back(view_of(messages[i], side));
+  }
+  return side;
+}
+
+}  // namespace
+
+void run_nvls_rank(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tree) {
+  if (comm.size() == 1) return;
+  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree);
+  const int n = plan.node_of(comm.rank()), reducer = comm.reducing_switch(SwitchKind::nvlink);
+  const int multicaster = reducer + plan.nodes();
+  const auto messages = plan.messages_of(comm.rank());
+  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
+    const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
+    View view = buf.view(c.offset, c.count);
+    if (m.kind == NvlsPlan::Kind::tree_up && !m.send) {  // a partial sum from below: reduced after its round
+      s.slots.push_back(buf.scratch(c.count));
+      const View from = s.slots.back().holding(view);
+      s.reductions.back().emplace_back(view, from);
+      view = from;
+    }
+    // a GPU's own chunk goes to the switch as far ahead as the FIFO lets it (NCCL's scatter)
+    const int peer = m.peer >= 0 ? m.peer : multicast(m.kind) ? multicaster : reducer;
+    return PlannedMessage{peer, m.send, view, m.kind == NvlsPlan::Kind::reduce_up};
+  });
+  run_pipelined(comm, side.rounds, args.fifo, tree ? "nvls-tree" : "nvls", [&](int q) {
+    for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
+  });
+}
+
+// Switch actor s (comm.rank() - comm.size()) is node s % nodes' reductions (s < nodes) or
+// its multicasts. The reductions: each chunk reduced over the node's GPUs in member order
+// (the first's contribution copied, the others added), each slice sent to its GPU; the
+// multicasts: each slice received, the whole chunk sent to every GPU.
+void run_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tree) {
+  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree);
+  const int actor = comm.rank() - comm.size(), n = actor % plan.nodes();
+  const bool multicasts = actor >= plan.nodes();
+  std::vector<NvlsPlan::Message> messages;
+  for (const auto& m : plan.messages_of(-1 - n))
+    if (multicast(m.kind) == multicasts) messages.push_back(m);
+  Buffer reduced(buf.dtype(), buf.map());  // carried as the GPUs' vectors, so that views match
+  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
+    const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
+    View view = reduced.view(c.offset, c.count);
+    if (m.kind == NvlsPlan::Kind::reduce_up) {  // a GPU's contribution: into the node's sum after its round
+      s.slots.push_back(buf.scratch(c.count));
+      const View from = s.slots.back().holding(view);
+      if (m.member == 0) s.copies.back().emplace_back(from, view);
+      else s.reductions.back().emplace_back(view, from);
+      view = from;
+    }
+    return PlannedMessage{m.peer, m.send, view};
+  });
+  run_pipelined(comm, side.rounds, args.fifo, "nvswitch", [&](int q) {
+    for (const auto& [from, into] : side.copies[static_cast<size_t>(q)]) copy_elements(into, from);
+    for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
+  });
+}
+
+Schedule nvls_schedule(const ModelInput& in, bool tree) {
+  Schedule schedule;
+  if (in.p < 2) return schedule;
+  schedule.mark_rank_by_rank();
+  const std::vector<int> locality = localities_of(in);
+  const NvlsPlan plan(locality, in.elems, in.segment_elems, tree);
+  std::vector<std::vector<Flow>> steps;
+  // node n's switch is schedule rank p + n for its reductions, p + nodes + n for its multicasts
+  auto switch_of = [&](int n, const NvlsPlan::Message& m) { return in.p + n + (multicast(m.kind) ? plan.nodes() : 0); };
+  auto add = [&](int from, int n, const NvlsPlan::Message& m) {
+    if (!m.send) return;
+    const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
+    if (steps.size() <= static_cast<size_t>(m.step)) steps.resize(static_cast<size_t>(m.step) + 1);
+    steps[static_cast<size_t>(m.step)].push_back(
+        {from, m.peer < 0 ? switch_of(n, m) : m.peer, in.bytes(c.count), 0, m.kind == NvlsPlan::Kind::reduce_up});
+  };
+  for (int rank = 0; rank < in.p; ++rank)
+    for (const auto& m : plan.messages_of(rank)) add(rank, plan.node_of(rank), m);
+  for (int n = 0; n < plan.nodes(); ++n)
+    for (const auto& m : plan.messages_of(-1 - n)) add(switch_of(n, m), n, m);
+  for (const auto& flows : steps) {
+    Step& step = schedule.step();
+    step.fifo = in.fifo;
+    for (const Flow& flow : flows) flow.ahead ? step.send_ahead(flow.src, flow.dst, flow.bytes) : step.send(flow.src, flow.dst, flow.bytes);
+  }
+  return schedule;
+}
+
+}  // namespace collsim
