@@ -8,7 +8,6 @@
 #include <set>
 #include <fmt/format.h>
 
-#include "model/contention.hpp"
 #include "training/iteration.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
@@ -79,22 +78,41 @@ double model_of_what_ran(const RunPlan& plan) {
   return total;
 }
 
+// Whether a fault of the run struck round `round`: one given at_round N strikes rounds N on
+// (it is applied when the first worker starts round N, while the last may still be ending
+// round N - 1's collective untouched); one given at a time strikes the rounds that had not
+// ended when it was applied; either until it was undone.
+bool fault_struck(const SimResult& result, const FaultEvent& applied, const RoundRecord& round) {
+  double undone = std::numeric_limits<double>::infinity();
+  for (const FaultEvent& event : result.faults)
+    if (event.fault == applied.fault && event.action == "undone" && event.time >= applied.time)
+      undone = std::min(undone, event.time);
+  if (undone <= round.start) return false;
+  for (const PlannedFault& planned : result.plan->faults)
+    if (planned.index == applied.fault && planned.spec.at_round) return round.round >= *planned.spec.at_round;
+  return applied.time < round.end;
+}
+
 // Why the collective time does not compare with the model (which prices fault-free
 // collectives of the run's algorithm), or "" when it does.
 std::string unlike_the_model(const SimResult& result) {
-  if (!result.stall.empty()) return "the run stalled";
   const TrainingPlan& training = result.plan->training;
   if (training.sharding != Sharding::none)
     return fmt::format("{} runs each bucket's reduce-scatter and all-gather apart, overlapped with the computation, "
                        "where the model prices allreduces", sharding_names().name(training.sharding));
-  double first_fault = std::numeric_limits<double>::infinity();
-  for (const auto& fault : result.faults)
-    if (fault.action == "applied") first_fault = std::min(first_fault, fault.time);
+  // the rounds the collective time measures (summarize): the first group's
   const bool first_group_completed = std::any_of(result.rounds.begin(), result.rounds.end(),
                                                  [](const RoundRecord& r) { return r.epoch == 0; });
-  for (const auto& round : result.rounds)
-    if ((round.epoch == 0 || !first_group_completed) && round.end > first_fault)
-      return "the rounds measured include a fault, where the model is the fault-free collective";
+  bool measured = false;
+  for (const RoundRecord& round : result.rounds)
+    if (round.epoch == 0 || !first_group_completed) {
+      measured = true;
+      for (const FaultEvent& fault : result.faults)
+        if (fault.action == "applied" && fault_struck(result, fault, round))
+          return "the rounds measured include a fault, where the model is the fault-free collective";
+    }
+  // a run that stalled after fault-free rounds compares them; one that completed none has nothing to compare
+  if (!measured && !result.stall.empty()) return "the run stalled before it completed a round";
   return "";
 }
 

@@ -88,9 +88,6 @@ class Bounds(unittest.TestCase):
         self.assertIn("of the topology bound", out)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 def summary_rows(*args, expect=0):
     """`collsim run`'s summary as {row name: text} (its two-column rows)."""
@@ -150,7 +147,26 @@ class LikeWithLike(unittest.TestCase):
                             "--set", 'faults=[{"kind": "link-down", "rank": 1, "at": "0s"}]', expect=1)
         self.assertEqual(rows["algbw"], "not given: the run stalled")
         self.assertEqual(rows["busbw"], "not given: the run stalled")
-        self.assertRegex(rows["model time"], r"not compared: the run stalled")
+        self.assertEqual(rows["model time"], f"{self.ring(4, 262144) * 1e6:.6g} us (fault-free; not compared: the "
+                                             "run stalled before it completed a round)")
+
+    def test_a_fault_given_at_a_round_strikes_that_round_on(self):
+        # from round 2 host-2's NIC at 1%; the first group's rounds 0 and 1 are fault-free, though
+        # the fault is applied when the first worker starts round 2, while the last ends round 1
+        path = str(REPO / "scenarios" / "faults" / "slow-link-3-rebuild.json")
+        ring3 = 2 * 2 * (2e-6 + -(-(64 * 1024 * 1024 // 4) // 3) * 4 / 10e9)
+        rows = summary_rows(path)
+        self.assertEqual(rows["model time"], f"{ring3 * 1e3:.6g} ms (collective/model = 1.000000)")
+        # under "wait" no group is rebuilt: rounds 2 to 4 are measured too, and struck
+        rows = summary_rows(path.replace("rebuild", "wait"))
+        self.assertRegex(rows["model time"], r"not compared: the rounds measured include a fault")
+
+    def test_a_run_that_stalls_after_fault_free_rounds_compares_them(self):
+        # preempt-8-wait: round 0 completes, host-5 is preempted in round 1 and the group waits forever
+        rows = summary_rows(str(REPO / "scenarios" / "faults" / "preempt-8-wait.json"), expect=1)
+        ring8 = 2 * 7 * (2e-6 + 16 * 1024 * 1024 / 8 / 10e9)
+        self.assertEqual(rows["model time"], f"{ring8 * 1e3:.6g} ms (collective/model = 1.000000)")
+        self.assertEqual(rows["busbw"], "not given: the run stalled")
 
     def test_model_says_which_bound_is_tighter(self):
         # star:8, 64 MiB: the ranks' links need 2(p-1)/p n/B (the lower bound); the tightest
@@ -169,3 +185,7 @@ class LikeWithLike(unittest.TestCase):
         rows = {line[:16].strip(): line[16:].strip() for line in done.stdout.splitlines() if line.startswith("  ")}
         self.assertEqual(rows["topology bound"], f"{N / SLOW * 1e3:.6g} ms (tighter than the lower bound: the cut "
                                                  "ranks 0-7 -> ranks 8-15 (bisection) must carry 64 MiB across 1.25 GB/s)")
+
+
+if __name__ == "__main__":
+    unittest.main()

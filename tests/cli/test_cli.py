@@ -305,7 +305,7 @@ class SizeTable(CliTest):
         csv_path = self.tmp / "table.csv"
         out = self.assert_ok("run", *self.ARGS, "--sizes", "1KiB:4MiB:x4", "--csv", csv_path)
         lines = out.splitlines()
-        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong$")
+        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong +algorithm$")
         rows = list(csv.DictReader(csv_path.open()))
         sizes = [1024 * 4 ** k for k in range(7)]  # 1 KiB .. 4 MiB, x4
         self.assertEqual([int(row["size"]) for row in rows], sizes)
@@ -328,6 +328,28 @@ class SizeTable(CliTest):
         self.assertEqual(lines[-2], "# Out of bounds values : 0 OK (#wrong: carried elements beyond 15 additions x "
                                     "epsilon 2^-23 x sum|x|)")
 
+
+    def test_each_row_names_the_algorithm_that_ran(self):
+        # auto chooses per size: each row's algorithm is the plan's choice for that size alone
+        csv_path = self.tmp / "auto.csv"
+        args = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "auto"]
+        out = self.assert_ok("run", *args, "--sizes", "1KiB:64MiB:x64", "--csv", csv_path)
+        rows = list(csv.DictReader(csv_path.read_text().splitlines()))
+        printed = [line.split()[-1] for line in out.splitlines() if re.match(r"^ +\d", line)]
+        self.assertEqual(printed, [row["algorithm"] for row in rows])
+        for row in rows:
+            with self.subTest(size=row["size"]):
+                plan = json.loads(self.assert_ok("validate", "--plan", *args, "--size", row["size"]))
+                self.assertEqual(row["algorithm"], plan["algorithm"]["name"])
+        self.assertGreater(len(set(printed)), 1, "auto chose one algorithm for 1 KiB and 64 MiB")
+
+    def test_a_stalled_size_prints_no_time_or_bandwidth(self):
+        done = self.collsim("run", "--workers", 4, "--topology", "star:4", "--sizes", "1KiB:4KiB:x4", "--set",
+                            'faults=[{"kind": "link-down", "rank": 1, "at": "0s"}]')
+        self.assertEqual(done.returncode, 1, done.stderr)
+        rows = [line.split() for line in done.stdout.splitlines() if re.match(r"^ +\d", line)]
+        self.assertEqual([r[4:7] for r in rows], [["-", "-", "-"]] * 2)
+        self.assertEqual(done.stdout.splitlines()[-1], "# Avg bus bandwidth    : 0.0000 GB/s")
 
     def test_alltoall_has_no_redop(self):
         out = self.assert_ok("run", "--collective", "alltoall", "--workers", 4, "--sizes", "64B:256B:x2")
