@@ -1,6 +1,7 @@
 #include "report/size_table.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fmt/format.h>
 #include <iostream>
@@ -15,15 +16,38 @@
 
 namespace collsim {
 
+namespace {
+
+// nccl-tests' sizes (-b 8 -e 128M): a number then K, M or G (either case) counts in 1024s,
+// as its parsesize does (nccl-tests src/common.cu); collsim's own units ("1GiB", "30MB")
+// pass unchanged.
+std::string nccl_size(const std::string& part) {
+  if (part.size() < 2 || !std::isdigit(static_cast<unsigned char>(part[part.size() - 2]))) return part;
+  const std::string number = part.substr(0, part.size() - 1);
+  switch (part.back()) {
+    case 'K': case 'k': return number + "KiB";
+    case 'M': case 'm': return number + "MiB";
+    case 'G': case 'g': return number + "GiB";
+    default: return part;
+  }
+}
+
+}  // namespace
+
 std::vector<double> parse_size_range(const std::string& text, const std::string& field) {
   const auto fail = [&](const std::string& problem) -> InputError {
-    return InputError(fmt::format("{}: '{}': {}; give FROM:TO:xFACTOR, e.g. 8B:1GiB:x2", field, text, problem));
+    return InputError(
+        fmt::format("{}: '{}': {}; give FROM:TO[:xFACTOR], e.g. 8:1G or 8B:1GiB:x4", field, text, problem));
   };
   std::vector<std::string> parts;
   std::stringstream stream(text);
   for (std::string part; std::getline(stream, part, ':');) parts.push_back(part);
-  if (parts.size() != 3) throw fail(fmt::format("{} part{} given, 3 expected", parts.size(), parts.size() == 1 ? "" : "s"));
-  const double from = parse_size(parts[0], field), to = parse_size(parts[1], field);
+  // the factor the nccl-tests runs one meets pass (-f 2); nccl-tests' own default, steps of
+  // 1 MiB (-i), would be 1024 runs from 8 B to 1 GiB
+  if (parts.size() == 2) parts.emplace_back("x2");
+  if (parts.size() != 3)
+    throw fail(fmt::format("{} part{} given, 2 or 3 expected", parts.size(), parts.size() == 1 ? "" : "s"));
+  const double from = parse_size(nccl_size(parts[0]), field), to = parse_size(nccl_size(parts[1]), field);
   int factor = 0;
   const std::string& f = parts[2];
   const auto [end, error] = f.size() > 1 ? std::from_chars(f.data() + 1, f.data() + f.size(), factor)
