@@ -140,3 +140,21 @@ TEST_CASE("the tree correction: NCCL's table by log2(bytes / 64)") {
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 22)) == .9);  // index 22, the last
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 23)) == 1.0);  // beyond the table
 }
+
+TEST_CASE("NCCL's chunks for the tree and NVLS shrink while a channel has too few of them (computeColl)") {
+  // Tree/LL128, 2 nodes x 8, 16 channels, 8 MiB: nstepsLL128 = 1 + 1 + 0.8 = 2.8; 614400 B halved
+  // while 8 MiB / (16 x chunk) < 22.4 and chunk > 131072: 307200, 153600 (3 loops), 76800; then
+  // 6 loops >= 5.6 stops it: 76800 x 15/16 of payload
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::ll128, 8 << 20, 16, 16, 2) == 72000);
+  // Tree/Simple, the same system, 64 MiB: depth 7 + 1; 512 KiB gives 8 loops < 64, 256 KiB 16,
+  // 128 KiB stops (not above 131072); 32 loops is not below 32
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::simple, 64 << 20, 16, 16, 2) == 131072);
+  // and 1 GiB keeps the 512 KiB step: 128 loops >= 64
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::simple, 1 << 30, 16, 16, 2) == 524288);
+  // NVLS, one node of 8, 8 channels: 64 concurrent operations; 64 KiB is below 64 x 64 x 128 KiB,
+  // 8 x 64 x 64 KiB and 2 x 64 x 32 KiB: 16 KiB; 1 GiB is not below 64 x 64 x 128 KiB = 512 MiB
+  CHECK(pipeline_chunk_bytes(Algo::nvls, Proto::simple, 64 << 10, 8, 8, 1) == 16384);
+  CHECK(pipeline_chunk_bytes(Algo::nvls, Proto::simple, 1 << 30, 8, 8, 1) == 131072);
+  // the ring keeps its chunk
+  CHECK(pipeline_chunk_bytes(Algo::ring, Proto::simple, 1 << 20, 16, 16, 2) == chunk_bytes(Algo::ring, Proto::simple));
+}
