@@ -1,6 +1,7 @@
 // collsim: simulate collective communication algorithms on SimGrid platforms.
 // This file only builds the command line from src/cli/ (one file per command) and turns
 // what a command throws into the exit statuses of the README: 1 run failed, 2 bad input.
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -32,12 +33,22 @@ int run_given_command(const CLI::App& app, const std::vector<collsim::cli::Comma
   } catch (const collsim::InputError& error) {
     std::cerr << "collsim: error: " << collsim::one_line(error.what()) << "\n";
     return exit_bad_input;
+  } catch (const std::filesystem::filesystem_error& error) {
+    // a path the user gave (a name too long, a folder that cannot be searched)
+    std::cerr << fmt::format("collsim: error: '{}': {}\n", collsim::clipped(error.path1().string()),
+                             error.code().message());
+    return exit_bad_input;
   } catch (const std::bad_alloc&) {
     std::cerr << "collsim: error: out of memory (see the limits in the README; carry fewer elements or use fewer "
                  "ranks)\n";
     return exit_bad_input;
+  } catch (const std::length_error&) {  // a container asked for more than it can ever hold
+    std::cerr << "collsim: error: out of memory (see the limits in the README; carry fewer elements or use fewer "
+                 "ranks)\n";
+    return exit_bad_input;
   } catch (const std::exception& error) {
-    std::cerr << "collsim: the run failed: " << collsim::one_line(error.what()) << "\n";
+    std::cerr << "collsim: internal error: " << collsim::one_line(error.what())
+              << " (a bug, not a problem of the input: please report it with the command)\n";
     return 1;
   }
   return 0;

@@ -1,10 +1,24 @@
 #include "algorithms/schedule.hpp"
 
 #include <numeric>
+#include <string>
 
 namespace collsim {
 
+namespace {
+std::size_t message_limit = 0;  // 0: none
+std::size_t messages_made = 0;
+}  // namespace
+
+ScheduleLimit::ScheduleLimit(std::size_t most) {
+  message_limit = most;
+  messages_made = 0;
+}
+ScheduleLimit::~ScheduleLimit() { message_limit = 0; }
+
 Step& Step::send(int src, int dst, double bytes) {
+  if (message_limit != 0 && ++messages_made > message_limit)
+    throw ScheduleTooLarge(std::to_string(message_limit));
   if (static_cast<int>(sent_.size()) <= src) sent_.resize(static_cast<size_t>(src) + 1, 0);
   flows.push_back({src, dst, bytes, sent_[static_cast<size_t>(src)]++});
   return *this;

@@ -9,6 +9,7 @@
 // Step::send(), chain them (by default each step follows the previous one) and register it
 // (AlgorithmInfo::schedule).
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,21 @@ private:
   std::vector<Step> steps_;
   std::string estimate_note_;
   bool rank_by_rank_ = false;
+};
+
+// `collsim model` prices schedules of up to a million ranks that no run would simulate:
+// while a ScheduleLimit lives, the messages its schedules add up to at most `most`, and the
+// one past it throws ScheduleTooLarge (memory and time stay bounded; README "Limits").
+class ScheduleTooLarge : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+class ScheduleLimit {
+public:
+  explicit ScheduleLimit(std::size_t most);
+  ~ScheduleLimit();
+  ScheduleLimit(const ScheduleLimit&) = delete;
+  ScheduleLimit& operator=(const ScheduleLimit&) = delete;
 };
 
 }  // namespace collsim

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/validators.hpp"
 #include "report/lab_check.hpp"
 
 namespace collsim::cli {
@@ -18,7 +19,7 @@ Command add_check_command(CLI::App& app) {
   check->add_flag("--template", request->template_only, "With --student: print an answers file to fill in");
   check->add_flag("--reveal", request->reveal, "Also print the expected values (for instructors)");
   check->add_option("--csv", request->csv, "Also write a gradebook: one row per answer file");
-  check->add_option("--jobs,-j", request->jobs, "Runs at once (default: the number of cores)")->check(CLI::Range(1, 1024));
+  check->add_option("--jobs,-j", request->jobs, "Runs at once (default: the number of cores)")->check(in_range(1, 1024));
   return {check, [request] { return command_check(*request); }};
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "cli/validators.hpp"
+#include "plan/run_limits.hpp"
 #include "report/commands.hpp"
 #include "scenario/scenario.hpp"
 
@@ -25,16 +26,18 @@ Command add_model_command(CLI::App& app) {
   model->add_option("--network", model_request.network,
                     "With --topology: ideal (default; the model matches SimGrid's sharing) or realistic (then only "
                     "an estimate: TCP effects are not modelled)");
-  model->add_option("--workers", model_request.workers, "Number of ranks P")->required();
+  model->add_option("--workers", model_request.workers, "Number of ranks P")->required()->check(in_range(1, max_workers));
   model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
   model->add_option("--bandwidth", model_request.bandwidth,
                     "Without --topology: link bandwidth B, e.g. 10GBps or 100Gbps");
   model->add_option("--latency", model_request.latency, "Without --topology: latency alpha of one message, e.g. 1us");
-  model->add_option("--dtype", model_request.dtype, "float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8");
+  model->add_option("--dtype", model_request.dtype, "float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8, or bf16, fp16, half, "
+                    "float, fp32, double, fp64, int, long, char");
   model->add_option("--segment", model_request.segment, "Segment size of pipelined algorithms (default 1MiB)");
   model->add_option("--overhead", model_request.overhead,
                     "Per-message overhead o, e.g. 1us: a rank's messages leave one after another (default 0)");
-  model->add_option("--servers", model_request.servers, "parameter-server: number of servers S, 1 to P (default 1)");
+  model->add_option("--servers", model_request.servers, "parameter-server: number of servers S, 1 to P (default 1)")
+      ->check(in_range(1, max_workers));
   model->add_option("--group-size", model_request.group_size,
                     "hierarchical: ranks per group (default: one group of all P ranks)")
       ->check(at_least(1));

@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "cli/scenario_flags.hpp"
+#include "cli/validators.hpp"
 #include "util/errors.hpp"
 
 namespace collsim::cli {
@@ -44,7 +45,7 @@ void add_quiet_and_size_table_flags(CLI::App* run, RunRequest& request) {
                   "size), then the average busbw (once: in place and out of place take the same simulated time)");
   run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
   run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)")
-      ->check(CLI::Range(1, 1024));
+      ->check(in_range(1, 1024));
 }
 
 struct RunFlags {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/validators.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/show.hpp"
@@ -81,7 +82,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
   sweep->add_option("sweep", flags->path, "Sweep file: a base scenario and axes (docs/sweeps.md)");
   sweep->add_option("--out", flags->options.out, "Results table: .csv (default results.csv) or .json");
   sweep->add_option("--jobs,-j", flags->options.jobs, "Points run at once (default: the number of cores)")
-      ->check(CLI::Range(1, 1024));
+      ->check(in_range(1, 1024));
   sweep->add_option("--shard", flags->shard, "Run only shard K of N (K/N), e.g. for a Slurm job array");
   sweep->add_flag("--resume", flags->options.resume, "Skip the points already in --out");
   sweep->add_flag("--quiet,-q", flags->options.quiet, "No progress, only errors");

@@ -92,7 +92,21 @@ std::string describe_algorithm(const Scenario& scenario) {
 
 }  // namespace
 
+// The linear regression's data set, held once for every rank: parameters x samples features
+// and one target per sample, in doubles. Each is legal alone; together they may not fit.
+void check_data_set(const Scenario& scenario, int p) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_model()) return;
+  const double samples = training.samples > 0 ? training.samples : 64.0 * p;  // the default: 64 per worker
+  const double bytes = (static_cast<double>(training.parameters) + 1) * samples * sizeof(double);
+  if (bytes > max_carried_bytes)
+    throw InputError(fmt::format("training.parameters x training.samples: {} x {:.0f} features of 8 bytes make a {} "
+                                 "data set; at most {} (README \"Limits\"): fewer parameters or samples",
+                                 training.parameters, samples, format_size(bytes), format_size(max_carried_bytes)));
+}
+
 RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
+  check_data_set(scenario, p);
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
                         collective.group_size.value_or(0)};

@@ -117,6 +117,7 @@ struct RunPlan {
   std::vector<PlannedFault> faults;
   RunSize limits;                        // what the run needs, checked against README "Limits"
   CutBound topology_bound;               // the platform's tightest cut (time 0: none computed)
+  std::string topology_bound_skipped;    // why no cut was sought ("" when one was)
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)
   // How the engine runs it: the ranks' inputs (default: generated from the scenario's

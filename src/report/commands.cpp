@@ -27,6 +27,7 @@
 #include "plan/plan_json.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_limits.hpp"
+#include "algorithms/schedule.hpp"
 #include "sim/simulation.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "trace/trace.hpp"
@@ -427,6 +428,11 @@ void check_flags_read(const ModelRequest& request, Collective collective, const 
   }
 }
 
+namespace {
+int print_model(Collective collective, const AlgorithmInfo& algorithm, bool all, const ModelRequest& request,
+                const ModelInput& in);
+}  // namespace
+
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
   const bool all = request.algorithm == "all";
@@ -458,15 +464,35 @@ int command_model(const ModelRequest& request) {
   in.overhead = parse_time(request.overhead, "--overhead");
   if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
   read_model_parameters(request, in);
+  // the formulas price every message of the schedules: bounded (README "Limits")
+  const ScheduleLimit limit(static_cast<std::size_t>(max_model_messages));
+  try {
+    return print_model(collective, algorithm, all, request, in);
+  } catch (const ScheduleTooLarge&) {
+    throw InputError(fmt::format("--workers: {} on {} ranks has more than {:.0e} messages to price (README \"Limits\"): "
+                                 "fewer ranks, a larger --segment, or one --algorithm",
+                                 all ? "the ranking of every algorithm" : algorithm.name, in.p, max_model_messages));
+  }
+}
+
+namespace {
+
+// The model's figures, or with all every algorithm ranked.
+int print_model(Collective collective, const AlgorithmInfo& algorithm, bool all, const ModelRequest& request,
+                const ModelInput& in) {
   if (all) {
+    const std::string ranking = format_ranking(rank_by_model(collective, in));  // priced before anything is printed
     std::cout << fmt::format("  {} of {} on {} ranks, alpha {}, B {} (contention-free star), ranked by the model:\n",
                              collective_name(collective), format_size(in.bytes(in.elems)), in.p, format_time(in.alpha),
                              format_bandwidth(in.bandwidth))
-              << format_ranking(rank_by_model(collective, in));
+              << ranking;
     return 0;
   }
-  std::cout << format_model(collective, algorithm, in) << describe_model_parameters(algorithm, request, in);
+  const std::string figures = format_model(collective, algorithm, in);
+  std::cout << figures << describe_model_parameters(algorithm, request, in);
   return 0;
 }
+
+}  // namespace
 
 }  // namespace collsim

@@ -69,7 +69,12 @@ private:
     if (take('-')) return -factor();
     if (at_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[at_])) || text_[at_] == '.')) {
       size_t used = 0;
-      const double v = std::stod(text_.substr(at_), &used);
+      double v = 0;
+      try {
+        v = std::stod(text_.substr(at_), &used);
+      } catch (const std::exception&) {  // 1e999: beyond the doubles
+        fail("a number beyond 1.8e308");
+      }
       at_ += used;
       return v;
     }

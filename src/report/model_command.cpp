@@ -79,7 +79,10 @@ int command_model_on_platform(const ModelRequest& request) {
   SimGridGuard guard;
   const RunPlan plan = plan_run(scenario, {}, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
-  const std::string cut_row = topology_bound_row(plan.topology_bound, lower_bound(collective, plan.model).value());
+  const double lower = lower_bound(collective, plan.model).value();
+  const std::string cut_row = plan.topology_bound_skipped.empty()
+                                  ? topology_bound_row(plan.topology_bound, lower)
+                                  : fmt::format("{} = the lower bound: {}", format_time(lower), plan.topology_bound_skipped);
   if (request.algorithm == "all") {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
                              collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),

@@ -252,7 +252,10 @@ void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, cons
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
   const CutBound& cut = result.plan->topology_bound;
-  if (cut.time > s.bound.value())
+  if (!result.plan->topology_bound_skipped.empty())
+    rows.emplace_back("topology bound", fmt::format("{} = the lower bound: {}", format_time(s.topology_bound),
+                                                    result.plan->topology_bound_skipped));
+  else if (cut.time > s.bound.value())
     rows.emplace_back("topology bound",
                       fmt::format("{} (cut {}: {} at {}{})", format_time(s.topology_bound), cut.cut, format_size(cut.bytes),
                                   format_bandwidth(cut.capacity),

@@ -26,7 +26,9 @@ void check_keys(const json& object, const std::string& where, const std::vector<
   std::vector<std::string> unknown;
   for (const auto& [key, value] : object.items())
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      unknown.push_back(join_path(where, key) + ": unknown key" + did_you_mean(key, allowed));
+      // a key is echoed whole up to 64 characters (one of a million once filled the line)
+      unknown.push_back(join_path(where, key.size() > 64 ? key.substr(0, 60) + "..." : key) + ": unknown key" +
+                        did_you_mean(key, allowed));
   if (!unknown.empty()) throw InputError(fmt::format("{}; allowed: {}", join(unknown, "; "), join(allowed)));
 }
 

@@ -135,6 +135,13 @@ TrainingSpec parse_training(const json& object) {
   if (object.contains("learning_rate")) {
     if (!object["learning_rate"].is_number() || object["learning_rate"].get<double>() <= 0)
       throw InputError("training.learning_rate: must be a number > 0");
+    // The synthetic rows have norms of at most 1 (training/linear_regression.cpp), so the
+    // loss's curvature is at most 2: a step up to 1 converges; far above, the weights
+    // overflow to inf within a few rounds and nothing is left to verify.
+    if (object["learning_rate"].get<double>() > 1)
+      throw InputError(fmt::format("training.learning_rate: {} is too large; at most 1 (the data's rows have norms "
+                                   "<= 1, so the loss's curvature is <= 2 and a step above 2/2 may diverge)",
+                                   object["learning_rate"].get<double>()));
     spec.learning_rate = object["learning_rate"].get<double>();
   }
   if (object.contains("gradient_size")) {

@@ -42,6 +42,9 @@ std::string legend_part(const std::string& column, const json& value) {
 // (not --series). Errors name what is there.
 std::string choose_x_axis(const std::vector<ResultRow>& rows, const std::vector<std::string>& columns,
                           const PlotSpec& spec) {
+  if (!spec.series.empty() && std::find(columns.begin(), columns.end(), spec.series) == columns.end())
+    throw InputError(fmt::format("--series: '{}' is not an axis of the results{}; axes: {}", spec.series,
+                                 did_you_mean(spec.series, columns), join(columns)));
   if (spec.x.empty()) {
     for (const auto& column : columns) {
       if (column == spec.series) continue;  // the lines' axis is not the x axis
@@ -409,7 +412,7 @@ std::string legend_svg(const std::vector<LegendEntry>& entries, const std::strin
 std::string plot_svg(const std::vector<ResultRow>& all_rows, const PlotSpec& given) {
   std::vector<ResultRow> rows;
   for (const auto& row : all_rows)
-    if (row.status == "ok" && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
+    if (has_metrics(row) && row.metrics.contains(given.y) && row.metrics[given.y].is_number()) rows.push_back(row);
   if (rows.empty()) throw InputError(fmt::format("--plot: no successful point has a value for '{}'", given.y));
   std::vector<std::string> columns;
   for (const auto& [name, value] : rows.front().axes) columns.push_back(name);

@@ -1,6 +1,7 @@
 #include "sweep/results.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,19 @@ void write_results(const std::string& path, std::vector<ResultRow> rows, const s
   write_file_atomically(path, text, field);
 }
 
+namespace {
+
+// A point's number as written: a whole number from 0 (4294967301 once read as 5, 3.7 as 3).
+int point_number(const json& value, const std::string& path, const std::string& field) {
+  if (value.is_number_integer() && value.get<int64_t>() >= 0 && value.get<int64_t>() <= INT_MAX &&
+      !(value.is_number_unsigned() && value.get<uint64_t>() > INT_MAX))
+    return value.get<int>();
+  throw InputError(fmt::format("{}: '{}' has a row whose point number {} is not a whole number from 0 to {}", field,
+                               path, value.dump(), INT_MAX));
+}
+
+}  // namespace
+
 std::vector<ResultRow> read_results(const std::string& path, const std::string& field) {
   const std::string text = read_input_file(path, field + " results table");
   const auto& metrics = result_metric_columns();
@@ -100,8 +114,9 @@ std::vector<ResultRow> read_results(const std::string& path, const std::string& 
   std::vector<ResultRow> rows;
   auto add_row = [&](const std::vector<std::pair<std::string, json>>& cells) {
     ResultRow row;
+    row.point = -1;
     for (const auto& [name, value] : cells) {
-      if (name == "point") row.point = value.is_number() ? value.get<int>() : -1;
+      if (name == "point") row.point = point_number(value, path, field);
       else if (name == "status") row.status = value.is_string() ? value.get<std::string>() : "ok";
       else if (name == "error") row.error = value.is_string() ? value.get<std::string>() : "";
       else if (name == "wall_time") row.wall_time = value.is_number() ? value.get<double>() : 0;
@@ -121,6 +136,11 @@ std::vector<ResultRow> read_results(const std::string& path, const std::string& 
     }
     return rows;
   }
+  // what a sweep writes starts with its point column: anything else is another file
+  if (text.compare(0, 6, "point,") != 0 && text.compare(0, 6, "point\n") != 0)
+    throw InputError(fmt::format("{}: '{}' is not a results table (its header does not start with 'point'); "
+                                 "give the table a sweep wrote, or another --out",
+                                 field, path));
   for (const CsvRow& cells : parse_csv_table(text, path, field)) {
     std::vector<std::pair<std::string, json>> row;
     for (const auto& [name, cell] : cells)

@@ -10,11 +10,16 @@ namespace collsim {
 struct ResultRow {
   int point = 0;
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // path -> value
-  std::string status = "ok";                                 // "ok" or "failed"
+  // "ok"; "stalled" or "unverified": the point ran, its metrics are kept, and it counts as
+  // failed (the sweep exits 1, as its run alone would); "failed": it did not run
+  std::string status = "ok";
   std::string error;
   nlohmann::json metrics = nlohmann::json::object();         // simulated_time, ...
   double wall_time = 0;                                      // seconds of real time
 };
+
+// Whether the point ran to its end (its metrics are there), whatever its status.
+inline bool has_metrics(const ResultRow& row) { return row.status != "failed"; }
 
 // The metric columns, in table order: every metric of run/metrics.hpp that a sweep point has.
 const std::vector<std::string>& result_metric_columns();

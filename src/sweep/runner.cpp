@@ -1,6 +1,7 @@
 #include "sweep/runner.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <csignal>
@@ -95,7 +96,10 @@ void remove_stale_temporaries(const std::string& out) {
     if (name.rfind(prefix, 0) != 0 || !entry.is_regular_file(ec)) continue;
     const std::string pid_text = name.substr(prefix.size());
     if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    // a number beyond a pid (r.csv.tmp.99999999999999999999) is no sweep's: left alone
+    pid_t pid = 0;
+    const auto [end, error] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    if (error != std::errc() || pid <= 0) continue;
     if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
   }
 }
@@ -141,7 +145,7 @@ std::vector<ResultRow> resumed_rows(const std::vector<SweepPoint>& points, const
   release_input_file(options.out);  // read, and rewritten on purpose
   check_resumed_rows(resumed, points, options.out);
   for (ResultRow& row : resumed) {
-    if (row.status != "ok") continue;  // failed points run again
+    if (row.status != "ok") continue;  // failed, stalled and unverified points run again
     done.insert(row.point);
     rows.push_back(std::move(row));
   }
@@ -204,6 +208,14 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
           row.metrics.erase("round_times");
           row.metrics.erase("tolerance");
           row.metrics.erase("algorithm");
+          // a stalled or wrong point failed, as the same run alone exits 1: its metrics stay
+          if (row.metrics.value("stalled", false)) row.status = "stalled";
+          else if (!row.metrics.value("verified", true)) row.status = "unverified";
+          if (row.status != "ok") {
+            row.error = row.status == "stalled" ? "the run stalled (collsim run with the point's settings says where)"
+                                                : "verification failed (collsim run with the point's settings says how)";
+            ++failed;
+          }
         } else {
           row.status = "failed";
           row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;

@@ -108,7 +108,7 @@ std::string show_results(const std::vector<ResultRow>& given, const ShowSpec& sp
     std::vector<std::string> cells{std::to_string(row.point)};
     for (const auto& axis : axes) cells.push_back(cell_of(axis, value_of(row, axis)));
     if (any_failed) cells.push_back(row.status);
-    for (const auto& metric : metrics) cells.push_back(row.status == "ok" ? cell_of(metric, value_of(row, metric)) : "");
+    for (const auto& metric : metrics) cells.push_back(has_metrics(row) ? cell_of(metric, value_of(row, metric)) : "");
     table.push_back(cells);
   }
   std::vector<size_t> widths(headers.size(), 0);
@@ -121,7 +121,7 @@ std::string show_results(const std::vector<ResultRow>& given, const ShowSpec& sp
     out += text + "\n";
   }
   for (const auto& row : rows)
-    if (row.status != "ok") out += fmt::format("point {} failed: {}\n", row.point, row.error);
+    if (row.status != "ok") out += fmt::format("point {} {}: {}\n", row.point, row.status, row.error);
   const bool both = std::find(metrics.begin(), metrics.end(), "collective_time") != metrics.end();
   if (both || std::find(metrics.begin(), metrics.end(), "simulated_time") != metrics.end())
     out += both ? "simulated time: the whole run, every round; collective time: one collective, the mean over the rounds\n"

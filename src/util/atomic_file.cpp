@@ -104,6 +104,10 @@ void claim_output(const fs::path& target, const std::string& path, const std::st
 void check_output_path(const std::string& path, const std::string& field) {
   if (path.empty()) throw InputError(fmt::format("{}: the file name is empty", field));
   if (path.size() >= PATH_MAX) throw InputError(fmt::format("{}: the path is longer than {} bytes", field, PATH_MAX));
+  // refused before anything is made ("o.x/" made the folder o.x, then failed to write it)
+  const fs::path named(path);
+  if (!named.has_filename() || named.filename() == "." || named.filename() == "..")
+    throw InputError(fmt::format("{}: '{}' names a folder; give a file name", field, path));
   const fs::path target = real_target(path, field);
   std::error_code ec;
   const fs::file_status status = fs::status(target, ec);

@@ -30,7 +30,18 @@ inline std::string one_line(std::string_view message) {
       line += c;
     }
   }
+  // A line a person can read: a value of a million characters (an unknown key, a path)
+  // keeps its head and the line its end, which says what is allowed.
+  constexpr size_t most = 4000, head = 2500, tail = 1000;
+  if (line.size() > most)
+    line = line.substr(0, head) + "... (" + std::to_string(line.size() - head - tail) + " characters left out) ..." +
+           line.substr(line.size() - tail);
   return line;
+}
+
+// A user's text quoted in a message, at most `most` characters of it.
+inline std::string clipped(const std::string& text, size_t most = 200) {
+  return text.size() <= most ? text : text.substr(0, most) + "...";
 }
 
 }  // namespace collsim

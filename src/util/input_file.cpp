@@ -161,6 +161,10 @@ std::string read_input_file(const std::string& path, const std::string& what) {
     }
   }
   ::close(fd);
+  // Every input is text (JSON, XML, CSV): a parser stopping at a NUL byte would take a file
+  // that ends in garbage ({"workers": 4}\0...) for a good one.
+  if (const size_t nul = contents.find('\0'); nul != std::string::npos)
+    throw InputError(fmt::format("{}: the {} has a NUL byte at offset {}: not a text file", path, what, nul));
   inputs().push_back(path);
   return contents;
 }

@@ -27,6 +27,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   // Close enough to be a typo: one edit per three letters, and never the whole word.
   size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
   for (const auto& candidate : candidates) {
+    // a word much longer or shorter than the candidate is no typo of it (and the distance
+    // of a million-letter key to every candidate took seconds)
+    if (word.size() > 2 * candidate.size() + 8 || candidate.size() > 2 * word.size() + 8) continue;
     const size_t d = edit_distance(word, candidate);
     if (d < best_distance && d < word.size()) {
       best_distance = d;

@@ -64,8 +64,15 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
     step = factor * power;
     if (step >= raw) break;
   }
+  if (!(step > 0) || !std::isfinite(step)) return {lo};
   const double first = std::ceil(lo / step - 1e-9) * step;
-  for (double t = first; t <= hi + step * 1e-9; t += step) ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  // Bounded, and by index: where the step is below the values' spacing (1e20 and its next
+  // double) `t += step` moved nothing and never ended.
+  for (int i = 0; i < 4 * target + 8; ++i) {
+    const double t = first + i * step;
+    if (t > hi + step * 1e-9 || !std::isfinite(t) || (i > 0 && t == ticks.back())) break;
+    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  }
   return ticks;
 }
 

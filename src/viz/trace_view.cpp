@@ -42,10 +42,35 @@ public:
     return value.get<double>();
   }
 
-  std::optional<double> optional_number(const json& object, const char* key, const std::string& path) const {
-    if (!object.contains(key) || object[key].is_null()) return std::nullopt;
-    return number(object, key, path);
+  // A simulated time: 0 to a billion seconds (a message "ending" at -1 or starting at 1e20
+  // made the pictures index bins and pixels they do not have).
+  double time(const json& object, const char* key, const std::string& path) const {
+    const double value = number(object, key, path);
+    if (!(value >= 0 && value <= max_time))
+      fail(join(path, key), fmt::format("{} is not a simulated time (0 to {} seconds)", value, max_time));
+    return value;
   }
+
+  // Bytes, bandwidths, latencies, busy times: 0 to 2^60.
+  double quantity(const json& object, const char* key, const std::string& path) const {
+    const double value = number(object, key, path);
+    if (!(value >= 0 && value <= max_quantity))
+      fail(join(path, key), fmt::format("{} is out of range (0 to 2^60)", value));
+    return value;
+  }
+
+  std::optional<double> optional_time(const json& object, const char* key, const std::string& path) const {
+    if (!object.contains(key) || object[key].is_null()) return std::nullopt;
+    return time(object, key, path);
+  }
+
+  // Where an interval ends before it starts.
+  void check_interval(double start, double end, const std::string& path) const {
+    if (end < start) fail(path + ".end", fmt::format("{} is before its start {}", end, start));
+  }
+
+  static constexpr double max_time = 1e9;
+  static constexpr double max_quantity = 1152921504606846976.0;  // 2^60
 
   int integer(const json& object, const char* key, const std::string& path) const {
     const json& value = field(object, key, path);
@@ -118,7 +143,7 @@ void read_activities(const Reader& read, const json& trace, TraceView& view) {
     for (size_t i = 0; i < buckets.size(); ++i) {
       const std::string path = fmt::format("buckets[{}]", i);
       view.buckets.push_back({read.integer(buckets[i], "first_layer", path), read.integer(buckets[i], "last_layer", path),
-                              read.number(buckets[i], "bytes", path)});
+                              read.quantity(buckets[i], "bytes", path)});
     }
   }
   if (!trace.contains("activities")) return;
@@ -136,8 +161,9 @@ void read_activities(const Reader& read, const json& trace, TraceView& view) {
     activity.comm = lane == "comm";
     activity.what = read.text(a, "what", path);
     activity.index = read.integer(a, activity.comm ? "bucket" : "layer", path);
-    activity.start = read.number(a, "start", path);
-    activity.end = read.number(a, "end", path);
+    activity.start = read.time(a, "start", path);
+    activity.end = read.time(a, "end", path);
+    read.check_interval(activity.start, activity.end, path);
     activity.abandoned = a.contains("abandoned") && a["abandoned"].is_boolean() && a["abandoned"].get<bool>();
     view.activities.push_back(activity);
   }
@@ -170,9 +196,10 @@ void read_messages(const Reader& read, const json& trace, TraceView& view) {
     } else {
       message.count = read.count(m, "count", path);
     }
-    message.bytes = read.number(m, "bytes", path);
-    message.start = read.number(m, "start", path);
-    message.end = read.number(m, "end", path);
+    message.bytes = read.quantity(m, "bytes", path);
+    message.start = read.time(m, "start", path);
+    message.end = read.time(m, "end", path);
+    read.check_interval(message.start, message.end, path);
     message.step = read.integer(m, "step", path);
     message.epoch = read.integer(m, "epoch", path);
     message.round = read.integer(m, "round", path);
@@ -219,11 +246,11 @@ void read_scenario(const Reader& read, const json& trace, TraceView& view) {
   const json& collective = read.field(scenario, "collective", "scenario");
   view.kind = read.text(collective, "kind", "scenario.collective");
   view.algorithm = read.text(collective, "algorithm", "scenario.collective");
-  view.size = read.number(collective, "size", "scenario.collective");
+  view.size = read.quantity(collective, "size", "scenario.collective");
   view.dtype = read.text(collective, "dtype", "scenario.collective");
   view.op = read.text(collective, "op", "scenario.collective");
   view.root = read.integer(collective, "root", "scenario.collective");
-  view.segment = read.number(collective, "segment", "scenario.collective");
+  view.segment = read.quantity(collective, "segment", "scenario.collective");
   if (scenario.contains("message_overhead") && scenario["message_overhead"].is_number())
     view.overhead = scenario["message_overhead"].get<double>();
 }
@@ -240,7 +267,7 @@ void read_platform(const Reader& read, const json& trace, TraceView& view) {
 // The summary is kept whole (metrics read it by name); the view needs a few figures of it.
 void read_summary(const Reader& read, const json& trace, TraceView& view) {
   view.summary = read.field(trace, "summary", "");
-  view.simulated_time = read.number(view.summary, "simulated_time", "summary");
+  view.simulated_time = read.time(view.summary, "simulated_time", "summary");
   view.message_count = read.count(view.summary, "message_count", "summary");
   if (view.summary.contains("stalled") && view.summary["stalled"].is_string())
     view.stalled = view.summary["stalled"].get<std::string>();
@@ -254,10 +281,11 @@ void read_rounds(const Reader& read, const json& trace, TraceView& view) {
     round.round = read.integer(rounds[i], "round", path);
     round.epoch = read.integer(rounds[i], "epoch", path);
     round.group = read.ranks(rounds[i], "group", path);
-    round.start = read.number(rounds[i], "start", path);
-    round.end = read.number(rounds[i], "end", path);
-    round.compute = read.number(rounds[i], "compute", path);
-    round.collective = read.number(rounds[i], "collective", path);
+    round.start = read.time(rounds[i], "start", path);
+    round.end = read.time(rounds[i], "end", path);
+    read.check_interval(round.start, round.end, path);
+    round.compute = read.time(rounds[i], "compute", path);
+    round.collective = read.time(rounds[i], "collective", path);
     view.rounds.push_back(round);
   }
 }
@@ -272,7 +300,7 @@ void read_faults(const Reader& read, const json& trace, TraceView& view) {
     fault.kind = read.text(faults[i], "kind", path);
     fault.target = read.text(faults[i], "target", path);
     fault.action = read.text(faults[i], "action", path);
-    fault.time = read.number(faults[i], "time", path);
+    fault.time = read.time(faults[i], "time", path);
     fault.ranks = faults[i].contains("ranks") ? read.ranks(faults[i], "ranks", path) : ranks_in_old_target(fault.target);
     view.faults.push_back(fault);
   }
@@ -287,11 +315,11 @@ void read_recovery(const Reader& read, const json& trace, TraceView& view) {
     event.epoch_before = read.integer(r, "epoch_before", path);
     event.epoch_after = read.integer(r, "epoch_after", path);
     event.round = read.integer(r, "round", path);
-    event.fault_time = read.optional_number(r, "fault_time", path);
-    event.detected = read.number(r, "detected", path);
-    event.rebuilt = read.number(r, "rebuilt", path);
-    event.resumed = read.optional_number(r, "resumed", path);
-    event.round_completed = read.optional_number(r, "round_completed", path);
+    event.fault_time = read.optional_time(r, "fault_time", path);
+    event.detected = read.time(r, "detected", path);
+    event.rebuilt = read.time(r, "rebuilt", path);
+    event.resumed = read.optional_time(r, "resumed", path);
+    event.round_completed = read.optional_time(r, "round_completed", path);
     event.dropped_ranks = read.ranks(r, "dropped_ranks", path);
     event.group = read.ranks(r, "group", path);
     if (r.contains("joined_ranks")) event.joined_ranks = read.ranks(r, "joined_ranks", path);
@@ -299,8 +327,8 @@ void read_recovery(const Reader& read, const json& trace, TraceView& view) {
     if (r.contains("kept_ranks")) event.kept_ranks = read.ranks(r, "kept_ranks", path);
     if (r.contains("undecided_ranks")) event.undecided_ranks = read.ranks(r, "undecided_ranks", path);
     if (r.contains("prediction") && r["prediction"].is_object())
-      event.prediction = std::pair(read.number(r["prediction"], "keep", path + ".prediction"),
-                                   read.number(r["prediction"], "drop", path + ".prediction"));
+      event.prediction = std::pair(read.quantity(r["prediction"], "keep", path + ".prediction"),
+                                   read.quantity(r["prediction"], "drop", path + ".prediction"));
     view.recovery.push_back(event);
   }
 }
@@ -308,24 +336,25 @@ void read_recovery(const Reader& read, const json& trace, TraceView& view) {
 TraceLink read_link(const Reader& read, const json& l, const std::string& path) {
   TraceLink link;
   link.name = read.text(l, "name", path);
-  link.bandwidth = read.number(l, "bandwidth", path);
-  link.latency = read.number(l, "latency", path);
-  link.bytes = read.number(l, "bytes", path);
+  link.bandwidth = read.quantity(l, "bandwidth", path);
+  link.latency = read.quantity(l, "latency", path);
+  link.bytes = read.quantity(l, "bytes", path);
   link.flows = read.count(l, "flows", path);
-  link.busy_time = read.number(l, "busy_time", path);
+  link.busy_time = read.time(l, "busy_time", path);
   link.peak_flows = read.integer(l, "peak_flows", path);
-  link.peak_at = read.number(l, "peak_at", path);
+  link.peak_at = read.time(l, "peak_at", path);
   if (l.contains("series")) {
     const json& series = read.array(l, "series", path);
     for (size_t b = 0; b < series.size(); ++b) {
-      if (!series[b].is_number()) read.fail(fmt::format("{}.series[{}]", path, b), "not a number");
+      if (!series[b].is_number() || !(series[b].get<double>() >= 0 && series[b].get<double>() <= Reader::max_quantity))
+        read.fail(fmt::format("{}.series[{}]", path, b), "not a number from 0 to 2^60");
       link.series.push_back(series[b].get<double>());
     }
   }
   if (l.contains("bandwidth_changes"))
     for (const json& change : read.array(l, "bandwidth_changes", path))
-      link.bandwidth_changes.emplace_back(read.number(change, "time", path + ".bandwidth_changes"),
-                                          read.number(change, "bandwidth", path + ".bandwidth_changes"));
+      link.bandwidth_changes.emplace_back(read.time(change, "time", path + ".bandwidth_changes"),
+                                          read.quantity(change, "bandwidth", path + ".bandwidth_changes"));
   return link;
 }
 
@@ -335,7 +364,8 @@ void read_links(const Reader& read, const json& trace, TraceView& view) {
   const json& links = trace["links"];
   view.has_links = true;
   view.link_bins = read.integer(links, "bins", "links");
-  view.link_bin_width = read.number(links, "bin_width", "links");
+  view.link_bin_width = read.time(links, "bin_width", "links");
+  if (!(view.link_bin_width > 0)) read.fail("links.bin_width", "must be > 0");
   const json& list = read.array(links, "list", "links");
   for (size_t i = 0; i < list.size(); ++i) view.links.push_back(read_link(read, list[i], fmt::format("links.list[{}]", i)));
 }
