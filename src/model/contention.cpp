@@ -178,6 +178,26 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
   return estimate;
 }
 
+std::optional<Schedule> schedule_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in,
+                                                     std::string& why) {
+  try {
+    const FlowBudget budget(max_model_messages);
+    return algorithm.schedule(in);
+  } catch (const ScheduleTooLarge& too_large) {
+    why = fmt::format("its schedule describes more than {} messages (the model's limit, README \"Limits\")",
+                      too_large.most);
+    return std::nullopt;
+  }
+}
+
+std::string model_limit_reason(const Schedule& schedule) {
+  for (const Step& step : schedule.steps())
+    if (step.flows.size() > max_model_step_messages)
+      return fmt::format("{} messages at once in one step (the model prices at most {})", step.flows.size(),
+                         max_model_step_messages);
+  return {};
+}
+
 std::string realistic_network_caveat() {
   return "the model prices the ideal network; under `realistic` SimGrid adds TCP effects (latency x13.01, "
          "bandwidth x0.97, cross-traffic, the TCP window cap) that it does not model";

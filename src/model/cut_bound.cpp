@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
@@ -258,10 +259,9 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
   // The same in platform order, for placements that scatter ranks across the platform.
   std::vector<int> by_host(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) by_host[static_cast<size_t>(r)] = r;
-  auto position = [&](int r) {
-    const auto it = std::find(platform_hosts.begin(), platform_hosts.end(), rank_hosts[static_cast<size_t>(r)]);
-    return it - platform_hosts.begin();
-  };
+  std::unordered_map<const sg4::Host*, size_t> place;  // a host's position in the platform
+  for (size_t i = 0; i < platform_hosts.size(); ++i) place.emplace(platform_hosts[i], i);
+  auto position = [&](int r) { return place.at(rank_hosts[static_cast<size_t>(r)]); };
   std::stable_sort(by_host.begin(), by_host.end(), [&](int a, int b) { return position(a) < position(b); });
   by_host.resize(static_cast<size_t>(p / 2));
   std::sort(by_host.begin(), by_host.end());
@@ -297,7 +297,12 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
   }
   for (int r : singles) sides.emplace_back(std::vector<int>{r}, "");
 
+  std::vector<std::string> unread;
   for (const auto& [side, label] : sides) {
+    if (static_cast<double>(side.size()) * static_cast<double>(p - static_cast<int>(side.size())) > max_cut_routes) {
+      unread.push_back(fmt::format("{} {}", describe_ranks(side), label));
+      continue;
+    }
     std::vector<bool> in_s(static_cast<size_t>(p), false);
     for (int r : side) in_s[static_cast<size_t>(r)] = true;
     std::vector<int> others;
@@ -319,6 +324,8 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
       }
     }
   }
+  if (!unread.empty())
+    best.unread = fmt::format("not read: {} (more than {:.0f} routes each)", fmt::join(unread, "; "), max_cut_routes);
   return best;
 }
 

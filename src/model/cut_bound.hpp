@@ -24,7 +24,12 @@ struct CutBound {
   double capacity = 0;          // bytes/s: the maximum flow across it
   std::string cut;              // which cut, e.g. "ranks 0-7 | ranks 8-15 (bisection)"
   std::vector<std::string> bottleneck_links;  // the saturated links of a minimum cut
+  std::string unread;           // the cuts left out for their size (empty: every candidate was read)
 };
+
+// A cut of S and T reads |S| x |T| routes each way: cuts beyond this many (the bisections
+// above p = 8192: p^2 / 4 routes) are left out and named in CutBound::unread.
+constexpr double max_cut_routes = 16777216;
 
 // The tightest of these cuts: the bisection in rank order and in platform order (the
 // ranks on the first half of the platform's hosts against the rest), every zone holding some

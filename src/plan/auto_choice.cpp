@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <stdexcept>
 
 #include "model/contention.hpp"
@@ -12,23 +13,25 @@
 
 namespace collsim {
 
-AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in) {
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in, bool model_only) {
   AutoCandidate candidate(algorithm.name);
-  const Schedule schedule = algorithm.schedule(in);
-  candidate.skipped = impractical_reason(schedule);
+  const std::optional<Schedule> schedule = model_only ? schedule_within_model_limits(algorithm, in, candidate.skipped)
+                                                      : std::optional<Schedule>(algorithm.schedule(in));
+  if (!schedule) return candidate;
+  candidate.skipped = model_only ? model_limit_reason(*schedule) : impractical_reason(*schedule);
   if (!candidate.skipped.empty()) return candidate;
-  const ModelEstimate estimate = estimate_schedule(schedule, in);
+  const ModelEstimate estimate = estimate_schedule(*schedule, in);
   candidate.model_time = estimate.time;
   candidate.bottleneck = estimate.bottleneck;
   candidate.sharing = estimate.sharing;
   return candidate;
 }
 
-std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in) {
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in, bool model_only) {
   std::vector<AutoCandidate> table;
   for (const AlgorithmInfo& candidate : all_algorithms())
     if (candidate.collective == collective && candidate.builtin && !candidate.uses.nccl)
-      table.push_back(model_candidate(candidate, in));
+      table.push_back(model_candidate(candidate, in, model_only));
   auto key = [](const AutoCandidate& c) {
     return c.skipped.empty() ? c.model_time : std::numeric_limits<double>::infinity();
   };
@@ -41,7 +44,7 @@ const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<A
                                       RunPlan& plan) {
   const bool by_simulation = !simulated.empty();
   std::vector<AutoCandidate> table = simulated;
-  if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()));
+  if (!by_simulation) table = rank_by_model(collective, model_for(all_algorithms().front()), plan.model_only);
   // Best first: by simulated time when simulated (failed candidates last), else by model
   // (impractical ones last).
   auto key = [&](const AutoCandidate& c) {

@@ -60,8 +60,10 @@ std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payl
 }
 
 // What the run would need, refused beyond the stated limits before anything is built.
-RunSize check_limits(const Scenario& scenario) {
-  const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
+RunSize check_limits(const Scenario& scenario, bool model_only) {
+  const long long host_count =
+      check_platform_size(scenario.topology, scenario.source_dir, model_only ? max_model_hosts : max_run_hosts);
+  if (model_only) return {.hosts = host_count};
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
   RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
                                 segment_elements(scenario.collective.segment, scenario.collective.dtype));
@@ -220,7 +222,8 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   plan.scenario = scenario;
   const SimGridOptions settings = simgrid_options(scenario, options.cfg);
   check_simgrid_options(settings);
-  plan.limits = check_limits(scenario);
+  plan.limits = check_limits(scenario, options.model_only);
+  plan.model_only = options.model_only;
   sg4::Engine& engine = create_engine(settings, guard);
 
   std::vector<sg4::Host*> all_hosts, switches;

@@ -116,6 +116,7 @@ struct RunPlan {
   TrainingPlan training;
   std::vector<PlannedFault> faults;
   RunSize limits;                        // what the run needs, checked against README "Limits"
+  bool model_only = false;               // planned for `collsim model`: no run follows (its own limits)
   CutBound topology_bound;               // the platform's tightest cut (time 0: none computed)
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)

@@ -457,7 +457,7 @@ int command_model(const ModelRequest& request) {
     std::cout << fmt::format("  {} of {} on {} ranks, alpha {}, B {} (contention-free star), ranked by the model:\n",
                              collective_name(collective), format_size(in.bytes(in.elems)), in.p, format_time(in.alpha),
                              format_bandwidth(in.bandwidth))
-              << format_ranking(rank_by_model(collective, in));
+              << format_ranking(rank_by_model(collective, in, true));
     return 0;
   }
   std::cout << format_model(collective, algorithm, in) << describe_model_parameters(algorithm, request, in);

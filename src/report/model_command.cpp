@@ -64,27 +64,35 @@ int command_model_on_platform(const ModelRequest& request) {
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
   SimGridGuard guard;
-  const RunPlan plan = plan_run(scenario, {}, guard);  // the platform, the placement, the model's input: no run
+  PlanOptions options;
+  options.model_only = true;  // nothing runs: the run limits do not apply
+  const RunPlan plan = plan_run(scenario, options, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
   const CutBound& cut = plan.topology_bound;
   const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
                                                          format_size(cut.bytes), format_bandwidth(cut.capacity))
                                            : "none tighter than the lower bound";
+  const std::string cut_text = cut.unread.empty() ? cut_row : cut_row + "; " + cut.unread;
   if (request.algorithm == "all") {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
                              collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),
                              plan.workers, plan.platform.source, network_model_name(scenario.network));
     std::cout << format_ranking(plan.choice.candidates);
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
-                             format_time(lower_bound(collective, plan.model).value()), cut_row,
+                             format_time(lower_bound(collective, plan.model).value()), cut_text,
                              exactness(scenario, nullptr));
     return 0;
   }
-  const ModelEstimate estimate = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model);
+  std::string beyond;
+  std::optional<Schedule> schedule = schedule_within_model_limits(*plan.choice.algorithm, plan.model, beyond);
+  if (schedule && beyond.empty()) beyond = model_limit_reason(*schedule);
+  if (!beyond.empty())
+    throw InputError(fmt::format("--algorithm: {} on {} ranks: {}", plan.choice.algorithm->name, plan.workers, beyond));
+  const ModelEstimate estimate = estimate_schedule(*schedule, plan.model);
   std::cout << format_model(collective, *plan.choice.algorithm, plan.model,
                             {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
-                             {"topology bound", cut_row},
+                             {"topology bound", cut_text},
                              {"exact?", exactness(scenario, &estimate)}});
   return 0;
 }

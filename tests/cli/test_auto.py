@@ -143,6 +143,22 @@ class ModelOnAPlatform(unittest.TestCase):
         self.assertEqual(0, done.returncode, done.stderr)
         self.assertRegex(done.stdout, r"direct\s+-\s+impractical here: 1047552 messages at once in one step")
 
+    def test_model_beyond_the_run_limits(self):
+        # A run refuses 16384 ranks of ring (5.4e8 messages); the model prices it: one step
+        # pattern, 2(p-1)(alpha + n/(pB)) on the star (alpha 2 x 1 us, B 10 GB/s)
+        p, n = 16384, 2**30
+        done = model("--algorithm", "ring", "--workers", p, "--size", "1GiB", "--topology", f"star:{p}")
+        self.assertEqual(0, done.returncode, done.stderr)
+        want = 2 * (p - 1) * (2e-6 + n / p / 10e9)
+        self.assertAlmostEqual(want, seconds(re.search(r"model time\s+(\S+ \S+)", done.stdout).group(1)),
+                               delta=want * 1e-5)
+        # the bisection (p^2/4 routes each way) is left out, and said so
+        self.assertRegex(done.stdout, r"not read: ranks 0-8191 \(bisection\)")
+        # the model's own host limit
+        done = model("--algorithm", "ring", "--workers", 4, "--size", "1GiB", "--topology", "star:2000000")
+        self.assertEqual(2, done.returncode)
+        self.assertIn("from 1 to 1000000", done.stderr)
+
     def test_realistic_network_is_only_an_estimate(self):
         done = model("--algorithm", "ring", "--workers", 8, "--size", "1MiB", "--topology", "star:8", "--network",
                      "realistic")
