@@ -246,7 +246,7 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
 
 CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
                             const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons, int max_zones) {
+                            int max_singletons, int max_zones, bool symmetric) {
   const std::vector<sg4::Host*>& rank_hosts = routes.hosts();
   const int p = static_cast<int>(rank_hosts.size());
   CutBound best;
@@ -275,8 +275,12 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
     for (const auto& [zone, ranks] : zones) ordered.emplace_back(ranks.front(), zone);
     std::sort(ordered.begin(), ordered.end());
     const size_t stride = (ordered.size() + max_zones - 1) / max_zones;
+    std::vector<size_t> sizes_read;  // symmetric: one zone of each size stands for the others
     for (size_t i = 0; i < ordered.size(); i += stride) {
       const sg4::NetZone* zone = ordered[i].second;
+      const size_t size = zones[zone].size();
+      if (symmetric && std::find(sizes_read.begin(), sizes_read.end(), size) != sizes_read.end()) continue;
+      sizes_read.push_back(size);
       sides.emplace_back(zones[zone], fmt::format("(zone {})", zone->get_name()));
     }
   }
@@ -293,7 +297,7 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
     std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
       return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
     });
-    singles.resize(static_cast<size_t>(max_singletons / 8));
+    singles.resize(symmetric ? 1 : static_cast<size_t>(max_singletons / 8));
   }
   for (int r : singles) sides.emplace_back(std::vector<int>{r}, "");
 
@@ -320,7 +324,7 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
       if (time > best.time) {
         const std::string from = describe_ranks(forward ? side : others), to = describe_ranks(forward ? others : side);
         best = {time, bytes, flow.capacity, fmt::format("{} -> {}{}", from, to, label.empty() ? "" : " " + label),
-                flow.saturated};
+                flow.saturated, {}};
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "plan/fault_plan.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/nccl_run.hpp"
+#include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -215,6 +216,14 @@ void warn_about_short_timeout(RunPlan& plan) {
   }
 }
 
+// Every rank an image of every other under the platform's symmetry: a generated family whose
+// hosts are all alike (not a rack, whose slow host is not), every host a rank, in platform order.
+bool ranks_alike(const Scenario& scenario, const RunPlan& plan, size_t hosts) {
+  const auto generator = parse_generator(scenario.topology, "topology");
+  return generator && !std::holds_alternative<RackSpec>(*generator) && scenario.placement.empty() &&
+         static_cast<size_t>(plan.workers) == hosts;
+}
+
 }  // namespace
 
 RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
@@ -242,7 +251,8 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();
   if (options.topology_bound)
     plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), all_hosts,
-                                             scenario.collective.root, plan.model.bytes(plan.model.elems));
+                                             scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
+                                             ranks_alike(scenario, plan, all_hosts.size()));
   plan_training(plan);
   warn_about_short_timeout(plan);
   plan.kept_messages = options.kept_messages;
