@@ -93,7 +93,8 @@ int command_model_on_platform(const ModelRequest& request) {
                             {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
                              {"topology bound", cut_text},
-                             {"exact?", exactness(scenario, &estimate)}});
+                             {"exact?", exactness(scenario, &estimate)}},
+                            &estimate);
   return 0;
 }
 

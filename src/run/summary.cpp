@@ -337,8 +337,9 @@ std::string describe_bottleneck(const ModelEstimate& estimate) {
 }
 
 std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in,
-                         const std::vector<std::pair<std::string, std::string>>& platform_rows) {
-  const ModelEstimate estimate = estimate_schedule(algorithm.schedule(in), in);
+                         const std::vector<std::pair<std::string, std::string>>& platform_rows,
+                         const ModelEstimate* priced) {
+  const ModelEstimate estimate = priced != nullptr ? *priced : estimate_schedule(algorithm.schedule(in), in);
   const double time = estimate.time;
   const LowerBound bound = lower_bound(collective, in);
   const double bytes = in.bytes(in.elems);
