@@ -221,6 +221,25 @@ std::string describe_ranks(const std::vector<int>& ranks) {
   return fmt::format("{} ranks ({},...)", ranks.size(), fmt::join(ranks.begin(), ranks.begin() + 4, ","));
 }
 
+// Every rank alone (a slow host link shows up here), or on large platforms the ranks
+// whose own first link is slowest (symmetric: one of them stands for all).
+std::vector<int> single_ranks(const RouteCache& routes, int max_singletons, bool symmetric) {
+  const int p = static_cast<int>(routes.hosts().size());
+  std::vector<int> singles(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
+  if (p <= max_singletons) return singles;
+  std::vector<double> first_link(static_cast<size_t>(p), unlimited);
+  for (int r = 0; r < p; ++r) {
+    const NetworkRoute& route = routes.route(r, (r + 1) % p);
+    if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
+  }
+  std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
+    return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
+  });
+  singles.resize(symmetric ? 1 : static_cast<size_t>(max_singletons / 8));
+  return singles;
+}
+
 }  // namespace
 
 double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n) {
@@ -284,22 +303,7 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
       sides.emplace_back(zones[zone], fmt::format("(zone {})", zone->get_name()));
     }
   }
-  // Every rank alone (a slow host link shows up here), or on large platforms the ranks
-  // whose own first link is slowest.
-  std::vector<int> singles(static_cast<size_t>(p));
-  for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
-  if (p > max_singletons) {
-    std::vector<double> first_link(static_cast<size_t>(p), unlimited);
-    for (int r = 0; r < p; ++r) {
-      const NetworkRoute& route = routes.route(r, (r + 1) % p);
-      if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
-    }
-    std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
-      return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
-    });
-    singles.resize(symmetric ? 1 : static_cast<size_t>(max_singletons / 8));
-  }
-  for (int r : singles) sides.emplace_back(std::vector<int>{r}, "");
+  for (int r : single_ranks(routes, max_singletons, symmetric)) sides.emplace_back(std::vector<int>{r}, "");
 
   std::vector<std::string> unread;
   for (const auto& [side, label] : sides) {
