@@ -93,7 +93,78 @@ def figures_of(text):
     return FIGURE.findall(text)
 
 
-class LabTest(unittest.TestCase):
+# A lab's grading sheet (docs/labs/grading/LAB.json) as a student meets it.
+
+def student_sheet(lab, student):
+    """`collsim check LAB --student NAME`: its text and the student's parameters as printed."""
+    sheet = subprocess.run([COLLSIM, "check", lab, "--student", student], capture_output=True, text=True,
+                           check=True).stdout
+    values = dict(part.split(" = ") for part in sheet.splitlines()[1].split(": ", 1)[1].split(", "))
+    return sheet, values
+
+
+def run_sheet_command(sheet, run):
+    """Runs the command the sheet prints for `run`, from the repository root; returns its stdout."""
+    command = next(shlex.split(line.rpartition("#")[0]) for line in sheet.splitlines() if line.rstrip().endswith(f"# {run}"))
+    return subprocess.run([COLLSIM, *command[1:]], capture_output=True, text=True, check=True, cwd=REPO).stdout
+
+
+def grade_answers(lab, student, answers):
+    """`collsim check LAB FILE` on an answers file holding `answers`."""
+    import json
+    path = WORK / f"{lab}-{student}.json"
+    path.write_text(json.dumps({"lab": lab, "student": student, "answers": answers}))
+    return subprocess.run([COLLSIM, "check", lab, str(path)], capture_output=True, text=True)
+
+
+SI = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "kB": 1e3, "MB": 1e6, "GB": 1e9, "GBps": 1e9,
+      "us": 1e-6, "ms": 1e-3, "s": 1}
+
+
+def si(text):
+    """A sheet's parameter as it prints it ("64MiB", "12.5GBps", "2us", "0.05") in SI units."""
+    number, unit = re.fullmatch(r"([0-9.e+-]+?)([A-Za-z]*)", text).groups()
+    return float(number) * SI[unit] if unit else float(number)
+
+
+def summary(output, label):
+    """A figure of a run's printed summary in SI units ("simulated time  3.20573 ms", "busbw  49.41 GB/s")."""
+    number, unit = re.search(rf"^ *{label} +([0-9.]+) (us|ms|s|GB/s|MB/s)\b", output, re.M).groups()
+    return float(number) * {"us": 1e-6, "ms": 1e-3, "s": 1, "GB/s": 1e9, "MB/s": 1e6}[unit]
+
+
+class GradedLab:
+    """The grading checks every lab test with a sheet makes (mixed into LabTest)."""
+
+    def assertGradedRight(self, lab, student, answers):
+        """Every question of the sheet, `answers` holding one answer per question asked."""
+        done = grade_answers(lab, student, answers)
+        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
+        graded = re.findall(r"^  (\w+) +(predict|measure|check) +(right|WRONG|missing)", done.stdout, re.M)
+        self.assertEqual([], [g for g in graded if g[2] != "right"], done.stdout)
+        self.assertIn(f"{len(graded)} of {len(graded)} right", done.stdout)
+        return done.stdout
+
+    def assertGradedWrong(self, lab, student, answers, question, factor):
+        """The same answers with `question`'s off by `factor`: that one, and only that one, is WRONG,
+        with how far off it is and the tolerance it missed."""
+        import json
+        wrong = dict(answers, **{question: answers[question] * factor})
+        done = grade_answers(lab, student, wrong)
+        self.assertEqual(1, done.returncode, done.stdout + done.stderr)
+        graded = dict(re.findall(r"^  (\w+) +(?:predict|measure|check) +(\w+)", done.stdout, re.M))
+        self.assertEqual([question], [q for q, status in graded.items() if status != "right"], done.stdout)
+        tolerance = next(q["tolerance"] for q in json.loads((REPO / "docs" / "labs" / "grading" / f"{lab}.json")
+                                                              .read_text())["questions"] if q["id"] == question)
+        off = re.search(rf"\n  {question} +\w+ +WRONG +\S+ ?\S*: ([0-9.]+)% off, tolerance {re.escape(tolerance)}\n",
+                        done.stdout)
+        self.assertIsNotNone(off, done.stdout)
+        # how far off, as the answer was made wrong (within what a read-off answer's digits add)
+        self.assertAlmostEqual(100 * abs(factor - 1), float(off.group(1)), delta=0.2)
+        self.assertIn(f"{len(graded) - 1} of {len(graded)} right", done.stdout)
+
+
+class LabTest(unittest.TestCase, GradedLab):
     """Assertions every lab test uses; subclasses set self.page and self.answers (texts
     flattened by figures_in_page). Every string a test finds in the page or the answers is
     recorded (`checked`), so that assertEveryFigureChecked can list the figures no test
@@ -154,30 +225,6 @@ class LabTest(unittest.TestCase):
                 self.assertTrue(committed.is_file(), f"{committed} is missing")
                 self.assertEqual(committed.read_bytes(), (OUT / name).read_bytes(),
                                  f"docs/labs/pictures/{name} is stale: copy out/labs/{name} over it")
-
-
-# A lab's grading sheet (docs/labs/grading/LAB.json) as a student meets it.
-
-def student_sheet(lab, student):
-    """`collsim check LAB --student NAME`: its text and the student's parameters as printed."""
-    sheet = subprocess.run([COLLSIM, "check", lab, "--student", student], capture_output=True, text=True,
-                           check=True).stdout
-    values = dict(part.split(" = ") for part in sheet.splitlines()[1].split(": ", 1)[1].split(", "))
-    return sheet, values
-
-
-def run_sheet_command(sheet, run):
-    """Runs the command the sheet prints for `run`, from the repository root; returns its stdout."""
-    command = next(line.split("#")[0].split() for line in sheet.splitlines() if line.rstrip().endswith(f"# {run}"))
-    return subprocess.run([COLLSIM, *command[1:]], capture_output=True, text=True, check=True, cwd=REPO).stdout
-
-
-def grade_answers(lab, student, answers):
-    """`collsim check LAB FILE` on an answers file holding `answers`."""
-    import json
-    path = WORK / f"{lab}-{student}.json"
-    path.write_text(json.dumps({"lab": lab, "student": student, "answers": answers}))
-    return subprocess.run([COLLSIM, "check", lab, str(path)], capture_output=True, text=True)
 
 
 def section_text(name, heading):

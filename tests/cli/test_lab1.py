@@ -272,6 +272,24 @@ class Lab1(labs_common.LabTest):
         self.assertPicturesCurrent(PAGE, 6)
 
 
+    def test_the_grading_sheet_grades_formula_answers(self):
+        for student in ("alice", "bob"):
+            with self.subTest(student=student):
+                sheet, values = labs_common.student_sheet("lab1", student)
+                p, b, o, s, n = (labs_common.si(values[k]) for k in ("p", "B", "o", "s", "n"))
+                alpha, steps = 2 * labs_common.si(values["lat"]), math.ceil(math.log2(p))
+                c = o + alpha
+                pipeline = (math.ceil(n / s) + p - 2) * (c + s / b)
+                answers = {"q1": steps * (c + 4 / b), "q2": alpha + max(o + (p - 1) * 4 / b, (p - 1) * o + 4 / b),
+                           "q3": (steps - 1) * c * b / (p - 1 - steps), "q4": pipeline,
+                           "q6": steps * (c + n / b) / pipeline,
+                           "q7": ((p - 2) * (c + s / b) - steps * c) / (steps / b - (c + s / b) / s)}
+                # the measurement as a student reads it off the run the sheet prints
+                answers["q5"] = labs_common.summary(labs_common.run_sheet_command(sheet, "pipeline"), "simulated time")
+                self.assertClose(pipeline, answers["q5"], rel=1e-5)
+                self.assertGradedRight("lab1", student, answers)
+                self.assertGradedWrong("lab1", student, answers, "q7", 1.02)
+
     def test_zz_every_figure_is_checked(self):
         # runs last (unittest sorts by name): every other test has recorded what it checked
         self.assertEveryFigureChecked("page", GIVEN)

@@ -277,6 +277,28 @@ class Lab3(LabTest):
         self.assertPicturesCurrent(PAGE, 2)
 
 
+    def test_the_grading_sheet_grades_formula_answers(self):
+        for student in ("alice", "carol"):
+            with self.subTest(student=student):
+                sheet, values = labs_common.student_sheet("lab3", student)
+                g, b_in, b_out, n = (labs_common.si(values[k]) for k in ("g", "Bin", "Bout", "n"))
+                g = int(g)
+                # two nodes: a crossing is device, NIC, NIC, device (2 x 0.5 us + 2 x 2 us); the
+                # g rings between the nodes share the NIC
+                ring_time = ring(5 * US, b_out, n=n, p=2 * g)
+                hier_time = hierarchical(1 * US, b_in, 5 * US, b_out, n=n, g=g)
+                bound = n / b_out  # n bytes must cross the cut, through one NIC
+                answers = {"q1": ring_time, "q2": bound, "q4": hier_time}
+                printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("ring", "hier")}
+                for question, run in (("q3", "ring"), ("q6", "hier")):
+                    answers[question] = float(re.search(r"([0-9.]+)% of the topology bound", printed[run]).group(1)) / 100
+                answers["q5"] = (labs_common.summary(printed["ring"], "simulated time")
+                                 / labs_common.summary(printed["hier"], "simulated time"))
+                self.assertClose(bound / ring_time, answers["q3"], rel=2e-3)
+                self.assertClose(ring_time / hier_time, answers["q5"], rel=1e-3)
+                self.assertGradedRight("lab3", student, answers)
+                self.assertGradedWrong("lab3", student, answers, "q4", 0.97)
+
     def test_zz_every_figure_is_checked(self):
         # runs last (unittest sorts by name): every other test has recorded what it checked
         self.assertEveryFigureChecked("page", GIVEN)

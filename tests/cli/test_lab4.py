@@ -312,6 +312,29 @@ class Lab4(LabTest):
         self.assertPicturesCurrent(PAGE, 3)
 
 
+    def test_the_grading_sheet_grades_formula_answers(self):
+        for student in ("alice", "dave"):
+            with self.subTest(student=student):
+                sheet, values = labs_common.student_sheet("lab4", student)
+                n, b, f, c, timeout = (labs_common.si(values[k]) for k in ("n", "B", "f", "c", "T"))
+
+                def ring_of(p, bandwidth=b):
+                    return 2 * (p - 1) * (ALPHA + n / (p * bandwidth))
+
+                healthy = 5 * (c + ring_of(3))
+                # the rebuild: round 2's allreduce starts at 2 (c + T(3)) + c, is detected after
+                # the wait's deadline, the verdict takes alpha, then T(2) and two rounds of two
+                rebuilt = 2 * (c + ring_of(3)) + c + ALPHA + ring_of(2) + 2 * (c + ring_of(2))
+                answers = {"q1": healthy, "q2": 2 * (c + ring_of(3)) + 3 * (c + ring_of(3, f * b)),
+                           "q3": rebuilt + 3 * (ALPHA + n / (3 * b)), "q6": rebuilt + timeout}
+                printed = {run: labs_common.summary(labs_common.run_sheet_command(sheet, run), "simulated time")
+                           for run in ("healthy", "wait", "rebuild")}
+                answers["q4"] = printed["wait"] - printed["healthy"]
+                answers["q5"] = printed["wait"] / printed["rebuild"]
+                self.assertClose(answers["q2"] - healthy, answers["q4"], rel=1e-3)
+                self.assertGradedRight("lab4", student, answers)
+                self.assertGradedWrong("lab4", student, answers, "q3", 1.015)
+
     def test_zz_every_figure_is_checked(self):
         # runs last (unittest sorts by name): every other test has recorded what it checked
         self.assertEveryFigureChecked("page", GIVEN)

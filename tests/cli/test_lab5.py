@@ -147,7 +147,7 @@ class Lab5(labs_common.LabTest):
 
     def assert_graded_right(self, student):
         sheet, values = labs_common.student_sheet("lab5", student)
-        g, nic = int(values["g"]), float(values["nic"].removesuffix("GBps")) * 1e9
+        g, nic = int(values["g"]), labs_common.si(values["nic"])
         p = 2 * g
         c_node, c_two = ring(BUCKET, g, nodes=1), ring(BUCKET, p, nodes=2, nic=nic)
         two = iteration_with_buckets(p, nodes=2, nic=nic)
@@ -159,9 +159,8 @@ class Lab5(labs_common.LabTest):
         answers["q6"] = figure(out, "exposed comm")
         answers["q7"] = float(re.search(r"\(([0-9.]+)% of the communication hidden", out).group(1)) / 100
         self.assertClose(two - F - BK, answers["q6"], rel=1e-2)
-        done = labs_common.grade_answers("lab5", student, answers)
-        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
-        self.assertIn("9 of 9 right", done.stdout)
+        self.assertGradedRight("lab5", student, answers)
+        self.assertGradedWrong("lab5", student, answers, "q7", 1.01)
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 3)

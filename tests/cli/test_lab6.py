@@ -10,6 +10,7 @@ import re
 import unittest
 
 import labs_common
+from labs_common import summary
 from labs_common import COLLSIM, fmt_time, rows_of
 
 PAGE = "lab6-gpu-clusters.md"
@@ -40,11 +41,6 @@ def hierarchical(servers, n=N_BYTES, nvlink=NVLINK, nic=NIC):
 
 def busbw(p, t, n=N_BYTES):
     return 2 * (p - 1) / p * n / t
-
-
-def summary(output, label):
-    number, unit = re.search(rf"^  {label} +([0-9.]+) (us|ms|s|GB/s)\b", output, re.M).groups()
-    return float(number) * {"us": 1e-6, "ms": 1e-3, "s": 1, "GB/s": 1e9}[unit]
 
 
 # the hardware and the size: inputs, not results
@@ -150,7 +146,7 @@ class Lab6(labs_common.LabTest):
     def assert_graded_right(self, student):
         sheet, values = labs_common.student_sheet("lab6", student)
         servers, oversub = int(values["N"]), int(values["k"])
-        n = float(values["n"][:-3]) * {"GiB": 2**30, "MiB": 2**20}[values["n"][-3:]]
+        n = labs_common.si(values["n"])
         answers = {"q1": ring(servers, oversub, 1, n), "q2": ring(servers, oversub, 8, n),
                    "q3": hierarchical(servers, n)}
         printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier")}
@@ -158,9 +154,8 @@ class Lab6(labs_common.LabTest):
         answers["q5"] = summary(printed["hier"], "busbw")
         answers["q6"] = summary(printed["channels"], "busbw")
         self.assertClose(answers["q2"] / answers["q3"], answers["q4"], rel=1e-4)
-        done = labs_common.grade_answers("lab6", student, answers)
-        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
-        self.assertIn("6 of 6 right", done.stdout)
+        self.assertGradedRight("lab6", student, answers)
+        self.assertGradedWrong("lab6", student, answers, "q3", 1.012)
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 1)

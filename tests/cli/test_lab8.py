@@ -10,6 +10,7 @@ import re
 import unittest
 
 import labs_common
+from labs_common import summary
 from labs_common import fmt_time, rows_of
 
 PAGE = "lab8-parameter-servers.md"
@@ -24,11 +25,6 @@ def ps(p, servers, n=N, b=B):
 
 def ring(p, n=N, b=B):
     return 2 * (p - 1) * (ALPHA + n / (p * b))
-
-
-def summary(output, label):
-    number, unit = re.search(rf"^  {label} +([0-9.]+) (us|ms|s|GB/s|MB/s)\b", output, re.M).groups()
-    return float(number) * {"us": 1e-6, "ms": 1e-3, "s": 1, "GB/s": 1e9, "MB/s": 1e6}[unit]
 
 
 # the platform and the size: inputs, not results
@@ -89,15 +85,14 @@ class Lab8(labs_common.LabTest):
             with self.subTest(student=student):
                 sheet, values = labs_common.student_sheet("lab8", student)
                 p, servers = int(values["p"]), int(values["S"])
-                n, b = float(values["n"].removesuffix("MB")) * 1e6, float(values["B"].removesuffix("GBps")) * 1e9
+                n, b = labs_common.si(values["n"]), labs_common.si(values["B"])
                 answers = {"q1": ps(p, servers, n, b), "q2": ring(p, n, b), "q4": ps(p, p, n, b)}
                 printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("ps", "ring")}
                 answers["q3"] = summary(printed["ps"], "simulated time") / summary(printed["ring"], "simulated time")
                 answers["q5"] = summary(printed["ps"], "busbw")
                 self.assertClose(answers["q1"] / answers["q2"], answers["q3"], rel=1e-4)
-                done = labs_common.grade_answers("lab8", student, answers)
-                self.assertEqual(0, done.returncode, done.stdout + done.stderr)
-                self.assertIn("5 of 5 right", done.stdout)
+                self.assertGradedRight("lab8", student, answers)
+                self.assertGradedWrong("lab8", student, answers, "q3", 0.99)
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 2)
