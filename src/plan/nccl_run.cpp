@@ -94,14 +94,13 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
                      "transport (docs/nccl.md): leave it out");
   NcclSetup setup;
   setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
-  nccl::Forced forced{scenario.nccl.algo, scenario.nccl.proto, scenario.nccl.channels, {}};
+  nccl::Forced forced;
+  forced.algo = scenario.nccl.algo;
+  forced.proto = scenario.nccl.proto;
+  forced.channels = scenario.nccl.channels;
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
-  // collsim's NVLSTree waits a network hop per pipeline step (docs/nccl.md): far slower than
-  // NCCL's across nodes, so the tuner's choice leaves it to those who name it
-  if (!forced.algo)
-    forced.set_aside.push_back({nccl::Algo::nvls_tree, "collsim's run of it is latency-bound, docs/nccl.md; name it to run it"});
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);

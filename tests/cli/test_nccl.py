@@ -38,11 +38,19 @@ class Choice(NcclTest):
     def test_nccl_says_what_the_tuner_chose_and_why(self):
         done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1GiB")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("allreduce / nccl-ring", done.stdout)
-        note = re.search(r"note: NCCL's tuner chose (\w+)/(\w+) on (\d+) channels: predicted ([\d.]+) ms", done.stdout)
+        self.assertIn("allreduce / nccl-nvls-tree", done.stdout)
+        note = re.search(r"note: NCCL's tuner chose (\w+)/(\w+) on (\d+) channels: predicted ([\d.]+) ms "
+                         r"\(([\d.]+) us latency \+ 1 GiB at ([\d.]+) GB/s\), ([\d.]+)x faster than Ring/Simple "
+                         r"\(([\d.]+) ms\)", done.stdout)
         self.assertIsNotNone(note, done.stdout)
-        self.assertEqual(note.group(1), "Ring")
-        self.assertIn("NCCL's transport for Ring/", done.stdout)
+        self.assertEqual((note.group(1), note.group(2)), ("NVLSTree", "Simple"))
+        # NCCL's NVLSTree latency (tuning.cc 2.25.1): baseLat 0 + hwLat NVLink 25 us + 2 log2(2) x
+        # hwLat network 14 us; its time is latency + bytes / bandwidth, and the ratio to the ring's
+        self.assertAlmostEqual(float(note.group(5)), 25 + 2 * 14)
+        predicted = float(note.group(5)) * 1e-3 + 2**30 / (float(note.group(6)) * 1e9) * 1e3
+        self.assertAlmostEqual(float(note.group(4)), predicted, places=3)
+        self.assertAlmostEqual(float(note.group(7)), float(note.group(8)) / float(note.group(4)), places=2)
+        self.assertIn("NCCL's transport for NVLSTree/Simple", done.stdout)
         self.assertIn("verified        yes", done.stdout)
 
     def test_the_plan_records_the_choice_in_nccls_names(self):
@@ -85,11 +93,12 @@ class Choice(NcclTest):
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"], {"algo": "Tree", "proto": "LL", "channels": 1})
         self.assertTrue(trace["summary"]["verified"])
 
-    def test_nvls_tree_is_left_out_of_the_choice_but_runs_when_named(self):
+    def test_nvls_tree_runs_when_the_tuner_chooses_it_and_when_named(self):
         done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("NVLSTree (collsim's run of it is latency-bound", done.stdout)
-        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB",
+        self.assertIn("NCCL's tuner chose NVLSTree/Simple", done.stdout)
+        self.assertNotIn("NVLSTree (", done.stdout)  # not among what is left out
+        trace = self.traced("--topology", "dgx-h100:4", "--algorithm", "nccl", "--size", "1MiB",
                             "--set", "nccl.algo=NVLSTree")
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls-tree")
         self.assertTrue(trace["summary"]["verified"])
