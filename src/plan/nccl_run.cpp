@@ -117,13 +117,16 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
 
 std::string describe_nccl(const NcclSetup& setup) {
   const nccl::Transport& t = *setup.transport;
+  // NVLS's messages on NVLink go to and from the switch, at NVLS's efficiency too
+  const bool to_switch = !setup.switches.empty();
+  const nccl::EndpointKind peer = to_switch ? nccl::EndpointKind::nvswitch : nccl::EndpointKind::gpu;
   return fmt::format("NCCL's transport for {}/{}: {} base latency per collective, hops of {} on NVLink and {} across "
-                     "nodes (NCCL's hwLat, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink, {:.4g} "
-                     "across nodes",
+                     "nodes (NCCL's hwLat, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
+                     "{:.4g} across nodes",
                      nccl::algo_name(setup.choice.chosen.algo), nccl::proto_name(setup.choice.chosen.proto),
                      format_time(t.collective_overhead()), format_time(t.hop_latency(nccl::Hw::nvlink)),
-                     format_time(t.hop_latency(nccl::Hw::net)),
-                     t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, true),
+                     format_time(t.hop_latency(nccl::Hw::net)), t.wire_factor(nccl::EndpointKind::gpu, peer, true),
+                     to_switch ? " (to and from the NVSwitch)" : "",
                      t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, false));
 }
 

@@ -50,7 +50,9 @@ class Choice(NcclTest):
         predicted = float(note.group(5)) * 1e-3 + 2**30 / (float(note.group(6)) * 1e9) * 1e3
         self.assertAlmostEqual(float(note.group(4)), predicted, places=3)
         self.assertAlmostEqual(float(note.group(7)), float(note.group(8)) / float(note.group(4)), places=2)
+        # NVLS's messages to and from the switch: NVLink's 25/20.6 (SM90_NVLINK_BW) and nvlsEfficiency 0.85
         self.assertIn("NCCL's transport for NVLSTree/Simple", done.stdout)
+        self.assertIn(f"{25 / 20.6 / 0.85:.4g} wire bytes per byte on NVLink (to and from the NVSwitch)", done.stdout)
         self.assertIn("verified        yes", done.stdout)
 
     def test_the_plan_records_the_choice_in_nccls_names(self):
