@@ -178,8 +178,8 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
-  // the channels' rings (and NCCL's) turn inside the groups
-  if (model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
+  // the channels' rings (and NCCL's) turn inside the groups; auto tries channels there too
+  if (automatic || model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
     model.locality = locality.ids;
   if (automatic) {
     plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);
