@@ -101,6 +101,11 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
+  // the switches' actors run one collective per round: the tuner's choice passes over NVLS and
+  // NVLSTree with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
+  if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
+    for (const nccl::Algo algo : {nccl::Algo::nvls, nccl::Algo::nvls_tree})
+      forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);

@@ -105,6 +105,21 @@ class Choice(NcclTest):
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls-tree")
         self.assertTrue(trace["summary"]["verified"])
 
+    def test_with_gradient_buckets_the_tuner_passes_over_the_switches(self):
+        # NVLS and NVLSTree reduce in switch actors that run one collective per round: with layers
+        # the tuner's choice leaves them out and says why; named, they are refused (BadInput)
+        layers = ["--set", "training.layers.uniform.count=4", "--set", "training.layers.uniform.parameters=1048576",
+                  "--set", "training.layers.uniform.forward=1ms", "--set", "training.layers.uniform.backward=2ms"]
+        for topology in ("dgx-h100:1", "dgx-h100:2"):
+            done = collsim("run", "--topology", topology, "--algorithm", "nccl", *layers)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertRegex(done.stdout, r"not here: .*NVLS(Tree)? \(its switches run one collective per round: not "
+                                          r"with training\.layers or recovery\)")
+            self.assertRegex(done.stdout, r"verified\s+yes")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", *layers],
+                        r"collective\.algorithm: NCCL's NVLSTree reduces in its switches")
+
+
 class BadInput(NcclTest):
     def test_nccl_keys_need_nccls_algorithms(self):
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "ring", "--set", "nccl.proto=LL"],
