@@ -15,6 +15,11 @@ def collsim(*args):
     return subprocess.run([COLLSIM, *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
+def seconds(text):
+    value, unit = text.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
 class NcclTest(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix="collsim-nccl-"))
@@ -118,6 +123,30 @@ class Choice(NcclTest):
             self.assertRegex(done.stdout, r"verified\s+yes")
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", *layers],
                         r"collective\.algorithm: NCCL's NVLSTree reduces in its switches")
+
+
+    def test_model_all_ranks_nccls_variants_beside_collsims_algorithms(self):
+        done = collsim("model", "--algorithm", "all", "--topology", "dgx-h100:2", "--workers", "16", "--size", "64MiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        section = done.stdout.split("NCCL's algorithms")[1]
+        rows = re.findall(r"(?m)^\s+\d+ (\w+)/(\w+)\s+(nccl-[\w-]+)\s+(?:(\d+) ch\s+([\d.]+ \w+)|not here: (.*))$", section)
+        # Ring and Tree with LL, LL128 and Simple; NVLS and NVLSTree with Simple only
+        self.assertEqual(8, len(rows), section)
+        self.assertIn("across nodes without CollNet", [r for r in rows if r[0] == "NVLS"][0][5])
+        priced = [r for r in rows if r[4]]
+        times = [seconds(r[4]) for r in priced]
+        self.assertEqual(sorted(times), times)
+        # each row is the model of that variant's run, which the simulation equals (docs/nccl.md)
+        algo, proto, name, channels, _, _ = priced[0]
+        run = collsim("run", "--topology", "dgx-h100:2", "--size", "64MiB", "--algorithm", name, "--set", f"nccl.proto={proto}")
+        self.assertRegex(run.stdout, rf"simulated time\s+{re.escape(priced[0][4])}\n")
+        self.assertIn(f"chose {algo}/{proto} on {channels} channels", run.stdout)
+        # no GPUs, or not an allreduce: no NCCL
+        for extra in (["--topology", "star:8", "--workers", "8"], ["--topology", "dgx-h100:1", "--workers", "8",
+                                                                    "--collective", "broadcast"]):
+            other = collsim("model", "--algorithm", "all", "--size", "1MiB", *extra)
+            self.assertEqual(other.returncode, 0, other.stderr)
+            self.assertNotIn("NCCL's algorithms", other.stdout)
 
 
 class BadInput(NcclTest):
