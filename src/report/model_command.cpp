@@ -8,6 +8,7 @@
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
 #include "report/commands.hpp"
+#include "report/nccl_variants.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "plan/auto_choice.hpp"
@@ -76,6 +77,8 @@ int command_model_on_platform(const ModelRequest& request) {
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
+  // NCCL's variants first: each plans its own platform in a child, before this process's engine
+  const std::string nccl_ranking = request.algorithm == "all" ? rank_nccl_variants(scenario) : "";
   SimGridGuard guard;
   PlanOptions options;
   options.model_only = true;  // nothing runs: the run limits do not apply
@@ -89,7 +92,7 @@ int command_model_on_platform(const ModelRequest& request) {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
                              collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),
                              plan.workers, plan.platform.source, network_model_name(scenario.network));
-    std::cout << format_ranking(plan.choice.candidates);
+    std::cout << format_ranking(plan.choice.candidates) << nccl_ranking;
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
                              format_time(lower_bound(collective, plan.model).value()), cut_text,
                              exactness(scenario, nullptr));

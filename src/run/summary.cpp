@@ -331,12 +331,14 @@ std::string format_candidates(const SimResult& result) {
   const bool simulated = result.plan->choice.by == "simulate";
   out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
                    : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
-  for (const auto& c : result.plan->choice.candidates) {
+  const auto& candidates = result.plan->choice.candidates;
+  for (const auto& c : candidates) {
     std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
     if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
     else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
     else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
-    out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
+    // the first runs (best first; a variant on channels is a row of its own)
+    out += fmt::format("            {:<20} {}{}\n", c.label(), time, &c == &candidates.front() ? "  <- runs" : "");
   }
   return out;
 }
@@ -395,9 +397,9 @@ std::string format_ranking(const std::vector<AutoCandidate>& ranked) {
     std::string detail = c.bottleneck.empty() ? "latency and overheads only"
                                               : fmt::format("{} ({} message{})", c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
     if (!c.skipped.empty())
-      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.algorithm, "-", c.skipped);
+      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.label(), "-", c.skipped);
     else
-      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.algorithm, format_time(c.model_time), detail);
+      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.label(), format_time(c.model_time), detail);
   }
   return out;
 }
