@@ -128,7 +128,7 @@ class Lab5(labs_common.LabTest):
         for p in (1, 8, 40):
             with self.subTest(p=p):
                 row = self.row(p, True)
-                self.assertRegex(table, rf"25 MiB +\S+ +{p} +.* {float(row['samples_per_second']):.6g}\n")
+                self.assertRegex(table, rf"25 MiB +\S+ +{p} +.* {float(row['samples_per_second']):.6g} samples/s\n")
         plot = (labs_common.OUT / "lab5-scaling.svg").read_text()
         self.assertEqual(1, plot.count('class="ideal"'))  # both lines start at one GPU's figure: one ideal line
         self.assertIn("ideal scaling", plot)

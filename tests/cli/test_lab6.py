@@ -39,12 +39,32 @@ def hierarchical(servers, n=N_BYTES, nvlink=NVLINK, nic=NIC):
     return one_server(n, nvlink) + rail_rings(servers, n, nic)
 
 
+# NCCL's transport on NVLink (docs/nccl.md): 25/20.6 wire bytes per byte; the ring 8.4 us once
+# and 3.4 us a hop; NVLS 25 us once, at 85% of the link (nvlsEfficiency, Hopper)
+WIRE, NVLS_EFFICIENCY, NVLS_CHUNK = 25 / 20.6, 0.85, 2**20
+
+
+def nccl_ring(n=N_BYTES):
+    return 8.4e-6 + 2 * (G - 1) * (3.4e-6 + n / G * WIRE / NVLINK)
+
+
+def nvls_port_bytes(n):
+    """NVLS at its efficiency if a GPU's (1 + 1/g) n streamed through its port."""
+    return 25e-6 + (1 + 1 / G) * n * WIRE / NVLS_EFFICIENCY / NVLINK
+
+
+def nvls_one_chunk(chunk=NVLS_CHUNK):
+    """The chunk up, its slice down, the slice up, the chunk down: one after the other."""
+    return 25e-6 + (2 * chunk + 2 * chunk / G) * WIRE / NVLS_EFFICIENCY / NVLINK
+
+
 def busbw(p, t, n=N_BYTES):
     return 2 * (p - 1) / p * n / t
 
 
 # the hardware and the size: inputs, not results
-GIVEN = {"400 Gbit/s", "200 Gbit/s", "0.5 us", "1 us", "4 us", "8 us", "450 GB/s", "300 GB/s", "50 GB/s", "25 GB/s", "1 GiB"}
+GIVEN = {"400 Gbit/s", "200 Gbit/s", "0.5 us", "1 us", "4 us", "8 us", "450 GB/s", "300 GB/s", "50 GB/s", "25 GB/s", "1 GiB",
+         "128 KiB", "1 MiB", "25 us", "8.4 us", "3.4 us", "85%"}
 
 
 class Lab6(labs_common.LabTest):
@@ -137,6 +157,39 @@ class Lab6(labs_common.LabTest):
         self.assertIn("(12.5 GB/s for one ring at 4:1, 100 GB/s for 8 of them)", self.answers)
         plot = (labs_common.OUT / "lab6-servers.svg").read_text()
         self.assertEqual(2, plot.count('class="reference"'))
+
+    def test_nvls_against_nccls_ring(self):
+        ring_out, nvls_out, chunk_out = self.outputs[-3:]
+        self.assertPrinted(nccl_ring(), -3)
+        self.assertIn(f"8.4 us + 14 (3.4 us + {N_BYTES / G / 1e6:.3f} MB x 25/20.6 / 450 GB/s) = {fmt_time(nccl_ring())}",
+                      self.answers)
+        self.assertRounds("366.7 GB/s", busbw(8, nccl_ring()), "answers")
+        self.assertRounds("366.7 GB/s", summary(ring_out, "busbw"))
+        ports = 2 * (G - 1) / G / (1 + 1 / G)
+        self.assertIn(f"1.125 n, {ports:.2f} times less; at its 85% efficiency that leaves it "
+                      f"{ports * NVLS_EFFICIENCY:.2f} times faster", self.answers)
+        self.assertIn(f"25 us + 1.125 n x 25/20.6 / 0.85 / 450 GB/s = {nvls_port_bytes(N_BYTES) * 1e3:.5g} ms", self.answers)
+        # the run: priced by the schedule as simulated, checked against the two formulas' bounds
+        nvls = summary(nvls_out, "simulated time")
+        self.assertIn("simulated/model = 1.000000", nvls_out)
+        self.assertGreater(nvls, nvls_port_bytes(N_BYTES))
+        self.assertLess(nvls, 2 * (N_BYTES / NVLS_CHUNK) * nvls_one_chunk())
+        self.assertIn(f"The run takes {fmt_time(nvls)} (busbw {summary(nvls_out, 'busbw') / 1e9:.1f} GB/s), "
+                      f"{nccl_ring() / nvls:.2f} times faster than the ring: "
+                      f"{100 * (nvls / nvls_port_bytes(N_BYTES) - 1):.0f}% above that figure", self.answers)
+        self.assertRounds(f"{summary(nvls_out, 'busbw') / 1e9:.1f} GB/s", busbw(8, nvls))
+        # the published figure (docs/validation.md, R2: 1 x 8 H100, NCCL_ALGO=NVLS, 1 GiB)
+        validation = (labs_common.REPO / "docs" / "validation.md").read_text()
+        published = re.search(r"### R2:.*?\n\| 1 GiB \| ([0-9.]+) GB/s", validation, re.S).group(1)
+        self.assertIn(f"reaches {published} GB/s busbw with NVLS at 1 GiB", self.answers)
+        self.assertIn(f"collsim's run is {busbw(8, nvls) / float(published) / 1e9:.2f} of it", self.answers)
+
+    def test_nvls_one_chunk(self):
+        t = nvls_one_chunk()
+        self.assertPrinted(t, -1)
+        self.assertIn(f"25 us + (2 x 1 MiB + 2 x 128 KiB) x 25/20.6 / 0.85 / 450 GB/s = {fmt_time(t)}", self.answers)
+        self.assertIn(f"{fmt_time(t - 25e-6)} of transfers behind 25 us", self.answers)
+        self.assertRounds("56.49 GB/s", busbw(8, t, NVLS_CHUNK), "answers")
 
     def test_the_grading_sheet_grades_formula_answers_right(self):
         for student in ("alice", "erin"):
