@@ -162,6 +162,15 @@ class Lab5(labs_common.LabTest):
         self.assertGradedRight("lab5", student, answers)
         self.assertGradedWrong("lab5", student, answers, "q7", 1.01)
 
+    def test_the_pictures_name_every_bucket(self):
+        for name in ("lab5-buckets-one-node.svg", "lab5-buckets-two-nodes.svg"):
+            with self.subTest(picture=name):
+                svg = (labs_common.OUT / name).read_text()
+                labels = re.findall(r'<text [^>]*style="fill:#ffffff">(b\d+)</text>', svg)
+                self.assertEqual(sorted(f"b{i}" for i in range(BUCKETS) for _ in range(4)), sorted(labels))
+                steps = BUCKETS * 2 * (4 - 1)  # each bucket's ring over 4 GPUs: 2(p-1) steps of p messages
+                self.assertIn(f"{4 * steps} messages in {steps} steps", svg)  # drawn by step, not by message
+
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 3)
 
