@@ -62,7 +62,8 @@ class Lab7(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = labs_common.run_lab_commands(PAGE)
-        cls.page = labs_common.figures_in_page(PAGE)
+        # the page and what its runs show, which the answers page holds
+        cls.page = labs_common.figures_in_page(PAGE) + " " + labs_common.section_text(ANSWERS, "What the runs show")
         cls.answers = labs_common.figures_in_page(ANSWERS)
         cls.sweep = {(r["collective.algorithm"], int(r["workers"])): r for r in rows_of("lab7.csv")}
 
