@@ -202,7 +202,11 @@ class Lab6(labs_common.LabTest):
         n = labs_common.si(values["n"])
         answers = {"q1": ring(servers, oversub, 1, n), "q2": ring(servers, oversub, 8, n),
                    "q3": hierarchical(servers, n)}
-        printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier")}
+        answers["q7"] = nccl_ring(n)
+        printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier", "nccl_ring", "nvls")}
+        answers["q8"] = summary(printed["nccl_ring"], "simulated time") / summary(printed["nvls"], "simulated time")
+        # NVLS is faster than NCCL's ring, less than its 1.75/1.125 port bytes and efficiency allow
+        self.assertTrue(1 < answers["q8"] < 2 * (G - 1) / G / (1 + 1 / G) * NVLS_EFFICIENCY, answers["q8"])
         answers["q4"] = summary(printed["channels"], "simulated time") / summary(printed["hier"], "simulated time")
         answers["q5"] = summary(printed["hier"], "busbw")
         answers["q6"] = summary(printed["channels"], "busbw")
