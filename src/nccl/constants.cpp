@@ -1,5 +1,6 @@
 #include "nccl/constants.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/named_enum.hpp"
@@ -11,6 +12,8 @@
 //      (after 2.25.1; its version.mk is not stored)
 // [D]  src/include/devcomm.h and src/init.cc, NCCL 2.18.3, commit ea38312273e5b9a19a224c9ff4c10b7fcf441eaf
 // [C]  src/include/collectives.h, NCCL 2.18.1, commit d97a32fac84f69cbd022ffdc57d5687c760742c7
+// [E]  src/enqueue.cc, computeColl / calcCollChunking of the 2.2x planner code (ncclKernelPlanner):
+//      NVLSTree's chunk from comm->nvlsChunkSize and ncclParamNvlsTreeMaxChunkSize
 
 namespace collsim::nccl {
 
@@ -202,6 +205,51 @@ double chunk_bytes(Algo algo, Proto proto) {
   // NVLS: "chunkSize <= 131072" (enqueue.cc 2.18.1, computeColl)
   if (algo == Algo::nvls || algo == Algo::nvls_tree) return 131072;
   return step;
+}
+
+// [C] computeColl (enqueue.cc 2.18.1): Tree/Simple "while (nBytes / (nChannels*chunkSize) <
+// depth*8 && chunkSize > 131072) chunkSize /= 2", then depth*4 above 65536 and depth above
+// 32768, depth = nRanks/nNodes - 1 + log2i(nNodes) (trees.cc); Tree/LL128: nstepsLL128 = 1 +
+// log2i(nNodes) + 0.1 ppn, halved while below nstepsLL128*64/ppn above 131072 and
+// nstepsLL128*16/ppn above 32768; NVLS: at most 131072, then 65536, 32768, 16384 while nBytes is
+// below 64, 8, 2 x concurrentOps x chunkSize (concurrentOps = nChannels x nHeads); [E] NVLSTree:
+// 65536, 32768 while nBytes is below 4, 1 x concurrentOps x chunkSize.
+double pipeline_chunk_bytes(Algo algo, Proto proto, double bytes, int channels, int ranks, int nodes) {
+  const double ppn = static_cast<double>(ranks / std::max(1, nodes));
+  const int log_nodes = nodes <= 1 ? 0 : static_cast<int>(std::floor(std::log2(nodes)));
+  auto loops = [&](double chunk) { return std::floor(bytes / (channels * chunk)); };
+  if (algo == Algo::tree && proto == Proto::simple) {
+    const double depth = ppn - 1 + log_nodes;
+    double chunk = simple_buffer / steps;
+    while (loops(chunk) < depth * 8 && chunk > 131072) chunk /= 2;
+    while (loops(chunk) < depth * 4 && chunk > 65536) chunk /= 2;
+    while (loops(chunk) < depth && chunk > 32768) chunk /= 2;
+    return chunk;
+  }
+  if (algo == Algo::tree && proto == Proto::ll128) {
+    const double n_steps = 1 + log_nodes + 0.1 * ppn;
+    double chunk = ll128_buffer / steps;
+    while (loops(chunk) < n_steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (loops(chunk) < n_steps * 16 / ppn && chunk > 32768) chunk /= 2;
+    return chunk * 15 / 16;
+  }
+  const double operations = channels * ppn;
+  if (algo == Algo::nvls) {
+    double chunk = 131072;
+    if (bytes < 64 * operations * chunk) chunk = 65536;
+    if (bytes < 8 * operations * chunk) chunk = 32768;
+    if (bytes < 2 * operations * chunk) chunk = 16384;
+    return chunk;
+  }
+  if (algo == Algo::nvls_tree) {
+    // [E] NCCL_NVLS_CHUNKSIZE (128 KiB), at most 64 KiB from 4 nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE
+    // -2); the 262144 and 131072 steps cannot apply below that
+    double chunk = nodes >= 4 ? 65536 : 131072;
+    if (bytes < 4 * operations * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * operations * chunk && chunk > 32768) chunk = 32768;
+    return chunk;
+  }
+  return chunk_bytes(algo, proto);
 }
 
 int fifo_chunks(Algo algo, Proto proto) { return algo == Algo::ring && proto == Proto::simple ? steps / (steps / 2) : steps; }

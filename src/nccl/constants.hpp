@@ -72,6 +72,10 @@ constexpr double ll128_buffer = 120.0 * 640 * 8 * 8;  // NCCL_LL128_ELEMS_PER_TH
 // A chunk of payload a channel moves per step: Simple's step buffer x ALLREDUCE_CHUNKSTEPS;
 // LL carries half of its line, LL128 120 of 128 bytes.
 double chunk_bytes(Algo algo, Proto proto);
+// The chunk NCCL's computeColl gives one channel of the tree (Simple, LL128) and of NVLS for an
+// allreduce of `bytes` per rank on `channels` channels: chunk_bytes', shrunk while the bytes
+// leave each channel too few chunks to fill the pipeline (docs/nccl.md gives the rules).
+double pipeline_chunk_bytes(Algo algo, Proto proto, double bytes, int channels, int ranks, int nodes);
 // Chunks one connection's FIFO holds: NCCL_STEPS slots, a chunk taking ALLREDUCE_CHUNKSTEPS
 // of them on Ring/Simple (NCCL_STEPS / 2), one otherwise.
 int fifo_chunks(Algo algo, Proto proto);

@@ -68,10 +68,12 @@ int lanes_of(const nccl::Choice& choice, const nccl::Forced& forced) {
   return std::min(channels, (algo == nccl::Algo::tree ? 2 : 1) * choice.graph.channels);
 }
 
-// What one step of a lane moves, logical bytes: NCCL's chunk per channel, times the channels
-// a lane stands for (NVLS: every channel's chunk of the vector at once).
-double chunk_of(const nccl::Choice& choice, int lanes) {
-  return nccl::chunk_bytes(choice.chosen.algo, choice.chosen.proto) * std::max(1, choice.channels / std::max(1, lanes));
+// What one step of a lane moves, logical bytes: NCCL's chunk per channel for this size, times
+// the channels a lane stands for (NVLS: every channel's chunk of the vector at once).
+double chunk_of(const nccl::Choice& choice, int lanes, const nccl::GpuSystem& system, double bytes) {
+  const double chunk = nccl::pipeline_chunk_bytes(choice.chosen.algo, choice.chosen.proto, bytes, choice.channels,
+                                                  system.ranks, system.nodes);
+  return chunk * std::max(1, choice.channels / std::max(1, lanes));
 }
 
 void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Choice& choice) {
@@ -104,7 +106,7 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
   setup.lanes = lanes_of(setup.choice, forced);
-  setup.chunk_bytes = chunk_of(setup.choice, setup.lanes);
+  setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
   setup.switches = switches_for(setup.choice, hosts, switches);
   const nccl::TransportChoice transport{setup.choice.chosen.algo, setup.choice.chosen.proto, setup.choice.channels,
                                         setup.lanes};

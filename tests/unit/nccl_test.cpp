@@ -94,21 +94,31 @@ TEST_CASE("what NCCL would not run: NVLS without NVLink SHARP, NVLSTree on one n
   CHECK(find(sharp, Algo::collnet, Proto::simple).disabled.empty());
 }
 
+namespace {
+Forced forcing(std::optional<Algo> algo, std::optional<Proto> proto, std::optional<int> channels) {
+  Forced forced;
+  forced.algo = algo;
+  forced.proto = proto;
+  forced.channels = channels;
+  return forced;
+}
+}  // namespace
+
 TEST_CASE("forcing: nccl.algo and nccl.proto filter, an impossible one is refused in one line") {
   const GpuSystem a100 = system_of("a100", "hdr", "amd", 1, 8);
-  const Choice forced = choose_allreduce(a100, gib, {Algo::ring, Proto::ll, std::nullopt}, "nccl.algo");
+  const Choice forced = choose_allreduce(a100, gib, forcing(Algo::ring, Proto::ll, std::nullopt), "nccl.algo");
   CHECK(forced.chosen.algo == Algo::ring);
   CHECK(forced.chosen.proto == Proto::ll);
-  CHECK_THROWS_AS(choose_allreduce(a100, gib, {Algo::nvls, std::nullopt, std::nullopt}, "nccl.algo"), InputError);
+  CHECK_THROWS_AS(choose_allreduce(a100, gib, forcing(Algo::nvls, std::nullopt, std::nullopt), "nccl.algo"), InputError);
 }
 
 TEST_CASE("the channels NCCL runs: fewer for small sizes (bytes < channels x threads x threshold)") {
   const GpuSystem h100 = system_of("h100", "ndr", "intel", 1, 8);
   // Ring/LL: threshold 8 x nRanks = 64, 512 threads: 8 bytes keep one channel
-  CHECK(choose_allreduce(h100, 8, {Algo::ring, Proto::ll, std::nullopt}, "test").channels == 1);
+  CHECK(choose_allreduce(h100, 8, forcing(Algo::ring, Proto::ll, std::nullopt), "test").channels == 1);
   // 1 GiB keeps all 24 compute channels (twice the search's 12)
-  CHECK(choose_allreduce(h100, gib, {Algo::ring, Proto::simple, std::nullopt}, "test").channels == 24);
-  CHECK(choose_allreduce(h100, gib, {Algo::ring, Proto::simple, 5}, "test").channels == 5);
+  CHECK(choose_allreduce(h100, gib, forcing(Algo::ring, Proto::simple, std::nullopt), "test").channels == 24);
+  CHECK(choose_allreduce(h100, gib, forcing(Algo::ring, Proto::simple, 5), "test").channels == 5);
 }
 
 TEST_CASE("the transport's prices: wire bytes, hop latencies, ceilings, base latency") {
@@ -139,4 +149,29 @@ TEST_CASE("the tree correction: NCCL's table by log2(bytes / 64)") {
   CHECK(tree_correction(Proto::ll, 64 * 2048) == .5);       // index 11
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 22)) == .9);  // index 22, the last
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 23)) == 1.0);  // beyond the table
+}
+
+TEST_CASE("NCCL's chunks for the tree and NVLS shrink while a channel has too few of them (computeColl)") {
+  // Tree/LL128, 2 nodes x 8, 16 channels, 8 MiB: nstepsLL128 = 1 + 1 + 0.8 = 2.8; 614400 B halved
+  // while 8 MiB / (16 x chunk) < 22.4 and chunk > 131072: 307200, 153600 (3 loops), 76800; then
+  // 6 loops >= 5.6 stops it: 76800 x 15/16 of payload
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::ll128, 8 << 20, 16, 16, 2) == 72000);
+  // Tree/Simple, the same system, 64 MiB: depth 7 + 1; 512 KiB gives 8 loops < 64, 256 KiB 16,
+  // 128 KiB stops (not above 131072); 32 loops is not below 32
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::simple, 64 << 20, 16, 16, 2) == 131072);
+  // and 1 GiB keeps the 512 KiB step: 128 loops >= 64
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::simple, 1 << 30, 16, 16, 2) == 524288);
+  // NVLS, one node of 8, 8 channels: 64 concurrent operations; 64 KiB is below 64 x 64 x 128 KiB,
+  // 8 x 64 x 64 KiB and 2 x 64 x 32 KiB: 16 KiB; 1 GiB is not below 64 x 64 x 128 KiB = 512 MiB
+  CHECK(pipeline_chunk_bytes(Algo::nvls, Proto::simple, 64 << 10, 8, 8, 1) == 16384);
+  CHECK(pipeline_chunk_bytes(Algo::nvls, Proto::simple, 1 << 30, 8, 8, 1) == 131072);
+  // NVLSTree, 2 nodes x 8, 16 channels: 128 operations; 1 GiB keeps 128 KiB (not below 4 x 128 x
+  // 128 KiB = 64 MiB); 16 MiB is below it: 64 KiB, and not below 1 x 128 x 64 KiB = 8 MiB
+  CHECK(pipeline_chunk_bytes(Algo::nvls_tree, Proto::simple, 1 << 30, 16, 16, 2) == 131072);
+  CHECK(pipeline_chunk_bytes(Algo::nvls_tree, Proto::simple, 16 << 20, 16, 16, 2) == 65536);
+  // 4 MiB is below 8 MiB too: 32 KiB; from 4 nodes 64 KiB at most, even at 1 GiB
+  CHECK(pipeline_chunk_bytes(Algo::nvls_tree, Proto::simple, 4 << 20, 16, 16, 2) == 32768);
+  CHECK(pipeline_chunk_bytes(Algo::nvls_tree, Proto::simple, 1 << 30, 16, 32, 4) == 65536);
+  // the ring keeps its chunk
+  CHECK(pipeline_chunk_bytes(Algo::ring, Proto::simple, 1 << 20, 16, 16, 2) == chunk_bytes(Algo::ring, Proto::simple));
 }
