@@ -21,6 +21,10 @@ struct Flow {
   // Pipelined (Step::fifo): data that waits for nothing the sender receives (its own input),
   // which its sender posts `fifo` of its steps early, as far as NCCL's FIFO lets it run ahead.
   bool ahead = false;
+  // Pipelined: its receiver waits for it this many steps after the step that carries it (in
+  // its last round at or before that step), as NCCL's warps wait for data only when they use
+  // it; 0: in that step.
+  int wait_steps = 0;
   bool operator==(const Flow&) const = default;
 };
 

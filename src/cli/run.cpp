@@ -38,8 +38,10 @@ struct OutputFlags {
 void add_quiet_and_size_table_flags(CLI::App* run, RunRequest& request) {
   run->add_flag("--quiet,-q", request.quiet, "Print nothing but errors");
   run->add_option("--sizes", request.sizes,
-                  "FROM:TO:xFACTOR, e.g. 8B:1GiB:x2: one run per size (in parallel processes), printed as nccl-tests' "
-                  "table: size, count, type, redop, time, algbw, busbw, #wrong, then the average busbw");
+                  "FROM:TO[:xFACTOR], e.g. 8:1G or 8B:1GiB:x4 (as nccl-tests' -b, -e, -f: K, M and G count in 1024s; "
+                  "the factor is 2 unless given): one run per size (in parallel processes), printed as nccl-tests' "
+                  "table: size, count, type, redop, time, algbw, busbw, #wrong, the algorithm that ran (auto's choice per "
+                  "size), then the average busbw (once: in place and out of place take the same simulated time)");
   run->add_option("--csv", request.csv_path, "With --sizes: also write the table's rows to this CSV file");
   run->add_option("--jobs", request.jobs, "With --sizes: runs at once (default: one per core)")
       ->check(CLI::Range(1, 1024));

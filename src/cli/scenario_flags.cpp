@@ -19,7 +19,7 @@ void ScenarioFlags::append_overrides(std::vector<std::string>& overrides) const 
       {"collective.kind", &collective}, {"collective.algorithm", &algorithm}, {"workers", &workers},
       {"collective.size", &size},       {"topology", &topology},              {"network", &network},
       {"training.rounds", &rounds},     {"collective.auto", &auto_by},       {"message_overhead", &overhead},
-      {"collective.dtype", &dtype},     {"collective.channels", &channels},
+      {"collective.dtype", &dtype},     {"collective.op", &op},               {"collective.channels", &channels},
       {"collective.reduce_bandwidth", &reduce_bandwidth}};
   for (const auto& [path, value] : fields)
     if (!value->empty()) overrides.push_back(fmt::format("{}={}", path, *value));
@@ -38,8 +38,11 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
   command->add_option("--workers", flags.workers, "Number of ranks P (default: every host, or 8)");
   command->add_option("--size", flags.size, "Logical bytes per rank, e.g. 64MiB, 30MB, 4096");
   command->add_option("--dtype", flags.dtype,
-                      "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8 "
+                      "Element type: float32 (default), float64, bfloat16, float16, int32, int64, int8 or uint8, "
+                      "or PyTorch's and NCCL's names: bf16, fp16, half, float, fp32, double, fp64, int, long, char "
                       "(16-bit floats round every operation to the type, integers wrap around)");
+  command->add_option("--op", flags.op,
+                      "Reduction: sum (default), prod, min, max or avg (nccl-tests' -o; collective.op)");
   command->add_option("--channels", flags.channels,
                       "ring and hierarchical allreduce, ring reduce-scatter and allgather (and ZeRO's halves): "
                       "split the vector over K rings at once, NCCL's channels (default 1); channel c turns each "

@@ -11,7 +11,7 @@ namespace collsim::cli {
 
 // Flags that stand for scenario fields, applied after --set (flags win).
 struct ScenarioFlags {
-  std::string collective, algorithm, auto_by, workers, size, dtype, topology, network, overhead, rounds, channels,
+  std::string collective, algorithm, auto_by, workers, size, dtype, op, topology, network, overhead, rounds, channels,
       reduce_bandwidth;
 
   void append_overrides(std::vector<std::string>& overrides) const;

@@ -27,7 +27,27 @@ const NamedEnum<Dtype>& dtypes() {
 
 std::string_view dtype_name(Dtype dtype) { return dtypes().name(dtype); }
 std::vector<std::string> dtype_names() { return dtypes().names(); }
-Dtype parse_dtype(std::string_view name, std::string_view field) { return dtypes().parse(name, field); }
+// PyTorch's and NCCL's names for the same types (torch.bfloat16 is "bf16" in most training
+// configs; torch.half, torch.float, torch.double, torch.int, torch.long; NCCL's ncclHalf,
+// ncclFloat, ncclDouble, ncclChar, ncclInt: nccl.h, NCCL 2.21, and nccl-tests' -d names).
+namespace {
+const std::pair<std::string_view, Dtype> dtype_aliases[] = {
+    {"bf16", Dtype::bfloat16}, {"fp16", Dtype::float16}, {"half", Dtype::float16}, {"float", Dtype::float32},
+    {"fp32", Dtype::float32},  {"double", Dtype::float64}, {"fp64", Dtype::float64}, {"int", Dtype::int32},
+    {"long", Dtype::int64},    {"char", Dtype::int8}};
+}  // namespace
+
+Dtype parse_dtype(std::string_view name, std::string_view field) {
+  for (const auto& [alias, dtype] : dtype_aliases)
+    if (name == alias) return dtype;
+  const std::vector<std::string> names = dtype_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return dtypes().parse(name, field);
+  std::vector<std::string> aliases, every = names;
+  for (const auto& entry : dtype_aliases) aliases.emplace_back(entry.first);
+  every.insert(every.end(), aliases.begin(), aliases.end());
+  throw InputError(fmt::format("{}: unknown dtype '{}'{}; allowed: {} (or PyTorch's and NCCL's names: {})", field,
+                               name, did_you_mean(name, every), join(names), join(aliases)));
+}
 
 size_t CarriedMap::piecewise_at(size_t x) const {
   // the last piece that starts at or before x

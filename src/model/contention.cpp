@@ -141,7 +141,7 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     for (int r = 0; r < steps[s].repeat; ++r, ++instance)
       for (const Flow& flow : steps[s].flows) {
         of_step[s].push_back(messages.size());
-        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo});
+        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo, instance + flow.wait_steps});
       }
     estimate.steps += static_cast<size_t>(steps[s].repeat);
     estimate.largest_step = std::max(estimate.largest_step, steps[s].flows.size());

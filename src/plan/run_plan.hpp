@@ -43,6 +43,10 @@ struct AutoCandidate {
   std::string bottleneck;                // the link that set the model's slowest step (empty: none)
   int sharing = 0;                       // messages crossing it then
   std::string skipped;                   // why auto by model did not consider it (impractical here)
+  int channels = 0;                      // a variant on this many channels (0: the scenario's)
+
+  // "ring", or "ring, 8 ch" for a variant on channels.
+  std::string label() const { return channels > 0 ? algorithm + ", " + std::to_string(channels) + " ch" : algorithm; }
 };
 
 // Which algorithm runs, and why. A new way of choosing (a variant search, a tuner) fills

@@ -131,6 +131,7 @@ nlohmann::json baseline_of_scenario(const std::string& path) {
   // A baseline keeps what compare compares: informational figures would only add noise.
   metrics.erase("round_times");
   metrics.erase("tolerance");
+  metrics.erase("algorithm");
   for (const Metric& metric : metric_table())
     if (metric.better == Better::informational) metrics.erase(metric.name);
   return {{"format", baseline_format},
@@ -172,6 +173,9 @@ int run_sizes(const RunRequest& request) {
     if (!given->empty())
       throw InputError(fmt::format("--sizes: prints a table of runs; {} takes one run (give --size instead)", flag));
   if (request.baseline) throw InputError("--sizes: prints a table of runs; --baseline takes one run (give --size instead)");
+  for (const std::string& override : request.overrides)
+    if (override.rfind("collective.size=", 0) == 0)
+      throw InputError("--sizes: gives every run its size; --size (or --set collective.size) would be ignored: give one");
   std::vector<Scenario> scenarios;
   for (double size : sizes) {
     RunRequest one = request;
@@ -187,6 +191,7 @@ int run_sizes(const RunRequest& request) {
 int command_run(const RunRequest& request) {
   if (!request.sizes.empty()) return run_sizes(request);
   if (!request.csv_path.empty()) throw InputError("--csv: writes the table of --sizes; give --sizes too");
+  if (request.jobs > 0) throw InputError("--jobs: runs the sizes of --sizes at once; give --sizes too");
   const Scenario scenario = load_scenario(request);
   check_run_outputs(request, scenario);
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);

@@ -8,6 +8,7 @@
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
 #include "report/commands.hpp"
+#include "report/nccl_variants.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "plan/auto_choice.hpp"
@@ -57,24 +58,36 @@ std::string exactness(const Scenario& scenario, const ModelEstimate* estimate) {
   return "on the ideal network, pipelined and hierarchical schedules: " + followed + "; the others: " + lock_step;
 }
 
+// The topology bound after the lower bound, saying which one is tighter: the platform's
+// tightest cut may take less time than the ranks' own links need, and then the lower bound holds.
+std::string topology_bound_row(const CutBound& cut, double lower_bound) {
+  if (cut.time > lower_bound)
+    return fmt::format("{} (tighter than the lower bound: the cut {} must carry {} across {})", format_time(cut.time),
+                       cut.cut, format_size(cut.bytes), format_bandwidth(cut.capacity));
+  if (cut.time > 0)
+    return fmt::format("{} = the lower bound, the tighter: the platform's tightest cut, {} ({} across {}), takes only {}",
+                       format_time(lower_bound), cut.cut, format_size(cut.bytes), format_bandwidth(cut.capacity),
+                       format_time(cut.time));
+  return fmt::format("{} = the lower bound (no cut of the platform is tighter)", format_time(lower_bound));
+}
+
 }  // namespace
 
 int command_model_on_platform(const ModelRequest& request) {
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
+  // NCCL's variants first: each plans its own platform in a child, before this process's engine
+  const std::string nccl_ranking = request.algorithm == "all" ? rank_nccl_variants(scenario) : "";
   SimGridGuard guard;
   const RunPlan plan = plan_run(scenario, {}, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
-  const CutBound& cut = plan.topology_bound;
-  const std::string cut_row = cut.time > 0 ? fmt::format("{} ({}: {} across {})", format_time(cut.time), cut.cut,
-                                                         format_size(cut.bytes), format_bandwidth(cut.capacity))
-                                           : "none tighter than the lower bound";
+  const std::string cut_row = topology_bound_row(plan.topology_bound, lower_bound(collective, plan.model).value());
   if (request.algorithm == "all") {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
                              collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),
                              plan.workers, plan.platform.source, network_model_name(scenario.network));
-    std::cout << format_ranking(plan.choice.candidates);
+    std::cout << format_ranking(plan.choice.candidates) << nccl_ranking;
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
                              format_time(lower_bound(collective, plan.model).value()), cut_row,
                              exactness(scenario, nullptr));

@@ -17,7 +17,7 @@ const std::vector<Metric>& metric_table() {
        [](S s, R) { return json(s.simulated_time); }},
       {"collective_time", MetricUnit::seconds, Better::lower, "one collective, averaged over the rounds",
        [](S s, R) { return json(s.collective_time); }},
-      {"model_time", MetricUnit::seconds, Better::informational, "the algorithm's cost formula on this platform",
+      {"model_time", MetricUnit::seconds, Better::informational, "the cost model of one round's collectives on this platform (with buckets, each bucket's added up)",
        [](S s, R) { return json(s.model_time); }},
       {"lower_bound", MetricUnit::seconds, Better::informational, "no algorithm can do one collective faster",
        [](S s, R) { return json(s.bound.value()); }},

@@ -157,6 +157,7 @@ nlohmann::json run_metrics(const Scenario& scenario) {
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
   metrics["round_times"] = rounds;
   metrics["tolerance"] = run.summary.verification.tolerance;
+  metrics["algorithm"] = run.result.plan->choice.algorithm->name;  // the one that ran (auto's choice)
   return metrics;
 }
 

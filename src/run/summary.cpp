@@ -4,10 +4,11 @@
 #include "model/cost_model.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <fmt/format.h>
 
-#include "model/contention.hpp"
+#include "training/iteration.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
 
@@ -60,6 +61,63 @@ IterationFigures iteration_figures(const SimResult& result, std::optional<int> b
   return f;
 }
 
+namespace {
+
+// The model of what the run's collective time measures: one collective, or each bucket's
+// one after the other, added up.
+double model_of_what_ran(const RunPlan& plan) {
+  const std::vector<uint64_t>& buckets = plan.payload.part_logical;
+  if (buckets.size() < 2) return model_time(*plan.choice.algorithm, plan.model);
+  // one collective per bucket, one after the other: their models added up
+  double total = 0;
+  for (const uint64_t elements : buckets) {
+    ModelInput bucket = plan.model;
+    bucket.elems = elements;
+    total += model_time(*plan.choice.algorithm, bucket);
+  }
+  return total;
+}
+
+// Whether a fault of the run struck round `round`: one given at_round N strikes rounds N on
+// (it is applied when the first worker starts round N, while the last may still be ending
+// round N - 1's collective untouched); one given at a time strikes the rounds that had not
+// ended when it was applied; either until it was undone.
+bool fault_struck(const SimResult& result, const FaultEvent& applied, const RoundRecord& round) {
+  double undone = std::numeric_limits<double>::infinity();
+  for (const FaultEvent& event : result.faults)
+    if (event.fault == applied.fault && event.action == "undone" && event.time >= applied.time)
+      undone = std::min(undone, event.time);
+  if (undone <= round.start) return false;
+  for (const PlannedFault& planned : result.plan->faults)
+    if (planned.index == applied.fault && planned.spec.at_round) return round.round >= *planned.spec.at_round;
+  return applied.time < round.end;
+}
+
+// Why the collective time does not compare with the model (which prices fault-free
+// collectives of the run's algorithm), or "" when it does.
+std::string unlike_the_model(const SimResult& result) {
+  const TrainingPlan& training = result.plan->training;
+  if (training.sharding != Sharding::none)
+    return fmt::format("{} runs each bucket's reduce-scatter and all-gather apart, overlapped with the computation, "
+                       "where the model prices allreduces", sharding_names().name(training.sharding));
+  // the rounds the collective time measures (summarize): the first group's
+  const bool first_group_completed = std::any_of(result.rounds.begin(), result.rounds.end(),
+                                                 [](const RoundRecord& r) { return r.epoch == 0; });
+  bool measured = false;
+  for (const RoundRecord& round : result.rounds)
+    if (round.epoch == 0 || !first_group_completed) {
+      measured = true;
+      for (const FaultEvent& fault : result.faults)
+        if (fault.action == "applied" && fault_struck(result, fault, round))
+          return "the rounds measured include a fault, where the model is the fault-free collective";
+    }
+  // a run that stalled after fault-free rounds compares them; one that completed none has nothing to compare
+  if (!measured && !result.stall.empty()) return "the run stalled before it completed a round";
+  return "";
+}
+
+}  // namespace
+
 RunSummary summarize(Collective collective, const SimResult& result, const Verification& verification,
                      const std::optional<Baseline>& baseline) {
   RunSummary s;
@@ -81,7 +139,7 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
   s.collective_rounds = counted;
-  s.model_time = model_time(*result.plan->choice.algorithm, result.plan->model);
+  s.model_time = model_of_what_ran(*result.plan);
   s.bound = lower_bound(collective, result.plan->model);
   s.efficiency = s.collective_time > 0 ? s.bound.value() / s.collective_time : 1.0;
   s.topology_bound = std::max(s.bound.value(), result.plan->topology_bound.time);
@@ -179,9 +237,18 @@ void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const
 // The model's time, the bounds and the efficiency against them.
 void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
                     const SimResult& result, const RunSummary& s) {
-  rows.emplace_back("model time", fmt::format("{} ({}/model = {:.6f})", format_time(s.model_time),
-                                              more_than_a_collective(scenario) ? "collective" : "simulated",
-                                              s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
+  const std::string unlike = unlike_the_model(result);
+  const size_t buckets = result.plan->payload.part_logical.size();
+  const std::string what = buckets > 1 ? fmt::format("its {} bucket {}s' models added up; ", buckets,
+                                                     collective_name(scenario.collective.kind))
+                                       : "";
+  if (unlike.empty())
+    rows.emplace_back("model time", fmt::format("{} ({}{}/model = {:.6f})", format_time(s.model_time), what,
+                                                more_than_a_collective(scenario) ? "collective" : "simulated",
+                                                s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
+  else
+    rows.emplace_back("model time", fmt::format("{} ({}fault-free; not compared: {})", format_time(s.model_time),
+                                                what, unlike));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
   const CutBound& cut = result.plan->topology_bound;
@@ -193,6 +260,10 @@ void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, cons
   else
     rows.emplace_back("topology bound", fmt::format("{} (no cut of the platform is tighter than the lower bound)",
                                                     format_time(s.topology_bound)));
+  if (!unlike.empty()) {
+    rows.emplace_back("efficiency", "not given: " + unlike);
+    return;
+  }
   rows.emplace_back("efficiency",
                     fmt::format("{:.1f}% of the lower bound, {:.1f}% of the topology bound{}", 100 * s.efficiency,
                                 100 * s.topology_efficiency,
@@ -260,12 +331,14 @@ std::string format_candidates(const SimResult& result) {
   const bool simulated = result.plan->choice.by == "simulate";
   out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
                    : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
-  for (const auto& c : result.plan->choice.candidates) {
+  const auto& candidates = result.plan->choice.candidates;
+  for (const auto& c : candidates) {
     std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
     if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
     else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
     else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
-    out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
+    // the first runs (best first; a variant on channels is a row of its own)
+    out += fmt::format("            {:<20} {}{}\n", c.label(), time, &c == &candidates.front() ? "  <- runs" : "");
   }
   return out;
 }
@@ -301,8 +374,9 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   };
   add_time_rows(rows, scenario, result, s);
   add_bound_rows(rows, scenario, result, s);
-  rows.emplace_back("algbw", format_bandwidth(s.algbw));
-  rows.emplace_back("busbw", format_bandwidth(s.busbw));
+  // a stalled run moved part of its bytes: no bandwidth to speak of
+  rows.emplace_back("algbw", result.stall.empty() ? format_bandwidth(s.algbw) : "not given: the run stalled");
+  rows.emplace_back("busbw", result.stall.empty() ? format_bandwidth(s.busbw) : "not given: the run stalled");
   rows.emplace_back("messages", fmt::format("{}", s.message_count));
   rows.emplace_back("verified", verified_row(scenario, s.verification));
   add_run_rows(rows, scenario, result, s);
@@ -323,9 +397,9 @@ std::string format_ranking(const std::vector<AutoCandidate>& ranked) {
     std::string detail = c.bottleneck.empty() ? "latency and overheads only"
                                               : fmt::format("{} ({} message{})", c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
     if (!c.skipped.empty())
-      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.algorithm, "-", c.skipped);
+      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.label(), "-", c.skipped);
     else
-      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.algorithm, format_time(c.model_time), detail);
+      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.label(), format_time(c.model_time), detail);
   }
   return out;
 }

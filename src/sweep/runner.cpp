@@ -203,6 +203,7 @@ int run_sweep(const std::string& sweep_path, const SweepOptions& options) {
           row.metrics = nlohmann::json::parse(outcome.output);
           row.metrics.erase("round_times");
           row.metrics.erase("tolerance");
+          row.metrics.erase("algorithm");
         } else {
           row.status = "failed";
           row.error = outcome.output.empty() ? fmt::format("exit status {}", outcome.exit_code) : outcome.output;

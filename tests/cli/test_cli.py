@@ -253,7 +253,8 @@ class HappyPaths(CliTest):
         expected = {
             (): ["run", "validate", "list", "model", "Exit status"],
             ("run",): ["--collective", "--algorithm", "--workers", "--size", "--topology", "--network", "--rounds",
-                       "--set", "--cfg", "--trace", "--messages", "--detail", "--quiet"],
+                       "--set", "--cfg", "--trace", "--messages", "--detail", "--quiet", "--op", "bf16", "8:1G",
+                       "the algorithm that ran"],
             ("validate",): ["--algorithm", "--workers", "--topology", "--set", "--cfg"],
             ("model",): ["--algorithm", "--workers", "--size", "--bandwidth", "--latency"],
             ("list",): ["algorithms", "topologies", "scenarios", "sweeps"],
@@ -294,8 +295,23 @@ class Dtypes(CliTest):
                 self.assertIn(words, out)
 
     def test_unknown_dtype(self):
-        self.assert_bad_input(["run", "--dtype", "fp16", *SMALL], r"collective\.dtype: unknown dtype 'fp16'",
-                              r"allowed: float32, float64, int32, bfloat16, float16, int8, uint8, int64")
+        self.assert_bad_input(["run", "--dtype", "fp8", *SMALL], r"collective\.dtype: unknown dtype 'fp8'",
+                              r"allowed: float32, float64, int32, bfloat16, float16, int8, uint8, int64 \(or PyTorch's "
+                              r"and NCCL's names: bf16, fp16, half, float, fp32, double, fp64, int, long, char\)$")
+        for typo, meant in [("flot", "float"), ("bfloat1", "bfloat16"), ("fp61", "fp16")]:
+            with self.subTest(typo=typo):
+                self.assert_bad_input(["run", "--dtype", typo, *SMALL], rf"unknown dtype '{typo}' \(did you mean '{meant}'\?\)")
+
+    def test_pytorch_and_nccl_names_are_the_same_types(self):
+        # torch.bfloat16/half/float/double/int/long and NCCL's ncclChar: the element sizes say which type ran
+        for alias, dtype, size in [("bf16", "bfloat16", 2), ("fp16", "float16", 2), ("half", "float16", 2),
+                                   ("float", "float32", 4), ("fp32", "float32", 4), ("double", "float64", 8),
+                                   ("fp64", "float64", 8), ("int", "int32", 4), ("long", "int64", 8), ("char", "int8", 1)]:
+            with self.subTest(alias=alias):
+                self.assert_ok("run", "--dtype", alias, "--workers", 4, "--size", 4096, "--trace", self.trace, "-q")
+                trace = json.loads(self.trace.read_text())
+                self.assertEqual(trace["scenario"]["collective"]["dtype"], dtype)
+                self.assertEqual(trace["payload"]["logical_elements"], 4096 // size)
 
 
 class SizeTable(CliTest):
@@ -305,7 +321,7 @@ class SizeTable(CliTest):
         csv_path = self.tmp / "table.csv"
         out = self.assert_ok("run", *self.ARGS, "--sizes", "1KiB:4MiB:x4", "--csv", csv_path)
         lines = out.splitlines()
-        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong$")
+        self.assertRegex(lines[1], r"^# +size +count +type +redop +time +algbw +busbw +#wrong +algorithm$")
         rows = list(csv.DictReader(csv_path.open()))
         sizes = [1024 * 4 ** k for k in range(7)]  # 1 KiB .. 4 MiB, x4
         self.assertEqual([int(row["size"]) for row in rows], sizes)
@@ -329,13 +345,64 @@ class SizeTable(CliTest):
                                     "epsilon 2^-23 x sum|x|)")
 
 
+    def test_each_row_names_the_algorithm_that_ran(self):
+        # auto chooses per size: each row's algorithm is the plan's choice for that size alone
+        csv_path = self.tmp / "auto.csv"
+        args = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "auto"]
+        out = self.assert_ok("run", *args, "--sizes", "1KiB:64MiB:x64", "--csv", csv_path)
+        rows = list(csv.DictReader(csv_path.read_text().splitlines()))
+        printed = [line.split()[-1] for line in out.splitlines() if re.match(r"^ +\d", line)]
+        self.assertEqual(printed, [row["algorithm"] for row in rows])
+        for row in rows:
+            with self.subTest(size=row["size"]):
+                plan = json.loads(self.assert_ok("validate", "--plan", *args, "--size", row["size"]))
+                self.assertEqual(row["algorithm"], plan["algorithm"]["name"])
+        self.assertGreater(len(set(printed)), 1, "auto chose one algorithm for 1 KiB and 64 MiB")
+
+    def test_a_stalled_size_prints_no_time_or_bandwidth(self):
+        done = self.collsim("run", "--workers", 4, "--topology", "star:4", "--sizes", "1KiB:4KiB:x4", "--set",
+                            'faults=[{"kind": "link-down", "rank": 1, "at": "0s"}]')
+        self.assertEqual(done.returncode, 1, done.stderr)
+        rows = [line.split() for line in done.stdout.splitlines() if re.match(r"^ +\d", line)]
+        self.assertEqual([r[4:7] for r in rows], [["-", "-", "-"]] * 2)
+        self.assertEqual(done.stdout.splitlines()[-1], "# Avg bus bandwidth    : 0.0000 GB/s")
+
+    def sizes_of(self, *args):
+        out = self.assert_ok("run", "--workers", 4, "--topology", "star:4", *args)
+        return [line.split() for line in out.splitlines() if re.match(r"^ +\d", line)]
+
+    def test_nccl_tests_units_and_default_factor(self):
+        # nccl-tests' -b/-e: K, M, G (either case) count in 1024s; the factor is 2 unless given
+        for sizes, want in [("8:64", [8, 16, 32, 64]), ("1K:4K", [1024, 2048, 4096]), ("0.5k:1k", [512, 1024]),
+                            ("1M:4m:x4", [1 << 20, 1 << 22]), ("512M:1G", [1 << 29, 1 << 30]),
+                            ("1KiB:2KiB", [1024, 2048]), ("1kB:2kB", [1000, 2000])]:
+            with self.subTest(sizes=sizes):
+                self.assertEqual([int(row[0]) for row in self.sizes_of("--sizes", sizes)], want)
+
+    def test_op_flag_and_dtype_aliases_reach_every_row(self):
+        rows = self.sizes_of("--sizes", "8:16", "--op", "max", "--dtype", "bf16")
+        self.assertEqual([row[1:4] for row in rows], [["4", "bfloat16", "max"], ["8", "bfloat16", "max"]])
+
+    def test_sizes_flags_that_would_be_ignored_are_refused(self):
+        # (not through assert_bad_input, whose --trace --sizes refuses first)
+        for args, line in [(["--size", "8"], "collsim: error: --sizes: gives every run its size; --size (or --set "
+                                             "collective.size) would be ignored: give one"),
+                           (["--set", "collective.size=8"], None)]:
+            with self.subTest(args=args):
+                done = self.collsim("run", "--sizes", "8:64", *args)
+                self.assertEqual((done.returncode, done.stdout), (2, ""))
+                self.assertEqual(done.stderr.splitlines(), [line or done.stderr.splitlines()[0]])
+                self.assertIn("--sizes: gives every run its size", done.stderr)
+        self.assert_bad_input(["run", *SMALL, "--jobs", "2"], r"^collsim: error: --jobs: .*give --sizes too")
+
     def test_alltoall_has_no_redop(self):
         out = self.assert_ok("run", "--collective", "alltoall", "--workers", 4, "--sizes", "64B:256B:x2")
         self.assertEqual([line.split()[3] for line in out.splitlines() if re.match(r"^ +\d", line)], ["none"] * 3)
 
     def test_bad_sizes(self):
         for sizes, pattern in [("8B:1GiB:2", r"the factor '2' must be x and a whole number"),
-                               ("8B:1GiB", r"2 parts given, 3 expected"), ("1GiB:8B:x2", r"TO is smaller than FROM"),
+                               ("8B", r"1 part given, 2 or 3 expected"), ("8:1G:x2:x2", r"4 parts given"),
+                               ("1GiB:8B:x2", r"TO is smaller than FROM"), ("8:1Q", r"unknown unit 'Q'"),
                                ("8B:1GiB:x1", r"the factor 'x1'"), ("8Q:1GiB:x2", r"--sizes: .*unknown unit")]:
             with self.subTest(sizes=sizes):
                 self.assert_bad_input(["run", "--sizes", sizes], r"--sizes: ", pattern)

@@ -72,10 +72,10 @@ class Lab4(LabTest):
         mean = (2 * ring(3) + 3 * ring(3, F * B)) / 5
         self.assertIn(f"simulated time   {fmt_time(total)} (the whole run, 5 rounds)", output)
         self.assertIn(f"collective time  {fmt_time(mean)} per round (one collective; the mean of 5 rounds)", output)
-        # the model: the fault-free ring of whole elements (the largest chunk paces each step);
-        # the mean: the rounds', each checked against its formula below
-        collectives = [r["collective"] for r in self.wait["rounds"]]
-        self.assertIn(f"(collective/model = {sum(collectives) / 5 / whole_ring(3):.6f})", output)
+        # the model: the fault-free ring of whole elements (the largest chunk paces each step),
+        # not compared with a mean of rounds the fault struck (issue 47: like with like)
+        self.assertIn(f"model time       {fmt_time(whole_ring(3))} (fault-free; not compared: the rounds measured "
+                      "include a fault, where the model is the fault-free collective)", output)
         self.assertQuoted("the timeline is 2.8 s long", "page")
         rounds = [r["end"] - r["start"] for r in self.wait["rounds"]]
         for r in rounds[:2]:

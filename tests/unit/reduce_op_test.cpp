@@ -47,6 +47,12 @@ TEST_CASE("unknown op and dtype names") {
   CHECK_THROWS_WITH_AS(parse_op("summ", "collective.op"),
                        "collective.op: unknown op 'summ' (did you mean 'sum'?); allowed: sum, prod, min, max, avg",
                        InputError);
-  CHECK_THROWS_AS(parse_dtype("fp16", "collective.dtype"), InputError);
+  CHECK_THROWS_AS(parse_dtype("fp8", "collective.dtype"), InputError);
   CHECK(parse_dtype("int32", "f") == Dtype::int32);
+  // PyTorch's and NCCL's names (torch.half, ncclFloat, ...)
+  CHECK(parse_dtype("fp16", "f") == Dtype::float16);
+  CHECK(parse_dtype("half", "f") == Dtype::float16);
+  CHECK(parse_dtype("bf16", "f") == Dtype::bfloat16);
+  CHECK(parse_dtype("float", "f") == Dtype::float32);
+  CHECK(parse_dtype("double", "f") == Dtype::float64);
 }
