@@ -98,7 +98,7 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
         for (const HierarchyPlan::Piece& piece : plan.pieces)
           for (int k = 0; k < group_count; ++k)
             across.send(piece.owners[static_cast<size_t>(k)], piece.owners[static_cast<size_t>((k + 1) % group_count)],
-                        in.bytes(split_evenly(piece.span.count, group_count).front().count));
+                        in.bytes(even_chunk(piece.span.count, group_count, 0).count));
       ends = {schedule.last()};
     }
   }

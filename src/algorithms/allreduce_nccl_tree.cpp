@@ -29,32 +29,40 @@ struct TreeRounds {
 
 TreeRounds plan_rounds(const NcclTrees& trees, int rank, Buffer& buf) {
   const auto messages = trees.messages_of(rank);
-  TreeRounds plan{{}, {}, {}};
+  std::vector<int> steps;  // each round's step
+  for (const auto& m : messages)
+    if (steps.empty() || steps.back() != m.step) steps.push_back(m.step);
+  TreeRounds plan{PlannedRounds(steps.size()), std::vector<std::vector<std::pair<View, View>>>(steps.size()), {}};
+  size_t round = 0;
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto& m = messages[i];
-    if (i == 0 || m.step != messages[i - 1].step) {
-      plan.rounds.emplace_back();
-      plan.reductions.emplace_back();
-    }
+    if (i > 0 && m.step != messages[i - 1].step) ++round;
     const Chunk c = trees.chunk(m.lane, m.chunk);
     View view = buf.view(c.offset, c.count);
+    // a receive is waited for (and reduced) in the round before the step that uses it
+    const int wait = m.send ? -1 : round_waiting(steps, m.step + m.wait);
     if (!m.send && m.up) {
       plan.slots.push_back(buf.scratch(c.count));
       const View from = plan.slots.back().holding(view);
-      plan.reductions.back().emplace_back(view, from);
+      plan.reductions[static_cast<size_t>(wait)].emplace_back(view, from);
       view = from;
     }
-    plan.rounds.back().push_back({m.peer, m.send, view});
+    PlannedMessage planned{m.peer, m.send, view};
+    planned.wait_round = wait;
+    plan.rounds[round].push_back(planned);
   }
   return plan;
 }
+
+// The tree's hops across nodes: waited for as late as NCCL's FIFO lets their senders run ahead.
+int network_lag(int fifo) { return std::max(0, fifo - 1); }
 
 }  // namespace
 
 // nccl-tree-begin
 void allreduce_nccl_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   if (comm.size() == 1) return;
-  const NcclTrees trees(localities_of(comm), args.channels, buf.size(), args.segment_elems);
+  const NcclTrees trees(localities_of(comm), args.channels, buf.size(), args.segment_elems, network_lag(args.fifo));
   TreeRounds plan = plan_rounds(trees, comm.rank(), buf);
   // up: the partial sums from below go into mine; down: the final chunks land in place
   run_pipelined(comm, plan.rounds, args.fifo, "tree", [&](int q) {
@@ -69,19 +77,19 @@ Schedule schedule_allreduce_nccl_tree(const ModelInput& in) {
   if (in.p < 2) return schedule;
   schedule.mark_rank_by_rank();
   const std::vector<int> locality = localities_of(in);
-  const NcclTrees trees(locality, in.channels, in.elems, in.segment_elems);
+  const NcclTrees trees(locality, in.channels, in.elems, in.segment_elems, network_lag(in.fifo));
   std::vector<std::vector<Flow>> steps;
   for (int rank = 0; rank < in.p; ++rank)
     for (const auto& m : trees.messages_of(rank)) {
       if (!m.send) continue;
       if (steps.size() <= static_cast<size_t>(m.step)) steps.resize(static_cast<size_t>(m.step) + 1);
-      steps[static_cast<size_t>(m.step)].push_back({rank, m.peer, in.bytes(trees.chunk(m.lane, m.chunk).count), 0});
+      steps[static_cast<size_t>(m.step)].push_back({rank, m.peer, in.bytes(trees.chunk(m.lane, m.chunk).count), 0, false, m.wait});
     }
   for (const auto& flows : steps) {
     Step& step = schedule.step();
     step.fifo = in.fifo;
     // (NCCL's algorithms run with free reductions: nccl/transport.hpp)
-    for (const Flow& flow : flows) step.send(flow.src, flow.dst, flow.bytes);
+    for (const Flow& flow : flows) step.send(flow.src, flow.dst, flow.bytes).flows.back().wait_steps = flow.wait_steps;
   }
   return schedule;
 }

@@ -33,6 +33,21 @@ std::vector<Chunk> split_into_segments(size_t count, size_t segment);
 // The chunk covering chunks[first] .. chunks[first + n - 1] (consecutive chunks).
 Chunk span_of(const std::vector<Chunk>& chunks, int first, int n);
 
+// The elements of chunks first .. first + n - 1 in O(1) (prefix sums): the schedules ask
+// for p spans per step, each up to p/2 chunks long.
+class ChunkSpans {
+public:
+  explicit ChunkSpans(const std::vector<Chunk>& chunks) : before_(chunks.size() + 1, 0) {
+    for (size_t i = 0; i < chunks.size(); ++i) before_[i + 1] = before_[i] + chunks[i].count;
+  }
+  size_t count(int first, int n) const {
+    return before_[static_cast<size_t>(first + n)] - before_[static_cast<size_t>(first)];
+  }
+
+private:
+  std::vector<size_t> before_;
+};
+
 // Euclidean remainder: ring arithmetic with negative steps.
 inline int mod(int a, int m) { return ((a % m) + m) % m; }
 

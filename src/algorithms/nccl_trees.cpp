@@ -7,7 +7,8 @@
 
 namespace collsim {
 
-NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems) {
+NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, int lag)
+    : locality_(locality), lag_(std::max(0, lag)) {
   const auto nodes = locality_groups(locality);
   slices_ = split_evenly(count, lanes);
   size_t largest = 0;
@@ -68,12 +69,13 @@ void NcclTrees::time_lane(int lane, const std::vector<std::vector<int>>& nodes) 
     for (int child : links[static_cast<size_t>(order[i])].children) order.push_back(child);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Link& link = links[static_cast<size_t>(*it)];
-    for (int child : link.children) link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1);
+    for (int child : link.children)
+      link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1 + hop_lag(child, *it));
   }
   for (int rank : order) {
     Link& link = links[static_cast<size_t>(rank)];
     link.down_offset = link.parent < 0 ? link.up_delay
-                                       : std::max(links[static_cast<size_t>(link.parent)].down_offset + 1, chunks_ + link.up_delay);
+                                       : links[static_cast<size_t>(link.parent)].down_offset + 1 + hop_lag(link.parent, rank);
   }
 }
 
@@ -84,12 +86,14 @@ std::vector<NcclTrees::Message> NcclTrees::messages_of(int rank) const {
     const Link& me = links[static_cast<size_t>(rank)];
     for (int j = 0; j < chunks_; ++j) {
       if (me.parent >= 0) {
-        out.push_back({j + me.up_delay, lane, j, me.parent, true, true});
-        out.push_back({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false});
+        const int lag = hop_lag(rank, me.parent);
+        out.push_back({j + me.up_delay, lane, j, me.parent, true, true, lag});
+        out.push_back({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false, lag});
       }
       for (int child : me.children) {
-        out.push_back({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true});
-        out.push_back({j + me.down_offset, lane, j, child, true, false});
+        const int lag = hop_lag(rank, child);
+        out.push_back({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true, lag});
+        out.push_back({j + me.down_offset, lane, j, child, true, false, lag});
       }
     }
   }

@@ -10,8 +10,11 @@
 // l / 2 of every node (so that the lanes' heads, and their NICs, differ), its slice cut into
 // chunks. Up: a leaf sends chunk j at step j, a rank with children at step j + d once every
 // child's chunk j is in (d: 1 + its children's largest d). Down: the root sends chunk j as
-// soon as it is reduced; the others first send every chunk up, then forward the chunks down
-// (NCCL's middle ranks run their up loop, then their down loop).
+// soon as it is reduced; the others forward each chunk down as soon as they have it, while
+// still sending chunks up (NCCL's runTreeSplit: half the threads up, half down, at once).
+// A hop across nodes takes 1 + `lag` steps: its receiver waits for a chunk `lag` steps after the
+// step that carries it, as late as NCCL's FIFO lets the sender run ahead, so that the network's
+// latency overlaps the next chunks instead of coupling each step of the up and down streams.
 #include <cstddef>
 #include <vector>
 
@@ -23,7 +26,7 @@ class NcclTrees {
 public:
   // `locality[r]`: rank r's node (ranks sharing one form a node, as locality_groups makes
   // them); `lanes` >= 1; each lane's slice of `count` elements in chunks of `chunk_elems`.
-  NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems);
+  NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, int lag = 0);
 
   int lanes() const { return static_cast<int>(slices_.size()); }
   int chunks() const { return chunks_; }
@@ -37,6 +40,7 @@ public:
     int peer = 0;       // the other end
     bool send = false;  // this rank sends it (else receives it)
     bool up = false;    // towards the root (a partial sum its receiver reduces)
+    int wait = 0;       // its receiver waits for it this many steps after `step`
   };
   // Every message the rank sends or receives, by step, then lane, then peer: the order in
   // which both ends of a pair post them.
@@ -52,6 +56,10 @@ private:
   void link_lane(int lane, const std::vector<std::vector<int>>& nodes);
   void time_lane(int lane, const std::vector<std::vector<int>>& nodes);
 
+  int hop_lag(int a, int b) const { return locality_[static_cast<size_t>(a)] == locality_[static_cast<size_t>(b)] ? 0 : lag_; }
+
+  std::vector<int> locality_;
+  int lag_ = 0;
   int chunks_ = 1;
   std::vector<Chunk> slices_;
   std::vector<size_t> chunk_elems_;        // by lane

@@ -8,9 +8,9 @@
 
 namespace collsim {
 
-NvlsPlan::NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_elems, bool tree)
+NvlsPlan::NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_elems, bool tree, int lag)
     : nodes_(locality_groups(locality)), node_of_(locality.size()), member_of_(locality.size()), count_(count),
-      tree_(tree && nodes_.size() > 1) {
+      tree_(tree && nodes_.size() > 1), lag_(std::max(0, lag)) {
   const size_t per = std::max<size_t>(1, chunk_elems);
   chunks_ = static_cast<int>(std::max<size_t>(1, (count + per - 1) / per));
   for (size_t n = 0; n < nodes_.size(); ++n)
@@ -38,7 +38,7 @@ NvlsPlan::NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_
     for (auto it = order.rbegin(); it != order.rend(); ++it)
       for (int child : links[static_cast<size_t>(*it)].children)
         links[static_cast<size_t>(*it)].up_delay =
-            std::max(links[static_cast<size_t>(*it)].up_delay, links[static_cast<size_t>(child)].up_delay + 1);
+            std::max(links[static_cast<size_t>(*it)].up_delay, links[static_cast<size_t>(child)].up_delay + 1 + lag_);
     root_delay_[t] = links[static_cast<size_t>(trees[static_cast<size_t>(t)].root)].up_delay;
   }
 }
@@ -55,7 +55,7 @@ Chunk NvlsPlan::slice(int n, int j, int member) const {
 int NvlsPlan::offset(int n, int j) const {
   if (!tree_) return 2;
   const int t = j % 2;
-  return 2 + root_delay_[t] + links_[t][static_cast<size_t>(n)].depth;
+  return 2 + root_delay_[t] + (1 + lag_) * links_[t][static_cast<size_t>(n)].depth;
 }
 
 std::vector<NvlsPlan::Message> NvlsPlan::messages_of(int rank) const {
@@ -85,13 +85,13 @@ std::vector<NvlsPlan::Message> NvlsPlan::messages_of(int rank) const {
     const NodeLink& link = links_[j % 2][static_cast<size_t>(n)];
     auto gpu_of = [&](int other) { return nodes_[static_cast<size_t>(other)][static_cast<size_t>(me)]; };
     if (link.parent >= 0) {
-      out.push_back({j + 2 + link.up_delay, Kind::tree_up, j, gpu_of(link.parent), true, Part::slice, me});
-      out.push_back({j + offset(link.parent, j), Kind::tree_down, j, gpu_of(link.parent), false, Part::slice, me});
+      out.push_back({j + 2 + link.up_delay, Kind::tree_up, j, gpu_of(link.parent), true, Part::slice, me, lag_});
+      out.push_back({j + offset(link.parent, j), Kind::tree_down, j, gpu_of(link.parent), false, Part::slice, me, lag_});
     }
     for (int child : link.children) {
       const int delay = links_[j % 2][static_cast<size_t>(child)].up_delay;
-      out.push_back({j + 2 + delay, Kind::tree_up, j, gpu_of(child), false, Part::slice, me});
-      out.push_back({j + t, Kind::tree_down, j, gpu_of(child), true, Part::slice, me});
+      out.push_back({j + 2 + delay, Kind::tree_up, j, gpu_of(child), false, Part::slice, me, lag_});
+      out.push_back({j + t, Kind::tree_down, j, gpu_of(child), true, Part::slice, me, lag_});
     }
   }
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {

@@ -10,8 +10,11 @@
 //                 binary tree, tree j % 2): up to the root node, which sends it back down;
 //   step j+T      GPU i sends its (node-, or globally) reduced slice to the switch (multimem.st);
 //   step j+T+1    the switch sends every GPU the whole chunk.
-// T is 2 on one node; with the tree, 2 + the root's up delay + the node's depth. Every GPU
-// sends and receives (1 + 1/g) times the vector through its NVLink port (g GPUs per node).
+// T is 2 on one node; with the tree, 2 + the root's up delay + H x the node's depth, a hop
+// across nodes taking H = 1 + `lag` steps: its receiver waits for the slice `lag` steps after
+// the step that carries it (as late as NCCL's FIFO lets its sender run ahead: fifo - 1), so that
+// a network hop's latency overlaps the next chunks' steps instead of stalling each of them.
+// Every GPU sends and receives (1 + 1/g) times the vector through its NVLink port (g per node).
 #include <cstddef>
 #include <vector>
 
@@ -22,7 +25,7 @@ namespace collsim {
 class NvlsPlan {
 public:
   // `locality[r]`: rank r's node (equal sizes with the tree); `tree`: NVLSTree across nodes.
-  NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_elems, bool tree);
+  NvlsPlan(const std::vector<int>& locality, size_t count, size_t chunk_elems, bool tree, int lag = 0);
 
   int nodes() const { return static_cast<int>(nodes_.size()); }
   int chunks() const { return chunks_; }
@@ -44,6 +47,7 @@ public:
     bool send = false;
     Part part = Part::chunk;
     int member = 0;      // the slice's owner (its index in the node)
+    int wait = 0;        // its receiver waits for it this many steps after `step`
   };
   // Every message of a rank (`rank` >= 0) or of node n's switch (`rank` = -1 - n), by step,
   // kind, chunk and peer: the order in which both ends of a pair post them.
@@ -57,6 +61,7 @@ private:
   size_t count_ = 0;
   int chunks_ = 1;
   bool tree_ = false;
+  int lag_ = 0;
   // per tree (0, 1): each node's parent, children, up delay, depth
   struct NodeLink {
     int parent = -1;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <deque>
 #include "algorithms/nvls_rounds.hpp"
 
@@ -27,32 +28,43 @@ struct Side {
 template <typename ViewOf>
 Side plan_side(const std::vector<NvlsPlan::Message>& messages, ViewOf view_of) {
   Side side{{}, {}, {}, {}};
+  std::vector<int> steps;  // each round's step
+  for (const auto& m : messages)
+    if (steps.empty() || steps.back() != m.step) steps.push_back(m.step);
+  side.rounds.resize(steps.size());
+  side.reductions.resize(steps.size());
+  side.copies.resize(steps.size());
+  size_t round = 0;
   for (size_t i = 0; i < messages.size(); ++i) {
-    if (i == 0 || messages[i].step != messages[i - 1].step) {
-      side.rounds.emplace_back();
-      side.reductions.emplace_back();
-      side.copies.emplace_back();
-    }
-    side.rounds.back().push_back(view_of(messages[i], side));
+    if (i > 0 && messages[i].step != messages[i - 1].step) ++round;
+    const NvlsPlan::Message& m = messages[i];
+    // a receive is waited for (and reduced) in the round before the step that uses it
+    const int wait = m.send ? static_cast<int>(round) : round_waiting(steps, m.step + m.wait);
+    PlannedMessage planned = view_of(m, side, static_cast<size_t>(wait));
+    if (!m.send) planned.wait_round = wait;
+    side.rounds[round].push_back(planned);
   }
   return side;
 }
+
+// NVLSTree's hops across nodes: waited for as late as NCCL's FIFO lets their senders run ahead.
+int network_lag(bool tree, int fifo) { return tree ? std::max(0, fifo - 1) : 0; }
 
 }  // namespace
 
 void run_nvls_rank(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tree) {
   if (comm.size() == 1) return;
-  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree);
+  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree, network_lag(tree, args.fifo));
   const int n = plan.node_of(comm.rank()), reducer = comm.reducing_switch(SwitchKind::nvlink);
   const int multicaster = reducer + plan.nodes();
   const auto messages = plan.messages_of(comm.rank());
-  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
+  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s, size_t wait) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
     View view = buf.view(c.offset, c.count);
     if (m.kind == NvlsPlan::Kind::tree_up && !m.send) {  // a partial sum from below: reduced after its round
       s.slots.push_back(buf.scratch(c.count));
       const View from = s.slots.back().holding(view);
-      s.reductions.back().emplace_back(view, from);
+      s.reductions[wait].emplace_back(view, from);
       view = from;
     }
     // a GPU's own chunk goes to the switch as far ahead as the FIFO lets it (NCCL's scatter)
@@ -69,21 +81,21 @@ void run_nvls_rank(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tre
 // (the first's contribution copied, the others added), each slice sent to its GPU; the
 // multicasts: each slice received, the whole chunk sent to every GPU.
 void run_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tree) {
-  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree);
+  const NvlsPlan plan(localities_of(comm), buf.size(), args.segment_elems, tree, network_lag(tree, args.fifo));
   const int actor = comm.rank() - comm.size(), n = actor % plan.nodes();
   const bool multicasts = actor >= plan.nodes();
   std::vector<NvlsPlan::Message> messages;
   for (const auto& m : plan.messages_of(-1 - n))
     if (multicast(m.kind) == multicasts) messages.push_back(m);
   Buffer reduced(buf.dtype(), buf.map());  // carried as the GPUs' vectors, so that views match
-  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s) {
+  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s, size_t wait) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
     View view = reduced.view(c.offset, c.count);
     if (m.kind == NvlsPlan::Kind::reduce_up) {  // a GPU's contribution: into the node's sum after its round
       s.slots.push_back(buf.scratch(c.count));
       const View from = s.slots.back().holding(view);
-      if (m.member == 0) s.copies.back().emplace_back(from, view);
-      else s.reductions.back().emplace_back(view, from);
+      if (m.member == 0) s.copies[wait].emplace_back(from, view);
+      else s.reductions[wait].emplace_back(view, from);
       view = from;
     }
     return PlannedMessage{m.peer, m.send, view};
@@ -99,7 +111,7 @@ Schedule nvls_schedule(const ModelInput& in, bool tree) {
   if (in.p < 2) return schedule;
   schedule.mark_rank_by_rank();
   const std::vector<int> locality = localities_of(in);
-  const NvlsPlan plan(locality, in.elems, in.segment_elems, tree);
+  const NvlsPlan plan(locality, in.elems, in.segment_elems, tree, network_lag(tree, in.fifo));
   std::vector<std::vector<Flow>> steps;
   // node n's switch is schedule rank p + n for its reductions, p + nodes + n for its multicasts
   auto switch_of = [&](int n, const NvlsPlan::Message& m) { return in.p + n + (multicast(m.kind) ? plan.nodes() : 0); };
@@ -108,7 +120,7 @@ Schedule nvls_schedule(const ModelInput& in, bool tree) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
     if (steps.size() <= static_cast<size_t>(m.step)) steps.resize(static_cast<size_t>(m.step) + 1);
     steps[static_cast<size_t>(m.step)].push_back(
-        {from, m.peer < 0 ? switch_of(n, m) : m.peer, in.bytes(c.count), 0, m.kind == NvlsPlan::Kind::reduce_up});
+        {from, m.peer < 0 ? switch_of(n, m) : m.peer, in.bytes(c.count), 0, m.kind == NvlsPlan::Kind::reduce_up, m.wait});
   };
   for (int rank = 0; rank < in.p; ++rank)
     for (const auto& m : plan.messages_of(rank)) add(rank, plan.node_of(rank), m);
@@ -117,7 +129,10 @@ Schedule nvls_schedule(const ModelInput& in, bool tree) {
   for (const auto& flows : steps) {
     Step& step = schedule.step();
     step.fifo = in.fifo;
-    for (const Flow& flow : flows) flow.ahead ? step.send_ahead(flow.src, flow.dst, flow.bytes) : step.send(flow.src, flow.dst, flow.bytes);
+    for (const Flow& flow : flows) {
+      flow.ahead ? step.send_ahead(flow.src, flow.dst, flow.bytes) : step.send(flow.src, flow.dst, flow.bytes);
+      step.flows.back().wait_steps = flow.wait_steps;
+    }
   }
   return schedule;
 }

@@ -18,6 +18,10 @@ std::vector<int> localities_of(const ModelInput& in) {
   return locality;
 }
 
+int round_waiting(const std::vector<int>& round_steps, int wait_step) {
+  return static_cast<int>(std::upper_bound(round_steps.begin(), round_steps.end(), wait_step) - round_steps.begin()) - 1;
+}
+
 void run_pipelined(Comm& comm, const PlannedRounds& rounds, int fifo, const char* phase,
                    const std::function<void(int)>& after_round) {
   const int count = static_cast<int>(rounds.size());
@@ -28,7 +32,7 @@ void run_pipelined(Comm& comm, const PlannedRounds& rounds, int fifo, const char
     if (q >= count) return;
     comm.label(phase, q);
     for (const PlannedMessage& m : rounds[static_cast<size_t>(q)]) {
-      if (!m.send) receives[static_cast<size_t>(q)].push_back(comm.irecv(m.peer, m.view));
+      if (!m.send) receives[static_cast<size_t>(m.wait_round >= 0 ? m.wait_round : q)].push_back(comm.irecv(m.peer, m.view));
       else if (m.ahead) sends[static_cast<size_t>(q)].push_back(comm.isend(m.peer, m.view));
     }
   };

@@ -20,6 +20,9 @@ struct PlannedMessage {
   // A send of data that waits for nothing this rank receives (its own input): posted `fifo`
   // rounds early, as NCCL's FIFO lets such data run ahead (schedule.hpp, Flow::ahead).
   bool ahead = false;
+  // A receive: the round (of this rank's) that waits for it, later than its own when the data is
+  // used later (NCCL's warps wait for a chunk only when they use it); -1: its own round.
+  int wait_round = -1;
 };
 
 using PlannedRounds = std::vector<std::vector<PlannedMessage>>;
@@ -28,8 +31,12 @@ using PlannedRounds = std::vector<std::vector<PlannedMessage>>;
 std::vector<int> localities_of(const Comm& comm);
 std::vector<int> localities_of(const ModelInput& in);
 
-// Runs the rounds; `after_round(q)` runs once round q's receives (and the sends `fifo` rounds
-// back) are done, before round q + 1 posts its sends: the reductions of what came in.
+// The round that waits for data that arrives at some step and is used from step `wait_step` + 1
+// on: the last of a rank's rounds (at `round_steps`, ascending) at or before `wait_step`.
+int round_waiting(const std::vector<int>& round_steps, int wait_step);
+
+// Runs the rounds; `after_round(q)` runs once the receives round q waits for (and the sends `fifo`
+// rounds back) are done, before round q + 1 posts its sends: the reductions of what came in.
 void run_pipelined(Comm& comm, const PlannedRounds& rounds, int fifo, const char* phase,
                    const std::function<void(int)>& after_round);
 

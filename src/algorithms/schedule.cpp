@@ -1,24 +1,31 @@
 #include "algorithms/schedule.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
 namespace collsim {
-
 namespace {
-std::size_t message_limit = 0;  // 0: none
-std::size_t messages_made = 0;
+
+// The active FlowBudget of this thread (0: none) and the messages described under it.
+thread_local size_t budget_most = 0;
+thread_local size_t budget_used = 0;
+
 }  // namespace
 
-ScheduleLimit::ScheduleLimit(std::size_t most) {
-  message_limit = most;
-  messages_made = 0;
+FlowBudget::FlowBudget(size_t most) : most_before_(budget_most), used_before_(budget_used) {
+  budget_most = most;
+  budget_used = 0;
 }
-ScheduleLimit::~ScheduleLimit() { message_limit = 0; }
+
+FlowBudget::~FlowBudget() {
+  budget_most = most_before_;
+  budget_used = used_before_;
+}
+
 
 Step& Step::send(int src, int dst, double bytes) {
-  if (message_limit != 0 && ++messages_made > message_limit)
-    throw ScheduleTooLarge(std::to_string(message_limit));
+  if (budget_most > 0 && ++budget_used > budget_most) throw ScheduleTooLarge{budget_most};
   if (static_cast<int>(sent_.size()) <= src) sent_.resize(static_cast<size_t>(src) + 1, 0);
   flows.push_back({src, dst, bytes, sent_[static_cast<size_t>(src)]++});
   return *this;
@@ -49,6 +56,19 @@ void Schedule::merge_last_if_repeated() {
       last.reduced != before.reduced)
     return;
   before.repeat += last.repeat;
+  if (budget_most > 0) budget_used -= std::min(budget_used, last.flows.size());
+  steps_.pop_back();
+}
+
+void Schedule::merge_last_if_alternating() {
+  if (steps_.size() < 3) return;
+  Step& last = steps_.back();
+  Step& two_before = steps_[steps_.size() - 3];
+  if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != two_before.flows ||
+      last.reduced != two_before.reduced || last.fifo != two_before.fifo)
+    return;
+  two_before.repeat += last.repeat;
+  if (budget_most > 0) budget_used -= std::min(budget_used, last.flows.size());
   steps_.pop_back();
 }
 

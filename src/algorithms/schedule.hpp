@@ -22,6 +22,10 @@ struct Flow {
   // Pipelined (Step::fifo): data that waits for nothing the sender receives (its own input),
   // which its sender posts `fifo` of its steps early, as far as NCCL's FIFO lets it run ahead.
   bool ahead = false;
+  // Pipelined: its receiver waits for it this many steps after the step that carries it (in
+  // its last round at or before that step), as NCCL's warps wait for data only when they use
+  // it; 0: in that step.
+  int wait_steps = 0;
   bool operator==(const Flow&) const = default;
 };
 
@@ -47,6 +51,28 @@ private:
   std::vector<int> sent_;  // messages added so far per sender
 };
 
+// A schedule whose ranks move on step by step on their own (Schedule::mark_rank_by_rank)
+// is followed message by message by the model up to this many messages; beyond, its steps
+// are priced in lock step (its estimate note says so; model/contention.hpp).
+constexpr size_t max_followed_messages = 200000;
+
+// The most messages the schedules built on this thread may describe while a FlowBudget
+// lives (the model's own limit: a schedule of p^2 messages at p = 131,072 would fill any
+// memory before it could be priced); Step::send throws ScheduleTooLarge beyond it.
+class FlowBudget {
+public:
+  explicit FlowBudget(size_t most);
+  ~FlowBudget();
+  FlowBudget(const FlowBudget&) = delete;
+  FlowBudget& operator=(const FlowBudget&) = delete;
+
+private:
+  size_t most_before_, used_before_;
+};
+struct ScheduleTooLarge {
+  size_t most = 0;  // the budget it went beyond
+};
+
 class Schedule {
 public:
   // A new step after the last one added (the first starts at 0).
@@ -58,6 +84,10 @@ public:
   // Merges the last step into the one before when it only follows it and carries the same
   // messages: one step with a longer repeat (long runs of identical steps stay small).
   void merge_last_if_repeated();
+  // For a schedule priced in lock step only (more than max_followed_messages): merges the
+  // last step into the one two before when it carries the same messages, as the even and
+  // odd steps of a pipeline alternate. The steps' order changes, not their sum in lock step.
+  void merge_last_if_alternating();
   // Appends another schedule after this one (its first steps wait for all of this one's).
   void then(const Schedule& next);
 
@@ -79,21 +109,6 @@ private:
   std::vector<Step> steps_;
   std::string estimate_note_;
   bool rank_by_rank_ = false;
-};
-
-// `collsim model` prices schedules of up to a million ranks that no run would simulate:
-// while a ScheduleLimit lives, the messages its schedules add up to at most `most`, and the
-// one past it throws ScheduleTooLarge (memory and time stay bounded; README "Limits").
-class ScheduleTooLarge : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-class ScheduleLimit {
-public:
-  explicit ScheduleLimit(std::size_t most);
-  ~ScheduleLimit();
-  ScheduleLimit(const ScheduleLimit&) = delete;
-  ScheduleLimit& operator=(const ScheduleLimit&) = delete;
 };
 
 }  // namespace collsim

@@ -43,25 +43,24 @@ std::vector<StepRun> reduce_then_gather(const ModelInput& in, int steps) {
 
 void halving_steps(Schedule& schedule, const ModelInput& in, const PowerOfTwoFold& fold,
                    const std::vector<Chunk>& blocks) {
+  const ChunkSpans spans(blocks);
   for (int distance = fold.pof2 / 2; distance > 0; distance /= 2) {
     Step& step = schedule.step();
     step.reduced = true;
     for (int v = 0; v < fold.pof2; ++v) {
       const int partner = v ^ distance;
-      const Chunk half = span_of(blocks, partner & ~(distance - 1), distance);
-      step.send(fold.old_rank(v), fold.old_rank(partner), in.bytes(half.count));
+      step.send(fold.old_rank(v), fold.old_rank(partner), in.bytes(spans.count(partner & ~(distance - 1), distance)));
     }
   }
 }
 
 void doubling_steps(Schedule& schedule, const ModelInput& in, const PowerOfTwoFold& fold,
                     const std::vector<Chunk>& blocks) {
+  const ChunkSpans spans(blocks);
   for (int distance = 1; distance < fold.pof2; distance *= 2) {
     Step& step = schedule.step();
-    for (int v = 0; v < fold.pof2; ++v) {
-      const Chunk held = span_of(blocks, v & ~(distance - 1), distance);
-      step.send(fold.old_rank(v), fold.old_rank(v ^ distance), in.bytes(held.count));
-    }
+    for (int v = 0; v < fold.pof2; ++v)
+      step.send(fold.old_rank(v), fold.old_rank(v ^ distance), in.bytes(spans.count(v & ~(distance - 1), distance)));
   }
 }
 
@@ -107,6 +106,10 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
   }
   schedule.mark_rank_by_rank();
   const int steps = trees.steps(counts);
+  // every tree edge carries each segment of its tree up and down
+  double messages = 0;
+  for (size_t t = 0; t < trees.trees.size(); ++t) messages += 2.0 * (p - 1) * static_cast<double>(counts[t]);
+  const bool lock_step = messages > static_cast<double>(max_followed_messages);
   // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
   // reduce is its mirror image in time, child to parent
   auto phase_step = [&](int s, bool up) {
@@ -121,6 +124,7 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
         else step.send(parent, v, bytes);
       }
     schedule.merge_last_if_repeated();
+    if (lock_step) schedule.merge_last_if_alternating();
   };
   for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
   for (int s = 0; s < steps; ++s) phase_step(s, false);

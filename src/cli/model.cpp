@@ -15,7 +15,8 @@ Command add_model_command(CLI::App& app) {
   CLI::App* model = app.add_subcommand(
       "model", "Predict a collective's time without simulating: each algorithm's schedule priced on a platform's own "
                "routes (--topology, links shared by max-min fairness) or on a contention-free star (--bandwidth, "
-               "--latency: the alpha-beta formulas)");
+               "--latency: the alpha-beta formulas). No run limit applies (nothing is simulated): up to 1,000,000 "
+               "hosts, schedules of at most 2^23 messages (2^18 in one step); see README \"Limits\"");
   model->add_option("--collective", model_request.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   model->add_option("--algorithm", model_request.algorithm,
                     "Algorithm name (default: ring / binomial), or all: rank every algorithm of the collective");

@@ -141,7 +141,7 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     for (int r = 0; r < steps[s].repeat; ++r, ++instance)
       for (const Flow& flow : steps[s].flows) {
         of_step[s].push_back(messages.size());
-        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo});
+        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo, instance + flow.wait_steps});
       }
     estimate.steps += static_cast<size_t>(steps[s].repeat);
     estimate.largest_step = std::max(estimate.largest_step, steps[s].flows.size());
@@ -176,6 +176,26 @@ ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in) 
                                          "are priced in lock step, where the ranks of a pipeline drift apart",
                                          messages_of(schedule), max_followed_messages);
   return estimate;
+}
+
+std::optional<Schedule> schedule_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in,
+                                                     std::string& why) {
+  try {
+    const FlowBudget budget(max_model_messages);
+    return algorithm.schedule(in);
+  } catch (const ScheduleTooLarge& too_large) {
+    why = fmt::format("its schedule describes more than {} messages (the model's limit, README \"Limits\")",
+                      too_large.most);
+    return std::nullopt;
+  }
+}
+
+std::string model_limit_reason(const Schedule& schedule) {
+  for (const Step& step : schedule.steps())
+    if (step.flows.size() > max_model_step_messages)
+      return fmt::format("{} messages at once in one step (the model prices at most {})", step.flows.size(),
+                         max_model_step_messages);
+  return {};
 }
 
 std::string realistic_network_caveat() {

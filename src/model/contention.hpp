@@ -15,6 +15,7 @@
 // On the contention-free star of uniform_network() both are exactly the closed-form
 // formulas of cost_model.hpp. A ModelInput::message_cost prices every message as Comm does
 // (fluid.hpp) and adds its per-collective overhead once, at the start.
+#include <optional>
 #include <string>
 
 #include "model/cost_model.hpp"
@@ -40,10 +41,8 @@ struct ModelEstimate {
 
 ModelEstimate estimate_schedule(const Schedule& schedule, const ModelInput& in);
 
-// A schedule whose ranks move on step by step on their own (Schedule::mark_rank_by_rank)
-// is followed message by message up to this many messages; beyond, its steps are priced
-// in lock step (its estimate note says so).
-constexpr size_t max_followed_messages = 200000;
+// (max_followed_messages, algorithms/schedule.hpp: the most messages of a rank-by-rank
+// schedule followed message by message; beyond, its steps are priced in lock step.)
 
 // Why running this schedule is impractical, or empty: a step with more than
 // max_messages_per_step messages at once (direct at p = 1024 posts p(p-1) = 1M), or a rank
@@ -51,6 +50,19 @@ constexpr size_t max_followed_messages = 200000;
 constexpr size_t max_messages_per_step = 65536;
 constexpr double max_receive_bytes = 64.0 * (1ull << 30);
 std::string impractical_reason(const Schedule& schedule);
+
+// `collsim model`'s own limits (README "Limits"; no run limit applies to it, nothing is
+// simulated): a schedule describes at most max_model_messages messages (repeated steps
+// counted once: a ring of p = 131,072 is one step of p messages) and holds at most
+// max_model_step_messages in one step.
+constexpr size_t max_model_messages = size_t{1} << 23;
+constexpr size_t max_model_step_messages = size_t{1} << 18;
+// The algorithm's schedule on `in`, or nullopt with `why` set when it describes more than
+// max_model_messages messages (it is not built further).
+std::optional<Schedule> schedule_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in,
+                                                     std::string& why);
+// Why the model does not price this schedule, or empty (a step beyond max_model_step_messages).
+std::string model_limit_reason(const Schedule& schedule);
 
 // What the model does not see under SimGrid's realistic (TCP) network.
 std::string realistic_network_caveat();

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
@@ -220,6 +221,25 @@ std::string describe_ranks(const std::vector<int>& ranks) {
   return fmt::format("{} ranks ({},...)", ranks.size(), fmt::join(ranks.begin(), ranks.begin() + 4, ","));
 }
 
+// Every rank alone (a slow host link shows up here), or on large platforms the ranks
+// whose own first link is slowest (symmetric: one of them stands for all).
+std::vector<int> single_ranks(const RouteCache& routes, int max_singletons, bool symmetric) {
+  const int p = static_cast<int>(routes.hosts().size());
+  std::vector<int> singles(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
+  if (p <= max_singletons) return singles;
+  std::vector<double> first_link(static_cast<size_t>(p), unlimited);
+  for (int r = 0; r < p; ++r) {
+    const NetworkRoute& route = routes.route(r, (r + 1) % p);
+    if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
+  }
+  std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
+    return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
+  });
+  singles.resize(symmetric ? 1 : static_cast<size_t>(max_singletons / 8));
+  return singles;
+}
+
 }  // namespace
 
 double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n) {
@@ -245,7 +265,7 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
 
 CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
                             const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons, int max_zones) {
+                            int max_singletons, int max_zones, bool symmetric) {
   const std::vector<sg4::Host*>& rank_hosts = routes.hosts();
   const int p = static_cast<int>(rank_hosts.size());
   CutBound best;
@@ -258,10 +278,9 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
   // The same in platform order, for placements that scatter ranks across the platform.
   std::vector<int> by_host(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) by_host[static_cast<size_t>(r)] = r;
-  auto position = [&](int r) {
-    const auto it = std::find(platform_hosts.begin(), platform_hosts.end(), rank_hosts[static_cast<size_t>(r)]);
-    return it - platform_hosts.begin();
-  };
+  std::unordered_map<const sg4::Host*, size_t> place;  // a host's position in the platform
+  for (size_t i = 0; i < platform_hosts.size(); ++i) place.emplace(platform_hosts[i], i);
+  auto position = [&](int r) { return place.at(rank_hosts[static_cast<size_t>(r)]); };
   std::stable_sort(by_host.begin(), by_host.end(), [&](int a, int b) { return position(a) < position(b); });
   by_host.resize(static_cast<size_t>(p / 2));
   std::sort(by_host.begin(), by_host.end());
@@ -275,29 +294,23 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
     for (const auto& [zone, ranks] : zones) ordered.emplace_back(ranks.front(), zone);
     std::sort(ordered.begin(), ordered.end());
     const size_t stride = (ordered.size() + max_zones - 1) / max_zones;
+    std::vector<size_t> sizes_read;  // symmetric: one zone of each size stands for the others
     for (size_t i = 0; i < ordered.size(); i += stride) {
       const sg4::NetZone* zone = ordered[i].second;
+      const size_t size = zones[zone].size();
+      if (symmetric && std::find(sizes_read.begin(), sizes_read.end(), size) != sizes_read.end()) continue;
+      sizes_read.push_back(size);
       sides.emplace_back(zones[zone], fmt::format("(zone {})", zone->get_name()));
     }
   }
-  // Every rank alone (a slow host link shows up here), or on large platforms the ranks
-  // whose own first link is slowest.
-  std::vector<int> singles(static_cast<size_t>(p));
-  for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
-  if (p > max_singletons) {
-    std::vector<double> first_link(static_cast<size_t>(p), unlimited);
-    for (int r = 0; r < p; ++r) {
-      const NetworkRoute& route = routes.route(r, (r + 1) % p);
-      if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
-    }
-    std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
-      return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];
-    });
-    singles.resize(static_cast<size_t>(max_singletons / 8));
-  }
-  for (int r : singles) sides.emplace_back(std::vector<int>{r}, "");
+  for (int r : single_ranks(routes, max_singletons, symmetric)) sides.emplace_back(std::vector<int>{r}, "");
 
+  std::vector<std::string> unread;
   for (const auto& [side, label] : sides) {
+    if (static_cast<double>(side.size()) * static_cast<double>(p - static_cast<int>(side.size())) > max_cut_routes) {
+      unread.push_back(fmt::format("{} {}", describe_ranks(side), label));
+      continue;
+    }
     std::vector<bool> in_s(static_cast<size_t>(p), false);
     for (int r : side) in_s[static_cast<size_t>(r)] = true;
     std::vector<int> others;
@@ -315,10 +328,12 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
       if (time > best.time) {
         const std::string from = describe_ranks(forward ? side : others), to = describe_ranks(forward ? others : side);
         best = {time, bytes, flow.capacity, fmt::format("{} -> {}{}", from, to, label.empty() ? "" : " " + label),
-                flow.saturated};
+                flow.saturated, {}};
       }
     }
   }
+  if (!unread.empty())
+    best.unread = fmt::format("not read: {} (more than {:.0f} routes each)", fmt::join(unread, "; "), max_cut_routes);
   return best;
 }
 

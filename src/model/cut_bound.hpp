@@ -24,7 +24,12 @@ struct CutBound {
   double capacity = 0;          // bytes/s: the maximum flow across it
   std::string cut;              // which cut, e.g. "ranks 0-7 | ranks 8-15 (bisection)"
   std::vector<std::string> bottleneck_links;  // the saturated links of a minimum cut
+  std::string unread;           // the cuts left out for their size (empty: every candidate was read)
 };
+
+// A cut of S and T reads |S| x |T| routes each way: cuts beyond this many (the bisections
+// above p = 8192: p^2 / 4 routes) are left out and named in CutBound::unread.
+constexpr double max_cut_routes = 16777216;
 
 // The tightest of these cuts: the bisection in rank order and in platform order (the
 // ranks on the first half of the platform's hosts against the rest), every zone holding some
@@ -33,9 +38,12 @@ struct CutBound {
 // max_zones zones, every k-th zone in platform order). `bytes_per_rank` is
 // the logical size of one rank's vector.
 // The ranks are the endpoints of `routes`, which reads every route the cuts cross.
+// `symmetric`: every rank is an image of every other under the platform's symmetry (a
+// generated family whose hosts are all alike, every host a rank, in platform order): then one
+// zone stands for all zones of its size and, above max_singletons ranks, one rank alone for all.
 CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
                             const std::vector<simgrid::s4u::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons = 64, int max_zones = 16);
+                            int max_singletons = 64, int max_zones = 16, bool symmetric = false);
 
 // Bytes that must cross from the ranks marked true in `in_s` to the others.
 double bytes_across(Collective collective, const std::vector<bool>& in_s, int root, double n);

@@ -29,6 +29,7 @@ struct Transfer {
   double rate = 0;
   int limited_by = -1;       // local index of the link that set its rate
   int send_round = 0, recv_round = 0;  // the rounds in which its sender and its receiver wait for it
+  int wait_round = 0;  // the receiver's round that waits for it (recv_round, or later: FluidMessage::wait_key)
   bool queued = false;       // both ends have posted it: it waits for its start, or moves
 };
 
@@ -40,6 +41,7 @@ struct Round {
   size_t pending = 0;
   double reduced_bytes = 0;
   double done_at = 0;  // the latest completion of its messages so far
+  bool posted = false;  // begun: its messages may all be in before then (posted early, waited late)
 };
 
 class FluidRun {
@@ -104,19 +106,25 @@ private:
   // Each rank's rounds, in the order of their first message (a new key starts one); each
   // message's round at its sender and at its receiver (one round when they are the same rank).
   void number_rounds(int parties) {
-    std::vector<int> last_key(static_cast<size_t>(parties), 0), count(static_cast<size_t>(parties), 0);
+    std::vector<std::vector<int>> keys(static_cast<size_t>(parties));  // each party's rounds' keys
     for (size_t m = 0; m < messages_.size(); ++m) {
       const FluidMessage& message = messages_[m];
       for (int rank : {message.flow.src, message.flow.dst}) {
-        int& rounds = count[static_cast<size_t>(rank)];
-        if (rounds == 0 || last_key[static_cast<size_t>(rank)] != message.round_key) ++rounds;
-        last_key[static_cast<size_t>(rank)] = message.round_key;
-        (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = rounds - 1;
+        auto& mine = keys[static_cast<size_t>(rank)];
+        if (mine.empty() || mine.back() != message.round_key) mine.push_back(message.round_key);
+        (rank == message.flow.src ? transfers_[m].send_round : transfers_[m].recv_round) = static_cast<int>(mine.size()) - 1;
         if (message.flow.src == message.flow.dst) break;
       }
       if (message.flow.src == message.flow.dst) transfers_[m].recv_round = transfers_[m].send_round;
     }
-    for (size_t r = 0; r < rounds_.size(); ++r) rounds_[r].resize(static_cast<size_t>(count[r]));
+    // a message waited for later: in its receiver's last round keyed at most its wait key
+    for (size_t m = 0; m < messages_.size(); ++m) {
+      const auto& mine = keys[static_cast<size_t>(messages_[m].flow.dst)];
+      transfers_[m].wait_round = transfers_[m].recv_round;
+      if (messages_[m].wait_key > messages_[m].round_key)
+        transfers_[m].wait_round = static_cast<int>(std::upper_bound(mine.begin(), mine.end(), messages_[m].wait_key) - mine.begin()) - 1;
+    }
+    for (size_t r = 0; r < rounds_.size(); ++r) rounds_[r].resize(keys[r].size());
   }
 
   // Where a message is posted and waited for. In its round, unless it is pipelined through
@@ -139,7 +147,7 @@ private:
     }
     receiver[static_cast<size_t>(recv_post)].posts.emplace_back(m, false);
     ++sender[static_cast<size_t>(t.send_round)].pending;
-    Round& waits = receiver[static_cast<size_t>(t.recv_round)];
+    Round& waits = receiver[static_cast<size_t>(t.wait_round)];
     ++waits.pending;
     waits.received.push_back(m);
     if (message.reduced) waits.reduced_bytes += message.flow.bytes;
@@ -184,7 +192,8 @@ private:
   // the rank does not wait for is over at once.
   void post(int rank, int round, double at) {
     Round& posted = rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)];
-    posted.done_at = at;
+    posted.posted = true;
+    posted.done_at = std::max(posted.done_at, at);
     for (const auto& [m, send] : posted.posts) {
       Transfer& t = transfers_[m];
       const Flow& flow = messages_[m].flow;
@@ -209,14 +218,14 @@ private:
     arrival.sharing = t.limited_by >= 0 ? crossing_[static_cast<size_t>(t.limited_by)] : 0;
     const Flow& flow = messages_[m].flow;
     finish_part(flow.src, t.send_round, at);
-    if (flow.dst != flow.src) finish_part(flow.dst, t.recv_round, arrival.finish);
+    if (flow.dst != flow.src) finish_part(flow.dst, t.wait_round, arrival.finish);
   }
 
   // A rank's round is done when its last message is (the latest of their completions).
   void finish_part(int rank, int round, double at) {
     Round& done = rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)];
     done.done_at = std::max(done.done_at, at);
-    if (--done.pending == 0) next_round(rank, round);
+    if (--done.pending == 0 && done.posted) next_round(rank, round);
   }
 
   // When a rank's round is done it reduces what it received (busy until `free_at`), then

@@ -42,6 +42,8 @@ struct FluidMessage {
   // it `fifo` rounds after the round that posts it (or in its last round); a message whose
   // flow is `ahead` is posted by its sender `fifo` rounds early too.
   int fifo = 0;
+  // Its receiver waits for it in its last round whose key is at most this (-1: round_key's).
+  int wait_key = -1;
 };
 
 struct Arrival {

@@ -13,11 +13,13 @@
 namespace collsim {
 
 // One candidate by model: its schedule priced on in's network, with the bottleneck link of
-// its slowest step, or why it is impractical here (then not priced).
-AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in);
+// its slowest step, or why it is impractical here (then not priced). For a run, impractical
+// to simulate (contention.hpp, impractical_reason); `model_only` (`collsim model`, nothing is
+// simulated): beyond the model's own limits (model_limit_reason).
+AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& in, bool model_only = false);
 
 // Every algorithm of the collective by model, best first (impractical ones last).
-std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in);
+std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in, bool model_only = false);
 
 // Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
 // plan.choice (the candidates, best first; by what; why the winner won) and a note saying why.

@@ -1,6 +1,7 @@
 #include "plan/fault_plan.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -155,8 +156,10 @@ sg4::Host* choose_control_host(const std::vector<PlannedFault>& faults, const st
       return f.spec.kind == FaultKind::preempt && f.host == host->get_name();
     });
   };
+  // (a set of the ranks' hosts: a platform of 131,072 GPUs would take p^2 comparisons)
+  const std::unordered_set<const sg4::Host*> ranked(rank_hosts.begin(), rank_hosts.end());
   for (sg4::Host* host : all_hosts)
-    if (!preempted(host) && std::find(rank_hosts.begin(), rank_hosts.end(), host) == rank_hosts.end()) return host;
+    if (!preempted(host) && !ranked.contains(host)) return host;
   for (sg4::Host* host : rank_hosts)
     if (!preempted(host)) return host;
   return rank_hosts.front();

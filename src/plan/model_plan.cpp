@@ -100,7 +100,9 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const s
 
 // Logical elements per step of a pipelined NCCL algorithm (the algorithms cut logical
 // elements, payload.hpp): NCCL's chunk, larger when the run would send more than
-// max_pipelined_messages (message_counts.hpp) in the simulation.
+// max_pipelined_messages (message_counts.hpp) in the simulation, or more than the model follows
+// rank by rank (max_followed_messages, contention.hpp: beyond, it would price the steps in lock
+// step, blind to the pipeline's FIFO and late waits).
 size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p) {
   const double elem_bytes = payload.logical_elems > 0 ? payload.logical_bytes / static_cast<double>(payload.logical_elems) : 1.0;
   const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
@@ -109,7 +111,8 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p)
   // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
   // switch, NVLSTree 2 more per GPU for its tree
   const double per_chunk = nccl.choice.chosen.algo == nccl::Algo::tree ? 2.0 * (p - 1) * nccl.lanes : 6.0 * p;
-  const double most = std::max(1.0, std::floor(max_pipelined_messages / per_chunk));
+  const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
+  const double most = std::max(1.0, std::floor(budget / per_chunk));
   return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
 }
 
@@ -175,8 +178,8 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
   }
-  // the channels' rings (and NCCL's) turn inside the groups
-  if (model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
+  // the channels' rings (and NCCL's) turn inside the groups; auto tries channels there too
+  if (automatic || model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))
     model.locality = locality.ids;
   if (automatic) {
     plan.choice.algorithm = &choose_algorithm(scenario.collective.kind, simulated, model_for, plan);

@@ -94,14 +94,18 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
                      "transport (docs/nccl.md): leave it out");
   NcclSetup setup;
   setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
-  nccl::Forced forced{scenario.nccl.algo, scenario.nccl.proto, scenario.nccl.channels, {}};
+  nccl::Forced forced;
+  forced.algo = scenario.nccl.algo;
+  forced.proto = scenario.nccl.proto;
+  forced.channels = scenario.nccl.channels;
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
-  // collsim's NVLSTree waits a network hop per pipeline step (docs/nccl.md): far slower than
-  // NCCL's across nodes, so the tuner's choice leaves it to those who name it
-  if (!forced.algo)
-    forced.set_aside.push_back({nccl::Algo::nvls_tree, "collsim's run of it is latency-bound, docs/nccl.md; name it to run it"});
+  // the switches' actors run one collective per round: the tuner's choice passes over NVLS and
+  // NVLSTree with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
+  if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
+    for (const nccl::Algo algo : {nccl::Algo::nvls, nccl::Algo::nvls_tree})
+      forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
@@ -118,13 +122,16 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
 
 std::string describe_nccl(const NcclSetup& setup) {
   const nccl::Transport& t = *setup.transport;
+  // NVLS's messages on NVLink go to and from the switch, at NVLS's efficiency too
+  const bool to_switch = !setup.switches.empty();
+  const nccl::EndpointKind peer = to_switch ? nccl::EndpointKind::nvswitch : nccl::EndpointKind::gpu;
   return fmt::format("NCCL's transport for {}/{}: {} base latency per collective, hops of {} on NVLink and {} across "
-                     "nodes (NCCL's hwLat, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink, {:.4g} "
-                     "across nodes",
+                     "nodes (NCCL's hwLat, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
+                     "{:.4g} across nodes",
                      nccl::algo_name(setup.choice.chosen.algo), nccl::proto_name(setup.choice.chosen.proto),
                      format_time(t.collective_overhead()), format_time(t.hop_latency(nccl::Hw::nvlink)),
-                     format_time(t.hop_latency(nccl::Hw::net)),
-                     t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, true),
+                     format_time(t.hop_latency(nccl::Hw::net)), t.wire_factor(nccl::EndpointKind::gpu, peer, true),
+                     to_switch ? " (to and from the NVSwitch)" : "",
                      t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, false));
 }
 

@@ -117,6 +117,7 @@ json candidates_json(const std::vector<AutoCandidate>& candidates) {
   json rows = json::array();
   for (const auto& c : candidates) {
     json row{{"algorithm", c.algorithm}};
+    if (c.channels > 0) row["channels"] = c.channels;
     if (c.skipped.empty()) row["model_time"] = c.model_time;
     else row["skipped"] = c.skipped;
     if (!c.bottleneck.empty()) {

@@ -14,7 +14,6 @@
 #include "plan/fault_plan.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/nccl_run.hpp"
-#include "plan/run_limits.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
@@ -62,8 +61,10 @@ std::vector<BucketSlice> plan_bucket_slices(const Scenario& scenario, const Payl
 }
 
 // What the run would need, refused beyond the stated limits before anything is built.
-RunSize check_limits(const Scenario& scenario) {
-  const long long host_count = check_platform_size(scenario.topology, scenario.source_dir);
+RunSize check_limits(const Scenario& scenario, bool model_only) {
+  const long long host_count =
+      check_platform_size(scenario.topology, scenario.source_dir, model_only ? max_model_hosts : max_run_hosts);
+  if (model_only) return {.hosts = host_count};
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
   RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
                                 segment_elements(scenario.collective.segment, scenario.collective.dtype));
@@ -215,6 +216,14 @@ void warn_about_short_timeout(RunPlan& plan) {
   }
 }
 
+// Every rank an image of every other under the platform's symmetry: a generated family whose
+// hosts are all alike (not a rack, whose slow host is not), every host a rank, in platform order.
+bool ranks_alike(const Scenario& scenario, const RunPlan& plan, size_t hosts) {
+  const auto generator = parse_generator(scenario.topology, "topology");
+  return generator && !std::holds_alternative<RackSpec>(*generator) && scenario.placement.empty() &&
+         static_cast<size_t>(plan.workers) == hosts;
+}
+
 }  // namespace
 
 namespace {
@@ -247,7 +256,8 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   plan.scenario = scenario;
   const SimGridOptions settings = simgrid_options(scenario, options.cfg);
   check_simgrid_options(settings);
-  plan.limits = check_limits(scenario);
+  plan.limits = check_limits(scenario, options.model_only);
+  plan.model_only = options.model_only;
   sg4::Engine& engine = create_engine(settings, guard);
 
   std::vector<sg4::Host*> all_hosts, switches, hosts;
@@ -265,12 +275,10 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
     plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();
-    if (options.topology_bound && plan.workers > max_cut_ranks)
-      plan.topology_bound_skipped = fmt::format("no cut sought above {} ranks (the bisections read p^2/4 routes; "
-                                                "README \"Limits\")", max_cut_ranks);
-    else if (options.topology_bound)
+    if (options.topology_bound)
       plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), all_hosts,
-                                               scenario.collective.root, plan.model.bytes(plan.model.elems));
+                                               scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
+                                               ranks_alike(scenario, plan, all_hosts.size()));
   });
   plan_training(plan);
   warn_about_short_timeout(plan);

@@ -25,6 +25,9 @@ struct PlanOptions {
   std::vector<std::string> cfg;               // the user's --cfg options, applied after the model's
   std::vector<AutoCandidate> auto_simulated;  // algorithm "auto" by "simulate": the trials (run/run_scenario.hpp)
   bool topology_bound = true;                 // look for the platform's tightest cut (a trial needs no bound)
+  // `collsim model`: nothing will be simulated, so the run limits (messages, buffers, the
+  // hosts a run builds) do not apply; the platform may have up to max_model_hosts hosts.
+  bool model_only = false;
   uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
   InputFn input;                              // rank inputs; default: fill_input with the scenario's seed
 };

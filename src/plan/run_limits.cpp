@@ -45,17 +45,21 @@ double generated_hosts(const GeneratorSpec& spec) {
 
 }  // namespace
 
-long long check_platform_size(const std::string& topology, const std::string& scenario_dir) {
+long long check_platform_size(const std::string& topology, const std::string& scenario_dir, long long most) {
   double hosts = 0;
   if (const auto generator = parse_generator(topology, "topology")) {
     hosts = generated_hosts(*generator);
   } else {
     hosts = static_cast<double>(check_platform_file(resolve_platform_file(topology, scenario_dir, "topology")).hosts);
   }
-  if (hosts > max_run_hosts)
-    throw InputError(fmt::format("topology: '{}' has {:.0f} hosts; a run builds at most {} (README \"Limits\"); "
-                                 "`collsim model` predicts larger ones",
-                                 topology, hosts, max_run_hosts));
+  if (hosts > static_cast<double>(most))
+    throw InputError(most == max_run_hosts
+                         ? fmt::format("topology: '{}' has {:.0f} hosts; a run builds at most {} (README \"Limits\"); "
+                                       "`collsim model` predicts larger ones",
+                                       topology, hosts, most)
+                         : fmt::format("topology: '{}' has {:.0f} hosts; `collsim model` prices at most {} "
+                                       "(README \"Limits\")",
+                                       topology, hosts, most));
   return static_cast<long long>(hosts);
 }
 

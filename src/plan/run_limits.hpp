@@ -13,20 +13,16 @@ namespace collsim {
 
 constexpr int max_workers = 1'000'000;           // P, in scenarios and in `collsim model`
 constexpr long long max_run_hosts = 65'536;      // hosts of a platform a run builds
+constexpr long long max_model_hosts = 1'000'000; // hosts of a platform `collsim model` builds (as generators allow)
 constexpr double max_run_messages = 3e8;         // messages a run may simulate (counted per algorithm)
-// The topology bound's cuts read p^2/4 routes each (model/cut_bound.cpp): 2.6 s at 4096
-// ranks of a star, 4 times that at every doubling; above, the lower bound stands alone.
-constexpr int max_cut_ranks = 4096;
-// `collsim model` without a platform: the messages its schedules may hold (about 2 GB and
-// a few seconds; the binary tree on 10^6 ranks once took 8.7 GB and aborted).
-constexpr double max_model_messages = 5e7;
 constexpr double max_carried_bytes = 8.0 * (1 << 30);  // buffers held in memory, all ranks (estimated)
 
 // The hosts of a generator string, or of a platform file by a scan of its XML (hosts,
 // and the radicals of clusters), without building it. Throws InputError beyond
-// max_run_hosts.
+// `most` (max_run_hosts for a run, max_model_hosts for `collsim model`).
 // Returns the number of hosts.
-long long check_platform_size(const std::string& topology, const std::string& scenario_dir);
+long long check_platform_size(const std::string& topology, const std::string& scenario_dir,
+                              long long most = max_run_hosts);
 
 // The messages and buffers of the run of `scenario` with p ranks, fault-free: each
 // collective's messages as its algorithm sends them (algorithms/message_counts.hpp; auto:

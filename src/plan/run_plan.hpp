@@ -43,6 +43,10 @@ struct AutoCandidate {
   std::string bottleneck;                // the link that set the model's slowest step (empty: none)
   int sharing = 0;                       // messages crossing it then
   std::string skipped;                   // why auto by model did not consider it (impractical here)
+  int channels = 0;                      // a variant on this many channels (0: the scenario's)
+
+  // "ring", or "ring, 8 ch" for a variant on channels.
+  std::string label() const { return channels > 0 ? algorithm + ", " + std::to_string(channels) + " ch" : algorithm; }
 };
 
 // Which algorithm runs, and why. A new way of choosing (a variant search, a tuner) fills
@@ -116,8 +120,8 @@ struct RunPlan {
   TrainingPlan training;
   std::vector<PlannedFault> faults;
   RunSize limits;                        // what the run needs, checked against README "Limits"
+  bool model_only = false;               // planned for `collsim model`: no run follows (its own limits)
   CutBound topology_bound;               // the platform's tightest cut (time 0: none computed)
-  std::string topology_bound_skipped;    // why no cut was sought ("" when one was)
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)
   // How the engine runs it: the ranks' inputs (default: generated from the scenario's

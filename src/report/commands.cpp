@@ -27,7 +27,6 @@
 #include "plan/plan_json.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_limits.hpp"
-#include "algorithms/schedule.hpp"
 #include "sim/simulation.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "trace/trace.hpp"
@@ -464,15 +463,7 @@ int command_model(const ModelRequest& request) {
   in.overhead = parse_time(request.overhead, "--overhead");
   if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
   read_model_parameters(request, in);
-  // the formulas price every message of the schedules: bounded (README "Limits")
-  const ScheduleLimit limit(static_cast<std::size_t>(max_model_messages));
-  try {
-    return print_model(collective, algorithm, all, request, in);
-  } catch (const ScheduleTooLarge&) {
-    throw InputError(fmt::format("--workers: {} on {} ranks has more than {:.0e} messages to price (README \"Limits\"): "
-                                 "fewer ranks, a larger --segment, or one --algorithm",
-                                 all ? "the ranking of every algorithm" : algorithm.name, in.p, max_model_messages));
-  }
+  return print_model(collective, algorithm, all, request, in);
 }
 
 namespace {
@@ -481,7 +472,7 @@ namespace {
 int print_model(Collective collective, const AlgorithmInfo& algorithm, bool all, const ModelRequest& request,
                 const ModelInput& in) {
   if (all) {
-    const std::string ranking = format_ranking(rank_by_model(collective, in));  // priced before anything is printed
+    const std::string ranking = format_ranking(rank_by_model(collective, in, true));  // priced before anything is printed
     std::cout << fmt::format("  {} of {} on {} ranks, alpha {}, B {} (contention-free star), ranked by the model:\n",
                              collective_name(collective), format_size(in.bytes(in.elems)), in.p, format_time(in.alpha),
                              format_bandwidth(in.bandwidth))

@@ -8,6 +8,7 @@
 #include "model/contention.hpp"
 #include "model/cut_bound.hpp"
 #include "report/commands.hpp"
+#include "report/nccl_variants.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
 #include "plan/auto_choice.hpp"
@@ -76,29 +77,39 @@ int command_model_on_platform(const ModelRequest& request) {
   if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
+  // NCCL's variants first: each plans its own platform in a child, before this process's engine
+  const std::string nccl_ranking = request.algorithm == "all" ? rank_nccl_variants(scenario) : "";
   SimGridGuard guard;
-  const RunPlan plan = plan_run(scenario, {}, guard);  // the platform, the placement, the model's input: no run
+  PlanOptions options;
+  options.model_only = true;  // nothing runs: the run limits do not apply
+  const RunPlan plan = plan_run(scenario, options, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
-  const double lower = lower_bound(collective, plan.model).value();
-  const std::string cut_row = plan.topology_bound_skipped.empty()
-                                  ? topology_bound_row(plan.topology_bound, lower)
-                                  : fmt::format("{} = the lower bound: {}", format_time(lower), plan.topology_bound_skipped);
+  const CutBound& cut = plan.topology_bound;
+  const std::string cut_row = topology_bound_row(cut, lower_bound(collective, plan.model).value());
+  // the cuts left out for their size, named (model/cut_bound.hpp, max_cut_routes)
+  const std::string cut_text = cut.unread.empty() ? cut_row : cut_row + "; " + cut.unread;
   if (request.algorithm == "all") {
     std::cout << fmt::format("  {} of {} on {} ranks of {} ({} network), ranked by the model:\n",
                              collective_name(collective), format_size(plan.model.bytes(plan.model.elems)),
                              plan.workers, plan.platform.source, network_model_name(scenario.network));
-    std::cout << format_ranking(plan.choice.candidates);
+    std::cout << format_ranking(plan.choice.candidates) << nccl_ranking;
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
-                             format_time(lower_bound(collective, plan.model).value()), cut_row,
+                             format_time(lower_bound(collective, plan.model).value()), cut_text,
                              exactness(scenario, nullptr));
     return 0;
   }
-  const ModelEstimate estimate = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model);
+  std::string beyond;
+  std::optional<Schedule> schedule = schedule_within_model_limits(*plan.choice.algorithm, plan.model, beyond);
+  if (schedule && beyond.empty()) beyond = model_limit_reason(*schedule);
+  if (!beyond.empty())
+    throw InputError(fmt::format("--algorithm: {} on {} ranks: {}", plan.choice.algorithm->name, plan.workers, beyond));
+  const ModelEstimate estimate = estimate_schedule(*schedule, plan.model);
   std::cout << format_model(collective, *plan.choice.algorithm, plan.model,
                             {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
                              {"network", std::string(network_model_name(scenario.network))},
-                             {"topology bound", cut_row},
-                             {"exact?", exactness(scenario, &estimate)}});
+                             {"topology bound", cut_text},
+                             {"exact?", exactness(scenario, &estimate)}},
+                            &estimate);
   return 0;
 }
 

@@ -150,6 +150,23 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   return run;
 }
 
+namespace {
+
+// The variant that ran, in one word (a --sizes row's last column, a CSV cell): its name, NCCL's
+// protocol and channels ("nccl-tree/LL128/16ch"), or its channels when more than one ("ring/8ch").
+std::string variant_that_ran(const AlgorithmChoice& choice) {
+  std::string label = choice.algorithm->name;
+  const nlohmann::json& parameters = choice.parameters;
+  if (parameters.contains("nccl"))
+    return fmt::format("{}/{}/{}ch", label, parameters["nccl"]["proto"].get<std::string>(),
+                       parameters["nccl"]["channels"].get<int>());
+  if (parameters.contains("channels") && parameters["channels"].get<int>() > 1)
+    label += fmt::format("/{}ch", parameters["channels"].get<int>());
+  return label;
+}
+
+}  // namespace
+
 nlohmann::json run_metrics(const Scenario& scenario) {
   const RunOutcome run = execute_run(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);
   nlohmann::json metrics = metric_values(run.summary, run.result);
@@ -157,7 +174,7 @@ nlohmann::json run_metrics(const Scenario& scenario) {
   for (const auto& r : run.result.rounds) rounds.push_back(r.end - r.start);
   metrics["round_times"] = rounds;
   metrics["tolerance"] = run.summary.verification.tolerance;
-  metrics["algorithm"] = run.result.plan->choice.algorithm->name;  // the one that ran (auto's choice)
+  metrics["algorithm"] = variant_that_ran(run.result.plan->choice);  // the one that ran (auto's choice)
   return metrics;
 }
 

@@ -252,10 +252,7 @@ void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, cons
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
   const CutBound& cut = result.plan->topology_bound;
-  if (!result.plan->topology_bound_skipped.empty())
-    rows.emplace_back("topology bound", fmt::format("{} = the lower bound: {}", format_time(s.topology_bound),
-                                                    result.plan->topology_bound_skipped));
-  else if (cut.time > s.bound.value())
+  if (cut.time > s.bound.value())
     rows.emplace_back("topology bound",
                       fmt::format("{} (cut {}: {} at {}{})", format_time(s.topology_bound), cut.cut, format_size(cut.bytes),
                                   format_bandwidth(cut.capacity),
@@ -334,12 +331,14 @@ std::string format_candidates(const SimResult& result) {
   const bool simulated = result.plan->choice.by == "simulate";
   out += simulated ? "  auto      candidates by simulated time (best first):   model\n"
                    : "  auto      candidates by model time (best first):       bottleneck of the slowest step\n";
-  for (const auto& c : result.plan->choice.candidates) {
+  const auto& candidates = result.plan->choice.candidates;
+  for (const auto& c : candidates) {
     std::string time = simulated ? (c.simulated_time ? format_time(*c.simulated_time) : "failed") : format_time(c.model_time);
     if (simulated) time = fmt::format("{:<14}{}", time, format_time(c.model_time));
     else if (!c.skipped.empty()) time = "impractical: " + c.skipped;
     else if (!c.bottleneck.empty()) time = fmt::format("{:<14}{} ({} message{})", time, c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
-    out += fmt::format("            {:<20} {}{}\n", c.algorithm, time, c.algorithm == result.plan->choice.algorithm->name ? "  <- runs" : "");
+    // the first runs (best first; a variant on channels is a row of its own)
+    out += fmt::format("            {:<20} {}{}\n", c.label(), time, &c == &candidates.front() ? "  <- runs" : "");
   }
   return out;
 }
@@ -398,9 +397,9 @@ std::string format_ranking(const std::vector<AutoCandidate>& ranked) {
     std::string detail = c.bottleneck.empty() ? "latency and overheads only"
                                               : fmt::format("{} ({} message{})", c.bottleneck, c.sharing, c.sharing == 1 ? "" : "s");
     if (!c.skipped.empty())
-      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.algorithm, "-", c.skipped);
+      out += fmt::format("  {:>2} {:<20} {:<13} impractical here: {}\n", i + 1, c.label(), "-", c.skipped);
     else
-      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.algorithm, format_time(c.model_time), detail);
+      out += fmt::format("  {:>2} {:<20} {:<13} {}\n", i + 1, c.label(), format_time(c.model_time), detail);
   }
   return out;
 }
@@ -412,8 +411,9 @@ std::string describe_bottleneck(const ModelEstimate& estimate) {
 }
 
 std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in,
-                         const std::vector<std::pair<std::string, std::string>>& platform_rows) {
-  const ModelEstimate estimate = estimate_schedule(algorithm.schedule(in), in);
+                         const std::vector<std::pair<std::string, std::string>>& platform_rows,
+                         const ModelEstimate* priced) {
+  const ModelEstimate estimate = priced != nullptr ? *priced : estimate_schedule(algorithm.schedule(in), in);
   const double time = estimate.time;
   const LowerBound bound = lower_bound(collective, in);
   const double bytes = in.bytes(in.elems);

@@ -69,10 +69,12 @@ IterationFigures iteration_figures(const SimResult& result, std::optional<int> b
 std::string format_summary(const Scenario& scenario, const SimResult& result, const RunSummary& summary);
 
 // What `collsim model` prints: the same figures from the cost model alone (its schedule
-// priced on in's network), with the bottleneck link of the slowest step; `platform_rows`
-// (the topology bound, ...) go after the lower bound.
+// priced on in's network, or `priced` when the caller has priced it), with the bottleneck
+// link of the slowest step; `platform_rows` (the topology bound, ...) go after the lower bound.
+struct ModelEstimate;
 std::string format_model(Collective collective, const AlgorithmInfo& algorithm, const ModelInput& in,
-                         const std::vector<std::pair<std::string, std::string>>& platform_rows = {});
+                         const std::vector<std::pair<std::string, std::string>>& platform_rows = {},
+                         const ModelEstimate* priced = nullptr);
 
 struct ModelEstimate;
 // `collsim model --algorithm all`: the candidates ranked by model, one line each.

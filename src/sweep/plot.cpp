@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "algorithms/registry.hpp"
 #include "sweep/plot_scale.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
@@ -34,6 +35,23 @@ std::string legend_part(const std::string& column, const json& value) {
   }
   if (value.is_number()) return short_column_name(column) + " " + human_value(column, value.get<double>());
   return short_column_name(column) + " " + value.dump();
+}
+
+// Whether a row's algorithm (an axis of the sweep) ignores this setting: then the legend
+// leaves it out ("ring", not "ring, servers 1" beside "parameter-server, servers 4").
+bool ignored_by_algorithm(const std::string& column, const ResultRow& row) {
+  static const std::map<std::string, bool Uses::*> settings{{"collective.root", &Uses::root},
+                                                            {"collective.segment", &Uses::segment},
+                                                            {"collective.servers", &Uses::servers},
+                                                            {"collective.channels", &Uses::channels}};
+  const auto setting = settings.find(column);
+  if (setting == settings.end()) return false;
+  for (const auto& [name, value] : row.axes)
+    if (name == "collective.algorithm" && value.is_string())
+      return std::none_of(all_algorithms().begin(), all_algorithms().end(), [&](const AlgorithmInfo& a) {
+        return a.name == value.get<std::string>() && a.uses.*(setting->second);
+      });
+  return false;
 }
 
 }  // namespace
@@ -159,7 +177,7 @@ Series collect_series(const std::vector<ResultRow>& rows, const std::vector<std:
       if (column == spec.x) x = value.is_number() ? value.get<double>() : 0;
       if (std::find(out.columns.begin(), out.columns.end(), column) == out.columns.end()) continue;
       key.push_back(value.dump());
-      parts.push_back(legend_part(column, value));
+      if (!ignored_by_algorithm(column, row)) parts.push_back(legend_part(column, value));
     }
     auto number = [&](const std::string& metric) {
       return row.metrics.contains(metric) && row.metrics[metric].is_number() ? row.metrics[metric].get<double>() : NAN;

@@ -7,6 +7,7 @@
 #include "sweep/plot_scale.hpp"
 #include "util/errors.hpp"
 #include "util/suggest.hpp"
+#include "util/units.hpp"
 
 using nlohmann::json;
 
@@ -26,6 +27,8 @@ std::string cell_of(const std::string& column, const json& value) {
   const double number = value.get<double>();
   if (const Metric* metric = find_metric(column)) {
     if (metric->unit == MetricUnit::ratio) return fmt::format("{:.1f}%", 100 * number);
+    if (column == "samples_per_second") return fmt::format("{:.6g} samples/s", number);
+    if (column == "memory_per_worker") return format_size(number);
     if (metric->unit == MetricUnit::count) return fmt::format("{:.6g}", number);
     return format_metric_value(*metric, number);
   }
@@ -73,6 +76,7 @@ std::string header_of(const std::string& column) {
   if (column == "simulated_time") return "simulated time";
   if (column == "collective_time") return "collective time";
   if (column == "model_time") return "model";
+  if (column == "samples_per_second") return "throughput";
   std::string header = column;
   std::replace(header.begin(), header.end(), '_', ' ');
   return header;

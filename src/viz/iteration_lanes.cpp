@@ -93,8 +93,9 @@ IterationLanes iteration_lanes_svg(const TraceView& trace, const IterationLanesP
         a.comm ? "comm" : "compute", esc(a.what), a.comm ? "bucket" : "layer", a.index, a.round, a.epoch,
         a.abandoned ? R"~( data-abandoned="true")~" : "");
     out += tooltips ? "><title>" + esc(tooltip(trace, a)) + "</title></rect>" : "/>";
+    // the bucket's name where it fits: 10 px text, about 5.6 px a character (DejaVu Sans)
     const std::string label = fmt::format("b{}", a.index);
-    if (a.comm && width >= static_cast<double>(label.size()) * 6 + 4)
+    if (a.comm && width >= static_cast<double>(label.size()) * 5.6 + 2)
       out += fmt::format(R"~(<text x="{}" y="{}" class="small" text-anchor="middle" style="fill:#ffffff">{}</text>)~",
                          num(x0 + width / 2), num(row_top(a.rank, true) + 9.5), label);
   }

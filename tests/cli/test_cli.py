@@ -314,6 +314,15 @@ class Dtypes(CliTest):
                 self.assertEqual(trace["payload"]["logical_elements"], 4096 // size)
 
 
+def variant_of(algorithm):
+    """A --sizes row's name of the variant a plan runs: NAME, NAME/PROTO/Kch (NCCL's), NAME/Kch."""
+    parameters = algorithm["parameters"]
+    if "nccl" in parameters:
+        return f"{algorithm['name']}/{parameters['nccl']['proto']}/{parameters['nccl']['channels']}ch"
+    channels = parameters.get("channels", 1)
+    return algorithm["name"] + (f"/{channels}ch" if channels > 1 else "")
+
+
 class SizeTable(CliTest):
     ARGS = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "ring"]
 
@@ -356,8 +365,23 @@ class SizeTable(CliTest):
         for row in rows:
             with self.subTest(size=row["size"]):
                 plan = json.loads(self.assert_ok("validate", "--plan", *args, "--size", row["size"]))
-                self.assertEqual(row["algorithm"], plan["algorithm"]["name"])
+                self.assertEqual(row["algorithm"], variant_of(plan["algorithm"]))
         self.assertGreater(len(set(printed)), 1, "auto chose one algorithm for 1 KiB and 64 MiB")
+
+    def test_each_row_names_nccls_variant(self):
+        # NCCL's tuner chooses (algorithm, protocol, channels) per size: each row names them
+        csv_path = self.tmp / "nccl.csv"
+        args = ["--workers", 16, "--topology", "dgx-h100:2", "--algorithm", "nccl"]
+        self.assert_ok("run", *args, "--sizes", "8B:1GiB:x1024", "--csv", csv_path)
+        rows = list(csv.DictReader(csv_path.read_text().splitlines()))
+        for row in rows:
+            with self.subTest(size=row["size"]):
+                plan = json.loads(self.assert_ok("validate", "--plan", *args, "--size", row["size"]))
+                nccl = plan["algorithm"]["parameters"]["nccl"]
+                self.assertEqual(row["algorithm"], f"{plan['algorithm']['name']}/{nccl['proto']}/{nccl['channels']}ch")
+        # 8 B: Tree/LL on one channel; 1 GiB: NVLSTree/Simple (test_nccl works both out)
+        self.assertEqual(rows[0]["algorithm"], "nccl-tree/LL/1ch")
+        self.assertTrue(rows[-1]["algorithm"].startswith("nccl-nvls-tree/Simple/"), rows[-1])
 
     def test_a_stalled_size_prints_no_time_or_bandwidth(self):
         done = self.collsim("run", "--workers", 4, "--topology", "star:4", "--sizes", "1KiB:4KiB:x4", "--set",

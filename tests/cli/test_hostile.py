@@ -198,23 +198,6 @@ class TrainingValues(Hardening):
                                           r"of 8 bytes make a .* data set; at most 8 GiB")
 
 
-class Scale(Hardening):
-    def test_formula_mode_model_is_bounded(self):
-        model = ["model", "--size", "1GiB", "--bandwidth", "10GBps", "--latency", "1us"]
-        self.assert_refused(model + ["--workers", "1000000", "--algorithm", "binary-tree"],
-                            r"--workers: binary-tree on 1000000 ranks has more than 5e\+07 messages to price", timeout=20)
-        self.assert_refused(model + ["--workers", "100000", "--algorithm", "all"],
-                            r"--workers: the ranking of every algorithm on 100000 ranks has more than 5e\+07", timeout=40)
-        # the ring's schedule repeats one pattern: priced at once
-        self.assert_ok(*model, "--workers", "100000", "--algorithm", "ring")
-
-    def test_the_topology_bound_is_not_sought_above_4096_ranks(self):
-        done = self.collsim("run", "--topology", "star:8192", "--collective", "broadcast", "--algorithm", "binomial",
-                            "--size", "8", timeout=60)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("= the lower bound: no cut sought above 4096 ranks", done.stdout)
-
-
 class Tools(Hardening):
     """The tools/ scripts keep the contract too: one line and exit 2 for bad input."""
 

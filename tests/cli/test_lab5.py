@@ -128,7 +128,7 @@ class Lab5(labs_common.LabTest):
         for p in (1, 8, 40):
             with self.subTest(p=p):
                 row = self.row(p, True)
-                self.assertRegex(table, rf"25 MiB +\S+ +{p} +.* {float(row['samples_per_second']):.6g}\n")
+                self.assertRegex(table, rf"25 MiB +\S+ +{p} +.* {float(row['samples_per_second']):.6g} samples/s\n")
         plot = (labs_common.OUT / "lab5-scaling.svg").read_text()
         self.assertEqual(1, plot.count('class="ideal"'))  # both lines start at one GPU's figure: one ideal line
         self.assertIn("ideal scaling", plot)
@@ -161,6 +161,15 @@ class Lab5(labs_common.LabTest):
         self.assertClose(two - F - BK, answers["q6"], rel=1e-2)
         self.assertGradedRight("lab5", student, answers)
         self.assertGradedWrong("lab5", student, answers, "q7", 1.01)
+
+    def test_the_pictures_name_every_bucket(self):
+        for name in ("lab5-buckets-one-node.svg", "lab5-buckets-two-nodes.svg"):
+            with self.subTest(picture=name):
+                svg = (labs_common.OUT / name).read_text()
+                labels = re.findall(r'<text [^>]*style="fill:#ffffff">(b\d+)</text>', svg)
+                self.assertEqual(sorted(f"b{i}" for i in range(BUCKETS) for _ in range(4)), sorted(labels))
+                steps = BUCKETS * 2 * (4 - 1)  # each bucket's ring over 4 GPUs: 2(p-1) steps of p messages
+                self.assertIn(f"{4 * steps} messages in {steps} steps", svg)  # drawn by step, not by message
 
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 3)

@@ -39,12 +39,34 @@ def hierarchical(servers, n=N_BYTES, nvlink=NVLINK, nic=NIC):
     return one_server(n, nvlink) + rail_rings(servers, n, nic)
 
 
+# NCCL's transport on NVLink (docs/nccl.md): 25/20.6 wire bytes per byte; the ring 8.4 us once
+# and 3.4 us a hop; NVLS 25 us once, at 85% of the link (nvlsEfficiency, Hopper)
+WIRE, NVLS_EFFICIENCY = 25 / 20.6, 0.85
+NVLS_STEP = 8 * 128 * 2**10  # the largest chunk, 128 KiB, on each of 8 channels
+
+
+def nccl_ring(n=N_BYTES):
+    return 8.4e-6 + 2 * (G - 1) * (3.4e-6 + n / G * WIRE / NVLINK)
+
+
+def nvls_port_bytes(n):
+    """NVLS at its efficiency if a GPU's (1 + 1/g) n streamed through its port."""
+    return 25e-6 + (1 + 1 / G) * n * WIRE / NVLS_EFFICIENCY / NVLINK
+
+
+def nvls_one_chunk(chunk):
+    """One chunk per channel (`chunk` bytes over the channels): the chunk up, its slice down,
+    the slice up, the chunk down, one after the other."""
+    return 25e-6 + (2 * chunk + 2 * chunk / G) * WIRE / NVLS_EFFICIENCY / NVLINK
+
+
 def busbw(p, t, n=N_BYTES):
     return 2 * (p - 1) / p * n / t
 
 
 # the hardware and the size: inputs, not results
-GIVEN = {"400 Gbit/s", "200 Gbit/s", "0.5 us", "1 us", "4 us", "8 us", "450 GB/s", "300 GB/s", "50 GB/s", "25 GB/s", "1 GiB"}
+GIVEN = {"400 Gbit/s", "200 Gbit/s", "0.5 us", "1 us", "4 us", "8 us", "450 GB/s", "300 GB/s", "50 GB/s", "25 GB/s", "1 GiB",
+         "128 KiB", "64 KiB", "8 KiB", "25 us", "8.4 us", "3.4 us", "85%"}
 
 
 class Lab6(labs_common.LabTest):
@@ -138,6 +160,42 @@ class Lab6(labs_common.LabTest):
         plot = (labs_common.OUT / "lab6-servers.svg").read_text()
         self.assertEqual(2, plot.count('class="reference"'))
 
+    def test_nvls_against_nccls_ring(self):
+        ring_out, nvls_out, chunk_out = self.outputs[-3:]
+        self.assertPrinted(nccl_ring(), -3)
+        self.assertIn(f"8.4 us + 14 (3.4 us + {N_BYTES / G / 1e6:.3f} MB x 25/20.6 / 450 GB/s) = {fmt_time(nccl_ring())}",
+                      self.answers)
+        self.assertRounds("366.7 GB/s", busbw(8, nccl_ring()), "answers")
+        self.assertRounds("366.7 GB/s", summary(ring_out, "busbw"))
+        ports = 2 * (G - 1) / G / (1 + 1 / G)
+        self.assertIn(f"1.125 n, {ports:.2f} times less; at its 85% efficiency that leaves it "
+                      f"{ports * NVLS_EFFICIENCY:.2f} times faster", self.answers)
+        self.assertIn(f"25 us + 1.125 n x 25/20.6 / 0.85 / 450 GB/s = {nvls_port_bytes(N_BYTES) * 1e3:.5g} ms", self.answers)
+        # the run: priced by the schedule as simulated, checked against the two formulas' bounds
+        nvls = summary(nvls_out, "simulated time")
+        self.assertIn("simulated/model = 1.000000", nvls_out)
+        self.assertGreater(nvls, nvls_port_bytes(N_BYTES))
+        # ... and faster than every 1 MiB step's four phases one after the other
+        self.assertLess(nvls, (N_BYTES / NVLS_STEP) * nvls_one_chunk(NVLS_STEP))
+        self.assertIn(f"The run takes {fmt_time(nvls)} (busbw {summary(nvls_out, 'busbw') / 1e9:.1f} GB/s), "
+                      f"{nccl_ring() / nvls:.2f} times faster than the ring: "
+                      f"{100 * (nvls / nvls_port_bytes(N_BYTES) - 1):.0f}% above that figure", self.answers)
+        self.assertRounds(f"{summary(nvls_out, 'busbw') / 1e9:.1f} GB/s", busbw(8, nvls))
+        # the published figure (docs/validation.md, R2: 1 x 8 H100, NCCL_ALGO=NVLS, 1 GiB)
+        validation = (labs_common.REPO / "docs" / "validation.md").read_text()
+        published = re.search(r"### R2:.*?\n\| 1 GiB \| ([0-9.]+) GB/s", validation, re.S).group(1)
+        self.assertIn(f"reaches {published} GB/s busbw with NVLS at 1 GiB", self.answers)
+        self.assertIn(f"collsim's run is {busbw(8, nvls) / float(published) / 1e9:.2f} of it", self.answers)
+
+    def test_nvls_one_chunk(self):
+        n = 64 * 2**10
+        t = nvls_one_chunk(n)
+        self.assertPrinted(t, -1)
+        self.assertIn(f"25 us + (2 x 64 KiB + 2 x 8 KiB) x 25/20.6 / 0.85 / 450 GB/s = {fmt_time(t)}", self.answers)
+        self.assertIn(f"{fmt_time(t - 25e-6)} of transfers behind 25 us", self.answers)
+        self.assertRounds("4.503 GB/s", busbw(8, t, n), "answers")
+        self.assertRounds("4.503 GB/s", summary(self.outputs[-1], "busbw"))
+
     def test_the_grading_sheet_grades_formula_answers_right(self):
         for student in ("alice", "erin"):
             with self.subTest(student=student):
@@ -149,7 +207,11 @@ class Lab6(labs_common.LabTest):
         n = labs_common.si(values["n"])
         answers = {"q1": ring(servers, oversub, 1, n), "q2": ring(servers, oversub, 8, n),
                    "q3": hierarchical(servers, n)}
-        printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier")}
+        answers["q7"] = nccl_ring(n)
+        printed = {run: labs_common.run_sheet_command(sheet, run) for run in ("channels", "hier", "nccl_ring", "nvls")}
+        answers["q8"] = summary(printed["nccl_ring"], "simulated time") / summary(printed["nvls"], "simulated time")
+        # NVLS is faster than NCCL's ring, less than its 1.75/1.125 port bytes and efficiency allow
+        self.assertTrue(1 < answers["q8"] < 2 * (G - 1) / G / (1 + 1 / G) * NVLS_EFFICIENCY, answers["q8"])
         answers["q4"] = summary(printed["channels"], "simulated time") / summary(printed["hier"], "simulated time")
         answers["q5"] = summary(printed["hier"], "busbw")
         answers["q6"] = summary(printed["channels"], "busbw")

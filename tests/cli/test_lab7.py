@@ -38,6 +38,11 @@ def binomial(p, n=N):
     return math.ceil(math.log2(p)) * (ALPHA + n / B)
 
 
+def pipeline(p, n=N, segment=2**20):
+    """Lab 1's pipelined broadcast, k = n/segment segments down the chain: k + p - 2 steps."""
+    return (n // segment + p - 2) * (ALPHA + segment / B)
+
+
 def summary_time(output):
     number, unit = re.search(r"simulated time +([0-9.]+) (us|ms|s)\b", output).groups()
     return float(number) * {"us": 1e-6, "ms": 1e-3, "s": 1}[unit]
@@ -57,7 +62,8 @@ class Lab7(labs_common.LabTest):
     @classmethod
     def setUpClass(cls):
         cls.outputs = labs_common.run_lab_commands(PAGE)
-        cls.page = labs_common.figures_in_page(PAGE)
+        # the page and what its runs show, which the answers page holds
+        cls.page = labs_common.figures_in_page(PAGE) + " " + labs_common.section_text(ANSWERS, "What the runs show")
         cls.answers = labs_common.figures_in_page(ANSWERS)
         cls.sweep = {(r["collective.algorithm"], int(r["workers"])): r for r in rows_of("lab7.csv")}
 
@@ -67,7 +73,8 @@ class Lab7(labs_common.LabTest):
     def test_the_runs_equal_their_formulas(self):
         runs = {"--algorithm student": chain_allreduce(16), "--algorithm ring": ring(16),
                 "--collective broadcast --algorithm student": chain_broadcast(16),
-                "--collective broadcast --algorithm binomial": binomial(16)}
+                "--collective broadcast --algorithm binomial": binomial(16),
+                "--collective broadcast --algorithm pipeline": pipeline(16)}
         for start, want in runs.items():
             with self.subTest(run=start):
                 out = self.output("collsim run " + start)
@@ -100,6 +107,12 @@ class Lab7(labs_common.LabTest):
         latency = 2 * 15 * ALPHA
         self.assertIn(f"latency term is {latency * 1e6:.0f} us of {fmt_time(ring(16))}", self.answers)
         self.assertIn(f"8 alpha ({8 * ALPHA * 1e6:.0f} us)", self.answers)
+        # a broadcast: the chain, the tree, the pipeline in 1 MiB segments
+        self.assertIn(f"15 (alpha + n/B) = {fmt_time(chain_broadcast(16))}", self.answers)
+        self.assertIn(f"4 (alpha + n/B) = {fmt_time(binomial(16))}", self.answers)
+        self.assertIn(f"(16 + 14) segment times of alpha + 1 MiB/B = {fmt_time(ALPHA + 2**20 / B)}, "
+                      f"{fmt_time(pipeline(16))}, {binomial(16) / pipeline(16):.2f} times faster than the tree", self.answers)
+        self.assertEqual(fmt_time(ring(16)), fmt_time(pipeline(16)))
         # even_chunk's chunks of 1001 elements over 5 ranks, as the answers list them
         chunks = [1001 // 5 + (1 if i < 1001 % 5 else 0) for i in range(5)]
         self.assertIn(", ".join(map(str, chunks)), self.answers)
@@ -117,7 +130,15 @@ class Lab7(labs_common.LabTest):
         sheet = json.loads((REPO / "docs" / "labs" / "grading" / "lab7.json").read_text())
         limits = {q["id"]: q.get("at_most") for q in sheet["questions"]}
         self.assertIn(f"at most {limits['speed'] * 100 - 100:.0f}% slower than the ring", self.page)
-        self.assertIn(f"its schedule within {limits['model'] * 100:.0f}% of its simulation", self.page)
+        self.assertIn(f"the schedule within {limits['model'] * 100:.0f}% of the simulation", self.page)
+        broadcast = json.loads((REPO / "docs" / "labs" / "grading" / "lab7-broadcast.json").read_text())
+        limit = next(q["at_most"] for q in broadcast["questions"] if q["id"] == "speed")
+        self.assertIn(f"at most {limit * 100 - 100:.0f}% slower than the binomial tree", self.page)
+        self.assertIn(f"the grader's yardstick (at most {limit * 100 - 100:.0f}% slower)", self.answers)
+        runs = broadcast["runs"]
+        self.assertEqual((5, "4004B", 3), tuple(runs["p5"]["set"][k] for k in ("workers", "collective.size", "collective.root")))
+        self.assertIn("5 with 1001 elements (root 3) and 13 ranks (root 6)", self.page)
+        self.assertEqual((13, 6), (runs["p13"]["set"]["workers"], runs["p13"]["set"]["collective.root"]))
         self.assertEqual({"p2": 2, "p5": 5, "p13": 13, "max8": 8},
                          {run: sheet["runs"][run]["set"]["workers"] for run in ("p2", "p5", "p13", "max8")})
         self.assertEqual("4004B", sheet["runs"]["p5"]["set"]["collective.size"])

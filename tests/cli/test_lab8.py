@@ -94,6 +94,14 @@ class Lab8(labs_common.LabTest):
                 self.assertGradedRight("lab8", student, answers)
                 self.assertGradedWrong("lab8", student, answers, "q3", 0.99)
 
+    def test_the_legend_names_what_each_algorithm_reads(self):
+        # the ring reads no servers setting: its legend entry says "ring", not "ring, servers 1"
+        plot = (labs_common.OUT / "lab8-workers.svg").read_text()
+        legend = re.findall(r'<text [^>]*>([^<]*)</text>', plot)
+        self.assertIn("ring", legend)
+        self.assertIn("parameter-server, servers 4", legend)
+        self.assertEqual([], [t for t in legend if t.startswith("ring,")])
+
     def test_pictures_are_the_commands_output(self):
         self.assertPicturesCurrent(PAGE, 2)
 

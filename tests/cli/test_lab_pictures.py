@@ -30,7 +30,10 @@ MEASURE = """(() => {
     points: (l.getAttribute('points') || '').trim().split(/\\s+/).filter(Boolean).length}));
   const swatches = [...svg.querySelectorAll('.legend line, .legend circle')].map(
     e => e.getAttribute('stroke') || e.getAttribute('fill'));
-  return {width: +svg.getAttribute('width'), height: +svg.getAttribute('height'), texts, lines, swatches,
+  const barLabels = [...svg.querySelectorAll('.iteration-lanes text')]
+    .filter(t => (t.getAttribute('style') || '').includes('#ffffff'))
+    .map(t => ({text: t.textContent, box: box(t), bar: box(t.previousElementSibling)}));
+  return {width: +svg.getAttribute('width'), height: +svg.getAttribute('height'), texts, lines, swatches, barLabels,
           markers: svg.querySelectorAll('.model-marker').length, references: svg.querySelectorAll('.reference').length,
           referenceLabels: svg.querySelectorAll('.reference-label').length};
 })()"""
@@ -89,6 +92,19 @@ class LabPicturesInBrowserTest(unittest.TestCase):
                            if t["box"][0] < -0.5 or t["box"][1] < -0.5 or t["box"][2] > m["width"] + 0.5
                            or t["box"][3] > m["height"] + 0.5]
                 self.assertEqual([], outside, "text cut at the picture's edge")
+
+    def test_a_label_inside_a_bar_fits_in_it(self):
+        for name, (_, m) in self.measured.items():
+            with self.subTest(picture=name):
+                spilled = [l["text"] for l in m["barLabels"]
+                           if l["box"][0] < l["bar"][0] - 0.5 or l["box"][2] > l["bar"][2] + 0.5]
+                self.assertEqual([], spilled, "bucket labels wider than their bars")
+
+    def test_every_picture_is_small_enough_to_open_anywhere(self):
+        # a timeline of hundreds of messages says no more than its steps (--messages none)
+        for path in pictures():
+            with self.subTest(picture=path.name):
+                self.assertLess(path.stat().st_size, 200_000)
 
     def test_no_label_sits_on_another(self):
         for name, (_, m) in self.measured.items():

@@ -15,6 +15,11 @@ def collsim(*args):
     return subprocess.run([COLLSIM, *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
+def seconds(text):
+    value, unit = text.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
 class NcclTest(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix="collsim-nccl-"))
@@ -38,11 +43,21 @@ class Choice(NcclTest):
     def test_nccl_says_what_the_tuner_chose_and_why(self):
         done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1GiB")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("allreduce / nccl-ring", done.stdout)
-        note = re.search(r"note: NCCL's tuner chose (\w+)/(\w+) on (\d+) channels: predicted ([\d.]+) ms", done.stdout)
+        self.assertIn("allreduce / nccl-nvls-tree", done.stdout)
+        note = re.search(r"note: NCCL's tuner chose (\w+)/(\w+) on (\d+) channels: predicted ([\d.]+) ms "
+                         r"\(([\d.]+) us latency \+ 1 GiB at ([\d.]+) GB/s\), ([\d.]+)x faster than Ring/Simple "
+                         r"\(([\d.]+) ms\)", done.stdout)
         self.assertIsNotNone(note, done.stdout)
-        self.assertEqual(note.group(1), "Ring")
-        self.assertIn("NCCL's transport for Ring/", done.stdout)
+        self.assertEqual((note.group(1), note.group(2)), ("NVLSTree", "Simple"))
+        # NCCL's NVLSTree latency (tuning.cc 2.25.1): baseLat 0 + hwLat NVLink 25 us + 2 log2(2) x
+        # hwLat network 14 us; its time is latency + bytes / bandwidth, and the ratio to the ring's
+        self.assertAlmostEqual(float(note.group(5)), 25 + 2 * 14)
+        predicted = float(note.group(5)) * 1e-3 + 2**30 / (float(note.group(6)) * 1e9) * 1e3
+        self.assertAlmostEqual(float(note.group(4)), predicted, places=3)
+        self.assertAlmostEqual(float(note.group(7)), float(note.group(8)) / float(note.group(4)), places=2)
+        # NVLS's messages to and from the switch: NVLink's 25/20.6 (SM90_NVLINK_BW) and nvlsEfficiency 0.85
+        self.assertIn("NCCL's transport for NVLSTree/Simple", done.stdout)
+        self.assertIn(f"{25 / 20.6 / 0.85:.4g} wire bytes per byte on NVLink (to and from the NVSwitch)", done.stdout)
         self.assertIn("verified        yes", done.stdout)
 
     def test_the_plan_records_the_choice_in_nccls_names(self):
@@ -85,14 +100,54 @@ class Choice(NcclTest):
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"], {"algo": "Tree", "proto": "LL", "channels": 1})
         self.assertTrue(trace["summary"]["verified"])
 
-    def test_nvls_tree_is_left_out_of_the_choice_but_runs_when_named(self):
+    def test_nvls_tree_runs_when_the_tuner_chooses_it_and_when_named(self):
         done = collsim("run", "--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("NVLSTree (collsim's run of it is latency-bound", done.stdout)
-        trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "1MiB",
+        self.assertIn("NCCL's tuner chose NVLSTree/Simple", done.stdout)
+        self.assertNotIn("NVLSTree (", done.stdout)  # not among what is left out
+        trace = self.traced("--topology", "dgx-h100:4", "--algorithm", "nccl", "--size", "1MiB",
                             "--set", "nccl.algo=NVLSTree")
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls-tree")
         self.assertTrue(trace["summary"]["verified"])
+
+    def test_with_gradient_buckets_the_tuner_passes_over_the_switches(self):
+        # NVLS and NVLSTree reduce in switch actors that run one collective per round: with layers
+        # the tuner's choice leaves them out and says why; named, they are refused (BadInput)
+        layers = ["--set", "training.layers.uniform.count=4", "--set", "training.layers.uniform.parameters=1048576",
+                  "--set", "training.layers.uniform.forward=1ms", "--set", "training.layers.uniform.backward=2ms"]
+        for topology in ("dgx-h100:1", "dgx-h100:2"):
+            done = collsim("run", "--topology", topology, "--algorithm", "nccl", *layers)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertRegex(done.stdout, r"not here: .*NVLS(Tree)? \(its switches run one collective per round: not "
+                                          r"with training\.layers or recovery\)")
+            self.assertRegex(done.stdout, r"verified\s+yes")
+        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", *layers],
+                        r"collective\.algorithm: NCCL's NVLSTree reduces in its switches")
+
+
+    def test_model_all_ranks_nccls_variants_beside_collsims_algorithms(self):
+        done = collsim("model", "--algorithm", "all", "--topology", "dgx-h100:2", "--workers", "16", "--size", "64MiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        section = done.stdout.split("NCCL's algorithms")[1]
+        rows = re.findall(r"(?m)^\s+\d+ (\w+)/(\w+)\s+(nccl-[\w-]+)\s+(?:(\d+) ch\s+([\d.]+ \w+)|not here: (.*))$", section)
+        # Ring and Tree with LL, LL128 and Simple; NVLS and NVLSTree with Simple only
+        self.assertEqual(8, len(rows), section)
+        self.assertIn("across nodes without CollNet", [r for r in rows if r[0] == "NVLS"][0][5])
+        priced = [r for r in rows if r[4]]
+        times = [seconds(r[4]) for r in priced]
+        self.assertEqual(sorted(times), times)
+        # each row is the model of that variant's run, which the simulation equals (docs/nccl.md)
+        algo, proto, name, channels, _, _ = priced[0]
+        run = collsim("run", "--topology", "dgx-h100:2", "--size", "64MiB", "--algorithm", name, "--set", f"nccl.proto={proto}")
+        self.assertRegex(run.stdout, rf"simulated time\s+{re.escape(priced[0][4])}\n")
+        self.assertIn(f"chose {algo}/{proto} on {channels} channels", run.stdout)
+        # no GPUs, or not an allreduce: no NCCL
+        for extra in (["--topology", "star:8", "--workers", "8"], ["--topology", "dgx-h100:1", "--workers", "8",
+                                                                    "--collective", "broadcast"]):
+            other = collsim("model", "--algorithm", "all", "--size", "1MiB", *extra)
+            self.assertEqual(other.returncode, 0, other.stderr)
+            self.assertNotIn("NCCL's algorithms", other.stdout)
+
 
 class BadInput(NcclTest):
     def test_nccl_keys_need_nccls_algorithms(self):

@@ -2,9 +2,8 @@
 // and checks that lab 7's sheet grades it right): reduce-scatter then allgather, each rank
 // sending a chunk to its right neighbour at every step. tests/CMakeLists.txt also builds it
 // with a classic mistake, the reduce-scatter one step short (collsim_student_wrong).
-#include "algorithms/algorithms.hpp"
 #include "algorithms/chunks.hpp"
-#include "algorithms/schedules.hpp"
+#include "algorithms/student_chain.hpp"
 
 namespace collsim {
 
@@ -37,21 +36,9 @@ Schedule schedule_allreduce_student(const ModelInput& in) {
   return schedule;
 }
 
-// The broadcast: the root's buffer (args.root) reaches every rank.
-void broadcast_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
-  const int p = comm.size(), r = comm.rank();
-  const int root = root_in_group(args.root, p);  // the scenario's root (rank 0 in a smaller rebuilt group)
-  const int position = (r - root + p) % p;        // 0 for the root, then along the chain
-  comm.label("broadcast", 0);
-  if (position > 0) comm.recv((r - 1 + p) % p, buf.all());
-  if (position < p - 1) comm.send((r + 1) % p, buf.all());
-}
+// The broadcast is not this student's: the template's chain.
+void broadcast_student(Comm& comm, Buffer& buf, const CollectiveArgs& args) { student_chain::broadcast(comm, buf, args); }
 
-Schedule schedule_broadcast_student(const ModelInput& in) {
-  Schedule schedule;
-  const double n = in.bytes(in.elems);
-  for (int i = 0; i + 1 < in.p; ++i) schedule.step().send((in.root + i) % in.p, (in.root + i + 1) % in.p, n);
-  return schedule;
-}
+Schedule schedule_broadcast_student(const ModelInput& in) { return student_chain::schedule_broadcast(in); }
 
 }  // namespace collsim

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "algorithms/chunks.hpp"
+#include "algorithms/nccl_trees.hpp"
+#include "algorithms/nvls_plan.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/verify.hpp"
 
@@ -168,4 +170,37 @@ TEST_CASE("verification: reduce-scatter checks chunk r of rank r, allgather ever
   CHECK(v.bitwise_identical);
   ag[2].set(1, 11);  // rank 1's element 1: not rank 0's chunk
   CHECK_FALSE(verify_results(Collective::allgather, OpKind::sum, 0, ag, input).verified);
+}
+
+TEST_CASE("NCCL's tree and NVLSTree: a hop across nodes is waited for fifo - 1 steps late, and used the step after") {
+  // 2 nodes x 2 GPUs, one lane, 4 chunks, lag 7. Chains 0 -> 1 and 2 -> 3 (heads 0, 2); one head
+  // is the other's parent. Up: the chains' tails send chunk j at step j, the child head at j + 1
+  // (after its chain child), the root head at j + 1 + 1 + 7 = j + 9 (the hop across takes 1 + 7).
+  // Down: the root sends at j + 9, the child head receives then and waits 7 steps (j + 16), forwards
+  // at j + 17; NCCL's runTreeSplit: no waiting for the other chunks' ups.
+  const NcclTrees trees({0, 0, 1, 1}, 1, 4, 1, 7);
+  int root = -1, child = -1;
+  for (int head : {0, 2})
+    for (const auto& m : trees.messages_of(head))
+      if (m.send && m.up && (m.peer == 0 || m.peer == 2)) child = head;
+  root = 2 - child;
+  for (const auto& m : trees.messages_of(child)) {
+    if (m.peer == root && m.send) CHECK(m.step == m.chunk + 1);
+    if (m.peer == root) CHECK(m.wait == 7);
+    if (m.peer == root && !m.send) CHECK(m.step == m.chunk + 9);
+    if (m.peer == child + 1 && m.send) CHECK(m.step == m.chunk + 17);
+    if (m.peer == child + 1) CHECK(m.wait == 0);  // NVLink: in its own step
+  }
+  for (const auto& m : trees.messages_of(root))
+    if (m.send) CHECK(m.step == m.chunk + 9);  // down, to its chain child and across, at once
+  // NVLSTree, the same nodes: GPU i of the child node sends its slice up at j + 2, the root GPU
+  // sends it down at j + 2 + 8 (T = 10), the child's multicast at j + 2 + 8 + 8 = j + 18
+  const NvlsPlan plan({0, 0, 1, 1}, 8, 2, true, 7);
+  for (int rank = 0; rank < 4; ++rank)
+    for (const auto& m : plan.messages_of(rank)) {
+      if (m.kind == NvlsPlan::Kind::tree_up || m.kind == NvlsPlan::Kind::tree_down) CHECK(m.wait == 7);
+      if (m.kind == NvlsPlan::Kind::tree_up && m.send) CHECK(m.step == m.chunk + 2);
+      if (m.kind == NvlsPlan::Kind::tree_down && m.send) CHECK(m.step == m.chunk + 10);
+      if (m.kind == NvlsPlan::Kind::multicast_up) CHECK((m.step == m.chunk + 10 || m.step == m.chunk + 18));
+    }
 }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "algorithms/chunks.hpp"
+#include "algorithms/registry.hpp"
 #include "model/contention.hpp"
 #include "model/network.hpp"
 
@@ -210,4 +212,63 @@ TEST_CASE("impractical schedules are named, with the reason") {
   Schedule fine;
   fine.step().send(0, 1, 1e9);
   CHECK(impractical_reason(fine).empty());
+}
+
+TEST_CASE("the model's own limits: a schedule beyond its budget is not built, a huge step not priced") {
+  const AlgorithmInfo& direct = find_algorithm(Collective::allreduce, "direct", "--algorithm");
+  ModelInput in;
+  in.p = 64;
+  in.elems = 64 * 64;
+  in.alpha = 1e-6;
+  in.bandwidth = 1e9;
+  std::string why;
+  {
+    // direct sends p(p-1) = 4032 messages: a budget of 4000 stops it, 4032 does not
+    const FlowBudget budget(4000);
+    CHECK_THROWS_AS(direct.schedule(in), ScheduleTooLarge);
+  }
+  {
+    const FlowBudget budget(4032);
+    CHECK(direct.schedule(in).steps().front().flows.size() == 4032);
+  }
+  CHECK(schedule_within_model_limits(direct, in, why).has_value());
+  CHECK(why.empty());
+  Schedule wide;
+  Step& step = wide.step();
+  for (size_t m = 0; m <= max_model_step_messages; ++m) step.send(static_cast<int>(m % 1000), 1000, 1);
+  CHECK(model_limit_reason(wide).find(std::to_string(max_model_step_messages + 1) + " messages at once") !=
+        std::string::npos);
+}
+
+TEST_CASE("alternating steps of a lock-step schedule are stored once each and cost the same sum") {
+  // A B A B A on the contention-free star: 3 A's of 1 MB and 2 B's of 2 MB, one message each
+  Schedule schedule;
+  for (int s = 0; s < 5; ++s) {
+    schedule.step().send(0, 1, s % 2 == 0 ? 1e6 : 2e6);
+    schedule.merge_last_if_repeated();
+    schedule.merge_last_if_alternating();
+  }
+  REQUIRE(schedule.steps().size() == 2);
+  CHECK(schedule.steps()[0].repeat == 3);
+  CHECK(schedule.steps()[1].repeat == 2);
+  ModelInput in;
+  in.p = 2;
+  in.alpha = 1e-6;
+  in.bandwidth = 1e9;
+  const double want = 3 * (1e-6 + 1e6 / 1e9) + 2 * (1e-6 + 2e6 / 1e9);
+  CHECK(estimate_schedule(schedule, in).time == doctest::Approx(want).epsilon(1e-12).scale(0));
+  CHECK(estimate_schedule(schedule, in).steps == 5);
+}
+
+TEST_CASE("chunk spans by prefix sums equal the chunks added up") {
+  const std::vector<Chunk> chunks = split_evenly(1000, 37);
+  const ChunkSpans spans(chunks);
+  for (int first = 0; first < 37; ++first)
+    for (int n = 0; first + n <= 37; ++n) {
+      CAPTURE(first);
+      CAPTURE(n);
+      size_t sum = 0;
+      for (int i = first; i < first + n; ++i) sum += chunks[static_cast<size_t>(i)].count;
+      CHECK(spans.count(first, n) == sum);
+    }
 }
