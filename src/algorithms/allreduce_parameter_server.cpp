@@ -133,11 +133,12 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   comm.label("pull", 0);
   transfers.clear();
   if (server) {
-    const View reduced = sum.holding(shard(static_cast<size_t>(served)));
+    // sent from the rank's own vector, so that the trace says which elements each reply carries
+    const View own = shard(static_cast<size_t>(served));
+    copy_elements(own, sum.holding(own));
     comm.compute(server_cpu(args.deployment, roles.pushers.size() - (pushes ? 1 : 0), 0));
     for (int q : roles.pushers)
-      if (q != r) transfers.push_back(comm.isend(q, reduced));
-    if (pushes) copy_elements(shard(static_cast<size_t>(served)), reduced);
+      if (q != r) transfers.push_back(comm.isend(q, own));
   }
   if (pushes)
     for (size_t s = 0; s < roles.servers.size(); ++s)
@@ -157,7 +158,8 @@ void parameter_server_process(Comm& comm, Buffer& buf, const CollectiveArgs& arg
   comm.label("pull", 0);
   comm.compute(server_cpu(args.deployment, roles.pushers.size(), 0));
   std::vector<Request> sends;
-  const View reduced = sum.holding(buf.view(shard.offset, shard.count));
+  const View reduced = buf.view(shard.offset, shard.count);
+  copy_elements(reduced, sum.holding(reduced));
   for (int q : roles.pushers) sends.push_back(comm.isend(q, reduced));
   comm.wait_all(sends);
 }
