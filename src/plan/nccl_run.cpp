@@ -101,7 +101,8 @@ NcclSetup setup_alltoall(const Scenario& scenario, nccl::GpuSystem system, doubl
   setup.lanes = plan.parts;
   setup.fifo = plan.peers_at_once;
   setup.chunk_bytes = plan.step_bytes;
-  const nccl::TransportChoice transport{nccl::Algo::ring, plan.proto, plan.parts, plan.parts, true};
+  const nccl::TransportChoice transport{.algo = nccl::Algo::ring, .proto = plan.proto, .channels = plan.parts,
+                                        .messages_at_once = plan.parts, .point_to_point = true};
   setup.transport = std::make_shared<const nccl::Transport>(
       setup.system, transport, std::vector<nccl::EndpointKind>(static_cast<size_t>(setup.system.ranks), nccl::EndpointKind::gpu));
   return setup;
@@ -138,8 +139,9 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   setup.lanes = lanes_of(setup.choice, forced);
   setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
   setup.switches = switches_for(setup.choice, hosts, switches);
-  const nccl::TransportChoice transport{setup.choice.chosen.algo, setup.choice.chosen.proto, setup.choice.channels,
-                                        setup.lanes};
+  const nccl::TransportChoice transport{.algo = setup.choice.chosen.algo, .proto = setup.choice.chosen.proto,
+                                        .channels = setup.choice.channels, .messages_at_once = setup.lanes,
+                                        .point_to_point = false};
   std::vector<nccl::EndpointKind> kinds(hosts.size(), nccl::EndpointKind::gpu);
   kinds.resize(hosts.size() + setup.switches.size(), nccl::EndpointKind::nvswitch);
   setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
