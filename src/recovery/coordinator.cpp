@@ -412,11 +412,12 @@ void Coordinator::resend(int world) {
 }
 
 // Whether a verdict can reach `world` now: the links between the control host and its
-// host are up, or (a worker on the control host) a courier can carry it.
+// host are up, or a courier can carry it.
 bool Coordinator::way_up(int world) {
   if (run_.on_control_host(world)) return engine_.courier_available(world);
   const std::vector<LinkRef>& links = heartbeat_route(world);
-  return std::all_of(links.begin(), links.end(), [&](LinkRef link) { return engine_.link_up(link); });
+  return std::all_of(links.begin(), links.end(), [&](LinkRef link) { return engine_.link_up(link); }) ||
+         engine_.courier_available(world);
 }
 
 void Coordinator::release_everyone() {

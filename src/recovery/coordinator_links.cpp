@@ -83,7 +83,10 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
   }
   own_links_.clear();
   if (2 * far.size() <= group.members().size()) {
-    dead.insert(far.begin(), far.end());
+    // A member a courier reaches (another member both ways, itself in touch) takes part:
+    // its transfers across the link break and the group regroups around it (rule 1d).
+    for (int world : far)
+      if (!engine_.courier_available(world)) dead.insert(world);
     return dead;
   }
   own_links_ = links_down;

@@ -339,6 +339,7 @@ private:
   Route& find_route(int src, int dst);
   double floor_of(const Route& path) const;
   double watched_until(int world) const;
+  bool runs(int world) const;  // its worker runs, on a host up
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
   // By route cache link id: its nominal bandwidth, and the transfers under way across it,

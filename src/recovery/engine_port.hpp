@@ -85,8 +85,9 @@ public:
   virtual int incarnation(int world) const = 0;
   virtual void resend_verdict(int world) = 0;
   virtual void beside(std::function<void()> attempt) = 0;
-  // A worker on the control host gets its verdicts through another host (a courier): false
-  // when no host can carry one to it now.
+  // A worker on the control host, or one the control host cannot reach (a link down on the
+  // way), gets its verdicts through another host (a courier): false when no host can carry
+  // one to it now.
   virtual bool courier_available(int world) const = 0;
 };
 

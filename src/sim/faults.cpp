@@ -39,6 +39,8 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
 // from the coordinator's host goes through that link). When those are most of the group,
 // the link is the coordinator's own lost contact, and the members cut off are those on its
 // side whose routes to the others cross it (as the coordinator judges, recovery/coordinator_links.cpp).
+// Otherwise a member behind the link that another member reaches both ways, itself clear of
+// it, gets its verdicts through that one (a courier) and is not cut off (issue #48).
 // Read from the platform's routes, not from the coordinator's evidence.
 std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
   const std::vector<int>& members = state.membership.current().members();
@@ -51,7 +53,19 @@ std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
     else
       near.push_back(world);
   }
-  if (2 * far.size() <= members.size()) return far;
+  if (2 * far.size() <= members.size()) {
+    // A verdict reaches a member behind the link through a courier (a member both reach:
+    // sim/recovery_adapter.cpp): such a member is not cut off.
+    std::erase_if(far, [&](int world) {
+      sg4::Host* host = state.setup.rank_hosts[static_cast<size_t>(world)];
+      return std::any_of(near.begin(), near.end(), [&](int via) {
+        sg4::Host* courier = state.setup.rank_hosts[static_cast<size_t>(via)];
+        return courier != host && courier != control && courier->is_on() &&
+               !route_crosses_any(courier, host, fault.links);
+      });
+    });
+    return far;
+  }
   std::vector<int> cut;
   sg4::Host* beyond = state.setup.rank_hosts[static_cast<size_t>(far.front())];
   for (int world : near)

@@ -191,7 +191,7 @@ void RecoveryAdapter::wake_waiting(int world) {
 
 void RecoveryAdapter::tell(int world, Verdict* letter) {
   sg4::Mailbox* mailbox = verdict_mailbox(world);
-  const int via = facts_.on_control_host(world) ? courier_for(world) : -1;
+  const int via = facts_.on_control_host(world) || !control_reaches(world) ? courier_for(world) : -1;
   if (via < 0) {
     // Detached: the coordinator must not block on a worker; a dead worker never reads it.
     mailbox->put_init(letter, control_message_bytes)->detach();
@@ -202,18 +202,30 @@ void RecoveryAdapter::tell(int world, Verdict* letter) {
   })->daemonize();
 }
 
-// Some platforms (a torus) have no route from a host to itself: a courier on another host
-// carries the verdict to a worker that shares the coordinator's host. The courier's host
-// must reach it: a verdict sent across a link that is down is lost. The rank whose host
-// carries it (-1: none can).
+// A courier on another host carries the verdict where the control host cannot: to a worker
+// that shares the coordinator's host (some platforms, a torus, have no route from a host to
+// itself), and to one whose route from the control host crosses a link down, a switch link
+// that others' routes avoid (a dragonfly's global link: issue #48; before, every member
+// behind it was dropped as cut off). The control host must reach the courier, and the
+// courier's host the worker: a verdict sent across a link that is down is lost. The
+// letter's first leg, like a report, costs no simulated time (the courier is made on its
+// host); the second is a message. The rank whose host carries it (-1: none can).
 int RecoveryAdapter::courier_for(int world) const {
   const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
   sg4::Host* to = hosts[static_cast<size_t>(world)];
   for (int via = 0; via < static_cast<int>(hosts.size()); ++via) {
     sg4::Host* host = hosts[static_cast<size_t>(via)];
-    if (host != to && host->is_on() && reachable(via, world)) return via;
+    if (host != to && host != state_.setup.control_host && host->is_on() && reachable(via, world) &&
+        control_reaches(via))
+      return via;
   }
   return -1;
+}
+
+// Both ways between the control host and `world`'s host are up.
+bool RecoveryAdapter::control_reaches(int world) const {
+  const std::vector<LinkRef> links = heartbeat_route(world);
+  return std::all_of(links.begin(), links.end(), [&](LinkRef link) { return link_up(link); });
 }
 
 // Both ways between two ranks' hosts are up (routes from the run's route cache).

@@ -93,6 +93,7 @@ private:
   simgrid::s4u::Mailbox* verdict_mailbox(int world) const;
   void tell(int world, Verdict* letter);
   int courier_for(int world) const;
+  bool control_reaches(int world) const;
   bool reachable(int from, int to) const;
   Report next_report();
 

@@ -121,6 +121,32 @@ class DragonflyGlobalLink(FabricCase):
         self.assert_regrouped_at_pace(trace, self.HEALTHY)
 
 
+class LinkDownBehindTheCoordinator(FabricCase):
+    """dragonfly:4:4:8, 128 ranks, a link inside group 0's chassis down from round 1: 40 ranks'
+    routes to and from the coordinator (rank 0's host) cross it. Before, all 40 were dropped as
+    cut off (SimGrid's routes are static). Another member reaches each of them clear of the
+    link, so their verdicts go through it (a courier): nobody is cut off, the transfers that
+    break on the link regroup the same members around it (rule 1d), and the rounds after it
+    run at the fault-free ring's pace."""
+    LINK = "green_link_in_chassis_0_between_routers_0_and_1_128"
+
+    def test_nobody_is_cut_off_and_the_ring_regroups_around_it(self):
+        document = {"topology": "dragonfly:4:4:8", "workers": 128,
+                    "collective": {"algorithm": "ring", "size": "16MiB"},
+                    "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"},
+                    "faults": [{"kind": "link-down", "link": self.LINK, "at_round": 1}],
+                    "recovery": {"policy": "rebuild"}, "seed": 42}
+        with tempfile.TemporaryDirectory() as folder:
+            path, out = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(document))
+            subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], check=True, timeout=300)
+            trace = json.loads(out.read_text())
+        self.assert_nobody_dropped(trace, 128)
+        self.assertEqual(trace["summary"]["recovery_quality"]["cut_off"], [])
+        self.assertEqual(trace["faults"][0]["cut_off"], [])
+        self.assert_regrouped_at_pace(trace, DragonflyGlobalLink.HEALTHY)
+
+
 class FatTreeLeafLink(FabricCase):
     """A link between a leaf switch and a top switch: before, a healthy rank was dropped (96
     ranks), or (256 ranks) the coordinator judged the same late transfers at every report,

@@ -572,13 +572,13 @@ class TorusLinkDown(unittest.TestCase):
     (dimension order, x first, towards +x on a tie). On torus:4x4x4 rank 1's NIC is its link
     to host 2 (the first on its route to the farthest host), and the coordinator's host 0
     reaches every rank with x = 2 through it: 0 -> 1 -> 2, then along y and z. Those 16
-    ranks, r % 4 == 2, are cut off from the coordinator: the fault's `cut_off`. Dropping them
-    is no error (they can take no part in the group), so `healthy_dropped` stays empty; no
-    other rank but the struck one may go. Hand-worked from the routing rule, not read from
-    the run."""
-    CUT = [r for r in range(64) if r % 4 == 2]
+    ranks, r % 4 == 2, used to be cut off (and dropped). Each has a neighbour with x = 3,
+    which host 0 reaches the other way round (0 -> 3, wrapping) and which reaches it by its
+    own link 3 -> 2, clear of the link down: their verdicts go through it (a courier,
+    docs/recovery.md "A link down elsewhere on the way"), and nobody is cut off. No rank but
+    the struck one may go. Hand-worked from the routing rule, not read from the run."""
 
-    def test_the_ranks_cut_off_from_the_coordinator_are_no_healthy_drop(self):
+    def test_the_ranks_behind_the_link_get_verdicts_through_a_courier(self):
         sample = ["ring", "binary-tree", "hierarchical", "parameter-server"] if FULL else ["ring", "binary-tree"]
         for algorithm, duration in itertools.product(sample, [None, "3ms"]):
             with self.subTest(algorithm=algorithm, duration=duration):
@@ -587,22 +587,24 @@ class TorusLinkDown(unittest.TestCase):
                     down["duration"] = duration
                 trace = run(scenario("torus:4x4x4", 64, algorithm, "rebuild", [down], rounds=4, size="1MiB"))
                 applied = [f for f in trace["faults"] if f["action"] == "applied"]
-                self.assertEqual([f["cut_off"] for f in applied], [self.CUT])
+                self.assertEqual([f["cut_off"] for f in applied], [[]])
                 quality = trace["summary"]["recovery_quality"]
-                self.assertEqual((quality["cut_off"], quality["healthy_dropped"]), (self.CUT, []))
-                self.assertEqual(sorted(set(quality["dropped"]) - {1}), self.CUT)
+                self.assertEqual((quality["cut_off"], quality["healthy_dropped"]), ([], []))
+                self.assertLessEqual(set(quality["dropped"]), {1})
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["verified"])
                 self.assertTrue(trace["summary"]["models_identical"])
 
-    def test_a_link_that_cuts_off_its_own_rank_alone(self):
+    def test_a_link_of_its_own_rank_alone(self):
         # Rank 63 = (3,3,3): its farthest host is (1,1,1), reached towards +x with a wrap, so
         # its NIC is its link to host 60. Its own route to host 0 starts there (+x, wrapping);
-        # no other rank's route to or from host 0 crosses it: rank 63 alone is cut off.
+        # no other rank's route to or from host 0 crosses it. Rank 62 = (2,3,3) reaches it by
+        # its link 62 -> 63 and back by 63 -> 62, and host 0 reaches 62 clear of it: 63 is
+        # not cut off, and is dropped for its own link down (the ring's 63 -> 0 breaks on it).
         down = {"kind": "link-down", "rank": 63, "at_round": 1}
         trace = run(scenario("torus:4x4x4", 64, "ring", "rebuild", [down], rounds=4, size="1MiB"))
         quality = trace["summary"]["recovery_quality"]
-        self.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([63], [63], []))
+        self.assertEqual((quality["cut_off"], quality["dropped"], quality["healthy_dropped"]), ([], [63], []))
         self.assertEqual(trace["summary"]["rounds_completed"], 4)
 
 
@@ -698,18 +700,20 @@ class LinkBetweenLiveRanks(unittest.TestCase):
         self.assertIn("torus_link_from_2_to_3", trace["summary"]["stalled"])
 
     def test_direct_stops_on_the_link_that_cut_the_group_apart_not_at_the_end_of_the_run(self):
-        # The link between 1 and 5 (the y ring of x = 1): 5 is cut off from the coordinator on
-        # host 0 (0 -> 1 -> 5) and dropped; the route from 4 to 1 (4 -> 5 -> 1) still crosses
-        # it. The broken transfers named 1 as the one they all involved, dropping it did not
-        # pay, and the group waited until the run's end (31 ms) before stopping with "the
-        # evidence names no rank to drop". It now awaits the link and stops naming it.
+        # The link between 1 and 5 (the y ring of x = 1): the route from host 0 to 5 crosses it
+        # (0 -> 1 -> 5), and 5 was dropped as cut off; 4 (0 -> 4 along y, 4 -> 5 along x)
+        # now carries its verdicts, and 5 stays. The route from 4 to 1 (4 -> 5 -> 1) still
+        # crosses the link. The broken transfers named 1 as the one they all involved,
+        # dropping it did not pay, and the group waited until the run's end (31 ms) before
+        # stopping with "the evidence names no rank to drop". It now awaits the link and
+        # stops naming it, dropping nobody.
         down = {"kind": "link-down", "link": "torus_link_from_1_to_5", "at": "1.1ms"}
         status, stderr, trace = run_raw(scenario("torus:4x2", 8, "direct", "rebuild", [down], rounds=3, size="1MiB"))
         self.assertEqual(status, 1)
         quality = trace["summary"]["recovery_quality"]
-        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([5], []))
+        self.assertEqual((quality["dropped"], quality["healthy_dropped"]), ([], []))
         self.assertIn("torus_link_from_1_to_5", trace["summary"]["stalled"])
-        self.assertIn("no order of the algorithm's pairs keeps off it", trace["summary"]["stalled"])
+        self.assertIn("it stayed down for", trace["summary"]["stalled"])  # awaited, then named
 
 
 class LinkDownReadAsLate(unittest.TestCase):
@@ -1194,12 +1198,12 @@ class FaultsThatTouchNothing(unittest.TestCase):
         quality, applied = self.quality("torus:8x8x4", p, "ring", {"kind": "link-down", "rank": 100, "at_round": 1},
                                         compute="1ms")
         self.assertEqual([f["touched"] for f in applied], [False])
-        self.assertIn(100, applied[0]["cut_off"])
+        self.assertEqual(applied[0]["cut_off"], [])  # its neighbours carry its verdicts
         self.assertEqual((quality["culprits"], quality["culprits_kept"], quality["untouched"]), ([], [], [100]))
         self.assertEqual(quality["dropped"], [])
 
     def test_a_neighbour_of_a_rank_already_gone_is_not_blamed_for_their_shared_link(self):
-        # torus:4x4x4: rank 20's NIC is its link to 21 (and 4 -> 20). Rank 20 is cut off and
+        # torus:4x4x4: rank 20's NIC is its link to 21 (and 4 -> 20). Rank 20 was cut off and
         # dropped first; then a transfer broke on the link 20 -> 21, which is 21's own link
         # too, and 21 was dropped, healthy. A link between neighbours is both ends': with
         # one end gone, the other is not blamed; the members regroup around the link.
@@ -1209,7 +1213,6 @@ class FaultsThatTouchNothing(unittest.TestCase):
                                      [{"kind": "link-down", "rank": 20, "at_round": 1}], rounds=4, size="1MiB"))
                 quality = trace["summary"]["recovery_quality"]
                 cut_off = [r for f in trace["faults"] if f["action"] == "applied" for r in f["cut_off"]]
-                self.assertIn(20, cut_off)
                 self.assertEqual(quality["healthy_dropped"], [])
                 self.assertNotIn(21, quality["dropped"])
                 self.assertTrue(set(quality["dropped"]) <= set(cut_off) | {20})
