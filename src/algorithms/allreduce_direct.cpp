@@ -36,6 +36,7 @@ Schedule schedule_allreduce_direct(const ModelInput& in) {
   if (in.p < 2) return schedule;
   Step& step = schedule.step();
   step.reduced = true;
+  step.expect(static_cast<size_t>(in.p) * static_cast<size_t>(in.p - 1));
   for (int r = 0; r < in.p; ++r)
     for (int k = 1; k < in.p; ++k) step.send(r, (r + k) % in.p, in.bytes(in.elems));
   return schedule;

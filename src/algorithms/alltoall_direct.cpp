@@ -29,6 +29,7 @@ Schedule schedule_alltoall_direct(const ModelInput& in) {
   Schedule schedule;
   if (in.p < 2) return schedule;
   Step& step = schedule.step();
+  step.expect(static_cast<size_t>(in.p) * static_cast<size_t>(in.p - 1));
   for (int r = 0; r < in.p; ++r)
     for (int k = 1; k < in.p; ++k) {
       const int to = (r + k) % in.p;

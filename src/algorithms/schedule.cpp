@@ -31,6 +31,12 @@ Step& Step::send(int src, int dst, double bytes) {
   return *this;
 }
 
+Step& Step::expect(size_t messages) {
+  if (budget_most > 0 && budget_used + messages > budget_most) throw ScheduleTooLarge{budget_most};
+  flows.reserve(flows.size() + messages);
+  return *this;
+}
+
 Step& Step::send_ahead(int src, int dst, double bytes) {
   send(src, dst, bytes);
   flows.back().ahead = true;

@@ -49,6 +49,9 @@ struct Step {
   Step& send(int src, int dst, double bytes);
   // A message whose sender posts it `fifo` steps early (Flow::ahead).
   Step& send_ahead(int src, int dst, double bytes);
+  // Room for this many messages, refused at once (ScheduleTooLarge) when they would go
+  // beyond the FlowBudget: a step that knows its size is not built to the limit first.
+  Step& expect(size_t messages);
 
 private:
   std::vector<int> sent_;  // messages added so far per sender

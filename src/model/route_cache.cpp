@@ -52,15 +52,18 @@ void RouteCache::read_into(int from, int to, NetworkRoute& route) const {
   read_buffer_.clear();
   endpoint(from)->route_to(endpoint(to), read_buffer_, &route.latency);
   bool changed = false;
+  route.links.reserve(read_buffer_.size());
   for (const sg4::Link* link : read_buffer_) {
-    route.links.push_back(id_of(link));
-    if (auto it = nominal_.find(link); it != nominal_.end() && it->second.latency != link->get_latency()) changed = true;
+    const int id = id_of(link);
+    route.links.push_back(id);
+    // (links_ holds each link's latency as built)
+    if (links_[static_cast<size_t>(id)].latency != link->get_latency()) changed = true;
   }
   // A latency fault on the way: the route's latency as built (SimGrid's own sum otherwise,
   // to the last bit).
   if (changed) {
     route.latency = 0;
-    for (const sg4::Link* link : read_buffer_) route.latency += nominal_.at(link).latency;
+    for (int id : route.links) route.latency += links_[static_cast<size_t>(id)].latency;
   }
 }
 
