@@ -326,6 +326,9 @@ void parse_faults_and_recovery(const json& document, Scenario& scenario) {
   if (scenario.training.sharding == Sharding::zero3 && scenario.recovery.policy == RecoveryPolicy::rebuild)
     throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
                      "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
+  if (scenario.training.streams > 1 && scenario.recovery.policy == RecoveryPolicy::rebuild)
+    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time; with training.streams "
+                     "above 1 use \"none\"");
 }
 
 // Training a model: workers average their gradients, the model's parameters carried whole.
@@ -441,6 +444,17 @@ json fault_to_json(const FaultSpec& f) {
   return out;
 }
 
+json noise_to_json(const NoiseSpec& noise) {
+  json out{{"distribution", noise_distribution_names().name(noise.distribution)}};
+  if (noise.distribution == NoiseDistribution::table) {
+    out["table"] = json::array();
+    for (const TailPoint& point : noise.table) out["table"].push_back({point.probability, point.factor});
+  } else {
+    out["sigma"] = noise.sigma;
+  }
+  return out;
+}
+
 json scenario_to_json(const Scenario& s, int workers, const std::string& topology) {
   json collective{{"kind", collective_name(s.collective.kind)},
                   {"algorithm", s.collective.algorithm},
@@ -470,6 +484,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
     if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
     if (s.training.overlap != Overlap::backward) training["overlap"] = overlap_names().name(s.training.overlap);
+    if (s.training.streams > 1) training["streams"] = s.training.streams;
     if (s.training.fusion)
       training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {
@@ -477,6 +492,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                                                        : json(s.training.compute);
   }
   if (s.training.batch) training["batch"] = *s.training.batch;
+  if (s.training.noise.active()) training["noise"] = noise_to_json(s.training.noise);
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
     training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;

@@ -13,6 +13,7 @@
 #include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
 #include "training/iteration.hpp"
+#include "training/noise.hpp"
 
 namespace collsim {
 
@@ -72,6 +73,8 @@ struct TrainingSpec {
   std::optional<Fusion> fusion;    // with layers: Horovod's fusion instead of DDP's buckets
   Sharding sharding = Sharding::none;  // with layers: ZeRO-2 or ZeRO-3 (training/iteration.hpp)
   Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
+  int streams = 1;                 // with layers: bucket collectives in flight at once (sim/streams.hpp)
+  NoiseSpec noise;                 // each rank's compute time per iteration, jittered (training/noise.hpp)
 
   bool has_layers() const { return !layers.empty(); }
 
