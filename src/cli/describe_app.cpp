@@ -15,6 +15,8 @@ const char* const examples =
     "  collsim run scenarios/training/zero3-300m-16gpu.json --set training.overlap=backward\n"
     "                (training: layers and presets, buckets, streams, compute noise, zero2/zero3 sharding, forward\n"
     "                overlap, scaling efficiency; keys in docs/scenario-format.md, docs/training.md)\n"
+    "  collsim run --algorithm hierarchical --topology nodes:4:8 --set collective.inter=halving-doubling\n"
+    "                (hierarchical's levels: collective.intra ring|halving-doubling, inter ring|halving-doubling|tree)\n"
     "  collsim model --algorithm ring --workers 64 --size 1GiB --bandwidth 10GBps --latency 1us\n"
     "  collsim model --algorithm all --workers 64 --size 1GiB --topology nodes:8:8   (ranked on real routes)\n"
     "  collsim model --algorithm hierarchical --workers 64 --group-size 8 --size 1GiB --bandwidth 100GBps --latency 1us\n"

@@ -37,9 +37,26 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
   return table;
 }
 
+// hierarchical's algorithms inside and between the groups: ring, halving-doubling, tree
+// (tree between the groups only; one of them other than ring: one channel).
+void parse_levels(const json& object, CollectiveSpec& spec) {
+  for (const char* key : {"intra", "inter"}) {
+    if (!object.contains(key)) continue;
+    const std::string field = fmt::format("collective.{}", key);
+    const HierarchyLevel level = hierarchy_level_names().parse(get_string(object[key], field), field);
+    if (level == HierarchyLevel::tree && std::string_view(key) == "intra")
+      throw InputError("collective.intra: a tree inside the groups would leave the whole vector on one member; "
+                       "allowed: ring, halving-doubling");
+    (std::string_view(key) == "intra" ? spec.intra : spec.inter) = level;
+  }
+  if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && spec.channels > 1)
+    throw InputError("collective.channels: channels cut the vector over rings; with collective.intra or inter other "
+                     "than ring use 1");
+}
+
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
-                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth"});
+                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth", "intra", "inter"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -75,6 +92,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   if (object.contains("channels"))
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
+  parse_levels(object, spec);
   if (object.contains("reduce_bandwidth")) {
     const json& value = object["reduce_bandwidth"];
     if (!value.is_string())
@@ -472,6 +490,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     collective["servers"] = s.collective.servers.value_or(1);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
+  if (s.collective.intra != HierarchyLevel::ring) collective["intra"] = hierarchy_level_names().name(s.collective.intra);
+  if (s.collective.inter != HierarchyLevel::ring) collective["inter"] = hierarchy_level_names().name(s.collective.inter);
   if (s.collective.reduce_bandwidth) collective["reduce_bandwidth"] = fmt::format("{}Bps", *s.collective.reduce_bandwidth);
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};

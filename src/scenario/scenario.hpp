@@ -34,6 +34,8 @@ struct CollectiveSpec {
   std::optional<int> group_size;   // hierarchical: groups of this many consecutive ranks
                                    // (default: the ranks of each platform zone)
   int channels = 1;                // ring and hierarchical allreduce: concurrent rings (NCCL's channels)
+  HierarchyLevel intra = HierarchyLevel::ring;  // hierarchical: the algorithm inside the groups
+  HierarchyLevel inter = HierarchyLevel::ring;  // hierarchical: the algorithm between the groups
   std::optional<double> reduce_bandwidth;  // bytes/s a rank reduces; unset: reductions are free
 };
 
