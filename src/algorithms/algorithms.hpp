@@ -68,11 +68,12 @@ void unfold_result(Comm& comm, const PowerOfTwoFold& fold, View result);
 // Recursive halving among the pof2 ranks left by the fold (distance pof2/2 first): new rank
 // i ends with blocks[i] reduced over all of them. `blocks` are consecutive, one per new rank.
 void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const PowerOfTwoFold& fold,
-                            const std::vector<Chunk>& blocks);
+                            const std::vector<Chunk>& blocks, const char* phase = "reduce-scatter");
 
 // Recursive doubling among the pof2 ranks left by the fold (distance 1 first): new rank i
 // starts with blocks[i] and ends with all of them.
-void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks);
+void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks,
+                        const char* phase = "allgather");
 
 // Ring allgather over the chunks of split_evenly(buf.size(), p): this rank starts with
 // chunk `mine`, its right neighbour with chunk mine + 1 (mod p); after p-1 steps every

@@ -10,6 +10,7 @@
 // algorithm when the groups are equal. One group is the ring; groups of one rank, a ring
 // over all ranks of the whole vector.
 #include <algorithm>
+#include <optional>
 
 #include "algorithms/algorithms.hpp"
 #include "algorithms/channels.hpp"
@@ -25,10 +26,12 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
   const auto groups = locality_groups(locality);
   const auto slices = channel_slices(buf.size(), args.channels);
   std::vector<RingTask> inside, across;
+  std::optional<HierarchyPlan> levels;  // collective.intra or inter other than ring (one channel)
   for (int c = 0; c < args.channels; ++c) {
     // channel c works on its slice, every group turned by c members (channels.hpp)
     const Chunk slice = slices[static_cast<size_t>(c)];
     const HierarchyPlan plan = plan_hierarchy(turned_groups(groups, c), slice.count);
+    if (args.intra != HierarchyLevel::ring || args.inter != HierarchyLevel::ring) levels = plan;
     const auto [group, local] = plan.place(comm.rank());
     // 1. reduce-scatter inside my group: I end with chunk `local` of my group's cut
     inside.push_back({plan.groups[group], local, slice});
@@ -39,11 +42,17 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
       across.push_back({piece.owners, group, {slice.offset + piece.span.offset, piece.span.count}});
     }
   }
-  rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");
-  rings_reduce_scatter(comm, buf, *args.op, across, "inter-reduce-scatter");
-  rings_allgather(comm, buf, across, "inter-allgather");
+  if (args.intra == HierarchyLevel::ring) rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");
+  else hierarchical_inside(comm, buf, args.op, *levels, false);
+  if (args.inter == HierarchyLevel::ring) {
+    rings_reduce_scatter(comm, buf, *args.op, across, "inter-reduce-scatter");
+    rings_allgather(comm, buf, across, "inter-allgather");
+  } else {
+    hierarchical_across(comm, buf, *args.op, *levels, args.inter);
+  }
   // 3. allgather inside my group: every member passes on its complete chunk
-  rings_allgather(comm, buf, inside, "allgather");
+  if (args.intra == HierarchyLevel::ring) rings_allgather(comm, buf, inside, "allgather");
+  else hierarchical_inside(comm, buf, args.op, *levels, true);
 }
 // hierarchical-end
 
@@ -87,9 +96,14 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
   std::vector<HierarchyPlan> plans;
   for (int c = 0; c < in.channels; ++c)
     plans.push_back(plan_hierarchy(turned_groups(groups, c), slices[static_cast<size_t>(c)].count));
-  std::vector<int> ends = ring_steps_in_groups(schedule, in, plans, {}, true);
+  const bool ring_inside = in.intra_level == HierarchyLevel::ring;
+  std::vector<int> ends;
+  if (ring_inside) ends = ring_steps_in_groups(schedule, in, plans, {}, true);
+  else hierarchical_inside_steps(schedule, in, plans.front(), false);
   const auto group_count = static_cast<int>(groups.size());
-  if (group_count > 1) {
+  if (in.inter_level != HierarchyLevel::ring) {
+    hierarchical_across_steps(schedule, in, plans.front(), in.inter_level);
+  } else if (group_count > 1) {
     // the rings between groups: G-1 reduce-scatter steps, then G-1 allgather steps
     for (const StepRun& run : reduce_then_gather(in, group_count - 1)) {
       Step& across = schedule.step_after(ends, run.repeat);
@@ -102,7 +116,8 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
       ends = {schedule.last()};
     }
   }
-  ring_steps_in_groups(schedule, in, plans, ends, false);
+  if (ring_inside) ring_steps_in_groups(schedule, in, plans, ends, false);
+  else hierarchical_inside_steps(schedule, in, plans.front(), true);
   return schedule;
 }
 

@@ -32,7 +32,7 @@ void unfold_result(Comm& comm, const PowerOfTwoFold& fold, View result) {
 }
 
 void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const PowerOfTwoFold& fold,
-                            const std::vector<Chunk>& blocks) {
+                            const std::vector<Chunk>& blocks, const char* phase) {
   const int me = fold.new_rank(comm.rank());
   if (fold.pof2 == 1) return;
   // The first step receives the most: half of all blocks.
@@ -43,21 +43,22 @@ void reduce_scatter_halving(Comm& comm, Buffer& buf, const ReduceOp& op, const P
     const Chunk keep = span_of(blocks, me & ~(mask - 1), mask);
     const Chunk give = span_of(blocks, (me & ~(mask - 1)) ^ mask, mask);
     View partial = incoming.holding(buf.view(keep.offset, keep.count));
-    comm.label("reduce-scatter", step);
+    comm.label(phase, step);
     // send the partner my partial sums of its half, receive its partial sums of mine
     comm.sendrecv(partner, buf.view(give.offset, give.count), partner, partial);
     op.combine(buf.view(keep.offset, keep.count), partial);
   }
 }
 
-void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks) {
+void allgather_doubling(Comm& comm, Buffer& buf, const PowerOfTwoFold& fold, const std::vector<Chunk>& blocks,
+                        const char* phase) {
   const int me = fold.new_rank(comm.rank());
   for (int mask = 1, step = 0; mask < fold.pof2; mask *= 2, ++step) {
     const int partner = fold.old_rank(me ^ mask);
     // I hold the mask blocks of my aligned group; the partner holds the neighbouring group
     const Chunk mine = span_of(blocks, me & ~(mask - 1), mask);
     const Chunk theirs = span_of(blocks, (me & ~(mask - 1)) ^ mask, mask);
-    comm.label("allgather", step);
+    comm.label(phase, step);
     comm.sendrecv(partner, buf.view(mine.offset, mine.count), partner, buf.view(theirs.offset, theirs.count));
   }
 }

@@ -26,6 +26,20 @@ Chunk span_of(const std::vector<Chunk>& chunks, int first, int n) {
   return span;
 }
 
+int PowerOfTwoFold::position(int rank) const {
+  if (members.empty()) return rank;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] == rank) return static_cast<int>(i);
+  throw std::logic_error("PowerOfTwoFold: a rank outside its members");
+}
+
+PowerOfTwoFold fold_members(std::vector<int> members) {
+  PowerOfTwoFold fold = fold_to_power_of_two(static_cast<int>(members.size()));
+  if (fold.rem != 0) throw std::logic_error("fold_members: not a power of two of members");
+  fold.members = std::move(members);
+  return fold;
+}
+
 PowerOfTwoFold fold_to_power_of_two(int p) {
   PowerOfTwoFold fold;
   while (fold.pof2 * 2 <= p) fold.pof2 *= 2;

@@ -61,15 +61,25 @@ inline int ceil_log2(int p) { return p <= 1 ? 0 : std::bit_width(static_cast<uns
 struct PowerOfTwoFold {
   int pof2 = 1;  // the largest power of two <= p
   int rem = 0;   // p - pof2
+  // Over some ranks of the group only (fold_members): their ranks, position i standing for
+  // rank members[i]; empty: the whole group, position r for rank r.
+  std::vector<int> members;
 
   // The rank's number among the pof2 ranks left, or -1 for an even rank below 2 rem.
-  int new_rank(int rank) const { return rank < 2 * rem ? (rank % 2 == 1 ? rank / 2 : -1) : rank - rem; }
-  int old_rank(int new_rank) const { return new_rank < rem ? 2 * new_rank + 1 : new_rank + rem; }
+  int new_rank(int rank) const {
+    const int r = position(rank);
+    return r < 2 * rem ? (r % 2 == 1 ? r / 2 : -1) : r - rem;
+  }
+  int old_rank(int new_rank) const { return member(new_rank < rem ? 2 * new_rank + 1 : new_rank + rem); }
+  int position(int rank) const;
+  int member(int position) const { return members.empty() ? position : members[static_cast<size_t>(position)]; }
   // The chunks (one per rank) that new rank i answers for: two for a folded pair, else one.
   std::vector<Chunk> blocks(const std::vector<Chunk>& chunks) const;
 };
 
 PowerOfTwoFold fold_to_power_of_two(int p);
+// Recursive halving and doubling among `members` only (a power of two of them: no fold).
+PowerOfTwoFold fold_members(std::vector<int> members);
 
 // A rooted tree over the ranks of a group: each rank's parent (-1 at the root) and its
 // children (at most two).

@@ -10,6 +10,7 @@
 #include "algorithms/server_deployment.hpp"
 #include "comm/comm.hpp"
 #include "comm/reduce_op.hpp"
+#include "util/named_enum.hpp"
 
 namespace collsim {
 
@@ -32,6 +33,11 @@ std::string default_algorithm(Collective collective);
 // root of a reduce, chunk `rank` for reduce-scatter, nothing for broadcast and allgather.
 std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank, int size, int root);
 
+// The hierarchical allreduce's algorithm at one level (collective.intra, collective.inter;
+// algorithms/hierarchy_levels.cpp).
+enum class HierarchyLevel { ring, halving_doubling, tree };
+const NamedEnum<HierarchyLevel>& hierarchy_level_names();
+
 struct CollectiveArgs {
   const ReduceOp* op = nullptr;  // unused by broadcast and allgather
   int root = 0;                  // broadcast and reduce (and naive allreduce's meeting point)
@@ -40,6 +46,8 @@ struct CollectiveArgs {
   ServerDeployment deployment;   // parameter-server: where the servers run, what they cost
   int channels = 1;              // ring and hierarchical: slices on concurrent rings (channels.hpp)
   int fifo = 1;                  // NCCL's algorithms: chunks a connection's FIFO holds (NCCL_STEPS / chunk steps)
+  HierarchyLevel intra = HierarchyLevel::ring;  // hierarchical: inside the groups
+  HierarchyLevel inter = HierarchyLevel::ring;  // hierarchical: between them
 };
 
 // The root inside a group of `size` ranks: the scenario's root, or rank 0 once a rebuilt

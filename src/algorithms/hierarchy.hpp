@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "algorithms/chunks.hpp"
+#include "algorithms/collective.hpp"
+#include "algorithms/model_input.hpp"
+#include "algorithms/schedule.hpp"
 
 namespace collsim {
 
@@ -45,5 +48,15 @@ struct HierarchyPlan {
 };
 
 HierarchyPlan plan_hierarchy(std::vector<std::vector<int>> groups, size_t count);
+
+// The levels other than the ring (algorithms/hierarchy_levels.cpp). Inside: this rank's
+// group reduce-scatters by recursive halving (gather: allgathers by recursive doubling),
+// member i answering for chunk i of the group's cut. Across: the owners of each piece this
+// rank owns allreduce it by halving and doubling, or by a binomial tree.
+void hierarchical_inside(Comm& comm, Buffer& buf, const ReduceOp* op, const HierarchyPlan& plan, bool gather);
+void hierarchical_across(Comm& comm, Buffer& buf, const ReduceOp& op, const HierarchyPlan& plan, HierarchyLevel inter);
+// Their schedules, every group's and every piece's (rank by rank: disjoint ranks go on at once).
+void hierarchical_inside_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, bool gather);
+void hierarchical_across_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, HierarchyLevel inter);
 
 }  // namespace collsim

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "algorithms/collective.hpp"
 #include "algorithms/server_deployment.hpp"
 
 namespace collsim {
@@ -49,6 +50,8 @@ struct ModelInput {
   double bytes(size_t count) const;
   double overhead = 0;          // o: what a rank spends before each message leaves (LogP)
   int channels = 1;             // ring and hierarchical: concurrent rings (algorithms/channels.hpp)
+  HierarchyLevel intra_level = HierarchyLevel::ring;  // hierarchical: the algorithm inside the groups
+  HierarchyLevel inter_level = HierarchyLevel::ring;  // and between them
   int fifo = 1;                 // NCCL's algorithms: chunks a connection's FIFO holds (CollectiveArgs::fifo)
   // Bytes per second a rank reduces (gamma = 1 / this): a rank that reduces m bytes of a
   // step is busy m / reduce_bandwidth before its next step (in lock step the step lasts that

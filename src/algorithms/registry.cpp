@@ -86,7 +86,7 @@ std::vector<AlgorithmInfo> allreduces() {
        "ring reduce-scatter in each group (zone or group_size), ring allreduce across groups, ring allgather: "
        "2(g-1)(alpha + n/(gB)) + 2(G-1)(alpha' + n/(gGB'))",
        allreduce_hierarchical, schedule_allreduce_hierarchical,
-       ring_and_root_partners, {.groups = true, .channels = true}},
+       ring_and_root_partners, {.groups = true, .channels = true, .levels = true}},
       {Collective::allreduce, "parameter-server",
        "S servers (ranks 0..S-1, or processes of their own: collective.parameter_server) reduce a shard each: "
        "every rank pushes shard s to server s, then pulls it back: 2(alpha + (p-1) n/(SB))",
@@ -177,7 +177,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
 std::string uses_names(const Uses& uses) {
   std::string names;
   for (const auto& [used, name] : {std::pair{uses.root, "root"}, {uses.segment, "segment"}, {uses.servers, "servers"},
-                                   {uses.groups, "groups"}, {uses.channels, "channels"}, {uses.nccl, "nccl"}})
+                                   {uses.groups, "groups"}, {uses.channels, "channels"}, {uses.nccl, "nccl"},
+                                   {uses.levels, "levels"}})
     if (used) names += (names.empty() ? "" : ", ") + std::string(name);
   return names;
 }

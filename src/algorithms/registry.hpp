@@ -24,6 +24,7 @@ struct Uses {
   bool groups = false;   // the platform's zones or collective.group_size
   bool channels = false; // collective.channels: slices of the vector on concurrent rings
   bool nccl = false;     // one of NCCL's algorithms: runs with NCCL's transport (nccl.*, src/nccl/)
+  bool levels = false;   // collective.intra and inter: the hierarchical allreduce's algorithm at each level
 };
 
 struct AlgorithmInfo {

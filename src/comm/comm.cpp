@@ -89,14 +89,25 @@ Packet* CommGroup::new_packet() {
 sg4::Mailbox* CommGroup::mailbox(int src, int dst) {
   if (sg4::Mailbox* last = last_mailboxes_.find(src, dst)) return last;
   sg4::Mailbox*& slot = mailboxes_[(static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst)];
-  // (a switch actor by its index, negative: two actors of one switch share its endpoint)
-  auto name = [this](int rank) { return rank < size() ? world_rank(rank) : size() - 1 - rank; };
-  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, name(src), name(dst)));
+  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}", epoch_, mailbox_name(src), mailbox_name(dst)));
   last_mailboxes_.remember(src, dst, slot);
   return slot;
 }
 
-Comm::Comm(CommGroup& group, int rank) : group_(&group), rank_(rank), size_(group.size()) {}
+sg4::Mailbox* CommGroup::mailbox(int src, int dst, int tag) {
+  if (tag == 0) return mailbox(src, dst);
+  sg4::Mailbox*& slot = tagged_mailboxes_[{tag, src, dst}];
+  if (slot == nullptr) slot = sg4::Mailbox::by_name(fmt::format("e{}:{}>{}#{}", epoch_, mailbox_name(src), mailbox_name(dst), tag));
+  return slot;
+}
+
+Comm::Comm(CommGroup& group, int rank, int tag) : group_(&group), rank_(rank), size_(group.size()), tag_(tag) {}
+
+Comm Comm::on_tag(int tag) const {
+  Comm other(*group_, rank_, tag);
+  other.round_ = round_;
+  return other;
+}
 
 int Comm::locality(int rank) const { return group_->locality(rank); }
 
@@ -113,12 +124,12 @@ const std::vector<int>& Comm::switch_members(int peer) const {
 }
 
 sg4::Mailbox* Comm::mailbox_to(int dst) {
-  if (last_to_.peer != dst) last_to_ = {dst, group_->mailbox(rank_, dst)};
+  if (last_to_.peer != dst) last_to_ = {dst, group_->mailbox(rank_, dst, tag_)};
   return last_to_.mailbox;
 }
 
 sg4::Mailbox* Comm::mailbox_from(int src) {
-  if (last_from_.peer != src) last_from_ = {src, group_->mailbox(src, rank_)};
+  if (last_from_.peer != src) last_from_ = {src, group_->mailbox(src, rank_, tag_)};
   return last_from_.mailbox;
 }
 

@@ -34,7 +34,14 @@ private:
 
 class Comm {
 public:
-  Comm(CommGroup& group, int rank);
+  // `tag` keeps the messages of one collective apart from those of others in flight at the
+  // same time on the same group (training.streams: bucket collectives at once): each tag has
+  // its own mailboxes between every pair of ranks. 0: the group's one collective at a time.
+  Comm(CommGroup& group, int rank, int tag = 0);
+
+  // The same rank of the same group, on its own mailboxes (`tag`, not 0): for a collective
+  // that runs beside this one, in an actor of its own.
+  Comm on_tag(int tag) const;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -104,6 +111,7 @@ private:
   CommGroup* group_;
   int rank_;
   int size_;  // the group's, fixed for its epoch
+  int tag_ = 0;
   const char* phase_ = "collective";
   int step_ = 0;
   int round_ = 0;

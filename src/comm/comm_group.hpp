@@ -4,8 +4,10 @@
 // Internal to comm/ and sim/: algorithms only ever see Comm.
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -73,6 +75,12 @@ public:
     return group_rank < size() ? members_[group_rank] : switches_[static_cast<size_t>(group_rank - size())].endpoint;
   }
   const std::vector<int>& members() const { return members_; }
+  // The group rank of world rank `world` (-1: not a member).
+  int group_rank(int world) const {
+    for (int g = 0; g < size(); ++g)
+      if (members_[static_cast<size_t>(g)] == world) return g;
+    return -1;
+  }
   MessageLog& log() { return *log_; }
 
   // The locality group (a platform zone, or a block of collective.group_size ranks) of
@@ -109,6 +117,9 @@ public:
   // an abandoned epoch can never be matched in a new one. Looked up once, then cached; a
   // rank's last pair each way is tried first (a ring rank always sends right, hears left).
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
+  // The mailbox of the collective tagged `tag` (Comm::on_tag) from src to dst, named after
+  // the tag too: collectives in flight at once never match each other's messages.
+  simgrid::s4u::Mailbox* mailbox(int src, int dst, int tag);
 
   // Packets are reused once delivered (their buffers keep their capacity), so that a
   // message costs no allocation. The group owns every packet it made and frees them with
@@ -132,6 +143,10 @@ public:
   }
 
 private:
+  // A rank in mailbox names: its world rank; a switch actor by its index, negative (two
+  // actors of one switch share its endpoint).
+  int mailbox_name(int rank) const { return rank < size() ? world_rank(rank) : size() - 1 - rank; }
+
   int epoch_;
   std::vector<int> members_;
   std::vector<int> localities_;
@@ -141,6 +156,7 @@ private:
   std::shared_ptr<const MessageCost> message_cost_;
   std::vector<SwitchPort> switches_;
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::map<std::tuple<int, int, int>, simgrid::s4u::Mailbox*> tagged_mailboxes_;  // (tag, src, dst)
   LastPairs<simgrid::s4u::Mailbox> last_mailboxes_;  // by group rank
   std::vector<std::unique_ptr<Packet>> packets_;  // every packet it made
   std::vector<Packet*> spare_packets_;            // those free to reuse

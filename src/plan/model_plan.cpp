@@ -83,6 +83,21 @@ void read_injection(int root, ModelInput& model) {
 }
 
 
+// collective.intra and inter halve and double among a power of two: of the members of every
+// group (intra), of the groups (inter).
+void check_levels(const ModelInput& model) {
+  const auto groups = model_groups(model);
+  auto power_of_two = [](size_t n) { return n > 0 && (n & (n - 1)) == 0; };
+  if (model.intra_level == HierarchyLevel::halving_doubling)
+    for (const auto& group : groups)
+      if (!power_of_two(group.size()))
+        throw InputError(fmt::format("collective.intra: halving-doubling needs a power of two of ranks in every group; "
+                                     "a group has {}; use ring", group.size()));
+  if (model.inter_level == HierarchyLevel::halving_doubling && !power_of_two(groups.size()))
+    throw InputError(fmt::format("collective.inter: halving-doubling needs a power of two of groups; there are {}; "
+                                 "use ring or tree", groups.size()));
+}
+
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
 // the platform's own routes, each read once (RouteCache).
 void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
@@ -96,6 +111,8 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const s
   model.network = std::make_shared<const RouteCache>(hosts);
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
+  model.intra_level = scenario.collective.intra;
+  model.inter_level = scenario.collective.inter;
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
@@ -179,6 +196,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
+    check_levels(model);
   }
   // the channels' rings (and NCCL's) turn inside the groups; auto tries channels there too
   if (automatic || model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))

@@ -177,6 +177,9 @@ nlohmann::json algorithm_parameters(const RunPlan& plan) {
   if (uses.servers && plan.scenario.collective.parameter_server.given) parameters["parameter_server"] = server_parameters(plan);
   if (uses.channels) parameters["channels"] = model.channels;
   if (uses.groups) parameters["groups"] = {{"count", model_groups(model).size()}, {"from", plan.locality.source}};
+  if (uses.levels)
+    parameters["levels"] = {{"intra", hierarchy_level_names().name(model.intra_level)},
+                            {"inter", hierarchy_level_names().name(model.inter_level)}};
   return parameters;
 }
 

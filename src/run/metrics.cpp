@@ -59,6 +59,17 @@ const std::vector<Metric>& metric_table() {
          return s.iterations && s.iterations->samples_per_second ? json(*s.iterations->samples_per_second)
                                                                  : json(nullptr);
        }},
+      {"iteration_p50", MetricUnit::seconds, Better::lower, "the median iteration over the rounds (nearest rank)",
+       [](S s, R) { return s.iterations ? json(s.iterations->iteration_p50) : json(nullptr); }},
+      {"iteration_p99", MetricUnit::seconds, Better::lower,
+       "the 99th-percentile iteration over the rounds (nearest rank): the tail that compute noise makes",
+       [](S s, R) { return s.iterations ? json(s.iterations->iteration_p99) : json(nullptr); }},
+      {"scaling_efficiency", MetricUnit::ratio, Better::higher,
+       "T1 x p / Tp = T1 / iteration_time, T1 one worker's compute alone (nominal, times the noise's mean)",
+       [](S s, R) {
+         return s.iterations && s.iterations->scaling_efficiency ? json(*s.iterations->scaling_efficiency)
+                                                                 : json(nullptr);
+       }},
       {"memory_per_worker", MetricUnit::count, Better::lower,
        "bytes of parameters, gradients and Adam states per worker (training.layers; sharded with training.sharding)",
        [](S s, R) {

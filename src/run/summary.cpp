@@ -4,6 +4,7 @@
 #include "model/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <fmt/format.h>
@@ -37,6 +38,33 @@ RecoveryQuality recovery_quality_of(const SimResult& result) {
   return q;
 }
 
+namespace {
+
+// The q-th quantile of `values` by the nearest rank: the smallest value with at least
+// q x n values at or below it.
+double nearest_rank(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+// The rounds' p50 and p99, and T1 / iteration_time (IterationFigures::scaling_efficiency).
+void add_tail_and_scaling(IterationFigures& f, const SimResult& result) {
+  std::vector<double> iterations;
+  for (const auto& round : result.rounds) iterations.push_back(round.end - round.start);
+  f.iteration_p50 = nearest_rank(iterations, 0.5);
+  f.iteration_p99 = nearest_rank(iterations, 0.99);
+  const TrainingSpec& training = result.plan->scenario.training;
+  if (!training.has_layers() && training.compute_flops > 0) return;
+  const PassSeconds pass = pass_seconds(training.layers);
+  const double nominal = training.has_layers() ? pass.forward + pass.backward : training.compute;
+  f.single_worker_time = nominal * noise_mean(training.noise);
+  if (f.iteration_time > 0 && f.single_worker_time > 0) f.scaling_efficiency = f.single_worker_time / f.iteration_time;
+}
+
+}  // namespace
+
 IterationFigures iteration_figures(const SimResult& result, std::optional<int> batch) {
   IterationFigures f;
   f.buckets = std::max(1, result.plan->training.bucket_count());
@@ -58,6 +86,7 @@ IterationFigures iteration_figures(const SimResult& result, std::optional<int> b
   f.compute_time /= rounds;
   f.comm_time /= rounds;
   f.exposed_comm /= rounds;
+  add_tail_and_scaling(f, result);
   return f;
 }
 
@@ -312,6 +341,13 @@ void add_run_rows(std::vector<std::pair<std::string, std::string>>& rows, const 
     rows.emplace_back("exposed comm", fmt::format("{} ({:.1f}% of the communication hidden behind {})",
                                                   format_time(it.exposed_comm), 100 * it.overlap_fraction,
                                                   result.plan->training.sharding == Sharding::zero3 ? "compute" : "backward"));
+    if (result.rounds.size() > 1)
+      rows.emplace_back("tail", fmt::format("p50 {}, p99 {} over {} iterations", format_time(it.iteration_p50),
+                                            format_time(it.iteration_p99), result.rounds.size()));
+    if (it.scaling_efficiency)
+      rows.emplace_back("scaling", fmt::format("{:.1f}% (T1 x p / Tp: one worker alone, {} per iteration, against {})",
+                                               100 * *it.scaling_efficiency, format_time(it.single_worker_time),
+                                               format_time(it.iteration_time)));
     if (it.samples_per_second)
       rows.emplace_back("throughput", fmt::format("{:.6g} samples/s ({} per worker and iteration)", *it.samples_per_second,
                                                   *result.plan->training.batch));

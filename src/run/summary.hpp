@@ -26,6 +26,12 @@ struct IterationFigures {
   std::optional<double> samples_per_second;  // training.batch x the group's workers / iteration
   std::optional<double> memory_per_worker;   // with layers: bytes of parameters, gradients, optimizer states
   int buckets = 1;
+  double iteration_p50 = 0, iteration_p99 = 0;  // over the rounds (nearest rank): the tail
+  // T1 x p / Tp: one worker alone does its batch in T1 (its compute at nominal speed, times
+  // the compute noise's mean, nothing to communicate); p workers do p batches in one
+  // iteration, Tp. So T1 / iteration_time. Absent when the compute is work in flops.
+  std::optional<double> scaling_efficiency;
+  double single_worker_time = 0;  // T1
 };
 
 struct RunSummary {

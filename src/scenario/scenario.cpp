@@ -37,10 +37,27 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
   return table;
 }
 
+// hierarchical's algorithms inside and between the groups: ring, halving-doubling, tree
+// (tree between the groups only; one of them other than ring: one channel).
+void parse_levels(const json& object, CollectiveSpec& spec) {
+  for (const char* key : {"intra", "inter"}) {
+    if (!object.contains(key)) continue;
+    const std::string field = fmt::format("collective.{}", key);
+    const HierarchyLevel level = hierarchy_level_names().parse(get_string(object[key], field), field);
+    if (level == HierarchyLevel::tree && std::string_view(key) == "intra")
+      throw InputError("collective.intra: a tree inside the groups would leave the whole vector on one member; "
+                       "allowed: ring, halving-doubling");
+    (std::string_view(key) == "intra" ? spec.intra : spec.inter) = level;
+  }
+  if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && spec.channels > 1)
+    throw InputError("collective.channels: channels cut the vector over rings; with collective.intra or inter other "
+                     "than ring use 1");
+}
+
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
                                     "servers", "group_size", "auto", "channels", "reduce_bandwidth",
-                                    "parameter_server"});
+                                    "parameter_server", "intra", "inter"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -76,6 +93,7 @@ CollectiveSpec parse_collective_spec(const json& object) {
     spec.group_size = static_cast<int>(get_integer(object["group_size"], "collective.group_size", 1, 1'000'000));
   if (object.contains("channels"))
     spec.channels = static_cast<int>(get_integer(object["channels"], "collective.channels", 1, max_channels));
+  parse_levels(object, spec);
   if (object.contains("reduce_bandwidth")) {
     const json& value = object["reduce_bandwidth"];
     if (!value.is_string())
@@ -333,6 +351,9 @@ void parse_faults_and_recovery(const json& document, Scenario& scenario) {
   if (scenario.training.sharding == Sharding::zero3 && scenario.recovery.policy == RecoveryPolicy::rebuild)
     throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
                      "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
+  if (scenario.training.streams > 1 && scenario.recovery.policy == RecoveryPolicy::rebuild)
+    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time; with training.streams "
+                     "above 1 use \"none\"");
 }
 
 // Training a model: workers average their gradients, the model's parameters carried whole.
@@ -452,6 +473,17 @@ json fault_to_json(const FaultSpec& f) {
   return out;
 }
 
+json noise_to_json(const NoiseSpec& noise) {
+  json out{{"distribution", noise_distribution_names().name(noise.distribution)}};
+  if (noise.distribution == NoiseDistribution::table) {
+    out["table"] = json::array();
+    for (const TailPoint& point : noise.table) out["table"].push_back({point.probability, point.factor});
+  } else {
+    out["sigma"] = noise.sigma;
+  }
+  return out;
+}
+
 json scenario_to_json(const Scenario& s, int workers, const std::string& topology) {
   json collective{{"kind", collective_name(s.collective.kind)},
                   {"algorithm", s.collective.algorithm},
@@ -471,6 +503,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   if (s.collective.parameter_server.given) collective["parameter_server"] = parameter_server_json(s.collective.parameter_server);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
+  if (s.collective.intra != HierarchyLevel::ring) collective["intra"] = hierarchy_level_names().name(s.collective.intra);
+  if (s.collective.inter != HierarchyLevel::ring) collective["inter"] = hierarchy_level_names().name(s.collective.inter);
   if (s.collective.reduce_bandwidth) collective["reduce_bandwidth"] = fmt::format("{}Bps", *s.collective.reduce_bandwidth);
   // Written so that it reads back as a scenario: work in flops as "2e+09f".
   json training{{"rounds", s.training.rounds}, {"model", s.training.model}};
@@ -483,6 +517,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     if (s.training.bucket > 0) training["bucket"] = bytes_json(s.training.bucket);
     if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
     if (s.training.overlap != Overlap::backward) training["overlap"] = overlap_names().name(s.training.overlap);
+    if (s.training.streams > 1) training["streams"] = s.training.streams;
     if (s.training.fusion)
       training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {
@@ -490,6 +525,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                                                        : json(s.training.compute);
   }
   if (s.training.batch) training["batch"] = *s.training.batch;
+  if (s.training.noise.active()) training["noise"] = noise_to_json(s.training.noise);
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
     training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;

@@ -13,6 +13,7 @@
 #include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
 #include "training/iteration.hpp"
+#include "training/noise.hpp"
 #include "util/named_enum.hpp"
 
 namespace collsim {
@@ -53,6 +54,8 @@ struct CollectiveSpec {
   std::optional<int> group_size;   // hierarchical: groups of this many consecutive ranks
                                    // (default: the ranks of each platform zone)
   int channels = 1;                // ring and hierarchical allreduce: concurrent rings (NCCL's channels)
+  HierarchyLevel intra = HierarchyLevel::ring;  // hierarchical: the algorithm inside the groups
+  HierarchyLevel inter = HierarchyLevel::ring;  // hierarchical: the algorithm between the groups
   std::optional<double> reduce_bandwidth;  // bytes/s a rank reduces; unset: reductions are free
   ParameterServerSpec parameter_server;
 };
@@ -97,6 +100,8 @@ struct TrainingSpec {
   std::optional<Fusion> fusion;    // with layers: Horovod's fusion instead of DDP's buckets
   Sharding sharding = Sharding::none;  // with layers: ZeRO-2 or ZeRO-3 (training/iteration.hpp)
   Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
+  int streams = 1;                 // with layers: bucket collectives in flight at once (sim/streams.hpp)
+  NoiseSpec noise;                 // each rank's compute time per iteration, jittered (training/noise.hpp)
 
   bool has_layers() const { return !layers.empty(); }
 

@@ -29,7 +29,9 @@ std::vector<Setting> settings_of(const CollectiveSpec& spec) {
           {"servers", &Uses::servers, spec.servers.has_value() && *spec.servers != 1},
           {"parameter_server", &Uses::servers, spec.parameter_server.given},
           {"group_size", &Uses::groups, spec.group_size.has_value()},
-          {"channels", &Uses::channels, spec.channels != defaults.channels}};
+          {"channels", &Uses::channels, spec.channels != defaults.channels},
+          {"intra", &Uses::levels, spec.intra != defaults.intra},
+          {"inter", &Uses::levels, spec.inter != defaults.inter}};
 }
 
 // The algorithms that read a setting, for an error: "pipeline broadcast, binary-tree allreduce".

@@ -103,12 +103,74 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
   return layers;
 }
 
+// training.streams: how many bucket collectives may be in flight at once.
+int parse_streams(const json& value, const TrainingSpec& spec) {
+  const auto streams = static_cast<int>(get_integer(value, "training.streams", 1, 64));
+  if (streams > 1 && !spec.has_layers())
+    throw InputError("training.streams: streams run the collectives of gradient buckets at once: give training.layers");
+  if (streams > 1 && spec.sharding == Sharding::zero3)
+    throw InputError("training.streams: zero3 orders its all-gathers and reduce-scatters on one stream; leave streams out "
+                     "or use 1");
+  return streams;
+}
+
+// A relative spread: a number from 0 to 1.
+double parse_sigma(const json& value, const std::string& field) {
+  if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= 1))
+    throw InputError(fmt::format("{}: must be a number from 0 to 1 (the relative spread, e.g. 0.05)", field));
+  return value.get<double>();
+}
+
+// A measured tail: [[probability, factor], ...] from probability 0 to 1, both increasing.
+std::vector<TailPoint> parse_tail(const json& value) {
+  const std::string where = "training.noise.table";
+  const std::string shape = "a list of [probability, factor] pairs from [0, f0] to [1, f1], probabilities increasing and "
+                            "factors > 0 not decreasing, e.g. [[0, 0.98], [0.5, 1], [0.99, 1.1], [1, 1.5]]";
+  if (!value.is_array() || value.size() < 2) throw InputError(fmt::format("{}: must be {}", where, shape));
+  std::vector<TailPoint> table;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& point = value[i];
+    if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number())
+      throw InputError(fmt::format("{}.{}: must be [probability, factor]; the table is {}", where, i, shape));
+    table.push_back({point[0].get<double>(), point[1].get<double>()});
+    const bool ordered = i == 0 || (table[i].probability > table[i - 1].probability && table[i].factor >= table[i - 1].factor);
+    if (!ordered || !(table[i].factor > 0) || !std::isfinite(table[i].factor))
+      throw InputError(fmt::format("{}.{}: out of order or not > 0; the table is {}", where, i, shape));
+  }
+  if (table.front().probability != 0 || table.back().probability != 1)
+    throw InputError(fmt::format("{}: must start at probability 0 and end at 1; the table is {}", where, shape));
+  return table;
+}
+
+// training.noise: {"distribution": "normal" | "lognormal", "sigma": S} or
+// {"distribution": "table", "table": [[p, factor], ...]} (training/noise.hpp).
+NoiseSpec parse_noise(const json& value) {
+  check_keys(value, "training.noise", {"distribution", "sigma", "table"});
+  if (!value.contains("distribution"))
+    throw InputError("training.noise.distribution: missing; allowed: normal, lognormal, table");
+  NoiseSpec noise;
+  noise.distribution = noise_distribution_names().parse(get_string(value["distribution"], "training.noise.distribution"),
+                                                        "training.noise.distribution");
+  const bool table = noise.distribution == NoiseDistribution::table;
+  const char* needs = table ? "table" : "sigma";
+  const char* other = table ? "sigma" : "table";
+  if (noise.distribution != NoiseDistribution::none && !value.contains(needs))
+    throw InputError(fmt::format("training.noise.{}: missing for the {} distribution", needs,
+                                 noise_distribution_names().name(noise.distribution)));
+  if (value.contains(other))
+    throw InputError(fmt::format("training.noise.{}: not a parameter of the {} distribution", other,
+                                 noise_distribution_names().name(noise.distribution)));
+  if (value.contains("sigma")) noise.sigma = parse_sigma(value["sigma"], "training.noise.sigma");
+  if (value.contains("table")) noise.table = parse_tail(value["table"]);
+  return noise;
+}
+
 }  // namespace
 
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch", "sharding", "fusion", "overlap"});
+              "bucket", "batch", "sharding", "fusion", "overlap", "streams", "noise"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -191,6 +253,8 @@ TrainingSpec parse_training(const json& object) {
       throw InputError("training.overlap: \"forward\" is for sharding none or zero3 (zero2's all-gathers end the "
                        "iteration); leave it out or use \"backward\"");
   }
+  if (object.contains("streams")) spec.streams = parse_streams(object["streams"], spec);
+  if (object.contains("noise")) spec.noise = parse_noise(object["noise"]);
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
     throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");

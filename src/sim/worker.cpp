@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <cstring>
 #include <stdexcept>
@@ -17,26 +18,16 @@
 #include "recovery/detector.hpp"
 #include "sim/recovery_adapter.hpp"
 #include "sim/faults.hpp"
+#include "sim/streams.hpp"
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
+#include "training/noise.hpp"
+#include "util/random.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-uint64_t hash_bytes(const void* data, size_t bytes) {
-  uint64_t hash = 1469598103934665603ULL;  // FNV-1a
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
-  return hash;
-}
-
-int group_rank_of(const CommGroup& group, int world) {
-  for (int g = 0; g < group.size(); ++g)
-    if (group.world_rank(g) == world) return g;
-  return -1;
-}
 
 // What a worker keeps of a round so that it can run the round's collective again:
 // the model before the update and the gradient that went into the collective.
@@ -147,7 +138,7 @@ private:
     const Scenario& scenario = *setup_.scenario;
     for (Next next = Next::go_on; next != Next::restart_round;) {
       try {
-        const int g = group_rank_of(*group, world_);
+        const int g = group->group_rank(world_);
         Comm comm(*group, g);
         comm.set_round(round);
         CollectiveArgs args = setup_.args;
@@ -287,8 +278,8 @@ private:
   // from the same model.
   void share_model(CommGroup& group, int round, int root_world) {
     if (!setup_.regression) return;
-    const int root = group_rank_of(group, root_world);
-    const int g = group_rank_of(group, world_);
+    const int root = group.group_rank(root_world);
+    const int g = group.group_rank(world_);
     // The weights stand for the logical model, as large as its gradient (collective.size):
     // shared as that many bytes, in whole float64 elements.
     const auto logical = static_cast<size_t>(std::ceil(setup_.plan->payload.logical_bytes / sizeof(double)));
@@ -321,10 +312,10 @@ private:
   double forward_then_start_backward(RankRound& times, int round, int epoch) {
     const auto [forward, backward] = pass_seconds(setup_.scenario->training.layers);
     const double speed = sg4::this_actor::get_host()->get_speed();
-    const double factor = speed_factor();
+    const double factor = compute_factor();
     const double forward_start = sg4::Engine::get_clock();
     if (forward > 0) sg4::this_actor::execute(forward * speed / factor);
-    if (factor < 1 && forward + backward > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
+    if (speed_factor() < 1 && forward + backward > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
     backward_start_ = sg4::Engine::get_clock();
     backward_factor_ = factor;
     times.collective_start = times.compute_end = backward_start_;
@@ -333,35 +324,21 @@ private:
     return backward_start_ + backward / factor;
   }
 
-  // Each layer's forward and backward as the device runs them at this iteration's speed:
-  // forward layers in order up to the start of backward, then backward layers in reverse
-  // order, the times at which the stream sees each bucket ready.
+  // Each layer's forward and backward as the device ran them (training/iteration.hpp).
   void record_layers(int round, int epoch, double forward_start, double factor) {
-    const auto& layers = setup_.scenario->training.layers;
-    auto add = [&](const char* what, int layer, double start, double end) {
-      record({world_, round, epoch, Activity::Lane::compute, what, layer, start, end, false});
-    };
-    double done = 0;
-    for (size_t l = 0; l < layers.size(); ++l) {
-      const double start = forward_start + done / factor;
-      done += layers[l].forward;
-      add("forward", static_cast<int>(l), start, l + 1 == layers.size() ? backward_start_ : forward_start + done / factor);
-    }
-    done = 0;
-    for (size_t l = layers.size(); l-- > 0;) {
-      const double start = backward_start_ + done / factor;
-      done += layers[l].backward;
-      add("backward", static_cast<int>(l), start, backward_start_ + done / factor);
-    }
+    for (const LayerInterval& layer : layer_timeline(setup_.scenario->training.layers, forward_start, backward_start_, factor))
+      record({world_, round, epoch, Activity::Lane::compute, layer.forward ? "forward" : "backward", layer.layer, layer.start,
+              layer.end, false});
   }
 
   // One collective per bucket, in backward order, each when backward has produced its
-  // last gradient and the previous one is done (one stream, as NCCL runs them). Sharded
-  // (zero2): each bucket is reduce-scattered instead, and after the optimizer's step the
-  // updated parameters are all-gathered bucket by bucket (the two halves of the allreduce).
+  // last gradient and a stream is free (training.streams: one, as NCCL runs them, or up to
+  // k at once, sim/streams.hpp). Sharded (zero2): each bucket is reduce-scattered instead,
+  // and after the optimizer's step the updated parameters are all-gathered bucket by bucket
+  // (the two halves of the allreduce).
   void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
-    times.comm = 0;
     const AlgorithmInfo& reduce = setup_.plan->training.reduce_scatter ? *setup_.plan->training.reduce_scatter : *setup_.algorithm;
+    StreamPool streams(setup_.scenario->training.streams);
     for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
       const double ready = backward_start_ + setup_.plan->training.buckets[b].bucket.ready / backward_factor_;
       if (sg4::Engine::get_clock() < ready) {
@@ -372,11 +349,27 @@ private:
         sg4::this_actor::sleep_until(ready);
         if (detector_ != nullptr) detector_->idle(world_);
       }
-      times.comm += run_on_bucket(comm, buf, args, reduce, b, round, epoch);
+      on_stream(streams, comm, buf, args, reduce, b, round, epoch);
     }
-    if (setup_.plan->training.allgather == nullptr) return;
-    for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b)
-      times.comm += run_on_bucket(comm, buf, args, *setup_.plan->training.allgather, b, round, epoch);
+    streams.wait_all();  // (zero2: the step needs every reduced shard)
+    if (setup_.plan->training.allgather != nullptr) {
+      for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b)
+        on_stream(streams, comm, buf, args, *setup_.plan->training.allgather, b, round, epoch);
+      streams.wait_all();
+    }
+    times.comm = streams.busy();
+  }
+
+  // Bucket b's collective on a stream: with several, on the bucket's own tag.
+  void on_stream(StreamPool& streams, Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm,
+                 size_t b, int round, int epoch) {
+    std::optional<Comm> tagged;
+    if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+    streams.run(fmt::format("rank-{}-bucket-{}", world_, b), [this, tagged, &comm, &buf, args, &algorithm, b, round, epoch]() mutable {
+      const double start = sg4::Engine::get_clock();
+      run_on_bucket(tagged ? *tagged : comm, buf, args, algorithm, b, round, epoch);
+      return Interval{start, sg4::Engine::get_clock()};
+    });
   }
 
   // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
@@ -419,7 +412,7 @@ private:
   void sharded_round(Comm& comm, Buffer& gradient, const CollectiveArgs& args, int round, int epoch,
                      RankRound& times, Snapshot& current) {
     const Zero3Plan& plan = *setup_.plan->training.zero3;
-    const double factor = speed_factor();
+    const double factor = compute_factor();
     const double t0 = sg4::Engine::get_clock();
     DeviceTimeline device(plan.tasks, factor);
     std::vector<double> op_end(plan.ops.size(), -1);
@@ -507,10 +500,10 @@ private:
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
   void compute() {
     const auto& training = setup_.scenario->training;
-    const double factor = speed_factor();
+    const double factor = compute_factor();
     double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
     if (flops > 0) sg4::this_actor::execute(flops / factor);
-    if (factor < 1 && flops > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
+    if (speed_factor() < 1 && flops > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
   }
 
   void make_gradient(Buffer& buf) {
@@ -540,6 +533,10 @@ private:
 
   // The slow-host faults on this rank's host, as they stand now.
   double speed_factor() const { return state_.host_speed_factor[static_cast<size_t>(world_)]; }
+  // ... and this round's compute noise (training.noise): the speed the device computes at.
+  double compute_factor() const {
+    return speed_factor() / compute_noise(setup_.scenario->training.noise, setup_.scenario->seed, world_, me_.round);
+  }
 
   // What a worker sees: the setup and the membership read only, the record's rows it
   // writes, its own state and the detector's watch; the whole run state only to announce

@@ -231,6 +231,9 @@ json summary_section(const SimResult& result, const RunSummary& s) {
     summary["buckets"] = it.buckets;
     if (it.samples_per_second) summary["samples_per_second"] = *it.samples_per_second;
     if (it.memory_per_worker) summary["memory_per_worker"] = *it.memory_per_worker;
+    summary["iteration_p50"] = it.iteration_p50;
+    summary["iteration_p99"] = it.iteration_p99;
+    if (it.scaling_efficiency) summary["scaling_efficiency"] = *it.scaling_efficiency;
   }
   if (!result.stall.empty()) summary["stalled"] = result.stall;
   if (result.timeout >= 0) {

@@ -20,6 +20,25 @@ PassSeconds pass_seconds(const std::vector<Layer>& layers) {
   return total;
 }
 
+std::vector<LayerInterval> layer_timeline(const std::vector<Layer>& layers, double forward_start, double backward_start,
+                                          double factor) {
+  std::vector<LayerInterval> timeline;
+  double done = 0;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const double start = forward_start + done / factor;
+    done += layers[l].forward;
+    const double end = l + 1 == layers.size() ? backward_start : forward_start + done / factor;
+    timeline.push_back({static_cast<int>(l), true, start, end});
+  }
+  done = 0;
+  for (size_t l = layers.size(); l-- > 0;) {
+    const double start = backward_start + done / factor;
+    done += layers[l].backward;
+    timeline.push_back({static_cast<int>(l), false, start, backward_start + done / factor});
+  }
+  return timeline;
+}
+
 const NamedEnum<Sharding>& sharding_names() {
   static const NamedEnum<Sharding> table{"sharding", {{Sharding::none, "none"}, {Sharding::zero2, "zero2"}, {Sharding::zero3, "zero3"}}};
   return table;

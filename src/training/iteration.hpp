@@ -50,6 +50,18 @@ struct PassSeconds {
 };
 PassSeconds pass_seconds(const std::vector<Layer>& layers);
 
+// When the device ran each layer of an iteration, at `factor` of its nominal speed: forward
+// layers in order from `forward_start` (the last one ending at `backward_start`, the end of
+// the forward execution), then backward layers in reverse order from `backward_start`, the
+// times at which the stream sees each bucket ready.
+struct LayerInterval {
+  int layer = 0;
+  bool forward = true;
+  double start = 0, end = 0;
+};
+std::vector<LayerInterval> layer_timeline(const std::vector<Layer>& layers, double forward_start, double backward_start,
+                                          double factor);
+
 // Sharded data parallel (ZeRO, Rajbhandari et al. 2020): "zero2" shards gradients and
 // optimizer states; each bucket is reduce-scattered during backward and, after the step,
 // the updated parameters are all-gathered bucket by bucket. "zero3" shards the parameters

@@ -6,29 +6,31 @@
 namespace collsim {
 namespace {
 
-// ResNet-50 (He et al. 2016; torchvision.models.resnet50, v1.5: stride on the 3x3 conv),
-// 224x224 inputs. Counted parameters: conv weights (no bias), batch-norm weight and bias
+uint64_t conv(uint64_t kh, uint64_t kw, uint64_t in, uint64_t out) { return kh * kw * in * out; }
+
+// ResNet-50 and ResNet-101 (He et al. 2016; torchvision.models.resnet50 and resnet101, v1.5:
+// stride on the 3x3 conv), 224x224 inputs; `blocks` bottleneck blocks per stage ({3, 4, 6, 3}
+// and {3, 4, 23, 3}). Counted parameters: conv weights (no bias), batch-norm weight and bias
 // (running statistics are buffers, not gradients), the fc layer's weight and bias:
-// 25,557,032 in all, as torchvision lists. Layers: the stem, each of the 16 bottleneck
-// blocks, the classifier.
-std::vector<PresetLayer> resnet50() {
-  auto conv = [](uint64_t k, uint64_t in, uint64_t out) { return k * k * in * out; };
+// 25,557,032 and 44,549,160, as torchvision lists. Layers: the stem, each bottleneck block,
+// the classifier.
+std::vector<PresetLayer> resnet(const std::vector<int>& blocks) {
   std::vector<PresetLayer> layers;
   // stem: 7x7/2 conv to 112x112, batch norm (the max pool halves to 56x56, no parameters)
-  layers.push_back({"stem", conv(7, 3, 64) + 2 * 64, static_cast<double>(conv(7, 3, 64)) * 112 * 112});
-  const int blocks[] = {3, 4, 6, 3};
+  layers.push_back({"stem", conv(7, 7, 3, 64) + 2 * 64, static_cast<double>(conv(7, 7, 3, 64)) * 112 * 112});
   uint64_t in = 64, size = 56;  // channels and side of the stage's input
-  for (int stage = 0; stage < 4; ++stage) {
+  for (size_t stage = 0; stage < blocks.size(); ++stage) {
     const uint64_t width = 64u << stage, out = 4 * width;
     for (int b = 0; b < blocks[stage]; ++b) {
       const bool first = b == 0;
       const uint64_t side = first && stage > 0 ? size / 2 : size;  // the 3x3 conv strides in a stage's first block
-      uint64_t parameters = conv(1, in, width) + conv(3, width, width) + conv(1, width, out) + 2 * (width + width + out);
-      double macs = static_cast<double>(conv(1, in, width)) * size * size +
-                    static_cast<double>(conv(3, width, width) + conv(1, width, out)) * side * side;
+      uint64_t parameters = conv(1, 1, in, width) + conv(3, 3, width, width) + conv(1, 1, width, out) +
+                            2 * (width + width + out);
+      double macs = static_cast<double>(conv(1, 1, in, width)) * size * size +
+                    static_cast<double>(conv(3, 3, width, width) + conv(1, 1, width, out)) * side * side;
       if (first) {  // the shortcut's 1x1 projection (strided like the block) and its batch norm
-        parameters += conv(1, in, out) + 2 * out;
-        macs += static_cast<double>(conv(1, in, out)) * side * side;
+        parameters += conv(1, 1, in, out) + 2 * out;
+        macs += static_cast<double>(conv(1, 1, in, out)) * side * side;
       }
       layers.push_back({fmt::format("layer{}.{}", stage + 1, b), parameters, macs});
       in = out;
@@ -36,6 +38,29 @@ std::vector<PresetLayer> resnet50() {
     }
   }
   layers.push_back({"fc", 2048 * 1000 + 1000, 2048.0 * 1000});
+  return layers;
+}
+
+// VGG-16 (Simonyan & Zisserman 2015, configuration D; torchvision.models.vgg16), 224x224
+// inputs: 13 3x3 convolutions with biases in five stages (each ending in a 2x2 max pool),
+// then three fully connected layers (25088 -> 4096 -> 4096 -> 1000): 138,357,544
+// parameters, as torchvision lists. Layers: each convolution, each fc.
+std::vector<PresetLayer> vgg16() {
+  const int stages[][2] = {{2, 64}, {2, 128}, {3, 256}, {3, 512}, {3, 512}};  // convolutions, channels
+  std::vector<PresetLayer> layers;
+  uint64_t in = 3, side = 224;
+  for (int stage = 0; stage < 5; ++stage) {
+    const auto out = static_cast<uint64_t>(stages[stage][1]);
+    for (int c = 0; c < stages[stage][0]; ++c) {
+      layers.push_back({fmt::format("conv{}_{}", stage + 1, c + 1), conv(3, 3, in, out) + out,
+                        static_cast<double>(conv(3, 3, in, out)) * static_cast<double>(side * side)});
+      in = out;
+    }
+    side /= 2;
+  }
+  const uint64_t fc[][2] = {{512 * 7 * 7, 4096}, {4096, 4096}, {4096, 1000}};
+  for (int f = 0; f < 3; ++f)
+    layers.push_back({fmt::format("fc{}", f + 6), fc[f][0] * fc[f][1] + fc[f][1], static_cast<double>(fc[f][0] * fc[f][1])});
   return layers;
 }
 
@@ -82,7 +107,7 @@ std::vector<PresetLayer> gpt2_xl(int sequence) {
 }  // namespace
 
 const std::vector<std::string>& model_presets() {
-  static const std::vector<std::string> names{"resnet-50", "bert-large", "gpt2-xl"};
+  static const std::vector<std::string> names{"resnet-50", "resnet-101", "vgg-16", "inception-v3", "bert-large", "gpt2-xl"};
   return names;
 }
 
@@ -93,7 +118,10 @@ int default_sequence(const std::string& preset) {
 }
 
 std::vector<PresetLayer> preset_layers(const std::string& preset, int sequence) {
-  if (preset == "resnet-50") return resnet50();
+  if (preset == "resnet-50") return resnet({3, 4, 6, 3});
+  if (preset == "resnet-101") return resnet({3, 4, 23, 3});
+  if (preset == "vgg-16") return vgg16();
+  if (preset == "inception-v3") return inception_v3();
   if (preset == "bert-large") return bert_large(sequence);
   if (preset == "gpt2-xl") return gpt2_xl(sequence);
   throw std::logic_error("preset_layers: unknown preset " + preset);

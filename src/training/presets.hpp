@@ -15,7 +15,8 @@ struct PresetLayer {
   double forward_macs = 0;  // multiply-adds of one sample's forward pass
 };
 
-// The names of the presets: "resnet-50", "bert-large", "gpt2-xl".
+// The names of the presets: "resnet-50", "resnet-101", "vgg-16", "inception-v3",
+// "bert-large", "gpt2-xl".
 const std::vector<std::string>& model_presets();
 
 // The sequence length a transformer preset uses when none is given (0 for a CNN).
@@ -24,5 +25,8 @@ int default_sequence(const std::string& preset);
 // The layers of `preset` in forward order; `sequence` is the tokens per sample of a
 // transformer (ignored by a CNN). The name must be one of model_presets().
 std::vector<PresetLayer> preset_layers(const std::string& preset, int sequence);
+
+// Inception V3's layer table (training/preset_inception.cpp).
+std::vector<PresetLayer> inception_v3();
 
 }  // namespace collsim

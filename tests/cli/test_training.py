@@ -21,9 +21,10 @@ def ring(n_bytes, p=P):
 
 
 class TrainingRun(unittest.TestCase):
-    def run_training(self, training, workers=P, collective=None, expect=0, topology=None):
+    def run_training(self, training, workers=P, collective=None, expect=0, topology=None, **top):
+        """`top`: more top-level scenario keys (seed, ...)."""
         scenario = {"name": "training", "topology": topology or f"star:{workers}", "workers": workers,
-                    "collective": collective or {"algorithm": "ring"}, "training": training}
+                    "collective": collective or {"algorithm": "ring"}, "training": training, **top}
         with tempfile.TemporaryDirectory(prefix="collsim-training-") as folder:
             path = Path(folder) / "s.json"
             path.write_text(json.dumps(scenario))

@@ -1,0 +1,138 @@
+"""The hierarchical allreduce's algorithm at each level (collective.intra, collective.inter):
+on an ideal star (alpha = 2 us, B = 10 GB/s between any two ranks, no link shared by two
+transfers) with groups of collective.group_size ranks, the simulated time must be the
+formula of docs/algorithms.md#hierarchical, the cost model must give the same, and every rank
+must hold the verified sum.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_hierarchy_levels
+"""
+import json
+import math
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+ALPHA, B = 2e-6, 10e9
+
+
+def ring_half(members, n):
+    """A ring reduce-scatter (or allgather) of n bytes among `members` ranks."""
+    return (members - 1) * (ALPHA + n / (members * B))
+
+
+def halving(members, n):
+    """Recursive halving (or doubling) of n bytes among a power of two of members."""
+    return math.log2(members) * ALPHA + (members - 1) / members * n / B
+
+
+def tree(members, n):
+    """Binomial reduce then broadcast of n bytes."""
+    return 2 * math.ceil(math.log2(members)) * (ALPHA + n / B)
+
+
+def expected(intra, inter, p, g, n):
+    groups = p // g
+    inside = 2 * (ring_half(g, n) if intra == "ring" else halving(g, n))
+    piece = n / g
+    across = {"ring": 2 * ring_half(groups, piece), "halving-doubling": 2 * halving(groups, piece),
+              "tree": tree(groups, piece)}[inter]
+    return inside + across
+
+
+def run(p, g, n, intra=None, inter=None, expect=0, channels=None):
+    collective = {"algorithm": "hierarchical", "size": n, "group_size": g}
+    for key, value in (("intra", intra), ("inter", inter), ("channels", channels)):
+        if value is not None:
+            collective[key] = value
+    scenario = {"name": "levels", "topology": f"star:{p}", "workers": p, "network": "ideal", "collective": collective}
+    with tempfile.TemporaryDirectory(prefix="collsim-levels-") as folder:
+        path = Path(folder) / "s.json"
+        path.write_text(json.dumps(scenario))
+        trace = Path(folder) / "t.json"
+        done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet"],
+                              capture_output=True, text=True, timeout=120)
+        if expect != 0:
+            return done
+        assert done.returncode == 0, done.stderr
+        return json.loads(trace.read_text())
+
+
+class Levels(unittest.TestCase):
+    def assert_time(self, intra, inter, p, g, n):
+        trace = run(p, g, n, intra, inter)
+        s = trace["summary"]
+        self.assertTrue(s["verified"])
+        want = expected(intra or "ring", inter or "ring", p, g, n)
+        self.assertAlmostEqual(s["collective_time"], want, delta=want * 1e-9)
+        self.assertAlmostEqual(s["model_time"], want, delta=want * 1e-9)
+        return trace
+
+    def test_each_pair_of_levels_takes_its_formula(self):
+        # 16 ranks in 4 groups of 4; 8 ranks in 2 groups of 4; 32 ranks in 8 groups of 4
+        for p, g in [(16, 4), (8, 4), (32, 4), (16, 2)]:
+            n = 4 * 1024 * p
+            for intra in ("ring", "halving-doubling"):
+                for inter in ("ring", "halving-doubling", "tree"):
+                    with self.subTest(p=p, g=g, intra=intra, inter=inter):
+                        self.assert_time(intra, inter, p, g, n)
+
+    def test_a_tree_between_a_number_of_groups_that_is_no_power_of_two(self):
+        # 3 and 6 groups: the binomial tree takes ceil(log2 G) steps each way
+        for p, g in [(12, 4), (12, 2)]:
+            with self.subTest(p=p, g=g):
+                self.assert_time("ring", "tree", p, g, 4 * 1024 * p)
+
+    def test_the_phases_name_their_level(self):
+        trace = run(8, 2, 32768, "halving-doubling", "tree")
+        phases = {m["phase"] for m in trace["messages"]}
+        self.assertEqual(phases, {"reduce-scatter", "inter-reduce", "inter-broadcast", "allgather"})
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["levels"],
+                         {"intra": "halving-doubling", "inter": "tree"})
+
+    def test_groups_of_different_sizes_verify(self):
+        # 6 ranks in groups of 4 and 2: each piece allreduced by its two owners
+        for inter in ("halving-doubling", "tree"):
+            with self.subTest(inter=inter):
+                trace = run(6, 4, 4800, inter=inter)
+                self.assertTrue(trace["summary"]["verified"])
+                s = trace["summary"]
+                self.assertAlmostEqual(s["collective_time"], s["model_time"], delta=s["model_time"] * 1e-9)
+
+
+class BadLevels(unittest.TestCase):
+    def assert_refused(self, fragment, **kwargs):
+        done = run(expect=2, **kwargs)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, done.stderr)
+        self.assertTrue(lines[0].startswith("collsim: error: "), done.stderr)
+        self.assertIn(fragment, lines[0])
+
+    def test_unknown_level(self):
+        self.assert_refused("collective.inter: unknown algorithm 'mesh'", p=8, g=2, n=4096, inter="mesh")
+
+    def test_a_tree_inside_the_groups(self):
+        self.assert_refused("collective.intra: a tree inside the groups", p=8, g=2, n=4096, intra="tree")
+
+    def test_halving_doubling_needs_a_power_of_two(self):
+        self.assert_refused("collective.inter: halving-doubling needs a power of two of groups; there are 3",
+                            p=6, g=2, n=4096, inter="halving-doubling")
+        self.assert_refused("collective.intra: halving-doubling needs a power of two of ranks in every group",
+                            p=9, g=3, n=4608, intra="halving-doubling")
+
+    def test_levels_with_channels(self):
+        self.assert_refused("collective.channels: channels cut the vector over rings", p=8, g=2, n=4096,
+                            inter="tree", channels=2)
+
+    def test_an_algorithm_without_levels(self):
+        done = subprocess.run([COLLSIM, "validate", "--algorithm", "ring", "--workers", "4", "--topology", "star:4",
+                               "--set", "collective.inter=tree"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("collective.inter: ring allreduce does not read it (read by: hierarchical allreduce)", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,73 @@
+"""The published scaling tables of docs/training.md#published-scaling-tables-reproduced, in a
+reduced version recomputed by hand: Horovod's setup (ResNet-101, batch 64, P100 PCIe at its
+datasheet 9.3 TFLOP/s, servers of 4 GPUs on PCIe 3.0 x16 with one 25 Gbit/s NIC) on 2
+servers instead of 32 or 128, and Goyal et al.'s (ResNet-50, batch 32, P100 SXM2 at 10.6
+TFLOP/s, servers of 8 on NVLink with one 50 Gbit/s NIC, halving-doubling between servers) on
+4 servers instead of 32. Without overlap (one bucket) the iteration is one worker's compute
+(T1, from the model's multiply-adds) plus one allreduce of the whole gradient, whose time
+follows from the slowest hop; scaling_efficiency = T1 / iteration.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_published_scaling
+"""
+import math
+import unittest
+
+from test_presets import resnet_count
+from test_training import TrainingRun
+
+NIC_LAT, INTRA_LAT = 2e-6, 0.5e-6  # the nodes: generator's defaults
+
+
+def resnet_macs(blocks):
+    """Forward multiply-adds of one 224x224 image through a torchvision bottleneck ResNet."""
+    macs, inputs, side = 7 * 7 * 3 * 64 * 112 * 112, 64, 56
+    for stage, n in enumerate(blocks):
+        width = 64 << stage
+        for b in range(n):
+            out_side = side // 2 if b == 0 and stage > 0 else side
+            macs += inputs * width * side * side + (9 * width * width + width * 4 * width) * out_side * out_side
+            if b == 0:
+                macs += inputs * 4 * width * out_side * out_side
+            inputs, side = 4 * width, out_side
+    return macs + 2048 * 1000
+
+
+def compute_seconds(macs, batch, flops):
+    """Forward 2 flops per multiply-add of each sample, backward twice that."""
+    return 3 * 2 * macs * batch / flops
+
+
+class PublishedReduced(TrainingRun):
+    def test_horovod_resnet101_on_two_servers_without_overlap(self):
+        p, nic = 8, 3.125e9
+        trace = self.run_training({"batch": 64, "layers": {"preset": "resnet-101", "device_flops": "9.3Tf"}},
+                                  workers=p, topology="nodes:2:4:15.75GBps:3.125GBps")
+        s = trace["summary"]
+        n = 4 * resnet_count([3, 4, 23, 3])
+        t1 = compute_seconds(resnet_macs([3, 4, 23, 3]), 64, 9.3e12)
+        # the ring crosses a NIC each way at every step: 2(p-1) steps paced by that hop
+        ring = 2 * (p - 1) * (2 * INTRA_LAT + 2 * NIC_LAT + n / p / nic)
+        self.assertAlmostEqual(s["compute_time"], t1, delta=t1 * 1e-9)
+        self.assertAlmostEqual(s["iteration_time"], t1 + ring, delta=(t1 + ring) * 1e-6)
+        self.assertAlmostEqual(s["scaling_efficiency"], t1 / (t1 + ring), delta=1e-6)
+
+    def test_goyal_resnet50_on_four_servers_without_overlap(self):
+        servers, g, nic = 4, 8, 6.25e9
+        p = servers * g
+        trace = self.run_training({"batch": 32, "layers": {"preset": "resnet-50", "device_flops": "10.6Tf"}},
+                                  workers=p, topology=f"nodes:{servers}:{g}:20GBps:6.25GBps",
+                                  collective={"algorithm": "hierarchical", "inter": "halving-doubling"})
+        s = trace["summary"]
+        n = 4 * resnet_count([3, 4, 6, 3])
+        t1 = compute_seconds(resnet_macs([3, 4, 6, 3]), 32, 10.6e12)
+        inside = 2 * (g - 1) * (2 * INTRA_LAT + n / g / 20e9)
+        # the g pieces' halving and doubling share each server's NIC: g flows of
+        # (G-1)/G n/g bytes each way, 2 log2(G) latencies
+        across = 2 * (math.log2(servers) * (2 * INTRA_LAT + 2 * NIC_LAT) + (servers - 1) / servers * n / nic)
+        self.assertAlmostEqual(s["compute_time"], t1, delta=t1 * 1e-9)
+        self.assertAlmostEqual(s["iteration_time"], t1 + inside + across, delta=(t1 + inside + across) * 1e-6)
+        self.assertTrue(s["verified"])
+
+
+if __name__ == "__main__":
+    unittest.main()
