@@ -52,6 +52,7 @@ void allgather_recursive_doubling(Comm& comm, Buffer& buf, const CollectiveArgs&
 // Alltoall: rank r's block j (alltoall_block) ends at rank j as its block r.
 void alltoall_pairwise(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void alltoall_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void alltoall_nccl(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 // Building blocks shared by several algorithms (building_blocks.cpp).
 

@@ -87,6 +87,9 @@ double messages_by_name(Collective collective, const std::string& name, const Co
       break;
     case Collective::alltoall:
       if (name == "pairwise" || name == "direct") return p * (p - 1);
+      // at most one message per p2p channel of a peer (nccl/p2p.hpp: a power of two, at least
+      // the communicator's channels, which s.channels holds)
+      if (name == "nccl-alltoall") return p * (p - 1) * std::bit_ceil(static_cast<unsigned>(std::max(1, s.channels)));
       break;
   }
   throw std::logic_error("collective_messages: no count for " + std::string(collective_name(collective)) + " " + name);

@@ -155,6 +155,10 @@ std::vector<AlgorithmInfo> others() {
         alltoall_pairwise, schedule_alltoall_pairwise, all_partners},
        {Collective::alltoall, "direct", "every block sent at once: alpha + (p-1) n/(pB)", alltoall_direct,
         schedule_alltoall_direct, all_partners},
+       {Collective::alltoall, "nccl-alltoall",
+        "NCCL's alltoall: a send and a receive per peer in NCCL's p2p order, each block in parts on its p2p "
+        "channels, PXN across nodes, NCCL's transport",
+        alltoall_nccl, schedule_alltoall_nccl, all_partners, {.nccl = true}},
   };
 }
 

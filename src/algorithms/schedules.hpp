@@ -36,6 +36,7 @@ Schedule schedule_reduce_scatter_recursive_halving(const ModelInput& in);
 Schedule schedule_allgather_ring(const ModelInput& in);
 Schedule schedule_alltoall_pairwise(const ModelInput& in);
 Schedule schedule_alltoall_direct(const ModelInput& in);
+Schedule schedule_alltoall_nccl(const ModelInput& in);
 Schedule schedule_allgather_recursive_doubling(const ModelInput& in);
 Schedule schedule_allreduce_student(const ModelInput& in);  // lab 7: src/algorithms/student.cpp
 Schedule schedule_broadcast_student(const ModelInput& in);

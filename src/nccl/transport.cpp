@@ -25,7 +25,8 @@ double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
 
 Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds)
     : system_(system), choice_(choice), kinds_(std::move(kinds)),
-      overhead_(nccl::collective_overhead(system, choice.algo, choice.proto)) {}
+      overhead_(choice.point_to_point ? base_latency_us(Algo::ring, choice.proto) * us
+                                      : nccl::collective_overhead(system, choice.algo, choice.proto)) {}
 
 // NCCL's hwLat of a hop: on NVLink (inside a node) and across the network. Multi-node rings
 // pay at least the CPU's network overhead per intra-node hop (x3 with Simple); with one GPU
@@ -35,6 +36,7 @@ Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vecto
 double Transport::hop_latency(Hw hw) const {
   const Algo algo = choice_.algo;
   const Proto proto = choice_.proto;
+  if (choice_.point_to_point) return hop_latency_us(hw, Algo::ring, proto) * us;
   if (hw == Hw::net) {
     const double net = system_.ppn == 1 ? hop_latency_us(Hw::net, Algo::tree, proto) : hop_latency_us(Hw::net, algo, proto);
     return (algo == Algo::collnet ? net / 2 : algo == Algo::nvls ? 0 : net) * us;
@@ -64,6 +66,7 @@ double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) co
 // flight at once (its rings, or its tree lanes: L lanes of n / L, each sent up then down,
 // take 2 n / (L r) = n / algorithm bandwidth = 2 n / bus bandwidth at a message rate r).
 double Transport::data_rate_cap() const {
+  if (choice_.point_to_point) return std::numeric_limits<double>::infinity();
   const GpuArch arch = system_.gpu->arch;
   const int nodes = system_.nodes, channels = choice_.channels;
   const double gbs = 1e9, at_once = choice_.messages_at_once;

@@ -30,6 +30,11 @@ struct TransportChoice {
   Proto proto = Proto::simple;
   int channels = 1;        // NCCL's channels (the per-channel ceilings add up over them)
   int messages_at_once = 1;  // messages one rank keeps in flight at once (the simulated rings, trees)
+  // Point to point (NCCL's alltoall, p2p.hpp): NCCL's model prices no such operation, so a
+  // message pays what a hop of the Ring pays on the same connection with its protocol (hwLat,
+  // the protocol's efficiency), the kernel's launch the Ring's baseLat, and no ceiling of the
+  // ring's model caps it. `algo` is then Ring.
+  bool point_to_point = false;
 };
 
 // What an endpoint is: a GPU (world rank), a node's NVSwitch or a rail's SHARP switch.

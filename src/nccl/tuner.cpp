@@ -14,6 +14,8 @@
 // [K] src/graph/connect.cc and src/init.cc (channel counts), NCCL 2.21.5 / 2.18.3
 // [T] src/graph/tuning.cc, NCCL 2.25.1, commit 80f6bda4378b99d99e82b4d76a633791cc45fef0
 // [E] src/enqueue.cc (getAlgoInfo) NCCL 2.18.1 and src/include/comm.h NCCL 2.19.3
+// [V] src/transport/nvls.cc (NCCL_PARAM(NvlsChannels, "NVLS_NCHANNELS", 16), ncclNvlsInit),
+//     NCCL 2.21.5, commit ab2b89c4c339bd7f816fbc114a4b05d386b66290
 
 namespace collsim::nccl {
 
@@ -196,10 +198,15 @@ Candidate price(const GpuSystem& system, const Graphs& graphs, Algo algo, Proto 
 // threads x threshold; NVLS keeps its own channels. Thread counts and thresholds: Simple
 // 512 threads (NCCL_SIMPLE_MAX_NTHREADS), threshold 64; LL 512, threshold 8 (x nRanks on the
 // ring); LL128 640, threshold 8; NVLS and CollNet 640 (NCCL_MAX_NTHREADS), CollNet's threshold 512.
+// [V] NVLS and NVLSTree run comm->nvlsChannels ("NVLS should not need more than 16 channels to
+// get peak BW"): NCCL_NVLS_NCHANNELS, 16 by default, between NCCL_MIN_CTAS (1) and
+// NCCL_MAX_CTAS (32), whatever the NVLS graph's channels (its heads).
+constexpr int nvls_channels = 16;
+
 int channels_for(const GpuSystem& system, const Graph& graph, const Candidate& c, double bytes, const Forced& forced) {
   if (forced.channels) return *forced.channels;
   int channels = compute_channels(graph);
-  if (c.algo == Algo::nvls || c.algo == Algo::nvls_tree) return graph.channels;
+  if (c.algo == Algo::nvls || c.algo == Algo::nvls_tree) return nvls_channels;
   int threads = c.proto == Proto::ll128 || c.algo == Algo::collnet ? 640 : 512;
   double threshold = c.proto == Proto::simple ? (c.algo == Algo::collnet ? 512 : 64) : 8;
   if (c.algo == Algo::ring && c.proto == Proto::ll) threshold *= system.ranks;

@@ -128,11 +128,11 @@ void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*
   plan.choice.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
   if (scenario.collective.algorithm == "nccl") plan.choice.by = "nccl";
   plan.choice.reason = nccl.choice.why;
-  plan.choice.parameters["nccl"] = {{"algo", nccl::algo_name(nccl.choice.chosen.algo)},
+  plan.choice.parameters["nccl"] = {{"algo", nccl.algo_label},
                                     {"proto", nccl::proto_name(nccl.choice.chosen.proto)},
                                     {"channels", nccl.choice.channels}};
   model.channels = nccl.lanes;
-  model.fifo = nccl::fifo_chunks(nccl.choice.chosen.algo, nccl.choice.chosen.proto);
+  model.fifo = nccl.fifo;
   model.segment_elems = nccl_chunk_elements(nccl, plan.payload, model.p);
   model.message_cost = nccl.transport;
   if (!nccl.switches.empty()) {
@@ -196,7 +196,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
                                                  : plan.choice.algorithm->partners(p, root, servers),
                       model);
   if (plan.choice.algorithm->uses.groups) plan.notes.push_back(describe_hierarchy(locality, model));
-  if (model.channels > 1)
+  if (model.channels > 1 && plan.choice.algorithm->collective != Collective::alltoall)
     plan.notes.push_back(fmt::format("{} channels: {} slices of about {}, each on its own rings, all at once; channel "
                                      "c's rings turn by c members inside each group ({})",
                                        model.channels, model.channels,

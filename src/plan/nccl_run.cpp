@@ -6,6 +6,7 @@
 
 #include "algorithms/registry.hpp"
 #include "model/route_cache.hpp"
+#include "nccl/p2p.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
@@ -85,6 +86,28 @@ void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Ch
                                  "nccl.algo", nccl::algo_name(algo)));
 }
 
+// NCCL's alltoall: point to point on its p2p channels (nccl/p2p.hpp), no tuner.
+NcclSetup setup_alltoall(const Scenario& scenario, nccl::GpuSystem system, double bytes) {
+  NcclSetup setup;
+  setup.system = std::move(system);
+  const int channels = scenario.nccl.channels.value_or(nccl::communicator_channels(setup.system));
+  const nccl::P2pPlan plan = nccl::plan_alltoall(setup.system, channels, bytes);
+  setup.algorithm = "nccl-alltoall";
+  setup.algo_label = "P2P";
+  setup.choice.chosen.algo = nccl::Algo::ring;
+  setup.choice.chosen.proto = plan.proto;
+  setup.choice.channels = plan.parts;
+  setup.choice.why = plan.why;
+  setup.lanes = plan.parts;
+  setup.fifo = plan.peers_at_once;
+  setup.chunk_bytes = plan.step_bytes;
+  const nccl::TransportChoice transport{.algo = nccl::Algo::ring, .proto = plan.proto, .channels = plan.parts,
+                                        .messages_at_once = plan.parts, .point_to_point = true};
+  setup.transport = std::make_shared<const nccl::Transport>(
+      setup.system, transport, std::vector<nccl::EndpointKind>(static_cast<size_t>(setup.system.ranks), nccl::EndpointKind::gpu));
+  return setup;
+}
+
 }  // namespace
 
 NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
@@ -92,6 +115,8 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   if (scenario.collective.reduce_bandwidth)
     throw InputError("collective.reduce_bandwidth: NCCL's algorithms reduce as NCCL's kernels do, at the cost of their "
                      "transport (docs/nccl.md): leave it out");
+  if (scenario.collective.kind == Collective::alltoall)
+    return setup_alltoall(scenario, describe_ranks(hosts, switches, RouteCache(hosts)), bytes);
   NcclSetup setup;
   setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
   nccl::Forced forced;
@@ -109,11 +134,14 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
+  setup.algo_label = std::string(nccl::algo_name(setup.choice.chosen.algo));
+  setup.fifo = nccl::fifo_chunks(setup.choice.chosen.algo, setup.choice.chosen.proto);
   setup.lanes = lanes_of(setup.choice, forced);
   setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
   setup.switches = switches_for(setup.choice, hosts, switches);
-  const nccl::TransportChoice transport{setup.choice.chosen.algo, setup.choice.chosen.proto, setup.choice.channels,
-                                        setup.lanes};
+  const nccl::TransportChoice transport{.algo = setup.choice.chosen.algo, .proto = setup.choice.chosen.proto,
+                                        .channels = setup.choice.channels, .messages_at_once = setup.lanes,
+                                        .point_to_point = false};
   std::vector<nccl::EndpointKind> kinds(hosts.size(), nccl::EndpointKind::gpu);
   kinds.resize(hosts.size() + setup.switches.size(), nccl::EndpointKind::nvswitch);
   setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
@@ -125,12 +153,14 @@ std::string describe_nccl(const NcclSetup& setup) {
   // NVLS's messages on NVLink go to and from the switch, at NVLS's efficiency too
   const bool to_switch = !setup.switches.empty();
   const nccl::EndpointKind peer = to_switch ? nccl::EndpointKind::nvswitch : nccl::EndpointKind::gpu;
+  const bool p2p = setup.algo_label == "P2P";
   return fmt::format("NCCL's transport for {}/{}: {} base latency per collective, hops of {} on NVLink and {} across "
-                     "nodes (NCCL's hwLat, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
+                     "nodes ({}, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
                      "{:.4g} across nodes",
-                     nccl::algo_name(setup.choice.chosen.algo), nccl::proto_name(setup.choice.chosen.proto),
+                     setup.algo_label, nccl::proto_name(setup.choice.chosen.proto),
                      format_time(t.collective_overhead()), format_time(t.hop_latency(nccl::Hw::nvlink)),
-                     format_time(t.hop_latency(nccl::Hw::net)), t.wire_factor(nccl::EndpointKind::gpu, peer, true),
+                     format_time(t.hop_latency(nccl::Hw::net)),
+                     p2p ? "a Ring hop's hwLat and baseLat: NCCL's model prices no send/recv" : "NCCL's hwLat", t.wire_factor(nccl::EndpointKind::gpu, peer, true),
                      to_switch ? " (to and from the NVSwitch)" : "",
                      t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, false));
 }

@@ -23,8 +23,10 @@ bool runs_nccl(const Scenario& scenario);
 
 struct NcclSetup {
   nccl::GpuSystem system;
-  nccl::Choice choice;
-  std::string algorithm;  // collsim's name of the chosen algorithm ("nccl-ring", ...)
+  nccl::Choice choice;    // an alltoall's: its protocol, its parts as channels, its plan as why
+  std::string algorithm;  // collsim's name of the chosen algorithm ("nccl-ring", ..., "nccl-alltoall")
+  std::string algo_label;  // NCCL's name of what runs ("Ring", ...; "P2P": send/recv)
+  int fifo = 1;            // CollectiveArgs::fifo: the FIFO's chunks; an alltoall's peers in flight at once
   int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings or tree lanes
   double chunk_bytes = 0;  // what one step of a lane moves (NCCL's chunks of the channels it stands for)
   // The switches the algorithm reduces in (NVLS: each node's NVSwitch, in the order of the

@@ -45,6 +45,9 @@ NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
     spec.algo = nccl::parse_algo(get_string(object["algo"], "nccl.algo"), "nccl.algo");
     check_algo(spec, collective);
   }
+  if (object.contains("proto") && collective.kind == Collective::alltoall)
+    throw InputError("nccl.proto: NCCL's alltoall chooses its protocol per block as its send/recv do (LL up to "
+                     "NCCL_P2P_LL_THRESHOLD per channel, Simple above), which collsim follows; allowed with an allreduce");
   if (object.contains("proto")) spec.proto = nccl::parse_proto(get_string(object["proto"], "nccl.proto"), "nccl.proto");
   const std::optional<nccl::Algo> algo = spec.algo ? spec.algo : nccl::algo_of(collective.algorithm);
   const bool simple_only = algo && (*algo == nccl::Algo::nvls || *algo == nccl::Algo::nvls_tree || *algo == nccl::Algo::collnet);

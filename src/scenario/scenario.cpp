@@ -48,9 +48,9 @@ CollectiveSpec parse_collective_spec(const json& object) {
   // "auto" picks the algorithm with the best cost formula on the platform, "nccl" the one
   // NCCL's tuner would (at run time).
   if (!chosen_at_run_time(spec.algorithm)) find_algorithm(spec.kind, spec.algorithm, "collective.algorithm");
-  if (spec.algorithm == "nccl" && spec.kind != Collective::allreduce)
-    throw InputError(fmt::format("collective.algorithm: NCCL's tuner chooses for an allreduce; for {} name the "
-                                 "algorithm ({})", collective_name(spec.kind), join(algorithm_names(spec.kind))));
+  if (spec.algorithm == "nccl" && spec.kind != Collective::allreduce && spec.kind != Collective::alltoall)
+    throw InputError(fmt::format("collective.algorithm: nccl runs NCCL's choice for an allreduce or an alltoall; for {} "
+                                 "name the algorithm ({})", collective_name(spec.kind), join(algorithm_names(spec.kind))));
   if (object.contains("auto")) {
     spec.auto_by = get_string(object["auto"], "collective.auto");
     if (spec.auto_by != "model" && spec.auto_by != "simulate")

@@ -42,7 +42,7 @@ def hierarchical(servers, n=N_BYTES, nvlink=NVLINK, nic=NIC):
 # NCCL's transport on NVLink (docs/nccl.md): 25/20.6 wire bytes per byte; the ring 8.4 us once
 # and 3.4 us a hop; NVLS 25 us once, at 85% of the link (nvlsEfficiency, Hopper)
 WIRE, NVLS_EFFICIENCY = 25 / 20.6, 0.85
-NVLS_STEP = 8 * 128 * 2**10  # the largest chunk, 128 KiB, on each of 8 channels
+NVLS_STEP = 16 * 128 * 2**10  # the largest chunk, 128 KiB, on each of NCCL's 16 NVLS channels
 
 
 def nccl_ring(n=N_BYTES):

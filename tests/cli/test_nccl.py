@@ -176,7 +176,7 @@ class BadInput(NcclTest):
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=NVLS",
                          "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only")
         self.assert_bad(["--collective", "broadcast", "--algorithm", "nccl"],
-                        r"collective\.algorithm: NCCL's tuner chooses for an allreduce")
+                        r"collective\.algorithm: nccl runs NCCL's choice for an allreduce or an alltoall; for broadcast")
 
     def test_in_switch_reductions_run_one_collective_per_round(self):
         self.assert_bad(["--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", "--set", "recovery.policy=rebuild"],
@@ -185,6 +185,50 @@ class BadInput(NcclTest):
     def test_nccl_needs_gpus(self):
         self.assert_bad(["--topology", "star:8", "--algorithm", "nccl"],
                         r"collective\.algorithm: NCCL's algorithms run on GPUs: the platform's hosts name no gpu")
+
+
+class Alltoall(NcclTest):
+    """NCCL's alltoall: point to point with PXN (docs/nccl.md#nccl-alltoall)."""
+
+    def test_nccl_runs_alltoall_point_to_point_and_the_nics_bound_it(self):
+        done = collsim("run", "--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
+                       "--size", "1GiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("alltoall / nccl-alltoall", done.stdout)
+        self.assertIn("note: NCCL runs alltoall point to point (a ncclSend and a ncclRecv per peer, no tuner): 16 p2p "
+                      "channels, 2 per peer; each block of 64 MiB on 2 channels with Simple", done.stdout)
+        self.assertIn("NCCL's transport for P2P/Simple: 8.4 us base latency", done.stdout)
+        self.assertIn("verified        yes", done.stdout)
+        busbw = float(re.search(r"busbw\s+([\d.]+) GB/s", done.stdout).group(1))
+        # With PXN every block for GPU j of the other node leaves through NIC j: each NIC carries
+        # half of a rank's vector, at 400 Gb/s x 4096/4122 (InfiniBand's framing): algbw = 2 x
+        # 49.68 GB/s, busbw = algbw x 15/16 (nccl-tests' (n-1)/n)
+        nic = 50e9 * 4096 / 4122
+        self.assertAlmostEqual(busbw, 2 * nic * 15 / 16 / 1e9, delta=0.01 * busbw)
+        # NCCL's maintainer (nccl-tests issue 130): "On 2 nodes ... BusBW = 2x network bandwidth
+        # per GPU", 48-49 GB/s per NDR NIC (nccl-tests issue 267): within the targets' 0.8-1.25
+        self.assertTrue(0.8 <= busbw / (2 * 48) <= 1.25, busbw)
+
+    def test_the_plan_and_the_messages_follow_ncclS_p2p_channels(self):
+        trace = self.traced("--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
+                            "--size", "64MiB")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"], {"algo": "P2P", "proto": "Simple", "channels": 2})
+        self.assertEqual(trace["summary"]["message_count"], 16 * 15 * 2)
+        # NCCL_MAX_NCHANNELS=1: one p2p channel, every block in one part
+        one = self.traced("--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl-alltoall",
+                          "--size", "64MiB", "--set", "nccl.channels=1")
+        self.assertEqual(one["plan"]["algorithm"]["parameters"]["nccl"]["channels"], 1)
+        self.assertEqual(one["summary"]["message_count"], 16 * 15)
+        # small blocks travel with LL
+        small = self.traced("--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
+                            "--size", "256KiB")
+        self.assertEqual(small["plan"]["algorithm"]["parameters"]["nccl"]["proto"], "LL")
+
+    def test_what_alltoall_does_not_read(self):
+        self.assert_bad(["--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
+                         "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL's alltoall chooses its protocol per block")
+        self.assert_bad(["--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
+                         "--set", "nccl.algo=Ring"], r"nccl\.algo: NCCL runs alltoall point to point")
 
 
 if __name__ == "__main__":

@@ -153,6 +153,8 @@ class TraceFacts(unittest.TestCase):
             for field, (one, other) in variations.items():
                 if algorithm in IN_SWITCH:
                     continue  # NVLS: no message of the ranks; NVLSTree: 480 bytes are one NVLS chunk
+                if algorithm == "nccl-alltoall" and field == "nccl":
+                    continue  # nccl.channels cuts blocks of 64 KiB and more only: test_nccl.Alltoall
                 with self.subTest(kind=kind, algorithm=algorithm, field=field):
                     if field in read:
                         self.assertNotEqual(messages(kind, algorithm, one), messages(kind, algorithm, other))

@@ -135,4 +135,44 @@ TEST_SUITE("sim") {
       CHECK(std::abs(run.model_time - run.simulated_time) <= std::max(1e-9 * run.simulated_time, 1e-11));
     }
   }
+  TEST_CASE("NCCL's alltoall on one DGX H100: every peer at once, each block in parts, one Ring hop's latency") {
+    // Each GPU sends 7 blocks of n/8 over its NVLink port (450 GB/s each way) and receives 7:
+    // all its messages share the port and end together, a Ring hop's hwLat after the kernel's
+    // baseLat (NCCL's model prices no send/recv). 64 MiB: blocks of 8 MiB, Simple (above 32 x
+    // 16 KiB), in 4 parts (nChannelsMin: 32 p2p channels / 8 ranks; 2 MiB <= 32 x 512 KiB).
+    // 1 MiB: blocks of 128 KiB, LL (2 wire bytes per byte), 4 parts of 32 KiB.
+    struct Case {
+      double bytes, base_us, hop_us, part, protocol_factor;
+    };
+    for (const Case& c : {Case{64 << 20, 8.4, 3.4, 2 << 20, 1}, Case{1 << 20, 6.6, 0.6, 32 << 10, 2}}) {
+      CAPTURE(c.bytes);
+      Scenario s = make_scenario(Collective::alltoall, "nccl", 8, static_cast<size_t>(c.bytes / 4));
+      s.topology = "dgx-h100:1";
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(run.messages == 8 * 7 * 4);
+      const double through_port = 7 * 4 * std::round(c.part * c.protocol_factor * nvlink_factor);
+      CHECK(run.simulated_time == doctest::Approx((c.base_us + c.hop_us) * us + through_port / 450e9).epsilon(1e-9).scale(0));
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
+  TEST_CASE("NCCL's alltoall: the model prices the simulation exactly, PXN across nodes and unequal nodes") {
+    struct Case {
+      const char* topology;
+      int p;
+      double bytes;
+    };
+    const Case cases[] = {{"dgx-h100:2", 16, 1 << 20}, {"dgx-h100:2", 16, 256 << 20}, {"dgx-a100:3", 24, 64 << 20},
+                          {"rail:3:4", 10, 1 << 22}};
+    for (const Case& c : cases) {
+      Scenario s = make_scenario(Collective::alltoall, "nccl-alltoall", c.p, static_cast<size_t>(c.bytes / 4));
+      s.topology = c.topology;
+      s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
+      CAPTURE(fmt::format("{} p={} {} B", c.topology, c.p, c.bytes));
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(std::abs(run.model_time - run.simulated_time) <= std::max(1e-9 * run.simulated_time, 1e-11));
+    }
+  }
 }

@@ -21,7 +21,7 @@ TEST_CASE("reduce-scatter and allgather are collectives with ring as default alg
   CHECK(collective_names() ==
         std::vector<std::string>{"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather", "alltoall"});
   CHECK(default_algorithm(Collective::alltoall) == "pairwise");
-  CHECK(algorithm_names(Collective::alltoall) == std::vector<std::string>{"pairwise", "direct"});
+  CHECK(algorithm_names(Collective::alltoall) == std::vector<std::string>{"pairwise", "direct", "nccl-alltoall"});
   CHECK(default_algorithm(Collective::reduce_scatter) == "ring");
   CHECK(default_algorithm(Collective::allgather) == "ring");
   CHECK(default_algorithm(Collective::broadcast) == "binomial");

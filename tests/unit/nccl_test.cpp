@@ -2,8 +2,11 @@
 // applied by hand to DGX systems, the datasheets' figures, the standards' framing.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "algorithms/nccl_p2p.hpp"
+#include "nccl/p2p.hpp"
 #include "nccl/transport.hpp"
 #include "nccl/tuner.hpp"
 #include "util/errors.hpp"
@@ -174,4 +177,78 @@ TEST_CASE("NCCL's chunks for the tree and NVLS shrink while a channel has too fe
   CHECK(pipeline_chunk_bytes(Algo::nvls_tree, Proto::simple, 1 << 30, 16, 32, 4) == 65536);
   // the ring keeps its chunk
   CHECK(pipeline_chunk_bytes(Algo::ring, Proto::simple, 1 << 20, 16, 16, 2) == chunk_bytes(Algo::ring, Proto::simple));
+}
+
+TEST_CASE("NCCL's p2p order: the quadratic deltas, nodes first, each round's peers matched") {
+  // NCCL's own example (src/init.cc): "Example sequence for 16 ranks: 0, 1, 3, 6, 10, 15, 5,
+  // 12, 4, 13, 7, 2, 14, 11, 9, 8"; 6: (x^2 + x) / 2 mod 8 = 0 1 3 6 2 7 5 4, those below 6
+  CHECK(nccl_p2p_deltas(16) == std::vector<int>{0, 1, 3, 6, 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8});
+  CHECK(nccl_p2p_deltas(6) == std::vector<int>{0, 1, 3, 2, 5, 4});
+  // 4 ranks on one node, by hand: rank 0 sends to 0, 1, 3, 2 and receives from 0, 3, 1, 2
+  const auto r0 = nccl_p2p_schedule({}, 4, 0);
+  const std::vector<std::pair<int, int>> want{{0, 0}, {1, 3}, {3, 1}, {2, 2}};
+  for (size_t i = 0; i < want.size(); ++i) CHECK(std::pair{r0[i].send, r0[i].recv} == want[i]);
+  // 2 nodes of 4, and nodes of 4, 4, 2 (flat): every round pairs a sender with its receiver,
+  // every rank meets every peer once; with equal nodes the first 4 rounds stay in the node
+  for (const std::vector<int>& locality : {std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}, std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2}}) {
+    const int p = static_cast<int>(locality.size());
+    std::vector<std::vector<P2pRound>> all;
+    for (int r = 0; r < p; ++r) all.push_back(nccl_p2p_schedule(locality, p, r));
+    for (int r = 0; r < p; ++r) {
+      std::vector<int> met(static_cast<size_t>(p), 0);
+      for (int i = 0; i < p; ++i) {
+        const P2pRound& round = all[static_cast<size_t>(r)][static_cast<size_t>(i)];
+        CHECK(all[static_cast<size_t>(round.send)][static_cast<size_t>(i)].recv == r);
+        ++met[static_cast<size_t>(round.send)];
+        if (p == 8 && i < 4) CHECK(locality[static_cast<size_t>(round.send)] == locality[static_cast<size_t>(r)]);
+      }
+      CHECK(std::count(met.begin(), met.end(), 1) == p);
+    }
+  }
+}
+
+TEST_CASE("NCCL's alltoall plan: p2p channels, channels per peer, parts, LL or Simple, peers at once") {
+  // NCCL's logs: one H100 node "24 coll channels ... 32 p2p channels, 32 p2p channels per
+  // peer"; three "16 coll channels ... 16 p2p channels, 2 p2p channels per peer"
+  const GpuSystem one = system_of("h100", "ndr", "intel", 1, 8), three = system_of("h100", "ndr", "intel", 3, 8);
+  CHECK(communicator_channels(one) == 24);
+  CHECK(communicator_channels(three) == 16);
+  const P2pPlan big_one = plan_alltoall(one, 24, 64.0 * 1024 * 1024);
+  CHECK(big_one.p2p_channels == 32);
+  CHECK(big_one.channels_per_peer == 32);
+  // nChannelsMin: 32 halved while x 8 ranks exceeds 32; 8 MiB blocks: Simple, 4 parts of 2 MiB
+  // (at least 512 KiB / 8, at most 512 KiB x 32), 32 / 4 x 8 peers at once
+  CHECK(big_one.channels_min == 4);
+  CHECK(big_one.proto == Proto::simple);
+  CHECK(big_one.parts == 4);
+  CHECK(big_one.peers_at_once == 64);
+  const P2pPlan big_three = plan_alltoall(three, 16, 96.0 * 1024 * 1024);
+  CHECK(big_three.p2p_channels == 16);
+  CHECK(big_three.channels_per_peer == 2);
+  // 4 MiB blocks across nodes: one channel at first, doubled once (a part at most 128 KiB,
+  // but no more than 2 channels per peer)
+  CHECK(big_three.channels_min == 1);
+  CHECK(big_three.parts == 2);
+  CHECK(big_three.peers_at_once == 64);
+  // LL up to 2 x 16 KiB per block across nodes, up to 32 x 16 KiB on one node
+  CHECK(plan_alltoall(three, 16, 24 * 32768.0).proto == Proto::ll);
+  CHECK(plan_alltoall(three, 16, 24 * 32769.0).proto == Proto::simple);
+  CHECK(plan_alltoall(one, 24, 8 * 524288.0).proto == Proto::ll);
+  CHECK(plan_alltoall(one, 24, 8 * 524289.0).proto == Proto::simple);
+  const P2pPlan small = plan_alltoall(three, 16, 24 * 1024.0);
+  CHECK(small.parts == 1);
+  CHECK(small.step_bytes == 65536);  // LL's buffer over NCCL_STEPS
+}
+
+TEST_CASE("the transport of a point to point: a Ring hop's latency and protocol, no ceiling") {
+  const GpuSystem h100 = system_of("h100", "ndr", "intel", 2, 8);
+  const Transport ll(h100, {Algo::ring, Proto::ll, 1, 1, true}, std::vector<EndpointKind>(16, EndpointKind::gpu));
+  CHECK(ll.collective_overhead() == doctest::Approx(6.6e-6).epsilon(1e-12).scale(0));
+  CHECK(ll.hop_latency(Hw::nvlink) == doctest::Approx(0.6e-6).epsilon(1e-12).scale(0));  // no CPU overhead clamp
+  CHECK(ll.hop_latency(Hw::net) == doctest::Approx(2.7e-6).epsilon(1e-12).scale(0));
+  CHECK(ll.wire_factor(EndpointKind::gpu, EndpointKind::gpu, true) == doctest::Approx(2 * 25 / 20.6).epsilon(1e-12).scale(0));
+  CHECK(std::isinf(ll.data_rate_cap()));
+  const Transport simple(h100, {Algo::ring, Proto::simple, 2, 2, true}, std::vector<EndpointKind>(16, EndpointKind::gpu));
+  CHECK(simple.hop_latency(Hw::nvlink) == doctest::Approx(3.4e-6).epsilon(1e-12).scale(0));
+  CHECK(simple.hop_latency(Hw::net) == doctest::Approx(14e-6).epsilon(1e-12).scale(0));
 }
