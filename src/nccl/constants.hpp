@@ -66,6 +66,7 @@ double tree_correction(Proto proto, double bytes);
 
 // Sizes, bytes.
 constexpr int steps = 8;                            // NCCL_STEPS
+constexpr int ll_lines_per_thread = 8;              // NCCL_LL_LINES_PER_THREAD
 constexpr double simple_buffer = 4.0 * 1024 * 1024;  // DEFAULT_BUFFSIZE
 constexpr double ll_buffer = 8.0 * 512 * 8 * 16;     // NCCL_LL_LINES_PER_THREAD x NCCL_LL_MAX_NTHREADS x NCCL_STEPS x 16 B
 constexpr double ll128_buffer = 120.0 * 640 * 8 * 8;  // NCCL_LL128_ELEMS_PER_THREAD x NCCL_LL128_MAX_NTHREADS x NCCL_STEPS x 8 B

@@ -28,7 +28,9 @@ std::string price(Scenario scenario, nccl::Algo algo, nccl::Proto proto) {
   scenario.collective.algorithm = nccl::registry_name(algo);
   scenario.nccl.proto = proto;
   SimGridGuard guard;
-  const RunPlan plan = plan_run(scenario, {}, guard);
+  PlanOptions options;
+  options.model_only = true;  // priced for `collsim model`: nothing runs, the model's own limits
+  const RunPlan plan = plan_run(scenario, options, guard);
   const double time = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model).time;
   return fmt::format("{:.17g} {}", time, plan.choice.parameters["nccl"]["channels"].get<int>());
 }

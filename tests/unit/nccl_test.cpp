@@ -154,6 +154,16 @@ TEST_CASE("the tree correction: NCCL's table by log2(bytes / 64)") {
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 23)) == 1.0);  // beyond the table
 }
 
+TEST_CASE("Tree/LL forwards a step in NCCL_LL_LINES_PER_THREAD waves, and its FIFO holds 8 steps of them") {
+  // LL's step: 8 lines x 512 threads x 16 B = 64 KiB of lines, 32 KiB of payload; a thread
+  // passes on each of its 8 lines as it comes: waves of 4 KiB, 64 of them in NCCL_STEPS steps
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::ll, 1 << 20, 16, 128, 16) == 4096);
+  CHECK(fifo_chunks(Algo::tree, Proto::ll) == 64);
+  // the ring's steps carry different data at every hop: whole steps, as before
+  CHECK(pipeline_chunk_bytes(Algo::ring, Proto::ll, 1 << 20, 16, 128, 16) == 32768);
+  CHECK(fifo_chunks(Algo::ring, Proto::ll) == 8);
+}
+
 TEST_CASE("NCCL's chunks for the tree and NVLS shrink while a channel has too few of them (computeColl)") {
   // Tree/LL128, 2 nodes x 8, 16 channels, 8 MiB: nstepsLL128 = 1 + 1 + 0.8 = 2.8; 614400 B halved
   // while 8 MiB / (16 x chunk) < 22.4 and chunk > 131072: 307200, 153600 (3 loops), 76800; then
