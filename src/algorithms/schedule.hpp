@@ -36,6 +36,9 @@ struct Step {
   // The receivers reduce what they receive, once it has arrived: the step lasts the most
   // bytes one rank receives / ModelInput::reduce_bandwidth longer (nothing when free).
   bool reduced = false;
+  // Seconds the step lasts beyond its messages and reductions: a parameter server's CPU
+  // handling what it received or sends (in lock step only; 0: none).
+  double busy = 0;
   // NCCL's FIFO of this many slots (rank-by-rank schedules; 0: none): the receivers post
   // their receives of the step that many of their steps early, the senders wait for their
   // messages that many steps late (model/fluid.hpp), as the algorithm's code does.

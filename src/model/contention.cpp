@@ -99,7 +99,7 @@ ModelEstimate estimate_in_lock_step(const Schedule& schedule, const ModelInput& 
     const StepCost& cost = it->second;
     double start = 0;
     for (int a : step.after) start = std::max(start, end[static_cast<size_t>(a)]);
-    end[s] = start + step.repeat * (cost.time + reduction_time(step, in));
+    end[s] = start + step.repeat * (cost.time + reduction_time(step, in) + step.busy);
     estimate.time = std::max(estimate.time, end[s]);
     estimate.steps += static_cast<size_t>(step.repeat);
     estimate.largest_step = std::max(estimate.largest_step, step.flows.size());
