@@ -107,10 +107,14 @@ public:
     std::unordered_map<std::vector<uint64_t>, size_t, KeyHash> classes;
     std::vector<size_t> class_of(groups_.size());
     group_links_first_.assign(1, 0);
+    std::vector<uint64_t> key;  // reused: a group of a class already met costs no allocation
     for (size_t g = 0; g < groups_.size(); ++g) {
-      std::vector<uint64_t> key = describe(g);
-      auto [it, added] = classes.try_emplace(std::move(key), priced_.size());
-      if (added) priced_.push_back(price_group(g));
+      describe(g, key);
+      auto it = classes.find(key);
+      if (it == classes.end()) {
+        it = classes.emplace(key, priced_.size()).first;
+        priced_.push_back(price_group(g));
+      }
       class_of[g] = it->second;
     }
     StepCost cost;
@@ -126,10 +130,11 @@ public:
   }
 
 private:
-  // What the fluid run reads of group g's messages, its links numbered in the order the
-  // group first crosses them (appended to group_links_): equal for two groups of one class.
-  std::vector<uint64_t> describe(size_t g) {
-    std::vector<uint64_t> key;
+  // What the fluid run reads of group g's messages, into `key`, its links numbered in the
+  // order the group first crosses them (appended to group_links_): equal for two groups of
+  // one class.
+  void describe(size_t g, std::vector<uint64_t>& key) {
+    key.clear();
     const size_t links_before = group_links_.size();
     for (size_t k = groups_.first[g]; k < groups_.first[g + 1]; ++k) {
       const size_t m = groups_.members[k];
@@ -154,7 +159,6 @@ private:
     }
     for (size_t k = links_before; k < group_links_.size(); ++k) local_[static_cast<size_t>(group_links_[k])] = -1;
     group_links_first_.push_back(group_links_.size());
-    return key;
   }
 
   // Group g alone in a fluid run, its ranks numbered in the order they appear; each
