@@ -83,11 +83,18 @@ public:
   int last() const { return static_cast<int>(steps_.size()) - 1; }
   // Merges the last step into the one before when it only follows it and carries the same
   // messages: one step with a longer repeat (long runs of identical steps stay small).
-  void merge_last_if_repeated();
+  // True when it merged.
+  bool merge_last_if_repeated();
   // For a schedule priced in lock step only (more than max_followed_messages): merges the
   // last step into the one two before when it carries the same messages, as the even and
   // odd steps of a pipeline alternate. The steps' order changes, not their sum in lock step.
-  void merge_last_if_alternating();
+  // True when it merged.
+  bool merge_last_if_alternating();
+  // Counts step `index` once more instead of adding after the last step one that carries the
+  // same messages: what the two merges above would make of that step, without describing
+  // its messages again (a pipeline's steady steps at p = 10^5 would each be p messages).
+  // `index` is the last step, or the one before it when the last only follows it.
+  void repeat_again(int index);
   // Appends another schedule after this one (its first steps wait for all of this one's).
   void then(const Schedule& next);
 

@@ -2,6 +2,7 @@
 #include "algorithms/schedules.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "algorithms/channels.hpp"
@@ -83,6 +84,25 @@ void binomial_reduce_steps(Schedule& schedule, int p, int root, double bytes) {
   }
 }
 
+namespace {
+
+// The steps s at which the tree edges active on step s differ from those of step s - 2: an
+// edge (rank v to its parent in tree t) carries segment j on step first_step[t][v] + 2j,
+// so its stream starts at first_step and ends before first_step + 2 counts[t].
+std::vector<char> tree_stream_changes(const TreeSchedule& trees, const std::vector<size_t>& counts, int steps) {
+  std::vector<char> changes(static_cast<size_t>(steps) + 2, 0);
+  for (size_t t = 0; t < trees.trees.size(); ++t)
+    for (size_t v = 0; v < trees.first_step[t].size(); ++v) {
+      if (trees.trees[t].parent[v] < 0) continue;
+      const auto first = static_cast<size_t>(trees.first_step[t][v]);
+      for (const size_t at : {first, first + 2 * counts[t]})
+        if (at < changes.size()) changes[at] = 1;
+    }
+  return changes;
+}
+
+}  // namespace
+
 void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& trees,
                  const std::vector<std::vector<Chunk>>& segments) {
   const int p = in.p;
@@ -110,9 +130,17 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
   double messages = 0;
   for (size_t t = 0; t < trees.trees.size(); ++t) messages += 2.0 * (p - 1) * static_cast<double>(counts[t]);
   const bool lock_step = messages > static_cast<double>(max_followed_messages);
+  const std::vector<char> changes = lock_step ? tree_stream_changes(trees, counts, steps) : std::vector<char>{};
   // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
   // reduce is its mirror image in time, child to parent
+  std::array<int, 2> holder{-1, -1};  // the schedule's step holding the last step of each parity, this phase
   auto phase_step = [&](int s, bool up) {
+    // in lock step, a step that carries the messages of the step two before it (no edge starts
+    // or ends its stream of segments in between) is that step once more
+    const int between = up ? s + 2 : s;
+    const int& same = holder[static_cast<size_t>(s % 2)];
+    if (lock_step && same >= schedule.last() - 1 && between < static_cast<int>(changes.size()) && !changes[static_cast<size_t>(between)])
+      return schedule.repeat_again(same);
     Step& step = schedule.step();
     step.reduced = up;
     for (size_t t = 0; t < trees.trees.size(); ++t)
@@ -124,9 +152,11 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
         else step.send(parent, v, bytes);
       }
     schedule.merge_last_if_repeated();
-    if (lock_step) schedule.merge_last_if_alternating();
+    const bool alternating = lock_step && schedule.merge_last_if_alternating();
+    holder[static_cast<size_t>(s % 2)] = alternating ? schedule.last() - 1 : schedule.last();
   };
   for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
+  holder = {-1, -1};
   for (int s = 0; s < steps; ++s) phase_step(s, false);
 }
 
