@@ -24,6 +24,8 @@ void allreduce_double_binary_tree(Comm& comm, Buffer& buf, const CollectiveArgs&
 void allreduce_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+// A parameter server's own process (collective.parameter_server placement shared or dedicated).
+void parameter_server_process(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 // NCCL's algorithms (allreduce_nccl_*.cpp): they run with NCCL's transport (src/nccl/).
 void allreduce_nccl_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);

@@ -1,76 +1,206 @@
 // Parameter-server allreduce (Li et al. 2014; the pattern allreduce replaced in data-parallel
-// training): S servers, co-located on ranks 0 .. S-1 (each also a worker), each own one of
-// S shards of the vector. Push: every rank sends shard s to server s, all at once, and
-// server s reduces the p contributions; pull: server s sends the reduced shard to every
-// rank. On a star the p-1 flows into (then out of) a server share its link:
-// 2 (alpha + (p-1) n/(S B)). S = 1 is the naive allreduce; S = p a direct reduce-scatter
-// and allgather, bandwidth-optimal.
+// training): S servers each own one of S shards of the vector. Push: every rank sends shard s
+// to server s, all at once, and server s reduces the contributions; pull: server s sends the
+// reduced shard back to every rank. The servers are ranks 0 .. S-1 (each also a worker), or
+// processes of their own (collective.parameter_server.placement "shared" or "dedicated":
+// peers comm.size() + s). With local aggregation (TensorFlow's distributed_replicated) each
+// node's ranks first reduce into the node's first rank, which alone pushes and pulls, then
+// hands the result back to its node. On a star, with the ranks serving, the p-1 flows into
+// (then out of) a server share its link: 2 (alpha + (p-1) n/(S B)). S = 1 is the naive
+// allreduce; S = p a direct reduce-scatter and allgather, bandwidth-optimal.
+
+#include <algorithm>
+#include <cmath>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "algorithms/schedules.hpp"
 
 namespace collsim {
+namespace {
+
+// Who does what in one parameter-server allreduce.
+struct ServerRoles {
+  std::vector<int> servers;             // server s's peer: rank s, or comm.size() + s
+  std::vector<int> pushers;             // the ranks that push and pull, in rank order
+  std::vector<std::vector<int>> nodes;  // local aggregation: each node's ranks, its first pushes
+};
+
+bool among(const std::vector<int>& ranks, int rank) { return std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); }
+
+ServerRoles server_roles(int p, const std::vector<int>& locality, int servers, const ServerDeployment& deployment) {
+  ServerRoles roles;
+  const int count = deployment.processes ? std::max(servers, 1) : servers_in_group(servers, p);
+  for (int s = 0; s < count; ++s) roles.servers.push_back(deployment.processes ? p + s : s);
+  if (deployment.local_aggregation) {
+    roles.nodes = locality_groups(locality);
+    for (const auto& node : roles.nodes) roles.pushers.push_back(node.front());
+  } else {
+    for (int r = 0; r < p; ++r) roles.pushers.push_back(r);
+  }
+  return roles;
+}
+
+ServerRoles server_roles(const Comm& comm, const CollectiveArgs& args) {
+  const int p = comm.size();
+  std::vector<int> locality(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) locality[static_cast<size_t>(r)] = comm.locality(r);
+  return server_roles(p, locality, args.servers, args.deployment);
+}
+
+// What a server's CPU spends on `messages` messages of `bytes` each (bytes 0: sent replies).
+double server_cpu(const ServerDeployment& deployment, size_t messages, double bytes) {
+  return static_cast<double>(messages) * (deployment.cpu_per_message + bytes * deployment.cpu_per_byte);
+}
+
+// As a server: receive every other pusher's copy of my shard, handle them, and reduce them in
+// pusher order (x0 op x1 op ...), so that every rank gets the same bits. Returns the sum.
+Buffer serve_push(Comm& comm, Buffer& buf, Chunk shard, const std::vector<int>& pushers, const CollectiveArgs& args) {
+  const View mine = buf.view(shard.offset, shard.count);
+  std::vector<Buffer> pushed(pushers.size());
+  std::vector<Request> receives;
+  for (size_t i = 0; i < pushers.size(); ++i) {
+    pushed[i] = buf.scratch(shard.count);
+    if (pushers[i] == comm.rank()) copy_elements(pushed[i].holding(mine), mine);
+    else receives.push_back(comm.irecv(pushers[i], pushed[i].holding(mine)));
+  }
+  comm.wait_all(receives);
+  comm.compute(server_cpu(args.deployment, receives.size(), mine.logical_bytes()));
+  for (size_t i = 1; i < pushed.size(); ++i) args.op->combine(pushed[0].holding(mine), pushed[i].holding(mine));
+  return std::move(pushed[0]);
+}
+
+// Local aggregation, before the push: a node's ranks send their vectors to its first rank,
+// which reduces them in rank order.
+void gather_node(Comm& comm, Buffer& buf, const std::vector<int>& node, const CollectiveArgs& args) {
+  comm.label("node-reduce", 0);
+  if (comm.rank() != node.front()) {
+    comm.send(node.front(), buf.all());
+    return;
+  }
+  std::vector<Buffer> received(node.size());
+  std::vector<Request> receives;
+  for (size_t i = 1; i < node.size(); ++i) {
+    received[i] = buf.scratch(buf.size());
+    receives.push_back(comm.irecv(node[i], received[i].holding(buf.all())));
+  }
+  comm.wait_all(receives);
+  for (size_t i = 1; i < node.size(); ++i) args.op->combine(buf.all(), received[i].holding(buf.all()));
+}
+
+// Local aggregation, after the pull: the node's first rank hands the result to the others.
+void scatter_node(Comm& comm, Buffer& buf, const std::vector<int>& node) {
+  comm.label("node-broadcast", 0);
+  if (comm.rank() != node.front()) {
+    comm.recv(node.front(), buf.all());
+    return;
+  }
+  std::vector<Request> sends;
+  for (size_t i = 1; i < node.size(); ++i) sends.push_back(comm.isend(node[i], buf.all()));
+  comm.wait_all(sends);
+}
+
+const std::vector<int>* node_of(const ServerRoles& roles, int rank) {
+  for (const auto& node : roles.nodes)
+    if (among(node, rank)) return &node;
+  return nullptr;
+}
+
+}  // namespace
 
 // parameter-server-begin
 void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
-  const int p = comm.size();
+  const ServerRoles roles = server_roles(comm, args);
   const int r = comm.rank();
-  const int servers = servers_in_group(args.servers, p);
-  const auto shards = split_evenly(buf.size(), servers);  // shard s lives on server s
-  auto shard = [&](int s) { return buf.view(shards[s].offset, shards[s].count); };
-  const bool server = r < servers;
+  const auto shards = split_evenly(buf.size(), static_cast<int>(roles.servers.size()));  // shard s on server s
+  auto shard = [&](size_t s) { return buf.view(shards[s].offset, shards[s].count); };
+  const auto served = std::find(roles.servers.begin(), roles.servers.end(), r) - roles.servers.begin();
+  const bool server = static_cast<size_t>(served) < roles.servers.size(), pushes = among(roles.pushers, r);
+  const std::vector<int>* node = node_of(roles, r);
+  if (node != nullptr) gather_node(comm, buf, *node, args);
 
-  // 1. push: send shard s to server s; as a server, receive every other rank's copy of mine
+  // 1. push: send shard s to server s; as a server, receive the pushers' copies of mine and reduce them
   comm.label("push", 0);
-  std::vector<Buffer> pushed(static_cast<size_t>(p));
   std::vector<Request> transfers;
-  if (server)
-    for (int q = 0; q < p; ++q)
-      if (q != r) {
-        pushed[q] = buf.scratch(shards[r].count);
-        transfers.push_back(comm.irecv(q, pushed[q].holding(shard(r))));
-      }
-  for (int s = 0; s < servers; ++s)
-    if (s != r) transfers.push_back(comm.isend(s, shard(s)));
+  if (pushes)
+    for (size_t s = 0; s < roles.servers.size(); ++s)
+      if (roles.servers[s] != r) transfers.push_back(comm.isend(roles.servers[s], shard(s)));
+  Buffer sum;
+  if (server) sum = serve_push(comm, buf, shards[static_cast<size_t>(served)], roles.pushers, args);
   comm.wait_all(transfers);
 
-  // the server reduces in rank order, x0 op x1 op ... op x(p-1), so every rank gets the same bits
-  if (server) {
-    pushed[r] = buf.scratch(shards[r].count);
-    auto copy_of = [&](int q) { return pushed[static_cast<size_t>(q)].holding(shard(r)); };
-    copy_elements(copy_of(r), shard(r));
-    for (int q = 1; q < p; ++q) args.op->combine(copy_of(0), copy_of(q));
-    copy_elements(shard(r), copy_of(0));
-  }
-
-  // 2. pull: as a server, send my reduced shard to every rank; receive every other shard
+  // 2. pull: as a server, send the sum to every pusher; as a pusher, receive every other shard
   comm.label("pull", 0);
   transfers.clear();
-  if (server)
-    for (int q = 0; q < p; ++q)
-      if (q != r) transfers.push_back(comm.isend(q, shard(r)));
-  for (int s = 0; s < servers; ++s)
-    if (s != r) transfers.push_back(comm.irecv(s, shard(s)));
+  if (server) {
+    // sent from the rank's own vector, so that the trace says which elements each reply carries
+    const View own = shard(static_cast<size_t>(served));
+    copy_elements(own, sum.holding(own));
+    comm.compute(server_cpu(args.deployment, roles.pushers.size() - (pushes ? 1 : 0), 0));
+    for (int q : roles.pushers)
+      if (q != r) transfers.push_back(comm.isend(q, own));
+  }
+  if (pushes)
+    for (size_t s = 0; s < roles.servers.size(); ++s)
+      if (roles.servers[s] != r) transfers.push_back(comm.irecv(roles.servers[s], shard(s)));
   comm.wait_all(transfers);
+  if (node != nullptr) scatter_node(comm, buf, *node);
 }
 // parameter-server-end
 
-// Push: every rank sends shard s to server s (s = 0, 1, ...); pull: each server sends its
-// shard to every rank.
+// A server process (peer comm.size() + s): its side of the push and the pull.
+void parameter_server_process(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
+  const ServerRoles roles = server_roles(comm, args);
+  const int s = comm.rank() - comm.size();
+  const Chunk shard = split_evenly(buf.size(), static_cast<int>(roles.servers.size()))[static_cast<size_t>(s)];
+  comm.label("push", 0);
+  Buffer sum = serve_push(comm, buf, shard, roles.pushers, args);
+  comm.label("pull", 0);
+  comm.compute(server_cpu(args.deployment, roles.pushers.size(), 0));
+  std::vector<Request> sends;
+  const View reduced = buf.view(shard.offset, shard.count);
+  copy_elements(reduced, sum.holding(reduced));
+  for (int q : roles.pushers) sends.push_back(comm.isend(q, reduced));
+  comm.wait_all(sends);
+}
+
+// Local aggregation: each node's ranks send their vectors to its first rank (reduced there);
+// push: every pusher sends shard s to server s (s = 0, 1, ...), which handles and reduces them;
+// pull: each server handles its replies and sends its shard to every pusher; then each node's
+// first rank sends the result to the others.
 Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
   Schedule schedule;
-  if (in.p < 2) return schedule;
-  const int servers = servers_in_group(in.servers, in.p);
-  const auto shards = split_evenly(in.elems, servers);
-  Step& push = schedule.step();
-  push.reduced = true;
-  for (int r = 0; r < in.p; ++r)
-    for (int s = 0; s < servers; ++s)
-      if (s != r) push.send(r, s, in.bytes(shards[static_cast<size_t>(s)].count));
-  Step& pull = schedule.step();
-  for (int s = 0; s < servers; ++s)
-    for (int q = 0; q < in.p; ++q)
-      if (q != s) pull.send(s, q, in.bytes(shards[static_cast<size_t>(s)].count));
+  if (in.p < 2 && !in.deployment.processes) return schedule;
+  std::vector<int> locality = in.locality;
+  if (locality.empty()) locality.assign(static_cast<size_t>(in.p), 0);
+  const ServerRoles roles = server_roles(in.p, locality, in.servers, in.deployment);
+  const auto shards = split_evenly(in.elems, static_cast<int>(roles.servers.size()));
+  auto node_step = [&](bool gather) {
+    Step& step = schedule.step();
+    step.reduced = gather;
+    for (const auto& node : roles.nodes)
+      for (size_t i = 1; i < node.size(); ++i)
+        gather ? step.send(node[i], node.front(), in.bytes(in.elems)) : step.send(node.front(), node[i], in.bytes(in.elems));
+  };
+  if (!roles.nodes.empty()) node_step(true);
+  for (const bool pushing : {true, false}) {
+    Step& step = schedule.step();
+    for (size_t s = 0; s < roles.servers.size(); ++s) {
+      const int server = roles.servers[s];
+      const double bytes = in.bytes(shards[s].count);
+      const size_t messages = roles.pushers.size() - (among(roles.pushers, server) ? 1 : 0);
+      for (int q : roles.pushers)
+        if (q != server) pushing ? step.send(q, server, bytes) : step.send(server, q, bytes);
+      // the server handles the messages once they have arrived, then reduces them (one
+      // reduction fewer than contributions: the first is where the others are added up)
+      const double reduce = std::isfinite(in.reduce_bandwidth)
+                                ? static_cast<double>(roles.pushers.size() - 1) * bytes / in.reduce_bandwidth
+                                : 0;
+      step.busy = std::max(step.busy, pushing ? server_cpu(in.deployment, messages, bytes) + reduce
+                                              : server_cpu(in.deployment, messages, 0));
+    }
+  }
+  if (!roles.nodes.empty()) node_step(false);
   return schedule;
 }
 

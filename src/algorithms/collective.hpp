@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/chunks.hpp"
+#include "algorithms/server_deployment.hpp"
 #include "comm/comm.hpp"
 #include "comm/reduce_op.hpp"
 
@@ -35,7 +36,8 @@ struct CollectiveArgs {
   const ReduceOp* op = nullptr;  // unused by broadcast and allgather
   int root = 0;                  // broadcast and reduce (and naive allreduce's meeting point)
   size_t segment_elems = 1;      // pipelined algorithms: elements per segment
-  int servers = 1;               // parameter-server: ranks 0 .. servers-1 serve a shard each
+  int servers = 1;               // parameter-server: S servers serve a shard each
+  ServerDeployment deployment;   // parameter-server: where the servers run, what they cost
   int channels = 1;              // ring and hierarchical: slices on concurrent rings (channels.hpp)
   int fifo = 1;                  // NCCL's algorithms: chunks a connection's FIFO holds (NCCL_STEPS / chunk steps)
 };

@@ -34,7 +34,7 @@ ModelInput model_for_members(const ModelInput& all, const std::vector<int>& loca
   // small for the scenario's root or servers uses rank 0, or every rank (pricing the world's
   // root 4 in a rebuilt group of 4 read past the ranks, and crashed)
   in.root = root_in_group(all.root, in.p);
-  in.servers = servers_in_group(all.servers, in.p);
+  if (!all.deployment.processes) in.servers = servers_in_group(all.servers, in.p);
   if (!in.group_sizes.empty()) in.group_sizes = group_sizes_of(locality, members);
   // the group's ranks on the platform: its members' hosts (the route cache is by world rank)
   in.endpoints = members;

@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "algorithms/server_deployment.hpp"
+
 namespace collsim {
 
 class Network;      // model/network.hpp
@@ -35,7 +37,8 @@ struct ModelInput {
   // the time) and the smallest latency between two ranks.
   double injection_bandwidth = 0;
   double min_alpha = -1;
-  int servers = 1;              // parameter-server: S (clamped to p)
+  int servers = 1;              // parameter-server: S (clamped to p when the ranks serve)
+  ServerDeployment deployment;  // parameter-server: server processes, local aggregation, CPU costs
   // hierarchical: the sizes of the locality groups (they add up to p; empty: one group of
   // p ranks), and the costs of a step inside the groups and between them (unset: alpha
   // and bandwidth, unshared).

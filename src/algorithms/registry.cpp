@@ -88,10 +88,10 @@ std::vector<AlgorithmInfo> allreduces() {
        allreduce_hierarchical, schedule_allreduce_hierarchical,
        ring_and_root_partners, {.groups = true, .channels = true}},
       {Collective::allreduce, "parameter-server",
-       "S servers (ranks 0..S-1) reduce a shard each: every rank pushes shard s to server s, then pulls it back: "
-       "2(alpha + (p-1) n/(SB))",
+       "S servers (ranks 0..S-1, or processes of their own: collective.parameter_server) reduce a shard each: "
+       "every rank pushes shard s to server s, then pulls it back: 2(alpha + (p-1) n/(SB))",
        allreduce_parameter_server, schedule_allreduce_parameter_server, server_partners,
-       {.servers = true}},
+       {.servers = true}, true, parameter_server_process, SwitchKind::server},
   };
 }
 

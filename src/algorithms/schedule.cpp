@@ -74,11 +74,10 @@ bool Schedule::merge_last_if_alternating() {
   return true;
 }
 
-void Schedule::repeat_again(int index) {
-  const bool last_one = index == last();
-  const bool one_before = index == last() - 1 && index >= 0 && steps_.back().after == std::vector<int>{index};
-  if (!last_one && !one_before) throw std::logic_error("Schedule::repeat_again: not the last step or the one before it");
-  ++steps_[static_cast<size_t>(index)].repeat;
+void Schedule::repeat_step(int index) {
+  Step& step = steps_.at(static_cast<size_t>(index));
+  if (budget_most > 0 && budget_used + step.flows.size() > budget_most) throw ScheduleTooLarge{budget_most};
+  ++step.repeat;
 }
 
 void Schedule::then(const Schedule& next) {

@@ -36,6 +36,9 @@ struct Step {
   // The receivers reduce what they receive, once it has arrived: the step lasts the most
   // bytes one rank receives / ModelInput::reduce_bandwidth longer (nothing when free).
   bool reduced = false;
+  // Seconds the step lasts beyond its messages and reductions: a parameter server's CPU
+  // handling what it received or sends (in lock step only; 0: none).
+  double busy = 0;
   // NCCL's FIFO of this many slots (rank-by-rank schedules; 0: none): the receivers post
   // their receives of the step that many of their steps early, the senders wait for their
   // messages that many steps late (model/fluid.hpp), as the algorithm's code does.
@@ -83,18 +86,16 @@ public:
   int last() const { return static_cast<int>(steps_.size()) - 1; }
   // Merges the last step into the one before when it only follows it and carries the same
   // messages: one step with a longer repeat (long runs of identical steps stay small).
-  // True when it merged.
+  // Returns whether it merged.
   bool merge_last_if_repeated();
   // For a schedule priced in lock step only (more than max_followed_messages): merges the
   // last step into the one two before when it carries the same messages, as the even and
   // odd steps of a pipeline alternate. The steps' order changes, not their sum in lock step.
-  // True when it merged.
+  // Returns whether it merged.
   bool merge_last_if_alternating();
-  // Counts step `index` once more instead of adding after the last step one that carries the
-  // same messages: what the two merges above would make of that step, without describing
-  // its messages again (a pipeline's steady steps at p = 10^5 would each be p messages).
-  // `index` is the last step, or the one before it when the last only follows it.
-  void repeat_again(int index);
+  // One more run of step `index`: what adding a copy of it and merging it into it gives,
+  // without building the copy (the FlowBudget counts its messages while it would exist).
+  void repeat_step(int index);
   // Appends another schedule after this one (its first steps wait for all of this one's).
   void then(const Schedule& next);
 

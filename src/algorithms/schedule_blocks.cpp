@@ -2,7 +2,6 @@
 #include "algorithms/schedules.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "algorithms/channels.hpp"
@@ -86,19 +85,22 @@ void binomial_reduce_steps(Schedule& schedule, int p, int root, double bytes) {
 
 namespace {
 
-// The steps s at which the tree edges active on step s differ from those of step s - 2: an
-// edge (rank v to its parent in tree t) carries segment j on step first_step[t][v] + 2j,
-// so its stream starts at first_step and ends before first_step + 2 counts[t].
-std::vector<char> tree_stream_changes(const TreeSchedule& trees, const std::vector<size_t>& counts, int steps) {
-  std::vector<char> changes(static_cast<size_t>(steps) + 2, 0);
+// same[s]: no tree edge starts or stops carrying segments between steps s and s + 2 of a
+// phase (edge v of tree t carries at steps first, first + 2, ..., first + 2 (count - 1)):
+// the two steps carry the same messages.
+std::vector<char> same_as_two_later(const TreeSchedule& trees, const std::vector<size_t>& counts, int steps) {
+  std::vector<char> same(static_cast<size_t>(std::max(steps, 0)), 1);
+  auto changes_at = [&](long long s) {
+    if (s >= 0 && s < steps) same[static_cast<size_t>(s)] = 0;
+  };
   for (size_t t = 0; t < trees.trees.size(); ++t)
     for (size_t v = 0; v < trees.first_step[t].size(); ++v) {
       if (trees.trees[t].parent[v] < 0) continue;
-      const auto first = static_cast<size_t>(trees.first_step[t][v]);
-      for (const size_t at : {first, first + 2 * counts[t]})
-        if (at < changes.size()) changes[at] = 1;
+      const long long first = trees.first_step[t][v];
+      changes_at(first - 2);
+      changes_at(first + 2 * (static_cast<long long>(counts[t]) - 1));
     }
-  return changes;
+  return same;
 }
 
 }  // namespace
@@ -130,17 +132,11 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
   double messages = 0;
   for (size_t t = 0; t < trees.trees.size(); ++t) messages += 2.0 * (p - 1) * static_cast<double>(counts[t]);
   const bool lock_step = messages > static_cast<double>(max_followed_messages);
-  const std::vector<char> changes = lock_step ? tree_stream_changes(trees, counts, steps) : std::vector<char>{};
   // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
-  // reduce is its mirror image in time, child to parent
-  std::array<int, 2> holder{-1, -1};  // the schedule's step holding the last step of each parity, this phase
+  // reduce is its mirror image in time, child to parent. Returns the step that absorbed
+  // it (-1: it stays a step of its own).
   auto phase_step = [&](int s, bool up) {
-    // in lock step, a step that carries the messages of the step two before it (no edge starts
-    // or ends its stream of segments in between) is that step once more
-    const int between = up ? s + 2 : s;
-    const int& same = holder[static_cast<size_t>(s % 2)];
-    if (lock_step && same >= schedule.last() - 1 && between < static_cast<int>(changes.size()) && !changes[static_cast<size_t>(between)])
-      return schedule.repeat_again(same);
+    const int before = static_cast<int>(schedule.steps().size());
     Step& step = schedule.step();
     step.reduced = up;
     for (size_t t = 0; t < trees.trees.size(); ++t)
@@ -151,13 +147,27 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
         if (up) step.send(v, parent, bytes);
         else step.send(parent, v, bytes);
       }
-    schedule.merge_last_if_repeated();
-    const bool alternating = lock_step && schedule.merge_last_if_alternating();
-    holder[static_cast<size_t>(s % 2)] = alternating ? schedule.last() - 1 : schedule.last();
+    if (schedule.merge_last_if_repeated()) return before - 1;
+    if (lock_step && schedule.merge_last_if_alternating()) return before - 2;
+    return -1;
   };
-  for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
-  holder = {-1, -1};
-  for (int s = 0; s < steps; ++s) phase_step(s, false);
+  // In lock step, a step with the messages of the step two before it, once the two steps
+  // before it were both absorbed by merges, is absorbed as that one was: counted without
+  // being built again (the schedule is the same; building costs O(p) per step, and a
+  // pipeline at p = 131,072 has thousands).
+  const std::vector<char> same = lock_step ? same_as_two_later(trees, counts, steps) : std::vector<char>{};
+  std::vector<int> absorbed_by;  // by step in the order added
+  auto add = [&](int s, bool up, bool as_two_before) {
+    const size_t i = absorbed_by.size();
+    if (as_two_before && i >= 2 && absorbed_by[i - 1] >= 0 && absorbed_by[i - 2] >= 0) {
+      schedule.repeat_step(absorbed_by[i - 2]);
+      absorbed_by.push_back(absorbed_by[i - 2]);
+    } else {
+      absorbed_by.push_back(phase_step(s, up));
+    }
+  };
+  for (int s = steps - 1; s >= 0; --s) add(s, true, lock_step && s + 2 < steps && same[static_cast<size_t>(s)]);
+  for (int s = 0; s < steps; ++s) add(s, false, lock_step && s >= 2 && same[static_cast<size_t>(s - 2)]);
 }
 
 }  // namespace collsim

@@ -171,6 +171,10 @@ void Comm::begin_collective() {
     sg4::this_actor::sleep_for(cost->collective_overhead());
 }
 
+void Comm::compute(double seconds) {
+  if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+}
+
 Request Comm::irecv(int src, View into) {
   Request request;
   request.pending_ = std::make_unique<PendingTransfer>();

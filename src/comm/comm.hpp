@@ -81,6 +81,10 @@ public:
   // comm/message_cost.hpp), nothing without one. The worker calls it before each collective.
   void begin_collective();
 
+  // The rank (or a server peer) works on its CPU for this long: a parameter server's
+  // handling of the messages it received or sends (collective.parameter_server).
+  void compute(double seconds);
+
   Request isend(int dst, View data);
   Request irecv(int src, View into);
   void wait(Request& request);

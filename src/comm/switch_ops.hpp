@@ -9,7 +9,9 @@
 
 namespace collsim {
 
-enum class SwitchKind { nvlink, network };
+// `server`: no switch but a parameter server's process on a host of its own or beside a
+// worker (collective.parameter_server), a peer after the ranks in the same way.
+enum class SwitchKind { nvlink, network, server };
 
 struct SwitchPort {
   SwitchKind kind = SwitchKind::nvlink;

@@ -19,6 +19,7 @@
 #include "plan/auto_choice.hpp"
 #include "scenario/settings_read.hpp"
 #include "plan/nccl_run.hpp"
+#include "plan/server_plan.hpp"
 #include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -173,6 +174,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, hosts);
   if (runs_nccl(scenario)) use_nccl(hosts, switches, locality, plan);
+  if (!automatic && plan.choice.algorithm->uses.servers) plan_servers(hosts, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(locality.ids, model);
@@ -190,7 +192,9 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::
   }
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
-  read_partner_routes(plan.choice.algorithm->partners(p, root, servers), model);
+  read_partner_routes(model.deployment.processes ? server_process_partners(model)
+                                                 : plan.choice.algorithm->partners(p, root, servers),
+                      model);
   if (plan.choice.algorithm->uses.groups) plan.notes.push_back(describe_hierarchy(locality, model));
   if (model.channels > 1)
     plan.notes.push_back(fmt::format("{} channels: {} slices of about {}, each on its own rings, all at once; channel "

@@ -14,6 +14,7 @@
 #include "plan/fault_plan.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/nccl_run.hpp"
+#include "plan/server_plan.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "util/errors.hpp"
@@ -173,6 +174,7 @@ nlohmann::json algorithm_parameters(const RunPlan& plan) {
   if (uses.root) parameters["root"] = model.root;
   if (uses.segment) parameters["segment_bytes"] = model.bytes(model.segment_elems);
   if (uses.servers) parameters["servers"] = model.servers;
+  if (uses.servers && plan.scenario.collective.parameter_server.given) parameters["parameter_server"] = server_parameters(plan);
   if (uses.channels) parameters["channels"] = model.channels;
   if (uses.groups) parameters["groups"] = {{"count", model_groups(model).size()}, {"from", plan.locality.source}};
   return parameters;

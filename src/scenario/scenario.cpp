@@ -39,7 +39,8 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
 
 CollectiveSpec parse_collective_spec(const json& object) {
   check_keys(object, "collective", {"kind", "algorithm", "size", "dtype", "op", "root", "segment", "carried_elements",
-                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth"});
+                                    "servers", "group_size", "auto", "channels", "reduce_bandwidth",
+                                    "parameter_server"});
   CollectiveSpec spec;
   if (object.contains("kind")) spec.kind = parse_collective(get_string(object["kind"], "collective.kind"), "collective.kind");
   spec.algorithm = default_algorithm(spec.kind);
@@ -82,6 +83,11 @@ CollectiveSpec parse_collective_spec(const json& object) {
                                    "got {}", value.dump()));
     spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
   }
+  if (object.contains("parameter_server")) spec.parameter_server = parse_parameter_server(object["parameter_server"]);
+  if (spec.servers && spec.parameter_server.given &&
+      (!spec.parameter_server.hosts.empty() || spec.parameter_server.per_node || spec.parameter_server.ratio))
+    throw InputError("collective.servers: the servers' count is set twice (by collective.parameter_server's hosts, "
+                     "per_node or ratio too): give one");
   check_settings_read(object, spec);
   return spec;
 }
@@ -249,7 +255,8 @@ void apply_override(json& document, const std::string& assignment) {
 }
 
 void check_servers(const CollectiveSpec& collective, int workers) {
-  if (collective.servers && *collective.servers > workers)
+  // server processes of their own (shared, dedicated) may outnumber the workers
+  if (collective.servers && *collective.servers > workers && collective.parameter_server.placement == ServerPlacement::workers)
     throw InputError(fmt::format("collective.servers: {} servers for {} workers; allowed: 1 to {}", *collective.servers,
                                  workers, workers));
 }
@@ -378,6 +385,10 @@ void check_across(Scenario& scenario) {
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));
   if (scenario.workers) check_servers(scenario.collective, *scenario.workers);
+  if (scenario.collective.parameter_server.placement != ServerPlacement::workers &&
+      scenario.recovery.policy == RecoveryPolicy::rebuild)
+    throw InputError("collective.parameter_server.placement: server processes serve the group they start with; "
+                     "recovery.policy \"rebuild\" regroups the workers: use placement \"workers\" with it");
   if (!scenario.placement.empty() && scenario.workers &&
       static_cast<int>(scenario.placement.size()) != *scenario.workers)
     throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(),
@@ -454,8 +465,10 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   // Recorded when given, and the servers of a parameter server always (the default 1 too).
   const bool serves = !chosen_at_run_time(s.collective.algorithm) &&
                       find_algorithm(s.collective.kind, s.collective.algorithm, "collective.algorithm").uses.servers;
-  if (s.collective.servers || serves)
-    collective["servers"] = s.collective.servers.value_or(1);
+  const ParameterServerSpec& deployment = s.collective.parameter_server;
+  const bool counted = !deployment.hosts.empty() || deployment.per_node || deployment.ratio;  // S set there
+  if ((s.collective.servers || serves) && !counted) collective["servers"] = s.collective.servers.value_or(1);
+  if (s.collective.parameter_server.given) collective["parameter_server"] = parameter_server_json(s.collective.parameter_server);
   if (s.collective.group_size) collective["group_size"] = *s.collective.group_size;
   if (s.collective.channels > 1) collective["channels"] = s.collective.channels;
   if (s.collective.reduce_bandwidth) collective["reduce_bandwidth"] = fmt::format("{}Bps", *s.collective.reduce_bandwidth);

@@ -13,11 +13,31 @@
 #include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
 #include "training/iteration.hpp"
+#include "util/named_enum.hpp"
 
 namespace collsim {
 
 // NCCL's own limit on channels (MAXCHANNELS).
 constexpr int max_channels = 64;
+
+// Where the parameter servers run (collective.parameter_server.placement): on ranks 0 .. S-1,
+// which also compute (`workers`, the default); as processes of their own beside the workers
+// on the workers' hosts (`shared`); or on hosts no worker uses (`dedicated`).
+enum class ServerPlacement { workers, shared, dedicated };
+
+// collective.parameter_server: how the servers of allreduce `parameter-server` are deployed
+// and what their CPU costs (docs/scenario-format.md#parameter_server).
+struct ParameterServerSpec {
+  bool given = false;              // the scenario has the section
+  ServerPlacement placement = ServerPlacement::workers;
+  std::vector<std::string> hosts;  // the servers' hosts (S = their count)
+  std::optional<int> per_node;     // S = per_node x nodes, on the first hosts of each node
+  std::optional<double> ratio;     // S = round(ratio x workers), at least 1
+  bool local_aggregation = false;  // each node reduces inside first, its first rank pushes once
+  double cpu_bandwidth = 0;        // bytes/s a server handles of what it receives (its per-byte cost
+                                   // is 1 / this); 0: free
+  double cpu_per_message = 0;      // seconds a server spends per message it receives or sends
+};
 
 struct CollectiveSpec {
   Collective kind = Collective::allreduce;
@@ -34,7 +54,12 @@ struct CollectiveSpec {
                                    // (default: the ranks of each platform zone)
   int channels = 1;                // ring and hierarchical allreduce: concurrent rings (NCCL's channels)
   std::optional<double> reduce_bandwidth;  // bytes/s a rank reduces; unset: reductions are free
+  ParameterServerSpec parameter_server;
 };
+
+const NamedEnum<ServerPlacement>& server_placements();
+ParameterServerSpec parse_parameter_server(const nlohmann::json& object);
+nlohmann::json parameter_server_json(const ParameterServerSpec& spec);
 
 // NCCL's choices a scenario forces (docs/scenario-format.md, nccl), as NCCL's environment
 // does: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, NCCL_PXN_DISABLE.

@@ -27,6 +27,7 @@ std::vector<Setting> settings_of(const CollectiveSpec& spec) {
   return {{"root", &Uses::root, spec.root != defaults.root},
           {"segment", &Uses::segment, spec.segment != defaults.segment},
           {"servers", &Uses::servers, spec.servers.has_value() && *spec.servers != 1},
+          {"parameter_server", &Uses::servers, spec.parameter_server.given},
           {"group_size", &Uses::groups, spec.group_size.has_value()},
           {"channels", &Uses::channels, spec.channels != defaults.channels}};
 }

@@ -203,7 +203,7 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   }
   const ModelInput& model = plan->model;
   setup.args = CollectiveArgs{setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,
-                              model.channels, model.fifo};
+                              model.deployment, model.channels, model.fifo};
   setup.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   if (plan->training.zero3) {
     // The model everyone starts from (zeros for a model trained from scratch).
@@ -218,22 +218,32 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   prepare_ranks(state, plan->workers, scenario.training.rounds);
 }
 
-// The switches that reduce in the network (comm/switch_ops.hpp): each runs the switch's side of
-// the algorithm once per round, as peer size() + s of the first group, on its own data.
+// The switches that reduce in the network and the parameter servers' processes
+// (comm/switch_ops.hpp): each runs its side of the algorithm once per collective (each
+// round's, or each of its buckets'), as peer size() + s of the first group, on its own data.
 void start_switches(const std::shared_ptr<RunState>& shared_state) {
   const RunPlan& plan = *shared_state->setup.plan;
   const sg4::Engine& engine = *sg4::Engine::get_instance();
   for (size_t s = 0; s < plan.switches.size(); ++s)
-    sg4::Actor::create(fmt::format("switch-{}", s), engine.host_by_name(plan.switches[s].host), [shared_state, s] {
+    sg4::Actor::create(fmt::format("{}-{}", plan.switches[s].kind == SwitchKind::server ? "server" : "switch", s),
+                       engine.host_by_name(plan.switches[s].host), [shared_state, s] {
       RunState& state = *shared_state;
+      const RunPlan& plan = *state.setup.plan;
       const auto group = state.membership.current_shared();
       Comm comm(*group, group->size() + static_cast<int>(s));
       for (int round = 0; round < state.setup.scenario->training.rounds; ++round) {
         comm.set_round(round);
         // shaped as the ranks' vectors (carried and logical elements), so that their views match
-        Buffer data(state.setup.scenario->collective.dtype, state.setup.plan->payload.carried_elems,
-                    state.setup.plan->payload.logical_elems);
-        state.setup.algorithm->switch_run(comm, data, state.setup.args);
+        Buffer data(state.setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
+        if (plan.training.buckets.empty()) {
+          state.setup.algorithm->switch_run(comm, data, state.setup.args);
+          continue;
+        }
+        for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
+          Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
+          comm.set_bucket(static_cast<int>(b));
+          state.setup.algorithm->switch_run(comm, bucket, state.setup.args);
+        }
       }
     });
 }

@@ -152,7 +152,7 @@ private:
         comm.set_round(round);
         CollectiveArgs args = setup_.args;
         args.root = root_in_group(args.root, group->size());
-        args.servers = servers_in_group(args.servers, group->size());
+        if (!args.deployment.processes) args.servers = servers_in_group(args.servers, group->size());
         comm.set_data(buf.all());
         if (setup_.plan->training.zero3) {
           sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);

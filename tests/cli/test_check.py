@@ -103,14 +103,14 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(["WRONG", "missing"], [rows[1]["q3"], rows[1]["q2"]])
 
     def test_bad_input_is_one_line(self):
-        cases = [(["lab9"], "lab: no grading sheet 'lab9'"),
+        cases = [(["lab99"], "lab: no grading sheet 'lab99'"),
                  ([self.tmp / "none.json"], "none.json"),
                  ([self.write("typo.json", "x", {"q99": 1})], "'q99' is not a question of lab2"),
                  ([self.write("other.json", "x", {}, lab="lab3")], 'answers "lab3", not lab2'),
                  ([], "--student: give the student's name")]
         for args, says in cases:
             with self.subTest(args=args):
-                done = check("lab2", *args) if args and args[0] != "lab9" else check(*(args or ["lab2"]))
+                done = check("lab2", *args) if args and args[0] != "lab99" else check(*(args or ["lab2"]))
                 self.assertEqual(2, done.returncode, done.stderr)
                 self.assertIn(says, done.stderr)
                 self.assertEqual(1, len(done.stderr.strip().splitlines()))

@@ -204,6 +204,21 @@ class HappyPaths(CliTest):
         self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5), f"{value} {unit}")
         self.assertRegex(out, r"(?m)^\s*servers\s+4 \(ranks 0 to 3\), shards of 16 MiB$")
 
+    def test_run_records_the_servers_deployment(self):
+        self.assert_ok("run", "--workers", "4", "--size", "48KiB", "--topology", "star:6", "--algorithm",
+                       "parameter-server", "--set", "collective.parameter_server.placement=dedicated",
+                       "--set", "collective.parameter_server.ratio=0.5", "--trace", self.trace)
+        trace = json.loads(self.trace.read_text())
+        written = trace["scenario"]["collective"]
+        self.assertEqual(written["parameter_server"]["ratio"], 0.5)
+        self.assertNotIn("servers", written)  # the ratio sets S: the scenario reads back
+        parameters = trace["plan"]["algorithm"]["parameters"]
+        self.assertEqual(parameters["servers"], 2)
+        self.assertEqual(parameters["parameter_server"]["hosts"], ["host-4", "host-5"])
+        self.assertEqual(parameters["parameter_server"]["placement"], "dedicated")
+        # 2(alpha + max(p, S) n/(S B)): 4 flows of 24576 bytes through each server's 10 GB/s link
+        self.assertAlmostEqual(trace["summary"]["simulated_time"], 2 * (2e-6 + 4 * 24576 / 10e9), delta=1e-12)
+
     def test_run_records_servers_and_group_size_in_the_trace(self):
         self.assert_ok("run", *SMALL, "--algorithm", "parameter-server", "--set", "collective.servers=2", "--trace",
                        self.trace)
@@ -597,6 +612,48 @@ class BadInput(CliTest):
                               r"collective\.group_size: must be an integer, got 1\.5")
         self.assert_bad_input(hierarchical + ["--set", "collective.group_sise=2"],
                               r"collective\.group_sise: unknown key \(did you mean 'group_size'\?\)")
+
+    def test_parameter_server_deployment_bad_input(self):
+        ps = ["run", "--workers", "4", "--size", "4096", "--topology", "star:6", "--algorithm", "parameter-server"]
+        key = "collective.parameter_server"
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicate"],
+                              r"collective\.parameter_server\.placement: unknown placement 'dedicate' \(did you mean "
+                              r"'dedicated'\?\); allowed: workers, shared, dedicated")
+        self.assert_bad_input(ps + ["--set", f"{key}.ratio=0.5", "--set", f"{key}.per_node=1"],
+                              r"collective\.parameter_server: give at most one of hosts, per_node and ratio")
+        self.assert_bad_input(ps + ["--set", f"{key}.ratio=0.5", "--set", "collective.servers=2"],
+                              r"collective\.servers: the servers' count is set twice")
+        self.assert_bad_input(ps + ["--set", f"{key}.ratio=0"],
+                              r"collective\.parameter_server\.ratio: must be a number of servers per worker above 0 .*got 0$")
+        self.assert_bad_input(ps + ["--set", f"{key}.per_node=1"],
+                              r'collective\.parameter_server\.per_node: the servers of placement "workers" are ranks 0 to S-1')
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicated", "--set", f'{key}.hosts=["host-1"]'],
+                              r"collective\.parameter_server\.hosts\.0: host 'host-1' runs a worker; placement \"dedicated\"")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=shared", "--set", f'{key}.hosts=["host-5"]'],
+                              r"collective\.parameter_server\.hosts\.0: host 'host-5' runs no worker")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicated", "--set", f'{key}.hosts=["host-99"]'],
+                              r"collective\.parameter_server\.hosts\.0: no host 'host-99' on this platform")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicated", "--set", f'{key}.hosts=["host-4","host-4"]'],
+                              r"collective\.parameter_server\.hosts\.1: host 'host-4' is listed twice")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicated", "--set", "collective.servers=4"],
+                              r"collective\.servers: 4 servers on hosts of their own, but the platform has 2 hosts without "
+                              r"a worker; allowed: 1 to 2")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=dedicated", "--set", f"{key}.per_node=3"],
+                              r"collective\.parameter_server\.per_node: 3 servers per node, but the node of rank 0 has only "
+                              r"2 hosts without a worker")
+        self.assert_bad_input(ps + ["--set", f"{key}.local_aggregation=\"yes\""],
+                              r'collective\.parameter_server\.local_aggregation: must be true or false, got "yes"')
+        self.assert_bad_input(ps + ["--set", f"{key}.cpu_bandwidth=5"],
+                              r'collective\.parameter_server\.cpu_bandwidth: must be a bandwidth with a unit such as "10GBps", got 5')
+        self.assert_bad_input(ps + ["--set", f"{key}.cpu_per_message=-1us"],
+                              r"collective\.parameter_server\.cpu_per_message: .*negative")
+        self.assert_bad_input(ps + ["--set", f"{key}.placment=shared"],
+                              r"collective\.parameter_server\.placment: unknown key \(did you mean 'placement'\?\)")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=shared", "--set", "recovery.policy=rebuild"],
+                              r"collective\.parameter_server\.placement: server processes serve the group they start with")
+        self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "ring", "--set", f"{key}.ratio=0.5"],
+                              r"collective\.parameter_server: ring allreduce does not read it \(read by: parameter-server "
+                              r"allreduce\); leave it out")
 
     def test_channels_and_reduce_bandwidth_bad_input(self):
         ring = ["run", *SMALL, "--algorithm", "ring"]

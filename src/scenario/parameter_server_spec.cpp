@@ -1,0 +1,99 @@
+// collective.parameter_server: where the servers of allreduce `parameter-server` run, how
+// many there are, whether each node reduces inside first, and what a server's CPU costs.
+#include <cmath>
+#include <fmt/format.h>
+
+#include "scenario/json_fields.hpp"
+#include "scenario/scenario.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+using nlohmann::json;
+
+namespace collsim {
+
+const NamedEnum<ServerPlacement>& server_placements() {
+  static const NamedEnum<ServerPlacement> table{
+      "placement",
+      {{ServerPlacement::workers, "workers"}, {ServerPlacement::shared, "shared"}, {ServerPlacement::dedicated, "dedicated"}}};
+  return table;
+}
+
+namespace {
+
+std::vector<std::string> parse_server_hosts(const json& value) {
+  const std::string field = "collective.parameter_server.hosts";
+  if (!value.is_array() || value.empty())
+    throw InputError(fmt::format("{}: must be a non-empty list of host names", field));
+  std::vector<std::string> hosts;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string where = fmt::format("{}.{}", field, i);
+    hosts.push_back(get_string(value[i], where));
+    check_name(hosts.back(), where);
+    for (size_t j = 0; j + 1 < hosts.size(); ++j)
+      if (hosts[j] == hosts.back()) throw InputError(fmt::format("{}: host '{}' is listed twice", where, hosts.back()));
+  }
+  return hosts;
+}
+
+double parse_ratio(const json& value) {
+  const std::string field = "collective.parameter_server.ratio";
+  if (!value.is_number() || !(value.get<double>() > 0) || !(value.get<double>() <= 1e6))
+    throw InputError(fmt::format("{}: must be a number of servers per worker above 0 (0.25 = one server for four "
+                                 "workers), got {}",
+                                 field, value.dump()));
+  return value.get<double>();
+}
+
+}  // namespace
+
+ParameterServerSpec parse_parameter_server(const json& object) {
+  const std::string where = "collective.parameter_server";
+  if (!object.is_object()) throw InputError(fmt::format("{}: must be an object", where));
+  check_keys(object, where, {"placement", "hosts", "per_node", "ratio", "local_aggregation", "cpu_bandwidth",
+                             "cpu_per_message"});
+  ParameterServerSpec spec;
+  spec.given = true;
+  if (object.contains("placement"))
+    spec.placement = server_placements().parse(get_string(object["placement"], where + ".placement"), where + ".placement");
+  if (object.contains("hosts")) spec.hosts = parse_server_hosts(object["hosts"]);
+  if (object.contains("per_node"))
+    spec.per_node = static_cast<int>(get_integer(object["per_node"], where + ".per_node", 1, 1'000'000));
+  if (object.contains("ratio")) spec.ratio = parse_ratio(object["ratio"]);
+  const int counts = object.contains("hosts") + object.contains("per_node") + object.contains("ratio");
+  if (counts > 1)
+    throw InputError(fmt::format("{}: give at most one of hosts, per_node and ratio (each sets the number of servers)",
+                                 where));
+  if ((spec.per_node || !spec.hosts.empty()) && spec.placement == ServerPlacement::workers)
+    throw InputError(fmt::format("{}.{}: the servers of placement \"workers\" are ranks 0 to S-1; hosts and per_node "
+                                 "place server processes: set placement to \"shared\" or \"dedicated\"",
+                                 where, spec.per_node ? "per_node" : "hosts"));
+  if (object.contains("local_aggregation")) {
+    if (!object["local_aggregation"].is_boolean())
+      throw InputError(fmt::format("{}.local_aggregation: must be true or false, got {}", where,
+                                   object["local_aggregation"].dump()));
+    spec.local_aggregation = object["local_aggregation"].get<bool>();
+  }
+  if (object.contains("cpu_bandwidth")) {
+    const json& value = object["cpu_bandwidth"];
+    if (!value.is_string())
+      throw InputError(fmt::format("{}.cpu_bandwidth: must be a bandwidth with a unit such as \"10GBps\", got {}",
+                                   where, value.dump()));
+    spec.cpu_bandwidth = parse_bandwidth(value.get<std::string>(), where + ".cpu_bandwidth");
+  }
+  if (object.contains("cpu_per_message"))
+    spec.cpu_per_message = get_quantity(object["cpu_per_message"], where + ".cpu_per_message", parse_time);
+  return spec;
+}
+
+json parameter_server_json(const ParameterServerSpec& spec) {
+  json out{{"placement", server_placements().name(spec.placement)}, {"local_aggregation", spec.local_aggregation}};
+  if (!spec.hosts.empty()) out["hosts"] = spec.hosts;
+  if (spec.per_node) out["per_node"] = *spec.per_node;
+  if (spec.ratio) out["ratio"] = *spec.ratio;
+  if (spec.cpu_bandwidth > 0) out["cpu_bandwidth"] = fmt::format("{}Bps", spec.cpu_bandwidth);
+  out["cpu_per_message"] = spec.cpu_per_message;
+  return out;
+}
+
+}  // namespace collsim
