@@ -106,9 +106,7 @@ private:
 class Buffer {
 public:
   Buffer() = default;
-  // No Buffer(dtype, count): a buffer an algorithm makes for itself takes the shape of the
-  // vector it stands beside (scratch(), holding()), since collsim may carry fewer elements
-  // than the network does; one of `count` elements all carried would not match its views.
+  Buffer(Dtype dtype, size_t count) : Buffer(dtype, count, count) {}
   Buffer(Dtype dtype, size_t carried, size_t logical) : Buffer(dtype, CarriedMap{carried, logical, nullptr}) {}
   Buffer(Dtype dtype, CarriedMap map) : dtype_(dtype), map_(std::move(map)), bytes_(map_.carried * dtype_size(dtype)) {}
 

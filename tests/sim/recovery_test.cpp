@@ -191,7 +191,7 @@ TEST_SUITE("sim") {
       new_epoch.set_watch(&watch);
       std::string seen;
       sg4::Actor::create("sender", platform.hosts[0], [&] {
-        Buffer stale(Dtype::float32, 1, 1), fresh(Dtype::float32, 1, 1);
+        Buffer stale(Dtype::float32, 1), fresh(Dtype::float32, 1);
         stale.set(0, 111);
         fresh.set(0, 222);
         Comm(old_epoch, 0).isend(1, stale.all());  // abandoned: never waited for
@@ -199,7 +199,7 @@ TEST_SUITE("sim") {
         Comm(new_epoch, 0).send(1, fresh.all());
       });
       sg4::Actor::create("receiver", platform.hosts[1], [&] {
-        Buffer got(Dtype::float32, 1, 1);
+        Buffer got(Dtype::float32, 1);
         Comm comm(new_epoch, 1);
         try {
           comm.recv(0, got.all());

@@ -63,7 +63,7 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   const size_t bytes = count * dtype_size(scenario.collective.dtype);
   size_t offset = sizeof times;
   for (int r = 0; r < p; ++r, offset += bytes) {
-    Buffer b(scenario.collective.dtype, count, count);
+    Buffer b(scenario.collective.dtype, count);
     if (offset + bytes <= outcome.output.size()) std::memcpy(b.data(), outcome.output.data() + offset, bytes);
     run.results.push_back(std::move(b));
   }

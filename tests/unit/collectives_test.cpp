@@ -150,7 +150,7 @@ void input(int rank, Buffer& b) {
 
 TEST_CASE("verification: reduce-scatter checks chunk r of rank r, allgather every chunk exactly") {
   // 3 ranks, 5 elements: chunks [0,2) [2,4) [4,5); the sum of element i is 30 + 3i
-  std::vector<Buffer> rs(3, Buffer(Dtype::float32, 5, 5));
+  std::vector<Buffer> rs(3, Buffer(Dtype::float32, 5));
   for (int r = 0; r < 3; ++r)
     for (size_t i = 0; i < 5; ++i) rs[static_cast<size_t>(r)].set(i, -1);  // scratch everywhere
   rs[0].set(0, 30), rs[0].set(1, 33), rs[1].set(2, 36), rs[1].set(3, 39), rs[2].set(4, 42);
@@ -161,7 +161,7 @@ TEST_CASE("verification: reduce-scatter checks chunk r of rank r, allgather ever
   CHECK(wrong.failure.find("rank 1 element 3") == 0);
 
   // allgather: element i comes from the rank whose chunk holds it
-  std::vector<Buffer> ag(3, Buffer(Dtype::float32, 5, 5));
+  std::vector<Buffer> ag(3, Buffer(Dtype::float32, 5));
   const long double want[5] = {0, 1, 12, 13, 24};
   for (auto& b : ag)
     for (size_t i = 0; i < 5; ++i) b.set(i, want[i]);

@@ -120,7 +120,7 @@ TEST_CASE("16-bit float reductions: each addition and product rounded to the typ
     for (OpKind op : {OpKind::sum, OpKind::prod, OpKind::min, OpKind::max}) {
       CAPTURE(dtype_name(dtype));
       CAPTURE(op_name(op));
-      Buffer into(dtype, 200, 200), from(dtype, 200, 200);
+      Buffer into(dtype, 200), from(dtype, 200);
       for (size_t i = 0; i < 200; ++i) {
         into.set(i, values(random));
         from.set(i, values(random));
@@ -140,7 +140,7 @@ TEST_CASE("16-bit float reductions: each addition and product rounded to the typ
 
 TEST_CASE("integer reductions wrap around modulo 2^bits; avg truncates after the sum") {
   // int8: 100 + 100 = 200 - 256 = -56; -100 + -100 = 56; 100 x 3 = 300 - 256 = 44
-  Buffer a(Dtype::int8, 3, 3), b(Dtype::int8, 3, 3);
+  Buffer a(Dtype::int8, 3), b(Dtype::int8, 3);
   const long double xs[] = {100, -100, 100}, ys[] = {100, -100, 3};
   for (size_t i = 0; i < 3; ++i) {
     a.set(i, xs[i]);
@@ -152,7 +152,7 @@ TEST_CASE("integer reductions wrap around modulo 2^bits; avg truncates after the
   CHECK(a.get(1) == 56);
   CHECK(a.get(2) == 44);
   // uint8: 200 + 100 = 44; max and min as unsigned
-  Buffer u(Dtype::uint8, 2, 2), v(Dtype::uint8, 2, 2);
+  Buffer u(Dtype::uint8, 2), v(Dtype::uint8, 2);
   u.set(0, 200);
   v.set(0, 100);
   u.set(1, 250);
@@ -162,13 +162,13 @@ TEST_CASE("integer reductions wrap around modulo 2^bits; avg truncates after the
   CHECK(u.get(0) == 44);
   CHECK(u.get(1) == 250);
   // int64: wraps at 2^63 like the others
-  Buffer big(Dtype::int64, 1, 1), one(Dtype::int64, 1, 1);
+  Buffer big(Dtype::int64, 1), one(Dtype::int64, 1);
   big.as<int64_t>()[0] = INT64_MAX;
   one.as<int64_t>()[0] = 1;
   ReduceOp(OpKind::sum, Dtype::int64).combine(big.all(), one.all());
   CHECK(big.as<int64_t>()[0] == INT64_MIN);
   // avg: a divisor larger than the type holds
-  Buffer s(Dtype::int8, 1, 1);
+  Buffer s(Dtype::int8, 1);
   s.set(0, -100);
   ReduceOp(OpKind::avg, Dtype::int8).finalize(s.all(), 1024);
   CHECK(s.get(0) == 0);

@@ -7,7 +7,7 @@ using namespace collsim;
 
 namespace {
 Buffer make(Dtype dtype, std::initializer_list<long double> values) {
-  Buffer b(dtype, values.size(), values.size());
+  Buffer b(dtype, values.size());
   size_t i = 0;
   for (long double v : values) b.set(i++, v);
   return b;

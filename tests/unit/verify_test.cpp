@@ -12,7 +12,7 @@ void input(int rank, Buffer& b) {
 std::vector<Buffer> filled(int p, size_t n, long double value) {
   std::vector<Buffer> out;
   for (int r = 0; r < p; ++r) {
-    out.emplace_back(Dtype::float32, n, n);
+    out.emplace_back(Dtype::float32, n);
     for (size_t i = 0; i < n; ++i) out.back().set(i, value);
   }
   return out;
@@ -98,7 +98,7 @@ TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own; one
   };
   std::vector<Buffer> results;
   for (int r = 0; r < 3; ++r) {
-    results.emplace_back(Dtype::int32, 7, 7);
+    results.emplace_back(Dtype::int32, 7);
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 2; ++k) results.back().set(static_cast<size_t>(2 * j + k), 10 * j + 2 * r + k);
     results.back().set(6, 10 * r + 6);
