@@ -10,6 +10,7 @@ A script imports it from its own folder:
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -30,8 +31,10 @@ class Parser(argparse.ArgumentParser):
 def whole_number(lowest, what):
     """An argparse type: a decimal integer >= lowest, naming what it counts when refused."""
     def parse(text):
-        if not (text.isascii() and text.isdigit()) or int(text) < lowest:  # decimal digits only: no sign, no 0x
+        if not re.fullmatch(r"-?[0-9]+", text):  # decimal digits only: no 0x, no 1e3
             raise argparse.ArgumentTypeError(f"'{text}' is not allowed; {what}, an integer >= {lowest}")
+        if int(text) < lowest:
+            raise argparse.ArgumentTypeError(f"{int(text)} is not allowed; {what}, an integer >= {lowest}")
         return int(text)
     return parse
 

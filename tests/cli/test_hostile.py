@@ -280,15 +280,16 @@ class Tools(Hardening):
                 self.assert_one_line(case, rf"^{case[0]}: error: unrecognized arguments: --nosuch$")
         for case, pattern in [
             (["fuzz", "--timeout", "nan"], r"--timeout: 'nan' is not allowed; a number of seconds, finite and > 0"),
-            (["fuzz", "--cases", "-5"], r"--cases: '-5' is not allowed; cases to run, an integer >= 1"),
+            (["fuzz", "--cases", "-5"], r"--cases: -5 is not allowed; cases to run, an integer >= 1"),
             (["fuzz", "--seed", "0x10"], r"--seed: '0x10' is not allowed"),
             (["fuzz", "--keep", not_a_folder], r"--keep: '.*f\.txt' is not a folder"),
             (["recovery-delays", "--sizes", "8,abc"], r"--sizes: 'abc' is not allowed; numbers of ranks"),
             (["recovery-delays", "--sizes", ""], r"--sizes: '' is not allowed"),
+            (["recovery-delays", "--sizes", "8,2"], r"--sizes: 2 is not allowed; numbers of ranks"),
             (["benchmark", "--bare", str(self.tmp / "nosuch")], r"nosuch is not a bare_ring binary .*give --bare\)$"),
             (["benchmark", "--repeat", "\u00b2"], r"--repeat: '\u00b2' is not allowed"),
             (["check-file-length", "--root", str(self.tmp)], r"--root: '.*' has no src/ folder"),
-            (["check-function-length", "--top", "-1"], r"--top: '-1' is not allowed"),
+            (["check-function-length", "--top", "-1"], r"--top: -1 is not allowed"),
             (["check-layers", "--root", not_a_folder], r"--root: '.*' is not a folder"),
             (["sync-docs", "--root", str(self.tmp), "--check"], r"--root: '.*' has no docs/ folder"),
         ]:
