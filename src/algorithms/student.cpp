@@ -11,10 +11,11 @@
 // collective's two with your code.
 //
 // As shipped, each calls the starting point, a chain, correct but slow: read it in
-// algorithms/student_chain.hpp. The allreduce reduces along a chain to rank 0 and sends the
+// algorithms/student_chain_allreduce.hpp and student_chain_broadcast.hpp. The allreduce reduces along a chain to rank 0 and sends the
 // result back along the chain (2(p-1) message times of the whole vector), the broadcast passes
 // the whole vector down the chain (p-1 of them).
-#include "algorithms/student_chain.hpp"
+#include "algorithms/student_chain_allreduce.hpp"
+#include "algorithms/student_chain_broadcast.hpp"
 
 namespace collsim {
 

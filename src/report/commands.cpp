@@ -13,6 +13,7 @@
 #include "algorithms/algorithms.hpp"
 #include "algorithms/hierarchy.hpp"
 #include "algorithms/registry.hpp"
+#include "model/contention.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
@@ -432,6 +433,14 @@ int print_model(Collective collective, const AlgorithmInfo& algorithm, bool all,
                 const ModelInput& in);
 }  // namespace
 
+ModelEstimate estimate_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in) {
+  std::string beyond;
+  const std::optional<Schedule> schedule = schedule_within_model_limits(algorithm, in, beyond);
+  if (schedule && beyond.empty()) beyond = model_limit_reason(*schedule);
+  if (!beyond.empty()) throw InputError(fmt::format("--algorithm: {} on {} ranks: {}", algorithm.name, in.p, beyond));
+  return estimate_schedule(*schedule, in);
+}
+
 int command_model(const ModelRequest& request) {
   const Collective collective = parse_collective(request.collective, "--collective");
   const bool all = request.algorithm == "all";
@@ -479,7 +488,8 @@ int print_model(Collective collective, const AlgorithmInfo& algorithm, bool all,
               << ranking;
     return 0;
   }
-  const std::string figures = format_model(collective, algorithm, in);
+  const ModelEstimate estimate = estimate_within_model_limits(algorithm, in);
+  const std::string figures = format_model(collective, algorithm, in, {}, &estimate);
   std::cout << figures << describe_model_parameters(algorithm, request, in);
   return 0;
 }

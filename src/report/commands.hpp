@@ -72,6 +72,13 @@ struct ModelRequest {
   std::string reduce_bandwidth;    // bytes/s a rank reduces (empty: reductions are free)
 };
 int command_model(const ModelRequest& request);
+struct AlgorithmInfo;
+struct ModelInput;
+struct ModelEstimate;
+// One algorithm's model within the model's own limits (README "Limits": the messages its
+// schedule describes, those of one step), or an InputError naming the limit it passes:
+// `collsim model --algorithm NAME`, with or without a platform.
+ModelEstimate estimate_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in);
 // `collsim model --topology`: the model on a platform's own routes (model_command.cpp).
 int command_model_on_platform(const ModelRequest& request);
 

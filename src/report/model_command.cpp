@@ -98,12 +98,7 @@ int command_model_on_platform(const ModelRequest& request) {
                              exactness(scenario, nullptr));
     return 0;
   }
-  std::string beyond;
-  std::optional<Schedule> schedule = schedule_within_model_limits(*plan.choice.algorithm, plan.model, beyond);
-  if (schedule && beyond.empty()) beyond = model_limit_reason(*schedule);
-  if (!beyond.empty())
-    throw InputError(fmt::format("--algorithm: {} on {} ranks: {}", plan.choice.algorithm->name, plan.workers, beyond));
-  const ModelEstimate estimate = estimate_schedule(*schedule, plan.model);
+  const ModelEstimate estimate = estimate_within_model_limits(*plan.choice.algorithm, plan.model);
   std::cout << format_model(collective, *plan.choice.algorithm, plan.model,
                             {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
                              {"network", std::string(network_model_name(scenario.network))},

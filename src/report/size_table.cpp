@@ -32,6 +32,19 @@ std::string nccl_size(const std::string& part) {
   }
 }
 
+// A size of the range: an unknown unit is refused with every unit a range takes, nccl-tests'
+// and collsim's (parse_size alone lists only its own).
+double range_size(const std::string& part, const std::string& field) {
+  try {
+    return parse_size(nccl_size(part), field);
+  } catch (const InputError& error) {
+    if (std::string_view(error.what()).find(": unknown unit ") == std::string_view::npos) throw;
+    throw InputError(fmt::format("{}: unknown unit in '{}' (allowed: K, M, G in either case as nccl-tests' -b and -e "
+                                 "read them, in 1024s; B, KiB, MiB, GiB, TiB, kB, MB, GB, TB; none: bytes)",
+                                 field, part));
+  }
+}
+
 }  // namespace
 
 std::vector<double> parse_size_range(const std::string& text, const std::string& field) {
@@ -47,7 +60,7 @@ std::vector<double> parse_size_range(const std::string& text, const std::string&
   if (parts.size() == 2) parts.emplace_back("x2");
   if (parts.size() != 3)
     throw fail(fmt::format("{} part{} given, 2 or 3 expected", parts.size(), parts.size() == 1 ? "" : "s"));
-  const double from = parse_size(nccl_size(parts[0]), field), to = parse_size(nccl_size(parts[1]), field);
+  const double from = range_size(parts[0], field), to = range_size(parts[1], field);
   int factor = 0;
   const std::string& f = parts[2];
   const auto [end, error] = f.size() > 1 ? std::from_chars(f.data() + 1, f.data() + f.size(), factor)

@@ -441,7 +441,12 @@ class SizeTable(CliTest):
     def test_bad_sizes(self):
         for sizes, pattern in [("8B:1GiB:2", r"the factor '2' must be x and a whole number"),
                                ("8B", r"1 part given, 2 or 3 expected"), ("8:1G:x2:x2", r"4 parts given"),
-                               ("1GiB:8B:x2", r"TO is smaller than FROM"), ("8:1Q", r"unknown unit 'Q'"),
+                               ("1GiB:8B:x2", r"TO is smaller than FROM"),
+                               # every unit a range reads is named: nccl-tests' K, M, G and collsim's
+                               ("8:1Q", r"unknown unit in '1Q' \(allowed: K, M, G in either case as nccl-tests' -b "
+                                        r"and -e read them, in 1024s; B, KiB, MiB, GiB, TiB, kB, MB, GB, TB; none: "
+                                        r"bytes\)$"),
+                               ("8:1Gb", r"unknown unit in '1Gb' \(allowed: K, M, G "),
                                ("8B:1GiB:x1", r"the factor 'x1'"), ("8Q:1GiB:x2", r"--sizes: .*unknown unit")]:
             with self.subTest(sizes=sizes):
                 self.assert_bad_input(["run", "--sizes", sizes], r"--sizes: ", pattern)

@@ -7,11 +7,13 @@ of its own beside the issue's reproducer.
 """
 import csv
 import json
+import re
 import subprocess
+import time
 import unittest
 
 from test_cli import COLLSIM, REPO, SMALL
-from test_hardening import Hardening
+from test_hardening import SLOW, Hardening
 
 RING_SWEEP = {"base": {"topology": "star:4", "collective": {"size": "4KiB"}}, "axes": {"workers": [2, 3, 4]}}
 
@@ -170,6 +172,22 @@ class RawMessages(Hardening):
                 self.assert_refused(["run", *SMALL, "--svg", f"{self.tmp}/{path}"], r"--svg: .* names a folder")
                 self.assertFalse((self.tmp / "o.x").exists())
 
+    def test_a_platform_simgrid_cannot_route_on_is_named(self):
+        # topologies/two-zones.xml without its zoneRoute: two clusters in a Full zone that no
+        # route joins, which SimGrid 3.32 loads and refuses only when a route is asked:
+        # "Bad gateways for route from 'host-7' to 'host-8'." (before: exit 1, raw library text)
+        xml = (REPO / "topologies" / "two-zones.xml").read_text()
+        start, end = xml.index("    <zoneRoute"), xml.index("  </zone>\n</platform>")
+        platform = self.write("apart.xml", xml[:start] + xml[end:])
+        scenario = self.write("s.json", json.dumps({"topology": str(platform), "workers": 16}))
+        want = (r"^collsim: error: topology: SimGrid cannot route on '.*apart\.xml': Bad gateways for route from "
+                r"'host-7' to 'host-8'\.$")
+        for args in [["run", scenario], ["validate", scenario],
+                     ["model", "--topology", platform, "--workers", "16", "--size", "1MiB"],
+                     ["model", "--topology", platform, "--workers", "16", "--size", "1MiB", "--algorithm", "all"]]:
+            with self.subTest(args=args[:2]):
+                self.assert_refused(args, want)
+
     def test_integers_of_model_flags_are_decimal(self):
         model = ["model", "--algorithm", "ring", "--size", "1MiB", "--bandwidth", "1GBps", "--latency", "1us"]
         for flag, value in [("--workers", "0x10"), ("--workers", "1e3"), ("--servers", "0b11"), ("--workers", "010x")]:
@@ -198,6 +216,37 @@ class TrainingValues(Hardening):
                                           r"of 8 bytes make a .* data set; at most 8 GiB")
 
 
+class FormulaModelBounds(Hardening):
+    """collsim model without a platform (the alpha-beta star) keeps the model's own limits too
+    (README "Limits"): a schedule beyond them is refused in one line at once; a pipelined tree
+    within them is priced in seconds, its steady steps counted, not described one by one."""
+    STAR = ["--size", "1GiB", "--bandwidth", "10GBps", "--latency", "1us"]
+
+    def test_schedules_beyond_the_limits_are_refused_at_once(self):
+        # before: binary-tree at 10^6 ranks aborted at 8.7 GB, direct at 10^5 took 160 s and 21 GB
+        for algorithm, p in [("binary-tree", 1000000), ("direct", 100000)]:
+            with self.subTest(algorithm=algorithm, p=p):
+                self.assert_refused(["model", "--workers", p, "--algorithm", algorithm, *self.STAR],
+                                    rf"^collsim: error: --algorithm: {algorithm} on {p} ranks: its schedule describes "
+                                    r"more than 8388608 messages \(the model's limit, README \"Limits\"\)$",
+                                    timeout=30)
+
+    def test_a_long_pipelined_tree_is_priced_as_its_formula(self):
+        # 2 (2k - 2 + W) (alpha + n/(kB)) (docs/algorithms.md): k = 1024 segments of 1 MiB, W the
+        # heap tree's depth with 2 for every turn to a second child
+        p, k, step = 20000, 1024, 1e-6 + 2**20 / 10e9
+        depth = [0] * p
+        for v in range(1, p):
+            depth[v] = depth[(v - 1) // 2] + (1 if v % 2 else 2)
+        steps = 2 * (2 * k - 2 + max(depth))
+        started = time.monotonic()
+        out = self.assert_ok("model", "--workers", p, "--algorithm", "binary-tree", *self.STAR)
+        self.assertLess(time.monotonic() - started, 20 * SLOW)
+        self.assertRegex(out, rf"steps +{steps} \(")
+        got = float(re.search(r"model time +([\d.]+) ms", out).group(1)) * 1e-3
+        self.assertAlmostEqual(got / (steps * step), 1, delta=1e-5)
+
+
 class Tools(Hardening):
     """The tools/ scripts keep the contract too: one line and exit 2 for bad input."""
 
@@ -210,6 +259,59 @@ class Tools(Hardening):
                 self.assertNotIn("Traceback", done.stderr)
                 self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
                 self.assertIn("is not a collsim binary", done.stderr)
+
+    def assert_one_line(self, args, pattern, env=None):
+        done = subprocess.run([str(REPO / "tools" / args[0]), *args[1:]], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL, env=env)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        self.assertRegex(done.stderr, pattern)
+
+    def test_bad_flags_and_values_are_one_line(self):
+        # before: argparse's usage block (2-3 lines), tracebacks for nan, a file as a folder, a
+        # missing bare_ring or a size 'abc', exit 0 for a root without sources or -5 cases
+        not_a_folder = self.write("f.txt", "x")
+        cases = [[tool, "--nosuch"] for tool in ["benchmark", "check-file-length", "check-function-length",
+                                                   "check-layers", "fuzz", "gallery", "recovery-delays", "sync-docs",
+                                                   "validation-table"]]
+        for case in cases:
+            with self.subTest(case=case):
+                self.assert_one_line(case, rf"^{case[0]}: error: unrecognized arguments: --nosuch$")
+        for case, pattern in [
+            (["fuzz", "--timeout", "nan"], r"--timeout: 'nan' is not allowed; a number of seconds, finite and > 0"),
+            (["fuzz", "--cases", "-5"], r"--cases: -5 is not allowed; cases to run, an integer >= 1"),
+            (["fuzz", "--seed", "0x10"], r"--seed: '0x10' is not allowed"),
+            (["fuzz", "--keep", not_a_folder], r"--keep: '.*f\.txt' is not a folder"),
+            (["recovery-delays", "--sizes", "8,abc"], r"--sizes: 'abc' is not allowed; numbers of ranks"),
+            (["recovery-delays", "--sizes", ""], r"--sizes: '' is not allowed"),
+            (["recovery-delays", "--sizes", "8,2"], r"--sizes: 2 is not allowed; numbers of ranks"),
+            (["benchmark", "--bare", str(self.tmp / "nosuch")], r"nosuch is not a bare_ring binary .*give --bare\)$"),
+            (["benchmark", "--repeat", "\u00b2"], r"--repeat: '\u00b2' is not allowed"),
+            (["check-file-length", "--root", str(self.tmp)], r"--root: '.*' has no src/ folder"),
+            (["check-function-length", "--top", "-1"], r"--top: -1 is not allowed"),
+            (["check-layers", "--root", not_a_folder], r"--root: '.*' is not a folder"),
+            (["sync-docs", "--root", str(self.tmp), "--check"], r"--root: '.*' has no docs/ folder"),
+        ]:
+            with self.subTest(case=case):
+                self.assert_one_line(case, pattern)
+
+    def test_shell_tools_refuse_what_they_do_not_take(self):
+        # before: run-tests, build, quickstart and sanitize ignored any argument and started a build
+        # (here a cmake, ctest or apt-get that only fails, should one be reached)
+        fake = self.tmp / "bin"
+        fake.mkdir()
+        for program in ["cmake", "ctest", "make", "apt-get", "sudo"]:
+            (fake / program).write_text("#!/bin/sh\necho 'not here' >&2\nexit 99\n")
+            (fake / program).chmod(0o755)
+        env = {"PATH": f"{fake}:/usr/bin:/bin"}
+        for tool in ["run-tests", "build", "quickstart", "sanitize"]:
+            with self.subTest(tool=tool):
+                self.assert_one_line([tool, "--nosuch"], rf"^{tool}: error: unexpected argument '--nosuch'", env)
+        self.assert_one_line(["install-deps", "--test"], r"unexpected argument '--test'; allowed: --tests", env)
+        self.assert_one_line(["check-baselines", str(self.tmp / "nosuch")], r"nosuch is not a collsim binary")
+        self.assert_one_line(["slurm-sweep", str(self.tmp / "nosuch.json"), str(self.tmp / "o.csv")],
+                             r"SWEEP\.json '.*nosuch\.json' is not a file")
 
     def test_slurm_sweep_leaves_no_parts_behind(self):
         sweep = self.write("s.json", json.dumps(RING_SWEEP))

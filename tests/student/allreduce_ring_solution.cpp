@@ -3,7 +3,7 @@
 // sending a chunk to its right neighbour at every step. tests/CMakeLists.txt also builds it
 // with a classic mistake, the reduce-scatter one step short (collsim_student_wrong).
 #include "algorithms/chunks.hpp"
-#include "algorithms/student_chain.hpp"
+#include "algorithms/student_chain_broadcast.hpp"
 
 namespace collsim {
 

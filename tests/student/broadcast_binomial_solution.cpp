@@ -2,7 +2,7 @@
 // collsim_student_broadcast and checks that lab 7's broadcast sheet grades it right): the set
 // of ranks holding the vector doubles every round, ceil(log2 p) rounds of the whole vector.
 // The allreduce is not this student's: the template's chain.
-#include "algorithms/student_chain.hpp"
+#include "algorithms/student_chain_allreduce.hpp"
 
 namespace collsim {
 

@@ -275,6 +275,70 @@ TEST_CASE("chunk spans by prefix sums equal the chunks added up") {
     }
 }
 
+namespace {
+
+// The pipelined trees' lock-step schedule described step by step, every step built and
+// merged as it comes (tree_phases before its steady steps were counted without being
+// described): the reference the counted schedule must equal, step for step.
+Schedule tree_steps_one_by_one(const TreeSchedule& trees, const std::vector<size_t>& counts, double bytes) {
+  Schedule schedule;
+  const int p = static_cast<int>(trees.first_step.front().size());
+  auto phase_step = [&](int s, bool up) {
+    Step& step = schedule.step();
+    step.reduced = up;
+    for (size_t t = 0; t < trees.trees.size(); ++t)
+      for (int v = 0; v < p; ++v) {
+        const int first = trees.first_step[t][static_cast<size_t>(v)];
+        const int parent = trees.trees[t].parent[static_cast<size_t>(v)];
+        if (parent < 0 || s < first || (s - first) % 2 != 0 || (s - first) / 2 >= static_cast<int>(counts[t])) continue;
+        if (up) step.send(v, parent, bytes);
+        else step.send(parent, v, bytes);
+      }
+    schedule.merge_last_if_repeated();
+    schedule.merge_last_if_alternating();
+  };
+  const int steps = trees.steps(counts);
+  for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
+  for (int s = 0; s < steps; ++s) phase_step(s, false);
+  return schedule;
+}
+
+}  // namespace
+
+TEST_CASE("pipelined trees in lock step: steady steps counted, not described, give the same schedule") {
+  for (const char* name : {"binary-tree", "double-binary-tree"})
+    for (int p : {3, 4, 5, 7, 16, 100, 257, 1000}) {
+      CAPTURE(name);
+      CAPTURE(p);
+      const bool two_trees = std::string(name) == "double-binary-tree";
+      ModelInput in;
+      in.p = p;
+      in.segment_elems = 1000;
+      // enough segments that the schedule is priced in lock step (beyond max_followed_messages)
+      const size_t segments = max_followed_messages / static_cast<size_t>(p - 1) / 2 + 3;
+      in.elems = segments * in.segment_elems * (two_trees ? 2 : 1) + 17;  // an uneven last segment
+      const Schedule counted = find_algorithm(Collective::allreduce, name, "--algorithm").schedule(in);
+      const TreeSchedule trees = two_trees ? schedule_double_binary_tree(p) : schedule_binary_tree(p, 0);
+      std::vector<size_t> counts;
+      size_t largest = 0;
+      for (const Chunk& part : two_trees ? split_evenly(in.elems, 2) : std::vector<Chunk>{{0, in.elems}}) {
+        const std::vector<Chunk> pieces = split_into_segments(part.count, in.segment_elems);
+        counts.push_back(pieces.size());
+        largest = std::max(largest, pieces.front().count);
+      }
+      const Schedule reference = tree_steps_one_by_one(trees, counts, in.bytes(largest));
+      REQUIRE(counted.steps().size() == reference.steps().size());
+      CHECK(counted.steps().size() < 200);  // the steady steps: two patterns per phase, not thousands
+      for (size_t s = 0; s < reference.steps().size(); ++s) {
+        CAPTURE(s);
+        CHECK(counted.steps()[s].flows == reference.steps()[s].flows);
+        CHECK(counted.steps()[s].repeat == reference.steps()[s].repeat);
+        CHECK(counted.steps()[s].after == reference.steps()[s].after);
+        CHECK(counted.steps()[s].reduced == reference.steps()[s].reduced);
+      }
+    }
+}
+
 TEST_CASE("a pipelined tree priced in lock step carries every segment over every edge, up and down, once") {
   // p = 1000 with 200 segments per tree: beyond max_followed_messages, so its steps are
   // priced in lock step and most of them are counted as repeats of the step two before

@@ -1,12 +1,12 @@
 #pragma once
+// The allreduce of the chain (its broadcast: student_chain_broadcast.hpp).
 // The chain the student slot of lab 7 (docs/labs/lab7-write-your-own-allreduce.md) holds
-// until a student writes their own: correct but slow. src/algorithms/student.cpp calls it for
-// both collectives; a student's file replaces the calls of the collective they write and
-// keeps the other (tests/student/ do). Inline: every program that fills the slot includes it.
+// until a student writes their own: correct but slow. src/algorithms/student.cpp calls it;
+// a student's file replaces the calls of the collective they write and keeps the other
+// (tests/student/ do). Inline: every program that fills the slot includes it.
 //
-// The allreduce reduces along the chain p-1 -> ... -> 1 -> 0 and sends the result back along
-// 0 -> 1 -> ... -> p-1: 2(p-1) message times of the whole vector, 2(p-1)(alpha + n/B). The
-// broadcast passes the whole vector down the chain from the root: (p-1)(alpha + n/B).
+// It reduces along the chain p-1 -> ... -> 1 -> 0 and sends the result back along
+// 0 -> 1 -> ... -> p-1: 2(p-1) message times of the whole vector, 2(p-1)(alpha + n/B).
 #include "algorithms/algorithms.hpp"
 #include "algorithms/schedules.hpp"
 
@@ -37,22 +37,6 @@ inline Schedule schedule_allreduce(const ModelInput& in) {
   const double n = in.bytes(in.elems);
   for (int r = in.p - 1; r > 0; --r) schedule.step().send(r, r - 1, n);
   for (int r = 0; r + 1 < in.p; ++r) schedule.step().send(r, r + 1, n);
-  return schedule;
-}
-
-inline void broadcast(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
-  const int p = comm.size(), r = comm.rank();
-  const int root = root_in_group(args.root, p);  // the scenario's root (rank 0 in a smaller rebuilt group)
-  const int position = (r - root + p) % p;        // 0 for the root, then along the chain
-  comm.label("broadcast", 0);
-  if (position > 0) comm.recv((r - 1 + p) % p, buf.all());
-  if (position < p - 1) comm.send((r + 1) % p, buf.all());
-}
-
-inline Schedule schedule_broadcast(const ModelInput& in) {
-  Schedule schedule;
-  const double n = in.bytes(in.elems);
-  for (int i = 0; i + 1 < in.p; ++i) schedule.step().send((in.root + i) % in.p, (in.root + i + 1) % in.p, n);
   return schedule;
 }
 
