@@ -17,7 +17,7 @@ TEST_CASE("a linear map: floor(x * carried / logical), the identity when all is 
   CHECK(dense.at(513) == 513);
 }
 
-TEST_CASE("views stand for their logical elements; chunks tile the carried ones") {
+TEST_CASE("views stand for their logical elements, chunks tile the carried ones") {
   Buffer buf(Dtype::float32, 999, 1024);
   CHECK(buf.size() == 1024);
   CHECK(buf.carried() == 999);

@@ -24,7 +24,7 @@ TEST_CASE("identical inputs: nothing changes, exit 0") {
   CHECK(comparison_exit_status(rows) == 0);
 }
 
-TEST_CASE("a slowdown just above the tolerance is a regression; just below is not") {
+TEST_CASE("a slowdown just above the tolerance is a regression, just below is not") {
   CompareOptions options;  // 0.5%
   CHECK(change_of(compare_metric_sets(one("a", 1.0), one("a", 1.0051), options), "simulated_time") == Change::regression);
   CHECK(change_of(compare_metric_sets(one("a", 1.0), one("a", 1.0049), options), "simulated_time") == Change::unchanged);

@@ -36,7 +36,7 @@ ModelInput on(std::shared_ptr<HandNetwork> network, int p) {
 
 }  // namespace
 
-TEST_CASE("two messages on one link take twice as long; a fatpipe does not share") {
+TEST_CASE("two messages on one link take twice as long, a fatpipe does not share") {
   for (bool shared : {true, false}) {
     CAPTURE(shared);
     auto net = std::make_shared<HandNetwork>();
@@ -95,7 +95,7 @@ TEST_CASE("SimGrid weighs each message by 1 / its route's latency") {
   CHECK(estimate_schedule(schedule, on(net, 4)).time == doctest::Approx(first_end + second_left / 1e9).epsilon(1e-12).scale(0));
 }
 
-TEST_CASE("a sender's messages leave one overhead apart; steps add up along their dependencies") {
+TEST_CASE("a sender's messages leave one overhead apart, steps add up along their dependencies") {
   auto net = std::make_shared<HandNetwork>();
   net->links = {{"up0", 1e9, true}, {"d1", 1e9, true}, {"d2", 1e9, true}};
   net->routes[{0, 1}] = {1e-6, {0, 1}};

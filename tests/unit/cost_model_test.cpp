@@ -27,7 +27,7 @@ TEST_CASE("ring allreduce: 2(p-1) steps of alpha + n/(pB)") {
   CHECK(model_allreduce_ring(input(1, 1000)) == 0);
 }
 
-TEST_CASE("naive allreduce grows with p; binomial with log p") {
+TEST_CASE("naive allreduce grows with p, binomial with log p") {
   // 2 * (1us + 3 * 4us) = 26 us
   CHECK(model_allreduce_naive(input(4, 1000)) == doctest::Approx(26e-6).scale(0));
   // 2 * 3 rounds * (1us + 4us) = 30 us for p=5
@@ -71,7 +71,7 @@ TEST_CASE("rabenseifner: 2 log2 p alpha + 2(p-1)/p n/B, plus a whole-vector fold
   CHECK(model_allreduce_rabenseifner(input(4, 1001)) == doctest::Approx(2 * ((1e-6 + 2004e-9) + (1e-6 + 1004e-9))).scale(0));
 }
 
-TEST_CASE("binary tree: 2(2k-2+W) steps of one segment; two ranks stream k segments per phase") {
+TEST_CASE("binary tree: 2(2k-2+W) steps of one segment, two ranks stream k segments per phase") {
   ModelInput in = input(8, 1000);
   in.segment_elems = 250;  // k = 4 segments of 1000 B, 2 us each; heap of 8: W = 4 (position 7: depth 2, 2 turns)
   CHECK(model_allreduce_binary_tree(in) == doctest::Approx(2 * (2 * 4 - 2 + 4) * 2e-6).scale(0));
@@ -93,7 +93,7 @@ TEST_CASE("direct allreduce: one latency, p-1 vectors through each link") {
   CHECK(model_allreduce_direct(input(4, 1000)) == doctest::Approx(1e-6 + 3 * 4e-6).scale(0));
 }
 
-TEST_CASE("reduce-scatter and allgather: ring (p-1) steps of n/p; recursive halving and doubling") {
+TEST_CASE("reduce-scatter and allgather: ring (p-1) steps of n/p, recursive halving and doubling") {
   // p=4, n=4000 B: 3 * (1us + 1us) = 6 us; log2 4 * 1us + 3/4 * 4us = 5 us
   CHECK(model_reduce_scatter_ring(input(4, 1000)) == doctest::Approx(6e-6).scale(0));
   CHECK(model_allgather_ring(input(4, 1000)) == doctest::Approx(6e-6).scale(0));

@@ -138,7 +138,7 @@ TEST_CASE("16-bit float reductions: each addition and product rounded to the typ
   }
 }
 
-TEST_CASE("integer reductions wrap around modulo 2^bits; avg truncates after the sum") {
+TEST_CASE("integer reductions wrap around modulo 2^bits, avg truncates after the sum") {
   // int8: 100 + 100 = 200 - 256 = -56; -100 + -100 = 56; 100 x 3 = 300 - 256 = 44
   Buffer a(Dtype::int8, 3), b(Dtype::int8, 3);
   const long double xs[] = {100, -100, 100}, ys[] = {100, -100, 3};

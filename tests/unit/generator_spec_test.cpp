@@ -91,7 +91,7 @@ TEST_CASE("nodes: defaults, then INTRA_BW, NIC_BW, INTRA_LAT, NIC_LAT in this or
   CHECK(all.nic.latency == doctest::Approx(3e-6).scale(0));
 }
 
-TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT, OVERSUB; the presets") {
+TEST_CASE("rail: DGX H100 defaults, then NVLINK_BW, NIC_BW, NVLINK_LAT, NIC_LAT, OVERSUB, the presets") {
   const auto plain = parsed<RailSpec>("rail:4:8");
   CHECK(plain.nodes == 4);
   CHECK(plain.gpus == 8);

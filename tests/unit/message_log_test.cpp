@@ -23,7 +23,7 @@ MessageRecord message(int src, int dst, uint64_t bytes, double start, double end
 }  // namespace
 
 TEST_SUITE("message log") {
-  TEST_CASE("totals per step and per rank count every message; the store keeps the first ones") {
+  TEST_CASE("totals per step and per rank count every message, the store keeps the first ones") {
     MessageLog log;
     log.set_limit(2);
     const char* phase = "reduce-scatter";

@@ -82,7 +82,7 @@ TEST_CASE("ranks that hold the same wrong result bit for bit are each counted, t
   CHECK(w.failure.find("rank 0 element 2") == 0);
 }
 
-TEST_CASE("reduce checks only the root; broadcast needs the root's exact input") {
+TEST_CASE("reduce checks only the root, broadcast needs the root's exact input") {
   auto results = filled(3, 2, 0);
   results[1] = filled(1, 2, 6)[0];
   CHECK(verify_results(Collective::reduce, OpKind::sum, 1, results, input).verified);
@@ -90,7 +90,7 @@ TEST_CASE("reduce checks only the root; broadcast needs the root's exact input")
   CHECK(verify_results(Collective::broadcast, OpKind::sum, 1, filled(3, 2, 2), input).verified);
 }
 
-TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own; one wrong element fails") {
+TEST_CASE("alltoall: rank r's block j is rank j's block r, the tail its own, one wrong element fails") {
   // 3 ranks of 7 elements: blocks of 2 at 0, 2, 4; element 6 is no block. Rank j's
   // element i is 10 j + i.
   auto input_of = [](int rank, Buffer& b) {
