@@ -490,6 +490,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
                                                        : json(s.training.compute);
   }
   if (s.training.batch) training["batch"] = *s.training.batch;
+  if (s.training.launch_per_collective > 0 || s.training.launch_per_tensor > 0)
+    training["launch"] = {{"per_collective", s.training.launch_per_collective}, {"per_tensor", s.training.launch_per_tensor}};
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
     training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;

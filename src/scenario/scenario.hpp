@@ -97,6 +97,9 @@ struct TrainingSpec {
   std::optional<Fusion> fusion;    // with layers: Horovod's fusion instead of DDP's buckets
   Sharding sharding = Sharding::none;  // with layers: ZeRO-2 or ZeRO-3 (training/iteration.hpp)
   Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
+  // training.launch: the framework's seconds on the communication stream before each
+  // collective, and per tensor (layer) the collective carries (docs/training.md)
+  double launch_per_collective = 0, launch_per_tensor = 0;
 
   bool has_layers() const { return !layers.empty(); }
 
