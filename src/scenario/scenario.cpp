@@ -83,7 +83,12 @@ CollectiveSpec parse_collective_spec(const json& object) {
                                    "got {}", value.dump()));
     spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
   }
-  if (object.contains("parameter_server")) spec.parameter_server = parse_parameter_server(object["parameter_server"]);
+  if (object.contains("parameter_server")) {
+    spec.parameter_server = parse_parameter_server(object["parameter_server"]);
+    if (chosen_at_run_time(spec.algorithm))
+      throw InputError(fmt::format("collective.parameter_server: deploys the servers of parameter-server, which \"{}\" "
+                                   "would rank as ranks serving; name the algorithm (parameter-server)", spec.algorithm));
+  }
   if (spec.servers && spec.parameter_server.given &&
       (!spec.parameter_server.hosts.empty() || spec.parameter_server.per_node || spec.parameter_server.ratio))
     throw InputError("collective.servers: the servers' count is set twice (by collective.parameter_server's hosts, "
