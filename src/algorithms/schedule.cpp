@@ -48,28 +48,36 @@ Step& Schedule::step_after(std::vector<int> after, int repeat) {
   return s;
 }
 
-void Schedule::merge_last_if_repeated() {
-  if (steps_.size() < 2) return;
+bool Schedule::merge_last_if_repeated() {
+  if (steps_.size() < 2) return false;
   Step& last = steps_.back();
   Step& before = steps_[steps_.size() - 2];
   if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != before.flows ||
       last.reduced != before.reduced)
-    return;
+    return false;
   before.repeat += last.repeat;
   if (budget_most > 0) budget_used -= std::min(budget_used, last.flows.size());
   steps_.pop_back();
+  return true;
 }
 
-void Schedule::merge_last_if_alternating() {
-  if (steps_.size() < 3) return;
+bool Schedule::merge_last_if_alternating() {
+  if (steps_.size() < 3) return false;
   Step& last = steps_.back();
   Step& two_before = steps_[steps_.size() - 3];
   if (last.after != std::vector<int>{static_cast<int>(steps_.size()) - 2} || last.flows != two_before.flows ||
       last.reduced != two_before.reduced || last.fifo != two_before.fifo)
-    return;
+    return false;
   two_before.repeat += last.repeat;
   if (budget_most > 0) budget_used -= std::min(budget_used, last.flows.size());
   steps_.pop_back();
+  return true;
+}
+
+void Schedule::repeat_step(int index) {
+  Step& step = steps_.at(static_cast<size_t>(index));
+  if (budget_most > 0 && budget_used + step.flows.size() > budget_most) throw ScheduleTooLarge{budget_most};
+  ++step.repeat;
 }
 
 void Schedule::then(const Schedule& next) {

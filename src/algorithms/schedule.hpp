@@ -86,11 +86,16 @@ public:
   int last() const { return static_cast<int>(steps_.size()) - 1; }
   // Merges the last step into the one before when it only follows it and carries the same
   // messages: one step with a longer repeat (long runs of identical steps stay small).
-  void merge_last_if_repeated();
+  // Returns whether it merged.
+  bool merge_last_if_repeated();
   // For a schedule priced in lock step only (more than max_followed_messages): merges the
   // last step into the one two before when it carries the same messages, as the even and
   // odd steps of a pipeline alternate. The steps' order changes, not their sum in lock step.
-  void merge_last_if_alternating();
+  // Returns whether it merged.
+  bool merge_last_if_alternating();
+  // One more run of step `index`: what adding a copy of it and merging it into it gives,
+  // without building the copy (the FlowBudget counts its messages while it would exist).
+  void repeat_step(int index);
   // Appends another schedule after this one (its first steps wait for all of this one's).
   void then(const Schedule& next);
 

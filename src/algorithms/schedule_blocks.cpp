@@ -83,6 +83,28 @@ void binomial_reduce_steps(Schedule& schedule, int p, int root, double bytes) {
   }
 }
 
+namespace {
+
+// same[s]: no tree edge starts or stops carrying segments between steps s and s + 2 of a
+// phase (edge v of tree t carries at steps first, first + 2, ..., first + 2 (count - 1)):
+// the two steps carry the same messages.
+std::vector<char> same_as_two_later(const TreeSchedule& trees, const std::vector<size_t>& counts, int steps) {
+  std::vector<char> same(static_cast<size_t>(std::max(steps, 0)), 1);
+  auto changes_at = [&](long long s) {
+    if (s >= 0 && s < steps) same[static_cast<size_t>(s)] = 0;
+  };
+  for (size_t t = 0; t < trees.trees.size(); ++t)
+    for (size_t v = 0; v < trees.first_step[t].size(); ++v) {
+      if (trees.trees[t].parent[v] < 0) continue;
+      const long long first = trees.first_step[t][v];
+      changes_at(first - 2);
+      changes_at(first + 2 * (static_cast<long long>(counts[t]) - 1));
+    }
+  return same;
+}
+
+}  // namespace
+
 void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& trees,
                  const std::vector<std::vector<Chunk>>& segments) {
   const int p = in.p;
@@ -111,8 +133,10 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
   for (size_t t = 0; t < trees.trees.size(); ++t) messages += 2.0 * (p - 1) * static_cast<double>(counts[t]);
   const bool lock_step = messages > static_cast<double>(max_followed_messages);
   // broadcast: rank v receives segment j of tree t at step first_step[t][v] + 2j; the
-  // reduce is its mirror image in time, child to parent
+  // reduce is its mirror image in time, child to parent. Returns the step that absorbed
+  // it (-1: it stays a step of its own).
   auto phase_step = [&](int s, bool up) {
+    const int before = static_cast<int>(schedule.steps().size());
     Step& step = schedule.step();
     step.reduced = up;
     for (size_t t = 0; t < trees.trees.size(); ++t)
@@ -123,11 +147,27 @@ void tree_phases(Schedule& schedule, const ModelInput& in, const TreeSchedule& t
         if (up) step.send(v, parent, bytes);
         else step.send(parent, v, bytes);
       }
-    schedule.merge_last_if_repeated();
-    if (lock_step) schedule.merge_last_if_alternating();
+    if (schedule.merge_last_if_repeated()) return before - 1;
+    if (lock_step && schedule.merge_last_if_alternating()) return before - 2;
+    return -1;
   };
-  for (int s = steps - 1; s >= 0; --s) phase_step(s, true);
-  for (int s = 0; s < steps; ++s) phase_step(s, false);
+  // In lock step, a step with the messages of the step two before it, once the two steps
+  // before it were both absorbed by merges, is absorbed as that one was: counted without
+  // being built again (the schedule is the same; building costs O(p) per step, and a
+  // pipeline at p = 131,072 has thousands).
+  const std::vector<char> same = lock_step ? same_as_two_later(trees, counts, steps) : std::vector<char>{};
+  std::vector<int> absorbed_by;  // by step in the order added
+  auto add = [&](int s, bool up, bool as_two_before) {
+    const size_t i = absorbed_by.size();
+    if (as_two_before && i >= 2 && absorbed_by[i - 1] >= 0 && absorbed_by[i - 2] >= 0) {
+      schedule.repeat_step(absorbed_by[i - 2]);
+      absorbed_by.push_back(absorbed_by[i - 2]);
+    } else {
+      absorbed_by.push_back(phase_step(s, up));
+    }
+  };
+  for (int s = steps - 1; s >= 0; --s) add(s, true, lock_step && s + 2 < steps && same[static_cast<size_t>(s)]);
+  for (int s = 0; s < steps; ++s) add(s, false, lock_step && s >= 2 && same[static_cast<size_t>(s - 2)]);
 }
 
 }  // namespace collsim

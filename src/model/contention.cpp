@@ -10,16 +10,11 @@
 #include "comm/message_cost.hpp"
 #include "model/fluid.hpp"
 #include "model/network.hpp"
+#include "model/step_classes.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
 namespace {
-
-struct StepCost {
-  double time = 0;
-  int bottleneck = -1;  // network link id
-  int sharing = 0;
-};
 
 // The slowest message of these arrivals sets the cost (the last of equal ones).
 StepCost slowest_of(const std::vector<Arrival>& arrivals, const std::vector<size_t>& which, double since) {
@@ -32,18 +27,6 @@ StepCost slowest_of(const std::vector<Arrival>& arrivals, const std::vector<size
     cost.sharing = a.sharing;
   }
   return cost;
-}
-
-// One step alone: every rank's messages of the step are its one round.
-StepCost price_step(const Step& step, const ModelInput& in, const Network& network) {
-  std::vector<FluidMessage> messages;
-  messages.reserve(step.flows.size());
-  std::vector<size_t> all;
-  for (const Flow& flow : step.flows) {
-    all.push_back(messages.size());
-    messages.push_back({flow, 0});
-  }
-  return slowest_of(run_fluid(messages, in, network), all, 0);
 }
 
 // Identical step patterns (the same messages, sizes and order) are priced once.
@@ -101,8 +84,8 @@ size_t messages_of(const Schedule& schedule) {
   return messages;
 }
 
-// Steps in lock step: each step pattern priced alone (once), steps added up along their
-// dependencies.
+// Steps in lock step: each step pattern priced alone (once, and within it once per class
+// of its messages: model/step_classes.hpp), steps added up along their dependencies.
 ModelEstimate estimate_in_lock_step(const Schedule& schedule, const ModelInput& in, const Network& network) {
   const auto& steps = schedule.steps();
   std::unordered_map<PatternKey, StepCost, PatternHash> priced;
@@ -112,7 +95,7 @@ ModelEstimate estimate_in_lock_step(const Schedule& schedule, const ModelInput& 
     const Step& step = steps[s];
     const PatternKey key{hash_flows(step.flows), &step.flows};
     auto it = priced.find(key);
-    if (it == priced.end()) it = priced.emplace(key, price_step(step, in, network)).first;
+    if (it == priced.end()) it = priced.emplace(key, price_step_by_class(step, in, network)).first;
     const StepCost& cost = it->second;
     double start = 0;
     for (int a : step.after) start = std::max(start, end[static_cast<size_t>(a)]);

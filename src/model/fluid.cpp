@@ -46,11 +46,12 @@ struct Round {
 
 class FluidRun {
 public:
-  FluidRun(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network)
-      : messages_(messages), in_(in), network_(network), arrivals_(messages.size()) {
+  FluidRun(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
+           const std::vector<int>* endpoints)
+      : messages_(messages), in_(in), network_(network), endpoints_(endpoints), arrivals_(messages.size()) {
     transfers_.resize(messages.size());
     // ranks, then any switch a message reaches (ranks p and above: ModelInput::switch_endpoints)
-    int parties = in.p;
+    int parties = endpoints != nullptr ? static_cast<int>(endpoints->size()) : in.p;
     for (const FluidMessage& message : messages) parties = std::max({parties, message.flow.src + 1, message.flow.dst + 1});
     rounds_.resize(static_cast<size_t>(parties));
     for (size_t m = 0; m < messages.size(); ++m) describe(m, messages[m].flow);
@@ -101,7 +102,9 @@ public:
   }
 
 private:
-  int endpoint(int rank) const { return model_endpoint(in_, rank); }
+  int endpoint(int rank) const {
+    return endpoints_ != nullptr ? (*endpoints_)[static_cast<size_t>(rank)] : model_endpoint(in_, rank);
+  }
 
   // Each rank's rounds, in the order of their first message (a new key starts one); each
   // message's round at its sender and at its receiver (one round when they are the same rank).
@@ -378,6 +381,7 @@ private:
   const std::vector<FluidMessage>& messages_;
   const ModelInput& in_;
   const Network& network_;
+  const std::vector<int>* endpoints_;  // each rank's endpoint (null: ModelInput's)
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
   std::vector<std::vector<Round>> rounds_;
@@ -397,7 +401,12 @@ private:
 }  // namespace
 
 std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network) {
-  return FluidRun(messages, in, network).run();
+  return FluidRun(messages, in, network, nullptr).run();
+}
+
+std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
+                               const std::vector<int>& endpoints) {
+  return FluidRun(messages, in, network, &endpoints).run();
 }
 
 }  // namespace collsim

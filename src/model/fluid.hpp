@@ -58,5 +58,10 @@ struct Arrival {
 // message; within a round, a sender's messages leave flow.order + 1 overheads after it is
 // posted). Ranks index in.endpoints (or are endpoints themselves).
 std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network);
+// The same with the messages' ranks numbered 0 to endpoints.size() - 1, rank r at network
+// endpoint endpoints[r]: a part of a step run apart from the rest (model/step_classes.hpp),
+// without a round list for every rank of the run.
+std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
+                               const std::vector<int>& endpoints);
 
 }  // namespace collsim

@@ -53,4 +53,16 @@ std::vector<int> ranks_behind(const Network& routes, const std::vector<int>& ran
   return near_a.size() < near_b.size() ? near_a : near_b;
 }
 
+std::vector<int> link_owners(const Network& routes, const std::vector<int>& ranks, std::string_view physical) {
+  std::vector<int> side = ranks_behind(routes, ranks, physical);
+  if (side.empty()) return side;
+  const auto across = std::find_if(ranks.begin(), ranks.end(), [&](int rank) {
+    return std::find(side.begin(), side.end(), rank) == side.end();
+  });
+  for (auto [from, to] : {std::pair{side.front(), *across}, std::pair{*across, side.front()}})
+    for (int id : routes.route(from, to).links)
+      if (routes.link(id).switch_link && physical_link(routes.link(id).name) == physical) return {};
+  return side;
+}
+
 }  // namespace collsim

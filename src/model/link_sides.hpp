@@ -24,4 +24,9 @@ bool route_crosses(const Network& routes, int a, int b, std::string_view physica
 // route from the first rank, does not cut the ranks in two sides, or cuts them evenly.
 std::vector<int> ranks_behind(const Network& routes, const std::vector<int>& ranks, std::string_view physical);
 
+// The ranks whose own link `physical` is: the side ranks_behind finds, unless the link is a
+// switch link (NetworkLink::switch_link: a leaf's uplink, a rail's uplink), which is the
+// fabric's and no rank's even where it is the only way to some (issue #48): then none.
+std::vector<int> link_owners(const Network& routes, const std::vector<int>& ranks, std::string_view physical);
+
 }  // namespace collsim

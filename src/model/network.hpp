@@ -16,6 +16,7 @@ struct NetworkLink {
   double bandwidth = 0;  // bytes/s
   bool shared = true;    // false: a fatpipe, every flow gets the whole bandwidth
   double latency = 0;    // seconds, as built (a route's latency adds up its links')
+  bool switch_link = false;  // between two switches, no host's device (platform/generators.hpp)
 };
 
 struct NetworkRoute {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/cost_model.hpp"
+#include "platform/generators.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -69,7 +70,8 @@ int RouteCache::id_of(const sg4::Link* link) const {
   if (first) {
     const Nominal as_built = nominal(link);
     links_.push_back({link->get_name(), as_built.bandwidth,
-                      link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE, as_built.latency});
+                      link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE, as_built.latency,
+                      link->get_property(switch_link_property) != nullptr});
     simgrid_links_.push_back(link);
   }
   return id->second;

@@ -129,7 +129,7 @@ std::vector<PlannedFault> resolve_faults(const Scenario& scenario, const sg4::En
     if (fault.host == nullptr && !fault.links.empty()) {
       std::vector<int> everyone(static_cast<size_t>(p));
       for (int r = 0; r < p; ++r) everyone[static_cast<size_t>(r)] = r;
-      fault.ranks = ranks_behind(routes, everyone, physical_link(fault.links.front()->get_name()));
+      fault.ranks = link_owners(routes, everyone, physical_link(fault.links.front()->get_name()));
     }
     if (spec.kind == FaultKind::slow_host && fault.ranks.empty())
       throw InputError(fmt::format("{}: host '{}' runs no worker: slowing it changes nothing", where,

@@ -16,6 +16,11 @@ namespace {
 constexpr double host_speed = 1e9;  // flop/s, as the hosts of topologies/*.xml
 constexpr auto split_duplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
 
+void mark_switch_link(sg4::SplitDuplexLink* link) {
+  link->get_link_up()->set_property(switch_link_property, "yes");
+  link->get_link_down()->set_property(switch_link_property, "yes");
+}
+
 // One star zone: each host's private split-duplex link to the centre (the switch). A
 // route crosses the sender's UP half and the receiver's DOWN half, so a host sends and
 // receives at full speed at once. `slow` gives one host another bandwidth (rack).
@@ -89,6 +94,7 @@ struct StarOfStars {
   const char* uplink;  // "nic": uplinks node-I-nic
   int groups = 0, members = 0;
   LinkSpec member_link, group_link;
+  bool uplink_is_switch_link = false;  // a leaf's uplink, not a node's NIC (switch_link_property)
 };
 
 std::vector<sg4::Host*> build_star_of_stars(const StarOfStars& spec) {
@@ -108,9 +114,10 @@ std::vector<sg4::Host*> build_star_of_stars(const StarOfStars& spec) {
     // The gateway is the group's switch itself: no link between it and the star's centre.
     auto* gateway = group->create_router(fmt::format("{}-{}-gw", spec.group, i));
     group->seal();
-    sg4::Link* uplink =
+    sg4::SplitDuplexLink* uplink =
         top->create_split_duplex_link(fmt::format("{}-{}-{}", spec.group, i, spec.uplink), spec.group_link.bandwidth);
     uplink->set_latency(spec.group_link.latency);
+    if (spec.uplink_is_switch_link) mark_switch_link(uplink);
     top->add_route(group->get_netpoint(), nullptr, gateway, nullptr, {{uplink, sg4::LinkInRoute::Direction::UP}});
   }
   top->seal();
@@ -123,7 +130,8 @@ std::vector<sg4::Host*> build_nodes(const NodesSpec& spec) {
 // nodes-end
 
 std::vector<sg4::Host*> build_leaf_spine(const LeafSpineSpec& spec) {
-  return build_star_of_stars({"leaf-spine", "leaf", "host", "uplink", spec.leaves, spec.hosts, spec.link, spec.uplink()});
+  return build_star_of_stars(
+      {"leaf-spine", "leaf", "host", "uplink", spec.leaves, spec.hosts, spec.link, spec.uplink(), true});
 }
 
 sg4::SplitDuplexLink* split_duplex_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
@@ -173,7 +181,11 @@ std::vector<sg4::Host*> build_rail(const RailSpec& spec) {
       rail->add_gpu(gpu->get_netpoint(), {split_duplex_link(zone, name + "_nvlink", spec.nvlink),
                                           split_duplex_link(zone, name + "_nic", spec.nic)});
     }
-  for (int j = 0; j < spec.gpus; ++j) rail->add_rail_uplink(split_duplex_link(zone, fmt::format("rail-{}_uplink", j), spec.uplink()));
+  for (int j = 0; j < spec.gpus; ++j) {
+    sg4::SplitDuplexLink* uplink = split_duplex_link(zone, fmt::format("rail-{}_uplink", j), spec.uplink());
+    mark_switch_link(uplink);
+    rail->add_rail_uplink(uplink);
+  }
   add_reducing_switches(spec, *rail, hosts);
   zone->seal();
   return hosts;

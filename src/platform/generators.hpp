@@ -16,4 +16,10 @@ namespace collsim {
 // node 1. Call once per engine, before the platform is sealed.
 std::vector<simgrid::s4u::Host*> generate_platform(const GeneratorSpec& spec);
 
+// The SimGrid property, "yes" on both halves, of a link between two switches that is no
+// host's device: a leaf's uplink to the spine, a rail's uplink. It may be the only way to
+// some ranks, and still none of theirs: recovery never blames a rank for it (issue #48,
+// docs/recovery.md rule 4f). A node's NIC, shared by its GPUs, is the node's own: unmarked.
+inline constexpr const char* switch_link_property = "switch_link";
+
 }  // namespace collsim

@@ -49,7 +49,7 @@ bool Coordinator::owned_by_a_side(int half) {
   const std::string physical_name(physical(half));
   const auto key = std::pair{membership_.current().epoch(), physical_name};
   if (const auto known = cuts_.find(key); known != cuts_.end()) return known->second;
-  const bool cut = !ranks_behind(run_.network(), membership_.current().members(), physical_name).empty();
+  const bool cut = !link_owners(run_.network(), membership_.current().members(), physical_name).empty();
   cuts_[key] = cut;
   return cut;
 }

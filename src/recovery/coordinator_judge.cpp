@@ -301,7 +301,7 @@ bool Coordinator::judge_link(const std::vector<std::pair<int, int>>& late, const
   // nodes exchanging across both NICs) leave the evidence undecided until more comes.
   std::vector<std::pair<std::string_view, std::vector<int>>> cuts;
   for (std::string_view link : shared)
-    if (std::vector<int> side = ranks_behind(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
+    if (std::vector<int> side = link_owners(routes, members, link); !side.empty()) cuts.emplace_back(link, std::move(side));
   if (cuts.empty()) return judge_uncut_link(shared, members, waits, out);
   std::sort(cuts.begin(), cuts.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   if (cuts.size() > 1 && cuts[1].second.size() == cuts[0].second.size()) {
@@ -336,7 +336,7 @@ bool Coordinator::judge_uncut_link(std::vector<std::string_view> shared, const s
   if (!waits.late_flows.empty()) {
     const Network& routes = run_.network();
     std::vector<std::string_view> by_data = links_crossed_by_all(waits.late_flows);
-    std::erase_if(by_data, [&](std::string_view link) { return !ranks_behind(routes, members, link).empty(); });
+    std::erase_if(by_data, [&](std::string_view link) { return !link_owners(routes, members, link).empty(); });
     if (!by_data.empty()) shared = by_data;
   }
   for (std::string_view link : shared) out.slow_links.emplace_back(link);

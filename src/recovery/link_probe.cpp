@@ -24,7 +24,7 @@ std::optional<OwnLink> own_link(const Network& routes, const std::vector<int>& m
   const int other = end == from ? to : from;
   std::optional<OwnLink> best;
   for (std::string_view link : physical_links(routes, from, to)) {
-    std::vector<int> side = ranks_behind(routes, members, link);
+    std::vector<int> side = link_owners(routes, members, link);
     const bool cut = std::find(side.begin(), side.end(), end) != side.end() &&
                      std::find(side.begin(), side.end(), other) == side.end();
     if (!cut) {

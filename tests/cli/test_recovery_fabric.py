@@ -28,7 +28,7 @@ def ring_round(p, alpha, size, bandwidth=10e9, compute=1e-3):
     return compute + 2 * (p - 1) * (alpha + size / p / bandwidth)
 
 
-def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=300, carried=None):
+def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=300, carried=None, policy="rebuild"):
     """A ring of `p` with `link` at `factor` of its bandwidth from `at_round`: its trace. With
     `carried` elements, no model (a linear regression carries its 1024 parameters)."""
     collective = {"algorithm": "ring", "size": size}
@@ -38,7 +38,7 @@ def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=3
         del training["model"]
     document = {"topology": topology, "workers": p, "collective": collective, "training": training,
                 "faults": [{"kind": "slow-link", "link": link, "at_round": at_round, "factor": factor}],
-                "recovery": {"policy": "rebuild"}, "seed": 42}
+                "recovery": {"policy": policy}, "seed": 42}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.json"
         path.write_text(json.dumps(document))
@@ -139,6 +139,47 @@ class FatTreeLeafLink(FabricCase):
         self.assert_nobody_dropped(trace, 256)
         self.assert_fabric_entry(trace, link)
         self.assert_regrouped_at_pace(trace, ring_round(256, 4e-6, 16 * MIB))
+
+
+class LeafSpineUplink(FabricCase):
+    """leaf-spine:8:16, 128 ranks: leaf 3's one uplink (16 x 10 GB/s) at 1% is the only way
+    between leaf 3's 16 hosts and the rest, and still no rank's: a link between two switches
+    (platform/generators.hpp, switch_link). Before, the whole leaf was dropped ("the only way
+    between ranks 48, ..., 63 and the rest of the group"). No ring keeps off it (the ring must
+    enter and leave the leaf), so everyone is kept and the entry says so: the run then takes
+    what the fault costs without recovery, policy `none`, to the last digit."""
+    LINK = "leaf-3-uplink"
+
+    def test_at_1_percent_the_leaf_is_kept_and_the_entry_says_why(self):
+        trace = run("leaf-spine:8:16", 128, self.LINK, 0.01)
+        self.assert_nobody_dropped(trace, 128)
+        entry = self.assert_fabric_entry(trace, self.LINK)
+        self.assertIn("everyone kept", entry["reason"])
+        self.assertEqual([c["choice"] for c in entry["prices"]["choices"]], ["keep"])
+        self.assertEqual(trace["faults"][0]["ranks"], [])  # the fault strikes no rank
+        # Each of the ring's 254 steps after the fault has a crossing into or out of leaf 3
+        # of 16 MiB / 128 at 1% of 160 GB/s: a lower bound on the slowed rounds.
+        crossing = 16 * MIB / 128 / (0.01 * 16 * 10e9)
+        for row in trace["rounds"][2:]:
+            self.assertGreater(row["end"] - row["start"], 254 * crossing)
+        unrecovered = run("leaf-spine:8:16", 128, self.LINK, 0.01, policy="none")
+        self.assertEqual([(r["start"], r["end"]) for r in trace["rounds"]],
+                         [(r["start"], r["end"]) for r in unrecovered["rounds"]])
+
+
+    def test_a_platform_file_marks_its_own_switch_links(self):
+        """Two racks of 4 hosts, 5 ranks: the link between the racks is the only way to rank 4.
+        Unmarked, it is rank 4's (the fault's `ranks`); marked `switch_link`, no rank's."""
+        with tempfile.TemporaryDirectory() as folder:
+            text = two_racks(folder, 4).read_text()
+            shared = re.sub(r'<link_ctn id="inter-rack" direction="\w+"/>', '<link_ctn id="inter-rack"/>', text)
+            shared = shared.replace('<link id="inter-rack" bandwidth="10GBps" latency="5us" sharing_policy="SPLITDUPLEX"/>',
+                                    '<link id="inter-rack" bandwidth="10GBps" latency="5us">MARK</link>')
+            for mark, ranks in (("", [4]), ('<prop id="switch_link" value="yes"/>', [])):
+                platform = Path(folder) / "marked.xml"
+                platform.write_text(shared.replace("MARK", mark))
+                trace = run(str(platform), 5, "inter-rack", 0.1, size="1MiB", rounds=2)
+                self.assertEqual(trace["faults"][0]["ranks"], ranks, mark)
 
 
 class LinkBetweenEqualRacks(FabricCase):
