@@ -190,6 +190,8 @@ void plan_training(RunPlan& plan) {
   TrainingPlan& out = plan.training;
   out.buckets = plan_bucket_slices(scenario, plan.payload);
   out.batch = training.batch;
+  out.launch_per_collective = training.launch_per_collective;
+  out.launch_per_tensor = training.launch_per_tensor;
   if (!training.has_layers()) return;
   if (plan.workers > max_activity_ranks)
     plan.notes.push_back(fmt::format("the trace's activities (compute and comm lanes) list ranks 0 to {} of {}",

@@ -81,7 +81,15 @@ struct TrainingPlan {
   std::optional<Zero3Plan> zero3;    // "zero3": the stream's ops and the device's layers
   std::optional<int> batch;          // training.batch: samples per worker and iteration
 
+  double launch_per_collective = 0, launch_per_tensor = 0;  // training.launch
+
   int bucket_count() const { return static_cast<int>(buckets.size()); }
+  // What the framework spends before the collective of bucket b (-1: the whole gradient, one
+  // tensor): training.launch's per-collective cost and its per-tensor cost for each layer.
+  double launch_seconds(int b) const {
+    const int tensors = b < 0 ? 1 : buckets[static_cast<size_t>(b)].bucket.last - buckets[static_cast<size_t>(b)].bucket.first + 1;
+    return launch_per_collective + tensors * launch_per_tensor;
+  }
   // zero3 verifies each bucket's slice as a reduce-scatter (empty otherwise).
   std::vector<BucketSlice> sharded_buckets() const { return zero3 ? buckets : std::vector<BucketSlice>{}; }
 };

@@ -96,13 +96,15 @@ namespace {
 // one after the other, added up.
 double model_of_what_ran(const RunPlan& plan) {
   const std::vector<uint64_t>& buckets = plan.payload.part_logical;
-  if (buckets.size() < 2) return model_time(*plan.choice.algorithm, plan.model);
-  // one collective per bucket, one after the other: their models added up
+  const TrainingPlan& training = plan.training;
+  if (buckets.size() < 2)
+    return model_time(*plan.choice.algorithm, plan.model) + training.launch_seconds(training.buckets.empty() ? -1 : 0);
+  // one collective per bucket, one after the other: their models (and launches) added up
   double total = 0;
-  for (const uint64_t elements : buckets) {
+  for (size_t b = 0; b < buckets.size(); ++b) {
     ModelInput bucket = plan.model;
-    bucket.elems = elements;
-    total += model_time(*plan.choice.algorithm, bucket);
+    bucket.elems = buckets[b];
+    total += model_time(*plan.choice.algorithm, bucket) + training.launch_seconds(static_cast<int>(b));
   }
   return total;
 }
@@ -263,6 +265,19 @@ void add_time_rows(std::vector<std::pair<std::string, std::string>>& rows, const
   if (more_than_a_collective(scenario)) rows.emplace_back("collective time", describe_collective_time(result, s));
 }
 
+// training.launch: the framework's costs of an iteration's collectives, apart from the network's.
+std::string describe_launches(const TrainingPlan& training, const RunSummary& s) {
+  const int collectives = std::max(1, training.bucket_count());
+  int tensors = training.buckets.empty() ? 1 : 0;
+  for (const BucketSlice& slice : training.buckets) tensors += slice.bucket.last - slice.bucket.first + 1;
+  const double total = collectives * training.launch_per_collective + tensors * training.launch_per_tensor;
+  return fmt::format("{} per iteration ({} collective{} x {} + {} tensor{} x {}), in the collective time and the "
+                     "model; the network's share of the model: {}",
+                     format_time(total), collectives, collectives > 1 ? "s" : "", format_time(training.launch_per_collective),
+                     tensors, tensors > 1 ? "s" : "", format_time(training.launch_per_tensor),
+                     format_time(s.model_time - total));
+}
+
 // The model's time, the bounds and the efficiency against them.
 void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
                     const SimResult& result, const RunSummary& s) {
@@ -278,6 +293,8 @@ void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, cons
   else
     rows.emplace_back("model time", fmt::format("{} ({}fault-free; not compared: {})", format_time(s.model_time),
                                                 what, unlike));
+  if (result.plan->training.launch_per_collective > 0 || result.plan->training.launch_per_tensor > 0)
+    rows.emplace_back("framework", describe_launches(result.plan->training, s));
   rows.emplace_back("lower bound", fmt::format("{} (bandwidth {}, latency {})", format_time(s.bound.value()),
                                                format_time(s.bound.bandwidth_term), format_time(s.bound.latency_term)));
   const CutBound& cut = result.plan->topology_bound;

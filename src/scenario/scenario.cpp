@@ -101,7 +101,12 @@ CollectiveSpec parse_collective_spec(const json& object) {
                                    "got {}", value.dump()));
     spec.reduce_bandwidth = parse_bandwidth(value.get<std::string>(), "collective.reduce_bandwidth");
   }
-  if (object.contains("parameter_server")) spec.parameter_server = parse_parameter_server(object["parameter_server"]);
+  if (object.contains("parameter_server")) {
+    spec.parameter_server = parse_parameter_server(object["parameter_server"]);
+    if (chosen_at_run_time(spec.algorithm))
+      throw InputError(fmt::format("collective.parameter_server: deploys the servers of parameter-server, which \"{}\" "
+                                   "would rank as ranks serving; name the algorithm (parameter-server)", spec.algorithm));
+  }
   if (spec.servers && spec.parameter_server.given &&
       (!spec.parameter_server.hosts.empty() || spec.parameter_server.per_node || spec.parameter_server.ratio))
     throw InputError("collective.servers: the servers' count is set twice (by collective.parameter_server's hosts, "
@@ -526,6 +531,8 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
   }
   if (s.training.batch) training["batch"] = *s.training.batch;
   if (s.training.noise.active()) training["noise"] = noise_to_json(s.training.noise);
+  if (s.training.launch_per_collective > 0 || s.training.launch_per_tensor > 0)
+    training["launch"] = {{"per_collective", s.training.launch_per_collective}, {"per_tensor", s.training.launch_per_tensor}};
   if (s.training.has_model()) {
     training["parameters"] = s.training.parameters;
     training["samples"] = s.training.samples > 0 ? s.training.samples : 64 * workers;

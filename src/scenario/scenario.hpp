@@ -102,6 +102,9 @@ struct TrainingSpec {
   Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
   int streams = 1;                 // with layers: bucket collectives in flight at once (sim/streams.hpp)
   NoiseSpec noise;                 // each rank's compute time per iteration, jittered (training/noise.hpp)
+  // training.launch: the framework's seconds on the communication stream before each
+  // collective, and per tensor (layer) the collective carries (docs/training.md)
+  double launch_per_collective = 0, launch_per_tensor = 0;
 
   bool has_layers() const { return !layers.empty(); }
 

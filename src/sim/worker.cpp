@@ -151,6 +151,7 @@ private:
         }
         if (setup_.plan->training.buckets.empty()) {
           comm.begin_collective();
+          comm.compute(setup_.plan->training.launch_seconds(-1));
           setup_.algorithm->run(comm, buf, args);
         }
         else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
@@ -387,6 +388,7 @@ private:
     comm.set_bucket(static_cast<int>(b));
     try {
       comm.begin_collective();
+      comm.compute(setup_.plan->training.launch_seconds(static_cast<int>(b)));
       algorithm.run(comm, bucket, args);
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // a preemption: the fault recorded the interval when it struck

@@ -651,6 +651,9 @@ class BadInput(CliTest):
                               r"collective\.parameter_server\.placment: unknown key \(did you mean 'placement'\?\)")
         self.assert_bad_input(ps + ["--set", f"{key}.placement=shared", "--set", "recovery.policy=rebuild"],
                               r"collective\.parameter_server\.placement: server processes serve the group they start with")
+        self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "auto", "--set", f"{key}.ratio=0.5"],
+                              r'collective\.parameter_server: deploys the servers of parameter-server, which "auto" would '
+                              r"rank as ranks serving; name the algorithm \(parameter-server\)")
         self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "ring", "--set", f"{key}.ratio=0.5"],
                               r"collective\.parameter_server: ring allreduce does not read it \(read by: parameter-server "
                               r"allreduce\); leave it out")

@@ -242,6 +242,21 @@ class TraceSchemaTest(unittest.TestCase):
             self.assertEqual({m["bytes"] for m in moved}, {n // servers})
         self.assert_close(trace["summary"]["simulated_time"], 2 * (ALPHA + (p - 1) * n / servers / LINK_BW))
 
+    def test_deployed_servers_and_launch_costs_are_valid(self):
+        trace = self.trace("deployed", "--algorithm", "parameter-server", "--workers", "4", "--topology", "star:8",
+                           "--size", "48KiB", "--rounds", "2", "--set", "training.compute=1ms",
+                           "--set", "collective.parameter_server.placement=dedicated",
+                           "--set", "collective.parameter_server.per_node=2",
+                           "--set", "collective.parameter_server.cpu_bandwidth=\"5GBps\"",
+                           "--set", "collective.parameter_server.cpu_per_message=10us",
+                           "--set", "training.launch.per_collective=50us")
+        self.assert_valid(trace)
+        self.assertEqual(trace["scenario"]["collective"]["parameter_server"]["per_node"], 2)
+        launch = trace["scenario"]["training"]["launch"]
+        self.assert_close(launch["per_collective"], 50e-6)
+        self.assertEqual(launch["per_tensor"], 0)
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["parameter_server"]["hosts"], ["host-4", "host-5"])
+
     # The schema can fail: a missing field, a mistyped one, an unknown one, a wrong form.
     def test_layered_training_traces_are_valid(self):
         # buckets, activities (an abandoned one too), the recovery's bucket, memory_per_worker,

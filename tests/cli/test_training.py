@@ -127,6 +127,54 @@ class Overlap(TrainingRun):
         self.assertEqual(trace["summary"]["buckets"], 4)
 
 
+class Launch(TrainingRun):
+    """training.launch: per collective and per tensor, on the stream before each collective."""
+    LAYERS = Overlap.LAYERS
+    N = Overlap.N
+    C, T = 50e-6, 10e-6
+
+    def test_plain_rounds_pay_one_collective_and_one_tensor(self):
+        n = 4096 * 4
+        trace = self.run_training({"compute": "1ms", "rounds": 2,
+                                   "launch": {"per_collective": "50us", "per_tensor": "10us"}},
+                                  collective={"algorithm": "ring", "size": n})
+        s = trace["summary"]
+        self.assertClose(ring(n) + self.C + self.T, s["collective_time"])
+        self.assertClose(s["collective_time"], s["model_time"])
+        self.assertClose(2 * (1e-3 + ring(n) + self.C + self.T), s["simulated_time"])
+
+    def test_each_bucket_pays_its_launch_on_the_stream(self):
+        # backward of 0.2 ms: the stream is busy from the first bucket on (as in Overlap), each of
+        # the 4 buckets of 2 layers now c_b + C + 2 T
+        layers = {"uniform": {"count": 8, "parameters": 4194304, "forward": "1ms", "backward": "200us"}}
+        s = self.run_training({"layers": layers, "bucket": "4MiB",
+                               "launch": {"per_collective": "50us", "per_tensor": "10us"}})["summary"]
+        bucket = ring(self.N / 4) + self.C + 2 * self.T
+        self.assertClose(1e-3 + 200e-6 / 4 + 4 * bucket, s["iteration_time"])
+        self.assertClose(4 * bucket, s["comm_time"])
+        self.assertClose(s["collective_time"], s["model_time"])
+
+    def test_the_summary_states_the_framework_apart(self):
+        run = subprocess.run([COLLSIM, "run", "--workers", "4", "--size", "4MiB", "--rounds", "2", "--set",
+                              "training.compute=1ms", "--set", "training.launch.per_collective=50us", "--set",
+                              "training.launch.per_tensor=10us"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertRegex(run.stdout, r"(?m)^ +framework +60 us per iteration \(1 collective x 50 us \+ 1 tensor x 10 us\)")
+
+    def test_bad_launch_is_one_line(self):
+        for training, fragment in (({"compute": "1ms", "launch": "50us"}, "training.launch: must be an object"),
+                                   ({"compute": "1ms", "launch": {"per_colective": "1us"}},
+                                    "training.launch.per_colective: unknown key (did you mean 'per_collective'?)"),
+                                   ({"compute": "1ms", "launch": {"per_tensor": "-1us"}}, "training.launch.per_tensor:"),
+                                   ({"layers": self.LAYERS, "sharding": "zero2", "launch": {"per_tensor": "1us"}},
+                                    "training.launch: not with training.sharding yet")):
+            with self.subTest(training=training):
+                run = self.run_training(training, expect=2)
+                lines = run.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, run.stderr)
+                self.assertIn(fragment, lines[0])
+
+
 class BadLayers(TrainingRun):
     def assert_refused(self, training, fragment, collective=None):
         run = self.run_training(training, collective=collective, expect=2)
