@@ -217,3 +217,32 @@ TEST_CASE("llm: GPT-3 175B on TP 8 x PP 12 with full recomputation, by hand") {
   CHECK(memory.activations == doctest::Approx(12 * 8 * 2 * sbh + 23 * sbh).epsilon(1e-12).scale(0));
   CHECK(memory.total() == doctest::Approx(35'689'684'992.0).epsilon(1e-12).scale(0));
 }
+
+TEST_CASE("llm: Narayanan et al. SC'21 sec. 5.1's training times, 34 and 84 days, from the counted parameters") {
+  // Their estimate: time = 8 T P / (n X) (eq. 4: eq. 3 without the s/6h and V/16lh terms).
+  const auto days = [](double tokens, double parameters, double gpus, double flops_per_gpu) {
+    return 8 * tokens * parameters / (gpus * flops_per_gpu) / 86400;
+  };
+  const double gpt3 = static_cast<double>(total_parameters(preset("gpt3-175b")));
+  CHECK(rounded(days(300e9, gpt3, 1024, 140e12), 0) == 34);  // GPT-3: 300 B tokens, 1024 A100 at 140 TFLOP/s
+  auto trillion = preset("gpt3-175b");  // Table 1's last row: h 25600, 128 layers, 160 heads, V 51200
+  trillion.hidden = 25600, trillion.ffn_hidden = 4 * 25600, trillion.layers = 128, trillion.heads = trillion.kv_heads = 160;
+  trillion.vocab = 51200;
+  CHECK(rounded(days(450e9, static_cast<double>(total_parameters(trillion)), 3072, 163e12), 0) == 84);
+}
+
+TEST_CASE("llm: Llama 3 405B: 3.8 x 10^25 training FLOPs, and Table 4's layout fits only with sharded states") {
+  const auto m = preset("llama3-405b");
+  // Sec. 1 and 3.2.1: 405B parameters on 15.6T tokens, 3.8 x 10^25 FLOPs: 6 N T.
+  CHECK(rounded(6 * static_cast<double>(total_parameters(m)) * 15.6e12 / 1e25, 1) == 3.8);
+  // Table 4: TP 8, PP 16, DP 64 on 8,192 H100 of 80 GB; FSDP shards the optimizer states
+  // and the gradients (sec. 3.3.2: ZeRO-2); sequence parallelism; attention recomputed.
+  Layout layout;
+  layout.tensor = 8, layout.pipeline = 16, layout.data = 64, layout.sequence_parallel = true;
+  layout.recompute = Recompute::selective, layout.zero_stage = 2;
+  CHECK(micro_batches(m, layout) == 32);  // Table 4's batch size per DP, 32
+  const double memory = gpu_compute("h100", "gpu").memory_bytes;
+  CHECK(memory_per_gpu(m, layout).total() < memory);
+  layout.zero_stage = 0;  // every state on every replica: 16 bytes x 405.85 B / 128 GPUs is already 50.7 GB
+  CHECK(memory_per_gpu(m, layout).total() > memory);
+}
