@@ -83,7 +83,7 @@ Command add_sweep_layouts(CLI::App* sweep) {
   layouts->add_option("--topology", request->topology,
                       "The GPU cluster: dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R or rail:N:G[...]")
       ->required();
-  layouts->add_option("--achieved", request->achieved,
+  layouts->add_option("--efficiency", request->efficiency,
                       "The fraction of the GPU's dense bf16 peak its FLOPs run at, as you state it (default 1: the peak)");
   layouts->add_option("--top", request->top, "Layouts printed (default 10)")->check(in_range(1, 1000000));
   layouts->add_option("--zero", request->zero_stage, "ZeRO stage over the data dimension: 0 (default), 1, 2 or 3");

@@ -27,7 +27,7 @@ double collectives_time(const std::vector<GroupCollective>& collectives, int gro
 
 Slot stage_slot(const TransformerModel& m, const Layout& layout, const Cluster& cluster, int stage) {
   const LayerCosts costs = layer_costs(m, layout);
-  const double rate = cluster.gpu.peak_bf16_flops * cluster.achieved_fraction;
+  const double rate = cluster.gpu.peak_bf16_flops * cluster.efficiency;
   const double blocks = stage_layers(m, layout.pipeline).at(static_cast<size_t>(stage));
   const LinkCost& tensor_link = link_for(layout.tensor, cluster);
   Slot slot;

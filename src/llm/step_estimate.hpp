@@ -27,7 +27,7 @@ struct Cluster {
   LinkCost nvlink;   // per GPU, to its node's switch
   LinkCost nic;      // per GPU, its own NIC
   GpuCompute gpu;
-  double achieved_fraction = 1;  // of the peak, stated by the run
+  double efficiency = 1;  // of the peak, stated by the run
 };
 
 struct CommunicatorTime {

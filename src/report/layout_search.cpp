@@ -42,13 +42,13 @@ RailSpec requested_cluster(const std::string& topology) {
   return *rail;
 }
 
-Cluster cluster_of(const RailSpec& rail, double achieved) {
+Cluster cluster_of(const RailSpec& rail, double efficiency) {
   Cluster cluster;
   cluster.gpus_per_node = rail.gpus;
   cluster.nvlink = {rail.nvlink.bandwidth, rail.nvlink.latency};
   cluster.nic = {rail.nic.bandwidth, rail.nic.latency};
   cluster.gpu = gpu_compute(rail.gpu, "--topology");
-  cluster.achieved_fraction = achieved;
+  cluster.efficiency = efficiency;
   return cluster;
 }
 
@@ -105,14 +105,14 @@ void print_ranking(const std::vector<Ranked>& ranked, int top) {
 }  // namespace
 
 int command_layout_search(const LayoutSearchRequest& request) {
-  if (!(request.achieved > 0 && request.achieved <= 1))
-    throw InputError(fmt::format("--achieved: {} is not a fraction of the peak; allowed: above 0, at most 1", request.achieved));
+  if (!(request.efficiency > 0 && request.efficiency <= 1))
+    throw InputError(fmt::format("--efficiency: {} is not a fraction of the peak; allowed: above 0, at most 1", request.efficiency));
   if (request.zero_stage < 0 || request.zero_stage > 3)
     throw InputError(fmt::format("--zero: {} is not a ZeRO stage; allowed: 0, 1, 2, 3", request.zero_stage));
   if (request.out.size()) check_output_path(request.out, "--out");
   const TransformerModel model = requested_model(request);
   const RailSpec rail = requested_cluster(request.topology);
-  const Cluster cluster = cluster_of(rail, request.achieved);
+  const Cluster cluster = cluster_of(rail, request.efficiency);
   LayoutRules rules;
   rules.gpus = rail.nodes * rail.gpus;
   rules.gpus_per_node = rail.gpus;
@@ -138,7 +138,7 @@ int command_layout_search(const LayoutSearchRequest& request) {
   fmt::print("layouts of {} on {}: {} {} GPUs of {}, {} per node; compute at {:g}% of {:g} TFLOP/s; ZeRO {}; priced by "
              "the alpha-beta model\n",
              model.name, request.topology, rules.gpus, cluster.gpu.gpu, gb(cluster.gpu.memory_bytes), rail.gpus,
-             100 * request.achieved, cluster.gpu.peak_bf16_flops / 1e12, request.zero_stage);
+             100 * request.efficiency, cluster.gpu.peak_bf16_flops / 1e12, request.zero_stage);
   fmt::print("  {} layouts: {} fit in memory, {} do not\n", ranked.size(), fitting, ranked.size() - fitting);
   if (!request.out.empty()) write_file_atomically(request.out, csv_of(ranked), "--out");
   if (fitting == 0) {

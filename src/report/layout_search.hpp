@@ -9,7 +9,7 @@ namespace collsim {
 struct LayoutSearchRequest {
   std::string model;           // a transformer preset (llm/transformer.hpp)
   std::string topology;        // a GPU cluster generator: rail:..., dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R
-  double achieved = 1;         // the fraction of the GPU's peak its FLOPs run at, as the user states it
+  double efficiency = 1;       // the fraction of the GPU's peak its FLOPs run at, as the user states it
   int top = 10;                // layouts printed
   int zero_stage = 0;
   bool sequence_parallel = false;

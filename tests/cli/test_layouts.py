@@ -45,7 +45,7 @@ class Enumeration(unittest.TestCase):
         self.assertIn(f"fastest: {names[0]}, recompute none: compute", stdout)
 
     def test_the_parts_add_up_to_the_step(self):
-        _, rows = self.table("--model", "llama3-8b", "--topology", "dgx-h100:4", "--achieved", "0.4")
+        _, rows = self.table("--model", "llama3-8b", "--topology", "dgx-h100:4", "--efficiency", "0.4")
         for row in rows:
             if row["fits"] != "yes":
                 continue
@@ -91,8 +91,8 @@ class BadInput(unittest.TestCase):
                      says="collsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); allowed: gpt3-175b")
         self.refused("--model", "tiny", "--topology", "star:8", says="--topology: 'star:8' is not a GPU cluster; allowed:")
         self.refused("--model", "tiny", "--topology", "dgx-h100:0", says="--topology:")
-        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--achieved", "0", says="--achieved: 0 is not a fraction")
-        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--achieved", "1.5", says="allowed: above 0, at most 1")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--efficiency", "0", says="--efficiency: 0 is not a fraction")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--efficiency", "1.5", says="allowed: above 0, at most 1")
         self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--zero", "4", says="--zero: 4 is not a ZeRO stage")
         self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--recompute", "partial",
                      says="--recompute: unknown recomputation 'partial'; allowed: none, selective, full")
@@ -113,7 +113,7 @@ class BadInput(unittest.TestCase):
 
     def test_help_names_every_flag(self):
         run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
-        for flag in ["--model", "--topology", "--achieved", "--top", "--zero", "--sequence-parallel", "--recompute",
+        for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
                      "--micro-batch", "--global-batch", "--sequence", "--out"]:
             self.assertIn(flag, run.stdout)
 

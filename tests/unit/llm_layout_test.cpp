@@ -34,7 +34,7 @@ TEST_CASE("llm: the tiny model on TP2 x PP2 x DP2, 4 GPUs a node, by hand") {
   cluster.nvlink = {100e9, 1e-6};
   cluster.nic = {10e9, 5e-6};
   cluster.gpu = {"test", 1e12, 80e9, "a test GPU"};
-  cluster.achieved_fraction = 0.5;
+  cluster.efficiency = 0.5;
   const double rate = 0.5e12;
   // A block's forward, whole: 2 b s 12 h^2 + 4 b s^2 h = 402,653,184 + 67,108,864; half on each GPU.
   const double forward = (402653184.0 + 67108864.0) / 2;
