@@ -26,16 +26,16 @@ class Parallelism(unittest.TestCase):
             return run, folder
 
     def refused(self, scenario, message, *flags):
+        """Exit 2, one line naming the field, and no output file written."""
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "s.json"
             path.write_text(json.dumps(scenario))
-            out = Path(folder) / "out.json"
-            run = subprocess.run([COLLSIM, "run", str(path), *flags, "--perfetto", str(out)] if "--perfetto" not in flags
-                                 else [COLLSIM, "run", str(path), *flags], capture_output=True, text=True, timeout=60)
+            run = subprocess.run([COLLSIM, "run", str(path), *flags], capture_output=True, text=True, timeout=60,
+                                 cwd=folder)
             self.assertEqual(run.returncode, 2, run.stderr)
             self.assertEqual(run.stderr.count("\n"), 1, run.stderr)
             self.assertIn(message, run.stderr)
-            self.assertFalse(out.exists())
+            self.assertEqual(sorted(p.name for p in Path(folder).iterdir()), ["s.json"])
 
     def test_bad_input_is_one_line(self):
         base = {"parallelism": {"data": 2, "collectives": [{"group": "data", "size": "1MiB"}]}}
@@ -54,9 +54,8 @@ class Parallelism(unittest.TestCase):
                      "parallelism.step.model: unknown")
         self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}]},
                      "faults.0.kind: with parallelism.step only slow-host and slow-link")
-        self.refused(base, "--perfetto: with parallelism, draws a training step's lanes")
-        with tempfile.TemporaryDirectory() as folder:
-            self.refused(STEP, "--trace: not with parallelism yet", "--trace", str(Path(folder) / "t.json"))
+        self.refused(base, "--perfetto: with parallelism, draws a training step's lanes", "--perfetto", "p.json")
+        self.refused(STEP, "--trace: not with parallelism yet", "--trace", "t.json")
 
     def test_communicators_at_once_print_their_times_and_are_verified(self):
         run, _ = self.run_scenario({"topology": "rail:2:4", "parallelism": {
