@@ -308,9 +308,21 @@ int command_validate(const RunRequest& request, bool print_plan) {
     return 0;
   }
   std::string extras;
+  if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
+  if (scenario.parallelism.given) {
+    // what a parallel run decides before the engine runs: its step, or its communicators' algorithms
+    const ParallelismSpec& p = scenario.parallelism;
+    if (p.step.given) plan_step(plan);
+    else plan_communicators(plan);
+    std::cout << fmt::format("ok: {}: parallelism tensor {} x pipeline {} x data {} (expert {}), {}, {} workers on {} ({} "
+                             "network{})\n", scenario.name, p.tensor, p.pipeline, p.data, p.expert,
+                             p.step.given ? "a training step of " + p.step.model.name
+                                          : fmt::format("{} collective(s) at once", p.collectives.size()),
+                             plan.workers, plan.platform.source, network_model_name(scenario.network), extras);
+    return 0;
+  }
   if (scenario.training.rounds > 1) extras += fmt::format(", {} rounds", scenario.training.rounds);
   if (scenario.training.has_model()) extras += ", model " + scenario.training.model;
-  if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
   if (scenario.recovery.policy == RecoveryPolicy::rebuild) extras += ", recovery rebuild";
   std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network{})\n", scenario.name,
                            collective_name(scenario.collective.kind), scenario.collective.algorithm, plan.workers,

@@ -57,6 +57,20 @@ class Parallelism(unittest.TestCase):
         self.refused(base, "--perfetto: with parallelism, draws a training step's lanes", "--perfetto", "p.json")
         self.refused(STEP, "--trace: not with parallelism yet", "--trace", "t.json")
 
+    def test_validate_plans_the_step_and_names_its_errors(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(STEP))
+            run = subprocess.run([COLLSIM, "validate", str(path)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("parallelism tensor 2 x pipeline 2 x data 2 (expert 1), a training step of tiny, 8 workers",
+                          run.stdout)
+            path.write_text(json.dumps({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}}))
+            run = subprocess.run([COLLSIM, "validate", str(path)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet",
+                          run.stderr)
+
     def test_communicators_at_once_print_their_times_and_are_verified(self):
         run, _ = self.run_scenario({"topology": "rail:2:4", "parallelism": {
             "tensor": 4, "data": 2, "collectives": [{"group": "tensor", "size": "4MiB", "algorithm": "auto"},
