@@ -32,7 +32,9 @@ LayoutCandidate fit(const TransformerModel& model, Layout layout, const LayoutRu
 std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, const LayoutRules& rules) {
   std::vector<LayoutCandidate> out;
   for (const int tensor : divisors(rules.gpus_per_node)) {
-    if (rules.gpus % tensor != 0 || model.heads % tensor != 0) continue;
+    // Megatron splits the heads and the key/value groups over the tensor group (its arguments
+    // check num_query_groups % tensor_model_parallel_size == 0).
+    if (rules.gpus % tensor != 0 || model.heads % tensor != 0 || model.kv_heads % tensor != 0) continue;
     for (const int pipeline : divisors(rules.gpus / tensor)) {
       if (pipeline > model.layers) continue;
       const int data = rules.gpus / (tensor * pipeline);

@@ -27,9 +27,9 @@ struct LayoutCandidate {
 
 // Every layout the rules allow, in order of tensor, pipeline, expert; those that cannot fit
 // even with full recomputation are kept with fits = false (their memory that of the last
-// recomputation tried). Tensor divides gpus_per_node and the heads; pipeline is at most the
-// layers; the data size divides the global batch in whole micro-batches; expert divides the
-// data size and the experts (1 for a dense model).
+// recomputation tried). Tensor divides gpus_per_node, the heads and the key/value heads;
+// pipeline is at most the layers; the data size divides the global batch in whole
+// micro-batches; expert divides the data size and the experts (1 for a dense model).
 std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, const LayoutRules& rules);
 
 // "TP8 PP4 DP32" (and " EP8" when expert > 1).

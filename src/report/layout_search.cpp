@@ -123,9 +123,10 @@ int command_layout_search(const LayoutSearchRequest& request) {
 
   const auto candidates = enumerate_layouts(model, rules);
   if (candidates.empty())
-    throw InputError(fmt::format("--model: no layout of {} GPUs suits {}; allowed: tensor dividing {} (a node) and the {} "
-                                 "heads, at most {} pipeline stages, data dividing the global batch {} in micro-batches of {}",
-                                 rules.gpus, model.name, rail.gpus, model.heads, model.layers, model.global_batch,
+    throw InputError(fmt::format("--model: no layout of {} GPUs suits {}; allowed: tensor dividing {} (a node), the {} "
+                                 "heads and the {} key/value heads, at most {} pipeline stages, data dividing the global "
+                                 "batch {} in micro-batches of {}",
+                                 rules.gpus, model.name, rail.gpus, model.heads, model.kv_heads, model.layers, model.global_batch,
                                  model.micro_batch));
   std::vector<Ranked> ranked;
   for (const auto& candidate : candidates)

@@ -78,6 +78,17 @@ class Enumeration(unittest.TestCase):
         self.assertEqual(stdout.count("\n"), 2 + 1 + 3 + 1)  # header, counts, column names, 3 layouts, the fastest
 
 
+    def test_other_clusters(self):
+        # GB200 NVL72: 72 GPUs a node; Llama 3 70B's 64 heads and 8 key/value heads leave
+        # tensor 1, 2, 4 or 8; B200's 2.5 PFLOP/s and 186 GB from the NVL72 datasheet.
+        stdout, rows = self.table("--model", "llama3-70b", "--topology", "gb200-nvl72:2", "--efficiency", "0.4")
+        self.assertEqual({int(row["tensor"]) for row in rows}, {1, 2, 4, 8})
+        self.assertIn("144 b200 GPUs of 186.1 GB, 72 per node; compute at 40% of 2500 TFLOP/s", stdout)
+        stdout, rows = self.table("--model", "gpt3-175b", "--topology", "dgx-a100:8", "--recompute", "full")
+        self.assertIn("64 a100 GPUs of 80 GB, 8 per node; compute at 100% of 312 TFLOP/s", stdout)
+        self.assertTrue(all(int(row["tensor"]) * int(row["pipeline"]) * int(row["data"]) == 64 for row in rows))
+
+
 class BadInput(unittest.TestCase):
     def refused(self, *args, says):
         run = layouts(*args)

@@ -1,5 +1,6 @@
 // The layout search's pieces (src/llm/layouts.hpp, step_estimate.hpp) against hand-worked
 // cases and collsim's own cost model.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include "llm/layouts.hpp"
@@ -103,4 +104,17 @@ TEST_CASE("llm: a mixture's expert groups divide the data size and the experts")
   layout.tensor = 8, layout.data = 8, layout.expert = 8;
   // Each alltoall sends b s k h x 2 bytes: 1 x 4096 x 2 x 4096 x 2.
   CHECK(layer_costs(m, layout).expert_alltoall_bytes == 4096.0 * 2 * 4096 * 2);
+}
+
+TEST_CASE("llm: tensor groups divide the key/value heads too (grouped-query attention)") {
+  TransformerModel m = transformer_preset("llama3-8b", "model");  // 32 heads, 8 key/value heads
+  LayoutRules rules;
+  rules.gpus = 16, rules.gpus_per_node = 16, rules.memory_bytes = 1e15;
+  int largest = 0;
+  for (const auto& c : enumerate_layouts(m, rules)) largest = std::max(largest, c.layout.tensor);
+  CHECK(largest == 8);  // 16 divides the node and the 32 heads, not the 8 key/value heads
+  m.kv_heads = 32;
+  largest = 0;
+  for (const auto& c : enumerate_layouts(m, rules)) largest = std::max(largest, c.layout.tensor);
+  CHECK(largest == 16);
 }

@@ -246,3 +246,30 @@ TEST_CASE("llm: Llama 3 405B: 3.8 x 10^25 training FLOPs, and Table 4's layout f
   layout.zero_stage = 0;  // every state on every replica: 16 bytes x 405.85 B / 128 GPUs is already 50.7 GB
   CHECK(memory_per_gpu(m, layout).total() > memory);
 }
+
+TEST_CASE("llm: Narayanan et al. SC'21 Table 1's layouts fit 80 GB A100 with recomputation, the 1T one only with it") {
+  struct Row { int hidden, layers, heads, tensor, pipeline, gpus, batch; };
+  // Table 1: hidden, layers, heads, tensor and pipeline sizes, GPUs, batch size; they train
+  // with activation recomputation (sec. 3.5); micro-batch 1 assumed (the table gives none).
+  const Row rows[] = {{2304, 24, 24, 1, 1, 32, 512},       {3072, 30, 32, 2, 1, 64, 512},
+                      {4096, 36, 32, 4, 1, 128, 512},      {6144, 40, 48, 8, 1, 256, 1024},
+                      {8192, 48, 64, 8, 2, 512, 1536},     {10240, 60, 80, 8, 4, 1024, 1792},
+                      {12288, 80, 96, 8, 8, 1536, 2304},   {16384, 96, 128, 8, 16, 1920, 2160},
+                      {20480, 105, 128, 8, 35, 2520, 2520}, {25600, 128, 160, 8, 64, 3072, 3072}};
+  const double memory = gpu_compute("a100", "gpu").memory_bytes;
+  for (const Row& row : rows) {
+    auto m = preset("gpt3-175b");
+    m.hidden = row.hidden, m.ffn_hidden = 4 * row.hidden, m.layers = row.layers, m.heads = m.kv_heads = row.heads;
+    m.vocab = 51200, m.global_batch = row.batch;
+    Layout layout;
+    layout.tensor = row.tensor, layout.pipeline = row.pipeline, layout.data = row.gpus / (row.tensor * row.pipeline);
+    layout.recompute = Recompute::full;
+    CAPTURE(row.hidden);
+    CHECK(layout.gpus() == row.gpus);
+    CHECK(memory_per_gpu(m, layout).total() < memory);
+    if (row.hidden == 25600) {
+      layout.recompute = Recompute::none;
+      CHECK(memory_per_gpu(m, layout).total() > memory);
+    }
+  }
+}
