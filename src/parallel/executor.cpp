@@ -12,6 +12,7 @@
 #include "plan/input_data.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/simgrid_guard.hpp"
+#include "parallel/step_executor.hpp"
 #include "sim/streams.hpp"
 #include "util/units.hpp"
 
@@ -156,12 +157,28 @@ void collect(ParallelState& state, ParallelOutcome& outcome) {
     }
 }
 
+// parallelism.step: the transformer's step (parallel/step_executor.hpp), its figures.
+ParallelOutcome run_step(const std::shared_ptr<const RunPlan>& plan, SimGridGuard& guard) {
+  auto step = std::make_shared<const StepPlan>(plan_step(*plan));
+  guard.simulating(fmt::format("{} on '{}'", plan->scenario.name, plan->scenario.topology));
+  ParallelOutcome outcome;
+  outcome.plan = plan;
+  outcome.step = simulate_step(plan, step);
+  if (!outcome.step->stall.empty()) guard.discard();
+  outcome.stall = outcome.step->stall;
+  outcome.verification = outcome.step->verification;
+  outcome.step_time = outcome.step->step_time;
+  outcome.figures = step_figures(*outcome.step, plan->scenario.parallelism.step, plan->workers);
+  return outcome;
+}
+
 }  // namespace
 
 ParallelOutcome run_parallel(const Scenario& scenario, const PlanOptions& options) {
   SimGridGuard guard;
   auto shared = std::make_shared<ParallelState>();
   shared->plan = std::make_shared<const RunPlan>(plan_run(scenario, options, guard));
+  if (scenario.parallelism.step.given) return run_step(shared->plan, guard);
   shared->communicators = plan_communicators(*shared->plan);
   set_up(*shared);
   shared->log.set_limit(shared->plan->kept_messages);
@@ -183,6 +200,7 @@ ParallelOutcome run_parallel(const Scenario& scenario, const PlanOptions& option
 }
 
 std::string format_parallel_summary(const ParallelOutcome& outcome) {
+  if (outcome.step) return format_step_summary(*outcome.step, outcome.figures, *outcome.plan);
   const ParallelismSpec& layout = outcome.plan->scenario.parallelism;
   std::string text = fmt::format("parallelism: tensor {} x pipeline {} x data {} = {} workers (expert groups of {}), "
                                  "Megatron's rank order (tensor fastest, then data, then pipeline)\n",

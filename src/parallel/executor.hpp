@@ -5,11 +5,13 @@
 // in an actor of its own (sim/streams.hpp) on mailboxes of its own (Comm tags), so that they
 // share the network as SimGrid shares it. Every group's result is verified on real data.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/message_log.hpp"
 #include "parallel/communicators.hpp"
+#include "parallel/step_summary.hpp"
 #include "plan/planner.hpp"
 #include "sim/verify.hpp"
 
@@ -30,6 +32,9 @@ struct ParallelOutcome {
   MessageLog messages;
   Verification verification;         // every group's, merged: the worst error, the first failure
   std::string stall;                 // why some collective never completed (empty if all did)
+  // parallelism.step: the step simulated, and its figures
+  std::optional<StepResult> step;
+  StepFigures figures;
 
   // A communicator's time: from its first group's start to its last group's end.
   double communicator_time(int communicator) const;

@@ -19,6 +19,7 @@
 #include "report/baseline.hpp"
 #include "report/compare.hpp"
 #include "parallel/executor.hpp"
+#include "parallel/step_perfetto.hpp"
 #include "run/metrics.hpp"
 #include "run/run_scenario.hpp"
 #include "run/summary.hpp"
@@ -191,12 +192,18 @@ int run_sizes(const RunRequest& request) {
 // A scenario with parallelism: its collectives at once on their groups (docs/parallelism.md).
 int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
   for (const auto& [flag, given] : {std::pair{"--trace", &request.trace_path}, {"--svg", &request.svg_path},
-                                    {"--html", &request.html_path}, {"--perfetto", &request.perfetto_path}})
-    if (!given->empty()) throw InputError(fmt::format("{}: not with parallelism yet (its summary is printed); leave it out", flag));
+                                    {"--html", &request.html_path}})
+    if (!given->empty())
+      throw InputError(fmt::format("{}: not with parallelism yet (its summary is printed; --perfetto draws a step's lanes); "
+                                   "leave it out", flag));
+  if (!request.perfetto_path.empty() && !scenario.parallelism.step.given)
+    throw InputError("--perfetto: with parallelism, draws a training step's lanes (parallelism.step); leave it out");
   if (request.baseline) throw InputError("--baseline: not with parallelism yet (a parallel run has no faults to compare against)");
   PlanOptions options;
   options.cfg = request.cfg;
   const ParallelOutcome outcome = run_parallel(scenario, options);
+  if (!request.perfetto_path.empty() && outcome.step)
+    write_file_atomically(request.perfetto_path, step_perfetto(*outcome.step, scenario.name).dump(1) + "\n", "--perfetto");
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
   if (!outcome.stall.empty()) {
     std::cerr << "collsim: stalled: " << outcome.stall << "\n";

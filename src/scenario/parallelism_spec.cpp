@@ -78,7 +78,7 @@ ParallelCollective parse_parallel_collective(const json& object, const std::stri
 ParallelismSpec parse_parallelism(const json& object) {
   if (!object.is_object())
     throw InputError("parallelism: must be an object ({\"tensor\": 8, \"pipeline\": 4, \"data\": 32, \"expert\": 8})");
-  check_keys(object, "parallelism", {"tensor", "pipeline", "data", "expert", "collectives"});
+  check_keys(object, "parallelism", {"tensor", "pipeline", "data", "expert", "collectives", "step"});
   ParallelismSpec spec;
   spec.given = true;
   for (Dimension d : dimension_names().values()) {
@@ -93,7 +93,18 @@ ParallelismSpec parse_parallelism(const json& object) {
   if (static_cast<long long>(spec.tensor) * spec.pipeline * spec.data > max_dimension)
     throw InputError(fmt::format("parallelism: tensor x pipeline x data = {} workers; allowed: at most {}",
                                  static_cast<long long>(spec.tensor) * spec.pipeline * spec.data, max_dimension));
-  if (!object.contains("collectives")) throw InputError("parallelism.collectives: missing; list the collectives that run at once");
+  if (object.contains("collectives") == object.contains("step"))
+    throw InputError("parallelism: give either collectives (collectives that run at once) or step (a transformer's "
+                     "training step); not both, not neither");
+  if (object.contains("step")) {
+    llm::Layout layout;
+    layout.tensor = spec.tensor;
+    layout.pipeline = spec.pipeline;
+    layout.data = spec.data;
+    layout.expert = spec.expert;
+    spec.step = parse_step(object["step"], layout);
+    return spec;
+  }
   const json& list = object["collectives"];
   if (!list.is_array() || list.empty())
     throw InputError("parallelism.collectives: must be a non-empty list ([{\"group\": \"tensor\", \"kind\": \"allreduce\", \"size\": \"16MiB\"}])");
@@ -136,8 +147,10 @@ json parallelism_to_json(const ParallelismSpec& spec) {
     if (c.carried_elements) one["carried_elements"] = *c.carried_elements;
     collectives.push_back(one);
   }
-  return {{"tensor", spec.tensor}, {"pipeline", spec.pipeline}, {"data", spec.data}, {"expert", spec.expert},
-          {"collectives", collectives}};
+  json out{{"tensor", spec.tensor}, {"pipeline", spec.pipeline}, {"data", spec.data}, {"expert", spec.expert}};
+  if (spec.step.given) out["step"] = step_to_json(spec.step);
+  else out["collectives"] = collectives;
+  return out;
 }
 
 }  // namespace collsim

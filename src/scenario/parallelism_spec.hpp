@@ -12,6 +12,7 @@
 #include "algorithms/collective.hpp"
 #include "comm/buffer.hpp"
 #include "comm/reduce_op.hpp"
+#include "scenario/parallelism_step.hpp"
 #include "util/named_enum.hpp"
 
 namespace collsim {
@@ -40,7 +41,8 @@ struct ParallelCollective {
 struct ParallelismSpec {
   bool given = false;
   int tensor = 1, pipeline = 1, data = 1, expert = 1;
-  std::vector<ParallelCollective> collectives;
+  std::vector<ParallelCollective> collectives;  // or
+  StepSpec step;                                // one training step of a transformer
 
   int workers() const { return tensor * pipeline * data; }
   int size_of(Dimension dimension) const;

@@ -81,7 +81,13 @@ TEST_CASE("parallelism section, the workers follow the layout and bad input is n
             .find("parallelism.collectives.0.group: unknown dimension 'tensr' (did you mean 'tensor'?)") != std::string::npos);
   CHECK(error_of(R"({"parallelism": {"data": 2, "collectives": [{"ranks": [[0, 2]]}]}})")
             .find("parallelism.collectives.0.ranks.0: rank 2 is not a worker; allowed: 0 to 1") != std::string::npos);
-  CHECK(error_of(R"({"parallelism": {"data": 2}})").find("parallelism.collectives: missing") != std::string::npos);
+  CHECK(error_of(R"({"parallelism": {"data": 2}})").find("parallelism: give either collectives") != std::string::npos);
+  CHECK(error_of(R"({"parallelism": {"tensor": 3, "step": {"model": "tiny", "efficiency": 0.5}}})")
+            .find("parallelism.tensor: 3 does not divide the model's 8 heads") != std::string::npos);
+  CHECK(error_of(R"({"parallelism": {"data": 2, "step": {"model": "tiny"}}})")
+            .find("parallelism.step.efficiency: missing") != std::string::npos);
+  CHECK(error_of(R"({"parallelism": {"data": 3, "step": {"model": "tiny", "efficiency": 0.5}}})")
+            .find("parallelism.step.global_batch: 8 is not a multiple of micro_batch 1 x data 3") != std::string::npos);
   CHECK(error_of(R"({"parallelism": {"data": 2, "collectives": [{"group": "data"}]}, "training": {"rounds": 2}})")
             .find("training: not with parallelism yet") != std::string::npos);
 }
