@@ -8,6 +8,7 @@
 #include "model/contention.hpp"
 #include "nccl/constants.hpp"
 #include "plan/planner.hpp"
+#include "platform/generator_spec.hpp"
 #include "util/child_process.hpp"
 #include "util/units.hpp"
 
@@ -45,6 +46,10 @@ std::string reason_of(const std::string& error) {
 
 std::string rank_nccl_variants(const Scenario& scenario) {
   if (scenario.collective.kind != Collective::allreduce) return "";
+  // a generated platform of another family than rail (and its GPU presets) has no GPUs: no
+  // child needs to build it to find that out (12 s of CPU for a fat tree at p = 131,072)
+  const auto generator = parse_generator(scenario.topology, "topology");
+  if (generator && !std::holds_alternative<RailSpec>(*generator)) return "";
   std::vector<Variant> variants;
   for (const nccl::Algo algo : {nccl::Algo::ring, nccl::Algo::tree, nccl::Algo::nvls, nccl::Algo::nvls_tree})
     for (const nccl::Proto proto : nccl::all_protos()) {
