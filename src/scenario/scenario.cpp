@@ -357,8 +357,9 @@ void parse_faults_and_recovery(const json& document, Scenario& scenario) {
     throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
                      "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
   if (scenario.training.streams > 1 && scenario.recovery.policy == RecoveryPolicy::rebuild)
-    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time; with training.streams "
-                     "above 1 use \"none\"");
+    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time (its detector judges a "
+                     "worker by the one transfer it waits on, and a rebuild restarts that one collective); with "
+                     "training.streams above 1 use \"none\"");
 }
 
 // Training a model: workers average their gradients, the model's parameters carried whole.
@@ -404,9 +405,34 @@ void parse_run_fields(const json& document, Scenario& scenario) {
 
 }
 
+// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): one push of
+// the whole gradient per iteration, added to the servers' shards as it arrives.
+void check_asynchronous_servers(const Scenario& scenario) {
+  const ServerMode mode = scenario.collective.parameter_server.mode;
+  if (mode == ServerMode::synchronous) return;
+  const TrainingSpec& training = scenario.training;
+  const char* key = training.bucket > 0                     ? "bucket"
+                    : training.fusion                       ? "fusion"
+                    : training.sharding != Sharding::none   ? "sharding"
+                    : training.streams > 1                  ? "streams"
+                                                            : nullptr;
+  if (key != nullptr)
+    throw InputError(fmt::format("training.{}: {} parameter servers take one push of the whole gradient per iteration "
+                                 "(no buckets, fusion, sharding or streams); leave it out",
+                                 key, server_modes().name(mode)));
+  const Dtype dtype = scenario.collective.dtype;
+  if (dtype != Dtype::float32 && dtype != Dtype::float64 && dtype != Dtype::bfloat16 && dtype != Dtype::float16)
+    throw InputError(fmt::format("collective.dtype: {} parameter servers add gradients up in floating point; allowed: "
+                                 "float32, float64, bfloat16, float16", server_modes().name(mode)));
+  if (!training.has_model() && scenario.collective.op != OpKind::sum)
+    throw InputError(fmt::format("collective.op: {} parameter servers add each push to their shard as it arrives; "
+                                 "allowed: sum", server_modes().name(mode)));
+}
+
 // What one section alone cannot check: the root and servers against the workers, the
 // placement's length; the default topology.
 void check_across(Scenario& scenario) {
+  check_asynchronous_servers(scenario);
   if (scenario.workers && scenario.collective.root >= *scenario.workers)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));
