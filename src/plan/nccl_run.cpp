@@ -47,6 +47,9 @@ std::vector<simgrid::s4u::Host*> switches_for(const nccl::Choice& choice, const 
                                               const std::vector<simgrid::s4u::Host*>& switches) {
   const nccl::Algo algo = choice.chosen.algo;
   if (algo != nccl::Algo::nvls && algo != nccl::Algo::nvls_tree) return {};
+  // one rank: NCCL sends nothing, and a switch actor would wait for pushes that never come
+  // (SimGrid then reports a deadlock at the end of a run that succeeded)
+  if (hosts.size() <= 1) return {};
   std::vector<simgrid::s4u::Host*> chosen;
   std::vector<std::string> seen;
   for (const simgrid::s4u::Host* host : hosts) {

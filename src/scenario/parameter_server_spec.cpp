@@ -116,6 +116,30 @@ ParameterServerSpec parse_parameter_server(const json& object) {
   return spec;
 }
 
+// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): one push of
+// the whole gradient per iteration, added to the servers' shards as it arrives.
+void check_asynchronous_servers(const Scenario& scenario) {
+  const ServerMode mode = scenario.collective.parameter_server.mode;
+  if (mode == ServerMode::synchronous) return;
+  const TrainingSpec& training = scenario.training;
+  const char* key = training.bucket > 0                     ? "bucket"
+                    : training.fusion                       ? "fusion"
+                    : training.sharding != Sharding::none   ? "sharding"
+                    : training.streams > 1                  ? "streams"
+                                                            : nullptr;
+  if (key != nullptr)
+    throw InputError(fmt::format("training.{}: {} parameter servers take one push of the whole gradient per iteration "
+                                 "(no buckets, fusion, sharding or streams); leave it out",
+                                 key, server_modes().name(mode)));
+  const Dtype dtype = scenario.collective.dtype;
+  if (dtype != Dtype::float32 && dtype != Dtype::float64 && dtype != Dtype::bfloat16 && dtype != Dtype::float16)
+    throw InputError(fmt::format("collective.dtype: {} parameter servers add gradients up in floating point; allowed: "
+                                 "float32, float64, bfloat16, float16", server_modes().name(mode)));
+  if (!training.has_model() && scenario.collective.op != OpKind::sum)
+    throw InputError(fmt::format("collective.op: {} parameter servers add each push to their shard as it arrives; "
+                                 "allowed: sum", server_modes().name(mode)));
+}
+
 json parameter_server_json(const ParameterServerSpec& spec) {
   json out{{"placement", server_placements().name(spec.placement)}, {"local_aggregation", spec.local_aggregation}};
   if (!spec.hosts.empty()) out["hosts"] = spec.hosts;

@@ -405,28 +405,32 @@ void parse_run_fields(const json& document, Scenario& scenario) {
 
 }
 
-// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): one push of
-// the whole gradient per iteration, added to the servers' shards as it arrives.
-void check_asynchronous_servers(const Scenario& scenario) {
-  const ServerMode mode = scenario.collective.parameter_server.mode;
-  if (mode == ServerMode::synchronous) return;
-  const TrainingSpec& training = scenario.training;
-  const char* key = training.bucket > 0                     ? "bucket"
-                    : training.fusion                       ? "fusion"
-                    : training.sharding != Sharding::none   ? "sharding"
-                    : training.streams > 1                  ? "streams"
-                                                            : nullptr;
-  if (key != nullptr)
-    throw InputError(fmt::format("training.{}: {} parameter servers take one push of the whole gradient per iteration "
-                                 "(no buckets, fusion, sharding or streams); leave it out",
-                                 key, server_modes().name(mode)));
-  const Dtype dtype = scenario.collective.dtype;
-  if (dtype != Dtype::float32 && dtype != Dtype::float64 && dtype != Dtype::bfloat16 && dtype != Dtype::float16)
-    throw InputError(fmt::format("collective.dtype: {} parameter servers add gradients up in floating point; allowed: "
-                                 "float32, float64, bfloat16, float16", server_modes().name(mode)));
-  if (!training.has_model() && scenario.collective.op != OpKind::sum)
-    throw InputError(fmt::format("collective.op: {} parameter servers add each push to their shard as it arrives; "
-                                 "allowed: sum", server_modes().name(mode)));
+// A run split into tensor, pipeline, data and expert groups (docs/parallelism.md): the
+// workers are the layout's, and what the parallel executor does not run yet is refused.
+void fit_parallelism(const json& document, Scenario& scenario) {
+  scenario.parallelism = parse_parallelism(document["parallelism"]);
+  check_parallelism(scenario.parallelism, scenario.workers);
+  scenario.workers = scenario.parallelism.workers();
+  if (document.contains("collective") || document.contains("nccl"))
+    throw InputError(fmt::format("{}: with parallelism each collective is given in parallelism.collectives; leave out {} "
+                                 "(and the flags that set it: --collective, --algorithm, --size, ...)",
+                                 document.contains("collective") ? "collective" : "nccl",
+                                 document.contains("collective") ? "collective" : "nccl"));
+  for (const char* key : {"training", "recovery"})
+    if (document.contains(key))
+      throw InputError(fmt::format("{}: not with parallelism yet (a parallel run is one step, whose groups are not "
+                                   "rebuilt); leave out {} or parallelism", key, key));
+  if (!scenario.faults.empty() && !scenario.parallelism.step.given)
+    throw InputError("faults: with parallelism, faults strike a training step (parallelism.step); leave them out of "
+                     "parallelism.collectives");
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const FaultSpec& fault = scenario.faults[i];
+    if (fault.kind != FaultKind::slow_host && fault.kind != FaultKind::slow_link)
+      throw InputError(fmt::format("faults.{}.kind: with parallelism.step only slow-host and slow-link (a slow GPU or "
+                                   "NIC); a lost worker would stop the step, which recovery does not rebuild yet", i));
+    if (fault.at_round)
+      throw InputError(fmt::format("faults.{}.at_round: a step has no rounds; give at (\"0s\": from the start)", i));
+  }
 }
 
 // What one section alone cannot check: the root and servers against the workers, the
@@ -456,7 +460,7 @@ void check_across(Scenario& scenario) {
 
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "nccl", "training",
-                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
+                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead", "parallelism"});
   Scenario scenario;
   scenario.source_dir = source_dir;
   parse_platform_fields(document, source_dir, scenario);
@@ -468,6 +472,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   parse_faults_and_recovery(document, scenario);
   fit_model(document, scenario);
   parse_run_fields(document, scenario);
+  if (document.contains("parallelism")) fit_parallelism(document, scenario);
   check_across(scenario);
   return scenario;
 }
@@ -580,6 +585,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
               {"cfg", s.cfg},
               {"seed", s.seed}};
   if (s.nccl.given || s.collective.algorithm == "nccl") out["nccl"] = nccl_spec_to_json(s.nccl);
+  if (s.parallelism.given) out["parallelism"] = parallelism_to_json(s.parallelism);
   return out;
 }
 

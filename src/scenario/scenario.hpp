@@ -12,6 +12,7 @@
 #include "comm/reduce_op.hpp"
 #include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
+#include "scenario/parallelism_spec.hpp"
 #include "training/iteration.hpp"
 #include "training/noise.hpp"
 #include "util/named_enum.hpp"
@@ -165,6 +166,7 @@ struct Scenario {
   CollectiveSpec collective;
   NcclSpec nccl;
   TrainingSpec training;
+  ParallelismSpec parallelism;     // tensor, pipeline, data, expert groups (docs/parallelism.md)
   std::vector<FaultSpec> faults;
   RecoverySpec recovery;
   std::vector<std::string> placement;  // host names for ranks 0..p-1, or empty
@@ -186,6 +188,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
 // A parameter server's servers are ranks: at most `workers` of them (checked at parse time
 // when the scenario gives workers, else once the platform says how many).
 void check_servers(const CollectiveSpec& collective, int workers);
+// collective.parameter_server.mode "asynchronous" or "bounded" against the training section:
+// one push of the whole gradient per iteration, added up in floating point.
+void check_asynchronous_servers(const Scenario& scenario);
 
 // The "nccl" section, checked against the collective's algorithm (only NCCL's read it).
 NcclSpec parse_nccl_spec(const nlohmann::json& object, const CollectiveSpec& collective);
