@@ -54,7 +54,7 @@ class AsyncServers(TrainingRun):
                                    (0, 1, 2, 1, 1, 3, 2 * C + 3 * T),
                                    (1, 1, 3, 2, 0, 4, 4 * C + 3 * T)])
         self.assertClose(4 * C + 4 * T, s["simulated_time"])
-        self.assertEqual(trace["plan"]["choice"]["parameters"]["parameter_server"]["mode"], "asynchronous")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["parameter_server"]["mode"], "asynchronous")
 
     def test_bounded_staleness_holds_the_fast_worker_back(self):
         # s = 1, 3 rounds. A pull after round c is answered once every worker pushed round c - 1.
