@@ -8,15 +8,21 @@
 
 namespace collsim {
 
+// Runs `body`, keeping its first error in `failure` (the run's or a parallel step's).
 template <typename Body>
-void guarded(RunState& state, Body body) {
+void guarded(std::exception_ptr& failure, Body body) {
   try {
     body();
   } catch (const simgrid::ForcefulKillException&) {
     throw;
   } catch (...) {
-    if (!state.record.failure) state.record.failure = std::current_exception();
+    if (!failure) failure = std::current_exception();
   }
+}
+
+template <typename Body>
+void guarded(RunState& state, Body body) {
+  guarded(state.record.failure, body);
 }
 
 }  // namespace collsim
