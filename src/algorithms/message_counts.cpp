@@ -61,7 +61,8 @@ double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   }
   if (name == "direct") return p * (p - 1);
   if (name == "hierarchical") return hierarchical(s);
-  if (name == "parameter-server") return 2 * servers_in_group(s.servers, s.p) * (p - 1);
+  if (name == "parameter-server")
+    return s.server_processes ? 2.0 * s.servers * p : 2 * servers_in_group(s.servers, s.p) * (p - 1);
   throw std::logic_error("collective_messages: no count for allreduce " + name);
 }
 

@@ -15,8 +15,9 @@ struct CollectiveShape {
   size_t elems = 0;          // elements per rank: logical for messages, carried for scratch
   size_t segment_elems = 1;  // logical elements per segment (pipelined algorithms)
   int channels = 1;          // rings at once (ring and hierarchical allreduce)
-  int servers = 1;           // parameter server's S (clamped to p as the algorithm does)
+  int servers = 1;           // parameter server's S (clamped to p when the ranks serve, as the algorithm does)
   int group_size = 0;        // hierarchical: blocks of this many ranks; 0: groups unknown
+  bool server_processes = false;  // the servers are processes of their own (placement shared or dedicated)
 };
 
 // Messages of one collective. Exact, but for the hierarchical allreduce without a
@@ -24,7 +25,9 @@ struct CollectiveShape {
 // which no grouping exceeds; and for NCCL's pipelined algorithms (tree, NVLS, NVLSTree),
 // whose chunks NCCL's tuner sizes: then at most max_pipelined_messages, or what one chunk
 // per lane sends when that is more (the GPUs' messages: those to and from a switch are not
-// counted, as the run's log does not count them).
+// counted, as the run's log does not count them). Parameter server processes push and pull
+// 2 S p messages (the run's log counts them); local aggregation is not counted here (it
+// needs the platform's nodes: one push per node instead of p, and 2 (p - nodes) inside).
 constexpr double max_pipelined_messages = 250000;
 double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
 

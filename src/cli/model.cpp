@@ -50,6 +50,12 @@ Command add_model_command(CLI::App& app) {
                     "ring and hierarchical allreduce, ring reduce-scatter and allgather: K rings at once, each on "
                     "1/K of the vector (NCCL's channels, default 1)")
       ->check(in_range(1, max_channels));
+  model->add_option("--intra", model_request.intra,
+                    "hierarchical: the algorithm inside the groups, ring (default) or halving-doubling (a power of "
+                    "two of ranks in every group)");
+  model->add_option("--inter", model_request.inter,
+                    "hierarchical: the algorithm between the groups, ring (default), halving-doubling (a power of "
+                    "two of groups) or tree");
   model->add_option("--reduce-bandwidth", model_request.reduce_bandwidth,
                     "Bytes per second a rank reduces, e.g. 200GBps: each reduction of m bytes keeps the reducing "
                     "rank busy m / this before its next step (default: reductions are free)");

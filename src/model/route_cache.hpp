@@ -36,6 +36,8 @@ public:
   size_t links() const { return links_.size(); }
   size_t link_count() const override { return links_.size(); }
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
+  // The ranks' hosts and the extra endpoints after them: the routes' endpoints are 0 to endpoints() - 1.
+  size_t endpoints() const { return hosts_.size() + extra_.size(); }
   size_t routes_read() const { return routes_.size(); }
 
   // Every link's latency and bandwidth as built, read when the cache is made (before any

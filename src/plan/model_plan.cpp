@@ -83,20 +83,6 @@ void read_injection(int root, ModelInput& model) {
 }
 
 
-// collective.intra and inter halve and double among a power of two: of the members of every
-// group (intra), of the groups (inter).
-void check_levels(const ModelInput& model) {
-  const auto groups = model_groups(model);
-  auto power_of_two = [](size_t n) { return n > 0 && (n & (n - 1)) == 0; };
-  if (model.intra_level == HierarchyLevel::halving_doubling)
-    for (const auto& group : groups)
-      if (!power_of_two(group.size()))
-        throw InputError(fmt::format("collective.intra: halving-doubling needs a power of two of ranks in every group; "
-                                     "a group has {}; use ring", group.size()));
-  if (model.inter_level == HierarchyLevel::halving_doubling && !power_of_two(groups.size()))
-    throw InputError(fmt::format("collective.inter: halving-doubling needs a power of two of groups; there are {}; "
-                                 "use ring or tree", groups.size()));
-}
 
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
 // the platform's own routes, each read once.
@@ -226,6 +212,21 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const Model
                                          effective, scenario.collective.segment));
   }
   return locality;
+}
+
+// collective.intra and inter halve and double among a power of two: of the members of every
+// group (intra), of the groups (inter).
+void check_levels(const ModelInput& model, const char* intra, const char* inter) {
+  const auto groups = model_groups(model);
+  auto power_of_two = [](size_t n) { return n > 0 && (n & (n - 1)) == 0; };
+  if (model.intra_level == HierarchyLevel::halving_doubling)
+    for (const auto& group : groups)
+      if (!power_of_two(group.size()))
+        throw InputError(fmt::format("{}: halving-doubling needs a power of two of ranks in every group; "
+                                     "a group has {}; use ring", intra, group.size()));
+  if (model.inter_level == HierarchyLevel::halving_doubling && !power_of_two(groups.size()))
+    throw InputError(fmt::format("{}: halving-doubling needs a power of two of groups; there are {}; "
+                                 "use ring or tree", inter, groups.size()));
 }
 
 }  // namespace collsim

@@ -34,4 +34,9 @@ struct ModelPlatform {
 // switches; the notes a user should read about them. Returns the ranks' locality groups.
 RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const ModelPlatform& platform, RunPlan& plan);
 
+// hierarchical's levels against its groups (model.group_sizes or its locality): halving and
+// doubling needs a power of two of members in every group (intra) and of groups (inter).
+// The errors name `intra` and `inter` (the scenario's fields, or collsim model's flags).
+void check_levels(const ModelInput& model, const char* intra = "collective.intra", const char* inter = "collective.inter");
+
 }  // namespace collsim

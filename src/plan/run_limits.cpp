@@ -109,11 +109,26 @@ void check_data_set(const Scenario& scenario, int p) {
                                  training.parameters, samples, format_size(bytes), format_size(max_carried_bytes)));
 }
 
+namespace {
+
+// The servers a parameter-server deployment runs, before the platform places them: exact
+// but for per_node, counted for one node (the nodes come from the platform: at least that many).
+int planned_servers(const CollectiveSpec& collective, int p) {
+  const ParameterServerSpec& spec = collective.parameter_server;
+  if (!spec.hosts.empty()) return static_cast<int>(spec.hosts.size());
+  if (spec.per_node) return *spec.per_node;
+  if (spec.ratio) return std::max(1, static_cast<int>(std::lround(*spec.ratio * p)));
+  return collective.servers.value_or(1);
+}
+
+}  // namespace
+
 RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
   check_data_set(scenario, p);
   const CollectiveSpec& collective = scenario.collective;
-  CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, collective.servers.value_or(1),
-                        collective.group_size.value_or(0)};
+  CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, planned_servers(collective, p),
+                        collective.group_size.value_or(0),
+                        collective.parameter_server.placement != ServerPlacement::workers};
   const std::vector<uint64_t>& vectors = payload.part_logical;
   // auto: the most messages of the algorithms it may choose, the least scratch (a choice
   // that needs too much memory does not make the run impossible)

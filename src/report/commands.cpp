@@ -27,6 +27,7 @@
 #include "scenario/settings_read.hpp"
 #include "plan/auto_choice.hpp"
 #include "plan/input_data.hpp"
+#include "plan/model_plan.hpp"
 #include "plan/plan_json.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_limits.hpp"
@@ -407,6 +408,18 @@ int command_list(const std::string& what) {
 
 namespace {
 
+// --intra and --inter as collective.intra and inter: a name of hierarchy_level_names, no
+// tree inside the groups, one channel with a level other than ring.
+void read_levels(const ModelRequest& request, CollectiveSpec& spec) {
+  spec.intra = hierarchy_level_names().parse(request.intra, "--intra");
+  spec.inter = hierarchy_level_names().parse(request.inter, "--inter");
+  if (spec.intra == HierarchyLevel::tree)
+    throw InputError("--intra: a tree inside the groups would leave the whole vector on one member; allowed: ring, "
+                     "halving-doubling");
+  if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && request.channels > 1)
+    throw InputError("--channels: channels cut the vector over rings; with --intra or --inter other than ring use 1");
+}
+
 // The parameters of the parameter-server and hierarchical formulas: servers, groups (blocks
 // of --group-size ranks) and the costs inside and between them.
 void read_model_parameters(const ModelRequest& request, ModelInput& in) {
@@ -416,11 +429,16 @@ void read_model_parameters(const ModelRequest& request, ModelInput& in) {
   in.group_sizes = block_sizes(in.p, request.group_size.value_or(in.p));
   in.channels = request.channels;
   if (!request.reduce_bandwidth.empty()) in.reduce_bandwidth = parse_bandwidth(request.reduce_bandwidth, "--reduce-bandwidth");
+  CollectiveSpec levels;
+  read_levels(request, levels);
+  in.intra_level = levels.intra;
+  in.inter_level = levels.inter;
   in.intra = SharedRoutes{in.alpha, in.bandwidth, 1};
   in.inter = SharedRoutes{
       request.inter_latency.empty() ? in.alpha : parse_time(request.inter_latency, "--inter-latency"),
       request.inter_bandwidth.empty() ? in.bandwidth : parse_bandwidth(request.inter_bandwidth, "--inter-bandwidth"),
       request.inter_flows};
+  check_levels(in, "--intra", "--inter");
 }
 
 // Rows for those parameters, aligned with format_model's table (its widest label is
@@ -462,6 +480,7 @@ void check_flags_read(const ModelRequest& request, Collective collective, const 
   spec.servers = request.servers;
   spec.group_size = request.group_size;
   spec.channels = request.channels;
+  read_levels(request, spec);
   for (const UnreadSetting& unread : settings_not_read(spec, algorithm)) {
     std::string flag = "--" + unread.key;
     std::replace(flag.begin(), flag.end(), '_', '-');
@@ -489,6 +508,8 @@ int command_model(const ModelRequest& request) {
   const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
   const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
   if (!all) check_flags_read(request, collective, algorithm);
+  CollectiveSpec levels;
+  read_levels(request, levels);  // --intra and --inter, named as the flags, with or without a platform
   if (!request.topology.empty()) return command_model_on_platform(request);
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));

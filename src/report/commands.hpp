@@ -69,6 +69,7 @@ struct ModelRequest {
   std::string inter_bandwidth, inter_latency;  // hierarchical, between groups (default: as inside)
   int inter_flows = 1;             // messages between groups sharing one link at once
   int channels = 1;                // ring and hierarchical: concurrent rings (collective.channels)
+  std::string intra = "ring", inter = "ring";  // hierarchical: the algorithm inside and between the groups
   std::string reduce_bandwidth;    // bytes/s a rank reduces (empty: reductions are free)
 };
 int command_model(const ModelRequest& request);

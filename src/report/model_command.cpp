@@ -40,6 +40,8 @@ Scenario scenario_of(const ModelRequest& request) {
                             {"servers", request.servers}}}};
   if (request.group_size) document["collective"]["group_size"] = *request.group_size;
   if (request.channels != 1) document["collective"]["channels"] = request.channels;
+  if (request.intra != "ring") document["collective"]["intra"] = request.intra;
+  if (request.inter != "ring") document["collective"]["inter"] = request.inter;
   if (!request.reduce_bandwidth.empty()) document["collective"]["reduce_bandwidth"] = request.reduce_bandwidth;
   return parse_scenario(document, "");
 }
@@ -79,6 +81,19 @@ std::string routes_row(const RunPlan& plan) {
          "leaf-spine, rail, the GPU presets and fat-tree (faster at large p)";
 }
 
+// plan_run, its errors about hierarchical's levels naming the flags (--intra, --inter) that set them.
+RunPlan plan_levels(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
+  try {
+    return plan_run(scenario, options, guard);
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    for (const char* level : {"intra", "inter"})
+      if (message.starts_with(fmt::format("collective.{}:", level)))
+        throw InputError(fmt::format("--{}{}", level, message.substr(std::string_view("collective.").size() + 5)));
+    throw;
+  }
+}
+
 }  // namespace
 
 int command_model_on_platform(const ModelRequest& request) {
@@ -90,7 +105,7 @@ int command_model_on_platform(const ModelRequest& request) {
   SimGridGuard guard;
   PlanOptions options;
   options.model_only = true;  // nothing runs: the run limits do not apply
-  const RunPlan plan = plan_run(scenario, options, guard);  // the platform, the placement, the model's input: no run
+  const RunPlan plan = plan_levels(scenario, options, guard);  // the platform, the placement, the model's input: no run
   const Collective collective = scenario.collective.kind;
   const CutBound& cut = plan.topology_bound;
   const std::string cut_row = topology_bound_row(cut, lower_bound(collective, plan.model).value());

@@ -104,7 +104,7 @@ void LinkUsageRecorder::watch(const std::vector<const sg4::Link*>& links) {
 }
 
 void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageLog& log) {
-  last_route_.assign(routes->hosts().size(), LastRoute{});
+  last_route_.assign(routes->endpoints(), LastRoute{});  // the ranks, then the server processes (logged too)
   traffic_of_link_.clear();
   routes_ = std::move(routes);
   log.observe(this);

@@ -112,6 +112,10 @@ private:
       if (static_cast<size_t>(rank) < t_.rank_hosts.size()) name += " (" + t_.rank_hosts[static_cast<size_t>(rank)] + ")";
       lanes_.push_back({name, 10 + 3 * rank, {}});
     }
+    // parameter server processes: endpoints workers + s, one thread each after the ranks'
+    for (size_t s = 0; s < t_.server_hosts.size(); ++s)
+      lanes_.push_back({fmt::format("server {} ({})", s, t_.server_hosts[s]),
+                        10 + 3 * (t_.workers + static_cast<int>(s)), {}});
     for (const auto& r : t_.rounds)
       for (int rank : r.group) {
         if (rank < 0 || rank >= t_.workers) continue;
@@ -140,17 +144,23 @@ private:
       }
       return {first + static_cast<size_t>(rank), it->second};
     };
-    for (size_t i = 0; i < t_.messages.size(); ++i) {
-      const TraceMessage& m = t_.messages[i];
+    auto add = [&](const TraceMessage& m) {
       span(m.src, m, -1);
       span(m.dst, m, -1);
       const auto sender = span(m.src, m, m.step);
       const auto receiver = span(m.dst, m, m.step);
-      step_of_message_[i] = {sender, receiver};
-      note(lanes_[sender.first].slices[sender.second], "sends", fmt::format("to rank {}: {}", m.dst, format_size(m.bytes, 3)));
+      note(lanes_[sender.first].slices[sender.second], "sends",
+           fmt::format("to {}: {}", endpoint_name(m.dst), format_size(m.bytes, 3)));
       note(lanes_[receiver.first].slices[receiver.second], "receives",
-           fmt::format("from rank {}: {}", m.src, format_size(m.bytes, 3)));
-    }
+           fmt::format("from {}: {}", endpoint_name(m.src), format_size(m.bytes, 3)));
+      return std::pair{sender, receiver};
+    };
+    for (size_t i = 0; i < t_.messages.size(); ++i) step_of_message_[i] = add(t_.messages[i]);
+    for (const TraceMessage& m : t_.server_messages) add(m);
+  }
+
+  std::string endpoint_name(int endpoint) const {
+    return endpoint < t_.workers ? fmt::format("rank {}", endpoint) : fmt::format("server {}", endpoint - t_.workers);
   }
 
   // Layered training: per rank a compute thread (each layer's forward and backward) and a
@@ -233,10 +243,11 @@ private:
   // A trace's events are bounded by what it holds: a small file that declares a million
   // ranks (each a track) must not become hundreds of MB.
   void check_expansion() const {
-    double entries = static_cast<double>(t_.messages.size() + t_.rounds.size() + t_.recovery.size() + t_.faults.size() +
-                                         t_.activities.size());
+    double entries = static_cast<double>(t_.messages.size() + t_.server_messages.size() + t_.rounds.size() +
+                                         t_.recovery.size() + t_.faults.size() + t_.activities.size());
     for (const auto& r : t_.rounds) entries += static_cast<double>(r.group.size());
-    double events = 2.0 * t_.workers + 3 * static_cast<double>(t_.messages.size()) + static_cast<double>(t_.activities.size());
+    double events = 2.0 * t_.endpoints() + 3 * static_cast<double>(t_.messages.size() + t_.server_messages.size()) +
+                    static_cast<double>(t_.activities.size());
     // the busiest links' counters, one event per bin (add_link_counters): a series' values
     // are numbers in a list, not entries (a 400k-bin series once made a 299 MB file)
     size_t counted_links = 0;

@@ -191,8 +191,8 @@ void read_messages(const Reader& read, const json& trace, TraceView& view) {
     if (!view.per_step) {
       message.src = read.integer(m, "src", path);
       message.dst = read.integer(m, "dst", path);
-      if (message.src < 0 || message.src >= view.workers) read.fail(path + ".src", "not a rank");
-      if (message.dst < 0 || message.dst >= view.workers) read.fail(path + ".dst", "not a rank");
+      if (message.src < 0 || message.src >= view.endpoints()) read.fail(path + ".src", "not a rank");
+      if (message.dst < 0 || message.dst >= view.endpoints()) read.fail(path + ".dst", "not a rank");
     } else {
       message.count = read.count(m, "count", path);
     }
@@ -217,7 +217,8 @@ void read_messages(const Reader& read, const json& trace, TraceView& view) {
         message.elements = elements[1].get<uint64_t>();
       }
     }
-    view.messages.push_back(message);
+    if (!view.per_step && !view.between_ranks(message.src, message.dst)) view.server_messages.push_back(message);
+    else view.messages.push_back(message);
   }
 
   if (view.per_step && trace.contains("message_sample"))
@@ -262,6 +263,14 @@ void read_platform(const Reader& read, const json& trace, TraceView& view) {
     view.rank_hosts.push_back(host.is_string() ? host.get<std::string>() : "");
   if (trace.contains("payload"))
     view.carried_elements = read.count(read.field(trace, "payload", ""), "carried_elements", "payload");
+  // parameter server processes (placement shared or dedicated): message endpoints after the ranks
+  const json* parameters = &trace;
+  for (const char* key : {"plan", "algorithm", "parameters", "parameter_server"}) {
+    if (!parameters->is_object() || !parameters->contains(key)) return;
+    parameters = &(*parameters)[key];
+  }
+  if (parameters->is_object() && parameters->contains("hosts") && (*parameters)["hosts"].is_array())
+    for (const auto& host : (*parameters)["hosts"]) view.server_hosts.push_back(host.is_string() ? host.get<std::string>() : "");
 }
 
 // The summary is kept whole (metrics read it by name); the view needs a few figures of it.

@@ -86,13 +86,21 @@ struct TraceView {
   double overhead = 0;  // scenario.message_overhead: what a sender pays before each message leaves
   uint64_t carried_elements = 0;  // payload.carried_elements: the elements messages' `elements` index
   std::vector<std::string> rank_hosts;
+  // The hosts of the parameter server processes (plan.algorithm.parameters.parameter_server.hosts):
+  // server s is message endpoint workers + s. Empty without them.
+  std::vector<std::string> server_hosts;
+  int endpoints() const { return workers + static_cast<int>(server_hosts.size()); }
+  bool between_ranks(int src, int dst) const { return src < workers && dst < workers; }
   double simulated_time = 0;
   uint64_t message_count = 0;
   bool per_step = false;
   // per-step traces: how many single messages the run kept as a sample (message_sample), if said
   std::optional<uint64_t> sample_kept;
   std::vector<std::string> phases;  // in order of first appearance
-  std::vector<TraceMessage> messages;
+  std::vector<TraceMessage> messages;  // between ranks (full), or per step (per-step: servers' too)
+  // full: the messages to and from parameter server processes (endpoints from workers on);
+  // the rank lanes of the timeline and the step-through leave them out, Perfetto draws them
+  std::vector<TraceMessage> server_messages;
   std::vector<TraceRound> rounds;
   std::vector<TraceFault> faults;
   std::vector<TraceRecovery> recovery;

@@ -102,6 +102,64 @@ class Levels(unittest.TestCase):
                 self.assertAlmostEqual(s["collective_time"], s["model_time"], delta=s["model_time"] * 1e-9)
 
 
+def model(*flags, expect=0):
+    done = subprocess.run([COLLSIM, "model", "--algorithm", "hierarchical", *flags], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == expect, done.stderr
+    return done
+
+
+def model_time(out):
+    line = next(line for line in out.splitlines() if line.strip().startswith("model time"))
+    value, unit = line.split()[2:4]
+    return float(value) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
+class ModelLevels(unittest.TestCase):
+    """collsim model --intra/--inter: the same formulas, on the alpha-beta star with
+    --group-size and on an ideal star:P platform with the scenario's group_size."""
+
+    def test_the_star_model_takes_the_levels_formula(self):
+        for p, g in [(16, 4), (32, 4), (12, 4)]:
+            n = 4 * 1024 * p
+            for intra in ("ring", "halving-doubling"):
+                for inter in ("ring", "tree") if p == 12 else ("ring", "halving-doubling", "tree"):
+                    with self.subTest(p=p, g=g, intra=intra, inter=inter):
+                        out = model("--workers", str(p), "--group-size", str(g), "--size", str(n), "--bandwidth",
+                                    "10GBps", "--latency", "2us", "--intra", intra, "--inter", inter).stdout
+                        want = expected(intra, inter, p, g, n)
+                        self.assertAlmostEqual(model_time(out), want, delta=want * 1e-5)  # 6 digits printed
+
+    def test_the_levels_reach_the_model_on_a_platform(self):
+        p, g, n = 16, 4, 65536
+        out = model("--workers", str(p), "--topology", f"star:{p}", "--size", str(n), "--intra", "halving-doubling",
+                    "--inter", "tree").stdout
+        # star:16's platform is one zone: one group of 16, halving-doubling inside, no level between
+        want = 2 * halving(p, n)
+        self.assertAlmostEqual(model_time(out), want, delta=want * 1e-5)
+
+    def test_bad_levels_name_the_flags(self):
+        base = ["--workers", "6", "--group-size", "2", "--size", "4096", "--bandwidth", "10GBps", "--latency", "1us"]
+        for flags, fragment in [
+                (["--inter", "mesh"], "--inter: unknown algorithm 'mesh'"),
+                (["--intra", "tree"], "--intra: a tree inside the groups"),
+                (["--inter", "halving-doubling"], "--inter: halving-doubling needs a power of two of groups; there are 3"),
+                (["--inter", "tree", "--channels", "2"], "--channels: channels cut the vector over rings"),
+                (["--topology", "star:6", "--intra", "halving-doubling"],
+                 "--intra: halving-doubling needs a power of two of ranks in every group")]:
+            with self.subTest(flags=flags):
+                # a platform gives the routes: no --bandwidth or --latency with it
+                args = ["--workers", "6", "--size", "4096", *flags] if "--topology" in flags else base + flags
+                done = model(*args, expect=2)
+                lines = done.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, done.stderr)
+                self.assertTrue(lines[0].startswith("collsim: error: " + fragment), done.stderr)
+        done = subprocess.run([COLLSIM, "model", "--algorithm", "ring", *base[:2], *base[4:], "--inter", "tree"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("--inter: ring allreduce does not read it (read by: hierarchical allreduce)", done.stderr)
+
+
 class BadLevels(unittest.TestCase):
     def assert_refused(self, fragment, **kwargs):
         done = run(expect=2, **kwargs)

@@ -28,7 +28,8 @@ uint64_t counted(const Scenario& s) {
 CollectiveShape shape_of(const Scenario& s) {
   const size_t elems = static_cast<size_t>(s.collective.size) / dtype_size(s.collective.dtype);
   return {*s.workers, elems, segment_elements, s.nccl.channels.value_or(s.collective.channels),
-          s.collective.servers.value_or(1), s.collective.group_size.value_or(0)};
+          s.collective.servers.value_or(1), s.collective.group_size.value_or(0),
+          s.collective.parameter_server.placement != ServerPlacement::workers};
 }
 
 Scenario scenario_for(const AlgorithmInfo& algorithm, int p, size_t count) {
@@ -86,6 +87,11 @@ TEST_CASE("the variants that change the count: channels, group sizes, servers") 
       s.collective.servers = count;
       CAPTURE(fmt::format("parameter-server p={} servers={}", p, count));
       CHECK(collective_messages(servers, shape_of(s)) == static_cast<double>(counted(s)));
+      // server processes beside the ranks: their 2 S p pushes and pulls are logged too
+      s.collective.parameter_server.given = true;
+      s.collective.parameter_server.placement = ServerPlacement::shared;
+      CHECK(collective_messages(servers, shape_of(s)) == 2.0 * count * p);
+      CHECK(static_cast<double>(counted(s)) == 2.0 * count * p);
     }
   }
 }

@@ -1,0 +1,100 @@
+"""Parameter server processes (collective.parameter_server placement "shared" or "dedicated")
+in the trace: their pushes and pulls are listed in messages[] with the servers as endpoints
+workers + s, counted in the summary's message_count (pushes carry the elements of their
+shard; pulls leave from the server's own copy: elements null), and get a thread each in
+--perfetto. Counts and elements are worked by hand: k pushers each send
+shard s (split_evenly of the vector over S) to server s, and server s sends it back to each.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_server_messages
+"""
+import json
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+
+def split_evenly(count, parts):
+    """split_evenly of chunks.hpp: the first count % parts chunks one element longer."""
+    base, extra = divmod(count, parts)
+    chunks, offset = [], 0
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        chunks.append((offset, size))
+        offset += size
+    return chunks
+
+
+def run(p, deployment, topology, elements=1000, extra=()):
+    scenario = {"name": "servers", "topology": topology, "workers": p, "network": "ideal",
+                "collective": {"algorithm": "parameter-server", "size": 4 * elements,
+                               "parameter_server": deployment}}
+    with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+        path = Path(folder) / "s.json"
+        path.write_text(json.dumps(scenario))
+        trace = Path(folder) / "t.json"
+        done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet", *extra],
+                              capture_output=True, text=True, timeout=120, cwd=folder)
+        assert done.returncode == 0, done.stderr
+        perfetto = Path(folder) / "p.json"
+        return json.loads(trace.read_text()), (json.loads(perfetto.read_text()) if perfetto.exists() else None)
+
+
+class ServerMessages(unittest.TestCase):
+    def check_push_pull(self, trace, p, servers, pushers, elements):
+        shards = split_evenly(elements, servers)
+        pushes = [m for m in trace["messages"] if m["phase"] == "push"]
+        pulls = [m for m in trace["messages"] if m["phase"] == "pull"]
+        self.assertEqual(sorted((m["src"], m["dst"]) for m in pushes),
+                         sorted((q, p + s) for q in pushers for s in range(servers)))
+        self.assertEqual(sorted((m["src"], m["dst"]) for m in pulls),
+                         sorted((p + s, q) for q in pushers for s in range(servers)))
+        for m in pushes:  # sent from the rank's vector: its elements are the shard's
+            self.assertEqual(m["elements"], list(shards[m["dst"] - p]))
+            self.assertEqual(m["bytes"], 4 * shards[m["dst"] - p][1])
+        for m in pulls:  # sent from the server's own copy, no rank's vector: elements null
+            self.assertIsNone(m["elements"])
+            self.assertEqual(m["bytes"], 4 * shards[m["src"] - p][1])
+        self.assertEqual(trace["summary"]["message_count"], len(trace["messages"]))
+
+    def test_dedicated_servers_are_endpoints_after_the_ranks(self):
+        p, servers, elements = 4, 3, 1000  # shards of 334, 333, 333 elements
+        trace, _ = run(p, {"placement": "dedicated", "hosts": ["host-4", "host-5", "host-6"]}, "star:7", elements)
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["parameter_server"]["hosts"],
+                         ["host-4", "host-5", "host-6"])
+        self.assertEqual(trace["summary"]["message_count"], 2 * servers * p)
+        self.check_push_pull(trace, p, servers, range(p), elements)
+        self.assertTrue(trace["summary"]["verified"])
+
+    def test_local_aggregation_adds_the_node_messages(self):
+        # nodes:2:3, one shared server per node: ranks 0 and 3 push; 2 (g - 1) messages inside each node
+        p, servers, elements = 6, 2, 900
+        trace, _ = run(p, {"placement": "shared", "per_node": 1, "local_aggregation": True}, "nodes:2:3", elements)
+        self.assertEqual(trace["summary"]["message_count"], 2 * servers * 2 + 2 * 2 * 2)
+        inside = [m for m in trace["messages"] if m["phase"] in ("node-reduce", "node-broadcast")]
+        self.assertEqual(len(inside), 8)
+        self.assertTrue(all(m["src"] < p and m["dst"] < p for m in inside))
+        self.check_push_pull(trace, p, servers, [0, 3], elements)
+
+    def test_perfetto_gives_each_server_a_thread(self):
+        p = 3
+        _, perfetto = run(p, {"placement": "dedicated", "hosts": ["host-3", "host-4"]}, "star:5",
+                          extra=["--perfetto", "p.json"])
+        names = {e["args"]["name"] for e in perfetto["traceEvents"] if e.get("name") == "thread_name"}
+        self.assertIn("server 0 (host-3)", names)
+        self.assertIn("server 1 (host-4)", names)
+        sends = [e for e in perfetto["traceEvents"] if e.get("ph") == "X" and e.get("name", "").startswith("push")
+                 and any("to server" in text for text in e.get("args", {}).get("sends", []))]
+        self.assertTrue(sends)
+
+    def test_ranks_serving_are_unchanged(self):
+        # placement "workers": servers are ranks 0 .. S-1, 2 S (p - 1) messages between ranks
+        trace, _ = run(5, {"placement": "workers"}, "star:5", extra=["--set", "collective.servers=2"])
+        self.assertEqual(trace["summary"]["message_count"], 2 * 2 * 4)
+        self.assertTrue(all(m["src"] < 5 and m["dst"] < 5 for m in trace["messages"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
