@@ -258,7 +258,32 @@ void on_the_platform(const Scenario& scenario, Step&& step) {
 
 }  // namespace
 
-RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
+namespace {
+
+// The scenario as it runs: auto's pick of one of NCCL's variants runs that variant.
+Scenario as_picked(const Scenario& scenario, const std::optional<AutoNcclPick>& pick) {
+  Scenario picked = scenario;
+  if (!pick || !pick->chosen || scenario.collective.algorithm != "auto") return picked;
+  picked.collective.algorithm = pick->algorithm;
+  picked.nccl.proto = pick->proto;
+  return picked;
+}
+
+// What auto weighed: NCCL's variants against collsim's best, first among the notes.
+void note_auto_nccl(const Scenario& asked, const std::optional<AutoNcclPick>& pick, RunPlan& plan) {
+  if (!pick || asked.collective.algorithm != "auto") return;
+  plan.notes.insert(plan.notes.begin(), pick->reason);
+  if (!pick->chosen) return;
+  plan.choice.asked = "auto";
+  plan.choice.by = pick->by;
+  plan.choice.reason = pick->reason;
+  plan.choice.candidates = pick->candidates;
+}
+
+}  // namespace
+
+RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard& guard) {
+  const Scenario scenario = as_picked(asked, options.auto_nccl);
   RunPlan plan;
   plan.scenario = scenario;
   const SimGridOptions settings = simgrid_options(scenario, options.cfg);
@@ -287,6 +312,7 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
                                                scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                                ranks_alike(scenario, plan, all_hosts.size()));
   });
+  note_auto_nccl(asked, options.auto_nccl, plan);
   plan_training(plan);
   warn_about_short_timeout(plan);
   plan.kept_messages = options.kept_messages;

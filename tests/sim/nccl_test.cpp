@@ -91,6 +91,33 @@ TEST_SUITE("sim") {
     CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
   }
 
+  TEST_CASE("NCCL's CollNet on two nodes of two H100 whose InfiniBand switches reduce (SHARP): one chunk by hand") {
+    // CollNetDirect, one channel, 64 KiB: one chunk of 2 heads x 32 KiB (computeColl halves the
+    // 512 KiB step to 32 KiB). Each GPU sends its mate's 32 KiB slice over NVLink (3.7 us,
+    // hwLat NVLink CollNetDirect), its node's sum of its own slice to its rail's switch through
+    // its NIC (400 Gb/s; InfiniBand's 4122 / 4096 wire bytes, CollNetDirect's .85 on Hopper;
+    // half of the network's 31 us each way), gets the sum over both nodes back, and sends it
+    // to its mate; first 2 x (2 - 1) x 0.4 us of arity serialisation (tuning.cc 2.25.1).
+    Scenario s = nccl_scenario("nccl-collnet-direct", "rail:2:2:h100:ndr-sharp", 4, 65536);
+    s.nccl.channels = 1;
+    const auto direct = simulate_in_child(s);
+    REQUIRE_MESSAGE(direct.exit_code == 0, direct.error);
+    const double nvlink = std::round(32768 * nvlink_factor) / 450e9;
+    const double up = std::round(32768 * 4122.0 / 4096 / 0.85) / 50e9;
+    CHECK(direct.simulated_time == doctest::Approx(0.8 * us + 2 * (3.7 * us + nvlink) + 2 * (15.5 * us + up)).epsilon(1e-9).scale(0));
+    CHECK(direct.model_time == doctest::Approx(direct.simulated_time).epsilon(1e-9).scale(0));
+    // CollNetChain, one channel, 32 KiB: one chunk (256 KiB halved to 32 KiB); GPU 1 sends it to
+    // GPU 0, the chain's head (2.8 us on NVLink), which sends the node's sum to its rail's switch
+    // (15 us each way, no .85) and the result back to GPU 1
+    Scenario c = nccl_scenario("nccl-collnet-chain", "rail:2:2:h100:ndr-sharp", 4, 32768);
+    c.nccl.channels = 1;
+    const auto chain = simulate_in_child(c);
+    REQUIRE_MESSAGE(chain.exit_code == 0, chain.error);
+    const double hop = std::round(32768 * nvlink_factor) / 450e9, net = std::round(32768 * 4122.0 / 4096) / 50e9;
+    CHECK(chain.simulated_time == doctest::Approx(2 * (2.8 * us + hop) + 2 * (15 * us + net)).epsilon(1e-9).scale(0));
+    CHECK(chain.model_time == doctest::Approx(chain.simulated_time).epsilon(1e-9).scale(0));
+  }
+
   TEST_CASE("NCCL's tree at 8 bytes: NCCL's latency, baseLat + 2 ((ppn - 1) intra + log2(nodes) inter)") {
     // Tree/LL (the tuner's choice): 6.8 us + 2 (7 x 0.6 + log2(N) x 5.0) us (tuning.cc 2.25.1);
     // 8 bytes add well under 0.01 us of transfers
@@ -123,7 +150,11 @@ TEST_SUITE("sim") {
                           {"nccl-nvls-tree", "dgx-h100:3", 24, 1 << 20, {}},
                           // many chunks: the hops across nodes waited for later (fifo - 1 steps)
                           {"nccl-nvls-tree", "dgx-h100:2", 16, 64 << 20, {}},
-                          {"nccl-tree", "dgx-h100:4", 32, 16 << 20, nccl::Proto::ll128}};
+                          {"nccl-tree", "dgx-h100:4", 32, 16 << 20, nccl::Proto::ll128},
+                          // the rails' switches reduce: many chunks, every GPU a head or a chain's
+                          {"nccl-collnet-direct", "dgx-h100:2:ndr-sharp", 16, 64 << 20, {}},
+                          {"nccl-collnet-chain", "dgx-h100:2:ndr-sharp", 16, 64 << 20, {}},
+                          {"nccl-collnet-chain", "rail:3:4:h100:ndr-sharp", 12, 1 << 20, {}}};
     for (const Case& c : cases) {
       Scenario s = nccl_scenario(c.algorithm, c.topology, c.p, c.bytes);
       s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
