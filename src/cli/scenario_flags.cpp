@@ -26,7 +26,9 @@ void ScenarioFlags::append_overrides(std::vector<std::string>& overrides) const 
 }
 
 void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& request) {
-  command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields");
+  command->add_option("scenario", request.scenario_path, "Scenario file (JSON); flags override its fields. A \"parallelism\" block (tensor, pipeline, "
+                      "data, expert, collectives) runs collectives on concurrent tensor/pipeline/data/expert "
+                      "communicators, --set parallelism.tensor=4 changes the layout (docs/parallelism.md)");
   command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   command->add_option("--algorithm", flags.algorithm,
                       "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform, or "

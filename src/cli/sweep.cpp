@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/validators.hpp"
+#include "report/layout_search.hpp"
 #include "sweep/plot.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/show.hpp"
@@ -70,6 +71,34 @@ Command add_sweep_merge(CLI::App* sweep) {
   return {merge, [flags] { return merge_sweep_results(flags->parts, flags->out); }};
 }
 
+// `collsim sweep layouts`: every tensor x pipeline x data (x expert) layout of a model on a
+// GPU cluster, the ones that fit memory ranked by their step time.
+Command add_sweep_layouts(CLI::App* sweep) {
+  auto request = std::make_shared<LayoutSearchRequest>();
+  CLI::App* layouts = sweep->add_subcommand(
+      "layouts", "Rank the tensor x pipeline x data (x expert) layouts of a transformer that fit a GPU cluster's memory");
+  layouts->add_option("--model", request->model, "A transformer preset: gpt3-175b, llama3-8b, llama3-70b, llama3-405b, "
+                                                 "mixtral-8x7b, tiny (docs/training.md#transformer-presets)")
+      ->required();
+  layouts->add_option("--topology", request->topology,
+                      "The GPU cluster: dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R or rail:N:G[...]")
+      ->required();
+  layouts->add_option("--efficiency", request->efficiency,
+                      "The fraction of the GPU's dense bf16 peak its FLOPs run at, as you state it (default 1: the peak)");
+  layouts->add_option("--top", request->top, "Layouts printed (default 10)")->check(in_range(1, 1000000));
+  layouts->add_option("--zero", request->zero_stage, "ZeRO stage over the data dimension: 0 (default), 1, 2 or 3");
+  layouts->add_flag("--sequence-parallel", request->sequence_parallel, "Sequence parallelism in the tensor groups");
+  layouts->add_option("--recompute", request->recompute,
+                      "none, selective or full for every layout (default: the least that fits, per layout)");
+  layouts->add_option("--micro-batch", request->micro_batch, "Samples per micro-batch (default: the preset's)")
+      ->check(in_range(1, 1 << 20));
+  layouts->add_option("--global-batch", request->global_batch, "Samples per step (default: the preset's)")
+      ->check(in_range(1, 1 << 30));
+  layouts->add_option("--sequence", request->sequence, "Tokens per sample (default: the preset's)")->check(in_range(1, 1 << 24));
+  layouts->add_option("--out", request->out, "Also write every layout enumerated as CSV");
+  return {layouts, [request] { return command_layout_search(*request); }};
+}
+
 }  // namespace
 
 std::vector<Command> add_sweep_commands(CLI::App& app) {
@@ -94,7 +123,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
                               if (!flags->shard.empty()) flags->options.shard = parse_shard(flags->shard);
                               return run_sweep(flags->path, flags->options);
                             }};
-  return {add_sweep_plot(sweep), add_sweep_show(sweep), add_sweep_merge(sweep), run_sweep_command};
+  return {add_sweep_plot(sweep), add_sweep_show(sweep), add_sweep_merge(sweep), add_sweep_layouts(sweep), run_sweep_command};
 }
 
 }  // namespace collsim::cli

@@ -49,6 +49,9 @@ void add_switches(NcclSetup& setup, const std::vector<simgrid::s4u::Host*>& host
                   const std::vector<simgrid::s4u::Host*>& switches) {
   const nccl::Algo algo = setup.choice.chosen.algo;
   if (!nccl::reduces_in_switch(algo)) return;
+  // one rank: NCCL sends nothing, and a switch actor would wait for pushes that never come
+  // (SimGrid then reports a deadlock at the end of a run that succeeded)
+  if (hosts.size() <= 1) return;
   const bool collnet = nccl::is_collnet(algo);
   const nccl::GpuSystem& system = setup.system;
   std::vector<int> member_of(hosts.size()), seen(static_cast<size_t>(system.nodes), 0);

@@ -23,8 +23,10 @@ void Coordinator::on_report(const Report& report) {
     if (!in_this_epoch(report)) return;
     failures_ = true;
   }
-  // A transfer of an abandoned group, late by its pace, says nothing of the new one.
-  if (report.kind == Report::Kind::slow_transfer && report.since <= rebuilt_at_) return;
+  // A transfer of an abandoned group, late by its pace, says nothing of the new one (nor
+  // does a computation begun before the rebuild: its round's collective was redone since).
+  const bool paced = report.kind == Report::Kind::slow_transfer || report.kind == Report::Kind::slow_computation;
+  if (paced && report.since <= rebuilt_at_) return;
   if (report.kind == Report::Kind::slow_pair) {
     settle_slow_pair(report.peer, report.world);
     return;

@@ -11,7 +11,10 @@
 //            progress score below recovery.straggler_threshold x the group's median for
 //            recovery.straggler_window steps), a slow pair (a rank's receives from one peer
 //            below that threshold of their earlier pace, as many times in a row, within
-//            their deadlines), a join (a worker whose host came back), or
+//            their deadlines), a slow computation (over within its deadline, at
+//            recovery.straggler_threshold of its expected pace or slower: judged as a
+//            straggler, dropped or kept by its price and recorded either way), a join (a
+//            worker whose host came back), or
 //            an undelivered verdict (its read of the last verdict failed on the way).
 //            Each says whom the worker waits on and since when.
 //   Verdict  coordinator -> worker, over the simulated network: leave the run, or the
@@ -58,7 +61,7 @@
 //            one the group resumes.
 // Invariants: a member is dropped only as a root of the wait-for graph (dead or cut off
 // from the coordinator; busy computing past its deadline while others wait on it; a
-// straggler by progress score not slowed only by other stragglers; or the one end common
+// computation over at half its pace or slower; a straggler by progress score not slowed only by other stragglers; or the one end common
 // to every late transfer), and, unless dead, only when the prediction says dropping
 // pays (a keep is decided on a pace: whole steps, or the rate of late transfers that have
 // moved bytes, never on a bound: a probe cut at its deadline, a transfer that has moved

@@ -60,6 +60,7 @@ struct Judgement {
   double slowdown = 1;             // how much slower the roots make the group (straggler rule)
   bool certain = false;            // dead or cut off: dropped whatever it costs
   bool compute_bound = false;      // the roots are late computing, not transferring
+  bool compute_over = false;       // ... and their late computations are over (rule 2b)
   bool pace_measured = false;      // s a pace (whole steps, a computation, late transfers' rates): keeping may be decided
   bool coordinator_cut = false;    // the control host's own link is down: no verdict can leave it
   bool redo = false;               // nobody to drop, but the collective cannot finish: the same members redo it
@@ -216,6 +217,7 @@ private:
   std::vector<int> computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits, double now,
                                   Judgement& out, double& slowest) const;
   bool judge_certain(const std::set<int>& dead, const Waits& waits, Judgement& out);
+  bool judge_slow_computations(const CommGroup& group, const std::set<int>& dead, Judgement& out);
   void judge_late_transfers(const CommGroup& group, Waits& waits, bool second_look, Judgement& out);
   void note_median_slowdown(int common, Judgement& out) const;
   std::vector<double> note_late_slowdowns(Judgement& out, int common = -1) const;

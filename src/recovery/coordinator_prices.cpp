@@ -12,6 +12,7 @@ Prediction Coordinator::predict(const Judgement& judgement) const {
   slow.roots = judgement.roots;
   slow.slowdown = judgement.slowdown;
   slow.compute_bound = judgement.compute_bound;
+  slow.compute_over = judgement.compute_over;
   slow.pace_measured = judgement.pace_measured;
   slow.round = lowest_round(membership_.current(), judgement.roots);
   slow.late_waiters = late_waiters_;
@@ -40,7 +41,7 @@ bool Coordinator::dropping_pays(Judgement& judgement) {
   // time): dropping them gains no more than the model's change with p (a naive
   // allreduce's root has one partner fewer), which is no culprit's cost. Slower than
   // 1 / straggler_threshold, as the straggler rule asks, or not at all.
-  if (!judgement.certain && s < 1 / run_.scenario->recovery.straggler_threshold) {
+  if (!judgement.certain && !at_least(s, 1 / run_.scenario->recovery.straggler_threshold)) {
     judgement.evidence.push_back(fmt::format("x{:.3g} slower is no slower than 1 / straggler_threshold: nobody dropped", s));
     judgement.prices.chosen = "keep";
     prediction_ = {-1, -1};
@@ -69,7 +70,7 @@ bool Coordinator::dropping_pays(Judgement& judgement) {
     detector_.keep(world, 1.5 * priced_s);
     detector_.forget_progress(world);  // its steps so far were judged; its new pace is what counts now
     const RankActivity& rank = detector_.activity(world);
-    const double computing_since = judgement.compute_bound ? rank.since : -1;
+    const double computing_since = judgement.compute_bound && !judgement.compute_over ? rank.since : -1;
     auto [at, added] = kept_computing_.try_emplace(world, computing_since);
     again &= !added && computing_since >= 0 && at->second == computing_since;
     at->second = computing_since;

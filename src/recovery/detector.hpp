@@ -32,6 +32,12 @@
 
 namespace collsim {
 
+// `value` at most `bound`, or at least, up to the rounding of the times they come from: a
+// host at half speed computes in twice its expected time to within an ulp or two, and its
+// pace is recovery.straggler_threshold's 0.5, not a hair above it.
+inline bool at_most(double value, double bound) { return value <= bound * (1 + 1e-9); }
+inline bool at_least(double value, double bound) { return value >= bound * (1 - 1e-9); }
+
 // The best pace a rank had in one step of the collective (a label), in earlier rounds.
 struct LabelPace {
   int round = -1;
@@ -181,6 +187,15 @@ struct alignas(64) RankActivity {
   long receives = 0, receives_before = 0;
   double expected_compute = 0;    // seconds the computation should take
   double compute_tolerance = 1;   // the tolerance it was expected with (when it began)
+  double compute_pace = 1;        // its last computation's: expected / actual time, at most 1
+  // A computation late by its pace: it ended within its deadline but at
+  // recovery.straggler_threshold of its expected pace or slower (a host 2x slower under
+  // "3x": its peers wait on it every round, and no deadline ever passes). The coordinator
+  // reads it once (`judged`).
+  struct SlowComputation {
+    bool judged = true;
+    double started = 0, took = 0, expected = 0;
+  } slow_computation;
   // Progress: its last recovery.straggler_window steps, the current one last.
   StepWindow steps;
   // The current wait's own end of its route: the link (route cache id), the rank's
@@ -223,6 +238,7 @@ public:
   // The worker loop tells what it does outside waits.
   // `world` computes what should take `expected_seconds` since `since` (-1: now).
   void computing(int world, int round, double expected_seconds, double since = -1);
+  // `world` is idle: a computation under way ended (note_computed judges its pace).
   void idle(int world);
   // `world` redoes `round`'s collective in a new group (it may have gone back a round):
   // the round the coordinator reads is the one it is in now.
@@ -307,6 +323,7 @@ private:
   void wake(Report report);
   void record_pace(int world, double took);
   void note_paced(RankActivity& rank, double started, double ended);
+  void note_computed(RankActivity& rank);
   void check_slow_pair(RankActivity& rank, LabelPace& label, double pace);
   size_t window() const;
   void check_straggler(int world);

@@ -23,11 +23,14 @@ enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoinin
 // Worker -> coordinator, out of band (recovery/detector.hpp): a suspicion (a wait past its
 // deadline), a failure (a transfer that broke), a straggler (a progress score below the
 // threshold for the window), a slow transfer (one that ended within its deadline's floor
-// but past recovery.timeout x its expected time: late by its pace), a join (a worker whose
-// host came back), or an undelivered
-// verdict (the worker's read of its last verdict failed: a link on its way went down).
+// but past recovery.timeout x its expected time: late by its pace), a slow computation (one
+// that ended within its deadline at straggler_threshold of its expected pace or slower), a
+// join (a worker whose host came back), or an undelivered verdict (the worker's read of its
+// last verdict failed: a link on its way went down).
 struct Report {
-  enum class Kind { suspicion, failure, straggler, slow_pair, slow_transfer, join, undelivered } kind = Kind::suspicion;
+  enum class Kind {
+    suspicion, failure, straggler, slow_pair, slow_transfer, slow_computation, join, undelivered
+  } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
   double since = 0;     // since when

@@ -70,7 +70,8 @@ Prediction StragglerPrices::predict(const Slowness& judgement) const {
   const double slowed = judgement.compute_bound ? with
                         : judgement.pace_measured ? slowed_model(members, judgement, s)
                                                   : s * with;
-  p.keep = judgement.compute_bound ? (s - 1) * compute + with + later * (s * compute + with)
+  const double overrun = judgement.compute_over ? 0 : (s - 1) * compute;  // an overrun over is spent either way
+  p.keep = judgement.compute_bound ? overrun + with + later * (s * compute + with)
                                    : (1 - p.done) * slowed + later * (compute + slowed);
   p.drop = verdict_seconds(run_) + without_them + later * (compute + without_them);
   return p;

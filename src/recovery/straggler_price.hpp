@@ -5,6 +5,7 @@
 //   slow transfers:   keep = (1 - f) T_s(p) + (R - 1)(c + T_s(p))   (s a pace)
 //                     keep = (1 - f) s T(p) + (R - 1)(c + s T(p))   (s a bound)
 //   slow computation: keep = (s - 1) c + T(p) + (R - 1)(s c + T(p))
+//   one over:         keep = T(p) + (R - 1)(s c + T(p))   (its overrun is spent either way)
 //   either:           drop = verdict + T(p') + (R - 1)(c + T(p'))
 // R the rounds left counting the current one, f the fraction of the current collective
 // the roots have done (their receives against the round before's), s the measured
@@ -70,6 +71,7 @@ struct Slowness {
   double slowdown = 1;         // against their expected times (a kept root's are stretched)
   double tolerance = 1;        // how much: slowdown x tolerance is against the platform as built
   bool compute_bound = false;  // late computing, not transferring
+  bool compute_over = false;   // ... and its computation is over: only later rounds pay its slowdown
   bool pace_measured = false;  // s a pace (priced on the routes), else a bound
   int round = 0;               // the lowest round a member is in
   std::vector<int> late_waiters;  // members whose transfer was late when judged

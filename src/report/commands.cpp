@@ -18,6 +18,8 @@
 #include "platform/platform.hpp"
 #include "report/baseline.hpp"
 #include "report/compare.hpp"
+#include "parallel/executor.hpp"
+#include "parallel/step_perfetto.hpp"
 #include "run/metrics.hpp"
 #include "run/nccl_auto.hpp"
 #include "run/run_scenario.hpp"
@@ -188,6 +190,33 @@ int run_sizes(const RunRequest& request) {
   return run_size_table(scenarios, {request.jobs, request.csv_path, request.quiet});
 }
 
+// A scenario with parallelism: its collectives at once on their groups (docs/parallelism.md).
+int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
+  for (const auto& [flag, given] : {std::pair{"--trace", &request.trace_path}, {"--svg", &request.svg_path},
+                                    {"--html", &request.html_path}})
+    if (!given->empty())
+      throw InputError(fmt::format("{}: not with parallelism yet (its summary is printed; --perfetto draws a step's lanes); "
+                                   "leave it out", flag));
+  if (!request.perfetto_path.empty() && !scenario.parallelism.step.given)
+    throw InputError("--perfetto: with parallelism, draws a training step's lanes (parallelism.step); leave it out");
+  if (request.baseline) throw InputError("--baseline: not with parallelism yet (a parallel run has no faults to compare against)");
+  PlanOptions options;
+  options.cfg = request.cfg;
+  const ParallelOutcome outcome = run_parallel(scenario, options);
+  if (!request.perfetto_path.empty() && outcome.step)
+    write_file_atomically(request.perfetto_path, step_perfetto(*outcome.step, scenario.name).dump(1) + "\n", "--perfetto");
+  if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
+  if (!outcome.stall.empty()) {
+    std::cerr << "collsim: stalled: " << outcome.stall << "\n";
+    return 1;
+  }
+  if (!outcome.verification.verified) {
+    std::cerr << "collsim: verification failed: " << outcome.verification.failure << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int command_run(const RunRequest& request) {
@@ -196,6 +225,7 @@ int command_run(const RunRequest& request) {
   if (request.jobs > 0) throw InputError("--jobs: runs the sizes of --sizes at once; give --sizes too");
   const Scenario scenario = load_scenario(request);
   check_run_outputs(request, scenario);
+  if (scenario.parallelism.given) return run_parallel_scenario(request, scenario);
   const std::vector<AutoCandidate> trials = auto_trials(scenario, request.cfg);
   std::optional<Baseline> twin;
   if (request.baseline) twin = run_fault_free_twin(scenario, request.cfg, trials);
@@ -280,9 +310,21 @@ int command_validate(const RunRequest& request, bool print_plan) {
     return 0;
   }
   std::string extras;
+  if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
+  if (scenario.parallelism.given) {
+    // what a parallel run decides before the engine runs: its step, or its communicators' algorithms
+    const ParallelismSpec& p = scenario.parallelism;
+    if (p.step.given) plan_step(plan);
+    else plan_communicators(plan);
+    std::cout << fmt::format("ok: {}: parallelism tensor {} x pipeline {} x data {} (expert {}), {}, {} workers on {} ({} "
+                             "network{})\n", scenario.name, p.tensor, p.pipeline, p.data, p.expert,
+                             p.step.given ? "a training step of " + p.step.model.name
+                                          : fmt::format("{} collective(s) at once", p.collectives.size()),
+                             plan.workers, plan.platform.source, network_model_name(scenario.network), extras);
+    return 0;
+  }
   if (scenario.training.rounds > 1) extras += fmt::format(", {} rounds", scenario.training.rounds);
   if (scenario.training.has_model()) extras += ", model " + scenario.training.model;
-  if (!scenario.faults.empty()) extras += fmt::format(", {} fault(s)", scenario.faults.size());
   if (scenario.recovery.policy == RecoveryPolicy::rebuild) extras += ", recovery rebuild";
   std::cout << fmt::format("ok: {}: {} / {}, {} workers on {} ({} network{})\n", scenario.name,
                            collective_name(scenario.collective.kind), scenario.collective.algorithm, plan.workers,

@@ -133,6 +133,9 @@ Verification verify_sharded(const Scenario& scenario, const SimResult& result) {
 RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>& cfg,
                        const std::optional<Baseline>& twin, const std::vector<AutoCandidate>& trials,
                        uint64_t kept_messages) {
+  if (scenario.parallelism.given)
+    throw InputError("parallelism: a parallel run is one step of its collectives; run it with `collsim run` alone "
+                     "(not in a sweep, a baseline or a size table yet)");
   PlanOptions options;
   options.cfg = cfg;
   options.auto_simulated = trials;

@@ -404,6 +404,34 @@ void parse_run_fields(const json& document, Scenario& scenario) {
 
 }
 
+// A run split into tensor, pipeline, data and expert groups (docs/parallelism.md): the
+// workers are the layout's, and what the parallel executor does not run yet is refused.
+void fit_parallelism(const json& document, Scenario& scenario) {
+  scenario.parallelism = parse_parallelism(document["parallelism"]);
+  check_parallelism(scenario.parallelism, scenario.workers);
+  scenario.workers = scenario.parallelism.workers();
+  if (document.contains("collective") || document.contains("nccl"))
+    throw InputError(fmt::format("{}: with parallelism each collective is given in parallelism.collectives; leave out {} "
+                                 "(and the flags that set it: --collective, --algorithm, --size, ...)",
+                                 document.contains("collective") ? "collective" : "nccl",
+                                 document.contains("collective") ? "collective" : "nccl"));
+  for (const char* key : {"training", "recovery"})
+    if (document.contains(key))
+      throw InputError(fmt::format("{}: not with parallelism yet (a parallel run is one step, whose groups are not "
+                                   "rebuilt); leave out {} or parallelism", key, key));
+  if (!scenario.faults.empty() && !scenario.parallelism.step.given)
+    throw InputError("faults: with parallelism, faults strike a training step (parallelism.step); leave them out of "
+                     "parallelism.collectives");
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const FaultSpec& fault = scenario.faults[i];
+    if (fault.kind != FaultKind::slow_host && fault.kind != FaultKind::slow_link)
+      throw InputError(fmt::format("faults.{}.kind: with parallelism.step only slow-host and slow-link (a slow GPU or "
+                                   "NIC); a lost worker would stop the step, which recovery does not rebuild yet", i));
+    if (fault.at_round)
+      throw InputError(fmt::format("faults.{}.at_round: a step has no rounds; give at (\"0s\": from the start)", i));
+  }
+}
+
 // What one section alone cannot check: the root and servers against the workers, the
 // placement's length; the default topology.
 void check_across(Scenario& scenario) {
@@ -430,7 +458,7 @@ void check_across(Scenario& scenario) {
 
 Scenario parse_scenario(const json& document, const std::string& source_dir) {
   check_keys(document, "", {"name", "description", "topology", "network", "workers", "collective", "nccl", "training",
-                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead"});
+                            "placement", "cfg", "seed", "faults", "recovery", "message_overhead", "parallelism"});
   Scenario scenario;
   scenario.source_dir = source_dir;
   parse_platform_fields(document, source_dir, scenario);
@@ -442,6 +470,7 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   parse_faults_and_recovery(document, scenario);
   fit_model(document, scenario);
   parse_run_fields(document, scenario);
+  if (document.contains("parallelism")) fit_parallelism(document, scenario);
   check_across(scenario);
   return scenario;
 }
@@ -554,6 +583,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
               {"cfg", s.cfg},
               {"seed", s.seed}};
   if (s.nccl.given || s.collective.algorithm == "nccl") out["nccl"] = nccl_spec_to_json(s.nccl);
+  if (s.parallelism.given) out["parallelism"] = parallelism_to_json(s.parallelism);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "comm/reduce_op.hpp"
 #include "nccl/constants.hpp"
 #include "platform/network_model.hpp"
+#include "scenario/parallelism_spec.hpp"
 #include "training/iteration.hpp"
 #include "training/noise.hpp"
 #include "util/named_enum.hpp"
@@ -157,6 +158,7 @@ struct Scenario {
   CollectiveSpec collective;
   NcclSpec nccl;
   TrainingSpec training;
+  ParallelismSpec parallelism;     // tensor, pipeline, data, expert groups (docs/parallelism.md)
   std::vector<FaultSpec> faults;
   RecoverySpec recovery;
   std::vector<std::string> placement;  // host names for ranks 0..p-1, or empty

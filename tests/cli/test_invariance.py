@@ -9,7 +9,8 @@ both traces list.
 
 The scenarios: every algorithm of `collsim list algorithms` (so a new one is covered
 without a new test), channels, gradient buckets without sharding and with ZeRO-2 and
-ZeRO-3, and faults under `rebuild`. `Sample` pairs each scenario with one knob (a carry
+ZeRO-3, several streams, compute noise, parameter servers of their own (shared with
+local aggregation, dedicated), and faults under `rebuild`. `Sample` pairs each scenario with one knob (a carry
 knob every other scenario; about 8 s); `Matrix` (CTest `invariance_matrix`, label heavy) runs every knob on every
 scenario:
 
@@ -93,6 +94,15 @@ def scenarios():
     out["ring zero2"] = [*ring, *LAYERS, "--set", "training.sharding=zero2"]
     out["rabenseifner zero3"] = ["--algorithm", "rabenseifner", "--topology", "nodes:4:4", *LAYERS,
                                  "--set", "training.sharding=zero3"]
+    out["ring buckets 3 streams"] = [*ring, *LAYERS, "--set", "training.streams=3"]
+    out["ring buckets lognormal noise"] = [*ring, *LAYERS, "--rounds", "2",
+                                           "--set", 'training.noise={"distribution": "lognormal", "sigma": 0.1}']
+    servers = ["--algorithm", "parameter-server", "--workers", "16", "--size", "6MiB"]
+    out["parameter-server shared local aggregation"] = [
+        *servers, "--topology", "nodes:4:4",
+        "--set", 'collective.parameter_server={"placement": "shared", "per_node": 1, "local_aggregation": true}']
+    out["parameter-server dedicated"] = [*servers, "--topology", "nodes:4:5",
+                                         "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25}']
     out["ring slow link rebuild"] = ["--algorithm", "ring", *PLATFORM, "--rounds", "2", *SLOW_LINK]
     out["hierarchical preempt rebuild"] = ["--algorithm", "hierarchical", *PLATFORM, *PREEMPT]
     out["binary-tree preempt rebuild"] = ["--algorithm", "binary-tree", *PLATFORM, *PREEMPT]

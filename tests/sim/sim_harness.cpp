@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <stdexcept>
 
 #include "sim/simulation.hpp"
 #include "model/cost_model.hpp"
@@ -40,7 +42,13 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   const ChildOutcome outcome = run_in_child([&] {
     PlanOptions options;
     options.input = input;
+    // a run that succeeded ends with no actor blocked: else SimGrid printed "Deadlock detected"
+    // and some actor (a switch's, a server's) waited for messages that never came
+    static bool deadlocked = false;
+    simgrid::s4u::Engine::on_deadlock_cb([] { deadlocked = true; });
     SimResult result = run_simulation(scenario, options);
+    if (result.stall.empty() && deadlocked)
+      throw std::runtime_error("the run succeeded but SimGrid found actors blocked at its end (a deadlock)");
     std::string out(3 * sizeof(double), '\0');
     const double times[3] = {result.simulated_time, model_time(*result.plan->choice.algorithm, result.plan->model),
                              static_cast<double>(result.messages.count())};

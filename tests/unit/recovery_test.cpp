@@ -386,6 +386,97 @@ TEST_CASE("keep, drop and regroup are compared by samples per second over the ro
 
 namespace {
 
+// Round 1 of 4 on the star: ranks 0-2 compute their `c` seconds from 0, rank 3 takes
+// `slowdown` x c (a slow host), after a fault struck; the coordinator reads each report.
+// Returns rank 3's reports (ranks 0-2 report nothing).
+std::vector<Report> compute_round(Run& run, RecoveryCoordinator& judge, double c, double slowdown) {
+  run.detector->fault_struck();
+  for (int r = 0; r < 4; ++r) run.detector->computing(r, 1, c, 0);
+  run.engine.clock = c;
+  for (int r = 0; r < 3; ++r) run.detector->idle(r);
+  run.engine.clock = slowdown * c;
+  run.detector->idle(3);
+  std::vector<Report> reports(run.engine.reports.begin(), run.engine.reports.end());
+  for (const Report& report : reports) judge.on_report(report);
+  return reports;
+}
+
+}  // namespace
+
+TEST_CASE("a computation at half its pace within its deadline is reported when it ends, and dropped when it pays") {
+  // A host 2x slower under "3x": no deadline passes, the peers wait on it every round. From
+  // round 1 of 4, R = 3 rounds left; its computation is over, so only later rounds pay it:
+  // keep = T(4) + (R - 1)(2c + T(4)), drop = verdict + T(3) + (R - 1)(c + T(3)).
+  const int p = 4, rounds = 4;
+  const double c = 0.010, n = 786432 * 4.0, R = 3;
+  Run run(p, 786432, rounds, c);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  const std::vector<Report> reports = compute_round(run, judge, c, 2);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].kind == Report::Kind::slow_computation);
+  CHECK(reports[0].world == 3);
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].dropped_ranks == std::vector<int>{3});
+  CHECK(decisions[0].rule == "its computation ran at 0.5 of its expected pace or slower, within its deadline "
+                             "(a slow computation)");
+  const double keep = ring_time(p, n) + (R - 1) * (2 * c + ring_time(p, n));
+  const double drop = alpha + 64 / B + ring_time(p - 1, n) + (R - 1) * (c + ring_time(p - 1, n));
+  CHECK(decisions[0].prediction_keep == doctest::Approx(keep).epsilon(1e-9).scale(0));
+  CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
+  REQUIRE(decisions[0].prices.choices.size() == 2);
+  CHECK(decisions[0].prices.chosen == "drop");
+  CHECK(decisions[0].prices.choices[1].samples_per_second == doctest::Approx(R * 3 / drop).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("a slow computation kept because keeping does more useful work has an entry with both prices") {
+  // 16x the elements: the ring takes 7.56 ms against 1 ms of computation, which runs 2.5x
+  // slower. Keeping 4 workers at 2.5c + T(4) a round does 3 x 4 / keep samples a second,
+  // dropping one 3 x 3 / drop: keep = 27.68 ms (0.434/ms) against drop = 22.16 ms
+  // (0.406/ms): kept, although slower.
+  const int p = 4, rounds = 4;
+  const double c = 0.001, n = 786432 * 64.0, R = 3;
+  Run run(p, 786432 * 16, rounds, c);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  compute_round(run, judge, c, 2.5);
+  const double s = 2.5;
+  const double keep = ring_time(p, n) + (R - 1) * (s * c + ring_time(p, n));
+  const double drop = alpha + 64 / B + ring_time(p - 1, n) + (R - 1) * (c + ring_time(p - 1, n));
+  REQUIRE(keep > drop);
+  REQUIRE(R * p / keep > R * (p - 1) / drop);
+  REQUIRE(decisions.size() == 1);
+  CHECK(decisions[0].dropped_ranks.empty());
+  CHECK(decisions[0].kept_ranks == std::vector<int>{3});
+  CHECK(decisions[0].reason.find("but keeping does more useful work than a rebuild (samples/s)") != std::string::npos);
+  CHECK(decisions[0].prices.chosen == "keep");
+  REQUIRE(decisions[0].prices.choices.size() == 2);
+  CHECK(decisions[0].prices.choices[0].seconds == doctest::Approx(keep).epsilon(1e-9).scale(0));
+  CHECK(decisions[0].prices.choices[1].seconds == doctest::Approx(drop).epsilon(1e-9).scale(0));
+  // Kept, its expected times stretch to 1.5 x its pace: the same slowness is not reported again.
+  run.engine.reports.clear();
+  run.detector->computing(3, 2, c, run.engine.clock);
+  run.engine.clock += s * c;
+  run.detector->idle(3);
+  CHECK(run.engine.reports.empty());
+}
+
+TEST_CASE("a computation above half its pace, or past its deadline, is not reported when it ends") {
+  Run run(4, 786432, 4, 0.010);
+  std::vector<RecoveryEvent> decisions;
+  const std::vector<FaultEvent> faults;
+  RecoveryCoordinator judge(run.facts, run.membership, *run.detector, run.engine, decisions, faults);
+  SUBCASE("x1.9: within the straggler threshold's pace") { CHECK(compute_round(run, judge, 0.010, 1.9).empty()); }
+  SUBCASE("x3.5: past its deadline, judged while it ran (rule 2)") {
+    CHECK(compute_round(run, judge, 0.010, 3.5).empty());
+  }
+  CHECK(decisions.empty());
+}
+
+namespace {
+
 // A ring of 8 on two switches (ranks 0-3, 4-7): rank 3's send to 4 crosses the link between
 // the switches and runs 5x slower than expected; 3's receive from 2 and 4's send to 5, each
 // inside a switch, end on time (when `ends_on_time`). With `both_ways`, the ring's other

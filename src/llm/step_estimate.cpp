@@ -1,0 +1,105 @@
+#include "llm/step_estimate.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "llm/memory.hpp"
+
+namespace collsim::llm {
+namespace {
+
+// What one micro-batch costs on one stage: FLOPs time, and the collectives of its blocks.
+struct Slot {
+  double compute = 0, tensor = 0, expert = 0, backward = 0;
+  double total(double pipeline_messages) const { return compute + tensor + expert + pipeline_messages; }
+};
+
+const LinkCost& link_for(int span, const Cluster& cluster) {
+  return span <= cluster.gpus_per_node ? cluster.nvlink : cluster.nic;
+}
+
+double collectives_time(const std::vector<GroupCollective>& collectives, int group, const LinkCost& link) {
+  double time = 0;
+  for (const auto& c : collectives) time += ring_time(c.kind, c.bytes, group, link);
+  return time;
+}
+
+Slot stage_slot(const TransformerModel& m, const Layout& layout, const Cluster& cluster, int stage) {
+  const LayerCosts costs = layer_costs(m, layout);
+  const double rate = cluster.gpu.peak_bf16_flops * cluster.efficiency;
+  const double blocks = stage_layers(m, layout.pipeline).at(static_cast<size_t>(stage));
+  const LinkCost& tensor_link = link_for(layout.tensor, cluster);
+  Slot slot;
+  slot.backward = blocks * (costs.backward_flops + costs.recompute_flops) / rate;
+  slot.compute = blocks * costs.forward_flops / rate + slot.backward;
+  if (stage == layout.pipeline - 1) {  // the logits, forward and backward
+    slot.compute += 3 * output_forward_flops(m) / layout.tensor / rate;
+  }
+  slot.tensor = blocks * (collectives_time(costs.forward_collectives, layout.tensor, tensor_link) +
+                          collectives_time(costs.backward_collectives, layout.tensor, tensor_link));
+  const LinkCost& expert_link = link_for(layout.tensor * layout.expert, cluster);
+  slot.expert = blocks * 4 * ring_time(Collective::alltoall, costs.expert_alltoall_bytes, layout.expert, expert_link);
+  return slot;
+}
+
+// The first stage's gradients (its weights' bf16 copy) over the data group after its last
+// backward: ZeRO 0 to 2 move an allreduce's bytes (a reduce-scatter, then the updated
+// weights' allgather), ZeRO-3 one allgather more (the weights gathered again for forward).
+double data_time(const TransformerModel& m, const Layout& layout, const Cluster& cluster) {
+  const double bytes = 2 * parameters_on_gpu(m, layout, 0);
+  const LinkCost& link = link_for(layout.tensor * layout.data, cluster);
+  const double allreduce = ring_time(Collective::allreduce, bytes, layout.data, link);
+  return layout.zero_stage == 3 ? allreduce + ring_time(Collective::allgather, bytes, layout.data, link) : allreduce;
+}
+
+std::string largest_part(const StepEstimate& e) {
+  const std::pair<const char*, double> parts[] = {{"tensor", e.tensor.exposed},     {"pipeline", e.pipeline.exposed},
+                                                  {"data", e.data.exposed},         {"expert", e.expert.exposed},
+                                                  {"bubble", e.bubble_time}};
+  const auto* largest = std::max_element(std::begin(parts), std::end(parts),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+  return largest->second > 0 ? largest->first : "compute";
+}
+
+}  // namespace
+
+double ring_time(Collective kind, double bytes, int group, const LinkCost& link) {
+  if (group <= 1 || bytes <= 0) return 0;
+  const double step = link.latency + bytes / (group * link.bandwidth);
+  switch (kind) {
+    case Collective::allreduce: return 2.0 * (group - 1) * step;
+    case Collective::allgather:
+    case Collective::reduce_scatter:
+    case Collective::alltoall: return (group - 1) * step;
+    default: throw std::logic_error("ring_time: no ring for this collective");
+  }
+}
+
+StepEstimate estimate_step(const TransformerModel& m, const Layout& layout, const Cluster& cluster) {
+  const int p = layout.pipeline, micro = micro_batches(m, layout);
+  const LinkCost& pipeline_link = link_for(layout.tensor * layout.data * p, cluster);
+  const double message = p > 1 ? 2 * (pipeline_link.latency + pipeline_message_bytes(m) / pipeline_link.bandwidth) : 0;
+  Slot slowest;
+  for (int stage = 0; stage < p; ++stage) {
+    const Slot slot = stage_slot(m, layout, cluster, stage);
+    if (stage == 0 || slot.total(message) > slowest.total(message)) slowest = slot;
+  }
+  StepEstimate e;
+  e.compute_time = micro * slowest.compute;
+  e.tensor = {micro * slowest.tensor, micro * slowest.tensor, layout.tensor > cluster.gpus_per_node};
+  e.expert = {micro * slowest.expert, micro * slowest.expert, layout.tensor * layout.expert > cluster.gpus_per_node};
+  e.pipeline = {micro * message, micro * message, layout.tensor * layout.data * p > cluster.gpus_per_node};
+  e.bubble_time = (p - 1) * slowest.total(message);
+  e.bubble_fraction = static_cast<double>(p - 1) / (micro + p - 1);
+  const double data = data_time(m, layout, cluster);
+  e.data = {data, std::max(0.0, data - stage_slot(m, layout, cluster, 0).backward),
+            layout.tensor * layout.data > cluster.gpus_per_node};
+  e.step_time = e.compute_time + e.tensor.exposed + e.expert.exposed + e.pipeline.exposed + e.bubble_time + e.data.exposed;
+  e.mfu = model_flops_per_step(m) / (e.step_time * layout.gpus() * cluster.gpu.peak_bf16_flops);
+  e.tokens_per_second = static_cast<double>(m.global_batch) * m.sequence / e.step_time;
+  e.bound_by = largest_part(e);
+  return e;
+}
+
+}  // namespace collsim::llm

@@ -1,0 +1,51 @@
+#pragma once
+// The collectives of a parallel run, decided before the engine runs: for each entry of
+// parallelism.collectives, every group it runs in (parallel/layout.hpp), the algorithm
+// (named, or auto's choice by the cost model on the first group's routes), its arguments
+// and the carried elements of its vectors (the run's carried budget shared by every rank of
+// every collective).
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "plan/payload.hpp"
+#include "plan/run_plan.hpp"
+#include "scenario/parallelism_spec.hpp"
+
+namespace collsim {
+
+// The algorithm a group runs, and why.
+struct GroupAlgorithm {
+  const AlgorithmInfo* algorithm = nullptr;
+  int channels = 1;     // auto's variant on channels
+  std::string reason;   // for people
+  double model_time = 0;  // the cost model's time of this group alone
+};
+
+// The algorithm `asked` ("auto" or a name) of `kind` on the group `members`, for vectors of
+// `bytes` per rank; auto by the cost model on the group's routes. Throws InputError naming
+// `where` for NCCL's algorithms (not with parallelism yet), switches' reductions and names
+// unknown for the kind.
+GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
+                                      Dtype dtype, int root, const std::vector<int>& members, const std::string& where);
+
+struct CommunicatorPlan {
+  int index = 0;                         // in parallelism.collectives
+  ParallelCollective spec;
+  std::vector<std::vector<int>> groups;  // world ranks of each group, in group-rank order
+  const AlgorithmInfo* algorithm = nullptr;
+  std::string reason;                    // for people: why this algorithm
+  int channels = 1;                      // auto's variant on channels
+  Payload payload;                       // per rank of a group
+  double model_time = 0;                 // the cost model's time of one group alone
+};
+
+// Carried elements per rank of a collective of `bytes` in groups of `group_size`: `share` of
+// the run's budget, never fewer than every chunk needs (plan/payload.hpp's rule for one part).
+Payload share_payload(double bytes, Dtype dtype, int group_size, int channels, double share);
+
+// Throws InputError naming the entry when a group is too small or too large for its
+// algorithm, or when `nccl` is asked (not with parallelism yet).
+std::vector<CommunicatorPlan> plan_communicators(const RunPlan& plan);
+
+}  // namespace collsim

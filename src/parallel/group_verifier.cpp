@@ -1,0 +1,41 @@
+#include "parallel/group_verifier.hpp"
+
+#include <fmt/format.h>
+
+#include "plan/input_data.hpp"
+
+namespace collsim {
+
+void GroupVerifier::deposit(int communicator, int group, int sequence, Collective kind, const std::vector<int>& members,
+                            int group_rank, Buffer result, uint64_t seed) {
+  Pending& pending = pending_[{communicator, group, sequence}];
+  if (pending.results.empty()) {
+    pending.results.resize(members.size());
+    pending.left = static_cast<int>(members.size());
+  }
+  pending.results[static_cast<size_t>(group_rank)] = std::move(result);
+  if (--pending.left > 0) return;
+  const Verification one = verify_results(kind, OpKind::sum, 0, pending.results, [&](int rank, Buffer& buf) {
+    fill_input(buf, members[static_cast<size_t>(rank)], OpKind::sum, seed);
+  });
+  pending_.erase({communicator, group, sequence});
+  ++collectives_;
+  merged_.checked_ranks += one.checked_ranks;
+  merged_.max_error = std::max(merged_.max_error, one.max_error);
+  merged_.wrong_elements += one.wrong_elements;
+  merged_.bitwise_identical = merged_.bitwise_identical && one.bitwise_identical;
+  merged_.tolerance = one.tolerance;
+  if (!one.verified && merged_.verified) {
+    merged_.verified = false;
+    merged_.failure = fmt::format("{} of group {} (its collective {}): {}", collective_name(kind), group, sequence, one.failure);
+  }
+}
+
+void GroupVerifier::message(bool intact) {
+  ++messages_;
+  if (intact || !merged_.verified) return;
+  merged_.verified = false;
+  merged_.failure = "a pipeline message arrived with other data than its sender sent";
+}
+
+}  // namespace collsim

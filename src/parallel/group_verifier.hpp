@@ -1,0 +1,41 @@
+#pragma once
+// Verifies every collective of a parallel step on real data: each rank deposits its result
+// when its part is done; once every rank of the group has, the group's results are checked
+// against the inputs (sim/verify.hpp) and dropped, so that a step of thousands of collectives
+// holds only those still in flight.
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "comm/buffer.hpp"
+#include "sim/verify.hpp"
+
+namespace collsim {
+
+class GroupVerifier {
+public:
+  // Rank `group_rank` of the group `members` (world ranks) ended collective `sequence` of
+  // communicator `communicator`, group `group`; every rank's input was fill_input(sum, seed).
+  void deposit(int communicator, int group, int sequence, Collective kind, const std::vector<int>& members, int group_rank,
+               Buffer result, uint64_t seed);
+  // A point-to-point message checked by its receiver: whether it held what the sender sent.
+  void message(bool intact);
+
+  const Verification& merged() const { return merged_; }
+  uint64_t verified_collectives() const { return collectives_; }
+  uint64_t verified_messages() const { return messages_; }
+  // Collectives some rank has not finished (a stalled step).
+  size_t pending() const { return pending_.size(); }
+
+private:
+  struct Pending {
+    std::vector<Buffer> results;
+    int left = 0;
+  };
+  std::map<std::tuple<int, int, int>, Pending> pending_;
+  Verification merged_;
+  uint64_t collectives_ = 0, messages_ = 0;
+};
+
+}  // namespace collsim

@@ -1,0 +1,115 @@
+#include "parallel/step_plan.hpp"
+
+#include <fmt/format.h>
+
+#include "llm/memory.hpp"
+#include "parallel/layout.hpp"
+#include "util/errors.hpp"
+
+namespace collsim {
+
+namespace {
+
+constexpr double kGradientBytes = 2;  // bf16 gradients (Megatron's DDP default: grad_reduce_in_fp32 false)
+
+llm::Layout layout_of(const ParallelismSpec& p) {
+  llm::Layout layout;
+  layout.tensor = p.tensor;
+  layout.pipeline = p.pipeline;
+  layout.data = p.data;
+  layout.expert = p.expert;
+  layout.sequence_parallel = p.step.sequence_parallel;
+  layout.recompute = p.step.recompute;
+  layout.zero_stage = p.step.zero;
+  return layout;
+}
+
+// A stage's gradient buckets in backward order: blocks (their dense parameters per GPU) added
+// up until a bucket holds bucket_parameters; the embedding or output layer's gradients, and
+// the blocks left, make the last one (ready when backward is done).
+std::vector<GradientBucket> stage_buckets(const llm::TransformerModel& m, const llm::Layout& layout, int stage, int blocks,
+                                          double bucket_parameters) {
+  const double block_dense = static_cast<double>(llm::block_parameters(m) - llm::block_expert_parameters(m)) / layout.tensor;
+  const double block_experts = static_cast<double>(llm::block_expert_parameters(m)) / (layout.tensor * layout.expert);
+  const double extra = llm::parameters_on_gpu(m, layout, stage) - blocks * (block_dense + block_experts);
+  std::vector<GradientBucket> buckets;
+  double filled = 0;
+  for (int done = 1; done <= blocks; ++done) {
+    filled += block_dense;
+    if (filled >= bucket_parameters && done < blocks) {
+      buckets.push_back({done, filled * kGradientBytes});
+      filled = 0;
+    }
+  }
+  buckets.push_back({blocks, (filled + std::max(0.0, extra)) * kGradientBytes});
+  return buckets;
+}
+
+GroupAlgorithm choose(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
+                      const std::vector<std::vector<int>>& groups, const std::string& where) {
+  if (groups.empty() || groups.front().size() < 2 || bytes <= 0) return {};
+  return choose_group_algorithm(plan, kind, asked, bytes, Dtype::bfloat16, 0, groups.front(), where);
+}
+
+void choose_algorithms(const RunPlan& plan, StepPlan& step) {
+  const ParallelismSpec& p = plan.scenario.parallelism;
+  const StepSpec& spec = p.step;
+  const auto tensor = dimension_groups(p, Dimension::tensor), data = dimension_groups(p, Dimension::data);
+  for (const llm::GroupCollective& c : step.block.forward_collectives) {
+    GroupAlgorithm& slot = c.kind == Collective::allreduce   ? step.tensor_allreduce
+                           : c.kind == Collective::allgather ? step.tensor_allgather
+                                                             : step.tensor_reduce_scatter;
+    if (slot.algorithm == nullptr) slot = choose(plan, c.kind, spec.tensor_algorithm, c.bytes, tensor, "parallelism.step.algorithms.tensor");
+  }
+  const double largest_bucket = step.buckets.front().front().bytes;
+  step.data_reduce = choose(plan, spec.zero > 0 ? Collective::reduce_scatter : Collective::allreduce, spec.data_algorithm,
+                            largest_bucket, data, "parallelism.step.algorithms.data");
+  if (spec.zero > 0) step.data_gather = choose(plan, Collective::allgather, spec.data_algorithm, largest_bucket, data, "parallelism.step.algorithms.data");
+  if (step.block.expert_alltoall_bytes > 0)
+    step.expert_alltoall = choose(plan, Collective::alltoall, spec.expert_algorithm, step.block.expert_alltoall_bytes,
+                                  dimension_groups(p, Dimension::expert), "parallelism.step.algorithms.expert");
+  if (!step.expert_gradient_bytes.empty())
+    step.expert_data_reduce = choose(plan, Collective::allreduce, spec.data_algorithm, step.expert_gradient_bytes.front(),
+                                     expert_data_groups(p), "parallelism.step.algorithms.data");
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> expert_data_groups(const ParallelismSpec& p) {
+  std::vector<std::vector<int>> groups;
+  for (int s = 0; s < p.pipeline; ++s)
+    for (int e = 0; e < p.expert; ++e)
+      for (int t = 0; t < p.tensor; ++t) {
+        groups.emplace_back();
+        for (int block = 0; block < p.data / p.expert; ++block) groups.back().push_back(world_rank_of(p, t, e + p.expert * block, s));
+      }
+  return groups;
+}
+
+StepPlan plan_step(const RunPlan& plan) {
+  const ParallelismSpec& p = plan.scenario.parallelism;
+  const StepSpec& spec = p.step;
+  const llm::TransformerModel& m = spec.model;
+  StepPlan step;
+  step.layout = layout_of(p);
+  step.block = llm::layer_costs(m, step.layout);
+  step.micro_batches = llm::micro_batches(m, step.layout);
+  step.stage_blocks = llm::stage_layers(m, p.pipeline);
+  const double speed = spec.peak_flops * spec.efficiency;
+  step.forward_seconds = step.block.forward_flops / speed;
+  step.backward_seconds = (step.block.backward_flops + step.block.recompute_flops) / speed;
+  step.output_forward_seconds = llm::output_forward_flops(m) / p.tensor / speed;
+  step.pipeline_bytes = llm::pipeline_message_bytes(m);
+  for (int s = 0; s < p.pipeline; ++s)
+    step.buckets.push_back(stage_buckets(m, step.layout, s, step.stage_blocks[static_cast<size_t>(s)], spec.bucket_parameters));
+  if (m.experts > 1 && p.data / p.expert > 1) {
+    const double block_experts = static_cast<double>(llm::block_expert_parameters(m)) / (p.tensor * p.expert);
+    for (int blocks : step.stage_blocks) step.expert_gradient_bytes.push_back(block_experts * blocks * kGradientBytes);
+  }
+  step.model_flops = llm::model_flops_per_step(m);
+  step.tokens = static_cast<double>(m.global_batch) * m.sequence;
+  choose_algorithms(plan, step);
+  return step;
+}
+
+}  // namespace collsim

@@ -1,0 +1,49 @@
+#pragma once
+// One training step of a transformer on a layout, decided before the engine runs
+// (docs/parallelism.md#the-llm-step): the blocks of each pipeline stage, the micro-batches,
+// what a block costs on one GPU (llm/layer_costs.hpp) turned into seconds at the stated
+// fraction of the GPU's peak, the tensor, pipeline, expert and data-parallel messages, the
+// gradient buckets of each stage and each communicator's algorithm.
+#include <string>
+#include <vector>
+
+#include "llm/layer_costs.hpp"
+#include "parallel/communicators.hpp"
+#include "plan/run_plan.hpp"
+
+namespace collsim {
+
+// One gradient bucket of a stage: ready once the last micro-batch's backward has gone
+// through `ready_after` of the stage's blocks (from its last block back), its bytes per GPU.
+struct GradientBucket {
+  int ready_after = 0;
+  double bytes = 0;
+};
+
+struct StepPlan {
+  llm::Layout layout;
+  llm::LayerCosts block;                  // one block, one micro-batch, one GPU
+  int micro_batches = 1;                  // per data-parallel replica
+  std::vector<int> stage_blocks;          // blocks of each pipeline stage
+  double forward_seconds = 0;             // one block's forward, one micro-batch
+  double backward_seconds = 0;            // its backward (and what it recomputes)
+  double output_forward_seconds = 0;      // the logits, on the last stage
+  double pipeline_bytes = 0;              // activations (and their gradients) between stages
+  std::vector<std::vector<GradientBucket>> buckets;  // [stage], in backward order
+  std::vector<double> expert_gradient_bytes;  // [stage], per GPU, reduced in the expert-data group (empty: none)
+  double model_flops = 0;                 // of the step, every GPU (MFU's numerator)
+  double tokens = 0;                      // of the step
+  // the algorithms: tensor (allreduce, or allgather and reduce-scatter with sequence
+  // parallelism), data (allreduce, or reduce-scatter and allgather with zero 1), expert
+  GroupAlgorithm tensor_allreduce, tensor_allgather, tensor_reduce_scatter;
+  GroupAlgorithm data_reduce, data_gather, expert_alltoall, expert_data_reduce;
+};
+
+// Throws InputError naming the field when the model does not fit the layout's communicators.
+StepPlan plan_step(const RunPlan& plan);
+
+// The groups of the expert-data dimension: ranks of one tensor index, one stage and one
+// place in their expert group (Megatron's expert-data-parallel group: data / expert ranks).
+std::vector<std::vector<int>> expert_data_groups(const ParallelismSpec& layout);
+
+}  // namespace collsim

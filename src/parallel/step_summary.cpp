@@ -1,0 +1,98 @@
+#include "parallel/step_summary.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "parallel/layout.hpp"
+#include "parallel/pipeline_schedule.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+
+StepFigures step_figures(const StepResult& result, const StepSpec& spec, int gpus) {
+  StepFigures f;
+  f.step_time = result.step_time;
+  f.critical_rank = result.critical_rank;
+  if (!result.ranks.empty()) f.critical = result.ranks[static_cast<size_t>(result.critical_rank)];
+  auto note = [](StepFigures::Worst& worst, double seconds, int rank) {
+    if (seconds > worst.seconds) worst = {seconds, rank};
+  };
+  for (size_t i = 0; i < result.ranks.size(); ++i) {
+    const RankStepTimes& r = result.ranks[i];
+    note(f.tensor_worst, r.tensor, static_cast<int>(i));
+    note(f.pipeline_worst, r.pipeline, static_cast<int>(i));
+    note(f.expert_worst, r.expert, static_cast<int>(i));
+    note(f.data_worst, r.data_exposed(), static_cast<int>(i));
+    f.tensor_busy = std::max(f.tensor_busy, r.tensor);
+    f.pipeline_busy = std::max(f.pipeline_busy, r.pipeline);
+    f.expert_busy = std::max(f.expert_busy, r.expert);
+    f.data_busy = std::max(f.data_busy, r.data_busy);
+  }
+  if (f.step_time > 0) {
+    f.bubble_fraction = f.critical.pipeline / f.step_time;
+    f.mfu = result.plan->model_flops / (f.step_time * gpus * spec.peak_flops);
+    f.tokens_per_second = result.plan->tokens / f.step_time;
+  }
+  return f;
+}
+
+std::string format_step_summary(const StepResult& result, const StepFigures& f, const RunPlan& plan) {
+  const ParallelismSpec& p = plan.scenario.parallelism;
+  const StepSpec& spec = p.step;
+  const StepPlan& step = *result.plan;
+  const double t = f.step_time > 0 ? f.step_time : 1;
+  auto share = [&](double seconds) { return fmt::format("{:>10} ({:4.1f}%)", format_time(seconds), 100 * seconds / t); };
+  std::string text = fmt::format(
+      "step: {} on tensor {} x pipeline {} x data {} = {} GPUs (expert {}), Megatron's rank order; {} micro-batches of {} "
+      "per replica, {} blocks per stage, {}{}; {} at {:.0f}% of its {:.4g} TFLOP/s peak\n",
+      spec.model.name, p.tensor, p.pipeline, p.data, p.workers(), p.expert, step.micro_batches, spec.model.micro_batch,
+      step.stage_blocks.front(), spec.sequence_parallel ? "sequence parallel, " : "",
+      spec.zero > 0 ? "distributed optimizer (ZeRO-1)" : "gradients allreduced", spec.gpu, 100 * spec.efficiency,
+      spec.peak_flops / 1e12);
+  text += fmt::format("step time        {}: {:.4g} tokens/s, MFU {:.1f}%\n", format_time(f.step_time), f.tokens_per_second,
+                      100 * f.mfu);
+  text += fmt::format("slowest rank {} (stage {}): where its step went\n", f.critical_rank,
+                      f.critical_rank / (p.tensor * p.data));
+  text += fmt::format("  compute        {}\n", share(f.critical.compute));
+  text += fmt::format("  tensor         {}  exposed (the stream waits for Megatron's collectives)\n", share(f.critical.tensor));
+  if (p.expert > 1) text += fmt::format("  expert         {}  exposed (alltoalls)\n", share(f.critical.expert));
+  text += fmt::format("  pipeline       {}  bubble and activations' waits (1F1B's bubble alone: {:.1f}%)\n",
+                      share(f.critical.pipeline), 100 * one_f_one_b_bubble(p.pipeline, step.micro_batches));
+  text += fmt::format("  data           {}  exposed after backward (its stream busy {})\n", share(f.critical.data_exposed()),
+                      format_time(f.critical.data_busy));
+  text += fmt::format("communicators (most busy rank): tensor {}, pipeline {}, expert {}, data {}\n", format_time(f.tensor_busy),
+                      format_time(f.pipeline_busy), format_time(f.expert_busy), format_time(f.data_busy));
+  auto worst = [&](const char* name, const StepFigures::Worst& w) {
+    const LayoutCoordinates at = coordinates_of(p, w.rank);
+    return fmt::format("{} {} at rank {} (tensor {}, data {}, stage {})", name, format_time(w.seconds), w.rank, at.tensor,
+                       at.data, at.pipeline);
+  };
+  text += fmt::format("most exposed: {}; {}; {}{}\n", worst("tensor", f.tensor_worst), worst("pipeline", f.pipeline_worst),
+                      worst("data", f.data_worst), p.expert > 1 ? "; " + worst("expert", f.expert_worst) : std::string());
+  for (const PlannedFault& fault : plan.faults)
+    text += fmt::format("fault: {} of {} x{:g} from {}{}\n", fault.spec.kind == FaultKind::slow_host ? "slow GPU" : "slow NIC",
+                        fault.target, fault.spec.factor, format_time(fault.spec.at.value_or(0)),
+                        fault.spec.duration ? " for " + format_time(*fault.spec.duration) : std::string());
+  const Verification& v = result.verification;
+  text += v.verified ? fmt::format("verified: {} collectives ({} rank results) and {} pipeline messages, max error {:.3g}\n",
+                                   result.collectives, v.checked_ranks, result.pipeline_messages, v.max_error)
+                     : fmt::format("verification FAILED: {}\n", v.failure);
+  return text;
+}
+
+nlohmann::json step_figures_json(const StepFigures& f) {
+  return {{"step_time", f.step_time},
+          {"critical_rank", f.critical_rank},
+          {"compute", f.critical.compute},
+          {"exposed", {{"tensor", f.critical.tensor}, {"expert", f.critical.expert}, {"pipeline", f.critical.pipeline},
+                       {"data", f.critical.data_exposed()}}},
+          {"most_exposed", {{"tensor", {f.tensor_worst.rank, f.tensor_worst.seconds}},
+                            {"pipeline", {f.pipeline_worst.rank, f.pipeline_worst.seconds}},
+                            {"data", {f.data_worst.rank, f.data_worst.seconds}}}},
+          {"busy", {{"tensor", f.tensor_busy}, {"expert", f.expert_busy}, {"pipeline", f.pipeline_busy}, {"data", f.data_busy}}},
+          {"bubble_fraction", f.bubble_fraction},
+          {"mfu", f.mfu},
+          {"tokens_per_second", f.tokens_per_second}};
+}
+
+}  // namespace collsim

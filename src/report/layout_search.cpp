@@ -1,0 +1,157 @@
+#include "report/layout_search.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <sstream>
+#include <variant>
+
+#include "llm/layouts.hpp"
+#include "llm/step_estimate.hpp"
+#include "platform/generator_spec.hpp"
+#include "util/atomic_file.hpp"
+#include "util/csv.hpp"
+#include "util/errors.hpp"
+#include "util/units.hpp"
+
+namespace collsim {
+namespace {
+
+using namespace llm;
+
+struct Ranked {
+  LayoutCandidate candidate;
+  StepEstimate estimate;
+};
+
+TransformerModel requested_model(const LayoutSearchRequest& request) {
+  TransformerModel model = transformer_preset(request.model, "--model");
+  if (request.micro_batch > 0) model.micro_batch = request.micro_batch;
+  if (request.global_batch > 0) model.global_batch = request.global_batch;
+  if (request.sequence > 0) model.sequence = request.sequence;
+  check_transformer(model, "--model");
+  return model;
+}
+
+RailSpec requested_cluster(const std::string& topology) {
+  const auto spec = parse_generator(topology, "--topology");
+  const RailSpec* rail = spec ? std::get_if<RailSpec>(&*spec) : nullptr;
+  if (!rail)
+    throw InputError(fmt::format("--topology: '{}' is not a GPU cluster; allowed: rail:N:G[...], dgx-a100:N, "
+                                 "dgx-h100:N, dgx-h200:N, gb200-nvl72:R",
+                                 topology));
+  return *rail;
+}
+
+Cluster cluster_of(const RailSpec& rail, double efficiency) {
+  Cluster cluster;
+  cluster.gpus_per_node = rail.gpus;
+  cluster.nvlink = {rail.nvlink.bandwidth, rail.nvlink.latency};
+  cluster.nic = {rail.nic.bandwidth, rail.nic.latency};
+  cluster.gpu = gpu_compute(rail.gpu, "--topology");
+  cluster.efficiency = efficiency;
+  return cluster;
+}
+
+std::string gb(double bytes) { return fmt::format("{:.4g} GB", bytes / 1e9); }
+
+std::string where(const CommunicatorTime& c) { return c.crosses_nodes ? "NICs" : "NVLink"; }
+
+// Why the layout takes its time: compute, then each part that adds to it, largest first.
+std::string why(const StepEstimate& e) {
+  std::vector<std::pair<double, std::string>> parts{
+      {e.tensor.exposed, fmt::format("tensor {} ({})", format_time(e.tensor.exposed), where(e.tensor))},
+      {e.pipeline.exposed, fmt::format("pipeline messages {} ({})", format_time(e.pipeline.exposed), where(e.pipeline))},
+      {e.bubble_time, fmt::format("bubble {} ({:.1f}% of the pipeline)", format_time(e.bubble_time), 100 * e.bubble_fraction)},
+      {e.data.exposed, fmt::format("data {} exposed of {} ({})", format_time(e.data.exposed), format_time(e.data.total), where(e.data))},
+      {e.expert.exposed, fmt::format("expert alltoall {} ({})", format_time(e.expert.exposed), where(e.expert))}};
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text = fmt::format("compute {}", format_time(e.compute_time));
+  for (const auto& [time, words] : parts)
+    if (time > 0) text += ", " + words;
+  if (e.data.exposed == 0 && e.data.total > 0)
+    text += fmt::format(", data {} hidden behind backward ({})", format_time(e.data.total), where(e.data));
+  return text;
+}
+
+std::string csv_of(const std::vector<Ranked>& rows) {
+  std::ostringstream out;
+  out << "layout,tensor,pipeline,data,expert,recompute,memory_per_gpu,fits,step_time,compute_time,bubble_fraction,"
+         "tensor_exposed,pipeline_exposed,data_exposed,expert_exposed,mfu,tokens_per_second,bound_by\n";
+  for (const auto& [c, e] : rows) {
+    const Layout& l = c.layout;
+    out << quote_csv_cell(layout_name(l)) << ',' << l.tensor << ',' << l.pipeline << ',' << l.data << ',' << l.expert << ','
+        << recompute_name(l.recompute) << ',' << fmt::format("{:.0f}", c.memory.total()) << ',' << (c.fits ? "yes" : "no");
+    if (c.fits)
+      out << fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.9g},{}\n", e.step_time, e.compute_time,
+                         e.bubble_fraction, e.tensor.exposed, e.pipeline.exposed, e.data.exposed, e.expert.exposed,
+                         e.mfu, e.tokens_per_second, e.bound_by);
+    else
+      out << ",,,,,,,,,,\n";
+  }
+  return out.str();
+}
+
+void print_ranking(const std::vector<Ranked>& ranked, int top) {
+  fmt::print("  {:>4}  {:<18} {:<10} {:>10} {:>12} {:>6} {:>11} {:>7}  {}\n", "rank", "layout", "recompute", "memory",
+             "step", "MFU", "tokens/s", "bubble", "most exposed");
+  for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(top); ++i) {
+    const auto& [c, e] = ranked[i];
+    fmt::print("  {:>4}  {:<18} {:<10} {:>10} {:>12} {:>5.1f}% {:>11.0f} {:>6.1f}%  {}\n", i + 1, layout_name(c.layout),
+               recompute_name(c.layout.recompute), gb(c.memory.total()), format_time(e.step_time), 100 * e.mfu, e.tokens_per_second,
+               100 * e.bubble_fraction, e.bound_by);
+  }
+}
+
+}  // namespace
+
+int command_layout_search(const LayoutSearchRequest& request) {
+  if (!(request.efficiency > 0 && request.efficiency <= 1))
+    throw InputError(fmt::format("--efficiency: {} is not a fraction of the peak; allowed: above 0, at most 1", request.efficiency));
+  if (request.zero_stage < 0 || request.zero_stage > 3)
+    throw InputError(fmt::format("--zero: {} is not a ZeRO stage; allowed: 0, 1, 2, 3", request.zero_stage));
+  if (request.out.size()) check_output_path(request.out, "--out");
+  const TransformerModel model = requested_model(request);
+  const RailSpec rail = requested_cluster(request.topology);
+  const Cluster cluster = cluster_of(rail, request.efficiency);
+  LayoutRules rules;
+  rules.gpus = rail.nodes * rail.gpus;
+  rules.gpus_per_node = rail.gpus;
+  rules.memory_bytes = cluster.gpu.memory_bytes;
+  rules.zero_stage = request.zero_stage;
+  rules.sequence_parallel = request.sequence_parallel;
+  if (!request.recompute.empty()) rules.recompute = parse_recompute(request.recompute, "--recompute");
+
+  const auto candidates = enumerate_layouts(model, rules);
+  if (candidates.empty())
+    throw InputError(fmt::format("--model: no layout of {} GPUs suits {}; allowed: tensor dividing {} (a node), the {} "
+                                 "heads and the {} key/value heads, at most {} pipeline stages, data dividing the global "
+                                 "batch {} in micro-batches of {}",
+                                 rules.gpus, model.name, rail.gpus, model.heads, model.kv_heads, model.layers, model.global_batch,
+                                 model.micro_batch));
+  std::vector<Ranked> ranked;
+  for (const auto& candidate : candidates)
+    ranked.push_back({candidate, candidate.fits ? estimate_step(model, candidate.layout, cluster) : StepEstimate{}});
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.candidate.fits != b.candidate.fits) return a.candidate.fits;
+    return a.estimate.step_time < b.estimate.step_time;
+  });
+  const auto fitting = std::count_if(ranked.begin(), ranked.end(), [](const Ranked& r) { return r.candidate.fits; });
+  fmt::print("layouts of {} on {}: {} {} GPUs of {}, {} per node; compute at {:g}% of {:g} TFLOP/s; ZeRO {}; priced by "
+             "the alpha-beta model\n",
+             model.name, request.topology, rules.gpus, cluster.gpu.gpu, gb(cluster.gpu.memory_bytes), rail.gpus,
+             100 * request.efficiency, cluster.gpu.peak_bf16_flops / 1e12, request.zero_stage);
+  fmt::print("  {} layouts: {} fit in memory, {} do not\n", ranked.size(), fitting, ranked.size() - fitting);
+  if (!request.out.empty()) write_file_atomically(request.out, csv_of(ranked), "--out");
+  if (fitting == 0) {
+    fmt::print(stderr, "collsim: error: no layout of {} GPUs fits {} in {} per GPU\n", rules.gpus, model.name,
+               gb(cluster.gpu.memory_bytes));
+    return 1;
+  }
+  print_ranking(ranked, request.top);
+  const auto& best = ranked.front();
+  fmt::print("  fastest: {}, recompute {}: {}\n", layout_name(best.candidate.layout),
+             recompute_name(best.candidate.layout.recompute), why(best.estimate));
+  return 0;
+}
+
+}  // namespace collsim

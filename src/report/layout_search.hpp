@@ -1,0 +1,24 @@
+#pragma once
+// `collsim sweep layouts`: the layouts of a transformer on a GPU cluster (issue 52 item 4),
+// those that fit the GPUs' memory ranked by their step time, with what each loses its time
+// to. docs/training.md#layout-search.
+#include <string>
+
+namespace collsim {
+
+struct LayoutSearchRequest {
+  std::string model;           // a transformer preset (llm/transformer.hpp)
+  std::string topology;        // a GPU cluster generator: rail:..., dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R
+  double efficiency = 1;       // the fraction of the GPU's peak its FLOPs run at, as the user states it
+  int top = 10;                // layouts printed
+  int zero_stage = 0;
+  bool sequence_parallel = false;
+  std::string recompute;       // "none", "selective" or "full"; empty: the least that fits, per layout
+  int micro_batch = 0, global_batch = 0, sequence = 0;  // 0: the preset's
+  std::string out;             // CSV of every layout enumerated ("" for none)
+};
+
+// Prints the ranking; 0, or 1 when no layout fits. Bad input throws InputError.
+int command_layout_search(const LayoutSearchRequest& request);
+
+}  // namespace collsim

@@ -1,0 +1,133 @@
+"""`collsim sweep layouts`: the layouts of a transformer on a GPU cluster, ranked
+(docs/training.md#layout-search). The figures are the alpha-beta estimate's, whose pieces
+tests/unit/llm_layout_test.cpp checks by hand; here the command as a user meets it: what
+it enumerates, what it refuses, the CSV, the errors.
+
+    cd tests/cli && COLLSIM=../../build/collsim python3 -m unittest -v test_layouts
+"""
+import csv
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+
+def layouts(*args):
+    return subprocess.run([COLLSIM, "sweep", "layouts", *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+class Enumeration(unittest.TestCase):
+    def table(self, *args):
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "layouts.csv"
+            run = layouts(*args, "--out", out)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return run.stdout, list(csv.DictReader(out.read_text().splitlines()))
+
+    def test_every_layout_of_16_gpus_for_the_tiny_model(self):
+        # 2 nodes of 8: tensor 1, 2, 4, 8 (dividing a node and the 8 heads); pipeline at most
+        # the 4 layers; data dividing the global batch 8: tensor 1 with pipeline 1 (data 16)
+        # is out, so 2 + 3 + 3 + 2 = 10 layouts.
+        stdout, rows = self.table("--model", "tiny", "--topology", "dgx-h100:2")
+        names = [row["layout"] for row in rows]
+        self.assertEqual(len(names), 10, names)
+        self.assertNotIn("TP1 PP1 DP16", names)
+        for row in rows:
+            self.assertEqual(int(row["tensor"]) * int(row["pipeline"]) * int(row["data"]), 16)
+            self.assertEqual(row["fits"], "yes")
+            self.assertEqual(row["recompute"], "none")
+        times = [float(row["step_time"]) for row in rows]
+        self.assertEqual(times, sorted(times), "ranked by step time")
+        self.assertIn("10 layouts: 10 fit in memory, 0 do not", stdout)
+        self.assertIn(f"     1  {names[0]}", stdout)
+        self.assertIn(f"fastest: {names[0]}, recompute none: compute", stdout)
+
+    def test_the_parts_add_up_to_the_step(self):
+        _, rows = self.table("--model", "llama3-8b", "--topology", "dgx-h100:4", "--efficiency", "0.4")
+        for row in rows:
+            if row["fits"] != "yes":
+                continue
+            with self.subTest(layout=row["layout"]):
+                pipeline = int(row["pipeline"])
+                micro = 2048 // (int(row["data"]))
+                want = (pipeline - 1) / (micro + pipeline - 1)  # the CSV's 9 digits
+                self.assertAlmostEqual(float(row["bubble_fraction"]), want, delta=1e-8 * want)
+                self.assertLess(float(row["mfu"]), 0.4)  # never above the fraction of the peak stated
+                self.assertAlmostEqual(float(row["tokens_per_second"]) * float(row["step_time"]), 2048 * 8192, delta=1e-8 * 2048 * 8192)
+
+    def test_memory_decides_the_recomputation_and_what_fits(self):
+        # Llama 3 70B on 4 DGX H100 (32 GPUs of 80 GB): a layout without tensor or pipeline
+        # parallelism holds 16 x 70.55 B bytes of states per GPU, and never fits.
+        _, rows = self.table("--model", "llama3-70b", "--topology", "dgx-h100:4", "--zero", "1")
+        by_name = {row["layout"]: row for row in rows}
+        self.assertEqual(by_name["TP1 PP1 DP32"]["fits"], "no")
+        self.assertGreater(float(by_name["TP1 PP1 DP32"]["memory_per_gpu"]), 80e9)
+        fitting = [row for row in rows if row["fits"] == "yes"]
+        self.assertTrue(fitting)
+        for row in fitting:
+            self.assertLessEqual(float(row["memory_per_gpu"]), 80e9)
+        _, full = self.table("--model", "llama3-70b", "--topology", "dgx-h100:4", "--zero", "1", "--recompute", "full")
+        self.assertTrue(all(row["recompute"] == "full" for row in full))
+
+    def test_a_mixture_of_experts_gets_expert_groups(self):
+        stdout, rows = self.table("--model", "mixtral-8x7b", "--topology", "dgx-h100:8", "--top", "3")
+        experts = {int(row["expert"]) for row in rows}
+        self.assertEqual(experts, {1, 2, 4, 8})
+        self.assertEqual(stdout.count("\n"), 2 + 1 + 3 + 1)  # header, counts, column names, 3 layouts, the fastest
+
+
+    def test_other_clusters(self):
+        # GB200 NVL72: 72 GPUs a node; Llama 3 70B's 64 heads and 8 key/value heads leave
+        # tensor 1, 2, 4 or 8; B200's 2.5 PFLOP/s and 186 GB from the NVL72 datasheet.
+        stdout, rows = self.table("--model", "llama3-70b", "--topology", "gb200-nvl72:2", "--efficiency", "0.4")
+        self.assertEqual({int(row["tensor"]) for row in rows}, {1, 2, 4, 8})
+        self.assertIn("144 b200 GPUs of 186.1 GB, 72 per node; compute at 40% of 2500 TFLOP/s", stdout)
+        stdout, rows = self.table("--model", "gpt3-175b", "--topology", "dgx-a100:8", "--recompute", "full")
+        self.assertIn("64 a100 GPUs of 80 GB, 8 per node; compute at 100% of 312 TFLOP/s", stdout)
+        self.assertTrue(all(int(row["tensor"]) * int(row["pipeline"]) * int(row["data"]) == 64 for row in rows))
+
+
+class BadInput(unittest.TestCase):
+    def refused(self, *args, says):
+        run = layouts(*args)
+        self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+        self.assertEqual(run.stderr.count("\n"), 1, run.stderr)
+        self.assertIn(says, run.stderr)
+        self.assertEqual(run.stdout, "")
+
+    def test_each_bad_input_is_one_line(self):
+        self.refused("--model", "llama3-7b", "--topology", "dgx-h100:1",
+                     says="collsim: error: --model: unknown model 'llama3-7b' (did you mean 'llama3-8b'?); allowed: gpt3-175b")
+        self.refused("--model", "tiny", "--topology", "star:8", says="--topology: 'star:8' is not a GPU cluster; allowed:")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:0", says="--topology:")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--efficiency", "0", says="--efficiency: 0 is not a fraction")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--efficiency", "1.5", says="allowed: above 0, at most 1")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--zero", "4", says="--zero: 4 is not a ZeRO stage")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--recompute", "partial",
+                     says="--recompute: unknown recomputation 'partial'; allowed: none, selective, full")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--global-batch", "3", "--micro-batch", "2",
+                     says="--model: global_batch (3) must be a multiple of micro_batch (2)")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--global-batch", "-1", says="--global-batch")
+        self.refused("--topology", "dgx-h100:1", says="--model is required")
+        with tempfile.TemporaryDirectory() as folder:
+            self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--out", folder, says="--out")
+
+    def test_no_layout_that_fits_is_a_failure(self):
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "layouts.csv"
+            run = layouts("--model", "llama3-405b", "--topology", "dgx-h100:1", "--out", out)
+            self.assertEqual(run.returncode, 1)
+            self.assertEqual(run.stderr, "collsim: error: no layout of 8 GPUs fits llama3-405b in 80 GB per GPU\n")
+            self.assertTrue(all(row["fits"] == "no" for row in csv.DictReader(out.read_text().splitlines())))
+
+    def test_help_names_every_flag(self):
+        run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
+        for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
+                     "--micro-batch", "--global-batch", "--sequence", "--out"]:
+            self.assertIn(flag, run.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,101 @@
+"""The parallelism block as a user meets it (docs/parallelism.md): bad input is one line and
+exit 2 with nothing written, a run of communicators and a transformer's step print their
+figures, and --perfetto draws one lane per communicator per rank.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_parallelism
+"""
+import json
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+STEP = {"topology": "star:8",
+        "parallelism": {"tensor": 2, "pipeline": 2, "data": 2,
+                        "step": {"model": "tiny", "layers": 4, "global_batch": 8, "efficiency": 0.5}}}
+
+
+class Parallelism(unittest.TestCase):
+    def run_scenario(self, scenario, *flags):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            run = subprocess.run([COLLSIM, "run", str(path), *flags], capture_output=True, text=True, timeout=300)
+            return run, folder
+
+    def refused(self, scenario, message, *flags):
+        """Exit 2, one line naming the field, and no output file written."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            run = subprocess.run([COLLSIM, "run", str(path), *flags], capture_output=True, text=True, timeout=60,
+                                 cwd=folder)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertEqual(run.stderr.count("\n"), 1, run.stderr)
+            self.assertIn(message, run.stderr)
+            self.assertEqual(sorted(p.name for p in Path(folder).iterdir()), ["s.json"])
+
+    def test_bad_input_is_one_line(self):
+        base = {"parallelism": {"data": 2, "collectives": [{"group": "data", "size": "1MiB"}]}}
+        self.refused({"parallelism": {"data": 6, "expert": 4, "collectives": [{"group": "data"}]}},
+                     "collsim: error: parallelism.expert: 4 does not divide parallelism.data 6")
+        self.refused({**base, "workers": 3}, "collsim: error: workers: 3 given, but parallelism makes")
+        self.refused({"parallelism": {"data": 2, "collectives": [{"group": "tensr"}]}},
+                     "parallelism.collectives.0.group: unknown dimension 'tensr' (did you mean 'tensor'?)")
+        self.refused({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}},
+                     "parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet")
+        self.refused({**base, "collective": {"kind": "allreduce"}}, "collective: with parallelism each collective")
+        self.refused({**base, "recovery": {"policy": "rebuild"}}, "recovery: not with parallelism yet")
+        self.refused({"parallelism": {"tensor": 3, "step": {"model": "tiny", "efficiency": 0.5}}},
+                     "parallelism.tensor: 3 does not divide the model's 8 heads")
+        self.refused({"parallelism": {"data": 2, "step": {"model": "tinny", "efficiency": 0.5}}},
+                     "parallelism.step.model: unknown")
+        self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}]},
+                     "faults.0.kind: with parallelism.step only slow-host and slow-link")
+        self.refused(base, "--perfetto: with parallelism, draws a training step's lanes", "--perfetto", "p.json")
+        self.refused(STEP, "--trace: not with parallelism yet", "--trace", "t.json")
+
+    def test_validate_plans_the_step_and_names_its_errors(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(STEP))
+            run = subprocess.run([COLLSIM, "validate", str(path)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("parallelism tensor 2 x pipeline 2 x data 2 (expert 1), a training step of tiny, 8 workers",
+                          run.stdout)
+            path.write_text(json.dumps({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}}))
+            run = subprocess.run([COLLSIM, "validate", str(path)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet",
+                          run.stderr)
+
+    def test_communicators_at_once_print_their_times_and_are_verified(self):
+        run, _ = self.run_scenario({"topology": "rail:2:4", "parallelism": {
+            "tensor": 4, "data": 2, "collectives": [{"group": "tensor", "size": "4MiB", "algorithm": "auto"},
+                                                    {"group": "data", "kind": "allgather", "size": "1MiB"}]}})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("parallelism: tensor 4 x pipeline 1 x data 2 = 8 workers", run.stdout)
+        self.assertIn("tensor   allreduce", run.stdout)
+        self.assertIn("data     allgather ring", run.stdout)
+        self.assertIn("verified: every group's result, 16 ranks checked", run.stdout)
+
+    def test_a_step_prints_its_figures_and_draws_its_lanes(self):
+        with tempfile.TemporaryDirectory() as folder:
+            perfetto = Path(folder) / "p.json"
+            run, _ = self.run_scenario(STEP, "--perfetto", str(perfetto))
+            self.assertEqual(run.returncode, 0, run.stderr)
+            for words in ("step time", "tokens/s, MFU", "compute", "tensor", "pipeline", "data", "most exposed",
+                          "verified:"):
+                self.assertIn(words, run.stdout)
+            events = json.loads(perfetto.read_text())["traceEvents"]
+            lanes = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+            # every rank computes and meets its tensor peer; stage 0 and 1 ranks wait on the pipeline and the data group
+            for rank in range(8):
+                for lane in ("compute", "tensor", "pipeline", "data"):
+                    self.assertIn((rank + 1, lane), lanes)
+
+
+if __name__ == "__main__":
+    unittest.main()
