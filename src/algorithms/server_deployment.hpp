@@ -13,6 +13,11 @@ struct ServerDeployment {
   bool local_aggregation = false;
   double cpu_per_byte = 0;     // seconds a server spends per byte it receives in the push
   double cpu_per_message = 0;  // seconds a server spends per message it receives or sends
+  // Training with asynchronous or bounded-staleness servers (sim/async_servers.hpp): each
+  // push is applied as it arrives, and a pull is answered once every worker is at most
+  // `staleness` iterations behind (-1: at once, asynchronous). False: one allreduce per iteration.
+  bool asynchronous = false;
+  int staleness = -1;
 };
 
 }  // namespace collsim

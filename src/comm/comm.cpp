@@ -302,6 +302,23 @@ void Comm::wait_all(std::vector<Request>& requests) {
   for (Request& request : requests) wait(request);
 }
 
+std::vector<size_t> Comm::wait_some(std::vector<Request>& requests) {
+  if (group_->watch() != nullptr) throw std::logic_error("wait_some runs without recovery's watch");
+  std::vector<sg4::CommPtr> activities;
+  for (const Request& request : requests)
+    if (request.active()) activities.push_back(request.pending_->activity);
+  if (activities.empty()) throw std::logic_error("wait_some: nothing to wait for");
+  sg4::Comm::wait_any(activities);
+  std::vector<size_t> done;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!requests[i].active() || !requests[i].pending_->activity->test()) continue;
+    wait(requests[i]);  // over already: completes it and delivers a receive
+    requests[i].pending_.reset();
+    done.push_back(i);
+  }
+  return done;
+}
+
 void Comm::send(int dst, View data) {
   PendingTransfer sending;
   post_send(dst, data, sending);

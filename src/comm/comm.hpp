@@ -27,6 +27,9 @@ public:
   Request& operator=(Request&&) noexcept;
   ~Request();
 
+  // Not yet completed by a wait.
+  bool active() const { return pending_ != nullptr; }
+
 private:
   friend class Comm;
   std::unique_ptr<PendingTransfer> pending_;
@@ -96,6 +99,11 @@ public:
   Request irecv(int src, View into);
   void wait(Request& request);
   void wait_all(std::vector<Request>& requests);
+  // Waits until at least one of the active `requests` has completed, then completes every
+  // one that has by now (delivering the receives) and returns their indices in order; each
+  // is then inactive. A server serving whoever pushes first (asynchronous parameter
+  // servers, sim/async_servers.cpp). Not under recovery's watch, which it never runs with.
+  std::vector<size_t> wait_some(std::vector<Request>& requests);
 
 private:
   void post_send(int dst, View data, PendingTransfer& pending);

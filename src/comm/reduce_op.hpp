@@ -29,6 +29,10 @@ public:
   // What combining `elements` logical elements costs the rank that does it (the simulation
   // makes it time: collective.reduce_bandwidth). Called in that rank's actor. Unset: free.
   void set_cost(std::function<void(size_t elements)> cost) { cost_ = std::move(cost); }
+  // Pays that cost for `elements` combined some other way (a server applying an update).
+  void charge(size_t elements) const {
+    if (cost_ && elements > 0) cost_(elements);
+  }
   // What happens once after the reduction completes (avg divides by the group size).
   void finalize(View data, int group_size) const;
 

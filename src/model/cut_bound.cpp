@@ -6,10 +6,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/NetZone.hpp>
 
-namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
@@ -145,7 +142,7 @@ private:
 // share one hub node (each link -> hub -> each follower) without changing the flow or
 // the minimum cut: on a cluster with a private link per host the p/2 x p/2 joins of a
 // bisection (a p^2 graph: 1.6 GiB at p = 8192) become p edges.
-CutFlow max_flow_across(const RouteCache& routes, const std::vector<int>& from, const std::vector<int>& to) {
+CutFlow max_flow_across(const Network& routes, const std::vector<int>& from, const std::vector<int>& to) {
   // p^2 / 4 routes pass through here: nothing per route allocates or searches a tree.
   std::vector<int> node_of_link;  // route cache link id -> node (-1: not met yet)
   std::vector<int> links;         // node -> route cache link id
@@ -223,8 +220,7 @@ std::string describe_ranks(const std::vector<int>& ranks) {
 
 // Every rank alone (a slow host link shows up here), or on large platforms the ranks
 // whose own first link is slowest (symmetric: one of them stands for all).
-std::vector<int> single_ranks(const RouteCache& routes, int max_singletons, bool symmetric) {
-  const int p = static_cast<int>(routes.hosts().size());
+std::vector<int> single_ranks(const Network& routes, int p, int max_singletons, bool symmetric) {
   std::vector<int> singles(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
   if (p <= max_singletons) return singles;
@@ -263,11 +259,9 @@ double bytes_across(Collective collective, const std::vector<bool>& in_s, int ro
   return 0;
 }
 
-CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
-                            const std::vector<sg4::Host*>& platform_hosts, int root, double bytes_per_rank,
-                            int max_singletons, int max_zones, bool symmetric) {
-  const std::vector<sg4::Host*>& rank_hosts = routes.hosts();
-  const int p = static_cast<int>(rank_hosts.size());
+CutBound topology_cut_bound(Collective collective, const Network& routes, const RankPlaces& places, int root,
+                            double bytes_per_rank, int max_singletons, int max_zones, bool symmetric) {
+  const int p = static_cast<int>(places.ranks());
   CutBound best;
   if (p < 2) return best;
   // Candidate sides S (the other side is the rest), each with a name.
@@ -278,32 +272,30 @@ CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
   // The same in platform order, for placements that scatter ranks across the platform.
   std::vector<int> by_host(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) by_host[static_cast<size_t>(r)] = r;
-  std::unordered_map<const sg4::Host*, size_t> place;  // a host's position in the platform
-  for (size_t i = 0; i < platform_hosts.size(); ++i) place.emplace(platform_hosts[i], i);
-  auto position = [&](int r) { return place.at(rank_hosts[static_cast<size_t>(r)]); };
+  auto position = [&](int r) { return places.position[static_cast<size_t>(r)]; };
   std::stable_sort(by_host.begin(), by_host.end(), [&](int a, int b) { return position(a) < position(b); });
   by_host.resize(static_cast<size_t>(p / 2));
   std::sort(by_host.begin(), by_host.end());
   if (by_host != half) sides.emplace_back(by_host, "(bisection in platform order)");
-  std::map<const sg4::NetZone*, std::vector<int>> zones;
-  for (int r = 0; r < p; ++r) zones[rank_hosts[static_cast<size_t>(r)]->get_englobing_zone()].push_back(r);
+  std::map<int, std::vector<int>> zones;
+  for (int r = 0; r < p; ++r) zones[places.zone[static_cast<size_t>(r)]].push_back(r);
   // Each zone cut costs p route lookups per rank in it: above max_zones zones (128 nodes of
   // 8 devices would take seconds), every k-th zone in platform order.
   if (zones.size() > 1) {
-    std::vector<std::pair<int, const sg4::NetZone*>> ordered;  // by their first rank
+    std::vector<std::pair<int, int>> ordered;  // by their first rank
     for (const auto& [zone, ranks] : zones) ordered.emplace_back(ranks.front(), zone);
     std::sort(ordered.begin(), ordered.end());
     const size_t stride = (ordered.size() + max_zones - 1) / max_zones;
     std::vector<size_t> sizes_read;  // symmetric: one zone of each size stands for the others
     for (size_t i = 0; i < ordered.size(); i += stride) {
-      const sg4::NetZone* zone = ordered[i].second;
+      const int zone = ordered[i].second;
       const size_t size = zones[zone].size();
       if (symmetric && std::find(sizes_read.begin(), sizes_read.end(), size) != sizes_read.end()) continue;
       sizes_read.push_back(size);
-      sides.emplace_back(zones[zone], fmt::format("(zone {})", zone->get_name()));
+      sides.emplace_back(zones[zone], fmt::format("(zone {})", places.zone_names[static_cast<size_t>(zone)]));
     }
   }
-  for (int r : single_ranks(routes, max_singletons, symmetric)) sides.emplace_back(std::vector<int>{r}, "");
+  for (int r : single_ranks(routes, p, max_singletons, symmetric)) sides.emplace_back(std::vector<int>{r}, "");
 
   std::vector<std::string> unread;
   for (const auto& [side, label] : sides) {

@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "algorithms/collective.hpp"
-#include "model/route_cache.hpp"
-
-namespace simgrid::s4u {
-class Host;
-}
+#include "model/network.hpp"
+#include "model/rank_places.hpp"
 
 namespace collsim {
 
@@ -37,12 +34,13 @@ constexpr double max_cut_routes = 16777216;
 // ranks whose first link is slowest: each cut costs p route lookups and a max flow; above
 // max_zones zones, every k-th zone in platform order). `bytes_per_rank` is
 // the logical size of one rank's vector.
-// The ranks are the endpoints of `routes`, which reads every route the cuts cross.
+// The ranks are the endpoints of `routes`, which reads every route the cuts cross; `places`
+// says where they sit (platform order, zones).
 // `symmetric`: every rank is an image of every other under the platform's symmetry (a
 // generated family whose hosts are all alike, every host a rank, in platform order): then one
 // zone stands for all zones of its size and, above max_singletons ranks, one rank alone for all.
-CutBound topology_cut_bound(Collective collective, const RouteCache& routes,
-                            const std::vector<simgrid::s4u::Host*>& platform_hosts, int root, double bytes_per_rank,
+CutBound topology_cut_bound(Collective collective, const Network& routes, const RankPlaces& places, int root,
+                            double bytes_per_rank,
                             int max_singletons = 64, int max_zones = 16, bool symmetric = false);
 
 // Bytes that must cross from the ranks marked true in `in_s` to the others.

@@ -11,6 +11,12 @@ constexpr double us = 1e-6;
 }
 
 double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
+  // One rank: NCCL launches no collective kernel and runs no tuner ("if (comm->nRanks == 1)
+  // { ncclLaunchOneRank(...); return ncclSuccess; }", taskAppend, src/enqueue.cc, 2.20 and
+  // later), only a copy of the input to the output ("for 1 rank, out-of-place is memcpy to
+  // self, and in-place is nop", src/device/onerank.cu): no baseLat, no hop. collsim prices no
+  // local copy of any algorithm.
+  if (system.ranks <= 1) return 0;
   switch (algo) {
     case Algo::ring:
     case Algo::tree: return base_latency_us(algo, proto) * us;
@@ -26,8 +32,11 @@ double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
 
 Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds)
     : system_(system), choice_(choice), kinds_(std::move(kinds)),
-      overhead_(choice.point_to_point ? base_latency_us(Algo::ring, choice.proto) * us
-                                      : nccl::collective_overhead(system, choice.algo, choice.proto)) {}
+      // one rank's send/recv are to itself: a copy in the kernel, which collsim prices no more
+      // than a collective's one-rank copy (collective_overhead)
+      overhead_(!choice.point_to_point   ? nccl::collective_overhead(system, choice.algo, choice.proto)
+                : system.ranks <= 1      ? 0
+                                         : base_latency_us(Algo::ring, choice.proto) * us) {}
 
 // NCCL's hwLat of a hop: on NVLink (inside a node) and across the network. Multi-node rings
 // pay at least the CPU's network overhead per intra-node hop (x3 with Simple); with one GPU

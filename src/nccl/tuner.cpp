@@ -271,9 +271,11 @@ std::string explain(const std::vector<Candidate>& candidates, const Candidate& b
 
 Choice choose_allreduce(const GpuSystem& system, double bytes, const Forced& forced, const std::string& field) {
   if (system.ranks == 1) {
-    // NCCL sends nothing for one rank ("if (comm->nRanks <= 1) return")
+    // one rank: NCCL runs no tuner and launches only a copy of the input to the output
+    // (ncclLaunchOneRank, transport.cpp's collective_overhead)
     const Candidate alone{forced.algo.value_or(Algo::ring), forced.proto.value_or(Proto::simple), ""};
-    return {alone, 1, search_graphs(system).of(alone.algo), "one rank: NCCL sends nothing"};
+    return {alone, 1, search_graphs(system).of(alone.algo),
+            "one rank: NCCL runs no collective (ncclLaunchOneRank copies the input to the output): no base latency, no message"};
   }
   const std::vector<Candidate> candidates = price_allreduce(system, bytes, forced);
   const Candidate* best = nullptr;

@@ -20,6 +20,7 @@
 #include "parallel/pipeline_schedule.hpp"
 #include "plan/input_data.hpp"
 #include "plan/model_plan.hpp"
+#include "sim/guarded.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -322,17 +323,6 @@ void inject(StepState& state, const PlannedFault& fault) {
   }
 }
 
-template <typename Body>
-void guarded(StepState& state, Body body) {
-  try {
-    body();
-  } catch (const simgrid::ForcefulKillException&) {
-    throw;
-  } catch (...) {
-    if (!state.failure) state.failure = std::current_exception();
-  }
-}
-
 }  // namespace
 
 StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared_ptr<const StepPlan> step) {
@@ -344,15 +334,15 @@ StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared
   const sg4::Engine& engine = *sg4::Engine::get_instance();
   for (const PlannedFault& fault : plan->faults)
     sg4::Actor::create(fmt::format("fault-{}", fault.index), engine.host_by_name(plan->control_host), [shared, fault] {
-      guarded(*shared, [&] { inject(*shared, fault); });
+      guarded(shared->failure, [&] { inject(*shared, fault); });
     })->daemonize();
   for (int world = 0; world < plan->workers; ++world) {
     sg4::Host* host = engine.host_by_name(plan->rank_hosts[static_cast<size_t>(world)]);
     sg4::Actor::create(fmt::format("rank-{}", world), host, [shared, world] {
-      guarded(*shared, [&] { StageRunner(*shared, world).run(); });
+      guarded(shared->failure, [&] { StageRunner(*shared, world).run(); });
     });
     sg4::Actor::create(fmt::format("rank-{}-data", world), host, [shared, world] {
-      guarded(*shared, [&] { run_data_stream(*shared, world); });
+      guarded(shared->failure, [&] { run_data_stream(*shared, world); });
     });
   }
   sg4::Engine::get_instance()->run();

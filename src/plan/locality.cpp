@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <unordered_map>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
@@ -25,37 +26,49 @@ std::string list_groups(const std::vector<std::string>& names) {
 
 }  // namespace
 
-RankLocality rank_locality(const Scenario& scenario, const std::vector<sg4::Host*>& hosts) {
+RankLocality rank_locality(const Scenario& scenario, const RankPlaces& places) {
   RankLocality locality;
+  const size_t p = places.ranks();
   if (const auto block = scenario.collective.group_size) {
-    for (size_t r = 0; r < hosts.size(); ++r) locality.ids.push_back(static_cast<int>(r) / *block);
+    for (size_t r = 0; r < p; ++r) locality.ids.push_back(static_cast<int>(r) / *block);
     locality.source = fmt::format("collective.group_size {}", *block);
     return locality;
   }
-  const bool by_property = !hosts.empty() && std::all_of(hosts.begin(), hosts.end(), [](const sg4::Host* host) {
-    return host->get_property("node") != nullptr;
-  });
-  if (by_property) {
+  if (!places.node.empty()) {
     std::map<std::string, int> id_of;
     std::vector<std::string> nodes;
-    for (const sg4::Host* host : hosts) {
-      const auto [it, fresh] = id_of.try_emplace(host->get_property("node"), static_cast<int>(id_of.size()));
+    for (const std::string& node : places.node) {
+      const auto [it, fresh] = id_of.try_emplace(node, static_cast<int>(id_of.size()));
       if (fresh) nodes.push_back(it->first);
       locality.ids.push_back(it->second);
     }
     locality.source = fmt::format("host property node: {}", list_groups(nodes));
     return locality;
   }
-  std::map<const sg4::NetZone*, int> id_of;
-  std::vector<std::string> zones;
-  for (const sg4::Host* host : hosts) {
-    const sg4::NetZone* zone = host->get_englobing_zone();
-    const auto [it, fresh] = id_of.try_emplace(zone, static_cast<int>(id_of.size()));
-    if (fresh) zones.push_back(zone->get_name());
-    locality.ids.push_back(it->second);
-  }
-  locality.source = fmt::format("platform zone{} {}", zones.size() == 1 ? "" : "s", list_groups(zones));
+  locality.ids = places.zone;
+  const size_t zones = places.zone_names.size();
+  locality.source = fmt::format("platform zone{} {}", zones == 1 ? "" : "s", list_groups(places.zone_names));
   return locality;
+}
+
+RankPlaces places_of(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& platform_hosts) {
+  RankPlaces places;
+  std::unordered_map<const sg4::Host*, size_t> place;
+  for (size_t i = 0; i < platform_hosts.size(); ++i) place.emplace(platform_hosts[i], i);
+  std::unordered_map<const sg4::NetZone*, int> zone_id;
+  for (const sg4::Host* host : hosts) {
+    places.position.push_back(place.at(host));
+    const sg4::NetZone* zone = host->get_englobing_zone();
+    const auto [it, fresh] = zone_id.try_emplace(zone, static_cast<int>(zone_id.size()));
+    if (fresh) places.zone_names.emplace_back(zone->get_name());
+    places.zone.push_back(it->second);
+  }
+  const bool by_property = !hosts.empty() && std::all_of(hosts.begin(), hosts.end(), [](const sg4::Host* host) {
+    return host->get_property("node") != nullptr;
+  });
+  if (by_property)
+    for (const sg4::Host* host : hosts) places.node.emplace_back(host->get_property("node"));
+  return places;
 }
 
 void read_hierarchy(const std::vector<int>& locality, ModelInput& model) {

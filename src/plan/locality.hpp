@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/cost_model.hpp"
+#include "model/rank_places.hpp"
 #include "scenario/scenario.hpp"
 
 namespace simgrid::s4u {
@@ -23,7 +24,11 @@ struct RankLocality {
 // r / group_size); else, when every host has the property `node` (the rail generator's
 // GPUs, or a platform file's <prop id="node" value="..."/>), its value; else each rank's
 // host's zone (Host::get_englobing_zone).
-RankLocality rank_locality(const Scenario& scenario, const std::vector<simgrid::s4u::Host*>& hosts);
+RankLocality rank_locality(const Scenario& scenario, const RankPlaces& places);
+
+// Where the ranks on `hosts` sit on the platform of `platform_hosts` (in platform order).
+RankPlaces places_of(const std::vector<simgrid::s4u::Host*>& hosts,
+                     const std::vector<simgrid::s4u::Host*>& platform_hosts);
 
 // Sets the model's group sizes and the costs of the hierarchical allreduce's steps inside
 // and between the groups: the routes of one step's messages, all at once, each link's

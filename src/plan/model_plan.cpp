@@ -30,7 +30,7 @@ namespace {
 // The model's alpha and B for an algorithm: the worst route between ranks that talk to
 // each other (algorithms/partners.hpp), either way.
 void read_partner_routes(const RankPairs& pairs, ModelInput& model) {
-  const RouteCache& routes = routes_of(model);
+  const Network& routes = *model.network;
   model.alpha = 0;
   model.bandwidth = std::numeric_limits<double>::infinity();
   for (auto [a, b] : pairs) {
@@ -45,7 +45,7 @@ void read_partner_routes(const RankPairs& pairs, ModelInput& model) {
 
 // The lower bound's view of the platform (the ranks' own links, the shortest route).
 void read_injection(int root, ModelInput& model) {
-  const RouteCache& routes = routes_of(model);
+  const Network& routes = *model.network;
   const int p = model.p;
   if (p == 1) return;
   // The lower bound's inputs: each rank's own links (the first link of its route to its
@@ -99,16 +99,16 @@ void check_levels(const ModelInput& model) {
 }
 
 // The model's input from the scenario and payload; it prices each algorithm's schedule on
-// the platform's own routes, each read once (RouteCache).
-void start_model_input(const Scenario& scenario, const Payload& payload, const std::vector<sg4::Host*>& hosts,
+// the platform's own routes, each read once.
+void start_model_input(const Scenario& scenario, const Payload& payload, const ModelPlatform& platform,
                        ModelInput& model) {
-  model.p = static_cast<int>(hosts.size());
+  model.p = static_cast<int>(platform.places.ranks());
   // The model prices what the algorithms send: every logical element, whatever is carried.
   model.elems = payload.logical_elems;
   model.overhead = scenario.message_overhead;
   model.bytes_per_elem = static_cast<double>(dtype_size(scenario.collective.dtype));
   model.segment_elems = segment_elements(scenario.collective.segment, scenario.collective.dtype);
-  model.network = std::make_shared<const RouteCache>(hosts);
+  model.network = platform.network;
   model.root = scenario.collective.root;
   model.channels = scenario.collective.channels;
   model.intra_level = scenario.collective.intra;
@@ -180,21 +180,21 @@ size_t segment_elements(double segment_bytes, Dtype dtype) {
 
 // The model's input for this run (routes, groups, alpha and B of the chosen algorithm's
 // partners) and, for --algorithm auto, the choice; returns the ranks' locality groups.
-RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const std::vector<sg4::Host*>& hosts,
-                        const std::vector<sg4::Host*>& switches, RunPlan& plan) {
+RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const ModelPlatform& platform, RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   const bool automatic = scenario.collective.algorithm == "auto";
   ModelInput& model = plan.model;
-  const int p = static_cast<int>(hosts.size());
-  start_model_input(scenario, plan.payload, hosts, model);
+  const int p = static_cast<int>(platform.places.ranks());
+  const std::vector<sg4::Host*>& hosts = platform.hosts;
+  start_model_input(scenario, plan.payload, platform, model);
   const int root = scenario.collective.root, servers = scenario.collective.servers.value_or(1);
   auto model_for = [&](const AlgorithmInfo&) { return model; };
   read_injection(scenario.collective.root, model);
   check_servers(scenario.collective, p);
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
-  const RankLocality locality = rank_locality(scenario, hosts);
-  if (runs_nccl(scenario)) use_nccl(hosts, switches, plan);
+  const RankLocality locality = rank_locality(scenario, platform.places);
+  if (runs_nccl(scenario)) use_nccl(hosts, platform.switches, plan);
   if (!automatic && plan.choice.algorithm->uses.servers) plan_servers(hosts, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {

@@ -9,9 +9,12 @@
 #include "algorithms/message_counts.hpp"
 #include "comm/buffer.hpp"
 #include "model/cost_model.hpp"
+#include "model/generated_network.hpp"
 #include "model/route_cache.hpp"
+#include "plan/auto_choice.hpp"
 #include "plan/engine_setup.hpp"
 #include "plan/fault_plan.hpp"
+#include "plan/locality.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/nccl_run.hpp"
 #include "plan/server_plan.hpp"
@@ -269,15 +272,84 @@ Scenario as_picked(const Scenario& scenario, const std::optional<AutoNcclPick>& 
   return picked;
 }
 
-// What auto weighed: NCCL's variants against collsim's best, first among the notes.
+// What auto weighed: NCCL's variants against collsim's best, first among the notes; the
+// candidates list both, whichever won.
 void note_auto_nccl(const Scenario& asked, const std::optional<AutoNcclPick>& pick, RunPlan& plan) {
   if (!pick || asked.collective.algorithm != "auto") return;
   plan.notes.insert(plan.notes.begin(), pick->reason);
-  if (!pick->chosen) return;
-  plan.choice.asked = "auto";
-  plan.choice.by = pick->by;
-  plan.choice.reason = pick->reason;
-  plan.choice.candidates = pick->candidates;
+  std::vector<AutoCandidate>& candidates = plan.choice.candidates;
+  if (pick->chosen) {
+    plan.choice.asked = "auto";
+    plan.choice.by = pick->by;
+    plan.choice.reason = pick->reason;
+    candidates.clear();
+    if (pick->own) candidates.push_back(*pick->own);
+  }
+  candidates.insert(candidates.end(), pick->variants.begin(), pick->variants.end());
+  order_candidates(candidates);
+}
+
+// The algorithm named by the scenario, the payload and its notes: what every plan needs
+// before the model.
+void plan_choice_and_payload(RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  plan.choice.asked = scenario.collective.algorithm;
+  if (!chosen_at_run_time(scenario.collective.algorithm)) {
+    plan.choice.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
+    plan.choice.reason = "named by collective.algorithm";
+  }
+  plan.payload = payload_for(scenario, plan.workers);
+  note_payload(plan);
+}
+
+// `asked`: the scenario before auto's pick of one of NCCL's variants (as_picked).
+void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& plan) {
+  note_auto_nccl(asked, options.auto_nccl, plan);
+  plan_training(plan);
+  warn_about_short_timeout(plan);
+  plan.kept_messages = options.kept_messages;
+  plan.input = options.input ? options.input : [op = plan.scenario.collective.op, seed = plan.scenario.seed](int rank, Buffer& buf) {
+    fill_input(buf, rank, op, seed);
+  };
+}
+
+// Why the model's routes cannot come from the generator's structure (empty: they can).
+std::string needs_simgrid_platform(const Scenario& scenario, const PlanOptions& options, long long hosts,
+                                   std::optional<GeneratedPlatform>& generated) {
+  if (!options.routes_from_structure) return "asked for";
+  const auto generator = parse_generator(scenario.topology, "topology");
+  if (!generator) return "a platform file has no generator's structure";
+  if (!scenario.placement.empty()) return "a placement";
+  if (runs_nccl(scenario)) return "NCCL's algorithms (their transport and switches)";
+  if (scenario.collective.algorithm != "auto" &&
+      find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm").uses.servers)
+    return "the parameter server's deployment";
+  const long long workers = scenario.workers.value_or(hosts);
+  if (workers > hosts) return "more workers than hosts";
+  std::string why_not;
+  generated = generated_platform(*generator, static_cast<int>(workers), why_not);
+  return generated ? "" : why_not;
+}
+
+// `collsim model` on a generated platform: no engine, the routes from its structure.
+RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions& options, GeneratedPlatform generated) {
+  const Scenario& scenario = plan.scenario;
+  plan.workers = static_cast<int>(generated.places.ranks());
+  if (scenario.collective.root >= plan.workers)
+    throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
+                                 plan.workers - 1));
+  plan.platform.source = scenario.topology;
+  plan.platform.kind = "generator";
+  plan_choice_and_payload(plan);
+  ModelPlatform platform{generated.network, std::move(generated.places), {}, {}};
+  plan.locality = plan_model(options.auto_simulated, platform, plan);
+  plan.choice.parameters = algorithm_parameters(plan);
+  if (options.topology_bound)
+    plan.topology_bound = topology_cut_bound(scenario.collective.kind, *plan.model.network, platform.places,
+                                             scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
+                                             ranks_alike(scenario, plan, generated.hosts));
+  plan_the_rest(asked, options, plan);
+  return plan;
 }
 
 }  // namespace
@@ -290,35 +362,29 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
   check_simgrid_options(settings);
   plan.limits = check_limits(scenario, options.model_only);
   plan.model_only = options.model_only;
+  if (options.model_only) {
+    std::optional<GeneratedPlatform> generated;
+    plan.model_routes = needs_simgrid_platform(scenario, options, plan.limits.hosts, generated);
+    if (generated) return plan_on_structure(asked, std::move(plan), options, std::move(*generated));
+  }
   sg4::Engine& engine = create_engine(settings, guard);
 
   std::vector<sg4::Host*> all_hosts, switches, hosts;
   on_the_platform(scenario, [&] { hosts = plan_platform(engine, guard, plan, all_hosts, switches); });
-  plan.choice.asked = scenario.collective.algorithm;
-  if (!chosen_at_run_time(scenario.collective.algorithm)) {
-    plan.choice.algorithm = &find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm");
-    plan.choice.reason = "named by collective.algorithm";
-  }
-  plan.payload = payload_for(scenario, plan.workers);
-  note_payload(plan);
+  plan_choice_and_payload(plan);
 
   on_the_platform(scenario, [&] {
-    plan.locality = plan_model(options.auto_simulated, hosts, switches, plan);
+    ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, switches};
+    plan.locality = plan_model(options.auto_simulated, platform, plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
     plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();
     if (options.topology_bound)
-      plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), all_hosts,
+      plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), platform.places,
                                                scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                                ranks_alike(scenario, plan, all_hosts.size()));
   });
-  note_auto_nccl(asked, options.auto_nccl, plan);
-  plan_training(plan);
-  warn_about_short_timeout(plan);
-  plan.kept_messages = options.kept_messages;
-  plan.input = options.input ? options.input : [op = scenario.collective.op, seed = scenario.seed](int rank, Buffer& buf) {
-    fill_input(buf, rank, op, seed);
-  };
+  plan_the_rest(asked, options, plan);
   return plan;
 }
 

@@ -32,7 +32,8 @@ struct AutoNcclPick {
   nccl::Proto proto = nccl::Proto::simple;
   std::string by;         // "model" or "simulate": how collsim's best was found
   std::string reason;     // for people: the comparison
-  std::vector<AutoCandidate> candidates;  // NCCL's variants and collsim's best, best first
+  std::vector<AutoCandidate> variants;   // NCCL's variants, best first (those that cannot run last)
+  std::optional<AutoCandidate> own;      // collsim's best, as auto found it (none: none completes)
 };
 
 struct PlanOptions {
@@ -42,12 +43,17 @@ struct PlanOptions {
   // `collsim model`: nothing will be simulated, so the run limits (messages, buffers, the
   // hosts a run builds) do not apply; the platform may have up to max_model_hosts hosts.
   bool model_only = false;
+  // model_only on a generated platform: its routes computed from the generator's structure,
+  // no engine and no platform built (model/generated_network.hpp); false: read from the
+  // platform built in SimGrid, as a run reads them (the tests compare both).
+  bool routes_from_structure = true;
   uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
   InputFn input;                              // rank inputs; default: fill_input with the scenario's seed
   std::optional<AutoNcclPick> auto_nccl;      // algorithm "auto" on GPUs: NCCL's variants weighed (run/nccl_auto.hpp)
 };
 
-// Call once per process (it makes the engine). `guard` catches SimGrid's aborts from the
+// Call once per process (it makes the engine, except for a model_only plan whose routes come
+// from the generator's structure: RunPlan::model_routes says which). `guard` catches SimGrid's aborts from the
 // moment the engine exists, naming what was being built.
 RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard);
 

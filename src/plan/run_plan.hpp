@@ -130,6 +130,9 @@ struct RunPlan {
   RunSize limits;                        // what the run needs, checked against README "Limits"
   bool model_only = false;               // planned for `collsim model`: no run follows (its own limits)
   CutBound topology_bound;               // the platform's tightest cut (time 0: none computed)
+  // model_only: empty when the model's routes come from the generator's structure, else
+  // why they were read from the platform built in SimGrid (a platform file, PXN, ...)
+  std::string model_routes;
   std::vector<std::string> notes;        // things the user should know (fallbacks, scaling)
   std::vector<std::string> warnings;     // likely mistakes in the scenario (printed on stderr)
   // How the engine runs it: the ranks' inputs (default: generated from the scenario's

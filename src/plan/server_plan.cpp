@@ -106,7 +106,8 @@ void plan_servers(const std::vector<sg4::Host*>& hosts, const RankLocality& loca
   ModelInput& model = plan.model;
   const int p = static_cast<int>(hosts.size());
   model.deployment = {spec.placement != ServerPlacement::workers, spec.local_aggregation,
-                      spec.cpu_bandwidth > 0 ? 1 / spec.cpu_bandwidth : 0, spec.cpu_per_message};
+                      spec.cpu_bandwidth > 0 ? 1 / spec.cpu_bandwidth : 0, spec.cpu_per_message,
+                      spec.mode != ServerMode::synchronous, spec.mode == ServerMode::bounded ? spec.staleness : -1};
   if (spec.local_aggregation) model.locality = locality.ids;
   model.servers = server_count(plan.scenario, p);
   if (spec.placement == ServerPlacement::workers) return;
@@ -137,11 +138,16 @@ nlohmann::json server_parameters(const RunPlan& plan) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const SwitchPlan& server : plan.switches)
     if (server.kind == SwitchKind::server) hosts.push_back(server.host);
-  return {{"placement", server_placements().name(spec.placement)},
+  nlohmann::json parameters{{"placement", server_placements().name(spec.placement)},
           {"hosts", hosts},
           {"local_aggregation", deployment.local_aggregation},
           {"cpu_per_byte", deployment.cpu_per_byte},
           {"cpu_per_message", deployment.cpu_per_message}};
+  if (deployment.asynchronous) {
+    parameters["mode"] = server_modes().name(spec.mode);
+    if (deployment.staleness >= 0) parameters["staleness"] = deployment.staleness;
+  }
+  return parameters;
 }
 
 }  // namespace collsim

@@ -248,6 +248,7 @@ private:
   std::vector<int> order_avoiding(const std::vector<int>& halves) const;
   std::vector<int> order_avoiding(const std::vector<int>& halves, const std::vector<int>& members, bool share = false,
                                   bool exhaustive = false) const;
+  std::vector<int> cheaper_order(std::vector<int> first, std::vector<int> second) const;
   bool sharing_model(const std::vector<int>& members) const;
   std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive = false) const;
   std::vector<int> keeping_off_slow_links(std::vector<int> members, bool share = false) const;

@@ -36,6 +36,15 @@ struct OrderSearch {
 // order that does. Deterministic: ties go to the lowest positions.
 std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
 
+// `members` reordered by reversing segments of the order (2-opt), each time the reversal
+// that leaves the fewest crossing pairs at the least cost, while one still removes a
+// crossing pair: a ring's pairs change only at a segment's two ends, so members near each
+// other stay together. Empty when the current order avoids the link, when no order can
+// (may_avoid), when the search ends with a pair still crossing, and for algorithms with
+// more than two pairs per member (a segment's pairs all change: the search would cost
+// O(p^2) pairs a step). The coordinator prices it against order_avoiding's.
+std::vector<int> order_by_reversals(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
+
 // `members` (an order whose pairs avoid the slow link) with `joiner` added, the others in
 // their order: at the first place, `first_try` then 0, 1, ..., where no pair of `pairs` (the
 // algorithm's at one more member) crosses; otherwise where the fewest do (the first of

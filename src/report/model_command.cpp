@@ -71,6 +71,14 @@ std::string topology_bound_row(const CutBound& cut, double lower_bound) {
   return fmt::format("{} = the lower bound (no cut of the platform is tighter)", format_time(lower_bound));
 }
 
+// Where the routes come from when not from the generator's structure (empty otherwise).
+std::string routes_row(const RunPlan& plan) {
+  if (plan.model_routes.empty()) return "";
+  return "read pair by pair from the platform built in SimGrid (" + plan.model_routes +
+         "); computed from the generator's structure, without building the platform, only for star, rack, nodes, "
+         "leaf-spine, rail, the GPU presets and fat-tree (faster at large p)";
+}
+
 }  // namespace
 
 int command_model_on_platform(const ModelRequest& request) {
@@ -96,15 +104,17 @@ int command_model_on_platform(const ModelRequest& request) {
     std::cout << fmt::format("  lower bound     {}\n  topology bound  {}\n  the model is   {}\n",
                              format_time(lower_bound(collective, plan.model).value()), cut_text,
                              exactness(scenario, nullptr));
+    if (!plan.model_routes.empty()) std::cout << fmt::format("  routes          {}\n", routes_row(plan));
     return 0;
   }
   const ModelEstimate estimate = estimate_within_model_limits(*plan.choice.algorithm, plan.model);
-  std::cout << format_model(collective, *plan.choice.algorithm, plan.model,
-                            {{"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
-                             {"network", std::string(network_model_name(scenario.network))},
-                             {"topology bound", cut_text},
-                             {"exact?", exactness(scenario, &estimate)}},
-                            &estimate);
+  std::vector<std::pair<std::string, std::string>> rows{
+      {"topology", fmt::format("{} ({} ranks)", plan.platform.source, plan.workers)},
+      {"network", std::string(network_model_name(scenario.network))},
+      {"topology bound", cut_text},
+      {"exact?", exactness(scenario, &estimate)}};
+  if (!plan.model_routes.empty()) rows.emplace_back("routes", routes_row(plan));
+  std::cout << format_model(collective, *plan.choice.algorithm, plan.model, rows, &estimate);
   return 0;
 }
 

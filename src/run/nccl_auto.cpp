@@ -7,6 +7,7 @@
 
 #include "model/contention.hpp"
 #include "plan/planner.hpp"
+#include "platform/generator_spec.hpp"
 #include "util/child_process.hpp"
 #include "util/units.hpp"
 
@@ -69,6 +70,10 @@ std::string label_of(const NcclVariant& v) {
 
 std::vector<NcclVariant> price_nccl_variants(const Scenario& scenario, bool model_only) {
   if (scenario.collective.kind != Collective::allreduce) return {};
+  // a generated platform of another family than rail (and its GPU presets) has no GPUs: no
+  // child needs to build it to find that out (12 s of CPU for a fat tree at p = 131,072)
+  const auto generator = parse_generator(scenario.topology, "topology");
+  if (generator && !std::holds_alternative<RailSpec>(*generator)) return {};
   std::vector<NcclVariant> variants;
   for (const nccl::Algo algo : nccl::all_algos())
     for (const nccl::Proto proto : nccl::all_protos()) {
@@ -116,15 +121,9 @@ std::optional<AutoNcclPick> pick_nccl_for_auto(const Scenario& scenario, const s
     if (v.channels > 1) row.channels = v.channels;
     if (v.why_not.empty()) row.model_time = v.time;
     else row.skipped = v.why_not;
-    pick.candidates.push_back(row);
+    pick.variants.push_back(row);
   }
-  if (own) pick.candidates.push_back(*own);
-  std::stable_sort(pick.candidates.begin(), pick.candidates.end(), [](const AutoCandidate& a, const AutoCandidate& b) {
-    auto key = [](const AutoCandidate& c) {
-      return !c.skipped.empty() ? std::numeric_limits<double>::infinity() : c.simulated_time ? *c.simulated_time : c.model_time;
-    };
-    return key(a) < key(b);
-  });
+  pick.own = own;
   return pick;
 }
 

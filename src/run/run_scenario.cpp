@@ -1,4 +1,5 @@
 #include "run/run_scenario.hpp"
+#include "run/async_verify.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -142,7 +143,9 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   options.auto_nccl = pick_nccl_for_auto(scenario, cfg, trials);
   options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
-  if (run.result.stall.empty() && !run.result.plan->training.sharded_buckets().empty()) {
+  if (run.result.stall.empty() && run.result.plan->model.deployment.asynchronous) {
+    run.verification = verify_async(run.result);
+  } else if (run.result.stall.empty() && !run.result.plan->training.sharded_buckets().empty()) {
     run.verification = verify_sharded(scenario, run.result);
   } else if (run.result.stall.empty()) {
     const int root = root_in_group(scenario.collective.root, static_cast<int>(run.result.results.size()));

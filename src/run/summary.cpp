@@ -160,15 +160,17 @@ RunSummary summarize(Collective collective, const SimResult& result, const Verif
   // (all rounds when a fault struck in the very first one)
   const bool first_group_completed = std::any_of(result.rounds.begin(), result.rounds.end(),
                                                  [](const RoundRecord& r) { return r.epoch == 0; });
-  double total = 0;
+  double total = 0, added = 0;
   int counted = 0;
   for (const auto& round : result.rounds)
     if ((round.epoch == 0 || !first_group_completed) && round.end >= round.collective_start) {
       // With buckets, the collectives of a round overlap backward: add up their own times.
       total += result.plan->training.bucket_count() > 0 ? round.comm : round.end - round.collective_start;
+      added += round.comm_added;
       ++counted;
     }
   s.collective_time = counted == 0 ? 0 : total / counted;
+  s.collective_added = counted == 0 ? 0 : added / counted;
   s.collective_rounds = counted;
   s.model_time = model_of_what_ran(*result.plan);
   s.bound = lower_bound(collective, result.plan->model);
@@ -229,10 +231,18 @@ std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
   return out;
 }
 
+// training.streams > 1 with buckets: collectives in flight at once.
+bool several_streams(const SimResult& result) {
+  return result.plan->scenario.training.streams > 1 && result.plan->training.bucket_count() > 1;
+}
+
 // The collective time's row: what it averages or adds up.
 std::string describe_collective_time(const SimResult& result, const RunSummary& s) {
   const int buckets = result.plan->training.bucket_count();
-  const std::string what = buckets > 1 ? fmt::format("its {} bucket allreduces added up", buckets) : "one collective";
+  std::string what = buckets > 1 ? fmt::format("its {} bucket allreduces added up", buckets) : "one collective";
+  if (several_streams(result))
+    what = fmt::format("its {} bucket allreduces on {} streams: the time at least one was in flight", buckets,
+                       result.plan->scenario.training.streams);
   const bool all_rounds = static_cast<size_t>(s.collective_rounds) >= result.rounds.size();
   if (all_rounds && s.collective_rounds <= 1) return fmt::format("{} ({})", format_time(s.collective_time), what);
   if (all_rounds)
@@ -286,7 +296,13 @@ void add_bound_rows(std::vector<std::pair<std::string, std::string>>& rows, cons
   const std::string what = buckets > 1 ? fmt::format("its {} bucket {}s' models added up; ", buckets,
                                                      collective_name(scenario.collective.kind))
                                        : "";
-  if (unlike.empty())
+  if (unlike.empty() && several_streams(result))
+    // the collective time counts buckets in flight at once once; the model prices each alone
+    rows.emplace_back("model time", fmt::format("{} ({}against each bucket's collective's own time, added up: {} with {} "
+                                                "streams, /model = {:.6f})", format_time(s.model_time), what,
+                                                format_time(s.collective_added), result.plan->scenario.training.streams,
+                                                s.model_time > 0 ? s.collective_added / s.model_time : 1.0));
+  else if (unlike.empty())
     rows.emplace_back("model time", fmt::format("{} ({}{}/model = {:.6f})", format_time(s.model_time), what,
                                                 more_than_a_collective(scenario) ? "collective" : "simulated",
                                                 s.model_time > 0 ? s.collective_time / s.model_time : 1.0));
@@ -335,6 +351,21 @@ std::string verified_row(const Scenario& scenario, const Verification& v) {
                      v.wrong_elements == 1 ? "" : "s", v.tolerance, v.failure);
 }
 
+// Asynchronous and bounded-staleness servers: how stale the applied pushes were.
+std::string describe_staleness(const SimResult& result) {
+  int largest = 0;
+  double total = 0;
+  for (const ServerUpdate& u : result.updates) {
+    largest = std::max(largest, u.staleness);
+    total += u.staleness;
+  }
+  const int bound = result.plan->model.deployment.staleness;
+  return fmt::format("max {}, mean {:.6g} iterations over {} pushes applied by {} server{} ({})", largest,
+                     result.updates.empty() ? 0.0 : total / static_cast<double>(result.updates.size()),
+                     result.updates.size(), result.plan->model.servers, result.plan->model.servers == 1 ? "" : "s",
+                     bound < 0 ? "asynchronous: no bound" : fmt::format("bounded: at most {}", bound));
+}
+
 // Recovery, rounds and time lost (with faults or rounds); the iteration's figures (layered training).
 void add_run_rows(std::vector<std::pair<std::string, std::string>>& rows, const Scenario& scenario,
                   const SimResult& result, const RunSummary& s) {
@@ -347,8 +378,11 @@ void add_run_rows(std::vector<std::pair<std::string, std::string>>& rows, const 
     if (s.baseline && result.stall.empty())
       rows.emplace_back("time lost", fmt::format("{} against the fault-free run ({})", format_time(s.time_lost),
                                                  format_time(s.baseline->simulated_time)));
-    if (!result.models_identical) rows.emplace_back("model copies", "DIFFER between ranks");
+    // asynchronous servers answer each worker with the model as it is then: copies differ by design
+    if (!result.models_identical && !result.plan->model.deployment.asynchronous)
+      rows.emplace_back("model copies", "DIFFER between ranks");
   }
+  if (result.plan->model.deployment.asynchronous) rows.emplace_back("staleness", describe_staleness(result));
   if (s.iterations) {
     const IterationFigures& it = *s.iterations;
     rows.emplace_back("iteration", fmt::format("{}: compute {}, communication {} in {} bucket{}", format_time(it.iteration_time),

@@ -38,6 +38,10 @@ struct RunSummary {
   double simulated_time = 0;   // the whole run (all rounds)
   double collective_time = 0;  // one collective, averaged over rounds
   int collective_rounds = 0;   // the rounds collective_time averages (the first group's)
+  // training.streams > 1: each bucket's collective's own time, added up (collectives in flight
+  // at once counted each), averaged like collective_time: what the model's isolated
+  // collectives add up to, and what the model line compares with
+  double collective_added = 0;
   double model_time = 0;       // the algorithm's alpha-beta formula
   LowerBound bound;            // no algorithm can do better
   double efficiency = 0;       // bound / collective_time

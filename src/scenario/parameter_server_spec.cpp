@@ -19,6 +19,13 @@ const NamedEnum<ServerPlacement>& server_placements() {
   return table;
 }
 
+const NamedEnum<ServerMode>& server_modes() {
+  static const NamedEnum<ServerMode> table{
+      "mode",
+      {{ServerMode::synchronous, "synchronous"}, {ServerMode::asynchronous, "asynchronous"}, {ServerMode::bounded, "bounded"}}};
+  return table;
+}
+
 namespace {
 
 std::vector<std::string> parse_server_hosts(const json& value) {
@@ -45,13 +52,35 @@ double parse_ratio(const json& value) {
   return value.get<double>();
 }
 
+// mode and staleness: when a server answers a pull.
+void parse_server_mode(const json& object, ParameterServerSpec& spec) {
+  const std::string where = "collective.parameter_server";
+  if (object.contains("mode")) spec.mode = server_modes().parse(get_string(object["mode"], where + ".mode"), where + ".mode");
+  if (object.contains("staleness")) {
+    if (spec.mode != ServerMode::bounded)
+      throw InputError(fmt::format("{}.staleness: bounds the staleness of mode \"bounded\" only; set mode to \"bounded\" "
+                                   "or leave staleness out", where));
+    spec.staleness = static_cast<int>(get_integer(object["staleness"], where + ".staleness", 0, 1'000'000));
+  } else if (spec.mode == ServerMode::bounded) {
+    throw InputError(fmt::format("{}.staleness: mode \"bounded\" needs the bound s, in iterations (0 is synchronous); "
+                                 "allowed: 0 to 1000000", where));
+  }
+  if (spec.mode == ServerMode::synchronous) return;
+  if (spec.placement == ServerPlacement::workers)
+    throw InputError(fmt::format("{}.mode: {} servers apply each push as it arrives, in processes of their own; set "
+                                 "placement to \"shared\" or \"dedicated\"", where, server_modes().name(spec.mode)));
+  if (spec.local_aggregation)
+    throw InputError(fmt::format("{}.local_aggregation: a node's first rank would wait for its node every iteration, "
+                                 "which mode {} does not; leave it out", where, server_modes().name(spec.mode)));
+}
+
 }  // namespace
 
 ParameterServerSpec parse_parameter_server(const json& object) {
   const std::string where = "collective.parameter_server";
   if (!object.is_object()) throw InputError(fmt::format("{}: must be an object", where));
   check_keys(object, where, {"placement", "hosts", "per_node", "ratio", "local_aggregation", "cpu_bandwidth",
-                             "cpu_per_message"});
+                             "cpu_per_message", "mode", "staleness"});
   ParameterServerSpec spec;
   spec.given = true;
   if (object.contains("placement"))
@@ -83,7 +112,32 @@ ParameterServerSpec parse_parameter_server(const json& object) {
   }
   if (object.contains("cpu_per_message"))
     spec.cpu_per_message = get_quantity(object["cpu_per_message"], where + ".cpu_per_message", parse_time);
+  parse_server_mode(object, spec);
   return spec;
+}
+
+// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): one push of
+// the whole gradient per iteration, added to the servers' shards as it arrives.
+void check_asynchronous_servers(const Scenario& scenario) {
+  const ServerMode mode = scenario.collective.parameter_server.mode;
+  if (mode == ServerMode::synchronous) return;
+  const TrainingSpec& training = scenario.training;
+  const char* key = training.bucket > 0                     ? "bucket"
+                    : training.fusion                       ? "fusion"
+                    : training.sharding != Sharding::none   ? "sharding"
+                    : training.streams > 1                  ? "streams"
+                                                            : nullptr;
+  if (key != nullptr)
+    throw InputError(fmt::format("training.{}: {} parameter servers take one push of the whole gradient per iteration "
+                                 "(no buckets, fusion, sharding or streams); leave it out",
+                                 key, server_modes().name(mode)));
+  const Dtype dtype = scenario.collective.dtype;
+  if (dtype != Dtype::float32 && dtype != Dtype::float64 && dtype != Dtype::bfloat16 && dtype != Dtype::float16)
+    throw InputError(fmt::format("collective.dtype: {} parameter servers add gradients up in floating point; allowed: "
+                                 "float32, float64, bfloat16, float16", server_modes().name(mode)));
+  if (!training.has_model() && scenario.collective.op != OpKind::sum)
+    throw InputError(fmt::format("collective.op: {} parameter servers add each push to their shard as it arrives; "
+                                 "allowed: sum", server_modes().name(mode)));
 }
 
 json parameter_server_json(const ParameterServerSpec& spec) {
@@ -93,6 +147,8 @@ json parameter_server_json(const ParameterServerSpec& spec) {
   if (spec.ratio) out["ratio"] = *spec.ratio;
   if (spec.cpu_bandwidth > 0) out["cpu_bandwidth"] = fmt::format("{}Bps", spec.cpu_bandwidth);
   out["cpu_per_message"] = spec.cpu_per_message;
+  if (spec.mode != ServerMode::synchronous) out["mode"] = server_modes().name(spec.mode);
+  if (spec.mode == ServerMode::bounded) out["staleness"] = spec.staleness;
   return out;
 }
 

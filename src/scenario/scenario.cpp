@@ -357,8 +357,9 @@ void parse_faults_and_recovery(const json& document, Scenario& scenario) {
     throw InputError("recovery.policy: with training.sharding \"zero3\" each parameter lives on one worker only; a "
                      "rebuilt group would lose the dropped workers' shards: use \"none\" or zero2");
   if (scenario.training.streams > 1 && scenario.recovery.policy == RecoveryPolicy::rebuild)
-    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time; with training.streams "
-                     "above 1 use \"none\"");
+    throw InputError("recovery.policy: \"rebuild\" watches one collective per worker at a time (its detector judges a "
+                     "worker by the one transfer it waits on, and a rebuild restarts that one collective); with "
+                     "training.streams above 1 use \"none\"");
 }
 
 // Training a model: workers average their gradients, the model's parameters carried whole.
@@ -435,6 +436,7 @@ void fit_parallelism(const json& document, Scenario& scenario) {
 // What one section alone cannot check: the root and servers against the workers, the
 // placement's length; the default topology.
 void check_across(Scenario& scenario) {
+  check_asynchronous_servers(scenario);
   if (scenario.workers && scenario.collective.root >= *scenario.workers)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));

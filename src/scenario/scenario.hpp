@@ -27,6 +27,11 @@ constexpr int max_channels = 64;
 // on the workers' hosts (`shared`); or on hosts no worker uses (`dedicated`).
 enum class ServerPlacement { workers, shared, dedicated };
 
+// When a server answers a worker's pull (collective.parameter_server.mode): once every worker
+// has pushed that iteration (`synchronous`, one allreduce per iteration), at once (`asynchronous`),
+// or once every worker is at most `staleness` iterations behind (`bounded`: stale-synchronous).
+enum class ServerMode { synchronous, asynchronous, bounded };
+
 // collective.parameter_server: how the servers of allreduce `parameter-server` are deployed
 // and what their CPU costs (docs/scenario-format.md#parameter_server).
 struct ParameterServerSpec {
@@ -39,6 +44,8 @@ struct ParameterServerSpec {
   double cpu_bandwidth = 0;        // bytes/s a server handles of what it receives (its per-byte cost
                                    // is 1 / this); 0: free
   double cpu_per_message = 0;      // seconds a server spends per message it receives or sends
+  ServerMode mode = ServerMode::synchronous;
+  int staleness = 0;               // mode "bounded": the bound s (iterations)
 };
 
 struct CollectiveSpec {
@@ -62,6 +69,7 @@ struct CollectiveSpec {
 };
 
 const NamedEnum<ServerPlacement>& server_placements();
+const NamedEnum<ServerMode>& server_modes();
 ParameterServerSpec parse_parameter_server(const nlohmann::json& object);
 nlohmann::json parameter_server_json(const ParameterServerSpec& spec);
 
@@ -180,6 +188,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
 // A parameter server's servers are ranks: at most `workers` of them (checked at parse time
 // when the scenario gives workers, else once the platform says how many).
 void check_servers(const CollectiveSpec& collective, int workers);
+// collective.parameter_server.mode "asynchronous" or "bounded" against the training section:
+// one push of the whole gradient per iteration, added up in floating point.
+void check_asynchronous_servers(const Scenario& scenario);
 
 // The "nccl" section, checked against the collective's algorithm (only NCCL's read it).
 NcclSpec parse_nccl_spec(const nlohmann::json& object, const CollectiveSpec& collective);

@@ -109,8 +109,9 @@ int parse_streams(const json& value, const TrainingSpec& spec) {
   if (streams > 1 && !spec.has_layers())
     throw InputError("training.streams: streams run the collectives of gradient buckets at once: give training.layers");
   if (streams > 1 && spec.sharding == Sharding::zero3)
-    throw InputError("training.streams: zero3 orders its all-gathers and reduce-scatters on one stream; leave streams out "
-                     "or use 1");
+    throw InputError("training.streams: zero3's all-gathers and reduce-scatters follow one recurrence, each gated by a "
+                     "layer on the device, on one stream (FSDP's separate all-gather and reduce-scatter streams are not "
+                     "modelled); leave streams out or use 1");
   return streams;
 }
 

@@ -12,6 +12,7 @@
 #include "algorithms/algorithms.hpp"
 #include "comm/comm_group.hpp"
 #include "model/route_cache.hpp"
+#include "sim/async_servers.hpp"
 #include "sim/fault_effects.hpp"
 #include "sim/faults.hpp"
 #include "sim/recovery_adapter.hpp"
@@ -51,11 +52,11 @@ std::shared_ptr<CommGroup> RunState::new_group(int epoch, std::vector<int> membe
   return group;
 }
 
-namespace {
-
 int training_samples(const Scenario& scenario, int p) {
   return scenario.training.samples > 0 ? scenario.training.samples : 64 * p;
 }
+
+namespace {
 
 
 // Recovery's detector watches every wait; the summary shows the deadline of one chunk's
@@ -115,6 +116,7 @@ void collect_results(RunState& state, SimResult& result) {
   result.messages = std::move(state.record.messages);
   result.faults = state.record.fault_events;
   result.recoveries = state.record.recoveries;
+  result.updates = std::move(state.record.updates);
   result.activities = std::move(state.record.activities);
   result.gather_failure = state.record.gather_failure;
   std::stable_sort(result.activities.begin(), result.activities.end(), [](const Activity& a, const Activity& b) {
@@ -154,6 +156,7 @@ void collect_results(RunState& state, SimResult& result) {
       record.collective_start = std::min(record.collective_start, t.collective_start);
       record.end = std::max(record.end, t.end);
       record.comm = std::max(record.comm, t.comm);
+      record.comm_added = std::max(record.comm_added, t.comm_added);
       if (t.model_hash != first_hash) record.models_identical = false;
     }
     if (state.setup.regression) record.loss = state.record.round_loss[round];
@@ -229,6 +232,10 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
                        engine.host_by_name(plan.switches[s].host), [shared_state, s] {
       RunState& state = *shared_state;
       const RunPlan& plan = *state.setup.plan;
+      if (plan.model.deployment.asynchronous) {
+        run_async_server(state, static_cast<int>(s));
+        return;
+      }
       const auto group = state.membership.current_shared();
       Comm comm(*group, group->size() + static_cast<int>(s));
       for (int round = 0; round < state.setup.scenario->training.rounds; ++round) {
@@ -269,7 +276,10 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
   if (state.recovery != nullptr) state.recovery->start_coordinator();
   for (int r = 0; r < p; ++r)
     sg4::Actor::create(fmt::format("rank-{}", r), state.setup.rank_hosts[static_cast<size_t>(r)],
-                       [shared_state, r] { run_worker(*shared_state, r); });
+                       [shared_state, r] {
+                         if (shared_state->setup.plan->model.deployment.asynchronous) run_async_worker(*shared_state, r);
+                         else run_worker(*shared_state, r);
+                       });
   start_switches(shared_state);
   LinkUsageRecorder link_usage;
   link_usage.start(std::dynamic_pointer_cast<const RouteCache>(plan->model.network), state.record.messages);

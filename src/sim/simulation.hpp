@@ -27,6 +27,7 @@ struct RoundRecord {
   std::optional<double> loss;    // training loss after the update (with a model)
   bool models_identical = true;  // every rank of the group holds the same weights
   double comm = 0;               // layered training: the buckets' collectives added up (slowest rank)
+  double comm_added = 0;         // with several streams: each collective's own time added up (slowest rank)
 };
 
 // What a run of a plan observed (the plan itself beside it: what was decided before).
@@ -43,6 +44,7 @@ struct SimResult {
   std::vector<FaultEvent> faults;
   std::vector<RecoveryEvent> recoveries;
   std::vector<Activity> activities;      // layered training: per rank, forward, backward, buckets
+  std::vector<ServerUpdate> updates;     // asynchronous parameter servers: every applied push, in order
   std::string stall;                     // why the run never completed (empty if it did)
   int rounds_completed = 0;
   bool models_identical = true;
@@ -50,6 +52,9 @@ struct SimResult {
   std::string gather_failure;            // zero3: the first all-gather that delivered wrong parameters
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
 };
+
+// The rows of the data set a model trains on (training.samples, or 64 per worker).
+int training_samples(const Scenario& scenario, int p);
 
 // Runs the plan in the engine that planning made, and nothing else (sim/simulation.cpp).
 // Call once per process, after plan_run.

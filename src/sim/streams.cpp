@@ -74,4 +74,11 @@ void StreamPool::wait_all() {
 
 double StreamPool::busy() const { return concurrent() ? busy_time(shared_->intervals) : serial_busy_; }
 
+double StreamPool::added_up() const {
+  if (!concurrent()) return serial_busy_;
+  double total = 0;
+  for (const Interval& interval : shared_->intervals) total += interval.end - interval.start;
+  return total;
+}
+
 }  // namespace collsim

@@ -42,6 +42,9 @@ public:
   // The time at least one of them was in flight, after wait_all (one stream: their times
   // added up in the order they ran).
   double busy() const;
+  // Their own times added up, as if one after the other (collectives in flight at once
+  // counted each): what the cost model's isolated collectives add up to.
+  double added_up() const;
 
 private:
   struct Shared;

@@ -18,6 +18,7 @@
 #include "recovery/detector.hpp"
 #include "sim/recovery_adapter.hpp"
 #include "sim/faults.hpp"
+#include "sim/guarded.hpp"
 #include "sim/streams.hpp"
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
@@ -359,6 +360,7 @@ private:
       streams.wait_all();
     }
     times.comm = streams.busy();
+    times.comm_added = streams.added_up();
   }
 
   // Bucket b's collective on a stream: with several, on the bucket's own tag.
@@ -555,23 +557,6 @@ private:
   Buffer parameters_;  // zero3: this rank's copy of the parameters (only its shards between uses)
   double backward_start_ = 0, backward_factor_ = 1;
 };
-
-}  // namespace
-
-namespace {
-
-// An error inside an actor (a bug, not a simulated failure) is kept for the end of the
-// run instead of letting SimGrid abort; a preemption's kill goes through.
-template <typename Body>
-void guarded(RunState& state, Body body) {
-  try {
-    body();
-  } catch (const simgrid::ForcefulKillException&) {
-    throw;
-  } catch (...) {
-    if (!state.record.failure) state.record.failure = std::current_exception();
-  }
-}
 
 }  // namespace
 

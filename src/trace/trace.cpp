@@ -116,6 +116,22 @@ json buckets_section(const Scenario& scenario, const SimResult& result) {
 
 // Layered training: every rank's intervals on its compute lane (each layer's forward and
 // backward) and its communication lane (each bucket's collective), as facts to draw.
+// Asynchronous parameter servers: every push a server applied, in the order applied, with
+// its staleness.
+json updates_section(const SimResult& result) {
+  json updates = json::array();
+  for (const ServerUpdate& u : result.updates)
+    updates.push_back({{"server", u.server},
+                       {"worker", u.worker},
+                       {"round", u.round},
+                       {"version", u.version},
+                       {"read_version", u.read_version},
+                       {"staleness", u.staleness},
+                       {"reply_version", u.reply_version},
+                       {"time", u.time}});
+  return updates;
+}
+
 json activities_section(const SimResult& result) {
   json activities = json::array();
   for (const Activity& a : result.activities) {
@@ -289,6 +305,7 @@ json trace_document(const Scenario& scenario, const SimResult& result, const Run
       {"auto", auto_section(result)},
       {"plan", plan_json(*result.plan)},
   };
+  if (result.plan->model.deployment.asynchronous) trace["updates"] = updates_section(result);
   if (!result.plan->training.buckets.empty()) {
     trace["buckets"] = buckets_section(scenario, result);
     trace["activities"] = activities_section(result);

@@ -186,6 +186,25 @@ class LikeWithLike(unittest.TestCase):
         self.assertEqual(rows["topology bound"], f"{N / SLOW * 1e3:.6g} ms (tighter than the lower bound: the cut "
                                                  "ranks 0-7 -> ranks 8-15 (bisection) must carry 64 MiB across 1.25 GB/s)")
 
+    def test_model_says_where_its_routes_come_from(self):
+        # a generated family: routes from its structure, no `routes` row; the same figures as
+        # the platform file describing the same star (star-8.xml: 8 hosts, 10 GBps, 1 us links)
+        def model(topology):
+            done = subprocess.run([COLLSIM, "model", "--topology", topology, "--workers", "8", "--size", "64MiB",
+                                   "--algorithm", "ring"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return {line[:16].strip(): line[16:].strip() for line in done.stdout.splitlines() if line.startswith("  ")}
+        generated, file = model("star:8:10GBps:1us"), model(str(REPO / "topologies" / "star-8.xml"))
+        self.assertNotIn("routes", generated)
+        self.assertEqual(file["routes"], "read pair by pair from the platform built in SimGrid (a platform file has no "
+                                         "generator's structure); computed from the generator's structure, without "
+                                         "building the platform, only for star, rack, nodes, leaf-spine, rail, the GPU "
+                                         "presets and fat-tree (faster at large p)")
+        for row in ("lower bound", "topology bound"):
+            self.assertEqual(generated[row], file[row])
+        # a torus keeps SimGrid's routing and says so
+        self.assertIn("a torus", model("torus:2x4")["routes"])
+
 
 if __name__ == "__main__":
     unittest.main()

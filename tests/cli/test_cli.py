@@ -659,6 +659,35 @@ class BadInput(CliTest):
                               r"collective\.parameter_server: ring allreduce does not read it \(read by: parameter-server "
                               r"allreduce\); leave it out")
 
+    def test_asynchronous_servers_bad_input(self):
+        ps = ["run", "--workers", "4", "--size", "4096", "--topology", "star:6", "--algorithm", "parameter-server"]
+        key = "collective.parameter_server"
+        dedicated = ps + ["--set", f"{key}.placement=dedicated"]
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=async"],
+                              r"collective\.parameter_server\.mode: unknown mode 'async'; allowed: synchronous, asynchronous, bounded")
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=bounded"],
+                              r'collective\.parameter_server\.staleness: mode "bounded" needs the bound s, in iterations '
+                              r"\(0 is synchronous\); allowed: 0 to 1000000")
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=bounded", "--set", f"{key}.staleness=-1"],
+                              r"collective\.parameter_server\.staleness: -1 is out of range; allowed: 0 to 1000000")
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", f"{key}.staleness=2"],
+                              r'collective\.parameter_server\.staleness: bounds the staleness of mode "bounded" only')
+        self.assert_bad_input(ps + ["--set", f"{key}.mode=asynchronous"],
+                              r"collective\.parameter_server\.mode: asynchronous servers apply each push as it arrives, in "
+                              r'processes of their own; set placement to "shared" or "dedicated"')
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", f"{key}.local_aggregation=true"],
+                              r"collective\.parameter_server\.local_aggregation: a node's first rank would wait for its node")
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", "collective.op=max"],
+                              r"collective\.op: asynchronous parameter servers add each push to their shard as it arrives; "
+                              r"allowed: sum")
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", "collective.dtype=int32"],
+                              r"collective\.dtype: asynchronous parameter servers add gradients up in floating point")
+        layers = '{"uniform": {"count": 4, "parameters": 1024, "forward": "1ms", "backward": "2ms"}}'
+        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=bounded", "--set", f"{key}.staleness=1",
+                                           "--set", f"training.layers={layers}", "--set", "training.bucket=4KiB"],
+                              r"training\.bucket: bounded parameter servers take one push of the whole gradient per "
+                              r"iteration \(no buckets, fusion, sharding or streams\); leave it out")
+
     def test_channels_and_reduce_bandwidth_bad_input(self):
         ring = ["run", *SMALL, "--algorithm", "ring"]
         self.assert_bad_input(ring + ["--channels", "0"], r"collective\.channels: 0 is out of range; allowed: 1 to 64")

@@ -59,6 +59,23 @@ class Streams(TrainingRun):
         self.assertClose(READY + (n0 + n1) / B, s["iteration_time"])
         self.assertClose((n0 + n1) / B, s["comm_time"])  # in flight at once: counted once
 
+    def test_the_model_line_compares_each_collectives_own_time(self):
+        # The model prices each bucket alone: n0/B + n1/B. With 2 streams bucket 0 took 2 n0/B
+        # and bucket 1 (n0 + n1)/B: added up, (3 n0 + n1)/B, 1.5 times the model here; the
+        # time in flight, (n0 + n1)/B, is the collective time.
+        n0, n1 = 4e6, 12e6
+        scenario = {"name": "streams", "topology": STAR, "workers": 2, "collective": {"algorithm": "ring"},
+                    "training": {"layers": layers(3_000_000, 1_000_000), "bucket": "4B", "streams": 2}}
+        with tempfile.TemporaryDirectory(prefix="collsim-streams-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        model = next(line for line in run.stdout.splitlines() if line.strip().startswith("model time"))
+        ratio = float(model.split("/model = ")[1].rstrip(")"))
+        self.assertAlmostEqual((3 * n0 + n1) / (n0 + n1), ratio, places=6)
+        self.assertIn("with 2 streams", model)
+
     def test_one_stream_runs_them_one_after_the_other(self):
         n0, n1 = 4e6, 12e6
         trace = self.run_streams([3_000_000, 1_000_000], streams=1)

@@ -166,6 +166,39 @@ TEST_SUITE("sim") {
       CHECK(std::abs(run.model_time - run.simulated_time) <= std::max(1e-9 * run.simulated_time, 1e-11));
     }
   }
+  TEST_CASE("One rank: every NCCL variant and collective takes no time (NCCL launches only a one-rank copy)") {
+    // NCCL's taskAppend (src/enqueue.cc) hands a one-rank collective to ncclLaunchOneRank, a copy
+    // of the input to the output (none in place): no tuner, no baseLat, no hop. Its send/recv
+    // go to itself. Each variant and protocol, the sizes of a latency- and a bandwidth-bound run.
+    struct Case {
+      Collective kind;
+      const char* algorithm;
+      const char* topology;
+      std::optional<nccl::Proto> proto;
+    };
+    const Case cases[] = {{Collective::allreduce, "nccl", "dgx-h100:1", {}},
+                          {Collective::allreduce, "nccl-ring", "dgx-h100:1", nccl::Proto::ll},
+                          {Collective::allreduce, "nccl-ring", "dgx-a100:2", nccl::Proto::simple},
+                          {Collective::allreduce, "nccl-tree", "dgx-h100:2", nccl::Proto::ll128},
+                          {Collective::allreduce, "nccl-nvls", "dgx-h100:1", {}},
+                          {Collective::allreduce, "nccl-nvls-tree", "dgx-h100:2", {}},
+                          {Collective::allreduce, "nccl-collnet-direct", "dgx-h100:2:ndr-sharp", {}},
+                          {Collective::allreduce, "nccl-collnet-chain", "dgx-h100:2:ndr-sharp", {}},
+                          {Collective::alltoall, "nccl", "dgx-h100:1", {}}};
+    for (const Case& c : cases)
+      for (const double bytes : {8.0, 64.0 * 1024 * 1024}) {
+        Scenario s = make_scenario(c.kind, c.algorithm, 1, static_cast<size_t>(bytes / 4));
+        s.topology = c.topology;
+        s.nccl.proto = c.proto;
+        CAPTURE(fmt::format("{} {} on {} {} B", collective_name(c.kind), c.algorithm, c.topology, bytes));
+        const auto run = simulate_in_child(s);
+        REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+        CHECK(run.simulated_time == 0);
+        CHECK(run.model_time == 0);
+        CHECK(run.messages == 0);
+      }
+  }
+
   TEST_CASE("NCCL's alltoall on one DGX H100: every peer at once, each block in parts, one Ring hop's latency") {
     // Each GPU sends 7 blocks of n/8 over its NVLink port (450 GB/s each way) and receives 7:
     // all its messages share the port and end together, a Ring hop's hwLat after the kernel's

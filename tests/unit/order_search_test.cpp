@@ -174,3 +174,31 @@ TEST_CASE("order search: two sides joined by one link, no order of a ring avoids
   REQUIRE(order.size() == 24);
   for (auto [a, b] : ring) CHECK_FALSE(search.crosses(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]));
 }
+
+TEST_CASE("order search: reversals keep a ring's blocks together where swaps part them") {
+  // 16 members on 4 routers of 4 (member m on router m / 4), the link between routers 1 and
+  // 2 slow: a pair crosses it when its members are on routers 1 and 2; pairing two members
+  // costs 1 between routers, 0 on one. The ring's 4 router changes cost 4. Worked by hand:
+  // the first reversal that parts 7 from 8 without a cost is that of positions 0-7 (the
+  // ring's pairs become 15-7 and 0-8, routers 3-1 and 0-2; inside, the same neighbours).
+  OrderSearch search;
+  search.crosses = [](int a, int b) { return (a / 4 == 1 && b / 4 == 2) || (a / 4 == 2 && b / 4 == 1); };
+  search.cost = [](int a, int b) { return a / 4 == b / 4 ? 0 : 1; };
+  std::vector<int> members(16);
+  for (int i = 0; i < 16; ++i) members[static_cast<size_t>(i)] = i;
+  const RankPairs pairs = ring_partners(16, 0, 1);
+  auto cost_of = [&](const std::vector<int>& order) {
+    int total = 0;
+    for (auto [a, b] : pairs) total += search.cost(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
+    return total;
+  };
+  const std::vector<int> reversed = order_by_reversals(members, pairs, search);
+  CHECK(reversed == std::vector<int>{7, 6, 5, 4, 3, 2, 1, 0, 8, 9, 10, 11, 12, 13, 14, 15});
+  CHECK(cost_of(reversed) == 4);
+  // A swap puts a member among another router's: more pairs between routers (sharing their links).
+  const std::vector<int> swapped = order_avoiding(members, pairs, search);
+  REQUIRE(swapped.size() == 16);
+  CHECK(cost_of(swapped) > 4);
+  // An algorithm with more than two pairs a member (recursive doubling) is left to the swaps.
+  CHECK(order_by_reversals(members, butterfly_partners(16, 0, 1), search).empty());
+}

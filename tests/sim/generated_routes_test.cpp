@@ -1,0 +1,145 @@
+// `collsim model` on a generated platform computes its routes from the generator's structure
+// (model/generated_network.hpp) instead of reading them from the platform built in SimGrid.
+// Checked against SimGrid's own routes, pair by pair (links, names, bandwidths, sharing,
+// latency), and the model's figures both ways (every algorithm's time and bottleneck, the
+// lower and topology bounds) for every collective on every family it covers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/generated_network.hpp"
+#include "model/route_cache.hpp"
+#include "plan/planner.hpp"
+#include "sim_harness.hpp"
+#include "util/child_process.hpp"
+
+using namespace collsim;
+using collsim::testing::make_scenario;
+
+namespace {
+
+RunPlan model_plan(const std::string& topology, int p, Collective kind, bool from_structure) {
+  Scenario s = make_scenario(kind, "auto", p, size_t{1} << 22);
+  s.topology = topology;
+  PlanOptions options;
+  options.model_only = true;
+  options.routes_from_structure = from_structure;
+  SimGridGuard guard;
+  return plan_run(s, options, guard);
+}
+
+bool close(double a, double b, double tolerance) {
+  return a == b || std::abs(a - b) <= tolerance * std::max(std::abs(a), std::abs(b));
+}
+
+// Every route between p ranks both ways: the first difference, or "same".
+std::string compare_routes(const std::string& topology, int p) {
+  const RunPlan plan = model_plan(topology, p, Collective::allreduce, false);
+  const RouteCache& simgrid = routes_of(plan.model);
+  std::string why_not;
+  const auto generated = generated_platform(*parse_generator(topology, "topology"), p, why_not);
+  if (!generated) return "not generated: " + why_not;
+  const Network& ours = *generated->network;
+  for (int a = 0; a < p; ++a)
+    for (int b = 0; b < p; ++b) {
+      if (a == b) continue;
+      const NetworkRoute &want = simgrid.route(a, b), &got = ours.route(a, b);
+      const std::string pair = fmt::format("{}->{}", a, b);
+      if (!close(want.latency, got.latency, 1e-15)) return fmt::format("{} latency {} vs {}", pair, want.latency, got.latency);
+      if (want.links.size() != got.links.size()) return fmt::format("{}: {} links vs {}", pair, want.links.size(), got.links.size());
+      for (size_t i = 0; i < want.links.size(); ++i) {
+        const NetworkLink &w = simgrid.link(want.links[i]), &g = ours.link(got.links[i]);
+        if (w.name != g.name || w.bandwidth != g.bandwidth || w.shared != g.shared || w.latency != g.latency ||
+            w.switch_link != g.switch_link)
+          return fmt::format("{} link {}: {} {} {} vs {} {} {}", pair, i, w.name, w.bandwidth, w.shared, g.name,
+                             g.bandwidth, g.shared);
+      }
+    }
+  return "same";
+}
+
+// What `collsim model --algorithm all` prints, as numbers: every candidate's time, its
+// bottleneck and sharing, the lower bound's inputs, the topology bound.
+std::string model_figures(const std::string& topology, int p, Collective kind, bool from_structure) {
+  const RunPlan plan = model_plan(topology, p, kind, from_structure);
+  if (from_structure != plan.model_routes.empty()) return "routes: " + plan.model_routes;
+  std::string out = fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {} | {:.17g} {}\n", plan.model.alpha, plan.model.bandwidth,
+                                plan.model.min_alpha, plan.model.injection_bandwidth, plan.locality.source,
+                                plan.topology_bound.time, plan.topology_bound.cut);
+  for (const AutoCandidate& c : plan.choice.candidates)
+    out += fmt::format("{}/{} {:.17g} {} {} {}\n", c.algorithm, c.channels, c.model_time, c.bottleneck, c.sharing, c.skipped);
+  return out;
+}
+
+// The figures of both paths, line by line, times to 1e-9: the first difference, or "same".
+std::string compare_figures(const std::string& want, const std::string& got) {
+  std::istringstream w(want), g(got);
+  std::string wl, gl;
+  while (std::getline(w, wl)) {
+    if (!std::getline(g, gl)) return "fewer lines: " + wl;
+    std::istringstream wt(wl), gt(gl);
+    std::string a, b;
+    while (wt >> a) {
+      if (!(gt >> b)) return wl + " | " + gl;
+      char* end_a = nullptr;
+      char* end_b = nullptr;
+      const double x = std::strtod(a.c_str(), &end_a), y = std::strtod(b.c_str(), &end_b);
+      const bool numbers = *end_a == '\0' && *end_b == '\0' && !a.empty() && !b.empty();
+      if (numbers ? !close(x, y, 1e-9) : a != b) return wl + " | " + gl;
+    }
+  }
+  return std::getline(g, gl) ? "more lines: " + gl : "same";
+}
+
+std::string in_child(const std::function<std::string()>& work) {
+  const ChildOutcome outcome = run_in_child(work);
+  return outcome.exit_code == 0 ? outcome.output : fmt::format("exit {}: {}", outcome.exit_code, outcome.output);
+}
+
+const std::vector<std::pair<std::string, int>> platforms{
+    {"star:16", 16},          {"star:16", 13},         {"rack:16:3:1.25GBps", 16},     {"nodes:4:8", 32},
+    {"nodes:4:8", 20},        {"leaf-spine:4:4:10GBps:1us:2", 16}, {"rail:4:8", 32},  {"rail:4:8", 27},
+    {"dgx-h100:2", 16},       {"dgx-a100:3:2", 24},    {"gb200-nvl72:1", 72},          {"fat-tree:2:4,4:1,2:1,2", 16},
+    {"fat-tree:2:4,4:2,2:2,1", 16}, {"fat-tree:3:2,2,2:1,2,2:1,1,2", 8}, {"fat-tree:2:8,4:1,4:1,1", 30},
+    {"fat-tree:2:4,2:2,2:2,2", 8}, {"fat-tree:3:2,2,2:2,2,1:2,1,2", 8}};
+
+}  // namespace
+
+TEST_SUITE("sim") {
+  TEST_CASE("routes from the generator's structure are SimGrid's, route by route, on every family they cover") {
+    for (const auto& [topology, p] : platforms) {
+      CAPTURE(topology);
+      CAPTURE(p);
+      CHECK(in_child([&] { return compare_routes(topology, p); }) == "same");
+    }
+  }
+
+  TEST_CASE("the model on the generator's structure prices every algorithm as on SimGrid's platform, to 1e-9") {
+    const Collective kinds[] = {Collective::allreduce, Collective::broadcast, Collective::reduce,
+                                Collective::reduce_scatter, Collective::allgather, Collective::alltoall};
+    for (const auto& [topology, p] : platforms)
+      for (Collective kind : kinds) {
+        CAPTURE(topology);
+        CAPTURE(p);
+        CAPTURE(collective_name(kind));
+        const std::string simgrid = in_child([&] { return model_figures(topology, p, kind, false); });
+        const std::string ours = in_child([&] { return model_figures(topology, p, kind, true); });
+        CHECK(simgrid.find('/') != std::string::npos);
+        CHECK(compare_figures(simgrid, ours) == "same");
+      }
+  }
+
+  TEST_CASE("torus and dragonfly routes stay SimGrid's, and the plan says why") {
+    for (const std::string topology : {"torus:4x4", "dragonfly:2:2:2"}) {
+      const std::string out = in_child([&] {
+        const RunPlan plan = model_plan(topology, 8, Collective::allreduce, true);
+        return plan.model_routes;
+      });
+      CHECK(out.find(topology.substr(0, topology.find(':'))) != std::string::npos);
+    }
+  }
+}
