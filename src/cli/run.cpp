@@ -38,6 +38,9 @@ struct OutputFlags {
 // --quiet and the nccl-tests-style size table.
 void add_quiet_and_size_table_flags(CLI::App* run, RunRequest& request) {
   run->add_flag("--quiet,-q", request.quiet, "Print nothing but errors");
+  run->add_flag("--progress", request.progress,
+                "Print a line on stderr when the run starts simulating and as each round starts (simulated and wall "
+                "time); with --quiet, only these lines and errors");
   run->add_option("--sizes", request.sizes,
                   "FROM:TO[:xFACTOR], e.g. 8:1G or 8B:1GiB:x4 (as nccl-tests' -b, -e, -f: K, M and G count in 1024s; "
                   "the factor is 2 unless given): one run per size (in parallel processes), printed as nccl-tests' "

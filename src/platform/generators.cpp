@@ -16,6 +16,19 @@ namespace {
 constexpr double host_speed = 1e9;  // flop/s, as the hosts of topologies/*.xml
 constexpr auto split_duplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
 
+// A host's route to itself: SimGrid's loopback link (`__loopback__`, a fatpipe of
+// network/loopback-bw, default 10 GBps, and network/loopback-lat, default 0; `cfg` sets
+// them), which the network model creates with the first zone. Without it a star's route from
+// a host to itself would cross the host's own link up and down, so that a parameter server
+// beside a worker (placement "shared") would take its worker's push through the link the
+// other workers' pushes come in by, and a torus would have no route at all.
+sg4::Link* loopback_link() { return sg4::Link::by_name("__loopback__"); }
+
+void add_loopback(sg4::NetZone* zone, const sg4::Host* host) {
+  zone->add_route(host->get_netpoint(), host->get_netpoint(), nullptr, nullptr,
+                  {sg4::LinkInRoute(loopback_link())}, false);
+}
+
 void mark_switch_link(sg4::SplitDuplexLink* link) {
   link->get_link_up()->set_property(switch_link_property, "yes");
   link->get_link_down()->set_property(switch_link_property, "yes");
@@ -35,6 +48,7 @@ std::vector<sg4::Host*> build_star(const std::string& zone_name, int count, cons
     const double bandwidth = i == slow_host ? slow_bandwidth : link.bandwidth;
     sg4::Link* nic = zone->create_split_duplex_link(name + "_link", bandwidth)->set_latency(link.latency);
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}}, true);
+    add_loopback(zone, host);
   }
   zone->seal();
   return hosts;
@@ -46,11 +60,12 @@ std::vector<sg4::Host*> build_star(const std::string& zone_name, int count, cons
 template <typename CreateZone>
 std::vector<sg4::Host*> build_cluster(const CreateZone& create) {
   std::vector<sg4::Host*> hosts;
-  const sg4::ClusterCallbacks leaves([&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long) {
+  sg4::ClusterCallbacks leaves([&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long) {
     sg4::Host* host = zone->create_host(fmt::format("host-{}", hosts.size()), host_speed);
     hosts.push_back(host);
     return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
   });
+  leaves.loopback = [](sg4::NetZone*, const std::vector<unsigned long>&, unsigned long) { return loopback_link(); };
   create(leaves)->seal();
   return hosts;
 }
@@ -110,6 +125,7 @@ std::vector<sg4::Host*> build_star_of_stars(const StarOfStars& spec) {
       sg4::Link* link = group->create_split_duplex_link(name + "_link", spec.member_link.bandwidth);
       link->set_latency(spec.member_link.latency);
       group->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}});
+      add_loopback(group, host);
     }
     // The gateway is the group's switch itself: no link between it and the star's centre.
     auto* gateway = group->create_router(fmt::format("{}-{}-gw", spec.group, i));

@@ -219,6 +219,9 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
 }  // namespace
 
 int command_run(const RunRequest& request) {
+  if (request.progress && !request.sizes.empty())
+    throw InputError("--progress: follows one run; --sizes prints its table when its runs end: leave one out");
+  if (request.progress) enable_progress();
   if (!request.sizes.empty()) return run_sizes(request);
   if (!request.csv_path.empty()) throw InputError("--csv: writes the table of --sizes; give --sizes too");
   if (request.jobs > 0) throw InputError("--jobs: runs the sizes of --sizes at once; give --sizes too");

@@ -8,11 +8,11 @@ namespace {
 
 uint64_t conv(uint64_t kh, uint64_t kw, uint64_t in, uint64_t out) { return kh * kw * in * out; }
 
-// ResNet-50 and ResNet-101 (He et al. 2016; torchvision.models.resnet50 and resnet101, v1.5:
-// stride on the 3x3 conv), 224x224 inputs; `blocks` bottleneck blocks per stage ({3, 4, 6, 3}
-// and {3, 4, 23, 3}). Counted parameters: conv weights (no bias), batch-norm weight and bias
-// (running statistics are buffers, not gradients), the fc layer's weight and bias:
-// 25,557,032 and 44,549,160, as torchvision lists. Layers: the stem, each bottleneck block,
+// ResNet-50, ResNet-101 and ResNet-152 (He et al. 2016; torchvision.models.resnet50, resnet101
+// and resnet152, v1.5: stride on the 3x3 conv), 224x224 inputs; `blocks` bottleneck blocks per
+// stage ({3, 4, 6, 3}, {3, 4, 23, 3} and {3, 8, 36, 3}). Counted parameters: conv weights (no
+// bias), batch-norm weight and bias (running statistics are buffers, not gradients), the fc
+// layer's weight and bias: 25,557,032, 44,549,160 and 60,192,808, as torchvision lists. Layers: the stem, each bottleneck block,
 // the classifier.
 std::vector<PresetLayer> resnet(const std::vector<int>& blocks) {
   std::vector<PresetLayer> layers;
@@ -107,7 +107,7 @@ std::vector<PresetLayer> gpt2_xl(int sequence) {
 }  // namespace
 
 const std::vector<std::string>& model_presets() {
-  static const std::vector<std::string> names{"resnet-50", "resnet-101", "vgg-16", "inception-v3", "bert-large", "gpt2-xl"};
+  static const std::vector<std::string> names{"resnet-50", "resnet-101", "resnet-152", "vgg-16", "inception-v3", "bert-large", "gpt2-xl"};
   return names;
 }
 
@@ -120,6 +120,7 @@ int default_sequence(const std::string& preset) {
 std::vector<PresetLayer> preset_layers(const std::string& preset, int sequence) {
   if (preset == "resnet-50") return resnet({3, 4, 6, 3});
   if (preset == "resnet-101") return resnet({3, 4, 23, 3});
+  if (preset == "resnet-152") return resnet({3, 8, 36, 3});
   if (preset == "vgg-16") return vgg16();
   if (preset == "inception-v3") return inception_v3();
   if (preset == "bert-large") return bert_large(sequence);

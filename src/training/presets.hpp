@@ -15,8 +15,8 @@ struct PresetLayer {
   double forward_macs = 0;  // multiply-adds of one sample's forward pass
 };
 
-// The names of the presets: "resnet-50", "resnet-101", "vgg-16", "inception-v3",
-// "bert-large", "gpt2-xl".
+// The names of the presets: "resnet-50", "resnet-101", "resnet-152", "vgg-16",
+// "inception-v3", "bert-large", "gpt2-xl".
 const std::vector<std::string>& model_presets();
 
 // The sequence length a transformer preset uses when none is given (0 for a CNN).

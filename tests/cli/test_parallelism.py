@@ -50,6 +50,8 @@ class Parallelism(unittest.TestCase):
         self.refused({**base, "recovery": {"policy": "rebuild"}}, "recovery: not with parallelism yet")
         self.refused({"parallelism": {"tensor": 3, "step": {"model": "tiny", "efficiency": 0.5}}},
                      "parallelism.tensor: 3 does not divide the model's 8 heads")
+        self.refused({"parallelism": {"tensor": 4, "step": {"model": "tiny", "kv_heads": 2, "efficiency": 0.5}}},
+                     "parallelism.tensor: 4 does not divide the model's 2 key/value heads")
         self.refused({"parallelism": {"data": 2, "step": {"model": "tinny", "efficiency": 0.5}}},
                      "parallelism.step.model: unknown")
         self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}]},

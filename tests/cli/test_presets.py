@@ -9,14 +9,15 @@ import unittest
 
 from test_training import TrainingRun
 
-# torchvision.models.resnet50 (25,557,032), resnet101 (44,549,160), vgg16 (138,357,544),
+# torchvision.models.resnet50 (25,557,032), resnet101 (44,549,160), resnet152 (60,192,808),
+# vgg16 (138,357,544),
 # inception_v3 (27,161,264, its auxiliary classifier included), Hugging Face
 # bert-large-uncased BertModel (335,141,888), gpt2-xl GPT2Model (1,557,611,200).
-PUBLISHED = {"resnet-50": 25557032, "resnet-101": 44549160, "vgg-16": 138357544, "inception-v3": 27161264,
+PUBLISHED = {"resnet-50": 25557032, "resnet-101": 44549160, "resnet-152": 60192808, "vgg-16": 138357544, "inception-v3": 27161264,
              "bert-large": 335141888, "gpt2-xl": 1557611200}
 # torchvision's GFLOPS (multiply-adds of one image, inference: Inception V3 without its
 # auxiliary classifier).
-PUBLISHED_GMACS = {"resnet-50": 4.09, "resnet-101": 7.80, "vgg-16": 15.47, "inception-v3": 5.71}
+PUBLISHED_GMACS = {"resnet-50": 4.09, "resnet-101": 7.80, "resnet-152": 11.51, "vgg-16": 15.47, "inception-v3": 5.71}
 
 
 def resnet_count(blocks):
@@ -131,6 +132,7 @@ class Presets(TrainingRun):
     def test_cnn_counts_recomputed_from_their_architectures(self):
         self.assertEqual(resnet_count([3, 4, 6, 3]), PUBLISHED["resnet-50"])
         self.assertEqual(resnet_count([3, 4, 23, 3]), PUBLISHED["resnet-101"])
+        self.assertEqual(resnet_count([3, 8, 36, 3]), PUBLISHED["resnet-152"])
         vgg, vgg_macs = vgg16_count_and_macs()
         self.assertEqual(vgg, PUBLISHED["vgg-16"])
         inception, inception_macs = inception_v3_count_and_macs()
@@ -141,7 +143,7 @@ class Presets(TrainingRun):
     def test_cnn_presets_carry_their_multiply_adds(self):
         # device_flops 1 Tf, batch 1: each layer's forward is 2 x its multiply-adds / 1e12
         expected = {"vgg-16": vgg16_count_and_macs()[1], "resnet-101": None,
-                    "inception-v3": inception_v3_count_and_macs()[1]}
+                    "resnet-152": None, "inception-v3": inception_v3_count_and_macs()[1]}
         for preset, macs in expected.items():
             with self.subTest(preset=preset):
                 layers = self.run_preset({"preset": preset, "device_flops": "1Tf"}, batch=1)["scenario"]["training"]["layers"]
@@ -198,7 +200,7 @@ class Presets(TrainingRun):
     def test_bad_presets_are_refused_in_one_line(self):
         self.assert_refused({"preset": "bert-larg", "device_flops": "1Tf"},
                             "training.layers.preset: unknown model 'bert-larg' (did you mean 'bert-large'?); "
-                            "allowed: resnet-50, resnet-101, vgg-16, inception-v3, bert-large, gpt2-xl")
+                            "allowed: resnet-50, resnet-101, resnet-152, vgg-16, inception-v3, bert-large, gpt2-xl")
         self.assert_refused({"preset": "resnet-50", "sequence": 128, "device_flops": "1Tf"},
                             "training.layers.sequence: resnet-50 has no sequence")
         self.assert_refused({"preset": "resnet-50", "forward": "1ms"}, "training.layers: give the compute times")

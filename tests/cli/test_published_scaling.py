@@ -69,5 +69,48 @@ class PublishedReduced(TrainingRun):
         self.assertTrue(s["verified"])
 
 
+class PublishedParameterServersReduced(TrainingRun):
+    """The two parameter-server tables, reduced: without overlap (one bucket) an iteration is T1
+    plus one push and one pull through the busiest link, priced by hand."""
+    LOOPBACK = 10e9  # SimGrid's network/loopback-bw: a worker's push to the server beside it
+
+    def test_piz_daint_four_nodes_three_shared_servers(self):
+        # 4 one-GPU nodes, servers beside ranks 0-2: each server's links carry the 3 other
+        # workers' shards of n/3 each way (PCIe 3.0 x16 both hops: 15.75 GB/s), so every
+        # remote flow gets B/3 and the push ends at 5 us + n/B; the local push (n/3 on the
+        # loopback) is shorter
+        p, servers, B = 4, 3, 15.75e9
+        trace = self.run_training({"batch": 64, "layers": {"preset": "resnet-50", "device_flops": "9.3Tf"}},
+                                  workers=p, topology=f"nodes:{p}:1:15.75GBps:15.75GBps",
+                                  collective={"algorithm": "parameter-server", "servers": servers,
+                                              "parameter_server": {"placement": "shared"}})
+        s = trace["summary"]
+        n = 4 * resnet_count([3, 4, 6, 3])
+        self.assertLess(n / servers / self.LOOPBACK, 2 * INTRA_LAT + 2 * NIC_LAT + n / B)
+        t1 = compute_seconds(resnet_macs([3, 4, 6, 3]), 64, 9.3e12)
+        comm = 2 * (2 * INTRA_LAT + 2 * NIC_LAT + (p - 1) * (n / servers) / B)
+        self.assertAlmostEqual(s["iteration_time"], t1 + comm, delta=(t1 + comm) * 1e-6)
+        self.assertAlmostEqual(s["scaling_efficiency"], t1 / (t1 + comm), delta=1e-6)
+        self.assertTrue(s["verified"])
+
+    def test_tf_ec2_two_instances_local_aggregation(self):
+        # 2 instances of 2 K80 GPUs (PCIe 15.75 GB/s, one 10 Gbit/s NIC), a server beside each
+        # instance's first GPU: the second GPU's vector into the first (node-reduce), one push
+        # of n/2 across the NICs each way (the other shard on the loopback), the same back
+        nodes, g, pcie, nic = 2, 2, 15.75e9, 1.25e9
+        trace = self.run_training({"batch": 64, "layers": {"preset": "resnet-50", "device_flops": "4.365Tf"}},
+                                  workers=nodes * g, topology=f"nodes:{nodes}:{g}:15.75GBps:1.25GBps",
+                                  collective={"algorithm": "parameter-server",
+                                              "parameter_server": {"placement": "shared", "per_node": 1,
+                                                                   "local_aggregation": True}})
+        s = trace["summary"]
+        n = 4 * resnet_count([3, 4, 6, 3])
+        t1 = compute_seconds(resnet_macs([3, 4, 6, 3]), 64, 4.365e12)
+        inside = 2 * (2 * INTRA_LAT + (g - 1) * n / pcie)
+        across = 2 * (2 * INTRA_LAT + 2 * NIC_LAT + (n / nodes) / nic)
+        self.assertAlmostEqual(s["iteration_time"], t1 + inside + across, delta=(t1 + inside + across) * 1e-6)
+        self.assertTrue(s["verified"])
+
+
 if __name__ == "__main__":
     unittest.main()

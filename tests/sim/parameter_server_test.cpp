@@ -39,45 +39,67 @@ collsim::testing::ChildRun run_servers(int p, size_t elements, const std::string
 constexpr double alpha = 2e-6, B = 10e9;
 constexpr double per_message = 10e-6, cpu_bandwidth = 5e9;
 
+// S servers of `placement` (with the CPU costs above) on star:`hosts`: the simulated and the
+// model time must both be `want`.
+void check_star(int p, int servers, size_t elements, int hosts, ServerPlacement placement, double want) {
+  CAPTURE(p);
+  CAPTURE(servers);
+  const auto run = run_servers(p, elements, fmt::format("star:{}", hosts), [&](Scenario& s) {
+    s.collective.servers = servers;
+    s.collective.parameter_server.placement = placement;
+    s.collective.parameter_server.cpu_per_message = per_message;
+    s.collective.parameter_server.cpu_bandwidth = cpu_bandwidth;
+  });
+  CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+  CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
   TEST_CASE("dedicated servers on a star: 2(alpha + max(p,S) n/(SB)) + p(2 c_m + n/(S c)) ") {
-    for (int p : {1, 2, 3, 8}) {
+    const size_t elements = 12 * 1024;  // equal shards for every S here
+    for (int p : {1, 2, 3, 8})
       for (int servers : {1, 2, 4, 12}) {
-        CAPTURE(p);
-        CAPTURE(servers);
-        const size_t elements = 12 * 1024;  // equal shards for every S here
-        const double n = elements * 4.0, shard = n / servers;
+        const double shard = elements * 4.0 / servers;
         const double want = 2 * (alpha + std::max(p, servers) * shard / B) + p * (2 * per_message + shard / cpu_bandwidth);
-        const auto run = run_servers(p, elements, fmt::format("star:{}", p + servers), [&](Scenario& s) {
-          s.collective.servers = servers;
-          s.collective.parameter_server.placement = ServerPlacement::dedicated;
-          s.collective.parameter_server.cpu_per_message = per_message;
-          s.collective.parameter_server.cpu_bandwidth = cpu_bandwidth;
-        });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+        check_star(p, servers, elements, p + servers, ServerPlacement::dedicated, want);
       }
+  }
+  TEST_CASE("shared servers on a star: 2(alpha + (p-1) n/(SB)) + p(2 c_m + n/(S c)), the local push on the loopback") {
+    // Server s beside rank s: its own worker's push and pull take SimGrid's loopback (a
+    // fatpipe of 10 GB/s, latency 0: shard / 10 GB/s, shorter than the remote flows), so its
+    // link carries the p-1 other workers' shards each way, as when the ranks serve; its CPU
+    // still handles p messages. Before the loopback a host's route to itself crossed its own
+    // link, and shared cost what dedicated does: max(p, S) flows.
+    constexpr double loopback = 10e9;
+    for (int p : {2, 3, 8})
+      for (int servers : {1, 2, p}) {
+        const size_t elements = static_cast<size_t>(p) * 1024;
+        const double shard = elements * 4.0 / servers;
+        REQUIRE(shard / loopback <= alpha + (p - 1) * shard / B);
+        const double want = 2 * (alpha + (p - 1) * shard / B) + p * (2 * per_message + shard / cpu_bandwidth);
+        check_star(p, servers, elements, p, ServerPlacement::shared, want);
+      }
+  }
+  TEST_CASE("shared servers on every generated family: a host reaches itself (a torus had no route)") {
+    for (const char* topology : {"torus:2x4", "fat-tree:2:4,2:1,2:1,1", "dragonfly:2:2:2", "leaf-spine:2:4", "nodes:2:4"}) {
+      CAPTURE(topology);
+      const auto run = run_servers(4, 4096, topology, [&](Scenario& s) {
+        s.collective.servers = 2;
+        s.collective.parameter_server.placement = ServerPlacement::shared;
+      });
+      CHECK(run.simulated_time == doctest::Approx(run.model_time).epsilon(1e-9).scale(0));
     }
   }
   TEST_CASE("ranks serving with CPU costs: 2(alpha + (p-1) n/(SB)) + (p-1)(2 c_m + n/(S c))") {
-    for (int p : {2, 5, 8}) {
+    for (int p : {2, 5, 8})
       for (int servers : {1, 2, p}) {
-        CAPTURE(p);
-        CAPTURE(servers);
         const size_t elements = static_cast<size_t>(p) * 1024;
-        const double n = elements * 4.0, shard = n / servers;
+        const double shard = elements * 4.0 / servers;
         const double want = 2 * (alpha + (p - 1) * shard / B) + (p - 1) * (2 * per_message + shard / cpu_bandwidth);
-        const auto run = run_servers(p, elements, fmt::format("star:{}", p), [&](Scenario& s) {
-          s.collective.servers = servers;
-          s.collective.parameter_server.cpu_per_message = per_message;
-          s.collective.parameter_server.cpu_bandwidth = cpu_bandwidth;
-        });
-        CHECK(run.simulated_time == doctest::Approx(want).epsilon(1e-9).scale(0));
-        CHECK(run.model_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+        check_star(p, servers, elements, p, ServerPlacement::workers, want);
       }
-    }
   }
   TEST_CASE("the ratio sets S: round(ratio x p) dedicated servers") {
     const int p = 8;
