@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <simgrid/s4u/Host.hpp>
+#include <unordered_map>
 
 #include "algorithms/registry.hpp"
-#include "model/route_cache.hpp"
 #include "nccl/p2p.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -20,18 +19,15 @@ bool runs_nccl(const Scenario& scenario) {
 
 namespace {
 
-std::string property(const simgrid::s4u::Host* host, const char* key) {
-  const char* value = host->get_property(key);
-  return value == nullptr ? "" : value;
-}
+std::string property(const PlatformHost& host, const char* key) { return host.property(key); }
 
-nccl::GpuSystem describe_ranks(const std::vector<simgrid::s4u::Host*>& hosts,
-                               const std::vector<simgrid::s4u::Host*>& switches, const RouteCache& routes) {
+nccl::GpuSystem describe_ranks(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                               const Network& routes) {
   std::vector<nccl::RankProperties> ranks;
-  for (const simgrid::s4u::Host* host : hosts)
+  for (const PlatformHost& host : hosts)
     ranks.push_back({property(host, "node"), property(host, "gpu"), property(host, "nic"), property(host, "cpu")});
   std::vector<std::string> roles;
-  for (const simgrid::s4u::Host* host : switches) roles.push_back(property(host, "role"));
+  for (const PlatformHost& host : switches) roles.push_back(property(host, "role"));
   // NVLink as built: the bottleneck of the route between two GPUs of the first node
   double nvlink = 0;
   for (size_t r = 1; r < hosts.size() && nvlink == 0; ++r)
@@ -45,8 +41,7 @@ nccl::GpuSystem describe_ranks(const std::vector<simgrid::s4u::Host*>& hosts,
 // serves. NVLS: each node's NVSwitch, in the locality groups' order (switch s serves group s:
 // nvls_plan.hpp counts on it). CollNet: the rails' SHARP switches, rail i's serving GPU i of
 // every node (collnet_plan.hpp counts on it), rails 0 .. ppn-1.
-void add_switches(NcclSetup& setup, const std::vector<simgrid::s4u::Host*>& hosts,
-                  const std::vector<simgrid::s4u::Host*>& switches) {
+void add_switches(NcclSetup& setup, const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches) {
   const nccl::Algo algo = setup.choice.chosen.algo;
   if (!nccl::reduces_in_switch(algo)) return;
   // one rank: NCCL sends nothing, and a switch actor would wait for pushes that never come
@@ -54,28 +49,31 @@ void add_switches(NcclSetup& setup, const std::vector<simgrid::s4u::Host*>& host
   if (hosts.size() <= 1) return;
   const bool collnet = nccl::is_collnet(algo);
   const nccl::GpuSystem& system = setup.system;
-  std::vector<int> member_of(hosts.size()), seen(static_cast<size_t>(system.nodes), 0);
-  for (size_t r = 0; r < hosts.size(); ++r) member_of[r] = seen[static_cast<size_t>(system.node_of[r])]++;
+  // each switch's ranks in rank order, in one pass (16,384 nodes: a pass per node took seconds)
+  std::vector<std::vector<int>> members(static_cast<size_t>(collnet ? system.max_ppn : system.nodes));
+  std::vector<int> seen(static_cast<size_t>(system.nodes), 0);
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    const int node = system.node_of[r], member = seen[static_cast<size_t>(node)]++;
+    members[static_cast<size_t>(collnet ? member : node)].push_back(static_cast<int>(r));
+  }
   const char* role = collnet ? "sharp-switch" : "nvswitch";
   const char* serves = collnet ? "rail" : "node";
-  for (int s = 0; s < (collnet ? system.max_ppn : system.nodes); ++s) {
-    std::vector<int> members;
-    for (size_t r = 0; r < hosts.size(); ++r)
-      if ((collnet ? member_of[r] : system.node_of[r]) == s) members.push_back(static_cast<int>(r));
-    const std::string wanted = collnet ? std::to_string(s) : property(hosts[static_cast<size_t>(members.front())], "node");
-    for (int r : members)
+  std::unordered_map<std::string, const PlatformHost*> by_served;  // the first of each, as a search would find it
+  for (const PlatformHost& h : switches)
+    if (property(h, "role") == role) by_served.emplace(property(h, serves), &h);
+  for (size_t s = 0; s < members.size(); ++s) {
+    const std::string wanted = collnet ? std::to_string(s) : property(hosts[static_cast<size_t>(members[s].front())], "node");
+    for (int r : members[s])
       if (property(hosts[static_cast<size_t>(r)], serves) != wanted)
         throw InputError(fmt::format("collective.algorithm: NCCL's {} here needs GPU i of every node on rail i; "
                                      "{} is GPU {} of its node on rail '{}'", nccl::algo_name(algo),
-                                     hosts[static_cast<size_t>(r)]->get_name(), s, property(hosts[static_cast<size_t>(r)], serves)));
-    const auto host = std::find_if(switches.begin(), switches.end(), [&](const simgrid::s4u::Host* h) {
-      return property(h, "role") == role && property(h, serves) == wanted;
-    });
-    if (host == switches.end())
+                                     hosts[static_cast<size_t>(r)].name, s, property(hosts[static_cast<size_t>(r)], serves)));
+    const auto host = by_served.find(wanted);
+    if (host == by_served.end())
       throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in a {} for {} '{}', and the platform has "
                                    "none", nccl::algo_name(algo), role, serves, wanted));
-    setup.switches.push_back(*host);
-    setup.switch_members.push_back(std::move(members));
+    setup.switches.push_back(*host->second);
+    setup.switch_members.push_back(std::move(members[s]));
   }
   setup.switch_kind = collnet ? SwitchKind::network : SwitchKind::nvlink;
   setup.actors_per_switch = collnet ? 1 : 2;  // NVLS: its reductions, then its multicasts (nvls_rounds.hpp)
@@ -134,15 +132,15 @@ NcclSetup setup_alltoall(const Scenario& scenario, nccl::GpuSystem system, doubl
 
 }  // namespace
 
-NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
-                     const std::vector<simgrid::s4u::Host*>& switches, double bytes) {
+NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<PlatformHost>& hosts,
+                     const std::vector<PlatformHost>& switches, const Network& routes, double bytes) {
   if (scenario.collective.reduce_bandwidth)
     throw InputError("collective.reduce_bandwidth: NCCL's algorithms reduce as NCCL's kernels do, at the cost of their "
                      "transport (docs/nccl.md): leave it out");
   if (scenario.collective.kind == Collective::alltoall)
-    return setup_alltoall(scenario, describe_ranks(hosts, switches, RouteCache(hosts)), bytes);
+    return setup_alltoall(scenario, describe_ranks(hosts, switches, routes), bytes);
   NcclSetup setup;
-  setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
+  setup.system = describe_ranks(hosts, switches, routes);
   nccl::Forced forced;
   forced.algo = scenario.nccl.algo;
   forced.proto = scenario.nccl.proto;

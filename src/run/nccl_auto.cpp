@@ -9,6 +9,7 @@
 #include "plan/planner.hpp"
 #include "platform/generator_spec.hpp"
 #include "util/child_process.hpp"
+#include "util/errors.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
@@ -24,7 +25,13 @@ std::string price(Scenario scenario, nccl::Algo algo, nccl::Proto proto, bool mo
   options.model_only = model_only;
   options.topology_bound = false;
   const RunPlan plan = plan_run(scenario, options, guard);
-  const double time = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model).time;
+  // within the model's own limits, as every other algorithm: NCCL's Ring at p = 131,072
+  // would describe its whole pipeline (the child grew past 20 GiB)
+  std::string beyond;
+  const std::optional<Schedule> schedule = schedule_within_model_limits(*plan.choice.algorithm, plan.model, beyond);
+  if (schedule && beyond.empty()) beyond = model_limit_reason(*schedule);
+  if (!beyond.empty()) throw InputError("collective.algorithm: " + beyond);
+  const double time = estimate_schedule(*schedule, plan.model).time;
   return fmt::format("{:.17g} {}", time, plan.choice.parameters["nccl"]["channels"].get<int>());
 }
 
@@ -83,6 +90,7 @@ std::vector<NcclVariant> price_nccl_variants(const Scenario& scenario, bool mode
       v.proto = proto;
       const ChildOutcome outcome = run_in_child([&] { return price(scenario, algo, proto, model_only); });
       if (outcome.exit_code == 0) std::sscanf(outcome.output.c_str(), "%lf %d", &v.time, &v.channels);
+      else if (outcome.exit_code > 128) v.why_not = fmt::format("its pricing died of signal {}", outcome.exit_code - 128);
       else v.why_not = reason_of(outcome.output);
       // no GPUs: no NCCL at all
       if (v.why_not.find("run on GPUs") != std::string::npos) return {};
