@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/switch_ops.hpp"
 #include "nccl/transport.hpp"
 #include "nccl/tuner.hpp"
 #include "scenario/scenario.hpp"
@@ -30,8 +31,12 @@ struct NcclSetup {
   int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings or tree lanes
   double chunk_bytes = 0;  // what one step of a lane moves (NCCL's chunks of the channels it stands for)
   // The switches the algorithm reduces in (NVLS: each node's NVSwitch, in the order of the
-  // locality groups): endpoints after the ranks'.
+  // locality groups; CollNet: rail i's SHARP switch, serving GPU i of every node): endpoints
+  // after the ranks', the ranks each serves, and the actors each runs.
   std::vector<simgrid::s4u::Host*> switches;
+  std::vector<std::vector<int>> switch_members;
+  SwitchKind switch_kind = SwitchKind::nvlink;
+  int actors_per_switch = 1;
   std::shared_ptr<const nccl::Transport> transport;
 };
 

@@ -11,6 +11,7 @@
 #include "model/cost_model.hpp"
 #include "model/generated_network.hpp"
 #include "model/route_cache.hpp"
+#include "plan/auto_choice.hpp"
 #include "plan/engine_setup.hpp"
 #include "plan/fault_plan.hpp"
 #include "plan/locality.hpp"
@@ -262,6 +263,32 @@ void on_the_platform(const Scenario& scenario, Step&& step) {
 
 namespace {
 
+// The scenario as it runs: auto's pick of one of NCCL's variants runs that variant.
+Scenario as_picked(const Scenario& scenario, const std::optional<AutoNcclPick>& pick) {
+  Scenario picked = scenario;
+  if (!pick || !pick->chosen || scenario.collective.algorithm != "auto") return picked;
+  picked.collective.algorithm = pick->algorithm;
+  picked.nccl.proto = pick->proto;
+  return picked;
+}
+
+// What auto weighed: NCCL's variants against collsim's best, first among the notes; the
+// candidates list both, whichever won.
+void note_auto_nccl(const Scenario& asked, const std::optional<AutoNcclPick>& pick, RunPlan& plan) {
+  if (!pick || asked.collective.algorithm != "auto") return;
+  plan.notes.insert(plan.notes.begin(), pick->reason);
+  std::vector<AutoCandidate>& candidates = plan.choice.candidates;
+  if (pick->chosen) {
+    plan.choice.asked = "auto";
+    plan.choice.by = pick->by;
+    plan.choice.reason = pick->reason;
+    candidates.clear();
+    if (pick->own) candidates.push_back(*pick->own);
+  }
+  candidates.insert(candidates.end(), pick->variants.begin(), pick->variants.end());
+  order_candidates(candidates);
+}
+
 // The algorithm named by the scenario, the payload and its notes: what every plan needs
 // before the model.
 void plan_choice_and_payload(RunPlan& plan) {
@@ -275,7 +302,9 @@ void plan_choice_and_payload(RunPlan& plan) {
   note_payload(plan);
 }
 
-void plan_the_rest(const PlanOptions& options, RunPlan& plan) {
+// `asked`: the scenario before auto's pick of one of NCCL's variants (as_picked).
+void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& plan) {
+  note_auto_nccl(asked, options.auto_nccl, plan);
   plan_training(plan);
   warn_about_short_timeout(plan);
   plan.kept_messages = options.kept_messages;
@@ -303,7 +332,7 @@ std::string needs_simgrid_platform(const Scenario& scenario, const PlanOptions& 
 }
 
 // `collsim model` on a generated platform: no engine, the routes from its structure.
-RunPlan plan_on_structure(RunPlan plan, const PlanOptions& options, GeneratedPlatform generated) {
+RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions& options, GeneratedPlatform generated) {
   const Scenario& scenario = plan.scenario;
   plan.workers = static_cast<int>(generated.places.ranks());
   if (scenario.collective.root >= plan.workers)
@@ -319,13 +348,14 @@ RunPlan plan_on_structure(RunPlan plan, const PlanOptions& options, GeneratedPla
     plan.topology_bound = topology_cut_bound(scenario.collective.kind, *plan.model.network, platform.places,
                                              scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                              ranks_alike(scenario, plan, generated.hosts));
-  plan_the_rest(options, plan);
+  plan_the_rest(asked, options, plan);
   return plan;
 }
 
 }  // namespace
 
-RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
+RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard& guard) {
+  const Scenario scenario = as_picked(asked, options.auto_nccl);
   RunPlan plan;
   plan.scenario = scenario;
   const SimGridOptions settings = simgrid_options(scenario, options.cfg);
@@ -335,7 +365,7 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   if (options.model_only) {
     std::optional<GeneratedPlatform> generated;
     plan.model_routes = needs_simgrid_platform(scenario, options, plan.limits.hosts, generated);
-    if (generated) return plan_on_structure(std::move(plan), options, std::move(*generated));
+    if (generated) return plan_on_structure(asked, std::move(plan), options, std::move(*generated));
   }
   sg4::Engine& engine = create_engine(settings, guard);
 
@@ -354,7 +384,7 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
                                                scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                                ranks_alike(scenario, plan, all_hosts.size()));
   });
-  plan_the_rest(options, plan);
+  plan_the_rest(asked, options, plan);
   return plan;
 }
 

@@ -130,8 +130,8 @@ class Choice(NcclTest):
         self.assertEqual(done.returncode, 0, done.stderr)
         section = done.stdout.split("NCCL's algorithms")[1]
         rows = re.findall(r"(?m)^\s+\d+ (\w+)/(\w+)\s+(nccl-[\w-]+)\s+(?:(\d+) ch\s+([\d.]+ \w+)|not here: (.*))$", section)
-        # Ring and Tree with LL, LL128 and Simple; NVLS and NVLSTree with Simple only
-        self.assertEqual(8, len(rows), section)
+        # Ring and Tree with LL, LL128 and Simple; CollNetDirect, CollNetChain, NVLS and NVLSTree with Simple only
+        self.assertEqual(10, len(rows), section)
         self.assertIn("across nodes without CollNet", [r for r in rows if r[0] == "NVLS"][0][5])
         priced = [r for r in rows if r[4]]
         times = [seconds(r[4]) for r in priced]
@@ -162,7 +162,7 @@ class BadInput(NcclTest):
                         r"nccl\.proto: unknown NCCL protocol 'LL64'; allowed: Simple, LL, LL128")
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=ring"],
                         r"nccl\.algo: unknown NCCL algorithm 'ring' \(did you mean 'Ring'\?\); allowed: Ring, Tree, "
-                        r"NVLS, NVLSTree, CollNet")
+                        r"NVLS, NVLSTree, CollNetDirect, CollNetChain")
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.channels=33"],
                         r"nccl\.channels: 33 is out of range; allowed: 1 to 32")
         self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.pxn=1"],
