@@ -37,6 +37,9 @@ public:
   size_t link_count() const override { return links_.size(); }
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
   size_t routes_read() const { return routes_.size(); }
+  // The platform changed its routes from and to `endpoint` (recovery detoured a GPU's NIC,
+  // platform/rail_zone.hpp): the kept ones are read again, in place (references stay valid).
+  void reread_routes_of(int endpoint) const;
 
   // Every link's latency and bandwidth as built, read when the cache is made (before any
   // fault): a route first read after a fault slowed one of its links is priced as built,

@@ -21,6 +21,7 @@
 #include "parallel/executor.hpp"
 #include "parallel/step_perfetto.hpp"
 #include "run/metrics.hpp"
+#include "run/nccl_auto.hpp"
 #include "run/run_scenario.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
@@ -348,6 +349,7 @@ int command_validate(const RunRequest& request, bool print_plan) {
   // The plan a run would make: auto's trials (--auto simulate) and the topology bound too.
   options.topology_bound = print_plan;
   if (print_plan) options.auto_simulated = auto_trials(scenario, request.cfg);
+  if (print_plan) options.auto_nccl = pick_nccl_for_auto(scenario, request.cfg, options.auto_simulated);
   SimGridGuard guard;
   const RunPlan plan = plan_run(scenario, options, guard);
   if (print_plan) {

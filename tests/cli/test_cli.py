@@ -144,8 +144,9 @@ class HappyPaths(CliTest):
     def test_every_listed_algorithm_runs(self):
         for line in self.assert_ok("list", "algorithms").splitlines():
             collective, algorithm = line.split()[:2]
-            # NCCL's algorithms run on GPUs (NVLSTree across nodes)
-            gpus = "rail:2:2" if algorithm == "nccl-nvls-tree" else "rail:1:4"
+            # NCCL's algorithms run on GPUs (NVLSTree across nodes, CollNet where the switches reduce)
+            gpus = ("rail:2:2" if algorithm == "nccl-nvls-tree" else
+                    "rail:2:2:h100:ndr-sharp" if algorithm.startswith("nccl-collnet") else "rail:1:4")
             small = [a if a != "star:4" else gpus for a in SMALL] if algorithm.startswith("nccl") else SMALL
             with self.subTest(collective=collective, algorithm=algorithm):
                 self.assert_ok("run", "--collective", collective, "--algorithm", algorithm, *small, "-q")

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "model/contention.hpp"
 #include "model/generated_network.hpp"
+#include "nccl/constants.hpp"
 #include "model/route_cache.hpp"
 #include "plan/engine_setup.hpp"
 #include "plan/planner.hpp"
@@ -133,6 +135,27 @@ std::string model_figures(const std::string& topology, int p, Collective kind, b
   return out;
 }
 
+// What `collsim model` prints for one of NCCL's algorithms, as numbers: its time, NCCL's
+// choice (algorithm, protocol, channels), alpha and B, the notes (the transport's charges).
+std::string nccl_figures(const std::string& topology, int p, const std::string& algorithm, nccl::Proto proto,
+                         bool from_structure) {
+  Scenario s = make_scenario(Collective::allreduce, algorithm, p, size_t{1} << 22);
+  s.topology = topology;
+  s.nccl.proto = proto;
+  PlanOptions options;
+  options.model_only = true;
+  options.routes_from_structure = from_structure;
+  SimGridGuard guard;
+  const RunPlan plan = plan_run(s, options, guard);
+  if (from_structure != plan.model_routes.empty()) return "routes: " + plan.model_routes;
+  const ModelEstimate estimate = estimate_schedule(plan.choice.algorithm->schedule(plan.model), plan.model);
+  std::string out = fmt::format("{:.17g} {} {:.17g} {:.17g} {}\n", estimate.time, plan.choice.parameters.dump(),
+                                plan.model.alpha, plan.model.bandwidth, plan.switches.size());
+  for (const SwitchPlan& sw : plan.switches) out += fmt::format("{} {}\n", sw.host, sw.members.size());
+  for (const std::string& note : plan.notes) out += note + "\n";
+  return out;
+}
+
 // The figures of both paths, line by line, times to 1e-9: the first difference, or "same".
 std::string compare_figures(const std::string& want, const std::string& got) {
   std::istringstream w(want), g(got);
@@ -200,6 +223,23 @@ TEST_SUITE("sim") {
       CAPTURE(p);
       CHECK(in_child([&] { return compare_nccl_routes(topology, p); }) == "same");
     }
+  }
+
+  TEST_CASE("NCCL's algorithms on the generator's structure are priced as on SimGrid's platform, to 1e-9") {
+    const std::vector<std::pair<std::string, int>> rails{
+        {"dgx-h100:2", 16}, {"dgx-h100:3", 20}, {"dgx-a100:3:2", 24}, {"rail:4:4", 16}, {"gb200-nvl72:1", 72},
+        {"dgx-h100:3:1:ndr-sharp", 24}};
+    for (const auto& [topology, p] : rails)
+      for (const std::string algorithm : {"nccl", "nccl-ring", "nccl-tree", "nccl-nvls", "nccl-nvls-tree",
+                                          "nccl-collnet-direct", "nccl-collnet-chain"})
+        for (const nccl::Proto proto : nccl::all_protos()) {
+          CAPTURE(topology);
+          CAPTURE(algorithm);
+          CAPTURE(nccl::proto_name(proto));
+          const std::string simgrid = in_child([&] { return nccl_figures(topology, p, algorithm, proto, false); });
+          const std::string ours = in_child([&] { return nccl_figures(topology, p, algorithm, proto, true); });
+          CHECK(compare_figures(simgrid, ours) == "same");
+        }
   }
 
   TEST_CASE("torus and dragonfly routes stay SimGrid's, and the plan says why") {
