@@ -84,9 +84,9 @@ nlohmann::json step_figures_json(const StepFigures& f) {
   auto worst = [](const StepFigures::Worst& w) { return nlohmann::json{{"rank", w.rank}, {"seconds", w.seconds}}; };
   return {{"step_time", f.step_time},
           {"critical_rank", f.critical_rank},
-          {"critical", {{"compute", f.critical.compute}, {"tensor", f.critical.tensor}, {"expert", f.critical.expert},
-                        {"pipeline", f.critical.pipeline}, {"data_exposed", f.critical.data_exposed()},
-                        {"data_busy", f.critical.data_busy}, {"compute_end", f.critical.compute_end}, {"end", f.critical.end}}},
+          {"compute", f.critical.compute},
+          {"exposed", {{"tensor", f.critical.tensor}, {"expert", f.critical.expert}, {"pipeline", f.critical.pipeline},
+                       {"data", f.critical.data_exposed()}}},
           {"busy", {{"tensor", f.tensor_busy}, {"expert", f.expert_busy}, {"pipeline", f.pipeline_busy}, {"data", f.data_busy}}},
           {"most_exposed", {{"tensor", worst(f.tensor_worst)}, {"expert", worst(f.expert_worst)},
                             {"pipeline", worst(f.pipeline_worst)}, {"data", worst(f.data_worst)}}},

@@ -63,13 +63,13 @@ std::string step_summary(const json& parallel) {
   out += "</div>\n<table class=\"summary\">\n";
   out += row("model", fmt::format("{} on {}, {} micro-batches per replica", step.at("model").get<std::string>(),
                                   step.at("gpu").get<std::string>(), step.at("micro_batches").get<int>()));
-  const json& c = f.at("critical");
+  const json& exposed = f.at("exposed");
   out += row("slowest rank", std::to_string(f.at("critical_rank").get<int>()));
-  out += row("  compute", share(c.at("compute").get<double>(), t));
-  out += row("  tensor (exposed)", share(c.at("tensor").get<double>(), t));
-  out += row("  expert (exposed)", share(c.at("expert").get<double>(), t));
-  out += row("  pipeline (bubble and waits)", share(c.at("pipeline").get<double>(), t));
-  out += row("  data (exposed after backward)", share(c.at("data_exposed").get<double>(), t));
+  out += row("  compute", share(f.at("compute").get<double>(), t));
+  out += row("  tensor (exposed)", share(exposed.at("tensor").get<double>(), t));
+  out += row("  expert (exposed)", share(exposed.at("expert").get<double>(), t));
+  out += row("  pipeline (bubble and waits)", share(exposed.at("pipeline").get<double>(), t));
+  out += row("  data (exposed after backward)", share(exposed.at("data").get<double>(), t));
   return out + "</table>\n";
 }
 

@@ -392,10 +392,8 @@ class ParallelTraceTest(unittest.TestCase):
         self.assert_close(parallel["step_time"], want)  # 1.67339 ms
         self.assert_close(figures["step_time"], want)
         self.assert_close(figures["tokens_per_second"], 2 * 2048 / want)  # global batch x sequence
-        self.assert_close(figures["bubble_fraction"], figures["critical"]["pipeline"] / want)
-        critical = figures["critical"]
-        self.assert_close(critical["compute"] + critical["tensor"] + critical["expert"] + critical["pipeline"]
-                          + critical["data_exposed"], want)
+        self.assert_close(figures["bubble_fraction"], figures["exposed"]["pipeline"] / want)
+        self.assert_close(figures["compute"] + sum(figures["exposed"].values()), want)
         self.assertEqual(parallel["step"]["collectives"], 4 * 2 * 2 + 4)
         self.assertTrue(parallel["verified"])
         names = [c["name"] for c in parallel["communicators"]]
