@@ -32,9 +32,13 @@ void allreduce_nccl_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_nccl_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_nccl_nvls(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void allreduce_nccl_nvls_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_nccl_collnet_direct(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void allreduce_nccl_collnet_chain(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 // The switches' side of NCCL's in-network reductions (comm/switch_ops.hpp).
 void nccl_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void nccl_nvls_tree_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void nccl_collnet_direct_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void nccl_collnet_chain_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 
 // The student's slot (lab 7, docs/labs/): defined in src/algorithms/student.cpp, or in the
 // file the build's COLLSIM_STUDENT_FILE names, which replaces it.

@@ -51,6 +51,8 @@ double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   if (name == "nccl-tree") return std::max(max_pipelined_messages, 2 * (p - 1) * s.channels);
   if (name == "nccl-nvls") return 0;  // every message goes to or comes from the NVSwitch
   if (name == "nccl-nvls-tree") return std::max(max_pipelined_messages, 2 * (p - 1));
+  // the chunks NCCL's tuner sizes, within the budget (the messages with the switches uncounted)
+  if (name == "nccl-collnet-direct" || name == "nccl-collnet-chain") return max_pipelined_messages;
   if (name == "recursive-doubling") return butterfly(s.p, 1);
   if (name == "rabenseifner") return butterfly(s.p, 2);
   // every tree edge carries each segment up, then down

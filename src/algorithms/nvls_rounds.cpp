@@ -1,6 +1,6 @@
-#include <algorithm>
-#include <deque>
 #include "algorithms/nvls_rounds.hpp"
+
+#include <algorithm>
 
 #include "algorithms/nvls_plan.hpp"
 #include "algorithms/pipelined_rounds.hpp"
@@ -15,38 +15,6 @@ bool multicast(NvlsPlan::Kind kind) {
   return kind == NvlsPlan::Kind::multicast_up || kind == NvlsPlan::Kind::multicast_down;
 }
 
-// A side's messages in rounds (one per step it takes part in), the view each carries or
-// lands in, and what to do once a round is in: (into, from) reductions, and for the switch
-// the chunks whose node reduction starts over from a copy (from, into) of the first.
-struct Side {
-  PlannedRounds rounds;
-  std::vector<std::vector<std::pair<View, View>>> reductions;
-  std::vector<std::vector<std::pair<View, View>>> copies;
-  std::deque<Buffer> slots;  // scratch, one per part that lands there, shaped as that part
-};
-
-template <typename ViewOf>
-Side plan_side(const std::vector<NvlsPlan::Message>& messages, ViewOf view_of) {
-  Side side{{}, {}, {}, {}};
-  std::vector<int> steps;  // each round's step
-  for (const auto& m : messages)
-    if (steps.empty() || steps.back() != m.step) steps.push_back(m.step);
-  side.rounds.resize(steps.size());
-  side.reductions.resize(steps.size());
-  side.copies.resize(steps.size());
-  size_t round = 0;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (i > 0 && messages[i].step != messages[i - 1].step) ++round;
-    const NvlsPlan::Message& m = messages[i];
-    // a receive is waited for (and reduced) in the round before the step that uses it
-    const int wait = m.send ? static_cast<int>(round) : round_waiting(steps, m.step + m.wait);
-    PlannedMessage planned = view_of(m, side, static_cast<size_t>(wait));
-    if (!m.send) planned.wait_round = wait;
-    side.rounds[round].push_back(planned);
-  }
-  return side;
-}
-
 // NVLSTree's hops across nodes: waited for as late as NCCL's FIFO lets their senders run ahead.
 int network_lag(bool tree, int fifo) { return tree ? std::max(0, fifo - 1) : 0; }
 
@@ -58,22 +26,16 @@ void run_nvls_rank(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool tre
   const int n = plan.node_of(comm.rank()), reducer = comm.reducing_switch(SwitchKind::nvlink);
   const int multicaster = reducer + plan.nodes();
   const auto messages = plan.messages_of(comm.rank());
-  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s, size_t wait) {
+  PlannedSide side = plan_side(messages, [&](const NvlsPlan::Message& m, PlannedSide& s, size_t wait) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
-    View view = buf.view(c.offset, c.count);
-    if (m.kind == NvlsPlan::Kind::tree_up && !m.send) {  // a partial sum from below: reduced after its round
-      s.slots.push_back(buf.scratch(c.count));
-      const View from = s.slots.back().holding(view);
-      s.reductions[wait].emplace_back(view, from);
-      view = from;
-    }
+    const View view = buf.view(c.offset, c.count);
+    const bool partial = m.kind == NvlsPlan::Kind::tree_up && !m.send;  // a sum from below: reduced after its round
     // a GPU's own chunk goes to the switch as far ahead as the FIFO lets it (NCCL's scatter)
     const int peer = m.peer >= 0 ? m.peer : multicast(m.kind) ? multicaster : reducer;
-    return PlannedMessage{peer, m.send, view, m.kind == NvlsPlan::Kind::reduce_up};
+    return PlannedMessage{peer, m.send, partial ? land_for_reduction(s, buf, view, wait) : view,
+                          m.kind == NvlsPlan::Kind::reduce_up};
   });
-  run_pipelined(comm, side.rounds, args.fifo, tree ? "nvls-tree" : "nvls", [&](int q) {
-    for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
-  });
+  run_side(comm, side, args.fifo, tree ? "nvls-tree" : "nvls", *args.op);
 }
 
 // Switch actor s (comm.rank() - comm.size()) is node s % nodes' reductions (s < nodes) or
@@ -88,22 +50,14 @@ void run_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args, bool t
   for (const auto& m : plan.messages_of(-1 - n))
     if (multicast(m.kind) == multicasts) messages.push_back(m);
   Buffer reduced(buf.dtype(), buf.map());  // carried as the GPUs' vectors, so that views match
-  Side side = plan_side(messages, [&](const NvlsPlan::Message& m, Side& s, size_t wait) {
+  PlannedSide side = plan_side(messages, [&](const NvlsPlan::Message& m, PlannedSide& s, size_t wait) {
     const Chunk c = m.part == NvlsPlan::Part::chunk ? plan.chunk(m.chunk) : plan.slice(n, m.chunk, m.member);
-    View view = reduced.view(c.offset, c.count);
-    if (m.kind == NvlsPlan::Kind::reduce_up) {  // a GPU's contribution: into the node's sum after its round
-      s.slots.push_back(buf.scratch(c.count));
-      const View from = s.slots.back().holding(view);
-      if (m.member == 0) s.copies[wait].emplace_back(from, view);
-      else s.reductions[wait].emplace_back(view, from);
-      view = from;
-    }
-    return PlannedMessage{m.peer, m.send, view};
+    const View view = reduced.view(c.offset, c.count);
+    // a GPU's contribution: into the node's sum after its round
+    const bool contribution = m.kind == NvlsPlan::Kind::reduce_up;
+    return PlannedMessage{m.peer, m.send, contribution ? land_for_reduction(s, buf, view, wait, m.member == 0) : view};
   });
-  run_pipelined(comm, side.rounds, args.fifo, "nvswitch", [&](int q) {
-    for (const auto& [from, into] : side.copies[static_cast<size_t>(q)]) copy_elements(into, from);
-    for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) args.op->combine(into, from);
-  });
+  run_side(comm, side, args.fifo, "nvswitch", *args.op);
 }
 
 Schedule nvls_schedule(const ModelInput& in, bool tree) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "comm/reduce_op.hpp"
+
 namespace collsim {
 
 std::vector<int> localities_of(const Comm& comm) {
@@ -20,6 +22,21 @@ std::vector<int> localities_of(const ModelInput& in) {
 
 int round_waiting(const std::vector<int>& round_steps, int wait_step) {
   return static_cast<int>(std::upper_bound(round_steps.begin(), round_steps.end(), wait_step) - round_steps.begin()) - 1;
+}
+
+View land_for_reduction(PlannedSide& side, const Buffer& shape, const View& into, size_t wait, bool first) {
+  side.slots.push_back(shape.scratch(into.logical));
+  const View from = side.slots.back().holding(into);
+  if (first) side.copies[wait].emplace_back(from, into);
+  else side.reductions[wait].emplace_back(into, from);
+  return from;
+}
+
+void run_side(Comm& comm, const PlannedSide& side, int fifo, const char* phase, const ReduceOp& op) {
+  run_pipelined(comm, side.rounds, fifo, phase, [&](int q) {
+    for (const auto& [from, into] : side.copies[static_cast<size_t>(q)]) copy_elements(into, from);
+    for (const auto& [into, from] : side.reductions[static_cast<size_t>(q)]) op.combine(into, from);
+  });
 }
 
 void run_pipelined(Comm& comm, const PlannedRounds& rounds, int fifo, const char* phase,

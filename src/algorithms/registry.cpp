@@ -114,6 +114,16 @@ std::vector<AlgorithmInfo> nccl_allreduces() {
        "NCCL's NVLSTree: NVLS in each node, GPU i of every node on a double binary tree over the nodes for slice i",
        allreduce_nccl_nvls_tree, schedule_allreduce_nccl_nvls_tree, ring_partners, {.nccl = true}, true,
        nccl_nvls_tree_switch, SwitchKind::nvlink},
+      {Collective::allreduce, "nccl-collnet-direct",
+       "NCCL's CollNetDirect: each node's GPUs scatter to their heads, each rail's InfiniBand switch reduces over the "
+       "nodes (SHARP), the heads gather back",
+       allreduce_nccl_collnet_direct, schedule_allreduce_nccl_collnet_direct, ring_partners, {.nccl = true}, true,
+       nccl_collnet_direct_switch, SwitchKind::network},
+      {Collective::allreduce, "nccl-collnet-chain",
+       "NCCL's CollNetChain: a chain in each node up to its head, each rail's InfiniBand switch reduces over the "
+       "nodes (SHARP), the result back down the chain",
+       allreduce_nccl_collnet_chain, schedule_allreduce_nccl_collnet_chain, ring_partners, {.nccl = true}, true,
+       nccl_collnet_chain_switch, SwitchKind::network},
   };
 }
 

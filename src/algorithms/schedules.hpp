@@ -31,6 +31,8 @@ Schedule schedule_allreduce_nccl_ring(const ModelInput& in);
 Schedule schedule_allreduce_nccl_tree(const ModelInput& in);
 Schedule schedule_allreduce_nccl_nvls(const ModelInput& in);
 Schedule schedule_allreduce_nccl_nvls_tree(const ModelInput& in);
+Schedule schedule_allreduce_nccl_collnet_direct(const ModelInput& in);
+Schedule schedule_allreduce_nccl_collnet_chain(const ModelInput& in);
 Schedule schedule_reduce_scatter_ring(const ModelInput& in);
 Schedule schedule_reduce_scatter_recursive_halving(const ModelInput& in);
 Schedule schedule_allgather_ring(const ModelInput& in);

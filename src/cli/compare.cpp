@@ -14,7 +14,9 @@ Command add_compare_command(CLI::App& app) {
       ->required();
   compare->add_option("current", request->current, "Current: the same kinds of input")->required();
   compare->add_option("--tolerance", request->tolerances,
-                      "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable)")
+                      "Relative tolerance (default 0.5%), or METRIC=TOL for one metric (repeatable); parallel traces "
+                      "add step_time, comm_time.NAME and exposed_time.NAME per communicator, tokens_per_second, mfu, "
+                      "bubble_fraction")
       ->allow_extra_args(false);
   compare->add_flag("--strict", request->strict,
                     "Exit 1 on any change: improvements and new entries as well as regressions and missing entries "

@@ -15,11 +15,14 @@ struct OutputFlags {
   CLI::Option* messages = nullptr;
 
   void add_to(CLI::App* run, RunRequest& request) {
-    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/2) to this file");
+    run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/2) to this file (with parallelism: the layout, each "
+                    "communicator's groups and times, a step's figures)");
     run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG)");
-    run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run");
+    run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run (with parallelism: the figures and one lane per "
+                    "communicator per rank)");
     run->add_option("--perfetto", request.perfetto_path,
-                    "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing");
+                    "Write Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing (with parallelism: "
+                    "one lane per communicator per rank)");
     messages = run->add_option("--messages", kept_messages,
                                "Single messages kept for the trace's list, timeline arrows, step-through and Perfetto "
                                "flows: all, none or N (default 20000). A run with more lists one entry per step and "
@@ -38,6 +41,9 @@ struct OutputFlags {
 // --quiet and the nccl-tests-style size table.
 void add_quiet_and_size_table_flags(CLI::App* run, RunRequest& request) {
   run->add_flag("--quiet,-q", request.quiet, "Print nothing but errors");
+  run->add_flag("--progress", request.progress,
+                "Print a line on stderr when the run starts simulating and as each round starts (simulated and wall "
+                "time); with --quiet, only these lines and errors");
   run->add_option("--sizes", request.sizes,
                   "FROM:TO[:xFACTOR], e.g. 8:1G or 8B:1GiB:x4 (as nccl-tests' -b, -e, -f: K, M and G count in 1024s; "
                   "the factor is 2 unless given): one run per size (in parallel processes), printed as nccl-tests' "

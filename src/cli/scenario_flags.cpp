@@ -32,7 +32,7 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
   command->add_option("--collective", flags.collective, "allreduce (default), broadcast, reduce, reduce-scatter, allgather or alltoall");
   command->add_option("--algorithm", flags.algorithm,
                       "Algorithm name (`collsim list algorithms`), or auto: the best cost formula on this platform, or "
-                      "nccl: what NCCL's tuner would run on GPUs (--set nccl.algo=Ring|Tree|NVLS|NVLSTree|CollNet, "
+                      "nccl: what NCCL's tuner would run on GPUs (--set nccl.algo=Ring|Tree|NVLS|NVLSTree|CollNetDirect|CollNetChain, "
                       "nccl.proto=Simple|LL|LL128, nccl.channels=N force it; docs/nccl.md)");
   command->add_option("--auto", flags.auto_by,
                       "How --algorithm auto chooses: model (cost formulas, default) or simulate (a short simulation "

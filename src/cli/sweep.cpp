@@ -96,6 +96,13 @@ Command add_sweep_layouts(CLI::App* sweep) {
       ->check(in_range(1, 1 << 30));
   layouts->add_option("--sequence", request->sequence, "Tokens per sample (default: the preset's)")->check(in_range(1, 1 << 24));
   layouts->add_option("--out", request->out, "Also write every layout enumerated as CSV");
+  layouts->add_option("--simulate", request->simulate,
+                      "Also run the first N layouts by the estimate through the simulated step (parallelism.step: every "
+                      "collective on real buffers, communicators sharing the network), each in a process of its own, and "
+                      "rank them by their simulated step time")
+      ->check(in_range(1, 1000));
+  layouts->add_option("--jobs", request->jobs, "With --simulate: simulations at once (default: one per core)")
+      ->check(in_range(1, 1024));
   return {layouts, [request] { return command_layout_search(*request); }};
 }
 

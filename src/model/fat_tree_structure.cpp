@@ -133,9 +133,15 @@ void FatTreeStructure::route(int from, int to, std::vector<int>& links, double& 
   while (current != destination) {  // down, as SimGrid walks it (the index runs on after each hop)
     const unsigned start_level = level_of(current);
     const size_t d = source % tree_.count[start_level - 1];
-    for (size_t i = d * tree_.down[start_level - 1]; i < child_ports(level_of(current)); ++i) {
+    // SimGrid tries every port i from d x down on and takes those whose i mod down is the
+    // destination's digit: the next such i is found at once instead of port by port
+    for (size_t i = d * tree_.down[start_level - 1];; ++i) {
       const unsigned l = level_of(current);
-      if (i % tree_.down[l - 1] != digit(0, destination, l - 1)) continue;
+      const size_t ports = child_ports(l);  // 0 at a host: the walk is over
+      if (i >= ports) break;
+      const size_t radix = tree_.down[l - 1], wanted = digit(0, destination, l - 1);
+      i += (wanted + radix - i % radix) % radix;
+      if (i >= ports) break;
       const int u = down_links_[down_first_[current] + i];
       if (u < 0) throw std::logic_error("fat tree: a switch port without a link");
       links.push_back(2 * u + 1);

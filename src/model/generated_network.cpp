@@ -1,8 +1,10 @@
 #include "model/generated_network.hpp"
 
 #include <fmt/format.h>
+#include <stdexcept>
 
 #include "model/fat_tree_structure.hpp"
+#include "platform/gpu_catalogue.hpp"
 
 namespace collsim {
 namespace {
@@ -92,17 +94,32 @@ private:
   bool switch_uplink_;
 };
 
-// rail (build_rail, platform/rail_zone.cpp without PXN): GPU i's NVLink port is link 2i,
-// its NIC link 2i + 1; rail j's uplink is link 2 N G + j.
+// rail (build_rail, platform/rail_zone.cpp): GPU i's NVLink port is link 2i, its NIC link
+// 2i + 1; rail j's uplink is link 2 N G + j. After the GPUs, the switches that reduce
+// (add_reducing_switches): each node's NVSwitch (NVLink SHARP GPUs), then each rail's
+// switch (SHARP NICs), reached through a GPU's NVLink port and NIC respectively.
 class RailStructure final : public GeneratedStructure {
 public:
-  explicit RailStructure(const RailSpec& spec) : spec_(spec), uplink_(spec.uplink()) {}
+  explicit RailStructure(const RailSpec& spec)
+      : spec_(spec), uplink_(spec.uplink()), node_switches_(find_gpu_model(spec.gpu)->nvlink_sharp),
+        rail_switches_(find_nic_model(spec.nic_model)->sharp) {}
 
   void route(int from, int to, std::vector<int>& links, double& latency) const override {
+    const int gpus = static_cast<int>(hosts());
+    if (from >= gpus || to >= gpus) return switch_route(from, to, links, latency);
     const int g = spec_.gpus, from_rail = from % g, to_rail = to % g;
     if (from / g == to / g) {
       add(links, latency, half(2 * from, true), spec_.nvlink);
       add(links, latency, half(2 * to, false), spec_.nvlink);
+      return;
+    }
+    if (from_rail != to_rail && spec_.pxn) {
+      // PXN: over NVLink to the node-mate on the receiver's rail, out through its NIC
+      const int relay = from - from_rail + to_rail;
+      add(links, latency, half(2 * from, true), spec_.nvlink);
+      add(links, latency, half(2 * relay, false), spec_.nvlink);
+      add(links, latency, half(2 * relay + 1, true), spec_.nic);
+      add(links, latency, half(2 * to + 1, false), spec_.nic);
       return;
     }
     add(links, latency, half(2 * from + 1, true), spec_.nic);
@@ -123,12 +140,48 @@ public:
   size_t links() const override { return 2 * (2 * hosts() + static_cast<size_t>(spec_.gpus)); }
   std::string zone(int) const override { return "rail"; }
   std::string node(int host) const override { return fmt::format("node-{}", host / spec_.gpus); }
+  size_t switches() const override {
+    return (node_switches_ ? static_cast<size_t>(spec_.nodes) : 0) + (rail_switches_ ? static_cast<size_t>(spec_.gpus) : 0);
+  }
+  std::string name(int host) const override {
+    const auto [kind, index] = switch_of(host);
+    if (kind == Kind::gpu) return fmt::format("node-{}-gpu-{}", index / spec_.gpus, index % spec_.gpus);
+    return kind == Kind::node_switch ? fmt::format("node-{}-nvswitch", index) : fmt::format("rail-{}-switch", index);
+  }
+  HostProperties properties(int host) const override {
+    const auto [kind, index] = switch_of(host);
+    if (kind == Kind::node_switch) return {{"role", "nvswitch"}, {"node", fmt::format("node-{}", index)}};
+    if (kind == Kind::rail_switch) return {{"role", "sharp-switch"}, {"rail", std::to_string(index)}};
+    return {{"node", node(host)}, {"rail", std::to_string(host % spec_.gpus)}, {"gpu", spec_.gpu},
+            {"nic", spec_.nic_model}, {"cpu", spec_.cpu}};
+  }
 
 private:
+  enum class Kind { gpu, node_switch, rail_switch };
+  // What host `host` is: a GPU (its index), a node's switch (its node) or a rail's (its rail).
+  std::pair<Kind, int> switch_of(int host) const {
+    const int gpus = static_cast<int>(hosts());
+    if (host < gpus) return {Kind::gpu, host};
+    const int nodes = node_switches_ ? spec_.nodes : 0;
+    return host - gpus < nodes ? std::pair{Kind::node_switch, host - gpus} : std::pair{Kind::rail_switch, host - gpus - nodes};
+  }
+  // A GPU and a reducing switch of its own node (its NVLink port) or rail (its NIC), as
+  // RailZone::switch_route; switches do not talk to each other.
+  void switch_route(int from, int to, std::vector<int>& links, double& latency) const {
+    const bool up = from < static_cast<int>(hosts());
+    const int gpu = up ? from : to;
+    const auto [kind, index] = switch_of(up ? to : from);
+    const bool own = kind == Kind::node_switch ? index == gpu / spec_.gpus
+                                               : kind == Kind::rail_switch && index == gpu % spec_.gpus;
+    if (!own) throw std::logic_error("RailStructure: a GPU only reaches its own node's and its own rail's switch");
+    if (kind == Kind::node_switch) add(links, latency, half(2 * gpu, up), spec_.nvlink);
+    else add(links, latency, half(2 * gpu + 1, up), spec_.nic);
+  }
   static int half(int link, bool up) { return 2 * link + (up ? 0 : 1); }
   int uplink(int rail) const { return 2 * spec_.nodes * spec_.gpus + rail; }
   RailSpec spec_;
   LinkSpec uplink_;
+  bool node_switches_, rail_switches_;
 };
 
 struct StructureOf {
@@ -148,10 +201,6 @@ struct StructureOf {
                                                   spine.hosts, spine.link, spine.uplink(), true);
   }
   std::shared_ptr<const GeneratedStructure> operator()(const RailSpec& rail) const {
-    if (rail.pxn) {
-      why_not = "PXN routes";
-      return nullptr;
-    }
     return std::make_shared<RailStructure>(rail);
   }
   std::shared_ptr<const GeneratedStructure> operator()(const FatTreeSpec& tree) const {
@@ -187,12 +236,17 @@ RankPlaces places_of(const GeneratedStructure& structure, int workers) {
 
 }  // namespace
 
+void GeneratedNetwork::read(int from, int to, double& latency) const {
+  buffer_.clear();
+  structure_->route(host_of(from), host_of(to), buffer_, latency);
+  if (zero_latency_) latency = 0;
+}
+
 const NetworkRoute& GeneratedNetwork::route(int from, int to) const {
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);
   auto [it, added] = routes_.try_emplace(key);
   if (added && from != to) {
-    buffer_.clear();
-    structure_->route(from, to, buffer_, it->second.latency);
+    read(from, to, it->second.latency);
     it->second.links.reserve(buffer_.size());
     for (int index : buffer_) it->second.links.push_back(id_of(index));
   }
@@ -204,8 +258,7 @@ void GeneratedNetwork::read_links(int from, int to, std::vector<int>& links) con
   links.clear();
   if (from == to) return;
   double latency = 0;
-  buffer_.clear();
-  structure_->route(from, to, buffer_, latency);
+  read(from, to, latency);
   for (int index : buffer_) links.push_back(id_of(index));
 }
 
@@ -214,17 +267,28 @@ int GeneratedNetwork::id_of(int index) const {
   if (id < 0) {
     id = static_cast<int>(links_.size());
     links_.push_back(structure_->link(index));
+    if (zero_latency_) links_.back().latency = 0;
   }
   return id;
 }
 
-std::optional<GeneratedPlatform> generated_platform(const GeneratorSpec& spec, int workers, std::string& why_not) {
-  const auto structure = std::visit(StructureOf{why_not}, spec);
+std::shared_ptr<const Network> GeneratedPlatform::with_switches(std::vector<int> switch_hosts) const {
+  return std::make_shared<const GeneratedNetwork>(structure, zero_latency, static_cast<int>(places.ranks()),
+                                                  std::move(switch_hosts));
+}
+
+std::optional<GeneratedPlatform> generated_platform(const GeneratorSpec& spec, int workers, std::string& why_not,
+                                                    StructureOptions options) {
+  GeneratorSpec built = spec;
+  if (auto* rail = std::get_if<RailSpec>(&built)) rail->pxn = options.pxn;
+  const auto structure = std::visit(StructureOf{why_not}, built);
   if (!structure) return std::nullopt;
   GeneratedPlatform platform;
   platform.hosts = structure->hosts();
   platform.places = places_of(*structure, workers);
-  platform.network = std::make_shared<const GeneratedNetwork>(structure);
+  platform.structure = structure;
+  platform.zero_latency = options.zero_latency;
+  platform.network = std::make_shared<const GeneratedNetwork>(structure, options.zero_latency);
   return platform;
 }
 

@@ -35,6 +35,16 @@ const NetworkRoute& RouteCache::route(int from, int to) const {
   return it->second;
 }
 
+void RouteCache::reread_routes_of(int endpoint) const {
+  for (auto& [key, route] : routes_) {
+    const int from = static_cast<int>(key >> 32), to = static_cast<int>(key & 0xffffffffU);
+    if (from == to || (from != endpoint && to != endpoint)) continue;
+    route.links.clear();
+    route.latency = 0;
+    read_into(from, to, route);
+  }
+}
+
 void RouteCache::read_links(int from, int to, std::vector<int>& links) const {
   links.clear();
   const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32 | static_cast<uint32_t>(to);

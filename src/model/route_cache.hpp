@@ -39,6 +39,9 @@ public:
   // The ranks' hosts and the extra endpoints after them: the routes' endpoints are 0 to endpoints() - 1.
   size_t endpoints() const { return hosts_.size() + extra_.size(); }
   size_t routes_read() const { return routes_.size(); }
+  // The platform changed its routes from and to `endpoint` (recovery detoured a GPU's NIC,
+  // platform/rail_zone.hpp): the kept ones are read again, in place (references stay valid).
+  void reread_routes_of(int endpoint) const;
 
   // Every link's latency and bandwidth as built, read when the cache is made (before any
   // fault): a route first read after a fault slowed one of its links is priced as built,

@@ -11,6 +11,7 @@
 // [N]  src/tuning/nvls.cc,  newest stored source, commit 1fc949c50bbd7e31fb27343def456d8d48993a90
 //      (after 2.25.1; its version.mk is not stored)
 // [D]  src/include/devcomm.h and src/init.cc, NCCL 2.18.3, commit ea38312273e5b9a19a224c9ff4c10b7fcf441eaf
+// [K]  src/graph/connect.cc, NCCL 2.21.5, commit ab2b89c4c339bd7f816fbc114a4b05d386b66290
 // [C]  src/include/collectives.h, NCCL 2.18.1, commit d97a32fac84f69cbd022ffdc57d5687c760742c7
 // [E]  src/enqueue.cc, computeColl / calcCollChunking of the 2.2x planner code (ncclKernelPlanner):
 //      NVLSTree's chunk from comm->nvlsChunkSize and ncclParamNvlsTreeMaxChunkSize
@@ -25,7 +26,8 @@ const NamedEnum<Algo>& algos() {
                                       {Algo::tree, "Tree"},
                                       {Algo::nvls, "NVLS"},
                                       {Algo::nvls_tree, "NVLSTree"},
-                                      {Algo::collnet, "CollNet"}}};
+                                      {Algo::collnet_direct, "CollNetDirect"},
+                                      {Algo::collnet_chain, "CollNetChain"}}};
   return table;
 }
 
@@ -56,10 +58,15 @@ std::string registry_name(Algo algo) {
     case Algo::tree: return "nccl-tree";
     case Algo::nvls: return "nccl-nvls";
     case Algo::nvls_tree: return "nccl-nvls-tree";
-    case Algo::collnet: return "nccl-collnet";
+    case Algo::collnet_direct: return "nccl-collnet-direct";
+    case Algo::collnet_chain: return "nccl-collnet-chain";
   }
   return "nccl-ring";
 }
+
+bool is_collnet(Algo algo) { return algo == Algo::collnet_direct || algo == Algo::collnet_chain; }
+
+bool reduces_in_switch(Algo algo) { return is_collnet(algo) || algo == Algo::nvls || algo == Algo::nvls_tree; }
 
 std::optional<Algo> algo_of(std::string_view name) {
   for (Algo algo : all_algos())
@@ -75,7 +82,8 @@ double base_latency_us(Algo algo, Proto proto) {
   switch (algo) {
     case Algo::tree: return tree[index_of(proto)];
     case Algo::ring: return ring[index_of(proto)];
-    case Algo::collnet:
+    case Algo::collnet_direct:
+    case Algo::collnet_chain:
     case Algo::nvls:
     case Algo::nvls_tree: return 0;
   }
@@ -83,20 +91,20 @@ double base_latency_us(Algo algo, Proto proto) {
 }
 
 // [T] hwLat[NCCL_HW_NVLINK | PCI | NET][algo][proto], us, columns LL, LL128, Simple.
-// CollNet is CollNetDirect's row.
 double hop_latency_us(Hw hw, Algo algo, Proto proto) {
   struct Row {
-    double tree[3], ring[3], collnet[3], nvls[3], nvls_tree[3];
+    double tree[3], ring[3], collnet_direct[3], collnet_chain[3], nvls[3], nvls_tree[3];
   };
-  static constexpr Row nvlink{{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}};
-  static constexpr Row pci{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}};
-  static constexpr Row net{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 14}};
+  static constexpr Row nvlink{{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}};
+  static constexpr Row pci{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}};
+  static constexpr Row net{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}};
   const Row& row = hw == Hw::nvlink ? nvlink : hw == Hw::pci ? pci : net;
   const int p = index_of(proto);
   switch (algo) {
     case Algo::tree: return row.tree[p];
     case Algo::ring: return row.ring[p];
-    case Algo::collnet: return row.collnet[p];
+    case Algo::collnet_direct: return row.collnet_direct[p];
+    case Algo::collnet_chain: return row.collnet_chain[p];
     case Algo::nvls: return row.nvls[p];
     case Algo::nvls_tree: return row.nvls_tree[p];
   }
@@ -172,7 +180,8 @@ double protocol_efficiency(Algo algo, Proto proto, GpuArch arch, int nodes) {
       return 0.92;
     case Algo::nvls:
     case Algo::nvls_tree: return nvls_efficiency(arch);
-    case Algo::collnet: return 1.0;
+    case Algo::collnet_direct:
+    case Algo::collnet_chain: return 1.0;
   }
   return 1.0;
 }
@@ -207,6 +216,35 @@ double chunk_bytes(Algo algo, Proto proto) {
   return step;
 }
 
+namespace {
+
+// [C], [E] computeColl / calcCollChunking: CollNetDirect from Simple's step, halved while
+// bytes / (channels x heads x chunk) is below depth x 64 above 131072, then depth x 8 above
+// 65536 and above 32768, every GPU a head (one NIC each) and depth 2 (1 with one GPU per node,
+// [K]: "(nUp == 0 && nDown == 0) ? 1 : 2"); CollNetChain from min(256 KiB, the step),
+// halved while bytes / (channels x chunk) is below depth x 64 above 131072, depth x 8 above
+// 65536, depth above 32768, depth = nRanks / nNodes ([K], collnetChain.depth).
+double collnet_chunk_bytes(Algo algo, double bytes, int channels, double ppn) {
+  const double step = simple_buffer / steps;
+  if (algo == Algo::collnet_direct) {
+    const double depth = ppn > 1 ? 2 : 1;
+    auto loops = [&](double chunk) { return std::floor(bytes / (channels * ppn * chunk)); };
+    double chunk = step;
+    while (loops(chunk) < depth * 64 && chunk > 131072) chunk /= 2;
+    while (loops(chunk) < depth * 8 && chunk > 65536) chunk /= 2;
+    while (loops(chunk) < depth * 8 && chunk > 32768) chunk /= 2;
+    return chunk;
+  }
+  auto loops = [&](double chunk) { return std::floor(bytes / (channels * chunk)); };
+  double chunk = std::min(256.0 * 1024, step);
+  while (loops(chunk) < ppn * 64 && chunk > 131072) chunk /= 2;
+  while (loops(chunk) < ppn * 8 && chunk > 65536) chunk /= 2;
+  while (loops(chunk) < ppn && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
+}  // namespace
+
 // [C] computeColl (enqueue.cc 2.18.1): Tree/Simple "while (nBytes / (nChannels*chunkSize) <
 // depth*8 && chunkSize > 131072) chunkSize /= 2", then depth*4 above 65536 and depth above
 // 32768, depth = nRanks/nNodes - 1 + log2i(nNodes) (trees.cc); Tree/LL128: nstepsLL128 = 1 +
@@ -233,6 +271,7 @@ double pipeline_chunk_bytes(Algo algo, Proto proto, double bytes, int channels, 
     while (loops(chunk) < n_steps * 16 / ppn && chunk > 32768) chunk /= 2;
     return chunk * 15 / 16;
   }
+  if (is_collnet(algo)) return collnet_chunk_bytes(algo, bytes, channels, ppn);
   const double operations = channels * ppn;
   if (algo == Algo::nvls) {
     double chunk = 131072;

@@ -14,12 +14,12 @@
 namespace collsim::nccl {
 
 // NCCL's algorithms and protocols, by NCCL's names (NCCL_ALGO, NCCL_PROTO).
-enum class Algo { tree, ring, collnet, nvls, nvls_tree };
+enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree };
 enum class Proto { ll, ll128, simple };
 // NCCL's hardware classes of a hop (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class Hw { nvlink, pci, net };
 
-std::string_view algo_name(Algo algo);   // "Ring", "Tree", "NVLS", "NVLSTree", "CollNet"
+std::string_view algo_name(Algo algo);   // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"
 std::string_view proto_name(Proto proto);  // "Simple", "LL", "LL128"
 Algo parse_algo(std::string_view name, std::string_view field);
 Proto parse_proto(std::string_view name, std::string_view field);
@@ -32,6 +32,11 @@ std::vector<std::string> proto_names();
 // an algorithm that is none of NCCL's).
 std::string registry_name(Algo algo);
 std::optional<Algo> algo_of(std::string_view registry_name);
+
+// NCCL's CollNet algorithms (CollNetDirect, CollNetChain): the rails' switches reduce (SHARP).
+bool is_collnet(Algo algo);
+// Algorithms that reduce in a switch (NVLS, NVLSTree, CollNet*): they run Simple only.
+bool reduces_in_switch(Algo algo);
 
 // Per-collective base latency, us (baseLat[algo][proto]).
 double base_latency_us(Algo algo, Proto proto);
@@ -57,7 +62,8 @@ double net_overhead_us(CpuVendor cpu);
 
 // The bus bandwidth factors of NCCL's model for (algo, proto) (ncclTopoTuneModel's
 // refinements), applied to the graph's bandwidth: Ring LL x.5, LL128 x.92; Tree x.92, LL
-// x1/3.8, LL128 x7/9 (one node) or x120/128; NVLS, NVLSTree x nvls_efficiency; CollNet x1.
+// x1/3.8, LL128 x7/9 (one node) or x120/128; NVLS, NVLSTree x nvls_efficiency; CollNet x1
+// (CollNetDirect's x.85 is its switch's: transport.cpp).
 double protocol_efficiency(Algo algo, Proto proto, GpuArch arch, int nodes);
 
 // The tree correction factor (treeCorrectionFactor[proto][log2(bytes/64)]), applied by NCCL's

@@ -11,6 +11,12 @@ constexpr double us = 1e-6;
 }
 
 double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
+  // One rank: NCCL launches no collective kernel and runs no tuner ("if (comm->nRanks == 1)
+  // { ncclLaunchOneRank(...); return ncclSuccess; }", taskAppend, src/enqueue.cc, 2.20 and
+  // later), only a copy of the input to the output ("for 1 rank, out-of-place is memcpy to
+  // self, and in-place is nop", src/device/onerank.cu): no baseLat, no hop. collsim prices no
+  // local copy of any algorithm.
+  if (system.ranks <= 1) return 0;
   switch (algo) {
     case Algo::ring:
     case Algo::tree: return base_latency_us(algo, proto) * us;
@@ -18,15 +24,19 @@ double collective_overhead(const GpuSystem& system, Algo algo, Proto proto) {
     case Algo::nvls:
     case Algo::nvls_tree: return (base_latency_us(algo, proto) + hop_latency_us(Hw::nvlink, algo, proto)) * us;
     // CollNetDirect's "(ppn-1)*0.4" per phase: the arity serialisation of its direct steps
-    case Algo::collnet: return (base_latency_us(algo, proto) + 2 * (system.ppn - 1) * 0.4) * us;
+    case Algo::collnet_direct: return (base_latency_us(algo, proto) + 2 * (system.ppn - 1) * 0.4) * us;
+    case Algo::collnet_chain: return base_latency_us(algo, proto) * us;
   }
   return 0;
 }
 
 Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds)
     : system_(system), choice_(choice), kinds_(std::move(kinds)),
-      overhead_(choice.point_to_point ? base_latency_us(Algo::ring, choice.proto) * us
-                                      : nccl::collective_overhead(system, choice.algo, choice.proto)) {}
+      // one rank's send/recv are to itself: a copy in the kernel, which collsim prices no more
+      // than a collective's one-rank copy (collective_overhead)
+      overhead_(!choice.point_to_point   ? nccl::collective_overhead(system, choice.algo, choice.proto)
+                : system.ranks <= 1      ? 0
+                                         : base_latency_us(Algo::ring, choice.proto) * us) {}
 
 // NCCL's hwLat of a hop: on NVLink (inside a node) and across the network. Multi-node rings
 // pay at least the CPU's network overhead per intra-node hop (x3 with Simple); with one GPU
@@ -39,7 +49,7 @@ double Transport::hop_latency(Hw hw) const {
   if (choice_.point_to_point) return hop_latency_us(hw, Algo::ring, proto) * us;
   if (hw == Hw::net) {
     const double net = system_.ppn == 1 ? hop_latency_us(Hw::net, Algo::tree, proto) : hop_latency_us(Hw::net, algo, proto);
-    return (algo == Algo::collnet ? net / 2 : algo == Algo::nvls ? 0 : net) * us;
+    return (is_collnet(algo) ? net / 2 : algo == Algo::nvls ? 0 : net) * us;
   }
   if (algo == Algo::nvls || algo == Algo::nvls_tree) return 0;
   double intra = hop_latency_us(hw, algo, proto);
@@ -54,9 +64,10 @@ double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) co
   const double protocol = protocol_efficiency(choice_.algo, choice_.proto, arch, system_.nodes);
   if (a == EndpointKind::nvswitch || b == EndpointKind::nvswitch)
     return 1 / (system_.nvlink_efficiency() * nvls_efficiency(arch));
-  // CollNet on compute capability 90 and more: "busBw *= .85"
+  // CollNetDirect on compute capability 90 and more: "busBw *= .85" (CollNetChain: no refinement)
   if (a == EndpointKind::sharp_switch || b == EndpointKind::sharp_switch)
-    return 1 / (system_.nic->payload_efficiency() * (arch == GpuArch::ampere ? 1.0 : .85));
+    return 1 / (system_.nic->payload_efficiency() *
+                (choice_.algo == Algo::collnet_direct && arch != GpuArch::ampere ? .85 : 1.0));
   // (NVLS's efficiency is its switch's: its tree across nodes runs at the NICs' rate)
   const bool in_switch = choice_.algo == Algo::nvls || choice_.algo == Algo::nvls_tree;
   return 1 / ((in_switch ? 1.0 : protocol) * (same_node ? system_.nvlink_efficiency() : system_.nic->payload_efficiency()));

@@ -24,7 +24,8 @@ const Graph& Graphs::of(Algo algo) const {
     case Algo::tree: return tree;
     case Algo::nvls:
     case Algo::nvls_tree: return nvls;
-    case Algo::collnet: return collnet;
+    case Algo::collnet_direct:
+    case Algo::collnet_chain: return collnet;
     case Algo::ring: break;
   }
   return ring;
@@ -46,6 +47,9 @@ const std::vector<double>& speeds(GpuArch arch, bool inter) {
 }
 
 constexpr int max_ring_channels = 16;  // [K] ringGraph.maxChannels = MAXCHANNELS/2
+
+// NCCL's algorithms in NCCL's order (NCCL_ALGO_TREE 0 ... NCCL_ALGO_NVLS_TREE 5)
+constexpr Algo nccl_order[] = {Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain, Algo::nvls, Algo::nvls_tree};
 
 // Rings: each channel takes its bandwidth out of every GPU's NVLink (in and out of the
 // NVSwitch) and, across nodes, out of one NIC. From the first speed that fits, down to
@@ -94,7 +98,7 @@ Graphs search_graphs(const GpuSystem& system) {
   Graphs graphs;
   graphs.ring = search_ring(system);
   graphs.tree = graphs.ring;     // [K] treeGraph.minChannels = maxChannels = ringGraph.nChannels
-  graphs.collnet = graphs.ring;
+  graphs.collnet = graphs.ring;  // [T] CollNetDirect and CollNetChain share one graph (collNetGraph)
   graphs.nvls = search_nvls(system);
   return graphs;
 }
@@ -109,14 +113,15 @@ std::string disabled_reason(const GpuSystem& system, Algo algo, Proto proto, con
   if (forced.proto && *forced.proto != proto) return fmt::format("nccl.proto is {}", proto_name(*forced.proto));
   if (!forced.runnable.empty() && std::find(forced.runnable.begin(), forced.runnable.end(), algo) == forced.runnable.end())
     return "collsim does not run it";
-  const bool in_network = algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet;
-  if (in_network && proto != Proto::simple) return "runs Simple only";
+  if (reduces_in_switch(algo) && proto != Proto::simple) return "runs Simple only";
   if ((algo == Algo::nvls || algo == Algo::nvls_tree) && !system.nvls)
     return "no NVSwitch that reduces (NVLink SHARP: H100 and later, with an nvswitch host per node)";
   if (algo == Algo::nvls && system.nodes > 1 && !system.collnet) return "across nodes without CollNet, NVLSTree runs instead";
   if (algo == Algo::nvls_tree && system.nodes == 1) return "one node (NVLS runs instead)";
   if (algo == Algo::nvls_tree && system.ppn != system.max_ppn) return "nodes of unequal size";
-  if (algo == Algo::collnet && !system.collnet) return "no switches with SHARP (a NIC named *-sharp)";
+  if (is_collnet(algo) && !system.collnet) return "no switches with SHARP (a NIC named *-sharp)";
+  // collsim's switch actor reduces each GPU i's slice over the nodes: the nodes' slices must match
+  if (is_collnet(algo) && system.ppn != system.max_ppn) return "nodes of unequal size";
   for (const auto& [aside, why] : forced.set_aside)
     if (aside == algo) return why;
   return {};
@@ -126,7 +131,7 @@ std::string disabled_reason(const GpuSystem& system, Algo algo, Proto proto, con
 double bus_bandwidth(const GpuSystem& system, const Graph& graph, Algo algo, Proto proto, int channels) {
   const int nodes = system.nodes;
   const GpuArch arch = system.gpu->arch;
-  double bw = nodes <= 2 || algo == Algo::collnet ? graph.bw_intra : graph.bw_inter;
+  double bw = nodes <= 2 || is_collnet(algo) ? graph.bw_intra : graph.bw_inter;
   if (algo == Algo::nvls) bw = std::min(graph.bw_intra, graph.bw_inter);
   if (algo == Algo::nvls_tree) bw = std::min(graph.bw_intra, nodes <= 2 ? graph.bw_inter : graph.bw_inter / 2);
   double bus = channels * bw;
@@ -137,8 +142,9 @@ double bus_bandwidth(const GpuSystem& system, const Graph& graph, Algo algo, Pro
   if (algo == Algo::tree && proto == Proto::ll) bus = std::min(bus / 3.8, ll_max);
   if (algo == Algo::tree && proto == Proto::ll128)
     bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * tree_ll128_channel_max_gbs(arch, nodes));
-  if (algo == Algo::collnet) {
-    // "factor = ppn/nCh; factor -= (factor-1)/2; busBw /= factor", x.85 from compute capability 90
+  if (algo == Algo::collnet_direct) {
+    // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed": "factor =
+    // ppn/nCh; factor -= (factor-1)/2; busBw /= factor", x.85 from compute capability 90
     double factor = static_cast<double>(system.ppn) / channels;
     factor -= (factor - 1) / 2;
     bus /= factor;
@@ -160,7 +166,9 @@ double latency(const GpuSystem& system, Algo algo, Proto proto) {
       return lat + (steps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
     }
     case Algo::tree: return lat + 2 * ((ranks / nodes - 1) * intra + log2i(nodes) * inter);
-    case Algo::collnet: return lat + 2 * (std::min(1, ppn - 1) * intra + (ppn - 1) * 0.4) + inter;
+    // "Add 0.4 us arity serialization latency"
+    case Algo::collnet_direct: return lat + 2 * (std::min(1, ppn - 1) * intra + (ppn - 1) * 0.4) + inter;
+    case Algo::collnet_chain: return lat + 2 * (ppn - 1) * intra + inter;
     case Algo::nvls: return intra + (nodes > 1 ? inter : 0);
     case Algo::nvls_tree: return lat + intra + 2 * log2i(nodes) * inter;
   }
@@ -207,8 +215,8 @@ int channels_for(const GpuSystem& system, const Graph& graph, const Candidate& c
   if (forced.channels) return *forced.channels;
   int channels = compute_channels(graph);
   if (c.algo == Algo::nvls || c.algo == Algo::nvls_tree) return nvls_channels;
-  int threads = c.proto == Proto::ll128 || c.algo == Algo::collnet ? 640 : 512;
-  double threshold = c.proto == Proto::simple ? (c.algo == Algo::collnet ? 512 : 64) : 8;
+  int threads = c.proto == Proto::ll128 || is_collnet(c.algo) ? 640 : 512;
+  double threshold = c.proto == Proto::simple ? (is_collnet(c.algo) ? 512 : 64) : 8;
   if (c.algo == Algo::ring && c.proto == Proto::ll) threshold *= system.ranks;
   while (bytes < static_cast<double>(channels) * threads * threshold) {
     if (channels >= 2) --channels;
@@ -223,7 +231,7 @@ int channels_for(const GpuSystem& system, const Graph& graph, const Candidate& c
 std::vector<Candidate> price_allreduce(const GpuSystem& system, double bytes, const Forced& forced) {
   const Graphs graphs = search_graphs(system);
   std::vector<Candidate> candidates;
-  for (Algo algo : {Algo::tree, Algo::ring, Algo::collnet, Algo::nvls, Algo::nvls_tree})
+  for (Algo algo : nccl_order)
     for (Proto proto : {Proto::ll, Proto::ll128, Proto::simple})
       candidates.push_back(price(system, graphs, algo, proto, bytes, forced));
   return candidates;
@@ -246,7 +254,7 @@ std::string explain(const std::vector<Candidate>& candidates, const Candidate& b
     why += fmt::format(", {:.3g}x faster than {} ({})", second->time_us / best.time_us, name_of(*second),
                        format_time(second->time_us * 1e-6));
   std::vector<std::string> off;
-  for (Algo algo : {Algo::tree, Algo::ring, Algo::collnet, Algo::nvls, Algo::nvls_tree}) {
+  for (Algo algo : nccl_order) {
     // an algorithm is off when all its protocols are; say why its Simple is (the last, and the
     // protocol every algorithm runs)
     const auto first = std::find_if(candidates.rbegin(), candidates.rend(), [&](const Candidate& c) { return c.algo == algo; });
@@ -263,9 +271,11 @@ std::string explain(const std::vector<Candidate>& candidates, const Candidate& b
 
 Choice choose_allreduce(const GpuSystem& system, double bytes, const Forced& forced, const std::string& field) {
   if (system.ranks == 1) {
-    // NCCL sends nothing for one rank ("if (comm->nRanks <= 1) return")
+    // one rank: NCCL runs no tuner and launches only a copy of the input to the output
+    // (ncclLaunchOneRank, transport.cpp's collective_overhead)
     const Candidate alone{forced.algo.value_or(Algo::ring), forced.proto.value_or(Proto::simple), ""};
-    return {alone, 1, search_graphs(system).of(alone.algo), "one rank: NCCL sends nothing"};
+    return {alone, 1, search_graphs(system).of(alone.algo),
+            "one rank: NCCL runs no collective (ncclLaunchOneRank copies the input to the output): no base latency, no message"};
   }
   const std::vector<Candidate> candidates = price_allreduce(system, bytes, forced);
   const Candidate* best = nullptr;

@@ -1,19 +1,14 @@
 #include "parallel/step_perfetto.hpp"
 
 #include <fmt/format.h>
-#include <map>
 
 namespace collsim {
 
-namespace {
-
-constexpr const char* lanes[] = {"compute", "tensor", "pipeline", "expert", "data"};
-
-int lane_id(const std::string& lane) {
-  for (int i = 0; i < 5; ++i)
-    if (lane == lanes[i]) return i + 1;
-  return 6;
+int LaneOrder::operator()(const std::string& lane) {
+  return ids_.try_emplace(lane, static_cast<int>(ids_.size()) + 1).first->second;
 }
+
+namespace {
 
 nlohmann::json metadata(const char* what, int pid, int tid, const std::string& name) {
   return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"ts", 0}, {"args", {{"name", name}}}};
@@ -21,10 +16,11 @@ nlohmann::json metadata(const char* what, int pid, int tid, const std::string& n
 
 }  // namespace
 
-nlohmann::json step_perfetto(const StepResult& result, const std::string& name) {
+nlohmann::json step_perfetto(const std::vector<StepInterval>& intervals, const std::string& name, double step_time) {
   nlohmann::json events = nlohmann::json::array();
   std::map<int, std::map<int, bool>> named;  // rank -> lanes named
-  for (const StepInterval& interval : result.intervals) {
+  LaneOrder lane_id;
+  for (const StepInterval& interval : intervals) {
     const int pid = interval.rank + 1, tid = lane_id(interval.lane);
     if (named[pid].empty()) events.push_back(metadata("process_name", pid, 0, fmt::format("rank {}", interval.rank)));
     if (!named[pid][tid]) {
@@ -38,7 +34,7 @@ nlohmann::json step_perfetto(const StepResult& result, const std::string& name) 
   }
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ns"},
-          {"otherData", {{"scenario", name}, {"step_time", result.step_time}}}};
+          {"otherData", {{"scenario", name}, {"step_time", step_time}}}};
 }
 
 }  // namespace collsim

@@ -81,15 +81,15 @@ std::string format_step_summary(const StepResult& result, const StepFigures& f, 
 }
 
 nlohmann::json step_figures_json(const StepFigures& f) {
+  auto worst = [](const StepFigures::Worst& w) { return nlohmann::json{{"rank", w.rank}, {"seconds", w.seconds}}; };
   return {{"step_time", f.step_time},
           {"critical_rank", f.critical_rank},
           {"compute", f.critical.compute},
           {"exposed", {{"tensor", f.critical.tensor}, {"expert", f.critical.expert}, {"pipeline", f.critical.pipeline},
                        {"data", f.critical.data_exposed()}}},
-          {"most_exposed", {{"tensor", {f.tensor_worst.rank, f.tensor_worst.seconds}},
-                            {"pipeline", {f.pipeline_worst.rank, f.pipeline_worst.seconds}},
-                            {"data", {f.data_worst.rank, f.data_worst.seconds}}}},
           {"busy", {{"tensor", f.tensor_busy}, {"expert", f.expert_busy}, {"pipeline", f.pipeline_busy}, {"data", f.data_busy}}},
+          {"most_exposed", {{"tensor", worst(f.tensor_worst)}, {"expert", worst(f.expert_worst)},
+                            {"pipeline", worst(f.pipeline_worst)}, {"data", worst(f.data_worst)}}},
           {"bubble_fraction", f.bubble_fraction},
           {"mfu", f.mfu},
           {"tokens_per_second", f.tokens_per_second}};

@@ -82,6 +82,14 @@ std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput
   return table;
 }
 
+void order_candidates(std::vector<AutoCandidate>& table) {
+  auto key = [](const AutoCandidate& c) {
+    if (!c.skipped.empty() || !c.error.empty()) return std::numeric_limits<double>::infinity();
+    return c.simulated_time ? *c.simulated_time : c.model_time;
+  };
+  std::stable_sort(table.begin(), table.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+}
+
 const AlgorithmInfo& choose_algorithm(Collective collective, const std::vector<AutoCandidate>& simulated,
                                       const std::function<ModelInput(const AlgorithmInfo&)>& model_for,
                                       RunPlan& plan) {

@@ -21,6 +21,10 @@ AutoCandidate model_candidate(const AlgorithmInfo& algorithm, const ModelInput& 
 // Every algorithm of the collective by model, best first (impractical ones last).
 std::vector<AutoCandidate> rank_by_model(Collective collective, const ModelInput& in, bool model_only = false);
 
+// Best first: by simulated time where simulated, else by model time; those skipped or whose
+// simulation failed last (stable: ties keep their order).
+void order_candidates(std::vector<AutoCandidate>& table);
+
 // Chooses from `simulated` when it is not empty, from the cost formulas otherwise; fills
 // plan.choice (the candidates, best first; by what; why the winner won) and a note saying why.
 // `model_for` gives each candidate's cost model input (alpha and B of its partners' routes).

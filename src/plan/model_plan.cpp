@@ -113,8 +113,13 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p)
   const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
   const size_t lane = (payload.logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
   // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
-  // switch, NVLSTree 2 more per GPU for its tree
-  const double per_chunk = nccl.choice.chosen.algo == nccl::Algo::tree ? 2.0 * (p - 1) * nccl.lanes : 6.0 * p;
+  // switch, NVLSTree 2 more per GPU for its tree; CollNetDirect: 2 per GPU and node-mate, and
+  // with the switch; CollNetChain: 2 per GPU and lane
+  const nccl::Algo algo = nccl.choice.chosen.algo;
+  const double per_chunk = algo == nccl::Algo::tree             ? 2.0 * (p - 1) * nccl.lanes
+                           : algo == nccl::Algo::collnet_direct ? 2.0 * p * nccl.system.max_ppn
+                           : algo == nccl::Algo::collnet_chain  ? 2.0 * p * nccl.lanes
+                                                                : 6.0 * p;
   const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
   const double most = std::max(1.0, std::floor(budget / per_chunk));
   return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
@@ -123,11 +128,11 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p)
 // NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
 // algorithm) and its transport, which every message of the run and of the model pays; the
 // switches it reduces in, as endpoints after the ranks'.
-void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches, const RankLocality& locality,
-              RunPlan& plan) {
+void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   ModelInput& model = plan.model;
-  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, hosts, switches, scenario.collective.size);
+  const NcclSetup nccl = setup_nccl(scenario, scenario.collective.algorithm, platform.rank_hosts, platform.switch_hosts,
+                                    *platform.network, scenario.collective.size);
   plan.choice.algorithm = &find_algorithm(scenario.collective.kind, nccl.algorithm, "collective.algorithm");
   if (scenario.collective.algorithm == "nccl") plan.choice.by = "nccl";
   plan.choice.reason = nccl.choice.why;
@@ -139,13 +144,15 @@ void use_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*
   model.segment_elems = nccl_chunk_elements(nccl, plan.payload, model.p);
   model.message_cost = nccl.transport;
   if (!nccl.switches.empty()) {
-    model.network = std::make_shared<const RouteCache>(hosts, nccl.switches);
-    // two actors per switch: its reductions, then its multicasts (nvls_rounds.hpp)
-    for (int role = 0; role < 2; ++role)
+    std::vector<int> chosen;
+    for (const PlatformHost& host : nccl.switches) chosen.push_back(host.index);
+    model.network = platform.with_switches(chosen);
+    // NVLS: two actors per switch, its reductions then its multicasts (nvls_rounds.hpp)
+    for (int role = 0; role < nccl.actors_per_switch; ++role)
       for (size_t s = 0; s < nccl.switches.size(); ++s) {
-        const int endpoint = static_cast<int>(hosts.size() + s);
+        const int endpoint = static_cast<int>(platform.places.ranks() + s);
         model.switch_endpoints.push_back(endpoint);
-        plan.switches.push_back({nccl.switches[s]->get_name(), SwitchKind::nvlink, locality_groups(locality.ids)[s], endpoint});
+        plan.switches.push_back({nccl.switches[s].name, nccl.switch_kind, nccl.switch_members[s], endpoint});
       }
   }
   plan.notes.push_back(nccl.choice.why);
@@ -176,7 +183,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const Model
   model.servers = scenario.collective.servers.value_or(1);
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, platform.places);
-  if (runs_nccl(scenario)) use_nccl(hosts, platform.switches, locality, plan);
+  if (runs_nccl(scenario)) use_nccl(platform, plan);
   if (!automatic && plan.choice.algorithm->uses.servers) plan_servers(hosts, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {

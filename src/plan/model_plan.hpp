@@ -1,10 +1,12 @@
 #pragma once
 // The cost model's input for a run (plan/model_plan.cpp), and auto's choice on it.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "model/network.hpp"
+#include "model/platform_host.hpp"
 #include "model/rank_places.hpp"
 
 #include "plan/run_plan.hpp"
@@ -19,12 +21,16 @@ namespace collsim {
 size_t segment_elements(double segment_bytes, Dtype dtype);
 
 // The platform as the model sees it: the ranks' routes (their endpoints) and places and, when
-// the platform is built in SimGrid, the ranks' hosts and the reducing switches (NCCL's
-// algorithms and the parameter server's deployment read them; empty otherwise).
+// the platform is built in SimGrid, the ranks' hosts (the parameter server's deployment reads
+// them; empty otherwise). For NCCL's algorithms, from SimGrid's platform or the generator's
+// structure alike: the ranks' hosts and the reducing switches as NCCL reads them, and the
+// ranks' routes with some of those switches (their indices) as endpoints after the ranks'.
 struct ModelPlatform {
   std::shared_ptr<const Network> network;
   RankPlaces places;
-  std::vector<simgrid::s4u::Host*> hosts, switches;
+  std::vector<simgrid::s4u::Host*> hosts;
+  std::vector<PlatformHost> rank_hosts, switch_hosts;
+  std::function<std::shared_ptr<const Network>(const std::vector<int>&)> with_switches;
 };
 
 // plan.model for the ranks of `platform` (routes, groups, alpha and B of the chosen

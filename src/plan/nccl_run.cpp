@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <simgrid/s4u/Host.hpp>
+#include <unordered_map>
 
 #include "algorithms/registry.hpp"
-#include "model/route_cache.hpp"
 #include "nccl/p2p.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -20,18 +19,15 @@ bool runs_nccl(const Scenario& scenario) {
 
 namespace {
 
-std::string property(const simgrid::s4u::Host* host, const char* key) {
-  const char* value = host->get_property(key);
-  return value == nullptr ? "" : value;
-}
+std::string property(const PlatformHost& host, const char* key) { return host.property(key); }
 
-nccl::GpuSystem describe_ranks(const std::vector<simgrid::s4u::Host*>& hosts,
-                               const std::vector<simgrid::s4u::Host*>& switches, const RouteCache& routes) {
+nccl::GpuSystem describe_ranks(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                               const Network& routes) {
   std::vector<nccl::RankProperties> ranks;
-  for (const simgrid::s4u::Host* host : hosts)
+  for (const PlatformHost& host : hosts)
     ranks.push_back({property(host, "node"), property(host, "gpu"), property(host, "nic"), property(host, "cpu")});
   std::vector<std::string> roles;
-  for (const simgrid::s4u::Host* host : switches) roles.push_back(property(host, "role"));
+  for (const PlatformHost& host : switches) roles.push_back(property(host, "role"));
   // NVLink as built: the bottleneck of the route between two GPUs of the first node
   double nvlink = 0;
   for (size_t r = 1; r < hosts.size() && nvlink == 0; ++r)
@@ -41,48 +37,71 @@ nccl::GpuSystem describe_ranks(const std::vector<simgrid::s4u::Host*>& hosts,
   return nccl::describe_system(ranks, nvlink, roles, "collective.algorithm");
 }
 
-// The switches an algorithm reduces in, one per locality group (the node's NVSwitch) in the
-// groups' order: switch s serves group s (nvls_plan.hpp counts on it).
-std::vector<simgrid::s4u::Host*> switches_for(const nccl::Choice& choice, const std::vector<simgrid::s4u::Host*>& hosts,
-                                              const std::vector<simgrid::s4u::Host*>& switches) {
-  const nccl::Algo algo = choice.chosen.algo;
-  if (algo != nccl::Algo::nvls && algo != nccl::Algo::nvls_tree) return {};
+// The switches an algorithm reduces in, as endpoints after the ranks', and the ranks each
+// serves. NVLS: each node's NVSwitch, in the locality groups' order (switch s serves group s:
+// nvls_plan.hpp counts on it). CollNet: the rails' SHARP switches, rail i's serving GPU i of
+// every node (collnet_plan.hpp counts on it), rails 0 .. ppn-1.
+void add_switches(NcclSetup& setup, const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches) {
+  const nccl::Algo algo = setup.choice.chosen.algo;
+  if (!nccl::reduces_in_switch(algo)) return;
   // one rank: NCCL sends nothing, and a switch actor would wait for pushes that never come
   // (SimGrid then reports a deadlock at the end of a run that succeeded)
-  if (hosts.size() <= 1) return {};
-  std::vector<simgrid::s4u::Host*> chosen;
-  std::vector<std::string> seen;
-  for (const simgrid::s4u::Host* host : hosts) {
-    const std::string node = property(host, "node");
-    if (std::find(seen.begin(), seen.end(), node) != seen.end()) continue;
-    seen.push_back(node);
-    for (simgrid::s4u::Host* candidate : switches)
-      if (property(candidate, "role") == "nvswitch" && property(candidate, "node") == node) chosen.push_back(candidate);
+  if (hosts.size() <= 1) return;
+  const bool collnet = nccl::is_collnet(algo);
+  const nccl::GpuSystem& system = setup.system;
+  // each switch's ranks in rank order, in one pass (16,384 nodes: a pass per node took seconds)
+  std::vector<std::vector<int>> members(static_cast<size_t>(collnet ? system.max_ppn : system.nodes));
+  std::vector<int> seen(static_cast<size_t>(system.nodes), 0);
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    const int node = system.node_of[r], member = seen[static_cast<size_t>(node)]++;
+    members[static_cast<size_t>(collnet ? member : node)].push_back(static_cast<int>(r));
   }
-  return chosen;
+  const char* role = collnet ? "sharp-switch" : "nvswitch";
+  const char* serves = collnet ? "rail" : "node";
+  std::unordered_map<std::string, const PlatformHost*> by_served;  // the first of each, as a search would find it
+  for (const PlatformHost& h : switches)
+    if (property(h, "role") == role) by_served.emplace(property(h, serves), &h);
+  for (size_t s = 0; s < members.size(); ++s) {
+    const std::string wanted = collnet ? std::to_string(s) : property(hosts[static_cast<size_t>(members[s].front())], "node");
+    for (int r : members[s])
+      if (property(hosts[static_cast<size_t>(r)], serves) != wanted)
+        throw InputError(fmt::format("collective.algorithm: NCCL's {} here needs GPU i of every node on rail i; "
+                                     "{} is GPU {} of its node on rail '{}'", nccl::algo_name(algo),
+                                     hosts[static_cast<size_t>(r)].name, s, property(hosts[static_cast<size_t>(r)], serves)));
+    const auto host = by_served.find(wanted);
+    if (host == by_served.end())
+      throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in a {} for {} '{}', and the platform has "
+                                   "none", nccl::algo_name(algo), role, serves, wanted));
+    setup.switches.push_back(*host->second);
+    setup.switch_members.push_back(std::move(members[s]));
+  }
+  setup.switch_kind = collnet ? SwitchKind::network : SwitchKind::nvlink;
+  setup.actors_per_switch = collnet ? 1 : 2;  // NVLS: its reductions, then its multicasts (nvls_rounds.hpp)
 }
 
 // The messages a rank keeps in flight at once, which share its per-channel ceilings: one per
 // ring; per tree lane (half the lanes on each tree, each lane's chains headed by another GPU).
 int lanes_of(const nccl::Choice& choice, const nccl::Forced& forced) {
   const nccl::Algo algo = choice.chosen.algo;
-  if (algo == nccl::Algo::nvls || algo == nccl::Algo::nvls_tree) return 1;
+  if (algo == nccl::Algo::nvls || algo == nccl::Algo::nvls_tree || algo == nccl::Algo::collnet_direct) return 1;
   // the channels of one search channel follow the same ring: one simulated ring each
   const int channels = forced.channels ? *forced.channels : choice.channels;
   return std::min(channels, (algo == nccl::Algo::tree ? 2 : 1) * choice.graph.channels);
 }
 
 // What one step of a lane moves, logical bytes: NCCL's chunk per channel for this size, times
-// the channels a lane stands for (NVLS: every channel's chunk of the vector at once).
+// the channels a lane stands for (NVLS: every channel's chunk of the vector at once;
+// CollNetDirect: every channel's chunk for every head, NCCL's loop of nChannels x nHeads chunks).
 double chunk_of(const nccl::Choice& choice, int lanes, const nccl::GpuSystem& system, double bytes) {
   const double chunk = nccl::pipeline_chunk_bytes(choice.chosen.algo, choice.chosen.proto, bytes, choice.channels,
                                                   system.ranks, system.nodes);
-  return chunk * std::max(1, choice.channels / std::max(1, lanes));
+  const int heads = choice.chosen.algo == nccl::Algo::collnet_direct ? system.ppn : 1;
+  return chunk * std::max(1, choice.channels / std::max(1, lanes)) * heads;
 }
 
 void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Choice& choice) {
   const nccl::Algo algo = choice.chosen.algo;
-  if (algo != nccl::Algo::nvls && algo != nccl::Algo::nvls_tree) return;
+  if (!nccl::reduces_in_switch(algo)) return;
   if (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none)
     throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors run one "
                                  "collective per round: not with training.layers or recovery; force another with "
@@ -113,15 +132,15 @@ NcclSetup setup_alltoall(const Scenario& scenario, nccl::GpuSystem system, doubl
 
 }  // namespace
 
-NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
-                     const std::vector<simgrid::s4u::Host*>& switches, double bytes) {
+NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<PlatformHost>& hosts,
+                     const std::vector<PlatformHost>& switches, const Network& routes, double bytes) {
   if (scenario.collective.reduce_bandwidth)
     throw InputError("collective.reduce_bandwidth: NCCL's algorithms reduce as NCCL's kernels do, at the cost of their "
                      "transport (docs/nccl.md): leave it out");
   if (scenario.collective.kind == Collective::alltoall)
-    return setup_alltoall(scenario, describe_ranks(hosts, switches, RouteCache(hosts)), bytes);
+    return setup_alltoall(scenario, describe_ranks(hosts, switches, routes), bytes);
   NcclSetup setup;
-  setup.system = describe_ranks(hosts, switches, RouteCache(hosts));
+  setup.system = describe_ranks(hosts, switches, routes);
   nccl::Forced forced;
   forced.algo = scenario.nccl.algo;
   forced.proto = scenario.nccl.proto;
@@ -129,11 +148,11 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
-  // the switches' actors run one collective per round: the tuner's choice passes over NVLS and
-  // NVLSTree with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
+  // the switches' actors run one collective per round: the tuner's choice passes over NVLS,
+  // NVLSTree and CollNet with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
   if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
-    for (const nccl::Algo algo : {nccl::Algo::nvls, nccl::Algo::nvls_tree})
-      forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
+    for (const nccl::Algo algo : nccl::all_algos())
+      if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
   setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
   setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
@@ -141,31 +160,36 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   setup.fifo = nccl::fifo_chunks(setup.choice.chosen.algo, setup.choice.chosen.proto);
   setup.lanes = lanes_of(setup.choice, forced);
   setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
-  setup.switches = switches_for(setup.choice, hosts, switches);
+  add_switches(setup, hosts, switches);
   const nccl::TransportChoice transport{.algo = setup.choice.chosen.algo, .proto = setup.choice.chosen.proto,
                                         .channels = setup.choice.channels, .messages_at_once = setup.lanes,
                                         .point_to_point = false};
   std::vector<nccl::EndpointKind> kinds(hosts.size(), nccl::EndpointKind::gpu);
-  kinds.resize(hosts.size() + setup.switches.size(), nccl::EndpointKind::nvswitch);
+  kinds.resize(hosts.size() + setup.switches.size(), setup.switch_kind == SwitchKind::network
+                                                        ? nccl::EndpointKind::sharp_switch : nccl::EndpointKind::nvswitch);
   setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
   return setup;
 }
 
 std::string describe_nccl(const NcclSetup& setup) {
   const nccl::Transport& t = *setup.transport;
-  // NVLS's messages on NVLink go to and from the switch, at NVLS's efficiency too
-  const bool to_switch = !setup.switches.empty();
-  const nccl::EndpointKind peer = to_switch ? nccl::EndpointKind::nvswitch : nccl::EndpointKind::gpu;
+  // NVLS's messages on NVLink go to and from the switch, at NVLS's efficiency too; CollNet's
+  // across nodes go to and from the rails' SHARP switches
+  const bool nvswitch = !setup.switches.empty() && setup.switch_kind == SwitchKind::nvlink;
+  const bool sharp = !setup.switches.empty() && setup.switch_kind == SwitchKind::network;
+  using nccl::EndpointKind;
   const bool p2p = setup.algo_label == "P2P";
   return fmt::format("NCCL's transport for {}/{}: {} base latency per collective, hops of {} on NVLink and {} across "
                      "nodes ({}, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
-                     "{:.4g} across nodes",
+                     "{:.4g} across nodes{}",
                      setup.algo_label, nccl::proto_name(setup.choice.chosen.proto),
                      format_time(t.collective_overhead()), format_time(t.hop_latency(nccl::Hw::nvlink)),
                      format_time(t.hop_latency(nccl::Hw::net)),
-                     p2p ? "a Ring hop's hwLat and baseLat: NCCL's model prices no send/recv" : "NCCL's hwLat", t.wire_factor(nccl::EndpointKind::gpu, peer, true),
-                     to_switch ? " (to and from the NVSwitch)" : "",
-                     t.wire_factor(nccl::EndpointKind::gpu, nccl::EndpointKind::gpu, false));
+                     p2p ? "a Ring hop's hwLat and baseLat: NCCL's model prices no send/recv" : "NCCL's hwLat",
+                     t.wire_factor(EndpointKind::gpu, nvswitch ? EndpointKind::nvswitch : EndpointKind::gpu, true),
+                     nvswitch ? " (to and from the NVSwitch)" : "",
+                     t.wire_factor(EndpointKind::gpu, sharp ? EndpointKind::sharp_switch : EndpointKind::gpu, false),
+                     sharp ? " (to and from the rails' SHARP switches)" : "");
 }
 
 }  // namespace collsim

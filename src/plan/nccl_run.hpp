@@ -6,17 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "comm/switch_ops.hpp"
+#include "model/network.hpp"
+#include "model/platform_host.hpp"
 #include "nccl/transport.hpp"
 #include "nccl/tuner.hpp"
 #include "scenario/scenario.hpp"
 
-namespace simgrid::s4u {
-class Host;
-}
-
 namespace collsim {
-
-class RouteCache;
 
 // Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
 bool runs_nccl(const Scenario& scenario);
@@ -30,15 +27,20 @@ struct NcclSetup {
   int lanes = 1;          // what CollectiveArgs::channels carries: the simulated rings or tree lanes
   double chunk_bytes = 0;  // what one step of a lane moves (NCCL's chunks of the channels it stands for)
   // The switches the algorithm reduces in (NVLS: each node's NVSwitch, in the order of the
-  // locality groups): endpoints after the ranks'.
-  std::vector<simgrid::s4u::Host*> switches;
+  // locality groups; CollNet: rail i's SHARP switch, serving GPU i of every node): endpoints
+  // after the ranks', the ranks each serves, and the actors each runs.
+  std::vector<PlatformHost> switches;
+  std::vector<std::vector<int>> switch_members;
+  SwitchKind switch_kind = SwitchKind::nvlink;
+  int actors_per_switch = 1;
   std::shared_ptr<const nccl::Transport> transport;
 };
 
-// The system of the ranks on `hosts` (with the platform's reducing `switches`), the choice for
-// `algorithm` ("nccl" or one of NCCL's) and `bytes` per rank, and its transport.
-NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<simgrid::s4u::Host*>& hosts,
-                     const std::vector<simgrid::s4u::Host*>& switches, double bytes);
+// The system of the ranks on `hosts` (with the platform's reducing `switches`; `routes`
+// between the ranks), the choice for `algorithm` ("nccl" or one of NCCL's) and `bytes` per
+// rank, and its transport. The hosts come from SimGrid's platform or the generator's structure.
+NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<PlatformHost>& hosts,
+                     const std::vector<PlatformHost>& switches, const Network& routes, double bytes);
 
 // One line for people: the choice, its protocol and channels, and what its transport charges.
 std::string describe_nccl(const NcclSetup& setup);

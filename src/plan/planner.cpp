@@ -11,6 +11,7 @@
 #include "model/cost_model.hpp"
 #include "model/generated_network.hpp"
 #include "model/route_cache.hpp"
+#include "plan/auto_choice.hpp"
 #include "plan/engine_setup.hpp"
 #include "plan/fault_plan.hpp"
 #include "plan/locality.hpp"
@@ -262,6 +263,32 @@ void on_the_platform(const Scenario& scenario, Step&& step) {
 
 namespace {
 
+// The scenario as it runs: auto's pick of one of NCCL's variants runs that variant.
+Scenario as_picked(const Scenario& scenario, const std::optional<AutoNcclPick>& pick) {
+  Scenario picked = scenario;
+  if (!pick || !pick->chosen || scenario.collective.algorithm != "auto") return picked;
+  picked.collective.algorithm = pick->algorithm;
+  picked.nccl.proto = pick->proto;
+  return picked;
+}
+
+// What auto weighed: NCCL's variants against collsim's best, first among the notes; the
+// candidates list both, whichever won.
+void note_auto_nccl(const Scenario& asked, const std::optional<AutoNcclPick>& pick, RunPlan& plan) {
+  if (!pick || asked.collective.algorithm != "auto") return;
+  plan.notes.insert(plan.notes.begin(), pick->reason);
+  std::vector<AutoCandidate>& candidates = plan.choice.candidates;
+  if (pick->chosen) {
+    plan.choice.asked = "auto";
+    plan.choice.by = pick->by;
+    plan.choice.reason = pick->reason;
+    candidates.clear();
+    if (pick->own) candidates.push_back(*pick->own);
+  }
+  candidates.insert(candidates.end(), pick->variants.begin(), pick->variants.end());
+  order_candidates(candidates);
+}
+
 // The algorithm named by the scenario, the payload and its notes: what every plan needs
 // before the model.
 void plan_choice_and_payload(RunPlan& plan) {
@@ -275,7 +302,9 @@ void plan_choice_and_payload(RunPlan& plan) {
   note_payload(plan);
 }
 
-void plan_the_rest(const PlanOptions& options, RunPlan& plan) {
+// `asked`: the scenario before auto's pick of one of NCCL's variants (as_picked).
+void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& plan) {
+  note_auto_nccl(asked, options.auto_nccl, plan);
   plan_training(plan);
   warn_about_short_timeout(plan);
   plan.kept_messages = options.kept_messages;
@@ -291,19 +320,63 @@ std::string needs_simgrid_platform(const Scenario& scenario, const PlanOptions& 
   const auto generator = parse_generator(scenario.topology, "topology");
   if (!generator) return "a platform file has no generator's structure";
   if (!scenario.placement.empty()) return "a placement";
-  if (runs_nccl(scenario)) return "NCCL's algorithms (their transport and switches)";
-  if (scenario.collective.algorithm != "auto" &&
+  const bool nccl = runs_nccl(scenario);
+  if (scenario.collective.algorithm != "auto" && !nccl &&
       find_algorithm(scenario.collective.kind, scenario.collective.algorithm, "collective.algorithm").uses.servers)
     return "the parameter server's deployment";
   const long long workers = scenario.workers.value_or(hosts);
   if (workers > hosts) return "more workers than hosts";
   std::string why_not;
-  generated = generated_platform(*generator, static_cast<int>(workers), why_not);
+  // built as plan_platform builds it for NCCL's algorithms: PXN, the latencies in the transport
+  generated = generated_platform(*generator, static_cast<int>(workers), why_not,
+                                 {.pxn = nccl && scenario.nccl.pxn, .zero_latency = nccl});
   return generated ? "" : why_not;
 }
 
+// What NCCL's algorithms read of the generator's structure: the ranks' hosts, the reducing
+// switches, and the ranks' routes with some of them.
+void describe_structure_for_nccl(const GeneratedPlatform& generated, ModelPlatform& platform) {
+  const GeneratedStructure& structure = *generated.structure;
+  for (size_t r = 0; r < generated.places.ranks(); ++r) {
+    const int host = static_cast<int>(r);
+    platform.rank_hosts.push_back({structure.name(host), structure.properties(host), host});
+  }
+  const int first_switch = static_cast<int>(structure.hosts());
+  for (size_t s = 0; s < structure.switches(); ++s) {
+    const int host = first_switch + static_cast<int>(s);
+    platform.switch_hosts.push_back({structure.name(host), structure.properties(host), static_cast<int>(s)});
+  }
+  platform.with_switches = [structure = generated.structure, zero = generated.zero_latency,
+                            ranks = static_cast<int>(generated.places.ranks()), first_switch](const std::vector<int>& switches) {
+    std::vector<int> hosts;
+    for (int s : switches) hosts.push_back(first_switch + s);
+    return std::shared_ptr<const Network>(std::make_shared<const GeneratedNetwork>(structure, zero, ranks, std::move(hosts)));
+  };
+}
+
+// A host of SimGrid's platform as NCCL reads it.
+PlatformHost platform_host(const sg4::Host* host, int index) {
+  PlatformHost out{host->get_name(), {}, index};
+  for (const auto& [key, value] : *host->get_properties()) out.properties.emplace_back(key, value);
+  return out;
+}
+
+// What NCCL's algorithms read of SimGrid's platform: the ranks' hosts, the reducing switches,
+// and the ranks' routes with some of them.
+void describe_hosts_for_nccl(const std::vector<sg4::Host*>& hosts, const std::vector<sg4::Host*>& switches,
+                             ModelPlatform& platform) {
+  for (size_t r = 0; r < hosts.size(); ++r) platform.rank_hosts.push_back(platform_host(hosts[r], static_cast<int>(r)));
+  for (size_t s = 0; s < switches.size(); ++s)
+    platform.switch_hosts.push_back(platform_host(switches[s], static_cast<int>(s)));
+  platform.with_switches = [hosts, switches](const std::vector<int>& chosen) {
+    std::vector<sg4::Host*> extra;
+    for (int s : chosen) extra.push_back(switches[static_cast<size_t>(s)]);
+    return std::shared_ptr<const Network>(std::make_shared<const RouteCache>(hosts, std::move(extra)));
+  };
+}
+
 // `collsim model` on a generated platform: no engine, the routes from its structure.
-RunPlan plan_on_structure(RunPlan plan, const PlanOptions& options, GeneratedPlatform generated) {
+RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions& options, GeneratedPlatform generated) {
   const Scenario& scenario = plan.scenario;
   plan.workers = static_cast<int>(generated.places.ranks());
   if (scenario.collective.root >= plan.workers)
@@ -312,20 +385,22 @@ RunPlan plan_on_structure(RunPlan plan, const PlanOptions& options, GeneratedPla
   plan.platform.source = scenario.topology;
   plan.platform.kind = "generator";
   plan_choice_and_payload(plan);
-  ModelPlatform platform{generated.network, std::move(generated.places), {}, {}};
+  ModelPlatform platform{generated.network, generated.places, {}, {}, {}, {}};
+  if (runs_nccl(scenario)) describe_structure_for_nccl(generated, platform);
   plan.locality = plan_model(options.auto_simulated, platform, plan);
   plan.choice.parameters = algorithm_parameters(plan);
   if (options.topology_bound)
     plan.topology_bound = topology_cut_bound(scenario.collective.kind, *plan.model.network, platform.places,
                                              scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                              ranks_alike(scenario, plan, generated.hosts));
-  plan_the_rest(options, plan);
+  plan_the_rest(asked, options, plan);
   return plan;
 }
 
 }  // namespace
 
-RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
+RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard& guard) {
+  const Scenario scenario = as_picked(asked, options.auto_nccl);
   RunPlan plan;
   plan.scenario = scenario;
   const SimGridOptions settings = simgrid_options(scenario, options.cfg);
@@ -335,7 +410,7 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   if (options.model_only) {
     std::optional<GeneratedPlatform> generated;
     plan.model_routes = needs_simgrid_platform(scenario, options, plan.limits.hosts, generated);
-    if (generated) return plan_on_structure(std::move(plan), options, std::move(*generated));
+    if (generated) return plan_on_structure(asked, std::move(plan), options, std::move(*generated));
   }
   sg4::Engine& engine = create_engine(settings, guard);
 
@@ -344,7 +419,8 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
   plan_choice_and_payload(plan);
 
   on_the_platform(scenario, [&] {
-    ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, switches};
+    ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, {}, {}, {}};
+    if (runs_nccl(scenario)) describe_hosts_for_nccl(hosts, switches, platform);
     plan.locality = plan_model(options.auto_simulated, platform, plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
@@ -354,7 +430,7 @@ RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGu
                                                scenario.collective.root, plan.model.bytes(plan.model.elems), 64, 16,
                                                ranks_alike(scenario, plan, all_hosts.size()));
   });
-  plan_the_rest(options, plan);
+  plan_the_rest(asked, options, plan);
   return plan;
 }
 

@@ -12,14 +12,29 @@
 //   bounds     the platform's tightest cut
 //   training   buckets, sharding, the stream of a ZeRO-3 iteration, memory per worker
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/message_log.hpp"
+#include "nccl/constants.hpp"
 #include "plan/run_plan.hpp"
 #include "plan/simgrid_guard.hpp"
 
 namespace collsim {
+
+// --algorithm auto on GPUs: the fastest of NCCL's variants against the fastest of collsim's
+// algorithms (run/nccl_auto.hpp, decided in child processes before the plan is made: NCCL's
+// variants run on a platform of their own). When `chosen`, the plan runs that variant.
+struct AutoNcclPick {
+  bool chosen = false;
+  std::string algorithm;  // collsim's name of NCCL's algorithm ("nccl-tree")
+  nccl::Proto proto = nccl::Proto::simple;
+  std::string by;         // "model" or "simulate": how collsim's best was found
+  std::string reason;     // for people: the comparison
+  std::vector<AutoCandidate> variants;   // NCCL's variants, best first (those that cannot run last)
+  std::optional<AutoCandidate> own;      // collsim's best, as auto found it (none: none completes)
+};
 
 struct PlanOptions {
   std::vector<std::string> cfg;               // the user's --cfg options, applied after the model's
@@ -34,6 +49,7 @@ struct PlanOptions {
   bool routes_from_structure = true;
   uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
   InputFn input;                              // rank inputs; default: fill_input with the scenario's seed
+  std::optional<AutoNcclPick> auto_nccl;      // algorithm "auto" on GPUs: NCCL's variants weighed (run/nccl_auto.hpp)
 };
 
 // Call once per process (it makes the engine, except for a model_only plan whose routes come

@@ -1,12 +1,15 @@
 #include "plan/simgrid_guard.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 // mimalloc (linked into collsim, not into the test programs) aborts on a failed `new`
 // without calling the new-handler; its error callback tells us why it aborts.
@@ -31,6 +34,8 @@ void forward_capture() {
 
 volatile bool out_of_memory = false;  // set when an allocation failed: the abort that follows says so
 volatile bool reading_input = true;   // false once the engine runs the plan (simulating)
+bool progress_on = false;             // --progress
+std::chrono::steady_clock::time_point progress_start;
 
 // An allocation failed inside the simulation, where the exception may not reach main:
 // remember it, so that the abort is reported as what it is.
@@ -142,6 +147,7 @@ void SimGridGuard::set_context(const std::string& text) {
 void SimGridGuard::simulating(const std::string& what) {
   std::snprintf(context, sizeof context, "%s", what.c_str());
   reading_input = false;
+  progress_line("simulating " + what);
 }
 
 void SimGridGuard::discard() {
@@ -155,6 +161,21 @@ void SimGridGuard::catch_crashes() {
   for (const int signal : crash_signals) std::signal(signal, on_crash);
   std::set_new_handler(on_allocation_failure);
   if (mi_register_error != nullptr) mi_register_error(on_allocator_error, nullptr);
+}
+
+void enable_progress() {
+  progress_on = true;
+  progress_start = std::chrono::steady_clock::now();
+}
+
+bool progress_enabled() { return progress_on; }
+
+void progress_line(const std::string& text) {
+  if (!progress_on) return;
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - progress_start;
+  const std::string line = fmt::format("collsim: {} ({:.1f} s wall)\n", text, wall.count());
+  // One write: the line arrives whole even when a sweep's or auto's children share the terminal.
+  if (::write(saved_stderr >= 0 ? saved_stderr : 2, line.data(), line.size()) < 0) return;
 }
 
 }  // namespace collsim

@@ -28,4 +28,13 @@ public:
   void discard();
 };
 
+// `collsim run --progress`: lines written at once to the real stderr (SimGrid's own output is
+// captured meanwhile), so that a long run says how far it is. The first line is printed when the
+// engine starts running the plan ("simulating ..."); workers add one per round (sim/faults.cpp).
+void enable_progress();
+bool progress_enabled();
+// "collsim: TEXT (W s wall)" on the real stderr, W counted from enable_progress(); nothing when
+// progress is off.
+void progress_line(const std::string& text);
+
 }  // namespace collsim

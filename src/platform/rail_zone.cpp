@@ -35,27 +35,50 @@ RailZone::Point RailZone::point_of(const simgrid::kernel::routing::NetPoint* poi
 void RailZone::gpu_to_gpu(int from, int to, simgrid::kernel::routing::Route* into, double* latency) const {
   const Ports& sender = gpus_[static_cast<size_t>(from)];
   const Ports& receiver = gpus_[static_cast<size_t>(to)];
-  const int from_rail = from % gpus_per_node_, to_rail = to % gpus_per_node_;
   if (from / gpus_per_node_ == to / gpus_per_node_) {
     append(into, latency, sender.nvlink->get_link_up());
     append(into, latency, receiver.nvlink->get_link_down());
     return;
   }
-  if (from_rail != to_rail && pxn_) {
-    // PXN: over NVLink to the node-mate on the receiver's rail, out through its NIC
-    const Ports& relay = gpus_[static_cast<size_t>(from - from_rail + to_rail)];
+  // The NICs the data crosses: the receiver's (or the node mate's that carries its traffic),
+  // and the sender's, or with PXN the node mate's on the receiving NIC's rail (NVLink to it,
+  // out through its NIC), unless that NIC is detoured itself.
+  const int in = nic_of(to);
+  int out = nic_of(from);
+  const int mate = from - from % gpus_per_node_ + in % gpus_per_node_;
+  if (pxn_ && out % gpus_per_node_ != in % gpus_per_node_ && nic_of(mate) == mate) out = mate;
+  if (out != from) {
     append(into, latency, sender.nvlink->get_link_up());
-    append(into, latency, relay.nvlink->get_link_down());
-    append(into, latency, relay.nic->get_link_up());
-    append(into, latency, receiver.nic->get_link_down());
-    return;
+    append(into, latency, gpus_[static_cast<size_t>(out)].nvlink->get_link_down());
   }
-  append(into, latency, sender.nic->get_link_up());
-  if (from_rail != to_rail) {
-    append(into, latency, uplinks_[static_cast<size_t>(from_rail)]->get_link_up());
-    append(into, latency, uplinks_[static_cast<size_t>(to_rail)]->get_link_down());
+  append(into, latency, gpus_[static_cast<size_t>(out)].nic->get_link_up());
+  const int out_rail = out % gpus_per_node_, in_rail = in % gpus_per_node_;
+  if (out_rail != in_rail) {
+    append(into, latency, uplinks_[static_cast<size_t>(out_rail)]->get_link_up());
+    append(into, latency, uplinks_[static_cast<size_t>(in_rail)]->get_link_down());
   }
-  append(into, latency, receiver.nic->get_link_down());
+  append(into, latency, gpus_[static_cast<size_t>(in)].nic->get_link_down());
+  if (in != to) {
+    append(into, latency, gpus_[static_cast<size_t>(in)].nvlink->get_link_up());
+    append(into, latency, receiver.nvlink->get_link_down());
+  }
+}
+
+void RailZone::detour_nic(const simgrid::kernel::routing::NetPoint* gpu,
+                          const simgrid::kernel::routing::NetPoint* through) {
+  if (!same_node(gpu, through)) throw std::logic_error("RailZone: a NIC detoured to another node's GPU");
+  if (nics_.empty())
+    for (int index = 0; index < static_cast<int>(gpus_.size()); ++index) nics_.push_back(index);
+  // (GPUs that went through this one's NIC go through the new one's)
+  const int from = point_of(gpu).index, to = point_of(through).index;
+  for (int& carrier : nics_)
+    if (carrier == from) carrier = to;
+}
+
+bool RailZone::same_node(const simgrid::kernel::routing::NetPoint* a, const simgrid::kernel::routing::NetPoint* b) const {
+  const Point first = point_of(a), second = point_of(b);
+  return first.kind == Kind::gpu && second.kind == Kind::gpu &&
+         first.index / gpus_per_node_ == second.index / gpus_per_node_;
 }
 
 // A GPU and a reducing switch: its node's NVSwitch through its NVLink port, its rail's

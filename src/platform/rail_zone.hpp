@@ -40,9 +40,23 @@ public:
   // the sender's rail uplink UP, the receiver's rail uplink DOWN, NIC DOWN; with PXN: NVLink
   // UP, the relay's NVLink DOWN, the relay's NIC UP, NIC DOWN. A GPU to itself: its NVLink
   // port up and down (through the NVSwitch). A GPU and its node's switch: its NVLink port;
-  // a GPU and its rail's switch: its NIC.
+  // a GPU and its rail's switch: its NIC. A GPU whose NIC is detoured (detour_nic) leaves
+  // and enters its node as PXN does, through the node mate's NIC over NVLink.
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
+
+  // Recovery keeps a GPU whose NIC failed (docs/recovery.md, "A GPU kept when only its NIC
+  // fails"): from now on its traffic to other nodes leaves and enters through `through`'s
+  // NIC, a GPU of the same node, over NVLink (SimGrid asks the zone for a route at each
+  // transfer: transfers started later take it). Both must be GPUs of this zone on one node.
+  void detour_nic(const simgrid::kernel::routing::NetPoint* gpu, const simgrid::kernel::routing::NetPoint* through);
+  // Whether two points are GPUs of the same node; whether a GPU's own NIC carries its traffic.
+  bool same_node(const simgrid::kernel::routing::NetPoint* a, const simgrid::kernel::routing::NetPoint* b) const;
+  bool own_nic(const simgrid::kernel::routing::NetPoint* gpu) const { return nic_of(point_of(gpu).index) == point_of(gpu).index; }
+  // A GPU's own NIC.
+  const simgrid::s4u::SplitDuplexLink* nic(const simgrid::kernel::routing::NetPoint* gpu) const {
+    return gpus_[static_cast<size_t>(point_of(gpu).index)].nic;
+  }
 
 private:
   enum class Kind { gpu, node_switch, rail_switch };
@@ -53,6 +67,7 @@ private:
   void place(const simgrid::kernel::routing::NetPoint* point, Point what);
   Point point_of(const simgrid::kernel::routing::NetPoint* point) const;
   void gpu_to_gpu(int from, int to, simgrid::kernel::routing::Route* into, double* latency) const;
+  int nic_of(int gpu) const { return nics_.empty() ? gpu : nics_[static_cast<size_t>(gpu)]; }
   void switch_route(Point gpu, Point other, bool up, simgrid::kernel::routing::Route* into, double* latency) const;
 
   int gpus_per_node_;
@@ -60,6 +75,7 @@ private:
   std::vector<Point> points_;  // by vertex id; index -1 for points of no kind
   std::vector<Ports> gpus_;
   std::vector<simgrid::s4u::SplitDuplexLink*> uplinks_;
+  std::vector<int> nics_;  // by GPU: the GPU whose NIC carries its inter-node traffic (empty: each its own)
 };
 
 }  // namespace collsim

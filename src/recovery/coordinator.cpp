@@ -170,7 +170,11 @@ void Coordinator::decide() {
   if (!judgement.certain && failures_ && !judgement.roots.empty() && !judgement.broken.empty() &&
       !around_links_down(judgement))
     return;
-  if (!judgement.certain && !dropping_pays(judgement)) return;
+  if (judgement.certain) {
+    detour_certain(judgement);
+  } else if (!dropping_pays(judgement)) {
+    return;
+  }
   if (judgement.coordinator_cut && !await_own_link(judgement)) return;
   rebuild(judgement);
 }
@@ -455,6 +459,7 @@ void Coordinator::rebuild(const Judgement& judgement) {
   event.epoch_after = next->epoch();
   event.round = resume_round;
   event.dropped_ranks = judgement.roots;
+  event.kept_ranks = judgement.kept;
   for (int world : judgement.roots) event.dropped_hosts.push_back(run_.rank_hosts[static_cast<size_t>(world)]);
   event.group = survivors;
   event.postponed_ranks = postponed;

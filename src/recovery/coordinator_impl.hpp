@@ -67,6 +67,7 @@ struct Judgement {
   std::vector<std::string> slow_links;  // every late transfer crosses them, and they cut no rank off: nobody to drop
   std::vector<int> fabric_halves;  // switch link halves kept (no order pays): their pace is the norm from now on
   double fabric_slowdown = 1;      // how much slower than as built they run
+  std::vector<int> kept;           // roots kept, their NIC's traffic through a node mate's (detour_nics)
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
@@ -272,6 +273,15 @@ private:
   void note_pair_slowdowns();
   ProbeVerdict probe_own_link(int end, const std::vector<std::pair<int, int>>& flows, Judgement& out);
   bool regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out);
+
+  // A GPU kept when only its NIC fails: its traffic through a node mate's NIC (coordinator_detour.cpp).
+  std::vector<int> network_ids(const std::vector<LinkRef>& links) const;
+  bool nic_down(const NicDetour& detour) const;
+  bool nic_explains(int world, const NicDetour& detour, const Judgement& judgement) const;
+  int least_loaded_relay(int world, const std::vector<int>& relays) const;
+  bool detour_nics(Judgement& judgement);
+  bool detour_priced(Judgement& judgement, int remaining);
+  void detour_certain(Judgement& judgement);
 
   // Probes that settle a pair the evidence cannot separate, rules 5b and 5c (coordinator_probes.cpp).
   void settle_by_probes(Judgement& out);

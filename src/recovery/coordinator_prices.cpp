@@ -48,12 +48,17 @@ bool Coordinator::dropping_pays(Judgement& judgement) {
     keep_recorded(judgement, fmt::format("x{:.3g} slower is no slower than 1 / straggler_threshold", s));
     return false;
   }
+  const bool detour = detour_priced(judgement, remaining);
   judgement.evidence.push_back(fmt::format(
       "prediction for {} remaining round(s), {:.3g} of this collective done: keep {:.9g} s (x{:.3g} slower), "
-      "drop {:.9g} s; {:.6g} against {:.6g} samples/s", remaining, done, keep, priced_s, drop,
-      judgement.prices.choices[0].samples_per_second, judgement.prices.choices[1].samples_per_second));
+      "drop {:.9g} s{}; {:.6g} against {:.6g}{} samples/s", remaining, done, keep, priced_s, drop,
+      detour ? fmt::format(", detour {:.9g} s", judgement.prices.choices[2].seconds) : "",
+      judgement.prices.choices[0].samples_per_second, judgement.prices.choices[1].samples_per_second,
+      detour ? fmt::format(" against {:.6g}", judgement.prices.choices[2].samples_per_second) : ""));
   prediction_ = {keep, drop};
-  if (choose(judgement.prices) == "drop") return true;
+  const std::string& chosen = choose(judgement.prices);
+  if (chosen == "detour") return detour_nics(judgement);
+  if (chosen == "drop") return true;
   if (!judgement.pace_measured) {
     // A bound (a probe cut at its deadline, a transfer that has moved nothing): enough to
     // drop, not to keep; whole steps (the next report, the progress score) say more.

@@ -36,6 +36,14 @@ struct ProbeOutcome {
   bool late = false;    // not over by its deadline (it is then cancelled)
 };
 
+// A GPU whose own NIC fails (rail:, the DGX presets: one NIC per GPU) can stay in the
+// group, its traffic to other nodes through a node mate's NIC over NVLink (EnginePort::
+// nic_detour, detour_nic; docs/recovery.md, "A GPU kept when only its NIC fails").
+struct NicDetour {
+  std::vector<LinkRef> nic;  // the GPU's NIC, both halves (empty: no such detour on this platform)
+  std::vector<int> relays;   // world ranks on its node whose own NIC carries their traffic and is up
+};
+
 class EnginePort {
 public:
   virtual ~EnginePort() = default;
@@ -89,6 +97,13 @@ public:
   // way), gets its verdicts through another host (a courier): false when no host can carry
   // one to it now.
   virtual bool courier_available(int world) const = 0;
+  // A GPU's NIC and the node mates that could carry its traffic to other nodes instead
+  // (nothing when its own NIC does not carry it any more, or the platform has no NIC per
+  // GPU), and the detour itself: from the next transfer on, `world`'s traffic to other
+  // nodes leaves and enters through `relay`'s NIC over NVLink; the routes recovery reads
+  // (RunFacts::network) follow.
+  virtual NicDetour nic_detour(int /*world*/) const { return {}; }
+  virtual void detour_nic(int /*world*/, int /*relay*/) {}
 };
 
 }  // namespace collsim

@@ -73,7 +73,7 @@ struct FaultEvent {
 // time to finish the rounds left with it (the rebuild's own cost included), who trains on,
 // and the useful work that gives: rounds left x workers x batch / seconds.
 struct DecisionPrice {
-  std::string choice;  // "keep", "drop" or "regroup"
+  std::string choice;  // "keep", "drop", "regroup" or "detour" (a GPU's NIC traffic through a node mate's)
   double seconds = 0;
   int workers = 0;
   double samples_per_second = 0;

@@ -21,6 +21,7 @@
 #include "parallel/executor.hpp"
 #include "parallel/step_perfetto.hpp"
 #include "run/metrics.hpp"
+#include "run/nccl_auto.hpp"
 #include "run/run_scenario.hpp"
 #include "run/summary.hpp"
 #include "scenario/scenario.hpp"
@@ -33,6 +34,7 @@
 #include "plan/run_limits.hpp"
 #include "sim/simulation.hpp"
 #include "sweep/sweep_spec.hpp"
+#include "trace/parallel_trace.hpp"
 #include "trace/trace.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
@@ -41,6 +43,7 @@
 #include "util/suggest.hpp"
 #include "report/size_table.hpp"
 #include "util/units.hpp"
+#include "viz/parallel_report.hpp"
 #include "viz/render.hpp"
 
 namespace fs = std::filesystem;
@@ -192,19 +195,25 @@ int run_sizes(const RunRequest& request) {
 
 // A scenario with parallelism: its collectives at once on their groups (docs/parallelism.md).
 int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
-  for (const auto& [flag, given] : {std::pair{"--trace", &request.trace_path}, {"--svg", &request.svg_path},
-                                    {"--html", &request.html_path}})
-    if (!given->empty())
-      throw InputError(fmt::format("{}: not with parallelism yet (its summary is printed; --perfetto draws a step's lanes); "
-                                   "leave it out", flag));
-  if (!request.perfetto_path.empty() && !scenario.parallelism.step.given)
-    throw InputError("--perfetto: with parallelism, draws a training step's lanes (parallelism.step); leave it out");
+  if (!request.svg_path.empty())
+    throw InputError("--svg: not with parallelism yet (--html shows its figures and lanes, --perfetto draws its lanes, "
+                     "--trace writes them); leave it out");
   if (request.baseline) throw InputError("--baseline: not with parallelism yet (a parallel run has no faults to compare against)");
   PlanOptions options;
   options.cfg = request.cfg;
   const ParallelOutcome outcome = run_parallel(scenario, options);
-  if (!request.perfetto_path.empty() && outcome.step)
-    write_file_atomically(request.perfetto_path, step_perfetto(*outcome.step, scenario.name).dump(1) + "\n", "--perfetto");
+  OutputBatch batch;
+  if (!request.trace_path.empty() || !request.html_path.empty()) {
+    const nlohmann::json trace = build_parallel_trace(outcome);
+    if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
+    if (!request.html_path.empty())
+      write_file_atomically(request.html_path, viz::parallel_html_report(trace, "the run's trace"), "--html");
+  }
+  if (!request.perfetto_path.empty())
+    write_file_atomically(request.perfetto_path,
+                          step_perfetto(parallel_intervals(outcome), scenario.name, outcome.step_time).dump(1) + "\n",
+                          "--perfetto");
+  batch.commit();
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
   if (!outcome.stall.empty()) {
     std::cerr << "collsim: stalled: " << outcome.stall << "\n";
@@ -220,6 +229,9 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
 }  // namespace
 
 int command_run(const RunRequest& request) {
+  if (request.progress && !request.sizes.empty())
+    throw InputError("--progress: follows one run; --sizes prints its table when its runs end: leave one out");
+  if (request.progress) enable_progress();
   if (!request.sizes.empty()) return run_sizes(request);
   if (!request.csv_path.empty()) throw InputError("--csv: writes the table of --sizes; give --sizes too");
   if (request.jobs > 0) throw InputError("--jobs: runs the sizes of --sizes at once; give --sizes too");
@@ -264,12 +276,48 @@ int command_run(const RunRequest& request) {
   return 0;
 }
 
+namespace {
+
+void check_picture_outputs(const viz::PictureOutputs& pictures) {
+  for (const auto& [path, field] : {std::pair{&pictures.svg, "--svg"}, {&pictures.html, "--html"}, {&pictures.perfetto, "--perfetto"}})
+    if (!path->empty()) check_output_path(*path, field);
+}
+
+// A parallel run's trace (docs/trace-format.md#parallel-runs): its report and its lanes; no
+// message timeline to draw.
+int render_parallel(const nlohmann::json& trace, const RenderRequest& request) {
+  if (!request.svg_path.empty())
+    throw InputError(fmt::format("--svg: '{}' is a parallel run's trace, which has no message timeline; --html and "
+                                 "--perfetto draw its lanes", request.trace_path));
+  check_picture_outputs({request.svg_path, request.html_path, request.perfetto_path});
+  // both built before either is written: a malformed trace leaves no file
+  std::string html, perfetto;
+  if (!request.html_path.empty()) html = viz::parallel_html_report(trace, request.trace_path);
+  if (!request.perfetto_path.empty()) {
+    try {
+      perfetto = step_perfetto(intervals_from_trace(trace.at("parallel"), request.trace_path),
+                               trace.at("scenario").at("name").get<std::string>(),
+                               trace.at("parallel").at("step_time").get<double>()).dump(1) + "\n";
+    } catch (const nlohmann::json::exception& error) {
+      throw InputError(fmt::format("{}: not a parallel trace collsim reads: {}", request.trace_path, error.what()));
+    }
+  }
+  OutputBatch batch;
+  if (!html.empty()) write_file_atomically(request.html_path, html, "--html");
+  if (!perfetto.empty()) write_file_atomically(request.perfetto_path, perfetto, "--perfetto");
+  batch.commit();
+  return 0;
+}
+
+}  // namespace
+
 int command_render(const RenderRequest& request) {
   const viz::PictureOutputs pictures{request.svg_path, request.html_path, request.perfetto_path};
   if (!pictures.any()) throw InputError("render: give at least one of --svg OUT.svg, --html OUT.html, --perfetto OUT.json");
-  const viz::TraceView trace = viz::load_trace_file(request.trace_path);
-  for (const auto& [path, field] : {std::pair{&pictures.svg, "--svg"}, {&pictures.html, "--html"}, {&pictures.perfetto, "--perfetto"}})
-    if (!path->empty()) check_output_path(*path, field);
+  const nlohmann::json document = parse_json(read_input_file(request.trace_path, "trace file"), request.trace_path);
+  if (document.is_object() && document.contains("parallel")) return render_parallel(document, request);
+  const viz::TraceView trace = viz::read_trace(document, request.trace_path);
+  check_picture_outputs(pictures);
   OutputBatch batch;
   viz::write_pictures(trace, pictures);
   batch.commit();
@@ -302,6 +350,7 @@ int command_validate(const RunRequest& request, bool print_plan) {
   // The plan a run would make: auto's trials (--auto simulate) and the topology bound too.
   options.topology_bound = print_plan;
   if (print_plan) options.auto_simulated = auto_trials(scenario, request.cfg);
+  if (print_plan) options.auto_nccl = pick_nccl_for_auto(scenario, request.cfg, options.auto_simulated);
   SimGridGuard guard;
   const RunPlan plan = plan_run(scenario, options, guard);
   if (print_plan) {

@@ -18,6 +18,7 @@ struct RunRequest {
   std::string trace_path;
   uint64_t kept_messages = default_kept_messages;  // single messages kept for the trace and pictures (--messages)
   bool quiet = false;
+  bool progress = false;                 // lines on stderr as the run starts simulating and each round starts
   bool baseline = false;                 // also run the fault-free twin and report the time lost
   std::string svg_path, html_path, perfetto_path;  // pictures of the run (src/viz)
   std::string sizes;                     // "8B:1GiB:x2": one run per size, as a table (size_table.hpp)

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/parallel_compare.hpp"
 #include "run/metrics.hpp"
 #include "sweep/results.hpp"
 #include "util/csv.hpp"
@@ -28,7 +29,8 @@ namespace {
 // The metric compared under this name (run/metrics.hpp), or nullptr.
 const Metric* compared_metric(const std::string& name) {
   const Metric* metric = find_metric(name);
-  return metric != nullptr && metric->better != Better::informational ? metric : nullptr;
+  if (metric == nullptr) return parallel_metric(name);
+  return metric->better != Better::informational ? metric : nullptr;
 }
 
 std::string read_text(const fs::path& path, const std::string& field) {
@@ -64,7 +66,9 @@ std::string row_identity(const std::vector<std::pair<std::string, std::string>>&
 std::vector<MetricSet> from_json(const json& document, const std::string& source, const std::string& field) {
   std::vector<MetricSet> sets;
   const std::string format = document.is_object() ? document.value("format", "") : "";
-  if (format.rfind("collsim-trace/", 0) == 0) {
+  if (format.rfind("collsim-trace/", 0) == 0 && document.contains("parallel")) {
+    sets.push_back(parallel_metric_set(document, source));
+  } else if (format.rfind("collsim-trace/", 0) == 0) {
     // Traces are read by the one trace reader that the pictures use too.
     const viz::TraceView trace = viz::read_trace(document, source);
     MetricSet set{trace.name, source, {}};
@@ -133,7 +137,7 @@ std::vector<MetricSet> load_file(const fs::path& path, const std::string& field)
 }
 
 std::string format_value(const std::string& metric, double value) {
-  return format_metric_value(*find_metric(metric), value);
+  return format_metric_value(*compared_metric(metric), value);
 }
 
 const char* change_name(Change change) {
@@ -181,7 +185,8 @@ void parse_tolerance(const std::string& text, CompareOptions& options) {
     value = text.substr(equals + 1);
     if (compared_metric(metric) == nullptr)
       throw InputError(fmt::format("--tolerance: unknown metric '{}'{}; allowed: {}", metric,
-                                   did_you_mean(metric, compared_metric_names()), join(compared_metric_names())));
+                                   did_you_mean(metric, compared_metric_names()),
+                                   join(compared_metric_names()) + ", " + join(parallel_metric_names())));
   }
   const bool percent = !value.empty() && value.back() == '%';
   const std::string number = percent ? value.substr(0, value.size() - 1) : value;

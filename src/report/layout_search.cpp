@@ -7,6 +7,7 @@
 
 #include "llm/layouts.hpp"
 #include "llm/step_estimate.hpp"
+#include "report/layout_simulate.hpp"
 #include "platform/generator_spec.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
@@ -110,6 +111,11 @@ int command_layout_search(const LayoutSearchRequest& request) {
   if (request.zero_stage < 0 || request.zero_stage > 3)
     throw InputError(fmt::format("--zero: {} is not a ZeRO stage; allowed: 0, 1, 2, 3", request.zero_stage));
   if (request.out.size()) check_output_path(request.out, "--out");
+  if (request.simulate > 0 && request.zero_stage > 1)
+    throw InputError(fmt::format("--simulate: the simulated step runs ZeRO 0 or 1 (parallelism.step.zero); --zero {} is "
+                                 "priced by the estimate only: leave one out",
+                                 request.zero_stage));
+  if (request.simulate == 0 && request.jobs > 0) throw InputError("--jobs: runs the layouts of --simulate at once; give --simulate too");
   const TransformerModel model = requested_model(request);
   const RailSpec rail = requested_cluster(request.topology);
   const Cluster cluster = cluster_of(rail, request.efficiency);
@@ -151,7 +157,11 @@ int command_layout_search(const LayoutSearchRequest& request) {
   const auto& best = ranked.front();
   fmt::print("  fastest: {}, recompute {}: {}\n", layout_name(best.candidate.layout),
              recompute_name(best.candidate.layout.recompute), why(best.estimate));
-  return 0;
+  if (request.simulate == 0) return 0;
+  std::vector<EstimatedLayout> first;
+  for (size_t i = 0; i < static_cast<size_t>(fitting) && first.size() < static_cast<size_t>(request.simulate); ++i)
+    first.push_back({ranked[i].candidate.layout, ranked[i].estimate.step_time});
+  return print_simulated_layouts(request, first, rail.gpu);
 }
 
 }  // namespace collsim

@@ -16,6 +16,8 @@ struct LayoutSearchRequest {
   std::string recompute;       // "none", "selective" or "full"; empty: the least that fits, per layout
   int micro_batch = 0, global_batch = 0, sequence = 0;  // 0: the preset's
   std::string out;             // CSV of every layout enumerated ("" for none)
+  int simulate = 0;            // the first N layouts by the estimate also run through the simulated step
+  int jobs = 0;                // with simulate: simulations at once (0: one per core)
 };
 
 // Prints the ranking; 0, or 1 when no layout fits. Bad input throws InputError.

@@ -8,6 +8,7 @@
 
 #include "algorithms/collective.hpp"
 #include "run/metrics.hpp"
+#include "run/nccl_auto.hpp"
 #include "util/child_process.hpp"
 #include "util/errors.hpp"
 
@@ -75,6 +76,7 @@ Baseline run_fault_free_twin(const Scenario& scenario, const std::vector<std::st
     PlanOptions options;
     options.cfg = cfg;
     options.auto_simulated = trials;
+    options.auto_nccl = pick_nccl_for_auto(twin, cfg, trials);
     options.kept_messages = 0;
     const SimResult result = run_simulation(twin, options);
     nlohmann::json out{{"simulated_time", result.simulated_time}, {"rounds", nlohmann::json::array()}};
@@ -138,6 +140,7 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   PlanOptions options;
   options.cfg = cfg;
   options.auto_simulated = trials;
+  options.auto_nccl = pick_nccl_for_auto(scenario, cfg, trials);
   options.kept_messages = kept_messages;
   RunOutcome run{run_simulation(scenario, options), {}, {}};
   if (run.result.stall.empty() && run.result.plan->model.deployment.asynchronous) {

@@ -50,7 +50,7 @@ NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
                      "NCCL_P2P_LL_THRESHOLD per channel, Simple above), which collsim follows; allowed with an allreduce");
   if (object.contains("proto")) spec.proto = nccl::parse_proto(get_string(object["proto"], "nccl.proto"), "nccl.proto");
   const std::optional<nccl::Algo> algo = spec.algo ? spec.algo : nccl::algo_of(collective.algorithm);
-  const bool simple_only = algo && (*algo == nccl::Algo::nvls || *algo == nccl::Algo::nvls_tree || *algo == nccl::Algo::collnet);
+  const bool simple_only = algo && nccl::reduces_in_switch(*algo);
   if (spec.proto && simple_only && *spec.proto != nccl::Proto::simple)
     throw InputError(fmt::format("nccl.proto: NCCL runs {} with Simple only; allowed: Simple", nccl::algo_name(*algo)));
   if (object.contains("channels"))

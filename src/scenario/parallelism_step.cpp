@@ -35,6 +35,11 @@ void check_fit(const llm::TransformerModel& m, const llm::Layout& layout) {
   if (m.heads % layout.tensor != 0)
     throw InputError(fmt::format("parallelism.tensor: {} does not divide the model's {} heads (Megatron splits heads "
                                  "over the tensor group)", layout.tensor, m.heads));
+  // Megatron-core's TransformerConfig: "num_query_groups must be divisible by tensor_model_parallel_size"
+  // (each tensor rank holds whole key/value heads, as the layout search requires too).
+  if (m.kv_heads % layout.tensor != 0)
+    throw InputError(fmt::format("parallelism.tensor: {} does not divide the model's {} key/value heads (kv_heads: "
+                                 "Megatron gives each tensor rank whole key/value heads)", layout.tensor, m.kv_heads));
   if (m.layers < layout.pipeline)
     throw InputError(fmt::format("parallelism.pipeline: {} stages for {} layers; allowed: at most one stage per layer",
                                  layout.pipeline, m.layers));

@@ -11,9 +11,11 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "plan/simgrid_guard.hpp"
 #include "sim/recovery_adapter.hpp"
 #include "sim/worker.hpp"
 #include "util/errors.hpp"
+#include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -244,6 +246,9 @@ void start_fault_injectors(RunState& state, const std::vector<ResolvedFault>& fa
 
 bool announce_round(RunState& state, int round) {
   if (!state.membership.announce_round(round)) return false;
+  if (progress_enabled())
+    progress_line(fmt::format("round {} of 0..{} starts at {} simulated", round, state.setup.plan->scenario.training.rounds - 1,
+                              format_time(sg4::Engine::get_clock())));
   if (!state.round_faults) return true;
   // Faults of this round strike now, before any of its work: slowdowns at once from the
   // announcing worker; preemptions from the control host (the announcing worker may be

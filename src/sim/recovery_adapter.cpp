@@ -13,6 +13,7 @@
 #include <xbt/config.hpp>
 
 #include "model/route_cache.hpp"
+#include "platform/rail_zone.hpp"
 #include "recovery/coordinator.hpp"
 #include "sim/run_state.hpp"
 
@@ -41,6 +42,11 @@ RunFacts facts_of(const RunSetup& setup) {
   facts.solver.weight_s = simgrid::config::get_value<double>("network/weight-S");
   facts.solver.precision = simgrid::config::get_value<double>("surf/precision");
   return facts;
+}
+
+// The rail zone that holds `host` as a GPU (rail:, the DGX presets), or nullptr.
+RailZone* rail_zone_of(const sg4::Host* host) {
+  return dynamic_cast<RailZone*>(host->get_englobing_zone()->get_impl());
 }
 
 const sg4::Comm* comm_of(TransferRef transfer) { return static_cast<const sg4::Comm*>(transfer.id); }
@@ -235,6 +241,40 @@ bool RecoveryAdapter::reachable(int from, int to) const {
     for (int link : routes.route(a, b).links)
       if (!routes.simgrid_link(link)->is_on()) return false;
   return true;
+}
+
+NicDetour RecoveryAdapter::nic_detour(int world) const {
+  NicDetour detour;
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  const sg4::Host* gpu = hosts[static_cast<size_t>(world)];
+  const RailZone* zone = rail_zone_of(gpu);
+  if (zone == nullptr || !zone->own_nic(gpu->get_netpoint())) return detour;
+  auto halves = [&](const sg4::Host* host) {
+    const sg4::SplitDuplexLink* nic = zone->nic(host->get_netpoint());
+    return std::vector<LinkRef>{LinkRef{nic->get_link_up()}, LinkRef{nic->get_link_down()}};
+  };
+  detour.nic = halves(gpu);
+  for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate) {
+    const sg4::Host* host = hosts[static_cast<size_t>(mate)];
+    if (mate == world || !zone->same_node(gpu->get_netpoint(), host->get_netpoint()) ||
+        !zone->own_nic(host->get_netpoint()))
+      continue;
+    const std::vector<LinkRef> nic = halves(host);
+    if (std::all_of(nic.begin(), nic.end(), [&](LinkRef half) { return link_up(half); })) detour.relays.push_back(mate);
+  }
+  return detour;
+}
+
+void RecoveryAdapter::detour_nic(int world, int relay) {
+  const sg4::Host* gpu = state_.setup.rank_hosts[static_cast<size_t>(world)];
+  RailZone* zone = rail_zone_of(gpu);
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  zone->detour_nic(gpu->get_netpoint(), hosts[static_cast<size_t>(relay)]->get_netpoint());
+  // Its routes, and those of node mates whose traffic went through its NIC, change.
+  const RouteCache& routes = routes_of(state_.setup.plan->model);
+  for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
+    if (zone->same_node(gpu->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
+      routes.reread_routes_of(mate);
 }
 
 sg4::Comm* RecoveryAdapter::listen(int world) { return verdict_channel(world).get(); }

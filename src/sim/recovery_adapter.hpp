@@ -87,6 +87,8 @@ public:
   void resend_verdict(int world) override;
   void beside(std::function<void()> attempt) override;
   bool courier_available(int world) const override { return courier_for(world) >= 0; }
+  NicDetour nic_detour(int world) const override;
+  void detour_nic(int world, int relay) override;
 
 private:
   simgrid::s4u::CommPtr verdict_channel(int world);

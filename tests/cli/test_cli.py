@@ -114,6 +114,23 @@ class HappyPaths(CliTest):
         self.assertEqual(self.assert_ok("run", *SMALL, "--quiet"), "")
         self.assertEqual(self.assert_ok("run", *SMALL, "-q"), "")
 
+    def test_progress_says_when_simulating_starts_and_when_each_round_starts(self):
+        # ring allreduce of 1 MiB on star:8 (links 10 GB/s, 1 us: alpha 2 us a route), no compute:
+        # round r starts at r x (2(p-1)/p n/B + 2(p-1) alpha)
+        done = self.collsim("run", "--topology", "star:8", "--size", "1MiB", "--rounds", "3", "--progress", "-q")
+        self.assertEqual((done.returncode, done.stdout), (0, ""), done.stderr)
+        lines = done.stderr.splitlines()
+        self.assertRegex(lines[0], r"^collsim: simulating .* on 'star:8' \(\d+\.\d s wall\)$")
+        one_round = 2 * 7 / 8 * 2**20 / 10e9 + 2 * 7 * 2e-6
+        self.assertEqual(len(lines), 4, done.stderr)
+        for r, line in enumerate(lines[1:]):
+            match = re.fullmatch(rf"collsim: round {r} of 0\.\.2 starts at ([\d.]+) (s|ms|us|ns) simulated "
+                                 r"\(\d+\.\d s wall\)", line)
+            self.assertTrue(match, line)
+            self.assertTrue(math.isclose(float(match[1]) * TIME_UNITS[match[2]], r * one_round, rel_tol=1e-5, abs_tol=1e-12),
+                            line)
+        self.assert_bad_input(["run", "--sizes", "1K:4K", "--progress"], "--progress", "--sizes")
+
     def test_list_algorithms_one_line_each(self):
         out = self.assert_ok("list", "algorithms")
         rows = [re.fullmatch(r"(\S+) +(\S+) +(\S.*)", line) for line in out.splitlines()]
@@ -127,8 +144,9 @@ class HappyPaths(CliTest):
     def test_every_listed_algorithm_runs(self):
         for line in self.assert_ok("list", "algorithms").splitlines():
             collective, algorithm = line.split()[:2]
-            # NCCL's algorithms run on GPUs (NVLSTree across nodes)
-            gpus = "rail:2:2" if algorithm == "nccl-nvls-tree" else "rail:1:4"
+            # NCCL's algorithms run on GPUs (NVLSTree across nodes, CollNet where the switches reduce)
+            gpus = ("rail:2:2" if algorithm == "nccl-nvls-tree" else
+                    "rail:2:2:h100:ndr-sharp" if algorithm.startswith("nccl-collnet") else "rail:1:4")
             small = [a if a != "star:4" else gpus for a in SMALL] if algorithm.startswith("nccl") else SMALL
             with self.subTest(collective=collective, algorithm=algorithm):
                 self.assert_ok("run", "--collective", collective, "--algorithm", algorithm, *small, "-q")

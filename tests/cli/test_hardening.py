@@ -359,19 +359,29 @@ class Platforms(Hardening):
         self.assertEqual(done.returncode, 0, done.stderr)
 
 
+def start_simulating(args):
+    """Starts `collsim run ARGS --progress` and returns once it says it simulates (its first
+    progress line): an event, never a guess of how long reading the input takes."""
+    run = subprocess.Popen([COLLSIM, "run", *args, "--progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+    first = run.stderr.readline()
+    if not first.startswith("collsim: simulating "):
+        run.kill()
+        raise AssertionError(f"the run did not start simulating: {first}{run.stderr.read()}")
+    return run
+
+
 class Crashes(Hardening):
     def test_a_crash_is_an_internal_error_never_the_inputs(self):
         # a real crash cannot be provoked from valid input (each one found is fixed): deliver
-        # the signals a crash raises, while the run simulates
+        # the signals a crash raises, while the run simulates (50 rounds: it is still simulating)
         for sig in signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE:
             with self.subTest(signal=sig):
-                run = subprocess.Popen([COLLSIM, "run", "--topology", "star:512", "--size", "64MiB", "-q",
-                                        "--set", "training.rounds=50"], stderr=subprocess.PIPE, text=True)
-                time.sleep(1.0 * SLOW)
+                run = start_simulating(["--topology", "star:512", "--size", "64MiB", "--set", "training.rounds=50"])
                 run.send_signal(sig)
-                _, stderr = run.communicate(timeout=30)
+                _, stderr = run.communicate(timeout=30 * SLOW)
                 self.assertEqual(run.returncode, 1, stderr)
-                [line] = stderr.splitlines()
+                [line] = [line for line in stderr.splitlines() if not line.startswith("collsim: round ")]
                 self.assertRegex(line, r"^collsim: internal error: .*\(SIG(SEGV|BUS|FPE)\) while simulating "
                                        r"\(.* on 'star:512'\); this is a bug, not a problem of the input")
                 self.assertNotIn("platform", line)
@@ -381,12 +391,10 @@ class Signals(Hardening):
     def test_interrupted_run_exits_130_and_leaves_nothing(self):
         for sig, status in [(signal.SIGINT, 130), (signal.SIGTERM, 143)]:
             with self.subTest(signal=sig):
-                # 50 rounds: far longer than the wait below on any machine
-                run = subprocess.Popen([COLLSIM, "run", "--topology", "star:512", "--size", "64MiB", "-q",
-                                        "--set", "training.rounds=50", "--trace", self.tmp / "t.json"], stderr=subprocess.PIPE, text=True)
-                time.sleep(1.0 * SLOW)
+                run = start_simulating(["--topology", "star:512", "--size", "64MiB", "--set", "training.rounds=50",
+                                        "--trace", str(self.tmp / "t.json")])
                 run.send_signal(sig)
-                _, stderr = run.communicate(timeout=30)
+                _, stderr = run.communicate(timeout=30 * SLOW)
                 self.assertEqual(run.returncode, status, stderr)
                 self.assertNotIn("EngineImpl", stderr)
                 self.assertEqual(list(self.tmp.iterdir()), [])
@@ -407,7 +415,8 @@ class Signals(Hardening):
         path = self.write("slow.json", json.dumps(document))
         sweep = subprocess.Popen([COLLSIM, "sweep", path, "--out", self.tmp / "r.csv", "--jobs", "2", "-q"])
         children = []
-        for _ in range(200):
+        deadline = time.monotonic() + 30 * SLOW  # waits for the event (two points running), bounded
+        while time.monotonic() < deadline:
             children = self.children_of(sweep.pid)
             if len(children) == 2:
                 break

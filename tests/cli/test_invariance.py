@@ -75,6 +75,8 @@ def scenarios():
         platform = ["--topology", "rail:4:4", "--size", "6MiB"] if "nccl" in uses else PLATFORM
         if algorithm == "nccl-nvls":  # NVLS alone runs inside one node's NVSwitch
             platform = ["--topology", "dgx-h100:1", "--size", "6MiB"]
+        if algorithm.startswith("nccl-collnet"):  # CollNet where the rails' switches reduce (SHARP)
+            platform = ["--topology", "rail:4:4:h100:ndr-sharp", "--size", "6MiB"]
         base = ["--collective", collective, "--algorithm", algorithm, *platform]
         out[f"{collective} {algorithm}"] = base
         if "channels" in uses:

@@ -6,6 +6,8 @@ it enumerates, what it refuses, the CSV, the errors.
     cd tests/cli && COLLSIM=../../build/collsim python3 -m unittest -v test_layouts
 """
 import csv
+import json
+import re
 import subprocess
 import tempfile
 import unittest
@@ -113,6 +115,10 @@ class BadInput(unittest.TestCase):
         self.refused("--topology", "dgx-h100:1", says="--model is required")
         with tempfile.TemporaryDirectory() as folder:
             self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--out", folder, says="--out")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--simulate", "2", "--zero", "2",
+                     says="--simulate: the simulated step runs ZeRO 0 or 1")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--jobs", "2", says="--jobs: runs the layouts of --simulate")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--simulate", "0", says="--simulate")
 
     def test_no_layout_that_fits_is_a_failure(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -125,8 +131,57 @@ class BadInput(unittest.TestCase):
     def test_help_names_every_flag(self):
         run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
         for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
-                     "--micro-batch", "--global-batch", "--sequence", "--out"]:
+                     "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs"]:
             self.assertIn(flag, run.stdout)
+
+
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def seconds(text):
+    value, unit = text.split()
+    return float(value) * TIME_UNITS[unit]
+
+
+class Simulate(unittest.TestCase):
+    """--simulate: the first layouts by the estimate, run through the simulated step."""
+
+    def simulated_rows(self, *args):
+        run = layouts(*args)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        table = run.stdout.split("simulated (parallelism.step", 1)[1]
+        rows = re.findall(r"(?m)^\s+\d+\s+(TP\d+ PP\d+ DP\d+)\s+(\S+ \S+)\s+(\S+ \S+)\s", table)
+        return {layout: (seconds(estimate), seconds(simulated)) for layout, estimate, simulated in rows}
+
+    def test_one_gpu_step_is_its_flops_at_the_stated_efficiency(self):
+        # tiny: l 4 blocks, h 256, f 1024, V 1024, s 256, 8 samples a step. Forward FLOPs a token
+        # (Narayanan et al. eq. 3's terms): l (8h^2 + 4hf + 4sh) + 2hV; backward twice that; no
+        # recomputation, no communication on one GPU: the step is the FLOPs at half the H100's
+        # 989.5 TFLOP/s
+        l, h, f, V, s = 4, 256, 1024, 1024, 256
+        flops = 3 * 8 * s * (l * (8 * h * h + 4 * h * f + 4 * s * h) + 2 * h * V)
+        rows = self.simulated_rows("--model", "tiny", "--topology", "rail:1:1", "--efficiency", "0.5", "--simulate", "1")
+        self.assertEqual(list(rows), ["TP1 PP1 DP1"])
+        self.assertAlmostEqual(rows["TP1 PP1 DP1"][1], flops / (0.5 * 989.5e12), delta=1e-5 * rows["TP1 PP1 DP1"][1])
+
+    def test_a_simulated_layout_is_the_step_its_scenario_runs(self):
+        # the same layout written by hand as a scenario (docs/parallelism.md) and run: the same step
+        rows = self.simulated_rows("--model", "tiny", "--topology", "dgx-h100:2", "--efficiency", "0.5", "--simulate", "3",
+                                   "--jobs", "1")
+        self.assertEqual(len(rows), 3, rows)
+        layout = next(iter(rows))
+        tensor, pipeline, data = (int(part[2:]) for part in layout.split())
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "layout.json"
+            path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
+                "tensor": tensor, "pipeline": pipeline, "data": data,
+                "step": {"model": "tiny", "gpu": "h100", "efficiency": 0.5}}}))
+            run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        step = seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+        self.assertAlmostEqual(rows[layout][1], step, delta=1e-5 * step)
+        simulated = [times[1] for times in rows.values()]
+        self.assertEqual(simulated, sorted(simulated))  # ranked by the simulated step
 
 
 if __name__ == "__main__":

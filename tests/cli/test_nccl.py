@@ -130,8 +130,8 @@ class Choice(NcclTest):
         self.assertEqual(done.returncode, 0, done.stderr)
         section = done.stdout.split("NCCL's algorithms")[1]
         rows = re.findall(r"(?m)^\s+\d+ (\w+)/(\w+)\s+(nccl-[\w-]+)\s+(?:(\d+) ch\s+([\d.]+ \w+)|not here: (.*))$", section)
-        # Ring and Tree with LL, LL128 and Simple; NVLS and NVLSTree with Simple only
-        self.assertEqual(8, len(rows), section)
+        # Ring and Tree with LL, LL128 and Simple; CollNetDirect, CollNetChain, NVLS and NVLSTree with Simple only
+        self.assertEqual(10, len(rows), section)
         self.assertIn("across nodes without CollNet", [r for r in rows if r[0] == "NVLS"][0][5])
         priced = [r for r in rows if r[4]]
         times = [seconds(r[4]) for r in priced]
@@ -150,41 +150,67 @@ class Choice(NcclTest):
 
 
 class BadInput(NcclTest):
-    def test_nccl_keys_need_nccls_algorithms(self):
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "ring", "--set", "nccl.proto=LL"],
-                        r"nccl\.proto: only NCCL's algorithms read it, and collective\.algorithm 'ring' is none of "
-                        r"them; allowed with: nccl, nccl-ring")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "auto", "--set", "nccl.channels=2"],
-                        r"nccl\.channels: only NCCL's algorithms read it")
+    H100x2 = ["--topology", "dgx-h100:2"]
+    NCCL = [*H100x2, "--algorithm", "nccl"]
+    # (what is asked, the one error line it gets after "collsim: error: ")
+    CASES = [
+        # the nccl keys need NCCL's algorithms
+        ([*H100x2, "--algorithm", "ring", "--set", "nccl.proto=LL"],
+         r"nccl\.proto: only NCCL's algorithms read it, and collective\.algorithm 'ring' is none of them; allowed "
+         r"with: nccl, nccl-ring"),
+        ([*H100x2, "--algorithm", "auto", "--set", "nccl.channels=2"], r"nccl\.channels: only NCCL's algorithms read it"),
+        # unknown names and ranges
+        ([*NCCL, "--set", "nccl.proto=LL64"], r"nccl\.proto: unknown NCCL protocol 'LL64'; allowed: Simple, LL, LL128"),
+        ([*NCCL, "--set", "nccl.algo=ring"],
+         r"nccl\.algo: unknown NCCL algorithm 'ring' \(did you mean 'Ring'\?\); allowed: Ring, Tree, NVLS, NVLSTree, "
+         r"CollNetDirect, CollNetChain"),
+        ([*NCCL, "--set", "nccl.channels=33"], r"nccl\.channels: 33 is out of range; allowed: 1 to 32"),
+        ([*NCCL, "--set", "nccl.pxn=1"], r"nccl\.pxn: must be true or false, got 1"),
+        ([*NCCL, "--set", "nccl.chanels=2"], r"nccl\.chanels: unknown key \(did you mean 'channels'\?\)"),
+        # contradictions
+        ([*H100x2, "--algorithm", "nccl-ring", "--set", "nccl.algo=Tree"],
+         r"nccl\.algo: Tree contradicts collective\.algorithm 'nccl-ring' \(NCCL's Ring\)"),
+        ([*NCCL, "--set", "nccl.algo=NVLS", "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only"),
+        (["--collective", "broadcast", "--algorithm", "nccl"],
+         r"collective\.algorithm: nccl runs NCCL's choice for an allreduce or an alltoall; for broadcast"),
+        # in-switch reductions run one collective per round
+        (["--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", "--set", "recovery.policy=rebuild"],
+         r"collective\.algorithm: NCCL's NVLS reduces in its switches"),
+        # NCCL needs GPUs
+        (["--topology", "star:8", "--algorithm", "nccl"],
+         r"collective\.algorithm: NCCL's algorithms run on GPUs: the platform's hosts name no gpu"),
+        # what alltoall does not read
+        ([*NCCL, "--collective", "alltoall", "--set", "nccl.proto=LL"],
+         r"nccl\.proto: NCCL's alltoall chooses its protocol per block"),
+        ([*NCCL, "--collective", "alltoall", "--set", "nccl.algo=Ring"], r"nccl\.algo: NCCL runs alltoall point to point"),
+    ]
 
-    def test_unknown_names_and_ranges(self):
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.proto=LL64"],
-                        r"nccl\.proto: unknown NCCL protocol 'LL64'; allowed: Simple, LL, LL128")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=ring"],
-                        r"nccl\.algo: unknown NCCL algorithm 'ring' \(did you mean 'Ring'\?\); allowed: Ring, Tree, "
-                        r"NVLS, NVLSTree, CollNet")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.channels=33"],
-                        r"nccl\.channels: 33 is out of range; allowed: 1 to 32")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.pxn=1"],
-                        r"nccl\.pxn: must be true or false, got 1")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.chanels=2"],
-                        r"nccl\.chanels: unknown key \(did you mean 'channels'\?\)")
+    def test_each_wrong_use_is_one_line_exit_2(self):
+        for args, pattern in self.CASES:
+            with self.subTest(args=" ".join(args)):
+                self.assert_bad(args, pattern)
 
-    def test_contradictions(self):
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-ring", "--set", "nccl.algo=Tree"],
-                        r"nccl\.algo: Tree contradicts collective\.algorithm 'nccl-ring' \(NCCL's Ring\)")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl", "--set", "nccl.algo=NVLS",
-                         "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only")
-        self.assert_bad(["--collective", "broadcast", "--algorithm", "nccl"],
-                        r"collective\.algorithm: nccl runs NCCL's choice for an allreduce or an alltoall; for broadcast")
 
-    def test_in_switch_reductions_run_one_collective_per_round(self):
-        self.assert_bad(["--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", "--set", "recovery.policy=rebuild"],
-                        r"collective\.algorithm: NCCL's NVLS reduces in its switches")
+class OneRank(NcclTest):
+    """One rank: NCCL hands the collective to ncclLaunchOneRank (a copy, no tuner; src/enqueue.cc):
+    no base latency, no message, whatever the variant (docs/nccl.md#nccls-transport)."""
 
-    def test_nccl_needs_gpus(self):
-        self.assert_bad(["--topology", "star:8", "--algorithm", "nccl"],
-                        r"collective\.algorithm: NCCL's algorithms run on GPUs: the platform's hosts name no gpu")
+    CASES = [("allreduce", "nccl", "dgx-h100:1"), ("allreduce", "nccl-tree", "dgx-h100:2"),
+             ("allreduce", "nccl-nvls", "dgx-h100:1"), ("allreduce", "nccl-collnet-chain", "dgx-h100:2:ndr-sharp"),
+             ("alltoall", "nccl", "dgx-a100:1")]
+
+    def test_one_rank_takes_no_time_and_says_why(self):
+        for collective, algorithm, topology in self.CASES:
+            with self.subTest(collective=collective, algorithm=algorithm, topology=topology):
+                done = collsim("run", "--topology", topology, "--workers", "1", "--collective", collective,
+                               "--algorithm", algorithm, "--size", "16MiB")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertRegex(done.stdout, r"simulated time\s+0 s\n")
+                self.assertRegex(done.stdout, r"messages\s+0\n")
+                self.assertIn("0 s base latency per collective", done.stdout)
+                if collective == "allreduce":
+                    self.assertIn("note: one rank: NCCL runs no collective (ncclLaunchOneRank copies the input to the "
+                                  "output): no base latency, no message", done.stdout)
 
 
 class Alltoall(NcclTest):
@@ -223,12 +249,6 @@ class Alltoall(NcclTest):
         small = self.traced("--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
                             "--size", "256KiB")
         self.assertEqual(small["plan"]["algorithm"]["parameters"]["nccl"]["proto"], "LL")
-
-    def test_what_alltoall_does_not_read(self):
-        self.assert_bad(["--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
-                         "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL's alltoall chooses its protocol per block")
-        self.assert_bad(["--topology", "dgx-h100:2", "--collective", "alltoall", "--algorithm", "nccl",
-                         "--set", "nccl.algo=Ring"], r"nccl\.algo: NCCL runs alltoall point to point")
 
 
 if __name__ == "__main__":

@@ -50,12 +50,92 @@ class Parallelism(unittest.TestCase):
         self.refused({**base, "recovery": {"policy": "rebuild"}}, "recovery: not with parallelism yet")
         self.refused({"parallelism": {"tensor": 3, "step": {"model": "tiny", "efficiency": 0.5}}},
                      "parallelism.tensor: 3 does not divide the model's 8 heads")
+        self.refused({"parallelism": {"tensor": 4, "step": {"model": "tiny", "kv_heads": 2, "efficiency": 0.5}}},
+                     "parallelism.tensor: 4 does not divide the model's 2 key/value heads")
         self.refused({"parallelism": {"data": 2, "step": {"model": "tinny", "efficiency": 0.5}}},
                      "parallelism.step.model: unknown")
         self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}]},
                      "faults.0.kind: with parallelism.step only slow-host and slow-link")
-        self.refused(base, "--perfetto: with parallelism, draws a training step's lanes", "--perfetto", "p.json")
-        self.refused(STEP, "--trace: not with parallelism yet", "--trace", "t.json")
+        self.refused(STEP, "--svg: not with parallelism yet", "--svg", "t.svg")
+        self.refused(base, "--svg: not with parallelism yet", "--svg", "t.svg", "--trace", "t.json", "--html", "t.html")
+
+    def test_compare_fails_on_a_slower_step_or_communicator_and_render_draws_the_lanes(self):
+        with tempfile.TemporaryDirectory() as folder:
+            folder = Path(folder)
+            (folder / "s.json").write_text(json.dumps(STEP))
+            run = subprocess.run([COLLSIM, "run", "s.json", "--trace", "t.json", "--perfetto", "p.json", "--html",
+                                  "s.html", "--quiet"],
+                                 cwd=folder, capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            trace = json.loads((folder / "t.json").read_text())
+            self.assertIn("<h2>Lanes</h2>", (folder / "s.html").read_text())
+
+            def compare(baseline, *flags):
+                (folder / "base.json").write_text(json.dumps(baseline))
+                return subprocess.run([COLLSIM, "compare", "base.json", "t.json", *flags], cwd=folder,
+                                      capture_output=True, text=True, timeout=60)
+
+            same = compare(trace)
+            self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+            self.assertIn("0 regression(s), 0 improvement(s), 0 missing, 0 new; 1 entries compared", same.stdout)
+            # a baseline whose step was 10% faster: the current step is a regression
+            faster = json.loads(json.dumps(trace))
+            faster["parallel"]["step_time"] /= 1.1
+            slower = compare(faster)
+            self.assertEqual(slower.returncode, 1, slower.stdout)
+            self.assertRegex(slower.stdout, r"regression\s+s\s+step_time")
+            # one communicator 10% faster in the baseline: its comm_time is a regression, unless tolerated
+            data = next(c for c in faster["parallel"]["communicators"] if c["name"] == "data")
+            faster["parallel"]["step_time"] = trace["parallel"]["step_time"]
+            data["time"] /= 1.1
+            one = compare(faster)
+            self.assertEqual(one.returncode, 1, one.stdout)
+            self.assertRegex(one.stdout, r"regression\s+s\s+comm_time\.data")
+            self.assertNotIn("step_time", one.stdout)
+            self.assertEqual(compare(faster, "--tolerance", "comm_time.data=20%").returncode, 0)
+            renamed = json.loads(json.dumps(trace))
+            renamed["scenario"]["name"] = "other"
+            missing = compare(renamed)
+            self.assertEqual(missing.returncode, 1, missing.stdout)
+            self.assertIn("missing  other", missing.stdout)
+
+            # render draws the trace's lanes: the very events the run drew
+            drawn = subprocess.run([COLLSIM, "render", "t.json", "--perfetto", "r.json"], cwd=folder,
+                                   capture_output=True, text=True, timeout=60)
+            self.assertEqual(drawn.returncode, 0, drawn.stderr)
+            self.assertEqual(json.loads((folder / "r.json").read_text()), json.loads((folder / "p.json").read_text()))
+            # and its HTML report: the figures, and one bar per interval on one row per lane per rank
+            drawn = subprocess.run([COLLSIM, "render", "t.json", "--html", "r.html"], cwd=folder,
+                                   capture_output=True, text=True, timeout=60)
+            self.assertEqual(drawn.returncode, 0, drawn.stderr)
+            html = (folder / "r.html").read_text()
+            intervals = trace["parallel"]["intervals"]
+            self.assertEqual(html.count('<rect class="interval"'), len(intervals))
+            for rank in range(8):
+                for lane in ("compute", "tensor", "pipeline", "data"):
+                    self.assertIn(f">rank {rank} {lane}</text>", html)
+            self.assertIn(f"{trace['parallel']['step']['collectives']} collectives verified", html)
+            self.assertIn("MFU", html)
+            refused = subprocess.run([COLLSIM, "render", "t.json", "--svg", "r.svg"], cwd=folder,
+                                     capture_output=True, text=True, timeout=60)
+            self.assertEqual(refused.returncode, 2)
+            self.assertEqual(refused.stderr, "collsim: error: --svg: 't.json' is a parallel run's trace, which has no "
+                                             "message timeline; --html and --perfetto draw its lanes\n")
+            self.assertFalse((folder / "r.svg").exists())
+
+    def test_plain_collectives_draw_one_lane_per_communicator(self):
+        scenario = {"topology": "star:4", "parallelism": {"tensor": 2, "data": 2, "collectives": [
+            {"group": "tensor", "size": "1MiB", "algorithm": "ring"},
+            {"group": "data", "kind": "allgather", "size": "1MiB", "algorithm": "ring"}]}}
+        with tempfile.TemporaryDirectory() as folder:
+            perfetto = Path(folder) / "p.json"
+            run, _ = self.run_scenario(scenario, "--perfetto", str(perfetto))
+            self.assertEqual(run.returncode, 0, run.stderr)
+            events = json.loads(perfetto.read_text())["traceEvents"]
+            lanes = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+            self.assertEqual(lanes, {(rank + 1, lane) for rank in range(4) for lane in ("tensor", "data")})
+            self.assertEqual(sorted(e["name"] for e in events if e["ph"] == "X"),
+                             ["allgather ring"] * 4 + ["allreduce ring"] * 4)
 
     def test_validate_plans_the_step_and_names_its_errors(self):
         with tempfile.TemporaryDirectory() as folder:

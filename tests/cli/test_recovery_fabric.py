@@ -237,6 +237,60 @@ class LinkBetweenEqualRacks(FabricCase):
         self.assertTrue(any(abs(seconds - slowed) < 0.01 * slowed for seconds in took), took)
 
 
+
+class GpuKeptWhenOnlyItsNicFails(FabricCase):
+    """dgx-h100:4, 32 GPUs, one NIC each (50 GB/s, 2 us; NVLink 450 GB/s, 0.5 us; a rail's
+    uplink 2 us: docs/topologies.md), a ring of 64 MiB: each step moves 2 MiB, and the ring
+    leaves a node only from GPU 7 to the next node's GPU 0, across two NICs and two rail
+    uplinks (8 us). A GPU whose NIC is slow or down stays: its traffic to other nodes enters
+    and leaves through a node mate's NIC over NVLink. The ring's GPUs 1 to 6 carry nothing
+    across their NICs, so GPU 1 (the first of them) takes node 0's GPU 0's traffic, GPU 9
+    node 1's GPU 0's (rank 8). The detoured step then crosses two NVLink ports more:
+    9 us + 2 MiB / 50 GB/s, and every rank's round takes c + 2(p - 1) of those steps.
+    Before: the GPU was dropped (the 31 left ran 4.377 ms rounds against 4.229), and with the
+    coordinator's own GPU's NIC down the run stopped."""
+    CHUNK = 64 * MIB / 32
+    DETOURED_PERIOD = 1e-3 + 62 * (9e-6 + CHUNK / 50e9)
+    FAULT_FREE_PERIOD = 1e-3 + 62 * (8e-6 + CHUNK / 50e9)
+
+    def run_dgx(self, fault):
+        document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": "64MiB"},
+                    "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"},
+                    "faults": [fault], "recovery": {"policy": "rebuild"}, "seed": 42}
+        with tempfile.TemporaryDirectory() as folder:
+            path, out = Path(folder) / "s.json", Path(folder) / "t.json"
+            path.write_text(json.dumps(document))
+            subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], check=True, timeout=300)
+            return json.loads(out.read_text())
+
+    def assert_kept_through(self, trace, rank, relay, state):
+        self.assert_nobody_dropped(trace, 32)
+        kept = [e for e in trace["recovery"] if e.get("kept_ranks") == [rank] and e["epoch_after"] > e["epoch_before"]]
+        self.assertEqual(len(kept), 1, [e["reason"] for e in trace["recovery"]])
+        self.assertIn(f"{rank}'s NIC node-{rank // 8}-gpu-{rank % 8}_nic is {state}: it stays, its traffic to other "
+                      f"nodes through {relay}'s NIC over NVLink", kept[0]["reason"])
+        self.assertEqual(kept[0]["prices"]["chosen"], "detour")
+        choices = {c["choice"]: c for c in kept[0]["prices"]["choices"]}
+        self.assertEqual((choices["detour"]["workers"], choices["drop"]["workers"]), (32, 31))
+        # Every round after the redone one: the detoured ring's period, to 1%.
+        ends = [r["end"] for r in trace["rounds"] if r["epoch"] == kept[0]["epoch_after"]]
+        self.assertGreaterEqual(len(ends), 3)
+        for before, after in zip(ends[1:], ends[2:]):
+            self.assertAlmostEqual(after - before, self.DETOURED_PERIOD, delta=0.01 * self.DETOURED_PERIOD)
+            self.assertLess(after - before, 1.02 * self.FAULT_FREE_PERIOD)
+
+    def test_a_nic_at_10_percent_keeps_its_gpu(self):
+        trace = self.run_dgx({"kind": "slow-link", "rank": 0, "at_round": 1, "factor": 0.1})
+        self.assert_kept_through(trace, 0, 1, "slow")
+
+    def test_a_nic_down_keeps_its_gpu(self):
+        trace = self.run_dgx({"kind": "link-down", "rank": 8, "at_round": 1})
+        self.assert_kept_through(trace, 8, 9, "down")
+
+    def test_the_coordinators_own_gpus_nic_down_no_longer_stops_the_run(self):
+        trace = self.run_dgx({"kind": "link-down", "rank": 0, "at_round": 1})
+        self.assert_kept_through(trace, 0, 1, "down")
+
 # The matrix: each family at p = 128 to 256, its switch links (links no host owns: a
 # dragonfly's router links, a fat tree's links between switches, a rail's or a leaf's
 # uplink; on a torus, where every link is a host's, links between hosts, which carry other

@@ -85,6 +85,12 @@ def fault_free_cases():
 NEVER = {"kind": "slow-host", "rank": 0, "at": "1000s", "factor": 0.5}
 
 
+def detoured(trace):
+    """The GPUs kept with their NIC's traffic through a node mate's (rail:, DGX presets:
+    docs/recovery.md, "A GPU kept when only its NIC fails"), in order."""
+    return [r for e in trace["recovery"] if e.get("prices", {}).get("chosen") == "detour" for r in e["kept_ranks"]]
+
+
 class FaultFree(unittest.TestCase):
     def check(self, topology, algorithm, network, p=64, size="4MiB"):
         none = run(scenario(topology, p, algorithm, "none", model=False, network=network, size=size))
@@ -322,14 +328,16 @@ class CoordinatorsOwnLink(unittest.TestCase):
         # nodes:4:4: node 0's NIC cuts node 0 (ranks 0 to 3, with the coordinator) from the
         # other 12; rail:8:8: GPU 0's NIC cuts rank 0 alone (GPUs 1 to 7 have NICs of their
         # own). Down for 25 ms: once it is back, the ranks it cut off are dropped, only them.
-        cases = [("nodes:4:4", 16, {"link": "node-0-nic"}, [0, 1, 2, 3]), ("rail:8:8", 64, {"rank": 0}, [0])]
-        for (topology, p, target, cut), algorithm in itertools.product(cases, ["ring", "hierarchical"]):
+        # On the rail the GPU stays instead, its traffic through a node mate's NIC (a detour).
+        cases = [("nodes:4:4", 16, {"link": "node-0-nic"}, [0, 1, 2, 3], []), ("rail:8:8", 64, {"rank": 0}, [], [0])]
+        for (topology, p, target, cut, kept), algorithm in itertools.product(cases, ["ring", "hierarchical"]):
             with self.subTest(topology=topology, algorithm=algorithm):
                 down = dict(kind="link-down", at_round=1, duration="25ms", **target)
                 trace = run(scenario(topology, p, algorithm, "rebuild", [down], rounds=4, size="256KiB", compute="20ms"))
                 self.assertEqual(sorted(r for e in trace["recovery"] for r in e["dropped_ranks"]), cut)
+                self.assertEqual(detoured(trace), kept)
                 quality = trace["summary"]["recovery_quality"]
-                self.assertEqual((quality["culprits"], quality["healthy_dropped"]), (cut, []))
+                self.assertEqual((quality["culprits"], quality["healthy_dropped"]), (cut + kept, []))
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["verified"])
                 self.assertTrue(trace["summary"]["models_identical"])
@@ -519,7 +527,7 @@ class GpuNic(unittest.TestCase):
     that breaks on it makes that rank the culprit, though its NVLink still reaches the
     coordinator."""
 
-    def test_a_ranks_nic_is_its_gpus_nic_and_breaking_it_drops_that_rank(self):
+    def test_a_ranks_nic_is_its_gpus_nic_and_breaking_it_keeps_that_rank_through_a_mates_nic(self):
         for rank in [1, 5]:  # on the coordinator's node and on the other one
             with self.subTest(rank=rank):
                 down = {"kind": "link-down", "rank": rank, "at_round": 1}
@@ -527,7 +535,8 @@ class GpuNic(unittest.TestCase):
                                      compute="20ms"))
                 nic = f"node-{rank // 4}-gpu-{rank % 4}_nic"
                 self.assertEqual(trace["faults"][0]["links"], [nic + "_UP", nic + "_DOWN"])
-                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [rank])
+                self.assertEqual([r for e in trace["recovery"] for r in e["dropped_ranks"]], [])
+                self.assertEqual(detoured(trace), [rank])
                 self.assertEqual(trace["summary"]["recovery_quality"]["healthy_dropped"], [])
                 self.assertEqual(trace["summary"]["rounds_completed"], 4)
                 self.assertTrue(trace["summary"]["models_identical"])
@@ -1225,7 +1234,8 @@ class PairSettledByProbes(unittest.TestCase):
     """A ring on a rail platform crosses a node boundary only from GPU G-1 of a node to GPU
     0 of the next: a slowed NIC at either end makes that one transfer late, step after step,
     and nothing else; the evidence names the pair, never one end. The coordinator probes
-    each end's NIC through a third member (rule 5b) and drops the struck rank alone."""
+    each end's NIC through a third member (rule 5b) and names the struck rank alone, which
+    stays, its traffic through a node mate's NIC (it was dropped before the detour)."""
 
     def test_either_end_of_a_node_boundary_is_found(self):
         for topology, p, gpus in [("rail:8:8", 64, 8), ("rail:4:8", 32, 8)]:
@@ -1237,7 +1247,8 @@ class PairSettledByProbes(unittest.TestCase):
                                              [{"kind": "slow-link", "rank": struck, "at_round": 1, "factor": 0.01}],
                                              rounds=4, size="1MiB"))
                         quality = trace["summary"]["recovery_quality"]
-                        self.assertEqual(quality["dropped"], [struck])
+                        self.assertEqual(quality["dropped"], [])
+                        self.assertEqual(detoured(trace), [struck])
                         self.assertEqual(quality["healthy_dropped"], [])
                         self.assertTrue(trace["summary"]["models_identical"])
                         self.assertEqual(len(trace["rounds"]), 4)
@@ -1258,10 +1269,11 @@ class SlowPairWithinDeadlines(unittest.TestCase):
     one NIC at a quarter of its bandwidth from round 4, `timeout: 1ms`. Every transfer
     across the NIC stays within its deadline, and the step's fast NVLink half hides it from
     the progress score: only the receiver's pace from that one peer falls. The detector
-    reports the pair, the coordinator probes both NICs (rule 5b) and drops the struck rank
-    alone, whichever end of a node boundary it is."""
+    reports the pair, the coordinator probes both NICs (rule 5b) and names the struck rank
+    alone, whichever end of a node boundary it is: it stays, its traffic through a node
+    mate's NIC (it was dropped before the detour)."""
 
-    def test_a_quarter_speed_nic_is_found_and_dropped_alone(self):
+    def test_a_quarter_speed_nic_is_found_and_kept_alone_through_a_mates_nic(self):
         for struck in (24, 7, 8, 63):
             with self.subTest(struck=struck):
                 document = scenario("dgx-h100:8", 64, "ring", "rebuild",
@@ -1270,7 +1282,8 @@ class SlowPairWithinDeadlines(unittest.TestCase):
                 document["recovery"]["timeout"] = "1ms"
                 trace = run(document)
                 quality = trace["summary"]["recovery_quality"]
-                self.assertEqual(quality["dropped"], [struck])
+                self.assertEqual(quality["dropped"], [])
+                self.assertEqual(detoured(trace), [struck])
                 self.assertEqual(quality["healthy_dropped"], [])
                 self.assertTrue(trace["summary"]["models_identical"])
                 self.assertEqual(len(trace["rounds"]), 6)

@@ -34,17 +34,22 @@ def algorithms():
 
 def gpu_topology(algorithm, p):
     """NCCL's algorithms run on GPUs: nodes of 4 (the last one smaller when 4 does not divide
-    p); NVLS in one node, NVLSTree across nodes of equal size (NCCL's rules)."""
+    p); NVLS in one node, NVLSTree across nodes of equal size (NCCL's rules), CollNet across nodes
+    of equal size whose switches reduce (SHARP)."""
     if algorithm == "nccl-nvls":
         return f"rail:1:{p}"
+    equal_nodes = f"rail:2:{p // 2}" if p % 2 == 0 else f"rail:{p}:1"
     if algorithm == "nccl-nvls-tree":
-        return f"rail:2:{p // 2}" if p % 2 == 0 else f"rail:{p}:1"
+        return equal_nodes
+    if algorithm.startswith("nccl-collnet"):
+        return equal_nodes + ":h100:ndr-sharp"
     return f"rail:{(p + 3) // 4}:4"
 
 
-# Their reductions happen in the NVSwitch: the messages to and from it are not the ranks'
-# and the trace does not list them, so the ranks' messages alone do not reach the result.
-IN_SWITCH = ("nccl-nvls", "nccl-nvls-tree")
+# Their reductions happen in the NVSwitch or the rails' switches: the messages to and from them
+# are not the ranks' and the trace does not list them, so the ranks' messages alone do not
+# reach the result.
+IN_SWITCH = ("nccl-nvls", "nccl-nvls-tree", "nccl-collnet-direct", "nccl-collnet-chain")
 
 
 def uses(kind, algorithm):

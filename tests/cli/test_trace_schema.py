@@ -300,5 +300,131 @@ class TraceSchemaTest(unittest.TestCase):
                     self.validator.validate(broken)
 
 
+# The hand-computed TP2 x PP2 x DP2 step of tests/sim/parallel_step_test.cpp: h = s = 2048, one
+# GPT block per stage, vocabulary 1024, H100 at half its 989.5 TFLOP/s, star:8 at 1000 GB/s
+# and 1 us per link; stage 1's last gradient to stage 0 shares its link with the first step
+# of stage 1's data-parallel ring.
+STEP_TP2_PP2_DP2 = {"topology": "star:8:1000GBps:1us",
+                    "parallelism": {"tensor": 2, "pipeline": 2, "data": 2,
+                                    "step": {"model": "tiny", "layers": 2, "hidden": 2048, "ffn_hidden": 8192,
+                                             "sequence": 2048, "heads": 16, "kv_heads": 16, "global_batch": 2,
+                                             "efficiency": 0.5, "algorithms": {"tensor": "ring", "data": "ring"}}}}
+
+
+def step_tp2_pp2_dp2_time():
+    h, s, vocab, speed, alpha, bw = 2048, 2048, 1024, 989.5e12 * 0.5, 2e-6, 1000e9
+    f = (24 * s * h * h + 4 * s * s * h) / 2 / speed   # a block's forward on one of 2 tensor GPUs
+    g = 2 * f                                         # its backward
+    o = 2 * s * h * vocab / 2 / speed                 # the logits' forward
+    n = 2 * s * h                                     # bf16 activations of one micro-batch
+    a = 2 * (alpha + n / 2 / bw)                      # ring allreduce of n on 2 ranks
+    q, q_shared = alpha + n / bw, alpha + 2 * n / bw  # a pipeline message, alone and at half the link
+    block, embeddings = 12 * h * h + 13 * h, vocab * h + s * h
+    w = 2 * alpha + 2 * (block + embeddings) / 2 / bw  # stage 0's gradients' ring allreduce on 2 ranks
+    forward, backward = f + 2 * a, g + 2 * a
+    return forward + q + forward + 3 * o + backward + q_shared + backward + w
+
+
+# Two direct allreduces on star:3 (10 GB/s, 1 us a link) sharing rank 0's links: A (8 MB on
+# ranks 0, 1) and B (24 MB on ranks 0, 2) each take half the link until A is done, then B all.
+SHARED_STAR3 = {"topology": "star:3",
+                "parallelism": {"data": 3, "collectives": [
+                    {"ranks": [[0, 1]], "algorithm": "direct", "size": 8e6},
+                    {"ranks": [[0, 2]], "algorithm": "direct", "size": 24e6}]}}
+
+
+class ParallelTraceTest(unittest.TestCase):
+    """A parallel run's trace (docs/trace-format.md#parallel-runs) against the schema and
+    against oracles worked out by hand."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+        cls.folder = tempfile.TemporaryDirectory(prefix="collsim-parallel-trace-")
+        cls.traces = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def trace(self, name, scenario):
+        if name not in self.traces:
+            folder = Path(self.folder.name)
+            (folder / f"{name}.scenario.json").write_text(json.dumps(scenario))
+            run = subprocess.run([COLLSIM, "run", f"{name}.scenario.json", "--trace", f"{name}.json", "--quiet"],
+                                 cwd=folder, capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.traces[name] = json.loads((folder / f"{name}.json").read_text())
+        return self.traces[name]
+
+    def assert_valid(self, trace):
+        errors = sorted(self.validator.iter_errors(trace), key=lambda e: list(e.path))
+        self.assertEqual([], [f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5]])
+
+    def assert_close(self, actual, expected, rel=1e-9):
+        self.assertLessEqual(abs(actual - expected), rel * abs(expected), f"{actual} != {expected}")
+
+    def test_communicators_sharing_a_link_take_their_max_min_shares(self):
+        trace = self.trace("shared", SHARED_STAR3)
+        self.assert_valid(trace)
+        alpha, bw, a, b = 2e-6, 10e9, 8e6, 24e6
+        parallel = trace["parallel"]
+        self.assertEqual(parallel["layout"], {"tensor": 1, "pipeline": 1, "data": 3, "expert": 1, "workers": 3})
+        first, second = parallel["communicators"]
+        self.assertEqual((first["name"], second["name"]), ("ranks", "ranks#2"))
+        self.assertEqual(([g["ranks"] for g in first["groups"]], [g["ranks"] for g in second["groups"]]),
+                         ([[0, 1]], [[0, 2]]))
+        self.assert_close(first["time"], alpha + a / (bw / 2))            # 1602 us
+        self.assert_close(second["time"], alpha + a / (bw / 2) + (b - a) / bw)  # 3202 us
+        self.assert_close(first["groups"][0]["end"] - first["groups"][0]["start"], alpha + a / (bw / 2))
+        self.assert_close(parallel["step_time"], alpha + (a + b) / bw)
+        self.assertTrue(parallel["verified"] and all(g["verified"] for c in (first, second) for g in c["groups"]))
+        self.assertEqual(parallel["checked_ranks"], 4)
+        self.assertEqual(parallel["message_count"], 4)  # direct on 2 ranks: each sends its vector to the other
+        lanes = {(i["rank"], i["lane"]) for i in parallel["intervals"]}
+        self.assertEqual(lanes, {(0, "ranks"), (1, "ranks"), (0, "ranks#2"), (2, "ranks#2")})
+
+    def test_a_step_trace_holds_its_hand_computed_figures(self):
+        trace = self.trace("step", STEP_TP2_PP2_DP2)
+        self.assert_valid(trace)
+        parallel, want = trace["parallel"], step_tp2_pp2_dp2_time()
+        figures = parallel["step"]["figures"]
+        self.assert_close(parallel["step_time"], want)  # 1.67339 ms
+        self.assert_close(figures["step_time"], want)
+        self.assert_close(figures["tokens_per_second"], 2 * 2048 / want)  # global batch x sequence
+        self.assert_close(figures["bubble_fraction"], figures["exposed"]["pipeline"] / want)
+        self.assert_close(figures["compute"] + sum(figures["exposed"].values()), want)
+        self.assertEqual(parallel["step"]["collectives"], 4 * 2 * 2 + 4)
+        self.assertTrue(parallel["verified"])
+        names = [c["name"] for c in parallel["communicators"]]
+        self.assertEqual(names, ["tensor", "pipeline", "data"])
+        groups = {c["name"]: [g["ranks"] for g in c["groups"]] for c in parallel["communicators"]}
+        # Megatron's order: tensor fastest, then data, then pipeline
+        self.assertEqual(groups["tensor"], [[0, 1], [2, 3], [4, 5], [6, 7]])
+        self.assertEqual(groups["data"], [[0, 2], [1, 3], [4, 6], [5, 7]])
+        self.assertEqual(groups["pipeline"], [[0, 4], [1, 5], [2, 6], [3, 7]])
+        for c in parallel["communicators"]:
+            self.assertEqual(c["time"], figures["busy"][c["name"]])
+            self.assertEqual(c["most_exposed"], figures["most_exposed"][c["name"]])
+        self.assertEqual({i["lane"] for i in parallel["intervals"]}, {"compute", "tensor", "pipeline", "data"})
+
+    def test_schema_rejects_broken_parallel_traces(self):
+        trace = self.trace("shared", SHARED_STAR3)
+        breakages = {
+            "parallel.step_time removed": lambda t: t["parallel"].pop("step_time"),
+            "a group without ranks": lambda t: t["parallel"]["communicators"][0]["groups"][0].pop("ranks"),
+            "parallel.extra": lambda t: t["parallel"].__setitem__("extra", 1),
+            "platform.rank_hosts removed": lambda t: t["platform"].pop("rank_hosts"),
+            "an interval without a lane": lambda t: t["parallel"]["intervals"][0].pop("lane"),
+            "parallel removed (then every section of one collective is required)": lambda t: t.pop("parallel"),
+        }
+        for what, breakage in breakages.items():
+            with self.subTest(what):
+                broken = copy.deepcopy(trace)
+                breakage(broken)
+                with self.assertRaises(jsonschema.ValidationError):
+                    self.validator.validate(broken)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -91,6 +91,33 @@ TEST_SUITE("sim") {
     CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
   }
 
+  TEST_CASE("NCCL's CollNet on two nodes of two H100 whose InfiniBand switches reduce (SHARP): one chunk by hand") {
+    // CollNetDirect, one channel, 64 KiB: one chunk of 2 heads x 32 KiB (computeColl halves the
+    // 512 KiB step to 32 KiB). Each GPU sends its mate's 32 KiB slice over NVLink (3.7 us,
+    // hwLat NVLink CollNetDirect), its node's sum of its own slice to its rail's switch through
+    // its NIC (400 Gb/s; InfiniBand's 4122 / 4096 wire bytes, CollNetDirect's .85 on Hopper;
+    // half of the network's 31 us each way), gets the sum over both nodes back, and sends it
+    // to its mate; first 2 x (2 - 1) x 0.4 us of arity serialisation (tuning.cc 2.25.1).
+    Scenario s = nccl_scenario("nccl-collnet-direct", "rail:2:2:h100:ndr-sharp", 4, 65536);
+    s.nccl.channels = 1;
+    const auto direct = simulate_in_child(s);
+    REQUIRE_MESSAGE(direct.exit_code == 0, direct.error);
+    const double nvlink = std::round(32768 * nvlink_factor) / 450e9;
+    const double up = std::round(32768 * 4122.0 / 4096 / 0.85) / 50e9;
+    CHECK(direct.simulated_time == doctest::Approx(0.8 * us + 2 * (3.7 * us + nvlink) + 2 * (15.5 * us + up)).epsilon(1e-9).scale(0));
+    CHECK(direct.model_time == doctest::Approx(direct.simulated_time).epsilon(1e-9).scale(0));
+    // CollNetChain, one channel, 32 KiB: one chunk (256 KiB halved to 32 KiB); GPU 1 sends it to
+    // GPU 0, the chain's head (2.8 us on NVLink), which sends the node's sum to its rail's switch
+    // (15 us each way, no .85) and the result back to GPU 1
+    Scenario c = nccl_scenario("nccl-collnet-chain", "rail:2:2:h100:ndr-sharp", 4, 32768);
+    c.nccl.channels = 1;
+    const auto chain = simulate_in_child(c);
+    REQUIRE_MESSAGE(chain.exit_code == 0, chain.error);
+    const double hop = std::round(32768 * nvlink_factor) / 450e9, net = std::round(32768 * 4122.0 / 4096) / 50e9;
+    CHECK(chain.simulated_time == doctest::Approx(2 * (2.8 * us + hop) + 2 * (15 * us + net)).epsilon(1e-9).scale(0));
+    CHECK(chain.model_time == doctest::Approx(chain.simulated_time).epsilon(1e-9).scale(0));
+  }
+
   TEST_CASE("NCCL's tree at 8 bytes: NCCL's latency, baseLat + 2 ((ppn - 1) intra + log2(nodes) inter)") {
     // Tree/LL (the tuner's choice): 6.8 us + 2 (7 x 0.6 + log2(N) x 5.0) us (tuning.cc 2.25.1);
     // 8 bytes add well under 0.01 us of transfers
@@ -123,7 +150,11 @@ TEST_SUITE("sim") {
                           {"nccl-nvls-tree", "dgx-h100:3", 24, 1 << 20, {}},
                           // many chunks: the hops across nodes waited for later (fifo - 1 steps)
                           {"nccl-nvls-tree", "dgx-h100:2", 16, 64 << 20, {}},
-                          {"nccl-tree", "dgx-h100:4", 32, 16 << 20, nccl::Proto::ll128}};
+                          {"nccl-tree", "dgx-h100:4", 32, 16 << 20, nccl::Proto::ll128},
+                          // the rails' switches reduce: many chunks, every GPU a head or a chain's
+                          {"nccl-collnet-direct", "dgx-h100:2:ndr-sharp", 16, 64 << 20, {}},
+                          {"nccl-collnet-chain", "dgx-h100:2:ndr-sharp", 16, 64 << 20, {}},
+                          {"nccl-collnet-chain", "rail:3:4:h100:ndr-sharp", 12, 1 << 20, {}}};
     for (const Case& c : cases) {
       Scenario s = nccl_scenario(c.algorithm, c.topology, c.p, c.bytes);
       s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
@@ -135,6 +166,39 @@ TEST_SUITE("sim") {
       CHECK(std::abs(run.model_time - run.simulated_time) <= std::max(1e-9 * run.simulated_time, 1e-11));
     }
   }
+  TEST_CASE("One rank: every NCCL variant and collective takes no time (NCCL launches only a one-rank copy)") {
+    // NCCL's taskAppend (src/enqueue.cc) hands a one-rank collective to ncclLaunchOneRank, a copy
+    // of the input to the output (none in place): no tuner, no baseLat, no hop. Its send/recv
+    // go to itself. Each variant and protocol, the sizes of a latency- and a bandwidth-bound run.
+    struct Case {
+      Collective kind;
+      const char* algorithm;
+      const char* topology;
+      std::optional<nccl::Proto> proto;
+    };
+    const Case cases[] = {{Collective::allreduce, "nccl", "dgx-h100:1", {}},
+                          {Collective::allreduce, "nccl-ring", "dgx-h100:1", nccl::Proto::ll},
+                          {Collective::allreduce, "nccl-ring", "dgx-a100:2", nccl::Proto::simple},
+                          {Collective::allreduce, "nccl-tree", "dgx-h100:2", nccl::Proto::ll128},
+                          {Collective::allreduce, "nccl-nvls", "dgx-h100:1", {}},
+                          {Collective::allreduce, "nccl-nvls-tree", "dgx-h100:2", {}},
+                          {Collective::allreduce, "nccl-collnet-direct", "dgx-h100:2:ndr-sharp", {}},
+                          {Collective::allreduce, "nccl-collnet-chain", "dgx-h100:2:ndr-sharp", {}},
+                          {Collective::alltoall, "nccl", "dgx-h100:1", {}}};
+    for (const Case& c : cases)
+      for (const double bytes : {8.0, 64.0 * 1024 * 1024}) {
+        Scenario s = make_scenario(c.kind, c.algorithm, 1, static_cast<size_t>(bytes / 4));
+        s.topology = c.topology;
+        s.nccl.proto = c.proto;
+        CAPTURE(fmt::format("{} {} on {} {} B", collective_name(c.kind), c.algorithm, c.topology, bytes));
+        const auto run = simulate_in_child(s);
+        REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+        CHECK(run.simulated_time == 0);
+        CHECK(run.model_time == 0);
+        CHECK(run.messages == 0);
+      }
+  }
+
   TEST_CASE("NCCL's alltoall on one DGX H100: every peer at once, each block in parts, one Ring hop's latency") {
     // Each GPU sends 7 blocks of n/8 over its NVLink port (450 GB/s each way) and receives 7:
     // all its messages share the port and end together, a Ring hop's hwLat after the kernel's

@@ -19,10 +19,14 @@ Scenario make_scenario(Collective kind, const std::string& algorithm, int p, siz
   s.workers = p;
   s.topology = fmt::format("star:{}", p);
   // NCCL's algorithms run on GPUs: nodes of 4 H100 (a smaller last node when 4 does not divide
-  // p); NVLS in one node, NVLSTree across nodes of equal size (NCCL's rules)
+  // p); NVLS in one node, NVLSTree across nodes of equal size (NCCL's rules), CollNet across
+  // nodes of equal size whose NICs' switches reduce (SHARP)
+  const bool collnet = algorithm.rfind("nccl-collnet", 0) == 0;
+  const std::string equal_nodes = p % 2 == 0 ? fmt::format("rail:2:{}", p / 2) : fmt::format("rail:{}:1", p);
   if (!chosen_at_run_time(algorithm) && find_algorithm(kind, algorithm, "test").uses.nccl)
     s.topology = algorithm == "nccl-nvls"        ? fmt::format("rail:1:{}", p)
-                 : algorithm == "nccl-nvls-tree" ? (p % 2 == 0 ? fmt::format("rail:2:{}", p / 2) : fmt::format("rail:{}:1", p))
+                 : algorithm == "nccl-nvls-tree" ? equal_nodes
+                 : collnet                       ? equal_nodes + ":h100:ndr-sharp"
                                                  : fmt::format("rail:{}:4", (p + 3) / 4);
   s.collective.kind = kind;
   s.collective.algorithm = algorithm;

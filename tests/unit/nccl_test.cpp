@@ -88,13 +88,70 @@ TEST_CASE("what NCCL would not run: NVLS without NVLink SHARP, NVLSTree on one n
   const auto a100 = price_allreduce(system_of("a100", "hdr", "amd", 1, 8), gib, {});
   CHECK_FALSE(find(a100, Algo::nvls, Proto::simple).disabled.empty());
   CHECK_FALSE(find(a100, Algo::nvls_tree, Proto::simple).disabled.empty());
-  CHECK_FALSE(find(a100, Algo::collnet, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(a100, Algo::collnet_direct, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(a100, Algo::collnet_chain, Proto::simple).disabled.empty());
   CHECK(find(a100, Algo::ring, Proto::ll128).disabled.empty());
   const auto h100 = price_allreduce(system_of("h100", "ndr", "intel", 1, 8), gib, {});
   CHECK(find(h100, Algo::nvls, Proto::simple).disabled.empty());
   CHECK_FALSE(find(h100, Algo::nvls, Proto::ll).disabled.empty());  // NVLS runs Simple only
   const auto sharp = price_allreduce(system_of("h100", "ndr-sharp", "intel", 2, 8), gib, {});
-  CHECK(find(sharp, Algo::collnet, Proto::simple).disabled.empty());
+  CHECK(find(sharp, Algo::collnet_direct, Proto::simple).disabled.empty());
+  CHECK(find(sharp, Algo::collnet_chain, Proto::simple).disabled.empty());
+  CHECK_FALSE(find(sharp, Algo::collnet_chain, Proto::ll).disabled.empty());  // CollNet runs Simple only
+}
+
+TEST_CASE("CollNet in NCCL's model: two DGX H100 whose InfiniBand switches reduce (tuning.cc 2.25.1)") {
+  const auto two = price_allreduce(system_of("h100", "ndr-sharp", "intel", 2, 8), gib, {});
+  // the graph is the ring's, 8 x 45 GB/s; bw = bwIntra for CollNet. CollNetDirect: factor =
+  // ppn / nCh = 8 / 8 = 1, so busBw 8 x 45 x .85 (compute capability 90) = 306, algBw / 2 = 153;
+  // latency 2 x (min(1, 7) x 3.7 + 7 x 0.4) + 31 = 44 us
+  const Candidate& direct = find(two, Algo::collnet_direct, Proto::simple);
+  CHECK(direct.bandwidth_gbs == doctest::Approx(153.0).epsilon(1e-12).scale(0));
+  CHECK(direct.latency_us == doctest::Approx(44.0).epsilon(1e-12).scale(0));
+  CHECK(direct.time_us == doctest::Approx(44.0 + gib / (1000 * 153.0)).epsilon(1e-12).scale(0));
+  // CollNetChain: busBw 8 x 45 = 360, algBw 180; latency 2 x 7 x 2.8 + 30 = 69.2 us
+  const Candidate& chain = find(two, Algo::collnet_chain, Proto::simple);
+  CHECK(chain.bandwidth_gbs == doctest::Approx(180.0).epsilon(1e-12).scale(0));
+  CHECK(chain.latency_us == doctest::Approx(69.2).epsilon(1e-12).scale(0));
+  // one GPU per node: the tree's network latency (14 us) for every algorithm; Direct's factor
+  // = 1 / 8 -> 1 / 8 - (1 / 8 - 1) / 2 = 0.5625
+  const auto single = price_allreduce(system_of("h100", "ndr-sharp", "intel", 4, 1), gib, {});
+  CHECK(find(single, Algo::collnet_direct, Proto::simple).latency_us == doctest::Approx(14.0).epsilon(1e-12).scale(0));
+  CHECK(find(single, Algo::collnet_chain, Proto::simple).latency_us == doctest::Approx(14.0).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("CollNet's transport: SHARP round trips at half the network's hwLat each way, .85 for CollNetDirect") {
+  const GpuSystem h100 = system_of("h100", "ndr-sharp", "intel", 2, 8);
+  std::vector<EndpointKind> kinds(16, EndpointKind::gpu);
+  kinds.push_back(EndpointKind::sharp_switch);
+  const Transport direct(h100, {Algo::collnet_direct, Proto::simple, 8, 1}, kinds);
+  CHECK(direct.price(0, 16).hop_latency == doctest::Approx(15.5e-6).epsilon(1e-12).scale(0));
+  CHECK(direct.price(16, 0).hop_latency == doctest::Approx(15.5e-6).epsilon(1e-12).scale(0));
+  CHECK(direct.price(0, 1).hop_latency == doctest::Approx(3.7e-6).epsilon(1e-12).scale(0));
+  CHECK(direct.price(0, 16).wire_factor == doctest::Approx(4122.0 / 4096 / 0.85).epsilon(1e-12).scale(0));
+  CHECK(direct.price(0, 1).wire_factor == doctest::Approx(25.0 / 20.6).epsilon(1e-12).scale(0));
+  CHECK(direct.collective_overhead() == doctest::Approx(2 * 7 * 0.4e-6).epsilon(1e-12).scale(0));  // arity serialisation
+  const Transport chain(h100, {Algo::collnet_chain, Proto::simple, 8, 8}, kinds);
+  CHECK(chain.price(0, 16).hop_latency == doctest::Approx(15e-6).epsilon(1e-12).scale(0));
+  CHECK(chain.price(0, 1).hop_latency == doctest::Approx(2.8e-6).epsilon(1e-12).scale(0));
+  CHECK(chain.price(0, 16).wire_factor == doctest::Approx(4122.0 / 4096).epsilon(1e-12).scale(0));
+  CHECK(chain.collective_overhead() == 0);
+}
+
+TEST_CASE("CollNet's chunks (computeColl): Direct from 512 KiB over channels x heads, Chain from 256 KiB") {
+  // Direct, 2 x 8, 16 channels, 8 heads, depth 2: 1 GiB / (128 x 512 KiB) = 16 < 128: 256 KiB
+  // (32), 128 KiB stops (not above 131072); 64 loops is not below 16 either
+  CHECK(pipeline_chunk_bytes(Algo::collnet_direct, Proto::simple, 1 << 30, 16, 16, 2) == 131072);
+  // 8 GiB: 128 loops of 512 KiB, not below 128
+  CHECK(pipeline_chunk_bytes(Algo::collnet_direct, Proto::simple, 8.0 * (1 << 30), 16, 16, 2) == 524288);
+  // 16 MiB: 0 loops of 128 KiB (< 16): 64 KiB (2 loops < 16), 32 KiB (4 < 16, not above 32768)
+  CHECK(pipeline_chunk_bytes(Algo::collnet_direct, Proto::simple, 16 << 20, 16, 16, 2) == 32768);
+  // Chain, depth 8: 1 GiB / (16 x 256 KiB) = 256 loops, not below 512: 128 KiB (512 loops);
+  // then 512 >= 64 and >= 8
+  CHECK(pipeline_chunk_bytes(Algo::collnet_chain, Proto::simple, 1 << 30, 16, 16, 2) == 131072);
+  // 64 MiB: 32 loops of 128 KiB < 64: 64 KiB (64 loops, not below 64), stops
+  CHECK(pipeline_chunk_bytes(Algo::collnet_chain, Proto::simple, 64 << 20, 16, 16, 2) == 65536);
+  CHECK(pipeline_chunk_bytes(Algo::collnet_chain, Proto::simple, 1 << 20, 16, 16, 2) == 32768);
 }
 
 namespace {
