@@ -37,6 +37,10 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
 // algorithms/hierarchy_levels.cpp).
 enum class HierarchyLevel { ring, halving_doubling, tree };
 const NamedEnum<HierarchyLevel>& hierarchy_level_names();
+// A level inside the groups (collective.intra, --intra): ring or halving-doubling; a tree is
+// refused (it would leave the whole vector on one member), and an unknown name lists only
+// those two. `field` names the key or flag in the error.
+HierarchyLevel parse_intra_level(std::string_view name, std::string_view field);
 
 struct CollectiveArgs {
   const ReduceOp* op = nullptr;  // unused by broadcast and allgather

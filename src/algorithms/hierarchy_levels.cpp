@@ -9,11 +9,13 @@
 // A rank that owns several pieces (groups of different sizes) allreduces them one after the
 // other. The ring at both levels is allreduce_hierarchical's own path.
 #include <algorithm>
+#include <fmt/format.h>
 #include <stdexcept>
 
 #include "algorithms/algorithms.hpp"
 #include "algorithms/hierarchy.hpp"
 #include "algorithms/schedules.hpp"
+#include "util/errors.hpp"
 
 namespace collsim {
 namespace {
@@ -82,6 +84,16 @@ const NamedEnum<HierarchyLevel>& hierarchy_level_names() {
       "algorithm",
       {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}, {HierarchyLevel::tree, "tree"}}};
   return table;
+}
+
+HierarchyLevel parse_intra_level(std::string_view name, std::string_view field) {
+  static const NamedEnum<HierarchyLevel> inside{
+      "algorithm", {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}}};
+  if (name == hierarchy_level_names().name(HierarchyLevel::tree))
+    throw InputError(fmt::format("{}: a tree inside the groups would leave the whole vector on one member; allowed: ring, "
+                                 "halving-doubling",
+                                 field));
+  return inside.parse(name, field);
 }
 
 void hierarchical_inside(Comm& comm, Buffer& buf, const ReduceOp* op, const HierarchyPlan& plan, bool gather) {

@@ -145,11 +145,8 @@ namespace {
 // --intra and --inter as collective.intra and inter: a name of hierarchy_level_names, no
 // tree inside the groups, one channel with a level other than ring.
 void read_levels(const ModelRequest& request, CollectiveSpec& spec) {
-  spec.intra = hierarchy_level_names().parse(request.intra, "--intra");
+  spec.intra = parse_intra_level(request.intra, "--intra");
   spec.inter = hierarchy_level_names().parse(request.inter, "--inter");
-  if (spec.intra == HierarchyLevel::tree)
-    throw InputError("--intra: a tree inside the groups would leave the whole vector on one member; allowed: ring, "
-                     "halving-doubling");
   if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && request.channels > 1)
     throw InputError("--channels: channels cut the vector over rings; with --intra or --inter other than ring use 1");
 }

@@ -43,10 +43,9 @@ void parse_levels(const json& object, CollectiveSpec& spec) {
   for (const char* key : {"intra", "inter"}) {
     if (!object.contains(key)) continue;
     const std::string field = fmt::format("collective.{}", key);
-    const HierarchyLevel level = hierarchy_level_names().parse(get_string(object[key], field), field);
-    if (level == HierarchyLevel::tree && std::string_view(key) == "intra")
-      throw InputError("collective.intra: a tree inside the groups would leave the whole vector on one member; "
-                       "allowed: ring, halving-doubling");
+    const std::string name = get_string(object[key], field);
+    const HierarchyLevel level = std::string_view(key) == "intra" ? parse_intra_level(name, field)
+                                                                  : hierarchy_level_names().parse(name, field);
     (std::string_view(key) == "intra" ? spec.intra : spec.inter) = level;
   }
   if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && spec.channels > 1)

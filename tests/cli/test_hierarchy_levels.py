@@ -143,6 +143,7 @@ class ModelLevels(unittest.TestCase):
         for flags, fragment in [
                 (["--inter", "mesh"], "--inter: unknown algorithm 'mesh'"),
                 (["--intra", "tree"], "--intra: a tree inside the groups"),
+                (["--intra", "mesh"], "--intra: unknown algorithm 'mesh'; allowed: ring, halving-doubling"),
                 (["--inter", "halving-doubling"], "--inter: halving-doubling needs a power of two of groups; there are 3"),
                 (["--inter", "tree", "--channels", "2"], "--channels: channels cut the vector over rings"),
                 (["--topology", "star:6", "--intra", "halving-doubling"],
@@ -154,6 +155,8 @@ class ModelLevels(unittest.TestCase):
                 lines = done.stderr.strip().splitlines()
                 self.assertEqual(len(lines), 1, done.stderr)
                 self.assertTrue(lines[0].startswith("collsim: error: " + fragment), done.stderr)
+                if flags == ["--intra", "mesh"]:  # only what intra allows: no tree
+                    self.assertEqual(lines[0], "collsim: error: " + fragment)
         done = subprocess.run([COLLSIM, "model", "--algorithm", "ring", *base[:2], *base[4:], "--inter", "tree"],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 2, done.stderr)
@@ -171,6 +174,11 @@ class BadLevels(unittest.TestCase):
 
     def test_unknown_level(self):
         self.assert_refused("collective.inter: unknown algorithm 'mesh'", p=8, g=2, n=4096, inter="mesh")
+
+    def test_unknown_level_inside_lists_what_intra_allows(self):
+        done = run(expect=2, p=8, g=2, n=4096, intra="mesh")
+        self.assertEqual(done.stderr, "collsim: error: collective.intra: unknown algorithm 'mesh'; allowed: ring, "
+                                      "halving-doubling\n")
 
     def test_a_tree_inside_the_groups(self):
         self.assert_refused("collective.intra: a tree inside the groups", p=8, g=2, n=4096, intra="tree")
