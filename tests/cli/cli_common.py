@@ -18,3 +18,14 @@ def traced_run(*args, timeout=300):
         subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *map(str, args)], check=True,
                        timeout=timeout)
         return json.loads(trace.read_text())
+
+
+def split_evenly(count, parts):
+    """chunks.hpp's split: the first count % parts chunks hold one element more."""
+    base, extra = divmod(count, parts)
+    chunks, offset = [], 0
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        chunks.append((offset, size))
+        offset += size
+    return chunks

@@ -13,18 +13,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import COLLSIM
-
-
-def split_evenly(count, parts):
-    """split_evenly of chunks.hpp: the first count % parts chunks one element longer."""
-    base, extra = divmod(count, parts)
-    chunks, offset = [], 0
-    for i in range(parts):
-        size = base + (1 if i < extra else 0)
-        chunks.append((offset, size))
-        offset += size
-    return chunks
+from cli_common import COLLSIM, split_evenly
 
 
 def run(p, deployment, topology, elements=1000, extra=()):

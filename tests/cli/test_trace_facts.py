@@ -12,19 +12,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from cli_common import split_evenly
+
 REPO = Path(__file__).resolve().parents[2]
 COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
-
-
-def split_evenly(count, parts):
-    """chunks.hpp's split: the first count % parts chunks hold one element more."""
-    base, extra = divmod(count, parts)
-    chunks, offset = [], 0
-    for i in range(parts):
-        size = base + (1 if i < extra else 0)
-        chunks.append((offset, size))
-        offset += size
-    return chunks
 
 
 def algorithms():
