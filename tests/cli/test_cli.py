@@ -692,8 +692,6 @@ class BadInput(CliTest):
         self.assert_bad_input(ps + ["--set", f"{key}.mode=asynchronous"],
                               r"collective\.parameter_server\.mode: asynchronous servers apply each push as it arrives, in "
                               r'processes of their own; set placement to "shared" or "dedicated"')
-        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", f"{key}.local_aggregation=true"],
-                              r"collective\.parameter_server\.local_aggregation: a node's first rank would wait for its node")
         self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", "collective.op=max"],
                               r"collective\.op: asynchronous parameter servers add each push to their shard as it arrives; "
                               r"allowed: sum")
@@ -701,9 +699,10 @@ class BadInput(CliTest):
                               r"collective\.dtype: asynchronous parameter servers add gradients up in floating point")
         layers = '{"uniform": {"count": 4, "parameters": 1024, "forward": "1ms", "backward": "2ms"}}'
         self.assert_bad_input(dedicated + ["--set", f"{key}.mode=bounded", "--set", f"{key}.staleness=1",
-                                           "--set", f"training.layers={layers}", "--set", "training.bucket=4KiB"],
-                              r"training\.bucket: bounded parameter servers take one push of the whole gradient per "
-                              r"iteration \(no buckets, fusion, sharding or streams\); leave it out")
+                                           "--set", f"training.layers={layers}", "--set", "training.bucket=4KiB",
+                                           "--set", "training.sharding=zero2"],
+                              r"training\.sharding: collective\.algorithm 'parameter-server' has no reduce-scatter and "
+                              r"allgather halves to run apart")
 
     def test_channels_and_reduce_bandwidth_bad_input(self):
         ring = ["run", *SMALL, "--algorithm", "ring"]
