@@ -249,8 +249,8 @@ class Limits(Hardening):
              "--set", "training.layers.uniform.count=534", "--set", f"training.layers.uniform.parameters={layer * 534}",
              "--set", "training.layers.uniform.forward=1s", "--set", "training.layers.uniform.backward=2s",
              "--set", "training.bucket=25MiB", "--set", "training.replay=true"],
-            "giving each of the 8192 chunks (1024 x 8 channels) of each of the 534 buckets an element takes "
-            f"{534 * per_bucket} elements per rank", "fewer buckets (a larger training.bucket)",
+            re.escape("giving each of the 8192 chunks (1024 x 8 channels) of each of the 534 buckets an element takes "
+                      f"{534 * per_bucket} elements per rank"), re.escape("fewer buckets (a larger training.bucket)"),
             "set collective.carried_elements", timeout=20)
         self.assertNotIn("collective.carried_elements:", line)
 
