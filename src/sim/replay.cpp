@@ -36,17 +36,20 @@ struct CollectiveReplay::Record {
 
 namespace {
 
-bool same_layout(const CarriedMap& a, const CarriedMap& b) {
-  if (a.carried != b.carried || a.logical != b.logical || !a.pieces != !b.pieces) return false;
+// The same logical layout (the same layers' elements: what the network carries), and with
+// `carried`, the same carried layout too (what the messages' elements name).
+bool same_layout(const CarriedMap& a, const CarriedMap& b, bool carried) {
+  if ((carried && a.carried != b.carried) || a.logical != b.logical || !a.pieces != !b.pieces) return false;
   if (!a.pieces || a.pieces == b.pieces) return true;
   return std::equal(a.pieces->begin(), a.pieces->end(), b.pieces->begin(), b.pieces->end(),
-                    [](const CarriedMap::Start& x, const CarriedMap::Start& y) {
-                      return x.logical == y.logical && x.carried == y.carried;
+                    [carried](const CarriedMap::Start& x, const CarriedMap::Start& y) {
+                      return x.logical == y.logical && (!carried || x.carried == y.carried);
                     });
 }
 
+// Times depend on the logical layout only: so does the choice to replay, whatever is carried.
 bool same_shape(const ReplayShape& a, const ReplayShape& b) {
-  return a.algorithm == b.algorithm && a.launch == b.launch && same_layout(a.map, b.map);
+  return a.algorithm == b.algorithm && a.launch == b.launch && same_layout(a.map, b.map, false);
 }
 
 }  // namespace
@@ -155,13 +158,15 @@ void CollectiveReplay::start_replay(Instance& inst, const Record& record, const 
   for (size_t r = 0; r < inst.ends.size(); ++r) inst.ends[r] = inst.entries[r] + record.durations[r];
   const double shift = inst.start - record.start;
   const int64_t moved = shape.first - record.shape.first;
+  // (a carried layout other than the record's: which elements a message carried is unknown)
+  const bool elements_known = same_layout(shape.map, record.shape.map, true);
   const double now = sg4::Engine::get_clock();
   for (MessageRecord message : record.messages) {
     message.start += shift;
     message.end += shift;
     message.round = shape.round;
     message.bucket = shape.bucket;
-    if (message.first >= 0) message.first += moved;
+    if (message.first >= 0) message.first = elements_known ? message.first + moved : -1;
     log_->add(message, no_ticket, now);
   }
 }

@@ -12,8 +12,8 @@
 //    faults, no recovery, no switch or server actors: replay is off for the run otherwise);
 //  - alone to its end: from the recorded durations, no rank can start its next collective
 //    (declared: the next bucket's ready time) before the last rank leaves this one;
-//  - the same shape: algorithm, logical and carried layout, launch time, and every rank's
-//    entry relative to the first;
+//  - the same shape: algorithm, logical layout (the carried one changes no time, nor this
+//    choice), launch time, and every rank's entry relative to the first;
 //  - its data ready: every rank ends after the last one entered.
 // A record is made only from a collective that was alone from its start to its end.
 #include <cstdint>
