@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -16,6 +17,7 @@
 #include "sim/fault_effects.hpp"
 #include "sim/faults.hpp"
 #include "sim/recovery_adapter.hpp"
+#include "sim/streams.hpp"
 #include "sim/worker.hpp"
 #include "util/units.hpp"
 
@@ -262,11 +264,22 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
           state.setup.algorithm->switch_run(comm, data, state.setup.args);
           continue;
         }
+        // the buckets as the ranks run them (sim/worker.cpp): one after the other, or with
+        // training.streams = k up to k at once, each on its bucket's tag; a switch or server
+        // serving only one at a time would never see the messages of the other streams' buckets
+        StreamPool streams(state.setup.scenario->training.streams);
         for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
-          Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
-          comm.set_bucket(static_cast<int>(b));
-          state.setup.algorithm->switch_run(comm, bucket, state.setup.args);
+          std::optional<Comm> tagged;
+          if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+          streams.run(fmt::format("switch-{}-bucket-{}", s, b), [&state, &plan, &data, &comm, tagged, b]() mutable {
+            Comm& on = tagged ? *tagged : comm;  // one stream: in this actor, as before
+            Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
+            on.set_bucket(static_cast<int>(b));
+            state.setup.algorithm->switch_run(on, bucket, state.setup.args);
+            return Interval{};
+          });
         }
+        streams.wait_all();
       }
     });
 }

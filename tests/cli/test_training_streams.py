@@ -125,6 +125,29 @@ class Streams(TrainingRun):
         # the latencies of concurrent rings overlap: never slower than one stream here
         self.assertLessEqual(first["summary"]["iteration_time"], one["summary"]["iteration_time"])
 
+    def test_a_server_process_serves_every_stream_at_once(self):
+        # Once a hang: server processes (placement shared or dedicated) served one bucket at a
+        # time on the untagged stream, so the ranks' second stream waited for them forever.
+        # 2 workers and 1 dedicated server (host 2) on an ideal star, both buckets ready at
+        # READY. Push: the 4 flows into the server's down link take B/4 each; bucket 0's (n0
+        # each) end at 4 n0/B, bucket 1's then go on at B/2: 2(n1 - n0)/B more. Pull (the
+        # server's up link, another link): bucket 0's 2 flows at B/2 end 2 n0/B after its
+        # push; bucket 1's start after bucket 0's pull ended (n1 >= 2 n0) and take 2 n1/B.
+        n0, n1 = 4e6, 12e6
+        server = {"algorithm": "parameter-server",
+                  "parameter_server": {"placement": "dedicated", "ratio": 0.5, "cpu_per_message": "0s"}}
+        training = {"layers": layers(3_000_000, 1_000_000), "bucket": "4B", "streams": 2,
+                    "launch": {"per_collective": "0s", "per_tensor": "0s"}}
+        trace = self.run_training(training, workers=2, topology="star:3:10GBps:0us", collective=server)
+        self.assertTrue(trace["summary"]["verified"], trace["summary"])
+        for rank in (0, 1):
+            got = self.comm_intervals(trace, rank)
+            self.assertClose(READY + 6 * n0 / B, got[0][1])
+            self.assertClose(READY + (2 * n0 + 4 * n1) / B, got[1][1])
+        # one stream: the buckets one after the other, 4 n/B each
+        one = self.run_training({**training, "streams": 1}, workers=2, topology="star:3:10GBps:0us", collective=server)
+        self.assertClose(READY + 4 * (n0 + n1) / B, one["summary"]["iteration_time"])
+
     def test_zero2_reduce_scatters_at_once_then_all_gathers(self):
         trace = self.run_streams([3_000_000, 1_000_000], streams=2, sharding="zero2")
         self.assertTrue(trace["summary"]["verified"])
