@@ -225,9 +225,11 @@ std::vector<int> single_ranks(const Network& routes, int p, int max_singletons, 
   for (int r = 0; r < p; ++r) singles[static_cast<size_t>(r)] = r;
   if (p <= max_singletons) return singles;
   std::vector<double> first_link(static_cast<size_t>(p), unlimited);
+  std::vector<int> links;  // each route read once, not kept
   for (int r = 0; r < p; ++r) {
-    const NetworkRoute& route = routes.route(r, (r + 1) % p);
-    if (!route.links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(route.links.front()));
+    links.clear();
+    routes.append_route(r, (r + 1) % p, links);
+    if (!links.empty()) first_link[static_cast<size_t>(r)] = capacity_of(routes.link(links.front()));
   }
   std::stable_sort(singles.begin(), singles.end(), [&](int a, int b) {
     return first_link[static_cast<size_t>(a)] < first_link[static_cast<size_t>(b)];

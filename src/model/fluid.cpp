@@ -158,18 +158,19 @@ private:
 
   void describe(size_t m, const Flow& flow) {
     const int from = endpoint(flow.src), to = endpoint(flow.dst);
-    const NetworkRoute& route = network_.route(from, to);
+    route_.clear();
+    const double latency = network_.append_route(from, to, route_);  // read once, not kept
     Transfer& t = transfers_[m];
-    t.latency = route.latency;
+    t.latency = latency;
     t.remaining = flow.bytes;
-    t.weight = route.latency > 0 ? 1 / route.latency : 1;
+    t.weight = latency > 0 ? 1 / latency : 1;
     if (in_.message_cost) {
       const MessagePrice& price = in_.message_cost->price(from, to);
       t.remaining = price.wire_bytes(flow.bytes);
       t.hop = price.hop_latency;
       t.bound = price.rate_cap;
     }
-    for (int id : route.links) {
+    for (int id : route_) {
       const NetworkLink& link = network_.link(id);
       const int local = local_link(id, link);
       t.route.push_back(local);
@@ -390,6 +391,7 @@ private:
   std::vector<size_t> active_;
   std::unordered_map<int, int> local_;
   std::vector<int> ids_;
+  std::vector<int> route_;  // the route describe() reads (network link ids)
   std::vector<double> capacity_, left_, weight_;
   std::vector<int> crossing_, touched_, slot_;
   std::vector<unsigned> version_;

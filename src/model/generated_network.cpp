@@ -262,6 +262,15 @@ void GeneratedNetwork::read_links(int from, int to, std::vector<int>& links) con
   for (int index : buffer_) links.push_back(id_of(index));
 }
 
+// Computed, not kept: the latency and links as route() would keep them.
+double GeneratedNetwork::append_route(int from, int to, std::vector<int>& links) const {
+  if (from == to) return 0;
+  double latency = 0;
+  read(from, to, latency);
+  for (int index : buffer_) links.push_back(id_of(index));
+  return latency;
+}
+
 int GeneratedNetwork::id_of(int index) const {
   int& id = ids_[static_cast<size_t>(index)];
   if (id < 0) {

@@ -54,6 +54,7 @@ public:
         ids_(structure_->links(), -1) {}
   const NetworkRoute& route(int from, int to) const override;
   void read_links(int from, int to, std::vector<int>& links) const override;
+  double append_route(int from, int to, std::vector<int>& links) const override;
   const NetworkLink& link(int id) const override { return links_[static_cast<size_t>(id)]; }
   size_t link_count() const override { return links_.size(); }
 

@@ -66,6 +66,9 @@ public:
   }
   size_t link_count() const override { return base_->link_count(); }
   void read_links(int from, int to, std::vector<int>& links) const override { base_->read_links(from, to, links); }
+  double append_route(int from, int to, std::vector<int>& links) const override {
+    return base_->append_route(from, to, links);
+  }
 
 private:
   std::shared_ptr<const Network> base_;
@@ -92,24 +95,24 @@ std::optional<SharedRoutes> shared_routes(const Network& network, const std::vec
   if (messages.empty()) return std::nullopt;
   std::unordered_map<int, int> crossing;
   SharedRoutes cost{0, std::numeric_limits<double>::infinity(), 1};
+  std::vector<int> links;  // every message's route, read once (not kept by the network), in order
   for (const auto& [from, to] : messages) {
-    const NetworkRoute& route = network.route(from, to);
-    cost.alpha = std::max(cost.alpha, route.latency);
-    for (int link : route.links) ++crossing[link];
+    const size_t first = links.size();
+    cost.alpha = std::max(cost.alpha, network.append_route(from, to, links));
+    for (size_t k = first; k < links.size(); ++k) ++crossing[links[k]];
   }
   // The message left the least bandwidth by some link of its route paces the step.
   double slowest = -1;
-  for (const auto& [from, to] : messages)
-    for (int id : network.route(from, to).links) {
-      const NetworkLink& link = network.link(id);
-      const int sharing = link.shared ? crossing[id] : 1;
-      const double share = link.bandwidth / sharing;
-      if (slowest < 0 || share < slowest) {
-        slowest = share;
-        cost.bandwidth = link.bandwidth;
-        cost.sharing = sharing;
-      }
+  for (int id : links) {
+    const NetworkLink& link = network.link(id);
+    const int sharing = link.shared ? crossing[id] : 1;
+    const double share = link.bandwidth / sharing;
+    if (slowest < 0 || share < slowest) {
+      slowest = share;
+      cost.bandwidth = link.bandwidth;
+      cost.sharing = sharing;
     }
+  }
   return cost;
 }
 

@@ -35,6 +35,15 @@ public:
   // The links of the route from `from` to `to`, into `links` (a network that keeps the
   // routes it reads may read this one without keeping it).
   virtual void read_links(int from, int to, std::vector<int>& links) const { links = route(from, to).links; }
+  // The links of the route from `from` to `to` appended to `links`, its latency returned: for
+  // a caller that reads each route once (a step's messages). A network that computes its
+  // routes (model/generated_network.hpp) computes this one without keeping it: at p = 131,072
+  // keeping every route a schedule meets cost most of the model's time and memory.
+  virtual double append_route(int from, int to, std::vector<int>& links) const {
+    const NetworkRoute& read = route(from, to);
+    links.insert(links.end(), read.links.begin(), read.links.end());
+    return read.latency;
+  }
 };
 
 struct ModelInput;

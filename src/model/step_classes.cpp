@@ -41,13 +41,26 @@ int root_of(std::vector<int>& parent, int x) {
   return x;
 }
 
-Groups group_messages(const std::vector<const NetworkRoute*>& routes, size_t links) {
+// A step's routes, read once each (Network::append_route) and kept side by side: message m's
+// links are links[first[m]] to links[first[m + 1] - 1].
+struct StepRoutes {
+  std::vector<int> links;
+  std::vector<size_t> first{0};
+  std::vector<double> latency;
+  size_t size() const { return latency.size(); }
+  size_t length(size_t m) const { return first[m + 1] - first[m]; }
+  const int* begin(size_t m) const { return links.data() + first[m]; }
+  const int* end(size_t m) const { return links.data() + first[m + 1]; }
+};
+
+Groups group_messages(const StepRoutes& routes, size_t links) {
   const size_t n = routes.size();
   std::vector<int> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
   std::vector<int> user(links, -1);  // a message crossing the link
   for (size_t m = 0; m < n; ++m)
-    for (int link : routes[m]->links) {
+    for (const int* l = routes.begin(m); l != routes.end(m); ++l) {
+      const int link = *l;
       int& u = user[static_cast<size_t>(link)];
       if (u < 0) u = static_cast<int>(m);
       else parent[static_cast<size_t>(root_of(parent, static_cast<int>(m)))] = root_of(parent, u);
@@ -96,9 +109,13 @@ class StepPricer {
 public:
   StepPricer(const Step& step, const ModelInput& in, const Network& network)
       : step_(step), in_(in), network_(network) {
-    routes_.reserve(step.flows.size());
-    for (const Flow& flow : step.flows)
-      routes_.push_back(&network.route(model_endpoint(in, flow.src), model_endpoint(in, flow.dst)));
+    routes_.latency.reserve(step.flows.size());
+    routes_.first.reserve(step.flows.size() + 1);
+    for (const Flow& flow : step.flows) {
+      routes_.latency.push_back(
+          network.append_route(model_endpoint(in, flow.src), model_endpoint(in, flow.dst), routes_.links));
+      routes_.first.push_back(routes_.links.size());
+    }
     local_.assign(network.link_count(), -1);
     groups_ = group_messages(routes_, network.link_count());
   }
@@ -139,15 +156,15 @@ private:
     for (size_t k = groups_.first[g]; k < groups_.first[g + 1]; ++k) {
       const size_t m = groups_.members[k];
       const Flow& flow = step_.flows[m];
-      const NetworkRoute& route = *routes_[m];
-      key.insert(key.end(), {bits_of(flow.bytes), static_cast<uint64_t>(flow.order), bits_of(route.latency),
-                             static_cast<uint64_t>(flow.src == flow.dst), route.links.size()});
+      key.insert(key.end(), {bits_of(flow.bytes), static_cast<uint64_t>(flow.order), bits_of(routes_.latency[m]),
+                             static_cast<uint64_t>(flow.src == flow.dst), routes_.length(m)});
       if (in_.message_cost) {
         const MessagePrice& price =
             in_.message_cost->price(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst));
         key.insert(key.end(), {bits_of(price.wire_factor), bits_of(price.hop_latency), bits_of(price.rate_cap)});
       }
-      for (int id : route.links) {
+      for (const int* l = routes_.begin(m); l != routes_.end(m); ++l) {
+        const int id = *l;
         int& local = local_[static_cast<size_t>(id)];
         if (local < 0) {
           local = static_cast<int>(group_links_.size() - links_before);
@@ -190,7 +207,7 @@ private:
   const Step& step_;
   const ModelInput& in_;
   const Network& network_;
-  std::vector<const NetworkRoute*> routes_;  // by message
+  StepRoutes routes_;                        // by message
   Groups groups_;
   std::vector<int> local_;                   // by network link: its number in the group described (-1: none)
   std::vector<int> group_links_;             // each group's links in its numbering, group after group

@@ -107,8 +107,13 @@ MessagePrice Transport::compute(int from, int to) const {
   return price;
 }
 
+// A price depends only on the endpoints' kinds and on whether two GPUs share a node
+// (compute): one entry per such class, not per pair (p^2 of them at p = 131,072).
 const MessagePrice& Transport::price(int from, int to) const {
-  const uint64_t key = static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to);
+  const EndpointKind a = kinds_[static_cast<size_t>(from)], b = kinds_[static_cast<size_t>(to)];
+  const bool same_node = a == EndpointKind::gpu && b == EndpointKind::gpu &&
+                         system_.node_of[static_cast<size_t>(from)] == system_.node_of[static_cast<size_t>(to)];
+  const uint64_t key = static_cast<uint64_t>(a) * 8 + static_cast<uint64_t>(b) * 2 + (same_node ? 1 : 0);
   auto it = prices_.find(key);
   if (it == prices_.end()) it = prices_.emplace(key, compute(from, to)).first;
   return it->second;

@@ -33,12 +33,13 @@ void read_partner_routes(const RankPairs& pairs, ModelInput& model) {
   const Network& routes = *model.network;
   model.alpha = 0;
   model.bandwidth = std::numeric_limits<double>::infinity();
+  std::vector<int> links;  // each route read once, not kept (p log p pairs at p = 131,072)
   for (auto [a, b] : pairs) {
     if (a == b) continue;
     for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-      const NetworkRoute& route = routes.route(from, to);
-      model.alpha = std::max(model.alpha, route.latency);
-      for (int link : route.links) model.bandwidth = std::min(model.bandwidth, routes.link(link).bandwidth);
+      links.clear();
+      model.alpha = std::max(model.alpha, routes.append_route(from, to, links));
+      for (int link : links) model.bandwidth = std::min(model.bandwidth, routes.link(link).bandwidth);
     }
   }
 }
@@ -52,19 +53,21 @@ void read_injection(int root, ModelInput& model) {
   // ring neighbour, the last link of the route into it) and the shortest latency.
   std::vector<double> out(static_cast<size_t>(p), 0), in(static_cast<size_t>(p), 0);
   model.min_alpha = std::numeric_limits<double>::infinity();
+  std::vector<int> links;  // each route read once, not kept (Network::append_route)
   for (int r = 0; r < p; ++r) {
     const int next = (r + 1) % p;
-    const NetworkRoute& route = routes.route(r, next);
-    model.min_alpha = std::min(model.min_alpha, route.latency);
+    links.clear();
+    model.min_alpha = std::min(model.min_alpha, routes.append_route(r, next, links));
     // (a route without links limits nothing)
     const double unlimited = std::numeric_limits<double>::infinity();
-    out[static_cast<size_t>(r)] = route.links.empty() ? unlimited : routes.link(route.links.front()).bandwidth;
-    in[static_cast<size_t>(next)] = route.links.empty() ? unlimited : routes.link(route.links.back()).bandwidth;
+    out[static_cast<size_t>(r)] = links.empty() ? unlimited : routes.link(links.front()).bandwidth;
+    in[static_cast<size_t>(next)] = links.empty() ? unlimited : routes.link(links.back()).bandwidth;
   }
   // Up to 128 ranks, every pair (a latency-optimal tree may avoid the slow pairs); above,
   // the ring neighbours' and the root's routes only (p^2 lookups would cost seconds).
   auto shortest = [&](int a, int b) {
-    if (a != b) model.min_alpha = std::min(model.min_alpha, routes.route(a, b).latency);
+    links.clear();
+    if (a != b) model.min_alpha = std::min(model.min_alpha, routes.append_route(a, b, links));
   };
   if (p <= 128) {
     for (int a = 0; a < p; ++a)

@@ -326,6 +326,10 @@ std::string needs_simgrid_platform(const Scenario& scenario, const PlanOptions& 
     return "the parameter server's deployment";
   const long long workers = scenario.workers.value_or(hosts);
   if (workers > hosts) return "more workers than hosts";
+  if (options.generated) {
+    generated = *options.generated;  // made for this scenario already, its routes shared
+    return "";
+  }
   std::string why_not;
   // built as plan_platform builds it for NCCL's algorithms: PXN, the latencies in the transport
   generated = generated_platform(*generator, static_cast<int>(workers), why_not,
@@ -398,6 +402,15 @@ RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions
 }
 
 }  // namespace
+
+std::shared_ptr<const GeneratedPlatform> model_structure(const Scenario& scenario) {
+  PlanOptions options;
+  options.model_only = true;
+  std::optional<GeneratedPlatform> generated;
+  const long long hosts = check_limits(scenario, true).hosts;
+  if (!needs_simgrid_platform(scenario, options, hosts, generated).empty() || !generated) return nullptr;
+  return std::make_shared<const GeneratedPlatform>(std::move(*generated));
+}
 
 RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard& guard) {
   const Scenario scenario = as_picked(asked, options.auto_nccl);

@@ -12,6 +12,7 @@
 //   bounds     the platform's tightest cut
 //   training   buckets, sharding, the stream of a ZeRO-3 iteration, memory per worker
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "plan/simgrid_guard.hpp"
 
 namespace collsim {
+
+struct GeneratedPlatform;
 
 // --algorithm auto on GPUs: the fastest of NCCL's variants against the fastest of collsim's
 // algorithms (run/nccl_auto.hpp, decided in child processes before the plan is made: NCCL's
@@ -47,6 +50,10 @@ struct PlanOptions {
   // no engine and no platform built (model/generated_network.hpp); false: read from the
   // platform built in SimGrid, as a run reads them (the tests compare both).
   bool routes_from_structure = true;
+  // model_only on a generated platform: that platform already made (model_structure below),
+  // for several plans in one process that read the same routes (NCCL's variants,
+  // run/nccl_auto.cpp), each route computed once for all of them; unset: made for this plan.
+  std::shared_ptr<const GeneratedPlatform> generated;
   uint64_t kept_messages = default_kept_messages;  // single messages kept for traces and pictures (--messages)
   InputFn input;                              // rank inputs; default: fill_input with the scenario's seed
   std::optional<AutoNcclPick> auto_nccl;      // algorithm "auto" on GPUs: NCCL's variants weighed (run/nccl_auto.hpp)
@@ -56,5 +63,10 @@ struct PlanOptions {
 // from the generator's structure: RunPlan::model_routes says which). `guard` catches SimGrid's aborts from the
 // moment the engine exists, naming what was being built.
 RunPlan plan_run(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard);
+
+// The generated platform a model_only plan of `scenario` prices on (PlanOptions::generated),
+// made once; nullptr when its routes come from SimGrid's platform (a platform file, a torus,
+// a placement, ...: plan_run says why in RunPlan::model_routes).
+std::shared_ptr<const GeneratedPlatform> model_structure(const Scenario& scenario);
 
 }  // namespace collsim

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/contention.hpp"
+#include "model/generated_network.hpp"
 #include "plan/planner.hpp"
 #include "platform/generator_spec.hpp"
 #include "util/child_process.hpp"
@@ -17,12 +18,15 @@ namespace collsim {
 namespace {
 
 // The variant's plan made in this (child) process: "SECONDS CHANNELS".
-std::string price(Scenario scenario, nccl::Algo algo, nccl::Proto proto, bool model_only) {
+// `generated`: the platform already made, shared by the variants priced in this process.
+std::string price(Scenario scenario, nccl::Algo algo, nccl::Proto proto, bool model_only,
+                  std::shared_ptr<const GeneratedPlatform> generated = nullptr) {
   scenario.collective.algorithm = nccl::registry_name(algo);
   scenario.nccl.proto = proto;
   SimGridGuard guard;
   PlanOptions options;
   options.model_only = model_only;
+  options.generated = std::move(generated);
   options.topology_bound = false;
   const RunPlan plan = plan_run(scenario, options, guard);
   // within the model's own limits, as every other algorithm: NCCL's Ring at p = 131,072
@@ -33,6 +37,29 @@ std::string price(Scenario scenario, nccl::Algo algo, nccl::Proto proto, bool mo
   if (!beyond.empty()) throw InputError("collective.algorithm: " + beyond);
   const double time = estimate_schedule(*schedule, plan.model).time;
   return fmt::format("{:.17g} {}", time, plan.choice.parameters["nccl"]["channels"].get<int>());
+}
+
+// The variant priced in this process, its outcome as a child's would be (an exception: exit
+// code 2 and its message).
+ChildOutcome price_here(const Scenario& scenario, nccl::Algo algo, nccl::Proto proto,
+                        const std::shared_ptr<const GeneratedPlatform>& generated) {
+  try {
+    return {0, price(scenario, algo, proto, true, generated)};
+  } catch (const std::exception& error) {
+    return {2, error.what()};
+  }
+}
+
+// The generated platform NCCL's variants are priced on under `collsim model` (PXN routes,
+// NCCL's latencies in its transport: the same for every variant), made once; nullptr when
+// its routes come from SimGrid's platform (each variant then builds it in a child).
+std::shared_ptr<const GeneratedPlatform> structure_for_nccl(Scenario scenario) {
+  scenario.collective.algorithm = nccl::registry_name(nccl::Algo::ring);
+  try {
+    return model_structure(scenario);
+  } catch (const InputError&) {
+    return nullptr;  // each variant says why in its own words
+  }
 }
 
 // "collective.algorithm: NCCL's ... " without its field: the reason alone.
@@ -81,6 +108,10 @@ std::vector<NcclVariant> price_nccl_variants(const Scenario& scenario, bool mode
   // child needs to build it to find that out (12 s of CPU for a fat tree at p = 131,072)
   const auto generator = parse_generator(scenario.topology, "topology");
   if (generator && !std::holds_alternative<RailSpec>(*generator)) return {};
+  // `collsim model` on a generated platform builds no engine: every variant is priced in this
+  // process on one platform, each route computed once for all of them (a child of its own
+  // for each computed them all again: half of the time at p = 131,072)
+  const std::shared_ptr<const GeneratedPlatform> shared = model_only ? structure_for_nccl(scenario) : nullptr;
   std::vector<NcclVariant> variants;
   for (const nccl::Algo algo : nccl::all_algos())
     for (const nccl::Proto proto : nccl::all_protos()) {
@@ -88,7 +119,8 @@ std::vector<NcclVariant> price_nccl_variants(const Scenario& scenario, bool mode
       NcclVariant v;
       v.algo = algo;
       v.proto = proto;
-      const ChildOutcome outcome = run_in_child([&] { return price(scenario, algo, proto, model_only); });
+      const ChildOutcome outcome = shared ? price_here(scenario, algo, proto, shared)
+                                          : run_in_child([&] { return price(scenario, algo, proto, model_only); });
       if (outcome.exit_code == 0) std::sscanf(outcome.output.c_str(), "%lf %d", &v.time, &v.channels);
       else if (outcome.exit_code > 128) v.why_not = fmt::format("its pricing died of signal {}", outcome.exit_code - 128);
       else v.why_not = reason_of(outcome.output);

@@ -3,7 +3,8 @@
 // consider for an allreduce on GPUs, with the channels it would give it, priced by the model
 // on NCCL's own platform (PXN routes, NCCL's transport: plan/nccl_run.hpp), each in its own
 // process (a platform built for NCCL differs from the one collsim's algorithms run on, and
-// SimGrid builds one per process). `collsim model --algorithm all` ranks them
+// SimGrid builds one per process), except under `collsim model` on a generated platform: no
+// engine there, all priced in this process on one platform. `collsim model --algorithm all` ranks them
 // (report/nccl_variants.hpp); `--algorithm auto` runs the best of them when it beats the best
 // of collsim's own algorithms. Call before this process creates an engine.
 #include <limits>

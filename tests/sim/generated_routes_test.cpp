@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "plan/engine_setup.hpp"
 #include "plan/planner.hpp"
 #include "platform/platform.hpp"
+#include "run/nccl_auto.hpp"
 #include "sim_harness.hpp"
 #include "util/child_process.hpp"
 
@@ -240,6 +242,51 @@ TEST_SUITE("sim") {
           const std::string ours = in_child([&] { return nccl_figures(topology, p, algorithm, proto, true); });
           CHECK(compare_figures(simgrid, ours) == "same");
         }
+  }
+
+  TEST_CASE("NCCL's variants priced in one process on one shared platform equal each alone on SimGrid's, to 1e-9") {
+    // `collsim model --algorithm all` prices them all on one generated platform, every route
+    // computed once for all (run/nccl_auto.cpp); each alone, in a child with SimGrid's own
+    // platform, is the reference (a variant NCCL cannot run here is refused both ways)
+    const std::vector<std::pair<std::string, int>> rails{
+        {"dgx-h100:2", 16}, {"dgx-a100:3:2", 24}, {"rail:4:4", 12}, {"gb200-nvl72:1", 72}, {"dgx-h100:3:1:ndr-sharp", 24}};
+    for (const auto& [topology, p] : rails) {
+      CAPTURE(topology);
+      Scenario s = make_scenario(Collective::allreduce, "auto", p, size_t{1} << 22);
+      s.topology = topology;
+      const std::string shared = in_child([&] {
+        std::string out;
+        for (const NcclVariant& v : price_nccl_variants(s, true))
+          out += fmt::format("{}/{} {}\n", nccl::registry_name(v.algo), nccl::proto_name(v.proto),
+                             v.why_not.empty() ? fmt::format("{:.17g} {}", v.time, v.channels) : "refused");
+        return out;
+      });
+      size_t priced = 0, lines = 0;
+      std::istringstream rows(shared);
+      for (std::string name, time, channels; rows >> name >> time;) {
+        ++lines;
+        const std::string algorithm = name.substr(0, name.find('/')), proto_name = name.substr(name.find('/') + 1);
+        nccl::Proto proto = nccl::Proto::simple;
+        for (const nccl::Proto each : nccl::all_protos())
+          if (nccl::proto_name(each) == proto_name) proto = each;
+        const std::string alone = in_child([&] {
+          std::istringstream figures(nccl_figures(topology, p, algorithm, proto, false));
+          std::string seconds, parameters;
+          figures >> seconds >> parameters;  // (the parameters' JSON has no space)
+          return fmt::format("{} {}", seconds, nlohmann::json::parse(parameters)["nccl"]["channels"].get<int>());
+        });
+        CAPTURE(name);
+        if (time == "refused") {
+          CHECK(alone.starts_with("exit 2"));
+          continue;
+        }
+        rows >> channels;
+        ++priced;
+        CHECK(compare_figures(alone, time + " " + channels) == "same");
+      }
+      CHECK(lines == 10);  // Ring and Tree with 3 protocols, the 4 that reduce in switches with Simple
+      CHECK(priced >= 3);
+    }
   }
 
   TEST_CASE("torus and dragonfly routes stay SimGrid's, and the plan says why") {
