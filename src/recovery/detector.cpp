@@ -338,15 +338,17 @@ void Detector::end_wait(int world) {
     // sender's transfers began expected an idle link): the expectation only grows. Only
     // a transfer slower than expected needs it (a pace is at most 1).
     if (end - started > rank.expected) expected_now(world);
-    // Within its deadline: on time, unless late by its pace (a transfer reported slow
-    // clears no link: the 16 crossings of a rail's uplink at 20%, x1.99 in all, cleared it).
-    const bool within = end - started <= limit(rank.expected, rank.floor);
-    paced = within && note_paced(rank, started, end);
-    if (within && !paced) {
+    // Within its deadline: on time, at its pace in all and its bytes' (a transfer whose
+    // bytes were slow clears no link: the 16 crossings of a rail's uplink at 20%, x1.99 in
+    // all and their bytes x5, cleared it; Coordinator::halves_on_time).
+    if (end - started <= limit(rank.expected, rank.floor)) {
+      paced = note_paced(rank, started, end);
       rank.on_time_peer = rank.peer;
       rank.on_time_receive = rank.receive;
       rank.on_time_at = end;
       rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
+      const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
+      rank.on_time_rate_pace = std::min(1.0, 1 / rate_slowdown_of(end - started, rank.expected, fixed));
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
     if (engine_.transfer_completed(rank.transfer)) record_pace(world, finished - started);
@@ -378,7 +380,12 @@ bool Detector::note_paced(RankActivity& rank, double started, double ended) {
   const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
   const double rate_slowdown = rate_slowdown_of(took, rank.expected, fixed);
   const bool past_factor = took > limit(rank.expected, 0);
-  const bool slow_bytes = took - rank.expected > fixed && rate_slowdown > 1 &&
+  // (Only across a route with links inside it, which rule 4f reads: an end's own link is
+  // the progress score's; a parameter server's incast on a star, whose sharing comes and
+  // goes, once made a preempted server's survivors redo a round early.)
+  const int world = static_cast<int>(&rank - ranks_.data());
+  const Route& path = rank.receive ? route(rank.peer, world) : route(world, rank.peer);
+  const bool slow_bytes = path.links.size() > 2 && took - rank.expected > fixed && rate_slowdown > 1 &&
                           at_most(1 / rate_slowdown, recovery.straggler_threshold);
   if (!past_factor && !slow_bytes) return false;
   rank.paced_late = {rank.peer, rank.receive, false, started, ended, rank.expected, rate_slowdown, !past_factor};

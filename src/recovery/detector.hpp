@@ -193,6 +193,7 @@ struct alignas(64) RankActivity {
   bool on_time_receive = false;   // it received (else sent)
   double on_time_at = -1;         // when it ended
   double on_time_pace = 0;        // expected / actual time (at most 1)
+  double on_time_rate_pace = 0;   // its bytes': expected / actual, the route's latency set aside (at most 1)
   // Completed receives in its current round and in the round before (this epoch).
   int counted_round = -1;
   long receives = 0, receives_before = 0;
