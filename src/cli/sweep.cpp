@@ -103,6 +103,11 @@ Command add_sweep_layouts(CLI::App* sweep) {
       ->check(in_range(1, 1000));
   layouts->add_option("--jobs", request->jobs, "With --simulate: simulations at once (default: one per core)")
       ->check(in_range(1, 1024));
+  layouts->add_option("--max-messages", request->max_messages,
+                      "With --simulate: do not simulate a layout whose step sends more messages than this, counted "
+                      "before simulating (default 10000000: about half a minute here; a simulated message costs about "
+                      "the same whatever its size)")
+      ->check(in_range(1, 1LL << 50));
   return {layouts, [request] { return command_layout_search(*request); }};
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "llm/memory.hpp"
+#include "llm/transformer.hpp"
 
 namespace collsim::llm {
 namespace {
@@ -62,7 +63,53 @@ std::string largest_part(const StepEstimate& e) {
   return largest->second > 0 ? largest->first : "compute";
 }
 
+// Messages each rank of a ring of `group` sends in one collective of `kind`.
+double ring_messages(Collective kind, int group) {
+  if (group <= 1) return 0;
+  return kind == Collective::allreduce ? 2.0 * (group - 1) : group - 1;
+}
+
+// The gradient buckets of a stage of `blocks` blocks, as the simulated step makes them
+// (parallel/step_plan.cpp): blocks added up until a bucket holds bucket_parameters, the rest
+// (with the embedding or output layer) in the last one.
+int stage_bucket_count(const TransformerModel& m, const Layout& layout, int blocks, double bucket_parameters) {
+  const double block_dense = static_cast<double>(block_parameters(m) - block_expert_parameters(m)) / layout.tensor;
+  int buckets = 1;
+  double filled = 0;
+  for (int done = 1; done <= blocks; ++done) {
+    filled += block_dense;
+    if (filled >= bucket_parameters && done < blocks) {
+      ++buckets;
+      filled = 0;
+    }
+  }
+  return buckets;
+}
+
 }  // namespace
+
+double step_messages(const TransformerModel& m, const Layout& layout, double bucket_parameters) {
+  const LayerCosts costs = layer_costs(m, layout);
+  const double micro = micro_batches(m, layout);
+  double per_block = 0;  // one micro-batch's pass of one block, forward and backward, on one rank
+  for (const auto* list : {&costs.forward_collectives, &costs.backward_collectives})
+    for (const GroupCollective& c : *list) per_block += ring_messages(c.kind, layout.tensor);
+  if (costs.expert_alltoall_bytes > 0) per_block += 4 * ring_messages(Collective::alltoall, layout.expert);
+  const Collective reduce = layout.zero_stage > 0 ? Collective::reduce_scatter : Collective::allreduce;
+  const double per_bucket = ring_messages(reduce, layout.data) +
+                            (layout.zero_stage > 0 ? ring_messages(Collective::allgather, layout.data) : 0);
+  const bool expert_data = m.experts > 1 && layout.data / layout.expert > 1;
+  const double ranks_per_stage = static_cast<double>(layout.tensor) * layout.data;
+  double messages = 0;
+  const std::vector<int> blocks = stage_layers(m, layout.pipeline);
+  for (int b : blocks) {
+    double per_rank = micro * b * per_block + stage_bucket_count(m, layout, b, bucket_parameters) * per_bucket;
+    if (expert_data) per_rank += ring_messages(Collective::allreduce, layout.data / layout.expert);
+    messages += ranks_per_stage * per_rank;
+  }
+  // activations forward from every stage but the last, their gradients back from every stage but the first
+  return messages + ranks_per_stage * 2 * (layout.pipeline - 1) * micro;
+}
 
 double ring_time(Collective kind, double bytes, int group, const LinkCost& link) {
   if (group <= 1 || bytes <= 0) return 0;

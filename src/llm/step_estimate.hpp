@@ -53,4 +53,12 @@ double ring_time(Collective kind, double bytes, int group, const LinkCost& link)
 
 StepEstimate estimate_step(const TransformerModel& model, const Layout& layout, const Cluster& cluster);
 
+// What simulating the layout's step costs, before simulating it: the messages its
+// collectives and pipeline send, every collective counted as a ring (an allreduce 2(g-1)
+// messages per rank, an allgather, reduce-scatter or alltoall g-1), the gradient buckets
+// made as the simulated step makes them (`bucket_parameters` per bucket). A simulated
+// message costs about the same whatever its size (docs/performance.md), so this is the
+// simulation's work; other algorithms than rings send fewer or more per rank.
+double step_messages(const TransformerModel& model, const Layout& layout, double bucket_parameters);
+
 }  // namespace collsim::llm

@@ -1,5 +1,6 @@
 #include "parallel/group_verifier.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "plan/input_data.hpp"
@@ -11,6 +12,7 @@ void GroupVerifier::deposit(int communicator, int group, int sequence, Collectiv
   Pending& pending = pending_[{communicator, group, sequence}];
   if (pending.results.empty()) {
     pending.results.resize(members.size());
+    pending.members = members;
     pending.left = static_cast<int>(members.size());
   }
   pending.results[static_cast<size_t>(group_rank)] = std::move(result);
@@ -29,6 +31,21 @@ void GroupVerifier::deposit(int communicator, int group, int sequence, Collectiv
     merged_.verified = false;
     merged_.failure = fmt::format("{} of group {} (its collective {}): {}", collective_name(kind), group, sequence, one.failure);
   }
+}
+
+size_t GroupVerifier::abandon(const std::vector<char>& gone) {
+  size_t count = 0;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const std::vector<int>& members = it->second.members;
+    if (std::any_of(members.begin(), members.end(), [&](int world) { return gone[static_cast<size_t>(world)] != 0; })) {
+      it = pending_.erase(it);
+      ++count;
+    } else {
+      ++it;
+    }
+  }
+  abandoned_ += count;
+  return count;
 }
 
 void GroupVerifier::message(bool intact) {

@@ -27,15 +27,20 @@ public:
   uint64_t verified_messages() const { return messages_; }
   // Collectives some rank has not finished (a stalled step).
   size_t pending() const { return pending_.size(); }
+  // Forgets the collectives in flight with a member in `gone` ([world rank]: non-zero), whose
+  // group left or is rebuilt: they are abandoned, not verified. Returns how many.
+  size_t abandon(const std::vector<char>& gone);
+  uint64_t abandoned() const { return abandoned_; }
 
 private:
   struct Pending {
     std::vector<Buffer> results;
+    std::vector<int> members;
     int left = 0;
   };
   std::map<std::tuple<int, int, int>, Pending> pending_;
   Verification merged_;
-  uint64_t collectives_ = 0, messages_ = 0;
+  uint64_t collectives_ = 0, messages_ = 0, abandoned_ = 0;
 };
 
 }  // namespace collsim

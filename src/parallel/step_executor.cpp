@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -18,49 +19,22 @@
 #include "parallel/group_verifier.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/pipeline_schedule.hpp"
+#include "parallel/step_state.hpp"
 #include "plan/input_data.hpp"
 #include "plan/model_plan.hpp"
 #include "sim/guarded.hpp"
+#include "util/units.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
-namespace {
-
-// The communicators of a step; each has its own Comm tag, so that their messages between one
-// pair of ranks never match each other's (the pipeline has one tag each way).
-enum Communicator { tensor_comm, pipeline_comm, data_comm, expert_comm, expert_data_comm, communicators };
-constexpr int pipeline_backward_tag = communicators + 1;
-constexpr const char* lane_names[communicators] = {"tensor", "pipeline", "data", "expert", "data"};
-
-struct Place {
-  int group = -1, rank = -1;
-};
-
-// What the actors share for the run (held by their closures).
-struct StepState {
-  std::shared_ptr<const RunPlan> plan;
-  std::shared_ptr<const StepPlan> step;
-  MessageLog log;
-  std::array<std::vector<std::vector<int>>, communicators> members;                // [communicator][group]
-  std::array<std::vector<std::shared_ptr<CommGroup>>, communicators> groups;       // likewise
-  std::vector<std::array<Place, communicators>> places;                           // [world][communicator]
-  std::vector<std::array<int, communicators>> sequence;                           // [world]: collectives run so far
-  std::vector<RankStepTimes> times;                                               // [world]
-  std::vector<double> speed;                                                      // [world]: its GPU's speed (a slow-host fault: below 1)
-  std::vector<sg4::SemaphorePtr> bucket_ready, data_done;                         // [world]
-  std::vector<StepInterval> intervals;
-  GroupVerifier verifier;
-  ReduceOp sum{OpKind::sum, Dtype::bfloat16};
-  std::exception_ptr failure;  // the first error inside an actor (a bug)
-};
-
-void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members) {
+void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch) {
   state.members[c] = std::move(members);
+  state.groups[c].clear();
   for (size_t g = 0; g < state.members[c].size(); ++g) {
     const std::vector<int>& group = state.members[c][g];
-    auto comm_group = std::make_shared<CommGroup>(0, group, state.log);
+    auto comm_group = std::make_shared<CommGroup>(epoch, group, state.log);
     std::vector<int> localities;
     for (int world : group) localities.push_back(state.plan->locality.ids[static_cast<size_t>(world)]);
     comm_group->set_localities(std::move(localities));
@@ -71,6 +45,17 @@ void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>>
   }
 }
 
+void stream_ended(StepState& state, int world, bool compute) {
+  const auto w = static_cast<size_t>(world);
+  (compute ? state.compute_done : state.data_done)[w] = 1;
+  if (state.compute_done[w] && state.data_done[w]) state.times[w].end = sg4::Engine::get_clock();
+}
+
+namespace {
+
+constexpr int pipeline_backward_tag = communicators + 1;
+constexpr const char* lane_names[communicators] = {"tensor", "pipeline", "data", "expert", "data", "data"};
+
 void set_up(StepState& state) {
   const ParallelismSpec& p = state.plan->scenario.parallelism;
   const auto ranks = static_cast<size_t>(state.plan->workers);
@@ -78,15 +63,18 @@ void set_up(StepState& state) {
   state.sequence.assign(ranks, {});
   state.times.assign(ranks, {});
   state.speed.assign(ranks, 1.0);
-  for (size_t r = 0; r < ranks; ++r) {
-    state.bucket_ready.push_back(sg4::Semaphore::create(0));
-    state.data_done.push_back(sg4::Semaphore::create(0));
-  }
-  make_groups(state, tensor_comm, dimension_groups(p, Dimension::tensor));
-  make_groups(state, pipeline_comm, dimension_groups(p, Dimension::pipeline));
-  make_groups(state, data_comm, dimension_groups(p, Dimension::data));
-  make_groups(state, expert_comm, dimension_groups(p, Dimension::expert));
-  make_groups(state, expert_data_comm, expert_data_groups(p));
+  state.buckets_made.assign(ranks, 0);
+  state.compute_done.assign(ranks, 0);
+  state.data_done.assign(ranks, 0);
+  state.compute_actors.assign(ranks, nullptr);
+  state.data_actors.assign(ranks, nullptr);
+  state.lost_replica.assign(static_cast<size_t>(p.data), 0);
+  for (size_t r = 0; r < ranks; ++r) state.bucket_ready.push_back(sg4::Semaphore::create(0));
+  make_groups(state, tensor_comm, dimension_groups(p, Dimension::tensor), 0);
+  make_groups(state, pipeline_comm, dimension_groups(p, Dimension::pipeline), 0);
+  make_groups(state, data_comm, dimension_groups(p, Dimension::data), 0);
+  make_groups(state, expert_comm, dimension_groups(p, Dimension::expert), 0);
+  make_groups(state, expert_data_comm, expert_data_groups(p), 0);
 }
 
 void record(StepState& state, int world, const char* lane, std::string what, int micro_batch, double start) {
@@ -149,8 +137,7 @@ public:
     for (Sent& sent : sends_) pipeline_comm_of().wait(sent.request);
     times_.pipeline += sg4::Engine::get_clock() - start;
     times_.compute_end = sg4::Engine::get_clock();
-    state_.data_done[static_cast<size_t>(world_)]->acquire();
-    times_.end = sg4::Engine::get_clock();
+    stream_ended(state_, world_, true);
   }
 
 private:
@@ -257,8 +244,10 @@ private:
     for (int b = 1; b <= blocks(); ++b) {
       block_pass(false, mb);
       // the last micro-batch's backward makes the gradients: hand each full bucket to the data stream
-      for (; last && next < buckets.size() && buckets[next].ready_after == b; ++next)
+      for (; last && next < buckets.size() && buckets[next].ready_after == b; ++next) {
+        ++state_.buckets_made[static_cast<size_t>(world_)];
         state_.bucket_ready[static_cast<size_t>(world_)]->release();
+      }
     }
     if (at_.pipeline > 0) send(false, mb);
   }
@@ -275,34 +264,43 @@ private:
   std::deque<Sent> sends_;
 };
 
+}  // namespace
+
 // One rank's data-parallel stream: each bucket reduced once backward made it; the experts'
 // gradients in their expert-data group; with the distributed optimizer, the parameters
-// all-gathered after the step.
-void run_data_stream(StepState& state, int world) {
+// all-gathered after the step. A group of one (the only replica left) has nothing to reduce.
+void run_data_stream(StepState& state, int world, Communicator data) {
   const StepPlan& step = *state.step;
   const int stage = coordinates_of(state.plan->scenario.parallelism, world).pipeline;
   RankStepTimes& times = state.times[static_cast<size_t>(world)];
   const auto& buckets = step.buckets[static_cast<size_t>(stage)];
   const Collective reduce = step.layout.zero_stage > 0 ? Collective::reduce_scatter : Collective::allreduce;
+  const Place place = state.places[static_cast<size_t>(world)][data];
+  const bool alone = state.members[data][static_cast<size_t>(place.group)].size() < 2;
   for (const GradientBucket& bucket : buckets) {
     state.bucket_ready[static_cast<size_t>(world)]->acquire();
-    if (step.data_reduce.algorithm != nullptr)
-      times.data_busy += run_collective(state, world, data_comm, step.data_reduce, reduce, bucket.bytes, -1);
+    if (step.data_reduce.algorithm != nullptr && !alone)
+      times.data_busy += run_collective(state, world, data, step.data_reduce, reduce, bucket.bytes, -1);
   }
   if (step.expert_data_reduce.algorithm != nullptr)
     times.data_busy += run_collective(state, world, expert_data_comm, step.expert_data_reduce, Collective::allreduce,
                                       step.expert_gradient_bytes[static_cast<size_t>(stage)], -1);
-  if (step.data_gather.algorithm != nullptr)
+  if (step.data_gather.algorithm != nullptr && !alone)
     for (const GradientBucket& bucket : buckets)
-      times.data_busy += run_collective(state, world, data_comm, step.data_gather, Collective::allgather, bucket.bytes, -1);
-  state.data_done[static_cast<size_t>(world)]->release();
+      times.data_busy += run_collective(state, world, data, step.data_gather, Collective::allgather, bucket.bytes, -1);
+  stream_ended(state, world, false);
 }
 
+namespace {
+
 // A slow GPU (slow-host: its ranks compute `factor` as fast) or NIC (slow-link: its links'
-// bandwidth times `factor`, their latency changed), from `at`, undone after `duration`.
-void inject(StepState& state, const PlannedFault& fault) {
+// bandwidth times `factor`, their latency changed), from `at`, undone after `duration`; a
+// lost worker (preempt, link-down) in parallel/step_recovery.cpp.
+void inject(const std::shared_ptr<StepState>& shared, const PlannedFault& fault) {
+  StepState& state = *shared;
   // (a fault from 0 strikes before any rank starts: its injector runs first and does not yield)
   if (fault.spec.at.value_or(0) > 0) sg4::this_actor::sleep_until(*fault.spec.at);
+  if (fault.spec.kind == FaultKind::preempt || fault.spec.kind == FaultKind::link_down) return lose_workers(shared, fault);
   const sg4::Engine& engine = *sg4::Engine::get_instance();
   std::vector<std::tuple<sg4::Link*, double, double>> before;
   if (fault.spec.kind == FaultKind::slow_host)
@@ -323,7 +321,68 @@ void inject(StepState& state, const PlannedFault& fault) {
   }
 }
 
+// A rank's stream: a stream that recovery stopped (its replica left, or its data-parallel
+// group was rebuilt) may see its transfer fail as it stops: its work is abandoned. A
+// transfer broken by a lost worker under recovery.policy "none" leaves the rank unfinished
+// (the step stalls, and says where); anything else thrown is a bug.
+template <typename Body>
+void stream_guarded(StepState& state, int world, Body body) {
+  guarded(state.failure, [&] {
+    try {
+      body();
+    } catch (const simgrid::Exception&) {
+      const aid_t me = sg4::this_actor::get_pid();
+      const auto w = static_cast<size_t>(world);
+      auto running = [&](const sg4::ActorPtr& actor) { return actor && actor->get_pid() == me; };
+      if (!running(state.compute_actors[w]) && !running(state.data_actors[w])) return;
+      if (state.plan->scenario.recovery.policy == RecoveryPolicy::rebuild) throw;
+      state.broken.push_back(fmt::format("rank {} at {}", world, format_time(sg4::Engine::get_clock())));
+    }
+  });
+}
+
+void start_compute_stream(const std::shared_ptr<StepState>& shared, int world) {
+  sg4::Host* host = sg4::Engine::get_instance()->host_by_name(shared->plan->rank_hosts[static_cast<size_t>(world)]);
+  shared->compute_actors[static_cast<size_t>(world)] = sg4::Actor::create(
+      fmt::format("rank-{}", world), host,
+      [shared, world] { stream_guarded(*shared, world, [&] { StageRunner(*shared, world).run(); }); });
+}
+
+// Why a step did not end: the ranks left unfinished, and the transfers that broke.
+std::string stall_of(const StepState& state, const StepResult& result) {
+  if (!state.stopped.empty()) return "recovery " + state.stopped;
+  std::vector<int> unfinished;
+  for (size_t r = 0; r < result.ranks.size(); ++r)
+    if (!result.ranks[r].dropped && result.ranks[r].end <= 0) unfinished.push_back(static_cast<int>(r));
+  if (unfinished.empty()) {
+    if (state.verifier.pending() == 0) return "";
+    return fmt::format("{} collectives never completed", state.verifier.pending());
+  }
+  std::string text = unfinished.size() == 1 ? fmt::format("rank {} never finished its step", unfinished.front())
+                                            : fmt::format("{} ranks never finished their step (rank {} first)",
+                                                          unfinished.size(), unfinished.front());
+  for (const PlannedFault& fault : state.plan->faults)
+    if (fault.spec.kind == FaultKind::preempt || fault.spec.kind == FaultKind::link_down)
+      text += fmt::format("; {} lost {} at {}", fault.spec.kind == FaultKind::preempt ? "preempt" : "link-down",
+                          fault.target, format_time(fault.spec.at.value_or(0)));
+  if (!state.broken.empty())
+    text += fmt::format("; transfers broke: {}{}",
+                        fmt::join(state.broken.begin(), state.broken.begin() + std::min<size_t>(state.broken.size(), 4), ", "),
+                        state.broken.size() > 4 ? ", ..." : "");
+  if (state.plan->scenario.recovery.policy != RecoveryPolicy::rebuild && !state.plan->faults.empty())
+    text += "; with recovery.policy \"none\" the step waits for ever: \"rebuild\" would drop the lost worker's replica "
+            "and go on";
+  return text;
+}
+
 }  // namespace
+
+void start_data_stream(const std::shared_ptr<StepState>& shared, int world, Communicator data) {
+  sg4::Host* host = sg4::Engine::get_instance()->host_by_name(shared->plan->rank_hosts[static_cast<size_t>(world)]);
+  shared->data_actors[static_cast<size_t>(world)] = sg4::Actor::create(
+      fmt::format("rank-{}-data", world), host,
+      [shared, world, data] { stream_guarded(*shared, world, [&] { run_data_stream(*shared, world, data); }); });
+}
 
 StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared_ptr<const StepPlan> step) {
   auto shared = std::make_shared<StepState>();
@@ -334,16 +393,11 @@ StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared
   const sg4::Engine& engine = *sg4::Engine::get_instance();
   for (const PlannedFault& fault : plan->faults)
     sg4::Actor::create(fmt::format("fault-{}", fault.index), engine.host_by_name(plan->control_host), [shared, fault] {
-      guarded(shared->failure, [&] { inject(*shared, fault); });
+      guarded(shared->failure, [&] { inject(shared, fault); });
     })->daemonize();
   for (int world = 0; world < plan->workers; ++world) {
-    sg4::Host* host = engine.host_by_name(plan->rank_hosts[static_cast<size_t>(world)]);
-    sg4::Actor::create(fmt::format("rank-{}", world), host, [shared, world] {
-      guarded(shared->failure, [&] { StageRunner(*shared, world).run(); });
-    });
-    sg4::Actor::create(fmt::format("rank-{}-data", world), host, [shared, world] {
-      guarded(shared->failure, [&] { run_data_stream(*shared, world); });
-    });
+    start_compute_stream(shared, world);
+    start_data_stream(shared, world, data_comm);
   }
   sg4::Engine::get_instance()->run();
   if (shared->failure) std::rethrow_exception(shared->failure);
@@ -354,15 +408,17 @@ StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared
   result.verification = shared->verifier.merged();
   result.collectives = shared->verifier.verified_collectives();
   result.pipeline_messages = shared->verifier.verified_messages();
-  for (size_t r = 0; r < result.ranks.size(); ++r) {
-    if (result.ranks[r].end <= 0 && result.stall.empty()) result.stall = fmt::format("rank {} never finished its step", r);
-    if (result.ranks[r].end > result.step_time) {
+  for (size_t r = 0; r < result.ranks.size(); ++r)
+    if (!result.ranks[r].dropped && result.ranks[r].end > result.step_time) {
       result.step_time = result.ranks[r].end;
       result.critical_rank = static_cast<int>(r);
     }
-  }
-  if (result.stall.empty() && shared->verifier.pending() > 0)
-    result.stall = fmt::format("{} collectives never completed", shared->verifier.pending());
+  result.stall = stall_of(*shared, result);
+  const auto lost = static_cast<double>(std::count(shared->lost_replica.begin(), shared->lost_replica.end(), 1));
+  result.kept_fraction = 1 - lost / static_cast<double>(shared->lost_replica.size());
+  result.recoveries = std::move(shared->recoveries);
+  for (StepRecovery& recovery : result.recoveries)
+    if (result.stall.empty() && !recovery.stopped) recovery.completed = result.step_time;
   result.messages = std::move(shared->log);
   return result;
 }

@@ -26,7 +26,23 @@ struct RankStepTimes {
   double data_busy = 0;    // the data-parallel stream's collectives
   double compute_end = 0;  // the compute stream's last pass done
   double end = 0;          // and the data-parallel stream too: the rank's step
+  bool dropped = false;    // its replica left the step (a lost worker, recovery.policy "rebuild")
   double data_exposed() const { return end - compute_end; }
+};
+
+// A lost worker's replica leaving the step, and the data-parallel groups rebuilt from the
+// others (docs/parallelism.md#a-lost-worker-recovery-on-the-data-parallel-dimension): the
+// fields of the trace's recovery entries (docs/trace-format.md#recovery).
+struct StepRecovery {
+  int epoch_before = 0, epoch_after = 1;
+  double fault_time = 0, detected = 0, rebuilt = 0, resumed = 0;
+  double completed = -1;                        // the step's end in the rebuilt groups (-1: never)
+  std::vector<int> dropped_ranks;               // the lost replica(s): every rank of their data index
+  std::vector<std::string> dropped_hosts;
+  std::vector<int> group;                       // every rank left, ascending
+  std::vector<std::vector<int>> data_groups;    // the rebuilt data-parallel groups that redo their buckets
+  std::string reason, rule;
+  bool stopped = false;                         // no replica left: the step stops
 };
 
 // One interval of a rank's lanes, for the trace and the pictures: "compute", "tensor",
@@ -45,6 +61,8 @@ struct StepResult {
   MessageLog messages;
   Verification verification;
   uint64_t collectives = 0, pipeline_messages = 0;  // verified
+  std::vector<StepRecovery> recoveries;
+  double kept_fraction = 1;  // replicas whose gradients reached the update, over the data size
   std::string stall;
   double step_time = 0;
   int critical_rank = 0;  // the rank that ended last

@@ -86,7 +86,17 @@ std::vector<std::vector<int>> expert_data_groups(const ParallelismSpec& p) {
   return groups;
 }
 
+// A link-down must cut workers off (their replica then leaves); a link that is no worker's
+// own (a switch's) would break the transfers of whichever replicas cross it.
+void check_lost_links(const RunPlan& plan) {
+  for (const PlannedFault& fault : plan.faults)
+    if (fault.spec.kind == FaultKind::link_down && fault.ranks.empty())
+      throw InputError(fmt::format("faults.{}.link: {} is no worker's own link; in a training step a link-down cuts "
+                                   "workers off (give the host or rank whose NIC fails)", fault.index, fault.target));
+}
+
 StepPlan plan_step(const RunPlan& plan) {
+  check_lost_links(plan);
   const ParallelismSpec& p = plan.scenario.parallelism;
   const StepSpec& spec = p.step;
   const llm::TransformerModel& m = spec.model;

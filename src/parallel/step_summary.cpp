@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "parallel/layout.hpp"
 #include "parallel/pipeline_schedule.hpp"
@@ -19,6 +20,7 @@ StepFigures step_figures(const StepResult& result, const StepSpec& spec, int gpu
   };
   for (size_t i = 0; i < result.ranks.size(); ++i) {
     const RankStepTimes& r = result.ranks[i];
+    if (r.dropped) continue;  // its replica left the step
     note(f.tensor_worst, r.tensor, static_cast<int>(i));
     note(f.pipeline_worst, r.pipeline, static_cast<int>(i));
     note(f.expert_worst, r.expert, static_cast<int>(i));
@@ -30,11 +32,43 @@ StepFigures step_figures(const StepResult& result, const StepSpec& spec, int gpu
   }
   if (f.step_time > 0) {
     f.bubble_fraction = f.critical.pipeline / f.step_time;
-    f.mfu = result.plan->model_flops / (f.step_time * gpus * spec.peak_flops);
-    f.tokens_per_second = result.plan->tokens / f.step_time;
+    // after a lost replica, only the tokens of the replicas left reach the update; the GPUs
+    // are all those the step started with
+    f.mfu = result.kept_fraction * result.plan->model_flops / (f.step_time * gpus * spec.peak_flops);
+    f.tokens_per_second = result.kept_fraction * result.plan->tokens / f.step_time;
   }
   return f;
 }
+
+namespace {
+
+std::string fault_line(const PlannedFault& fault) {
+  const std::string from = format_time(fault.spec.at.value_or(0));
+  const std::string lasting = fault.spec.duration ? " for " + format_time(*fault.spec.duration) : std::string();
+  switch (fault.spec.kind) {
+    case FaultKind::slow_host:
+      return fmt::format("fault: slow GPU of {} x{:g} from {}{}\n", fault.target, fault.spec.factor, from, lasting);
+    case FaultKind::slow_link:
+      return fmt::format("fault: {} slowed x{:g} from {}{}\n", fault.target, fault.spec.factor, from, lasting);
+    case FaultKind::preempt: return fmt::format("fault: {} preempted at {}\n", fault.target, from);
+    case FaultKind::link_down: return fmt::format("fault: {} down at {}{}\n", fault.target, from, lasting);
+  }
+  return "";
+}
+
+std::string recovery_lines(const StepRecovery& r, double kept_fraction, int data) {
+  std::string text = fmt::format("recovery epoch {} -> {}: dropped ranks {}: {}\n", r.epoch_before, r.epoch_after,
+                                 fmt::join(r.dropped_ranks, ", "), r.stopped ? r.reason : r.rule);
+  if (r.stopped) return text;
+  text += fmt::format("          {}\n", r.reason);
+  text += fmt::format("          fault {}, detected {}, rebuilt {}, resumed {}, step completed {}; {:.4g} of {} replicas' "
+                      "tokens reach the update\n",
+                      format_time(r.fault_time), format_time(r.detected), format_time(r.rebuilt), format_time(r.resumed),
+                      r.completed >= 0 ? format_time(r.completed) : std::string("never"), kept_fraction * data, data);
+  return text;
+}
+
+}  // namespace
 
 std::string format_step_summary(const StepResult& result, const StepFigures& f, const RunPlan& plan) {
   const ParallelismSpec& p = plan.scenario.parallelism;
@@ -69,10 +103,8 @@ std::string format_step_summary(const StepResult& result, const StepFigures& f, 
   };
   text += fmt::format("most exposed: {}; {}; {}{}\n", worst("tensor", f.tensor_worst), worst("pipeline", f.pipeline_worst),
                       worst("data", f.data_worst), p.expert > 1 ? "; " + worst("expert", f.expert_worst) : std::string());
-  for (const PlannedFault& fault : plan.faults)
-    text += fmt::format("fault: {} of {} x{:g} from {}{}\n", fault.spec.kind == FaultKind::slow_host ? "slow GPU" : "slow NIC",
-                        fault.target, fault.spec.factor, format_time(fault.spec.at.value_or(0)),
-                        fault.spec.duration ? " for " + format_time(*fault.spec.duration) : std::string());
+  for (const PlannedFault& fault : plan.faults) text += fault_line(fault);
+  for (const StepRecovery& r : result.recoveries) text += recovery_lines(r, result.kept_fraction, p.data);
   const Verification& v = result.verification;
   text += v.verified ? fmt::format("verified: {} collectives ({} rank results) and {} pipeline messages, max error {:.3g}\n",
                                    result.collectives, v.checked_ranks, result.pipeline_messages, v.max_error)

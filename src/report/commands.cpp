@@ -29,6 +29,7 @@
 #include "plan/auto_choice.hpp"
 #include "plan/input_data.hpp"
 #include "plan/model_plan.hpp"
+#include "parallel/parallel_plan.hpp"
 #include "plan/plan_json.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_limits.hpp"
@@ -193,14 +194,32 @@ int run_sizes(const RunRequest& request) {
   return run_size_table(scenarios, {request.jobs, request.csv_path, request.quiet});
 }
 
+// The step of `scenario` without its faults, in a child (one engine per process): what
+// --baseline compares a step with faults against.
+double fault_free_step(const Scenario& scenario, const PlanOptions& options) {
+  Scenario twin = scenario;
+  twin.faults.clear();
+  twin.recovery = RecoverySpec{};
+  const ChildOutcome child = run_in_child([&] {
+    const ParallelOutcome outcome = run_parallel(twin, options);
+    if (!outcome.stall.empty()) throw std::runtime_error("the fault-free step stalled: " + outcome.stall);
+    return fmt::format("{:.17g}", outcome.step_time);
+  });
+  if (child.exit_code != 0) throw std::runtime_error("--baseline: " + child.output);
+  return std::stod(child.output);
+}
+
 // A scenario with parallelism: its collectives at once on their groups (docs/parallelism.md).
 int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
   if (!request.svg_path.empty())
     throw InputError("--svg: not with parallelism yet (--html shows its figures and lanes, --perfetto draws its lanes, "
                      "--trace writes them); leave it out");
-  if (request.baseline) throw InputError("--baseline: not with parallelism yet (a parallel run has no faults to compare against)");
+  if (request.baseline && (!scenario.parallelism.step.given || scenario.faults.empty()))
+    throw InputError("--baseline: a parallel run compares a training step with faults against the same step without them; "
+                     "give parallelism.step and faults, or leave it out");
   PlanOptions options;
   options.cfg = request.cfg;
+  const std::optional<double> twin = request.baseline ? std::optional(fault_free_step(scenario, options)) : std::nullopt;
   const ParallelOutcome outcome = run_parallel(scenario, options);
   OutputBatch batch;
   if (!request.trace_path.empty() || !request.html_path.empty()) {
@@ -215,6 +234,9 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
                           "--perfetto");
   batch.commit();
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
+  if (!request.quiet && twin && outcome.stall.empty())
+    std::cout << fmt::format("time lost        {} against the fault-free step ({}, --baseline)\n",
+                             format_time(outcome.step_time - *twin), format_time(*twin));
   if (!outcome.stall.empty()) {
     std::cerr << "collsim: stalled: " << outcome.stall << "\n";
     return 1;
@@ -354,7 +376,8 @@ int command_validate(const RunRequest& request, bool print_plan) {
   SimGridGuard guard;
   const RunPlan plan = plan_run(scenario, options, guard);
   if (print_plan) {
-    std::cout << plan_json(plan).dump(2) << "\n";
+    // a parallel run plans its own collectives or step, not the plain run's one collective
+    std::cout << (scenario.parallelism.given ? parallel_plan_json(plan) : plan_json(plan)).dump(2) << "\n";
     return 0;
   }
   std::string extras;

@@ -8,6 +8,7 @@
 #include "llm/layouts.hpp"
 #include "llm/step_estimate.hpp"
 #include "report/layout_simulate.hpp"
+#include "scenario/parallelism_step.hpp"
 #include "platform/generator_spec.hpp"
 #include "util/atomic_file.hpp"
 #include "util/csv.hpp"
@@ -116,6 +117,8 @@ int command_layout_search(const LayoutSearchRequest& request) {
                                  "priced by the estimate only: leave one out",
                                  request.zero_stage));
   if (request.simulate == 0 && request.jobs > 0) throw InputError("--jobs: runs the layouts of --simulate at once; give --simulate too");
+  if (request.simulate == 0 && request.max_messages != LayoutSearchRequest{}.max_messages)
+    throw InputError("--max-messages: limits the layouts of --simulate; give --simulate too");
   const TransformerModel model = requested_model(request);
   const RailSpec rail = requested_cluster(request.topology);
   const Cluster cluster = cluster_of(rail, request.efficiency);
@@ -160,7 +163,8 @@ int command_layout_search(const LayoutSearchRequest& request) {
   if (request.simulate == 0) return 0;
   std::vector<EstimatedLayout> first;
   for (size_t i = 0; i < static_cast<size_t>(fitting) && first.size() < static_cast<size_t>(request.simulate); ++i)
-    first.push_back({ranked[i].candidate.layout, ranked[i].estimate.step_time});
+    first.push_back({ranked[i].candidate.layout, ranked[i].estimate.step_time,
+                     step_messages(model, ranked[i].candidate.layout, StepSpec{}.bucket_parameters)});
   return print_simulated_layouts(request, first, rail.gpu);
 }
 

@@ -18,6 +18,9 @@ struct LayoutSearchRequest {
   std::string out;             // CSV of every layout enumerated ("" for none)
   int simulate = 0;            // the first N layouts by the estimate also run through the simulated step
   int jobs = 0;                // with simulate: simulations at once (0: one per core)
+  // with simulate: a layout whose step would send more messages than this (counted before
+  // simulating, llm::step_messages) is not simulated; the default runs in minutes here
+  long long max_messages = 10000000;
 };
 
 // Prints the ranking; 0, or 1 when no layout fits. Bad input throws InputError.

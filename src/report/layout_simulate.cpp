@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <thread>
 
 #include "llm/layouts.hpp"
 #include "parallel/executor.hpp"
 #include "scenario/scenario.hpp"
 #include "util/child_process.hpp"
+#include "util/errors.hpp"
 #include "util/units.hpp"
 
 namespace collsim {
@@ -63,6 +65,22 @@ void print_table(const std::vector<Simulated>& rows) {
   }
 }
 
+// A layout whose step sends more messages than the limit: one line, the limit and how to raise it.
+std::string over_the_limit(const EstimatedLayout& layout, long long limit) {
+  return fmt::format("{}'s step would send about {:.3g} messages (counted as rings before simulating), above the limit of "
+                     "{}; raise it with --max-messages N, or make the step smaller with --global-batch",
+                     llm::layout_name(layout.layout), layout.messages, limit);
+}
+
+// What the simulations will cost, before they start: the work is the messages.
+void print_cost(const std::vector<EstimatedLayout>& layouts, long long limit) {
+  std::vector<std::string> each;
+  for (const EstimatedLayout& layout : layouts)
+    each.push_back(fmt::format("{} {:.3g}{}", llm::layout_name(layout.layout), layout.messages,
+                               layout.messages > static_cast<double>(limit) ? " (over)" : ""));
+  fmt::print("cost before simulating, in messages counted as rings (--max-messages {}): {}\n", limit, fmt::join(each, ", "));
+}
+
 }  // namespace
 
 nlohmann::json layout_scenario(const LayoutSearchRequest& request, const llm::Layout& layout, const std::string& gpu) {
@@ -84,14 +102,21 @@ int print_simulated_layouts(const LayoutSearchRequest& request, const std::vecto
                             const std::string& gpu) {
   std::vector<Simulated> rows(layouts.size());
   std::vector<nlohmann::json> documents;
+  std::vector<size_t> within;  // the layouts under the limit, simulated
   for (size_t i = 0; i < layouts.size(); ++i) {
     rows[i].layout = layouts[i];
     documents.push_back(layout_scenario(request, layouts[i].layout, gpu));
+    if (layouts[i].messages <= static_cast<double>(request.max_messages)) within.push_back(i);
+    else rows[i].error = over_the_limit(layouts[i], request.max_messages);
   }
+  print_cost(layouts, request.max_messages);
+  if (within.empty())
+    throw InputError(fmt::format("--max-messages: {}", over_the_limit(layouts.front(), request.max_messages)));
   const int jobs = request.jobs > 0 ? request.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   run_children(
-      layouts.size(), jobs, [&](size_t i) { return simulate_one(documents[i]); },
-      [&](size_t i, const ChildOutcome& outcome, double seconds) {
+      within.size(), jobs, [&](size_t k) { return simulate_one(documents[within[k]]); },
+      [&](size_t k, const ChildOutcome& outcome, double seconds) {
+        const size_t i = within[k];
         rows[i].wall = seconds;
         rows[i].ran = outcome.exit_code == 0;
         if (rows[i].ran) rows[i].step = nlohmann::json::parse(outcome.output);

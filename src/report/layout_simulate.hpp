@@ -15,14 +15,16 @@ namespace collsim {
 struct EstimatedLayout {
   llm::Layout layout;
   double estimated_step = 0;
+  double messages = 0;  // what simulating its step costs (llm::step_messages)
 };
 
 // The scenario that runs `layout` as the search priced it: the request's model, its
 // overrides, efficiency, sequence parallelism and ZeRO stage, the cluster's GPU.
 nlohmann::json layout_scenario(const LayoutSearchRequest& request, const llm::Layout& layout, const std::string& gpu);
 
-// Simulates `layouts` (`request.jobs` at a time) and prints their table; 0, or 1 when none
-// could be simulated.
+// Prints what simulating `layouts` costs, simulates those under `request.max_messages`
+// (`request.jobs` at a time) and prints their table; 0, or 1 when none could be simulated.
+// Throws InputError when every one is over the limit.
 int print_simulated_layouts(const LayoutSearchRequest& request, const std::vector<EstimatedLayout>& layouts,
                             const std::string& gpu);
 

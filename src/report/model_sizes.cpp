@@ -32,6 +32,7 @@ namespace {
 struct Priced {
   std::string variant;
   double time = std::numeric_limits<double>::infinity();
+  int ranks = 0;  // the ranks priced (with a platform and no --workers: every host)
 };
 
 // The fastest of auto's candidates that the model prices (impractical ones aside).
@@ -58,9 +59,11 @@ Priced price_on_star(const ModelRequest& request, Collective collective) {
     const std::string name = request.algorithm.empty() ? default_algorithm(collective) : request.algorithm;
     const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
     check_flags_read(request, collective, algorithm);
-    return {algorithm.name, estimate_within_model_limits(algorithm, in).time};
+    return {algorithm.name, estimate_within_model_limits(algorithm, in).time, in.p};
   }
-  return fastest_candidate(rank_by_model(collective, in, true));
+  Priced best = fastest_candidate(rank_by_model(collective, in, true));
+  best.ranks = in.p;
+  return best;
 }
 
 // On the platform's own routes, as `collsim model --topology` prices one size.
@@ -73,9 +76,13 @@ Priced price_on_platform(const ModelRequest& request) {
   PlanOptions options;
   options.model_only = true;
   const RunPlan plan = plan_levels(scenario, options, guard);
-  if (!all) return {variant_that_ran(plan.choice), estimate_within_model_limits(*plan.choice.algorithm, plan.model).time};
-  const Priced own = fastest_candidate(plan.choice.candidates);
-  return nccl.time < own.time ? nccl : own;
+  if (!all)
+    return {variant_that_ran(plan.choice), estimate_within_model_limits(*plan.choice.algorithm, plan.model).time,
+            plan.workers};
+  Priced best = fastest_candidate(plan.choice.candidates);
+  if (nccl.time < best.time) best = nccl;
+  best.ranks = plan.workers;
+  return best;
 }
 
 // A child's row: {"variant", "time"} (seconds).
@@ -83,7 +90,7 @@ std::string price_one_size(const ModelRequest& request, Collective collective) {
   const Priced priced = request.topology.empty() ? price_on_star(request, collective) : price_on_platform(request);
   if (!(priced.time < std::numeric_limits<double>::infinity()))
     throw InputError(fmt::format("--algorithm: no algorithm the model prices runs here at {}", request.size));
-  return nlohmann::json{{"variant", priced.variant}, {"time", priced.time}}.dump();
+  return nlohmann::json{{"variant", priced.variant}, {"time", priced.time}, {"ranks", priced.ranks}}.dump();
 }
 
 }  // namespace
@@ -115,10 +122,13 @@ int command_model_sizes(const ModelRequest& request) {
   const std::string place = request.topology.empty()
                                 ? fmt::format("the star of {} and {}", request.bandwidth, request.latency)
                                 : request.topology;
+  int ranks = request.workers;
+  for (const ChildOutcome& outcome : outcomes)
+    if (outcome.exit_code == 0) ranks = nlohmann::json::parse(outcome.output)["ranks"].get<int>();
   std::string table = fmt::format("# collsim model: {} / {}, {} ranks on {}, by the model (nothing simulated)\n",
                                   collective_name(collective), request.algorithm.empty() ? default_algorithm(collective)
                                                                                          : request.algorithm,
-                                  request.workers, place);
+                                  ranks, place);
   table += fmt::format("#{:>12} {:>12} {:>9} {:>11} {:>8} {:>8}  {}\n", "size", "count", "type", "time", "algbw",
                        "busbw", "variant");
   table += fmt::format("#{:>12} {:>12} {:>9} {:>11} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
@@ -135,7 +145,7 @@ int command_model_sizes(const ModelRequest& request) {
     const auto row = nlohmann::json::parse(outcome.output);
     const double time = row["time"].get<double>(), algbw = time > 0 ? bytes / time / 1e9 : 0;
     table += fmt::format("{} {:>11.2f} {:>8.2f} {:>8.2f}  {}\n", head, time * 1e6, algbw,
-                         algbw * busbw_factor(collective, request.workers), row["variant"].get<std::string>());
+                         algbw * busbw_factor(collective, ranks), row["variant"].get<std::string>());
   }
   std::cout << table;
   return all_good ? 0 : 1;

@@ -9,6 +9,7 @@
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
 #include "scenario/json_fields.hpp"
+#include "scenario/step_faults.hpp"
 #include "scenario/training_spec.hpp"
 #include "util/errors.hpp"
 #include "util/input_file.hpp"
@@ -415,21 +416,14 @@ void fit_parallelism(const json& document, Scenario& scenario) {
                                  "(and the flags that set it: --collective, --algorithm, --size, ...)",
                                  document.contains("collective") ? "collective" : "nccl",
                                  document.contains("collective") ? "collective" : "nccl"));
-  for (const char* key : {"training", "recovery"})
-    if (document.contains(key))
-      throw InputError(fmt::format("{}: not with parallelism yet (a parallel run is one step, whose groups are not "
-                                   "rebuilt); leave out {} or parallelism", key, key));
-  if (!scenario.faults.empty() && !scenario.parallelism.step.given)
-    throw InputError("faults: with parallelism, faults strike a training step (parallelism.step); leave them out of "
-                     "parallelism.collectives");
-  for (size_t i = 0; i < scenario.faults.size(); ++i) {
-    const FaultSpec& fault = scenario.faults[i];
-    if (fault.kind != FaultKind::slow_host && fault.kind != FaultKind::slow_link)
-      throw InputError(fmt::format("faults.{}.kind: with parallelism.step only slow-host and slow-link (a slow GPU or "
-                                   "NIC); a lost worker would stop the step, which recovery does not rebuild yet", i));
-    if (fault.at_round)
-      throw InputError(fmt::format("faults.{}.at_round: a step has no rounds; give at (\"0s\": from the start)", i));
-  }
+  if (document.contains("training"))
+    throw InputError("training: not with parallelism yet (a parallel run is one step of its own: parallelism.step); leave "
+                     "out training or parallelism");
+  if (!scenario.parallelism.step.given && (document.contains("recovery") || !scenario.faults.empty()))
+    throw InputError(fmt::format("{}: with parallelism, faults and recovery are a training step's "
+                                 "(parallelism.step); leave them out of parallelism.collectives",
+                                 document.contains("recovery") ? "recovery" : "faults"));
+  for (size_t i = 0; i < scenario.faults.size(); ++i) check_step_fault(scenario, i);
 }
 
 // What one section alone cannot check: the root and servers against the workers, the

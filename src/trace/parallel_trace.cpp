@@ -82,6 +82,28 @@ json step_section(const ParallelOutcome& outcome) {
           {"figures", step_figures_json(outcome.figures)}};
 }
 
+// A lost worker's replica leaving and the data-parallel groups rebuilt: the fields of the
+// other runs' recovery entries (docs/trace-format.md#recovery), and the groups that redid.
+json recovery_json(const std::vector<StepRecovery>& recoveries) {
+  json list = json::array();
+  for (const StepRecovery& r : recoveries) {
+    json entry{{"epoch_before", r.epoch_before}, {"epoch_after", r.epoch_after}, {"round", 0},
+               {"fault_time", r.fault_time}, {"detected", r.detected}, {"rebuilt", r.rebuilt},
+               {"dropped_ranks", r.dropped_ranks}, {"dropped_hosts", r.dropped_hosts},
+               {"joined_ranks", json::array()}, {"group", r.group}, {"reason", r.reason}, {"rule", r.rule},
+               {"evidence", json::array()}};
+    if (r.stopped) {
+      entry["stopped"] = true;
+    } else {
+      entry["resumed"] = r.resumed;
+      entry["data_groups"] = r.data_groups;
+    }
+    if (r.completed >= 0) entry["round_completed"] = r.completed;
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
 json intervals_json(const std::vector<StepInterval>& intervals) {
   json list = json::array();
   for (const StepInterval& i : intervals) {
@@ -151,6 +173,7 @@ json build_parallel_trace(const ParallelOutcome& outcome) {
   if (!outcome.stall.empty()) parallel["stalled"] = outcome.stall;
   parallel["intervals"] = intervals_json(parallel_intervals(outcome));
   if (outcome.step) parallel["step"] = step_section(outcome);
+  if (outcome.step && !outcome.step->recoveries.empty()) parallel["recovery"] = recovery_json(outcome.step->recoveries);
   return {{"format", trace_format},
           {"collsim_version", COLLSIM_VERSION},
           {"scenario", scenario_to_json(plan.scenario, plan.workers, plan.platform.source)},

@@ -145,7 +145,10 @@ std::string chunk_label(const std::vector<int>& chunks, int total) {
   if (chunks.size() == 1) return fmt::format("c{}", chunks.front());
   if (contiguous) return fmt::format("c{}–{}", chunks.front(), chunks.back());
   std::string label = "c";
-  for (size_t i = 0; i < chunks.size(); ++i) label += (i ? "," : "") + std::to_string(chunks[i]);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) label += ',';  // (appending in two steps: GCC 12's -Wrestrict misfires on "," + string&&)
+    label += std::to_string(chunks[i]);
+  }
   return label;
 }
 

@@ -10,7 +10,8 @@ both traces list.
 The scenarios: every algorithm of `collsim list algorithms` (so a new one is covered
 without a new test), channels, gradient buckets without sharding and with ZeRO-2 and
 ZeRO-3, several streams, compute noise, parameter servers of their own (shared with
-local aggregation, dedicated), and faults under `rebuild`. `Sample` pairs each scenario with one knob (a carry
+local aggregation, dedicated, asynchronous, bounded staleness), parallel runs (communicators
+at once, a transformer's step) and faults under `rebuild`. `Sample` pairs each scenario with one knob (a carry
 knob every other scenario; about 8 s); `Matrix` (CTest `invariance_matrix`, label heavy) runs every knob on every
 scenario:
 
@@ -18,6 +19,7 @@ scenario:
     INVARIANCE_MATRIX=full python3 -m unittest -v test_invariance.Matrix
 """
 import itertools
+import json
 import os
 import subprocess
 import unittest
@@ -103,6 +105,21 @@ def scenarios():
         "--set", 'collective.parameter_server={"placement": "shared", "per_node": 1, "local_aggregation": true}']
     out["parameter-server dedicated"] = [*servers, "--topology", "nodes:4:5",
                                          "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25}']
+    out["parameter-server asynchronous"] = [
+        *servers, "--topology", "nodes:4:5", "--rounds", "3", "--set", "training.compute=1ms",
+        "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25, "mode": "asynchronous"}']
+    out["parameter-server bounded staleness 1"] = [
+        *servers, "--topology", "nodes:4:5", "--rounds", "3", "--set", "training.compute=1ms",
+        "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25, "mode": "bounded", '
+                 '"staleness": 1}']
+    # Parallel runs (their trace has a `parallel` object instead of one collective's sections):
+    # communicators at once sharing the network, and a transformer's training step.
+    out["parallel communicators"] = ["--topology", "rail:2:4", "--set", "parallelism=" + json.dumps(
+        {"tensor": 4, "data": 2, "collectives": [{"group": "tensor", "size": "6MiB", "algorithm": "ring"},
+                                                 {"group": "data", "kind": "allgather", "size": "2MiB"}]})]
+    out["parallel step tensor 2 pipeline 2 data 2"] = ["--topology", "nodes:2:4", "--set", "parallelism=" + json.dumps(
+        {"tensor": 2, "pipeline": 2, "data": 2,
+         "step": {"model": "tiny", "layers": 4, "global_batch": 8, "efficiency": 0.5}})]
     out["ring slow link rebuild"] = ["--algorithm", "ring", *PLATFORM, "--rounds", "2", *SLOW_LINK]
     out["hierarchical preempt rebuild"] = ["--algorithm", "hierarchical", *PLATFORM, *PREEMPT]
     out["binary-tree preempt rebuild"] = ["--algorithm", "binary-tree", *PLATFORM, *PREEMPT]
@@ -111,6 +128,8 @@ def scenarios():
 
 # Figures about the carried data itself, which a carry knob may change.
 VERIFICATION = {"max_error", "bitwise_identical", "wrong_elements"}
+# A parallel run's: the carried data's error, wherever a group or the run reports it.
+PARALLEL_VERIFICATION = {"max_error"}
 
 
 STEP = ("round", "epoch", "bucket", "phase", "step")
@@ -129,8 +148,21 @@ def per_step(messages):
     return steps
 
 
+def parallel_figures(parallel):
+    """A parallel run's `parallel` object without the verification's own figures."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in PARALLEL_VERIFICATION}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+    return strip(parallel)
+
+
 def figures(trace):
     """Everything of a trace that no memory or speed knob may change."""
+    if "parallel" in trace:
+        return {"parallel": parallel_figures(trace["parallel"]), "links": trace["platform"]["links"], "messages": []}
     summary = {k: v for k, v in trace["summary"].items() if k not in VERIFICATION}
     if trace["messages_detail"] == "full":
         steps = per_step(trace["messages"])
@@ -160,6 +192,21 @@ def first_difference(want, got, where=""):
     return f"{where}: {want!r} by default, {got!r} with the knob"
 
 
+def with_knob(arguments, knob):
+    """A scenario's arguments with a knob, or None where the knob does not exist. A parallel
+    run takes no `collective` keys: its plain collectives carry `carried_elements` each, and a
+    training step chooses its own carry (the fewest elements that leave no chunk empty)."""
+    block = next((a for a in arguments if a.startswith("parallelism=")), None)
+    if block is None or not knob.startswith("carried"):
+        return [*arguments, *KNOBS[knob]]
+    parallelism = json.loads(block[len("parallelism="):])
+    if "collectives" not in parallelism:
+        return None
+    for collective in parallelism["collectives"]:
+        collective["carried_elements"] = int(knob.split()[1])
+    return [a if a != block else "parallelism=" + json.dumps(parallelism) for a in arguments]
+
+
 class Invariance(unittest.TestCase):
     defaults = {}
 
@@ -170,9 +217,13 @@ class Invariance(unittest.TestCase):
 
     def check(self, name, arguments, knob):
         with self.subTest(scenario=name, knob=knob):
+            knobbed = with_knob(arguments, knob)
+            if knobbed is None:
+                self.skipTest(f"{name} has no {knob}")
             want = self.default_of(name, arguments)
-            trace = traced_run(*arguments, *KNOBS[knob])
-            self.assertTrue(trace["summary"]["verified"], trace["summary"])
+            trace = traced_run(*knobbed)
+            verification = trace["parallel"] if "parallel" in trace else trace["summary"]
+            self.assertTrue(verification["verified"], verification.get("failure", verification))
             got = figures(trace)
             # --messages keeps fewer messages (the first ones): those both keep must agree
             shared = min(len(want["messages"]), len(got["messages"]))
@@ -190,7 +241,10 @@ class Sample(Invariance):
         carries = itertools.cycle(k for k in KNOBS if k.startswith("carried"))
         others = itertools.cycle(k for k in KNOBS if not k.startswith("carried"))
         for i, (name, arguments) in enumerate(scenarios().items()):
-            self.check(name, arguments, next(carries) if i % 2 == 0 else next(others))
+            knob = next(carries) if i % 2 == 0 else None
+            if knob is None or with_knob(arguments, knob) is None:
+                knob = next(others)
+            self.check(name, arguments, knob)
 
 
 @unittest.skipUnless(os.environ.get("INVARIANCE_MATRIX") == "full", "the full matrix: INVARIANCE_MATRIX=full")

@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -119,6 +120,10 @@ class BadInput(unittest.TestCase):
                      says="--simulate: the simulated step runs ZeRO 0 or 1")
         self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--jobs", "2", says="--jobs: runs the layouts of --simulate")
         self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--simulate", "0", says="--simulate")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--max-messages", "5",
+                     says="--max-messages: limits the layouts of --simulate")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--simulate", "1", "--max-messages", "0",
+                     says="--max-messages")
 
     def test_no_layout_that_fits_is_a_failure(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -131,7 +136,7 @@ class BadInput(unittest.TestCase):
     def test_help_names_every_flag(self):
         run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
         for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
-                     "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs"]:
+                     "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs", "--max-messages"]:
             self.assertIn(flag, run.stdout)
 
 
@@ -183,6 +188,39 @@ class Simulate(unittest.TestCase):
         simulated = [times[1] for times in rows.values()]
         self.assertEqual(simulated, sorted(simulated))  # ranked by the simulated step
 
+    def test_a_step_too_large_to_simulate_is_refused_before_simulating(self):
+        # llama3-70b on 128 H100s, the preset's 2048 sequences: the first layout by the
+        # estimate, TP8 PP8 DP2 (selective recomputation: no collective repeated), has 1024
+        # micro-batches per replica through 10 blocks per stage, each with 4 tensor allreduces,
+        # rings of 2 x 7 messages per rank: 1024 x 10 x 56 per rank on 128 GPUs = 73,400,320;
+        # the pipeline's 2 (8 - 1) x 1024 per tensor x data chain of 16 = 229,376; each block
+        # (856 M parameters / 8 > 40 M) a bucket, allreduced on 2: 10 x 2 x 128 = 2,560.
+        # 73,632,256 messages, above the default limit of 10 M: refused in one line, at once
+        started = time.monotonic()
+        run = layouts("--model", "llama3-70b", "--topology", "dgx-h100:16", "--simulate", "1")
+        self.assertLess(time.monotonic() - started, 60)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertEqual(run.stderr.count("\n"), 1, run.stderr)
+        self.assertIn("collsim: error: --max-messages: TP8 PP8 DP2's step would send about 7.36e+07 messages", run.stderr)
+        self.assertIn("raise it with --max-messages N", run.stderr)
+        self.assertIn("cost before simulating, in messages counted as rings (--max-messages 10000000): "
+                      "TP8 PP8 DP2 7.36e+07 (over)", run.stdout)
+        self.assertNotIn("simulated (parallelism.step", run.stdout)
+
+    def test_a_layout_over_the_limit_is_listed_and_the_others_simulated(self):
+        # tiny on one DGX H100 (8 GPUs), 8 sequences: the limit between the layouts' counts
+        # simulates those under it and lists the others as not simulated, with their count
+        run = layouts("--model", "tiny", "--topology", "dgx-h100:1", "--efficiency", "0.5", "--simulate", "3",
+                      "--jobs", "1", "--max-messages", "100")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        cost = re.search(r"(?m)^cost before simulating.*: (.*)$", run.stdout)[1]
+        counts = {m[1]: (float(m[2]), bool(m[3])) for m in re.finditer(r"(TP\d+ PP\d+ DP\d+) ([0-9.e+]+)( \(over\))?", cost)}
+        self.assertEqual(len(counts), 3, cost)
+        self.assertEqual(sorted(over for _, over in counts.values()), [False, False, True], cost)
+        for layout, (count, over) in counts.items():
+            self.assertEqual(over, count > 100, layout)
+            listed = re.search(rf"(?m)^\s+\S+\s+{layout}\s.*$", run.stdout.split("simulated (parallelism.step", 1)[1])[0]
+            self.assertEqual("not simulated" in listed, over, listed)
 
 if __name__ == "__main__":
     unittest.main()

@@ -5,10 +5,13 @@ figures, and --perfetto draws one lane per communicator per rank.
     cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -m unittest -v test_parallelism
 """
 import json
+import re
 import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+
+import jsonschema
 
 from cli_common import COLLSIM
 
@@ -47,17 +50,91 @@ class Parallelism(unittest.TestCase):
         self.refused({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}},
                      "parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet")
         self.refused({**base, "collective": {"kind": "allreduce"}}, "collective: with parallelism each collective")
-        self.refused({**base, "recovery": {"policy": "rebuild"}}, "recovery: not with parallelism yet")
+        self.refused({**base, "recovery": {"policy": "rebuild"}},
+                     "recovery: with parallelism, faults and recovery are a training step's")
         self.refused({"parallelism": {"tensor": 3, "step": {"model": "tiny", "efficiency": 0.5}}},
                      "parallelism.tensor: 3 does not divide the model's 8 heads")
         self.refused({"parallelism": {"tensor": 4, "step": {"model": "tiny", "kv_heads": 2, "efficiency": 0.5}}},
                      "parallelism.tensor: 4 does not divide the model's 2 key/value heads")
         self.refused({"parallelism": {"data": 2, "step": {"model": "tinny", "efficiency": 0.5}}},
                      "parallelism.step.model: unknown")
-        self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}]},
-                     "faults.0.kind: with parallelism.step only slow-host and slow-link")
+        self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s", "return_after": "1s"}],
+                      "recovery": {"policy": "rebuild"}}, "faults.0.return_after: a returning worker rejoins at a round")
+        zero = {**STEP, "parallelism": {**STEP["parallelism"], "step": {**STEP["parallelism"]["step"], "zero": 1}}}
+        self.refused({**zero, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}], "recovery": {"policy": "rebuild"}},
+                     "faults.0.kind: with parallelism.step.zero 1 the optimizer states are sharded")
         self.refused(STEP, "--svg: not with parallelism yet", "--svg", "t.svg")
+        self.refused(STEP, "--baseline: a parallel run compares a training step with faults", "--baseline")
         self.refused(base, "--svg: not with parallelism yet", "--svg", "t.svg", "--trace", "t.json", "--html", "t.html")
+
+    def validate_plan(self, scenario):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            run = subprocess.run([COLLSIM, "validate", "--plan", str(path)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return json.loads(run.stdout)
+
+    def test_validate_plan_prints_the_parallel_runs_own_plan(self):
+        # a step: no plain collective's payload, algorithm or model; the step's own figures:
+        # tiny's 4 blocks on 2 stages, 8 sequences over 2 replicas = 4 micro-batches each, a
+        # block's forward (24 s h^2 + 4 s^2 h, h = s = 256) over 2 tensor GPUs at half the H100's peak
+        plan = self.validate_plan(STEP)
+        for unused in ["payload", "algorithm", "model", "training"]:
+            self.assertNotIn(unused, plan)
+        step = plan["parallel"]["step"]
+        self.assertEqual(plan["parallel"]["layout"], {"tensor": 2, "pipeline": 2, "data": 2, "expert": 1, "workers": 8})
+        self.assertEqual(step["micro_batches"], 4)
+        self.assertEqual(step["stage_blocks"], [2, 2])
+        h = s = 256
+        self.assertAlmostEqual(step["forward_seconds"], (24 * s * h * h + 4 * s * s * h) / 2 / (0.5 * 989.5e12),
+                               delta=1e-12 * step["forward_seconds"])
+        self.assertEqual(step["pipeline_bytes"], 2 * s * h)
+        self.assertIsNotNone(step["algorithms"]["tensor_allreduce"])
+        self.assertIsNone(step["algorithms"]["expert_alltoall"])
+        # plain collectives: each communicator's groups and algorithm
+        plan = self.validate_plan({"topology": "star:4", "parallelism": {"tensor": 2, "data": 2, "collectives": [
+            {"group": "data", "algorithm": "ring", "size": "1MiB"}]}})
+        self.assertNotIn("payload", plan)
+        [communicator] = plan["parallel"]["communicators"]
+        self.assertEqual(communicator["groups"], [[0, 2], [1, 3]])
+        self.assertEqual(communicator["algorithm"], "ring")
+        self.assertEqual(communicator["size"], 1048576)
+
+    def test_a_lost_worker_under_rebuild_is_in_the_summary_and_the_trace(self):
+        scenario = {**STEP, "faults": [{"kind": "preempt", "rank": 5, "at": "10us"}], "recovery": {"policy": "rebuild"}}
+        run, folder = self.run_scenario_keeping(scenario, "--trace", "t.json", "--baseline")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        # --baseline: the same step without the fault, run apart
+        healthy, _ = self.run_scenario(STEP)
+        healthy_step = re.search(r"(?m)^step time\s+(\S+ \S+):", healthy.stdout)[1]
+        self.assertIn(f"against the fault-free step ({healthy_step}, --baseline)", run.stdout)
+        # world = t + 2 (d + 2 s): rank 5 is tensor 1, data 0, stage 1; replica d = 0 is 0, 1, 4, 5
+        self.assertIn("recovery epoch 0 -> 1: dropped ranks 0, 1, 4, 5: dead or cut off from the coordinator", run.stdout)
+        trace = json.loads((Path(folder.name) / "t.json").read_text())
+        schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "trace.schema.json").read_text())
+        jsonschema.validate(trace, schema, cls=jsonschema.Draft202012Validator)
+        [entry] = trace["parallel"]["recovery"]
+        self.assertEqual(entry["dropped_ranks"], [0, 1, 4, 5])
+        self.assertEqual(entry["group"], [2, 3, 6, 7])
+        self.assertEqual(entry["data_groups"], [[2], [3], [6], [7]])
+        self.assertAlmostEqual(entry["fault_time"], 10e-6, delta=1e-15)
+        self.assertEqual(entry["round_completed"], trace["parallel"]["step_time"])
+        self.assertTrue(trace["parallel"]["verified"])
+        folder.cleanup()
+        # without recovery the step stalls: exit 1, the stall names the fault
+        run, folder = self.run_scenario_keeping({**scenario, "recovery": {"policy": "none"}})
+        folder.cleanup()
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("preempt lost host host-5 (rank 5) at 10 us", run.stdout + run.stderr)
+
+    def run_scenario_keeping(self, scenario, *flags):
+        folder = tempfile.TemporaryDirectory()
+        path = Path(folder.name) / "s.json"
+        path.write_text(json.dumps(scenario))
+        run = subprocess.run([COLLSIM, "run", str(path), *flags], capture_output=True, text=True, timeout=300,
+                             cwd=folder.name)
+        return run, folder
 
     def test_compare_fails_on_a_slower_step_or_communicator_and_render_draws_the_lanes(self):
         with tempfile.TemporaryDirectory() as folder:

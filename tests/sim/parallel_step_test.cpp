@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "llm/step_estimate.hpp"
 #include "parallel/executor.hpp"
 #include "util/child_process.hpp"
 
@@ -134,5 +136,61 @@ TEST_SUITE("sim") {
     CHECK(slowed[2].tensor == doctest::Approx(healthy[2].tensor).epsilon(1e-6).scale(0));
     // the data-parallel peers of ranks 0 and 1 (ranks 2 and 3) wait for their slower buckets
     CHECK(slowed[2].data_exposed() > healthy[2].data_exposed());
+  }
+}
+
+namespace {
+
+// The messages a child's step sent, and what llm::step_messages counts before simulating.
+std::pair<double, double> messages_in_child(const json& document) {
+  const ChildOutcome outcome = run_in_child([&] {
+    const Scenario scenario = parse_scenario(document, "");
+    const ParallelOutcome run = run_parallel(scenario, PlanOptions{});
+    const ParallelismSpec& p = scenario.parallelism;
+    llm::Layout layout;
+    layout.tensor = p.tensor;
+    layout.pipeline = p.pipeline;
+    layout.data = p.data;
+    layout.sequence_parallel = p.step.sequence_parallel;
+    layout.zero_stage = p.step.zero;
+    const double values[2] = {static_cast<double>(run.step->messages.count()),
+                              llm::step_messages(p.step.model, layout, p.step.bucket_parameters)};
+    return std::string(reinterpret_cast<const char*>(values), sizeof values);
+  });
+  REQUIRE_MESSAGE(outcome.exit_code == 0, outcome.output);
+  double values[2];
+  std::memcpy(values, outcome.output.data(), sizeof values);
+  return {values[0], values[1]};
+}
+
+}  // namespace
+
+TEST_SUITE("sim") {
+  TEST_CASE("parallel step, the messages counted before simulating are the simulated step's, with rings") {
+    // `sweep layouts --simulate` refuses a step by this count (--max-messages): with every
+    // collective a ring it is exact; layouts with tensor, pipeline and data groups, sequence
+    // parallelism, the distributed optimizer and several buckets (a 300,000-parameter bucket cap: a bucket per block)
+    struct Case {
+      int tensor, pipeline, data;
+      bool sequence_parallel;
+      int zero;
+      long long bucket;
+    };
+    for (const Case c : {Case{2, 2, 4, false, 0, 40000000}, Case{4, 1, 4, true, 1, 40000000}, Case{1, 2, 4, false, 0, 300000},
+                         Case{2, 2, 2, true, 1, 300000}}) {
+      CAPTURE(c.tensor);
+      CAPTURE(c.pipeline);
+      CAPTURE(c.data);
+      const json document = {
+          {"topology", "star:16"},
+          {"parallelism",
+           {{"tensor", c.tensor}, {"pipeline", c.pipeline}, {"data", c.data},
+            {"step", {{"model", "tiny"}, {"global_batch", 4 * c.data}, {"efficiency", 0.5},
+                      {"sequence_parallel", c.sequence_parallel}, {"zero", c.zero}, {"bucket_parameters", c.bucket},
+                      {"algorithms", {{"tensor", "ring"}, {"data", "ring"}}}}}}}};
+      const auto [simulated, counted] = messages_in_child(document);
+      CHECK(simulated > 0);
+      CHECK(counted == simulated);
+    }
   }
 }

@@ -62,7 +62,10 @@ int main(int argc, char** argv) {
   char* engine_argv[] = {program.data(), quiet.data(), nullptr};
   int engine_argc = 2;
   sg4::Engine engine(&engine_argc, engine_argv);
-  for (const auto& [option, origin] : collsim::simgrid_options(collsim::Scenario{}, {})) sg4::Engine::set_config(option);
+  // A static default scenario: a temporary (or a local) here makes GCC 12 warn
+  // (-Wmaybe-uninitialized, a false positive) about a string deep inside its inlined destructor.
+  static const collsim::Scenario defaults{};
+  for (const auto& [option, origin] : collsim::simgrid_options(defaults, {})) sg4::Engine::set_config(option);
   engine.load_platform(platform);
 
   // One receive mailbox per rank, looked up once.

@@ -1,0 +1,179 @@
+// A lost worker in a training step (docs/parallelism.md#a-lost-worker-recovery-on-the-data-parallel-dimension).
+// Under recovery.policy "rebuild", as a data-parallel run recovers: the lost worker's whole
+// model-parallel replica (every rank of its data index: its tensor x pipeline block) leaves,
+// since its tensor and pipeline peers cannot go on without it; the other replicas keep what
+// they computed (their compute streams never talk to another replica) and their data-parallel
+// groups are rebuilt from the survivors, in a new epoch (mailboxes of their own), where each
+// redoes its buckets from bucket 0 as backward makes them: the gradients are kept, the
+// reductions in flight are not. Under "none" the fault only strikes, and the step stalls.
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "parallel/layout.hpp"
+#include "parallel/step_state.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace collsim {
+
+namespace {
+
+// The fault itself: the host goes down (its actors die with it) or the links do, and come
+// back after `duration` (the replica stays out of this step).
+void strike(const PlannedFault& fault) {
+  const sg4::Engine& engine = *sg4::Engine::get_instance();
+  if (fault.spec.kind == FaultKind::preempt) {
+    engine.host_by_name(fault.host)->turn_off();
+    return;
+  }
+  for (const std::string& name : fault.links) engine.link_by_name(name)->turn_off();
+  if (!fault.spec.duration) return;
+  sg4::this_actor::sleep_for(*fault.spec.duration);
+  for (const std::string& name : fault.links) engine.link_by_name(name)->turn_on();
+}
+
+// The streams recovery stops. Each is first taken off the rank (so that one woken by its
+// transfer failing as another stops knows it was stopped, parallel/step_executor.cpp's
+// stream_guarded), then killed, unless it has ended already (returned, or stopped on its own).
+class Stopping {
+public:
+  void take(sg4::ActorPtr& actor, bool ended) {
+    if (actor && !ended) actors_.push_back(actor);
+    actor = nullptr;
+  }
+  void kill_all() {
+    for (const sg4::ActorPtr& actor : actors_)
+      if (sg4::Actor::by_pid(actor->get_pid()) != nullptr) actor->kill();
+    actors_.clear();
+  }
+
+private:
+  std::vector<sg4::ActorPtr> actors_;
+};
+
+// The data indices of the replicas `fault` takes out now (not out already, and not already
+// done with their step: a fault after a replica's step changes nothing of it).
+std::vector<int> replicas_lost(const StepState& state, const PlannedFault& fault) {
+  const ParallelismSpec& p = state.plan->scenario.parallelism;
+  std::vector<int> lost;
+  for (int rank : fault.ranks) {
+    const int d = coordinates_of(p, rank).data;
+    if (!state.lost_replica[static_cast<size_t>(d)] && std::find(lost.begin(), lost.end(), d) == lost.end())
+      lost.push_back(d);
+  }
+  std::erase_if(lost, [&](int d) {
+    for (int world = 0; world < state.plan->workers; ++world)
+      if (coordinates_of(p, world).data == d && !(state.compute_done[static_cast<size_t>(world)] &&
+                                                  state.data_done[static_cast<size_t>(world)]))
+        return false;
+    return true;
+  });
+  std::sort(lost.begin(), lost.end());
+  return lost;
+}
+
+// Takes every rank of the lost replicas out: their streams stop, their collectives in
+// flight are abandoned.
+void drop_replicas(StepState& state, const std::vector<int>& lost, StepRecovery& recovery, Stopping& stopping) {
+  const ParallelismSpec& p = state.plan->scenario.parallelism;
+  std::vector<char> gone(static_cast<size_t>(state.plan->workers), 0);
+  for (int world = 0; world < state.plan->workers; ++world) {
+    const auto w = static_cast<size_t>(world);
+    if (std::find(lost.begin(), lost.end(), coordinates_of(p, world).data) == lost.end()) continue;
+    gone[w] = 1;
+    recovery.dropped_ranks.push_back(world);
+    recovery.dropped_hosts.push_back(state.plan->rank_hosts[w]);
+    state.times[w].dropped = true;
+    stopping.take(state.compute_actors[w], state.compute_done[w] != 0);
+    stopping.take(state.data_actors[w], state.data_done[w] != 0);
+  }
+  for (int d : lost) state.lost_replica[static_cast<size_t>(d)] = 1;
+  state.verifier.abandon(gone);
+}
+
+// The data-parallel groups of the epoch that failed, rebuilt from their survivors: those
+// with a member not done reducing redo their buckets; a group done before the fault is kept.
+// Their new data streams start once the old ones are stopped (lose_workers).
+void rebuild_data_groups(StepState& state, Communicator failed, StepRecovery& recovery, Stopping& stopping) {
+  std::vector<std::vector<int>> redo;
+  for (const std::vector<int>& old : state.members[failed]) {
+    if (std::all_of(old.begin(), old.end(), [&](int w) { return state.data_done[static_cast<size_t>(w)] != 0; })) continue;
+    std::vector<int> survivors;
+    for (int w : old)
+      if (!state.times[static_cast<size_t>(w)].dropped) survivors.push_back(w);
+    if (!survivors.empty()) redo.push_back(std::move(survivors));
+  }
+  make_groups(state, rebuilt_data_comm, redo, state.epoch);
+  for (const std::vector<int>& group : redo)
+    for (int world : group) {
+      const auto w = static_cast<size_t>(world);
+      stopping.take(state.data_actors[w], state.data_done[w] != 0);
+      state.data_done[w] = 0;
+      state.times[w].end = 0;
+      state.sequence[w][rebuilt_data_comm] = 0;
+      state.retired.push_back(state.bucket_ready[w]);
+      state.bucket_ready[w] = sg4::Semaphore::create(static_cast<unsigned>(state.buckets_made[w]));
+    }
+  recovery.data_groups = std::move(redo);
+}
+
+std::string lost_what(const PlannedFault& fault) {
+  return fmt::format("{} {}", fault.target, fault.spec.kind == FaultKind::preempt ? "preempted" : "down");
+}
+
+// No replica left (or fewer workers than recovery.min_workers): the step stops here.
+void stop(StepState& state, StepRecovery& recovery, size_t survivors, Stopping& stopping) {
+  recovery.stopped = true;
+  recovery.reason = fmt::format("stopped: {} rank(s) would be left, below recovery.min_workers {} (or none)", survivors,
+                                state.plan->scenario.recovery.min_workers);
+  state.stopped = recovery.reason;
+  for (int world = 0; world < state.plan->workers; ++world) {
+    const auto w = static_cast<size_t>(world);
+    stopping.take(state.compute_actors[w], state.compute_done[w] != 0);
+    stopping.take(state.data_actors[w], state.data_done[w] != 0);
+  }
+}
+
+}  // namespace
+
+void lose_workers(const std::shared_ptr<StepState>& shared, const PlannedFault& fault) {
+  StepState& state = *shared;
+  const std::vector<int> lost = state.plan->scenario.recovery.policy == RecoveryPolicy::rebuild
+                                    ? replicas_lost(state, fault)
+                                    : std::vector<int>{};
+  if (lost.empty()) return strike(fault);
+  const double now = sg4::Engine::get_clock();
+  StepRecovery recovery;
+  recovery.epoch_before = state.epoch;
+  recovery.epoch_after = ++state.epoch;
+  // the coordinator hears of a dead or cut-off worker at once (its heartbeat; docs say what
+  // this leaves out), decides, and the survivors resume in the same instant
+  recovery.fault_time = recovery.detected = recovery.rebuilt = recovery.resumed = now;
+  recovery.rule = "dead or cut off from the coordinator";
+  const Communicator failed = recovery.epoch_before == 0 ? data_comm : rebuilt_data_comm;
+  Stopping stopping;
+  drop_replicas(state, lost, recovery, stopping);
+  for (int world = 0; world < state.plan->workers; ++world)
+    if (!state.times[static_cast<size_t>(world)].dropped) recovery.group.push_back(world);
+  if (recovery.group.empty() ||
+      static_cast<int>(recovery.group.size()) < state.plan->scenario.recovery.min_workers) {
+    stop(state, recovery, recovery.group.size(), stopping);
+  } else {
+    rebuild_data_groups(state, failed, recovery, stopping);
+    recovery.reason = fmt::format("{}: the replica of data index {} (its tensor x pipeline ranks {}) leaves; {} "
+                                  "data-parallel group(s) rebuilt from the other replicas redo their buckets",
+                                  lost_what(fault), fmt::join(lost, ", "), fmt::join(recovery.dropped_ranks, ", "),
+                                  recovery.data_groups.size());
+  }
+  stopping.kill_all();
+  for (const std::vector<int>& group : recovery.data_groups)
+    for (int world : group) start_data_stream(shared, world, rebuilt_data_comm);
+  state.recoveries.push_back(std::move(recovery));
+  strike(fault);
+}
+
+}  // namespace collsim

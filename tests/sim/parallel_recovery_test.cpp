@@ -1,0 +1,133 @@
+// A lost worker in a training step (src/parallel/step_recovery.cpp), each step simulated in a
+// child process, against step times worked out by hand: under recovery.policy "rebuild" the
+// lost worker's replica leaves and the data-parallel groups, rebuilt from the other replicas,
+// redo their buckets from the moment of the fault.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "parallel/executor.hpp"
+#include "util/child_process.hpp"
+
+using namespace collsim;
+using nlohmann::json;
+
+namespace {
+
+// What the parent needs of a child's step, as JSON.
+json step_in_child(const json& document) {
+  const ChildOutcome outcome = run_in_child([&] {
+    const ParallelOutcome run = run_parallel(parse_scenario(document, ""), PlanOptions{});
+    json out{{"step_time", run.step_time}, {"verified", run.verification.verified}, {"stall", run.stall},
+             {"collectives", run.step->collectives}, {"kept", run.step->kept_fraction},
+             {"tokens_per_second", run.figures.tokens_per_second}, {"recoveries", json::array()}};
+    for (const StepRecovery& r : run.step->recoveries)
+      out["recoveries"].push_back({{"dropped", r.dropped_ranks}, {"group", r.group}, {"data_groups", r.data_groups},
+                                   {"fault_time", r.fault_time}, {"resumed", r.resumed}, {"completed", r.completed},
+                                   {"epoch_after", r.epoch_after}, {"stopped", r.stopped}});
+    return out.dump();
+  });
+  REQUIRE_MESSAGE(outcome.exit_code == 0, outcome.output);
+  return json::parse(outcome.output);
+}
+
+// The tiny model with 2 GPT blocks (h = s = 256, vocabulary 1024, micro-batch 1, one
+// micro-batch per replica), an H100 at half its 989.5 TFLOP/s, on star:P at 1000 GB/s and
+// 1 us per link (alpha = 2 us), ring allreduces.
+struct TinyStep {
+  double h = 256, s = 256, vocab = 1024, speed = 989.5e12 * 0.5, alpha = 2e-6, bw = 1000e9;
+  double f = (24 * s * h * h + 4 * s * s * h) / speed;  // a block's forward
+  double o = 2 * s * h * vocab / speed;                 // the logits' forward
+  // forward (2 blocks, logits), backward (the logits' twice, 2 blocks at twice their forward)
+  double compute = 2 * f + o + 2 * o + 2 * 2 * f;
+  // one stage's gradients, bf16, one bucket (40 M parameters): 2 blocks of 12h^2 + 13h, the
+  // token and position embeddings, the final norm (the output layer is tied)
+  double bytes = 2 * (2 * (12 * h * h + 13 * h) + vocab * h + s * h + 2 * h);
+  double ring_step(int p) const { return alpha + bytes / p / bw; }
+  double allreduce(int p) const { return 2 * (p - 1) * ring_step(p); }  // 2(p-1) steps of n/p
+};
+
+json tiny_document(int pipeline, int data, const json& faults) {
+  return {{"topology", "star:" + std::to_string(pipeline * data) + ":1000GBps:1us"},
+          {"faults", faults},
+          {"recovery", {{"policy", "rebuild"}}},
+          {"parallelism",
+           {{"pipeline", pipeline}, {"data", data},
+            {"step", {{"model", "tiny"}, {"layers", 2}, {"global_batch", data}, {"efficiency", 0.5},
+                      {"algorithms", {{"data", "ring"}}}}}}}};
+}
+
+}  // namespace
+
+TEST_SUITE("sim") {
+  TEST_CASE("parallel step recovery, data 3: a worker lost while computing leaves the other two to reduce alone") {
+    const TinyStep t;
+    const json healthy = step_in_child(tiny_document(1, 3, json::array()));
+    CHECK(healthy["step_time"].get<double>() == doctest::Approx(t.compute + t.allreduce(3)).epsilon(1e-9).scale(0));
+    const json run = step_in_child(tiny_document(1, 3, {{{"kind", "preempt"}, {"rank", 2}, {"at", t.compute / 2}}}));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    // backward makes the bucket at `compute`; the 2 survivors' ring then takes 2 steps of n/2
+    CHECK(run["step_time"].get<double>() == doctest::Approx(t.compute + t.allreduce(2)).epsilon(1e-9).scale(0));
+    REQUIRE(run["recoveries"].size() == 1);
+    const json& r = run["recoveries"][0];
+    CHECK(r["dropped"] == json{2});
+    CHECK(r["group"] == json({0, 1}));
+    CHECK(r["data_groups"] == json::array({{0, 1}}));
+    CHECK(r["fault_time"].get<double>() == doctest::Approx(t.compute / 2).epsilon(1e-12).scale(0));
+    CHECK(r["completed"].get<double>() == run["step_time"].get<double>());
+    CHECK(run["kept"].get<double>() == doctest::Approx(2.0 / 3).epsilon(1e-12).scale(0));
+    // tokens/s counts the 2 replicas' tokens that reach the update: 2 sequences of 256
+    CHECK(run["tokens_per_second"].get<double>() ==
+          doctest::Approx(2 * 256 / run["step_time"].get<double>()).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("parallel step recovery, data 3: a worker lost inside the bucket's allreduce, which the survivors redo from then") {
+    const TinyStep t;
+    // the fault strikes halfway through the ring's second step (of 4)
+    const double at = t.compute + 1.5 * t.ring_step(3);
+    const json run = step_in_child(tiny_document(1, 3, {{{"kind", "preempt"}, {"rank", 1}, {"at", at}}}));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    CHECK(run["step_time"].get<double>() == doctest::Approx(at + t.allreduce(2)).epsilon(1e-9).scale(0));
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["dropped"] == json{1});
+    CHECK(run["recoveries"][0]["resumed"].get<double>() == doctest::Approx(at).epsilon(1e-12).scale(0));
+    // a NIC's link down instead: its rank is cut off, with the same outcome
+    const json down = step_in_child(tiny_document(1, 3, {{{"kind", "link-down"}, {"rank", 1}, {"at", at}}}));
+    CHECK(down["verified"] == true);
+    CHECK(down["step_time"].get<double>() == doctest::Approx(at + t.allreduce(2)).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("parallel step recovery, pipeline 2 x data 3: the lost worker's whole replica leaves, two groups are rebuilt") {
+    // world = d + 3 s (Megatron's order, tensor 1): replica d = 1 is ranks 1 (stage 0) and 4 (stage 1)
+    const json run = step_in_child(tiny_document(2, 3, {{{"kind", "preempt"}, {"rank", 4}, {"at", 1e-6}}}));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    REQUIRE(run["recoveries"].size() == 1);
+    const json& r = run["recoveries"][0];
+    CHECK(r["dropped"] == json({1, 4}));
+    CHECK(r["group"] == json({0, 2, 3, 5}));
+    CHECK(r["data_groups"] == json::array({{0, 2}, {3, 5}}));
+    // the step of the two replicas left: as the same layout with data 2 from the start (the
+    // lost replica's sends shared no link with them, and it left before any bucket was made)
+    const json two = step_in_child(tiny_document(2, 2, json::array()));
+    CHECK(run["step_time"].get<double>() == doctest::Approx(two["step_time"].get<double>()).epsilon(1e-9).scale(0));
+    // a second loss in another replica: epoch 2, one replica left, nothing to reduce
+    const json twice = step_in_child(tiny_document(
+        2, 3, {{{"kind", "preempt"}, {"rank", 4}, {"at", 1e-6}}, {{"kind", "preempt"}, {"rank", 0}, {"at", 2e-6}}}));
+    CHECK(twice["verified"] == true);
+    REQUIRE(twice["recoveries"].size() == 2);
+    CHECK(twice["recoveries"][1]["dropped"] == json({0, 3}));
+    CHECK(twice["recoveries"][1]["epoch_after"] == 2);
+    CHECK(twice["recoveries"][1]["data_groups"] == json::array({{2}, {5}}));
+  }
+
+  TEST_CASE("parallel step recovery, pipeline 2 x data 1: no replica is left, the step stops") {
+    const json run = step_in_child(tiny_document(2, 1, {{{"kind", "preempt"}, {"rank", 1}, {"at", 1e-6}}}));
+    CHECK(run["stall"].get<std::string>().find("recovery stopped") == 0);
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["stopped"] == true);
+  }
+}
