@@ -58,7 +58,9 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
                       "Per-message overhead o (LogP), e.g. 1us: a rank's messages leave one after another (default 0)");
   command->add_option("--rounds", flags.rounds, "Repeat compute + collective N times");
   // One value per occurrence, so that a scenario file after --set is not taken as a value.
-  command->add_option("--set", request.overrides, "Override any scenario field: key.path=value (repeatable)")
+  command->add_option("--set", request.overrides,
+                      "Override any scenario field: key.path=value (repeatable); e.g. training.replay=false simulates "
+                      "every bucket collective, none replayed from an identical one (docs/training.md#replay)")
       ->allow_extra_args(false);
   command->add_option("--cfg", request.cfg, "Pass a SimGrid option KEY:VALUE through (repeatable)")
       ->allow_extra_args(false);

@@ -53,6 +53,7 @@ StepTotals& MessageLog::step_of(const MessageRecord& m) {
 void MessageLog::add(const MessageRecord& m, uint64_t ticket, double now) {
   ++count_;
   if (kept_.size() < limit_) kept_.push_back(m);
+  if (tap_ != nullptr && tap_->size() <= tap_limit_) tap_->push_back(m);
 
   StepTotals& step = step_of(m);
   ++step.count;

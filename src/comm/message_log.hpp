@@ -56,11 +56,19 @@ public:
 // How many single messages the store keeps (--messages).
 constexpr uint64_t keep_every_message = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t default_kept_messages = 20000;
+// The ticket of a message that was never posted (a replayed collective's, sim/replay.hpp).
+constexpr uint64_t no_ticket = std::numeric_limits<uint64_t>::max();
 
 class MessageLog {
 public:
   void set_limit(uint64_t limit) { limit_ = limit; }
   void observe(MessageObserver* observer) { observer_ = observer; }
+  // Also copies each message recorded from now on into `into`, up to `limit` + 1 of them
+  // (one more says there were more); nullptr stops it.
+  void tap(std::vector<MessageRecord>* into, size_t limit = 0) {
+    tap_ = into;
+    tap_limit_ = limit;
+  }
 
   // A sender posts a message at `time`; the ticket goes with it to add(). Messages still
   // on their way hold back what observers may treat as settled.
@@ -107,6 +115,8 @@ private:
   std::deque<double> open_;
   uint64_t first_open_ = 0;  // ticket of open_.front()
   MessageObserver* observer_ = nullptr;
+  std::vector<MessageRecord>* tap_ = nullptr;
+  size_t tap_limit_ = 0;
 };
 
 }  // namespace collsim

@@ -83,6 +83,26 @@ std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scen
   return {candidates};
 }
 
+// Whether identical bucket collectives may be replayed (sim/simulation.cpp says when not).
+bool may_replay(const Scenario& scenario) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers() || !training.replay || !scenario.faults.empty() || training.streams > 1 ||
+      scenario.recovery.policy != RecoveryPolicy::none)
+    return false;
+  for (const auto& choices : collectives_per_bucket(scenario))
+    for (const AlgorithmInfo* algorithm : choices)
+      if (algorithm->switch_run != nullptr || algorithm->uses.servers) return false;
+  return true;
+}
+
+// Bucket i is the first of its shape (its layers' logical and carried elements).
+bool first_of_its_shape(const Payload& payload, size_t i) {
+  for (size_t j = 0; j < i; ++j)
+    if (payload.piece_logical[j] == payload.piece_logical[i] && payload.piece_carried[j] == payload.piece_carried[i])
+      return false;
+  return true;
+}
+
 // A long time for people: "30 minutes", "8 hours".
 std::string about_minutes(double seconds) {
   if (seconds < 2 * 3600) return fmt::format("{:.0f} minutes", std::max(1.0, seconds / 60));
@@ -121,6 +141,23 @@ int planned_servers(const CollectiveSpec& collective, int p) {
   return collective.servers.value_or(1);
 }
 
+// The default carry gives every chunk of every part (p x channels per bucket) and every
+// layer an element (plan/payload.hpp): when that alone passes the buffers' limit, the error
+// says so, and what would lower it.
+[[noreturn]] void refuse_default_carry(const Scenario& scenario, int p, const Payload& payload, double bytes) {
+  const size_t parts = payload.part_logical.size();
+  const int channels = std::max(1, scenario.collective.channels);
+  const std::string chunks = channels > 1 ? fmt::format("{} x {} channels", p, channels) : fmt::format("{}", p);
+  throw InputError(fmt::format(
+      "workers: {} on {} ranks: giving each of the {} chunks ({}){} an element takes {} elements per rank, about {} "
+      "of buffers over the ranks; at most {} (README \"Limits\"): {}fewer ranks{}, or set "
+      "collective.carried_elements (chunks without an element are simulated all the same, their data not verified)",
+      describe_algorithm(scenario), p, static_cast<uint64_t>(p) * static_cast<uint64_t>(channels), chunks,
+      parts > 1 ? fmt::format(" of each of the {} buckets", parts) : "", payload.carried_elems, format_size(bytes),
+      format_size(max_carried_bytes), parts > 1 ? "fewer buckets (a larger training.bucket), " : "",
+      channels > 1 ? " or channels" : ""));
+}
+
 }  // namespace
 
 RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
@@ -130,6 +167,9 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
                         collective.group_size.value_or(0),
                         collective.parameter_server.placement != ServerPlacement::workers};
   const std::vector<uint64_t>& vectors = payload.part_logical;
+  // With replay, the buckets of one shape are simulated once when they run alone (the
+  // limit counts them so; sim/replay.hpp): a stream behind backward simulates them all.
+  const bool replays = may_replay(scenario);
   // auto: the most messages of the algorithms it may choose, the least scratch (a choice
   // that needs too much memory does not make the run impossible)
   double per_round = 0, scratch = 0;
@@ -141,8 +181,9 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
       shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
       least = std::min(least, collective_scratch_elements(*algorithm, shape));
       double messages = 0;
-      for (const uint64_t elements : vectors) {
-        shape.elems = elements;
+      for (size_t i = 0; i < vectors.size(); ++i) {
+        if (replays && !first_of_its_shape(payload, i)) continue;
+        shape.elems = vectors[i];
         messages += collective_messages(*algorithm, shape);
       }
       most = std::max(most, messages);
@@ -150,7 +191,7 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
     per_round += most;
     scratch = std::max(scratch, least);
   }
-  const double messages = scenario.training.rounds * per_round;
+  const double messages = (replays ? 1 : scenario.training.rounds) * per_round;
   if (messages > max_run_messages)
     throw InputError(fmt::format("workers: {} on {} ranks x {} round(s){} sends {:.3g} messages (about {} at 0.3 M "
                                  "messages/s); a run simulates at most {:.0e} (README \"Limits\"): use fewer ranks "
@@ -163,11 +204,12 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
   const double copies = rolls_back ? 3 : 2;
   const double elements = copies * p * static_cast<double>(payload.carried_elems) + scratch;
   const double bytes = elements * static_cast<double>(dtype_size(collective.dtype));
-  if (bytes > max_carried_bytes)
+  if (bytes > max_carried_bytes && collective.carried_elements)
     throw InputError(fmt::format("collective.carried_elements: {} on {} ranks x {} elements needs about {} of buffers; "
                                  "at most {} (README \"Limits\"): carry fewer elements or use fewer ranks",
                                  describe_algorithm(scenario), p, payload.carried_elems, format_size(bytes),
                                  format_size(max_carried_bytes)));
+  if (bytes > max_carried_bytes) refuse_default_carry(scenario, p, payload, bytes);
   RunSize size;
   size.messages = messages;
   size.buffer_bytes = bytes;

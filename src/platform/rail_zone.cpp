@@ -1,6 +1,7 @@
 #include "platform/rail_zone.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
 
 namespace collsim {
@@ -35,6 +36,13 @@ RailZone::Point RailZone::point_of(const simgrid::kernel::routing::NetPoint* poi
 void RailZone::gpu_to_gpu(int from, int to, simgrid::kernel::routing::Route* into, double* latency) const {
   const Ports& sender = gpus_[static_cast<size_t>(from)];
   const Ports& receiver = gpus_[static_cast<size_t>(to)];
+  if (from == to) {
+    // A GPU to itself (a parameter server beside its worker): SimGrid's loopback, as on every
+    // generated platform (generators.cpp), not its NVLink port up and down, which the other
+    // GPUs' transfers to it share.
+    append(into, latency, simgrid::s4u::Link::by_name("__loopback__"));
+    return;
+  }
   if (from / gpus_per_node_ == to / gpus_per_node_) {
     append(into, latency, sender.nvlink->get_link_up());
     append(into, latency, receiver.nvlink->get_link_down());

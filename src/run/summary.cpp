@@ -465,6 +465,11 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   rows.emplace_back("algbw", result.stall.empty() ? format_bandwidth(s.algbw) : "not given: the run stalled");
   rows.emplace_back("busbw", result.stall.empty() ? format_bandwidth(s.busbw) : "not given: the run stalled");
   rows.emplace_back("messages", fmt::format("{}", s.message_count));
+  if (scenario.training.has_layers())
+    rows.emplace_back("replay", result.replay_off.empty()
+                                    ? fmt::format("{} of {} bucket collectives replayed (training.replay)", result.replayed,
+                                                  result.replayed + result.simulated)
+                                    : fmt::format("off: {}", result.replay_off));
   rows.emplace_back("verified", verified_row(scenario, s.verification));
   add_run_rows(rows, scenario, result, s);
   std::string out = format_table(rows);

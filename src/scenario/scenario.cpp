@@ -547,6 +547,7 @@ json scenario_to_json(const Scenario& s, int workers, const std::string& topolog
     if (s.training.sharding != Sharding::none) training["sharding"] = sharding_names().name(s.training.sharding);
     if (s.training.overlap != Overlap::backward) training["overlap"] = overlap_names().name(s.training.overlap);
     if (s.training.streams > 1) training["streams"] = s.training.streams;
+    if (!s.training.replay) training["replay"] = false;
     if (s.training.fusion)
       training["fusion"] = {{"buffer", bytes_json(s.training.fusion->buffer)}, {"cycle", s.training.fusion->cycle}};
   } else {

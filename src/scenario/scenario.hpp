@@ -113,6 +113,7 @@ struct TrainingSpec {
   Sharding sharding = Sharding::none;  // with layers: ZeRO-2 or ZeRO-3 (training/iteration.hpp)
   Overlap overlap = Overlap::backward;  // with layers: what the next forward waits for
   int streams = 1;                 // with layers: bucket collectives in flight at once (sim/streams.hpp)
+  bool replay = true;              // with layers: identical collectives that run alone simulated once (sim/replay.hpp)
   NoiseSpec noise;                 // each rank's compute time per iteration, jittered (training/noise.hpp)
   // training.launch: the framework's seconds on the communication stream before each
   // collective, and per tensor (layer) the collective carries (docs/training.md)

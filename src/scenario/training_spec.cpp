@@ -182,7 +182,7 @@ void parse_launch(const json& value, TrainingSpec& spec) {
 TrainingSpec parse_training(const json& object) {
   check_keys(object, "training",
              {"rounds", "compute", "model", "parameters", "samples", "learning_rate", "gradient_size", "layers",
-              "bucket", "batch", "sharding", "fusion", "overlap", "streams", "noise", "launch"});
+              "bucket", "batch", "sharding", "fusion", "overlap", "streams", "noise", "launch", "replay"});
   TrainingSpec spec;
   if (object.contains("rounds")) spec.rounds = static_cast<int>(get_integer(object["rounds"], "training.rounds", 1, 1'000'000));
   if (object.contains("compute")) {
@@ -271,6 +271,11 @@ TrainingSpec parse_training(const json& object) {
   }
   if (object.contains("streams")) spec.streams = parse_streams(object["streams"], spec);
   if (object.contains("noise")) spec.noise = parse_noise(object["noise"]);
+  if (object.contains("replay")) {
+    if (!object["replay"].is_boolean()) throw InputError("training.replay: must be true or false");
+    spec.replay = object["replay"].get<bool>();
+    if (!spec.has_layers()) throw InputError("training.replay: replay is of gradient buckets' collectives: give training.layers");
+  }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())
     throw InputError("training: parameters, samples, learning_rate and gradient_size need \"model\": \"linear-regression\"");

@@ -33,6 +33,7 @@ struct Activity {
   int index = 0;         // the layer (compute) or the bucket (comm)
   double start = 0, end = 0;
   bool abandoned = false;  // a comm interval cut by a fault; the rebuilt group redoes it
+  bool replayed = false;   // a comm interval taken from an identical collective simulated before (sim/replay.hpp)
 };
 
 // One push that an asynchronous or bounded-staleness parameter server applied

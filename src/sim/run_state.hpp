@@ -17,6 +17,7 @@
 #include "comm/comm_group.hpp"
 #include "recovery/membership.hpp"
 #include "sim/run_record.hpp"
+#include "sim/replay.hpp"
 #include "sim/run_setup.hpp"
 
 namespace collsim {
@@ -51,6 +52,8 @@ struct RunState : std::enable_shared_from_this<RunState> {
   std::unique_ptr<RecoveryAdapter> recovery;       // recovery.policy "rebuild": detector and coordinator (sim/recovery_adapter.hpp)
   // Faults that strike at the start of a round (sim/faults.hpp), owned by this run.
   std::shared_ptr<const std::vector<ResolvedFault>> round_faults;
+  // Identical bucket collectives that run alone, simulated once (sim/replay.hpp).
+  std::unique_ptr<CollectiveReplay> replay;
 
   // A group of these world ranks (numbered 0.. in this order) for `epoch`, with their
   // localities, the detector's watch and the stall tracking set; not yet in `membership`.

@@ -101,6 +101,20 @@ std::string describe_stall(const RunState& state) {
   return text;
 }
 
+// Why identical bucket collectives are simulated each time in this run (empty: they may be
+// replayed, sim/replay.hpp): anything that may share the network with a collective or
+// change it during one turns replay off for the whole run.
+std::string replay_off_reason(const RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  if (!scenario.training.has_layers()) return "no gradient buckets";
+  if (!scenario.training.replay) return "training.replay is false";
+  if (!scenario.faults.empty()) return "the scenario has faults";
+  if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
+  if (scenario.training.streams > 1) return "training.streams above 1";
+  if (!plan.switches.empty()) return "switch or server actors take part in the collectives";
+  return "";
+}
+
 // Each rank's state, for p ranks and `rounds` rounds.
 void prepare_ranks(RunState& state, int p, int rounds) {
   state.workers.assign(static_cast<size_t>(p), WorkerState{});
@@ -219,6 +233,8 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
     setup.regression = std::make_unique<LinearRegression>(scenario.training.parameters,
                                                           training_samples(scenario, plan->workers), scenario.seed);
   prepare_ranks(state, plan->workers, scenario.training.rounds);
+  state.replay = std::make_unique<CollectiveReplay>(plan->workers, replay_off_reason(*plan), state.record.messages,
+                                                    scenario.collective.op, scenario.collective.dtype);
 }
 
 // The switches that reduce in the network and the parameter servers' processes
@@ -287,7 +303,11 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
   state.record.messages.set_limit(plan->kept_messages);
   sg4::Engine::get_instance()->run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);
+  state.record.messages.tap(nullptr);  // (a collective recorded when the run stalled)
   collect_results(state, result);
+  result.replayed = state.replay->replayed();
+  result.simulated = state.replay->simulated();
+  result.replay_off = state.replay->why_off();
   result.link_usage = link_usage.finish(result.simulated_time);
   std::vector<int> dropped;
   for (const auto& recovery : result.recoveries)

@@ -51,6 +51,9 @@ struct SimResult {
   double timeout = -1;                   // per wait in the first group, when recovering
   std::string gather_failure;            // zero3: the first all-gather that delivered wrong parameters
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
+  // training.replay (sim/replay.hpp): bucket collectives replayed and simulated, or why it was off
+  int replayed = 0, simulated = 0;
+  std::string replay_off;
 };
 
 // The rows of the data set a model trains on (training.samples, or 64 per worker).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <cstring>
@@ -343,6 +344,7 @@ private:
     StreamPool streams(setup_.scenario->training.streams);
     for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
       const double ready = backward_start_ + setup_.plan->training.buckets[b].bucket.ready / backward_factor_;
+      state_.replay->declare(world_, std::max(sg4::Engine::get_clock(), ready), next_ready(b));
       if (sg4::Engine::get_clock() < ready) {
         // Backward is still making this bucket: the rank computes (since backward began,
         // which should take the bucket's nominal ready time), so that peers waiting on a
@@ -355,12 +357,21 @@ private:
     }
     streams.wait_all();  // (zero2: the step needs every reduced shard)
     if (setup_.plan->training.allgather != nullptr) {
-      for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b)
+      for (size_t b = 0; b < setup_.plan->training.buckets.size(); ++b) {
+        state_.replay->declare(world_, sg4::Engine::get_clock());
         on_stream(streams, comm, buf, args, *setup_.plan->training.allgather, b, round, epoch);
+      }
       streams.wait_all();
     }
     times.comm = streams.busy();
     times.comm_added = streams.added_up();
+  }
+
+  // The earliest the collective after bucket b's may start: b + 1's ready time (or -inf).
+  double next_ready(size_t b) const {
+    const auto& buckets = setup_.plan->training.buckets;
+    if (b + 1 >= buckets.size()) return -std::numeric_limits<double>::infinity();
+    return backward_start_ + buckets[b + 1].bucket.ready / backward_factor_;
   }
 
   // Bucket b's collective on a stream: with several, on the bucket's own tag.
@@ -389,9 +400,17 @@ private:
     me_.in_flight = interval;
     comm.set_bucket(static_cast<int>(b));
     try {
-      comm.begin_collective();
-      comm.compute(setup_.plan->training.launch_seconds(static_cast<int>(b)));
-      algorithm.run(comm, bucket, args);
+      const double launch = setup_.plan->training.launch_seconds(static_cast<int>(b));
+      const ReplayShape shape{&algorithm, slice.map, launch, static_cast<int64_t>(slice.offset), round, static_cast<int>(b)};
+      if (const auto replayed = state_.replay->enter(world_, shape, bucket)) {
+        sg4::this_actor::sleep_until(*replayed);
+        interval.replayed = true;
+      } else {
+        comm.begin_collective();
+        comm.compute(launch);
+        algorithm.run(comm, bucket, args);
+      }
+      state_.replay->leave(world_);
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // a preemption: the fault recorded the interval when it struck
     } catch (...) {
@@ -424,10 +443,9 @@ private:
     times.comm = 0;
     for (size_t j = 0; j < plan.ops.size(); ++j) {
       const StreamOp& op = plan.ops[j];
-      if (op.task >= 0) {
-        const double gate = t0 + device.at(op.task, op.gate_on_end, op_end);
-        if (sg4::Engine::get_clock() < gate) sg4::this_actor::sleep_until(gate);
-      }
+      const double gate = op.task >= 0 ? t0 + device.at(op.task, op.gate_on_end, op_end) : 0;
+      state_.replay->declare(world_, std::max(sg4::Engine::get_clock(), gate));
+      if (sg4::Engine::get_clock() < gate) sg4::this_actor::sleep_until(gate);
       const auto b = static_cast<size_t>(op.bucket);
       if (op.kind == StreamOp::Kind::gather) times.comm += gather_parameters(comm, args, b, round, epoch);
       else times.comm += run_on_bucket(comm, gradient, args, *setup_.plan->training.reduce_scatter, b, round, epoch);

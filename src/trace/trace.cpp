@@ -142,6 +142,7 @@ json activities_section(const SimResult& result) {
     json entry{{"rank", a.rank},   {"round", a.round}, {"epoch", a.epoch}, {"lane", compute ? "compute" : "comm"},
                {"what", a.what},   {compute ? "layer" : "bucket", a.index}, {"start", a.start}, {"end", a.end}};
     if (a.abandoned) entry["abandoned"] = true;
+    if (a.replayed) entry["replayed"] = true;
     activities.push_back(std::move(entry));
   }
   return activities;
@@ -240,6 +241,10 @@ json summary_section(const SimResult& result, const RunSummary& s) {
                                    {"bottleneck_links", result.plan->topology_bound.bottleneck_links}};
   if (!result.faults.empty() || !result.recoveries.empty())
     summary["healthy_dropped"] = recovery_quality_of(result).healthy_dropped.size();
+  if (result.plan->scenario.training.has_layers()) {
+    summary["replayed_collectives"] = result.replayed;
+    if (!result.replay_off.empty()) summary["replay_off"] = result.replay_off;
+  }
   if (s.iterations) {
     const IterationFigures& it = *s.iterations;
     summary["iteration_time"] = it.iteration_time;

@@ -238,6 +238,22 @@ class Limits(Hardening):
                              "1TiB"],
                             "carried_elements", "GiB of buffers", timeout=5)
 
+    def test_the_default_carry_past_the_buffers_limit_names_its_cause(self):
+        # 7e9 bfloat16 parameters in 534 equal layers, each a 25 MiB bucket, on 1024 ranks with 8
+        # channels: every bucket's 8192 chunks get an element (plan/payload.hpp): per bucket the
+        # fewest carried elements that leave no chunk of L // 8192 logical elements without one
+        layer = 7_000_000_000 // 534
+        per_bucket = min(layer, -(-layer // (layer // 8192)))
+        line = self.assert_refused(
+            ["run", "--topology", "star:1024", "--channels", "8", "--set", "collective.dtype=bfloat16",
+             "--set", "training.layers.uniform.count=534", "--set", f"training.layers.uniform.parameters={layer * 534}",
+             "--set", "training.layers.uniform.forward=1s", "--set", "training.layers.uniform.backward=2s",
+             "--set", "training.bucket=25MiB", "--set", "training.replay=true"],
+            re.escape("giving each of the 8192 chunks (1024 x 8 channels) of each of the 534 buckets an element takes "
+                      f"{534 * per_bucket} elements per rank"), re.escape("fewer buckets (a larger training.bucket)"),
+            "set collective.carried_elements", timeout=20)
+        self.assertNotIn("collective.carried_elements:", line)
+
     def test_the_limit_counts_each_algorithms_own_messages(self):
         # ring allreduce: 2 p (p - 1) messages; 16384 ranks send 536,805,376, over the limit
         line = self.assert_refused(["run", "--topology", "star:16384", "--algorithm", "ring"], "messages", timeout=5)
@@ -603,9 +619,10 @@ class MoreClasses(Hardening):
 
     def test_message_estimate_counts_the_buckets_of_layered_training(self):
         # 3000 one-byte buckets (1000 parameters each) at p = 256, ring allreduce:
-        # 3000 x 2 x 256 x 255 = 3.92e8 messages > 3e8
+        # 3000 x 2 x 256 x 255 = 3.92e8 messages > 3e8 (without replay, which would count
+        # these identical buckets once: training.md#replay)
         layers = {"uniform": {"count": 3000, "parameters": 3000000}}
-        document = {"workers": 256, "topology": "star:256", "training": {"layers": layers, "bucket": 1}}
+        document = {"workers": 256, "topology": "star:256", "training": {"layers": layers, "bucket": 1, "replay": False}}
         self.assert_refused(["run", self.scenario(document)], "3000 buckets", r"3\.92e\+08 messages",
                             timeout=5)
 

@@ -10,7 +10,8 @@ both traces list.
 The scenarios: every algorithm of `collsim list algorithms` (so a new one is covered
 without a new test), channels, gradient buckets without sharding and with ZeRO-2 and
 ZeRO-3, several streams, compute noise, parameter servers of their own (shared with
-local aggregation, dedicated, asynchronous, bounded staleness), parallel runs (communicators
+local aggregation, dedicated, asynchronous, bounded staleness, and bounded with buckets,
+streams and local aggregation), parallel runs (communicators
 at once, a transformer's step) and faults under `rebuild`. `Sample` pairs each scenario with one knob (a carry
 knob every other scenario; about 8 s); `Matrix` (CTest `invariance_matrix`, label heavy) runs every knob on every
 scenario:
@@ -112,6 +113,12 @@ def scenarios():
         *servers, "--topology", "nodes:4:5", "--rounds", "3", "--set", "training.compute=1ms",
         "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25, "mode": "bounded", '
                  '"staleness": 1}']
+    out["parameter-server asynchronous buckets local aggregation 2 streams"] = [
+        "--algorithm", "parameter-server", "--workers", "16", "--topology", "nodes:4:5", "--rounds", "3",
+        "--set", 'training.layers={"uniform": {"count": 8, "parameters": 196608, "forward": "1ms", "backward": "2ms"}}',
+        "--set", "training.bucket=200KiB", "--set", "training.streams=2",
+        "--set", 'collective.parameter_server={"placement": "dedicated", "ratio": 0.25, "mode": "bounded", '
+                 '"staleness": 1, "local_aggregation": true}']
     # Parallel runs (their trace has a `parallel` object instead of one collective's sections):
     # communicators at once sharing the network, and a transformer's training step.
     out["parallel communicators"] = ["--topology", "rail:2:4", "--set", "parallelism=" + json.dumps(

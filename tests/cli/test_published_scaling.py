@@ -93,6 +93,26 @@ class PublishedParameterServersReduced(TrainingRun):
         self.assertAlmostEqual(s["scaling_efficiency"], t1 / (t1 + comm), delta=1e-6)
         self.assertTrue(s["verified"])
 
+    def test_piz_daint_with_the_datasheet_servers_cpu(self):
+        # The same, with the server's summation priced from its CPU's datasheet (docs/training.md,
+        # "Where the figures stop"): a Xeon E5-2690 v3 has 4 channels of DDR4-2133, 4 x 2133e6
+        # x 8 B = 68.256 GB/s, and adding a pushed byte into the shard touches 3 bytes (read the
+        # push, read the sum, write the sum): 22.752 GB/s. Each server handles its p pushes of n/S
+        # once they have arrived: p n / (S c) more per iteration.
+        p, servers, B = 4, 3, 15.75e9
+        cpu = 4 * 2133e6 * 8 / 3
+        trace = self.run_training({"batch": 64, "layers": {"preset": "resnet-50", "device_flops": "9.3Tf"}},
+                                  workers=p, topology=f"nodes:{p}:1:15.75GBps:15.75GBps",
+                                  collective={"algorithm": "parameter-server", "servers": servers,
+                                              "parameter_server": {"placement": "shared",
+                                                                   "cpu_bandwidth": "22.752GBps"}})
+        s = trace["summary"]
+        n = 4 * resnet_count([3, 4, 6, 3])
+        t1 = compute_seconds(resnet_macs([3, 4, 6, 3]), 64, 9.3e12)
+        comm = 2 * (2 * INTRA_LAT + 2 * NIC_LAT + (p - 1) * (n / servers) / B) + p * (n / servers) / cpu
+        self.assertAlmostEqual(s["iteration_time"], t1 + comm, delta=(t1 + comm) * 1e-6)
+        self.assertTrue(s["verified"])
+
     def test_tf_ec2_two_instances_local_aggregation(self):
         # 2 instances of 2 K80 GPUs (PCIe 15.75 GB/s, one 10 Gbit/s NIC), a server beside each
         # instance's first GPU: the second GPU's vector into the first (node-reduce), one push

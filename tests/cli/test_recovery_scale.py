@@ -130,7 +130,10 @@ class FaultFree(unittest.TestCase):
                 ends = []
                 for policy in ["none", "rebuild"]:
                     document = scenario(topology, p, algorithm, policy, [NEVER] if policy == "rebuild" else [])
-                    document["training"] = {"rounds": 3, "model": "linear-regression", "layers": layers, "bucket": "2MiB"}
+                    # (replay off: under rebuild it is off, and a replayed bucket may end an ulp
+                    # from a simulated one; this compares simulation with simulation)
+                    document["training"] = {"rounds": 3, "model": "linear-regression", "layers": layers, "bucket": "2MiB",
+                                            "replay": False}
                     document["collective"].pop("size")
                     trace = run(document)
                     self.assertEqual(trace["recovery"], [])

@@ -67,6 +67,26 @@ class ServerMessages(unittest.TestCase):
         self.assertTrue(all(m["src"] < p and m["dst"] < p for m in inside))
         self.check_push_pull(trace, p, servers, [0, 3], elements)
 
+    def test_a_shared_server_on_a_gpu_takes_its_own_workers_shard_by_the_loopback(self):
+        # One rail or DGX node: server s beside GPU s. Its own worker's push and pull take SimGrid's
+        # loopback (2 x its shard), not the GPU's NVLink port, which carries the p-1 other
+        # workers' shards s (in, DOWN, in the push; out, UP, in the pull) and the worker's own
+        # other shards (out to the other servers, back in): (p-1) n_s + (n - n_s) each way.
+        # Before, the port also carried the local shard both ways: 2 n_s more.
+        for topology, p, servers in (("rail:1:4", 4, 1), ("rail:1:8", 8, 3), ("dgx-h100:1", 8, 2)):
+            elements = 10_000
+            trace, _ = run(p, {"placement": "shared", "hosts": [f"node-0-gpu-{s}" for s in range(servers)]},
+                           topology, elements)
+            links = {link["name"]: link["bytes"] for link in trace["links"]["list"]}
+            shards = split_evenly(elements, servers)
+            for s in range(servers):
+                shard = 4 * shards[s][1]
+                for half in ("UP", "DOWN"):
+                    self.assertEqual((p - 1) * shard + 4 * elements - shard, links[f"node-0-gpu-{s}_nvlink_{half}"],
+                                     (topology, s, half))
+            self.assertEqual(2 * 4 * elements, links["__loopback__"], topology)
+            self.assertTrue(trace["summary"]["verified"])
+
     def test_perfetto_gives_each_server_a_thread(self):
         p = 3
         _, perfetto = run(p, {"placement": "dedicated", "hosts": ["host-3", "host-4"]}, "star:5",

@@ -1,0 +1,209 @@
+"""training.replay: a bucket collective identical to one simulated alone before takes the
+recorded times and messages (sim/replay.hpp). Each scenario runs twice, replay on and off,
+each in its own process (one SimGrid engine per process): every time of the trace (rounds,
+each rank's compute and comm intervals, every message, the per-step totals, the links'
+bytes and busy time) must agree to 1e-9, and the on-run must have replayed collectives.
+
+    cd tests/cli && COLLSIM=../../build/collsim /usr/bin/python3 -B -m unittest -v test_replay
+"""
+import json
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_common import COLLSIM
+
+# 8 equal layers of 1 M parameters (4 MB of float32): with a 4 MB cap each is a bucket of
+# its own, ready every 10 ms of backward; an allreduce of 4 MB takes well under 10 ms on
+# these platforms, so each runs alone: all but the first are replayable.
+LAYERS = {"uniform": {"count": 8, "parameters": 8_000_000, "forward": "40ms", "backward": "80ms"}}
+NODES = "nodes:2:4:10GBps:6GBps"
+REL = 1e-9
+
+
+def collsim_run(scenario, *args, expect=0):
+    with tempfile.TemporaryDirectory(prefix="collsim-replay-") as folder:
+        path = Path(folder) / "s.json"
+        path.write_text(json.dumps(scenario))
+        trace = Path(folder) / "t.json"
+        run = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet", "--messages", "all", *args],
+                             capture_output=True, text=True, timeout=300)
+        if expect is None:
+            return run
+        if run.returncode != expect:
+            raise AssertionError(f"exit {run.returncode}, wanted {expect}: {run.stderr}")
+        return json.loads(trace.read_text()) if expect == 0 else run
+
+
+def scenario(algorithm="ring", topology=NODES, workers=8, channels=None, rounds=2, **training):
+    collective = {"algorithm": algorithm}
+    if channels:
+        collective["channels"] = channels
+    return {"name": "replay", "topology": topology, "workers": workers, "collective": collective,
+            "training": {"rounds": rounds, "layers": LAYERS, "bucket": "4MB", **training}}
+
+
+
+
+class ReplayAgainstSimulation(unittest.TestCase):
+    def assertClose(self, expected, actual, what):
+        self.assertAlmostEqual(expected, actual, delta=abs(expected) * REL + 1e-15, msg=what)
+
+    def compare(self, base):
+        """Runs `base` with replay off and on; returns the on-run's trace after checking
+        that every time agrees."""
+        off_scenario = json.loads(json.dumps(base))
+        off_scenario["training"]["replay"] = False
+        off, on = collsim_run(off_scenario), collsim_run(base)
+        self.assertEqual(off["summary"]["replayed_collectives"], 0)
+        self.assertEqual(off["summary"]["replay_off"], "training.replay is false")
+        for trace in (off, on):
+            self.assertTrue(trace["summary"]["verified"])
+        for key in ("simulated_time", "collective_time", "comm_time", "iteration_time", "exposed_comm"):
+            self.assertClose(off["summary"][key], on["summary"][key], key)
+        self.assertEqual(off["summary"]["message_count"], on["summary"]["message_count"])
+        for a, b in zip(off["rounds"], on["rounds"], strict=True):
+            for key in ("start", "end", "compute", "collective", "comm", "exposed_comm"):
+                self.assertClose(a[key], b[key], f"round {a['round']} {key}")
+        self.assertEqual(off["ranks"], on["ranks"])
+        self.compare_activities(off, on)
+        # each link's busy time follows which message had which time: the same whenever every
+        # message kept its own time
+        self.compare_links(off, on, busy=self.compare_messages(off, on))
+        return on
+
+    def compare_activities(self, off, on):
+        def lanes(trace):
+            return {(a["rank"], a["round"], a["lane"], a.get("bucket", a.get("layer")), a["what"]): a
+                    for a in trace["activities"]}
+        a, b = lanes(off), lanes(on)
+        self.assertEqual(a.keys(), b.keys())
+        for key in a:
+            self.assertClose(a[key]["start"], b[key]["start"], f"{key} start")
+            self.assertClose(a[key]["end"], b[key]["end"], f"{key} end")
+            self.assertNotIn("replayed", a[key])
+
+    def compare_messages(self, off, on):
+        """The same messages (pairs, bytes, elements) and, step by step, the same times. Which of
+        the flows of one step that share a link gets which time follows SimGrid's order of
+        posting them (direct's exchange), which a replay does not repeat: times are compared as
+        each step's sorted list."""
+        def steps(trace):
+            found = {}
+            for m in trace["messages"]:
+                key = (m["round"], m.get("bucket", -1), m["phase"], m["step"])
+                pairs, times = found.setdefault(key, ([], []))
+                pairs.append((m["src"], m["dst"], m["bytes"], tuple(m["elements"] or ())))
+                times.append((m["start"], m["end"]))
+            return found
+        a, b = steps(off), steps(on)
+        self.assertEqual(a.keys(), b.keys())
+        same_pairs = True
+        for key in a:
+            self.assertEqual(sorted(a[key][0]), sorted(b[key][0]), key)
+            for x, y in zip(sorted(a[key][1]), sorted(b[key][1]), strict=True):
+                self.assertClose(x[0], y[0], f"{key} start")
+                self.assertClose(x[1], y[1], f"{key} end")
+            timed = [sorted(zip(t[0], t[1])) for t in (a[key], b[key])]
+            same_pairs = same_pairs and all(abs(x[1][1] - y[1][1]) <= abs(x[1][1]) * REL for x, y in zip(*timed))
+        return same_pairs
+
+    def compare_links(self, off, on, busy):
+        a = {link["name"]: link for link in off["links"]["list"]}
+        b = {link["name"]: link for link in on["links"]["list"]}
+        self.assertEqual(a.keys(), b.keys())
+        for name in a:
+            self.assertEqual((a[name]["bytes"], a[name]["flows"]), (b[name]["bytes"], b[name]["flows"]), name)
+            if busy:
+                self.assertEqual(a[name]["peak_flows"], b[name]["peak_flows"], name)
+            if busy:
+                self.assertClose(a[name]["busy_time"], b[name]["busy_time"], f"{name} busy_time")
+
+    def replayed(self, trace, workers=8):
+        return sum(1 for a in trace["activities"] if a.get("replayed")) // workers
+
+    def test_every_allreduce_algorithm(self):
+        listed = subprocess.run([COLLSIM, "list", "algorithms"], capture_output=True, text=True, check=True).stdout
+        names = [line.split()[1] for line in listed.splitlines() if line.startswith("allreduce ")]
+        compared = []
+        for name in names:
+            with self.subTest(algorithm=name):
+                # an algorithm this platform cannot run (NCCL's need GPUs) refuses in one line
+                if collsim_run(scenario(name), expect=None).returncode == 2:
+                    continue
+                on = self.compare(scenario(name))
+                if "replay_off" not in on["summary"]:
+                    self.assertGreater(on["summary"]["replayed_collectives"], 0)
+                    compared.append(name)
+        # ring, naive, tree, halving-doubling, ... : most of the registry replays here
+        self.assertGreaterEqual(len(compared), 8, compared)
+
+    def test_a_lone_bucket_is_replayed_every_time_after_the_first(self):
+        # On a star every rank of a ring ends together and the buckets wait for backward:
+        # 8 buckets x 2 rounds, one simulated, 15 replayed.
+        on = self.compare(scenario("ring", topology="star:8:10GBps:1us"))
+        self.assertEqual(on["summary"]["replayed_collectives"], 15)
+        self.assertEqual(self.replayed(on), 15)
+
+    def test_channels(self):
+        on = self.compare(scenario("ring", channels=4))
+        self.assertGreater(on["summary"]["replayed_collectives"], 0)
+
+    def test_unequal_buckets(self):
+        layers = [{"name": f"l{i}", "parameters": n, "forward": "1ms", "backward": "10ms"}
+                  for i, n in enumerate([300_000, 1_000_000, 1_000_000, 300_000, 1_000_000, 1_000_000])]
+        base = scenario("ring")
+        base["training"]["layers"] = layers
+        base["training"]["bucket"] = "1MB"
+        on = self.compare(base)
+        self.assertGreater(on["summary"]["replayed_collectives"], 0)
+
+    def test_zero2_and_zero3(self):
+        # zero3's gathers follow each other and its collectives declare no next gate: on a star,
+        # whose ranks end a ring together, they replay; on two nodes fewer do (zero2 still some)
+        for sharding, topology in (("zero2", NODES), ("zero2", "star:8:10GBps:1us"), ("zero3", "star:8:10GBps:1us"),
+                                   ("zero3", NODES)):
+            with self.subTest(sharding=sharding, topology=topology):
+                on = self.compare(scenario("ring", topology=topology, sharding=sharding))
+                if topology != NODES or sharding == "zero2":
+                    self.assertGreater(on["summary"]["replayed_collectives"], 0)
+
+
+class ReplayOff(unittest.TestCase):
+    def test_faults_turn_it_off(self):
+        base = scenario("ring")
+        base["faults"] = [{"kind": "slow-link", "host": "node-1-dev-0", "at_round": 1, "factor": 0.5}]
+        trace = collsim_run(base)
+        self.assertEqual(trace["summary"]["replayed_collectives"], 0)
+        self.assertEqual(trace["summary"]["replay_off"], "the scenario has faults")
+
+    def test_streams_turn_it_off(self):
+        trace = collsim_run(scenario("ring", streams=2))
+        self.assertEqual(trace["summary"]["replay_off"], "training.streams above 1")
+
+    def test_a_stream_behind_backward_on_uneven_ranks_is_simulated(self):
+        # Backward of 1 ms for 8 buckets of 4 MB across a 6 GB/s NIC: every bucket is ready
+        # before the one before it ends, so each starts as its ranks leave the last one;
+        # on two nodes they do not all leave together: nothing is alone, nothing replayed.
+        base = scenario("ring", rounds=1)
+        base["training"]["layers"] = {"uniform": {"count": 8, "parameters": 8_000_000, "forward": "1ms",
+                                                  "backward": "1ms"}}
+        off_scenario = json.loads(json.dumps(base))
+        off_scenario["training"]["replay"] = False
+        on, off = collsim_run(base), collsim_run(off_scenario)
+        self.assertAlmostEqual(off["summary"]["simulated_time"], on["summary"]["simulated_time"],
+                               delta=off["summary"]["simulated_time"] * REL)
+
+    def test_bad_values(self):
+        base = scenario("ring")
+        base["training"]["replay"] = "yes"
+        run = collsim_run(base, expect=2)
+        self.assertEqual(run.stderr.strip(), "collsim: error: training.replay: must be true or false")
+        no_layers = {"name": "x", "topology": "star:4", "workers": 4, "training": {"replay": False}}
+        run = collsim_run(no_layers, expect=2)
+        self.assertIn("training.replay: replay is of gradient buckets' collectives: give training.layers", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
