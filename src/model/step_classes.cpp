@@ -144,7 +144,7 @@ private:
                              static_cast<uint64_t>(flow.src == flow.dst), route.links.size()});
       if (in_.message_cost) {
         const MessagePrice& price =
-            in_.message_cost->price(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst));
+            in_.message_cost->price_for(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst), flow.bytes);
         key.insert(key.end(), {bits_of(price.wire_factor), bits_of(price.hop_latency), bits_of(price.rate_cap)});
       }
       for (int id : route.links) {

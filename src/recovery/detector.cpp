@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "comm/message_cost.hpp"
 #include "model/network.hpp"
 
 namespace collsim {
@@ -184,8 +185,21 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   // TCP's window caps a flow at gamma over twice the route's own latency (SimGrid takes it
   // before the latency factor: measured, a ring on 1 ms links runs at that cap).
   if (tcp_gamma_ > 0 && path.latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * path.latency));
+  // a GPU's transport (comm/message_cost.hpp) puts more bytes on the wire, may cap the rate,
+  // and holds the message a hop's latency after its last byte
+  double wire = bytes;
+  if (const MessageCost* cost = run_.model.message_cost.get()) {
+    const MessagePrice& price = cost->price_for(src, dst, bytes);
+    wire = price.wire_bytes(bytes);
+    bandwidth = std::min(bandwidth, price.rate_cap);
+  }
   const double tolerance = std::max(from.tolerance, to.tolerance);
-  return tolerance * (run_.model.overhead + latency + bytes / bandwidth);
+  return tolerance * (run_.model.overhead + latency + hop_latency(src, dst, bytes) + wire / bandwidth);
+}
+
+double Detector::hop_latency(int src, int dst, double bytes) const {
+  const MessageCost* cost = run_.model.message_cost.get();
+  return cost == nullptr ? 0 : cost->price_for(src, dst, bytes).hop_latency;
 }
 
 double Detector::limit(double expected, double floor) const {
@@ -209,7 +223,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
   const Route& path = receive ? route(peer, world) : route(world, peer);
-  rank.floor = floor_of(path);
+  rank.floor = receive ? floor_of(path, hop_latency(peer, world, bytes)) : floor_of(path, hop_latency(world, peer, bytes));
   if (path.links.empty()) {
     rank.own_link = -1;
   } else {
@@ -234,8 +248,8 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
 // route's own latency, so that a tiny message does not time out on noise. (It was 5 times
 // the longest route's between partners: on a torus at p = 256, 10 hops, 50 us, and a
 // neighbour's 4 KiB at 1% of its link, 41 us, was never late.)
-double Detector::floor_of(const Route& path) const {
-  return run_.scenario->recovery.min_timeout.value_or(5 * path.latency * latency_factor_);
+double Detector::floor_of(const Route& path, double hop) const {
+  return run_.scenario->recovery.min_timeout.value_or(5 * (path.latency * latency_factor_ + hop));
 }
 
 double Detector::expected_now(int world) {

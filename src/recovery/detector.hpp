@@ -366,7 +366,9 @@ private:
     return find_route(src, dst);
   }
   Route& find_route(int src, int dst);
-  double floor_of(const Route& path) const;
+  double floor_of(const Route& path, double hop) const;
+  // A GPU transport's hand-shake after a message's last byte (0 without one).
+  double hop_latency(int src, int dst, double bytes) const;
   double watched_until(int world) const;
   bool runs(int world) const;  // its worker runs, on a host up
   std::unordered_map<uint64_t, Route> routes_;

@@ -28,6 +28,10 @@ def ring_round(p, alpha, size, bandwidth=10e9, compute=1e-3):
     return compute + 2 * (p - 1) * (alpha + size / p / bandwidth)
 
 
+# on these collsim's ring would also pay NCCL's send/recv (docs/nccl.md#collsims-own-algorithms-on-gpus)
+GPU_FAMILIES = {"rail", "dgx-h100", "dgx-h200", "dgx-a100", "gb200-nvl72"}
+
+
 def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=300, carried=None, policy="rebuild"):
     """A ring of `p` with `link` at `factor` of its bandwidth from `at_round`: its trace. With
     `carried` elements, no model (a linear regression carries its 1024 parameters)."""
@@ -39,6 +43,8 @@ def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=3
     document = {"topology": topology, "workers": p, "collective": collective, "training": training,
                 "faults": [{"kind": "slow-link", "link": link, "at_round": at_round, "factor": factor}],
                 "recovery": {"policy": policy}, "seed": 42}
+    if topology.split(":")[0] in GPU_FAMILIES:
+        document["nccl"] = {"gpu_cost": False}  # the links' alpha-beta, as ring_period prices them
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.json"
         path.write_text(json.dumps(document))
@@ -253,7 +259,9 @@ class GpuKeptWhenOnlyItsNicFails(FabricCase):
     FAULT_FREE_PERIOD = 1e-3 + 62 * (8e-6 + CHUNK / 50e9)
 
     def run_dgx(self, fault):
+        # the links' alpha-beta (the formulas above): nccl.gpu_cost=false leaves out what a GPU adds
         document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": "64MiB"},
+                    "nccl": {"gpu_cost": False},
                     "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"},
                     "faults": [fault], "recovery": {"policy": "rebuild"}, "seed": 42}
         with tempfile.TemporaryDirectory() as folder:
