@@ -300,7 +300,9 @@ class GpuKeptWhenOnlyItsNicFails(FabricCase):
 
 def dgx_ring(fault, size, rounds=4, policy="rebuild"):
     """A ring of 32 on dgx-h100:4 with `fault` from round 1: its trace."""
+    # the links' alpha-beta (dgx_period below): nccl.gpu_cost=false leaves out what a GPU adds
     document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": size},
+                "nccl": {"gpu_cost": False},
                 "training": {"rounds": rounds, "compute": "1ms", "model": "linear-regression"},
                 "faults": [fault], "recovery": {"policy": policy}, "seed": 42}
     with tempfile.TemporaryDirectory() as folder:
