@@ -30,7 +30,14 @@ Command add_model_command(CLI::App& app) {
   model->add_option("--workers", model_request.workers,
                     "Number of ranks P (with --topology, default: every host, as collsim run; required without)")
       ->check(in_range(1, max_workers));
-  model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
+  model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB (or --sizes)");
+  model->add_option("--sizes", model_request.sizes,
+                    "FROM:TO[:xFACTOR], e.g. 8:8G or 8B:1GiB:x4 (as run --sizes and nccl-tests' -b, -e, -f): the model "
+                    "for every size, one row each (size, count, type, time, algbw, busbw) naming the variant priced: "
+                    "the one named, NCCL's tuner's choice (nccl, with its protocol and channels), or with all the "
+                    "fastest of collsim's algorithms and NCCL's variants");
+  model->add_option("--jobs", model_request.jobs, "With --sizes: sizes priced at once (default: one per core)")
+      ->check(in_range(1, 1024));
   model->add_option("--bandwidth", model_request.bandwidth,
                     "Without --topology: link bandwidth B, e.g. 10GBps or 100Gbps");
   model->add_option("--latency", model_request.latency, "Without --topology: latency alpha of one message, e.g. 1us");

@@ -171,7 +171,7 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
     return;
   }
   // the transport's price: the wire's bytes, and a channel's ceiling on the message's rate
-  const MessagePrice& price = cost->price(group_->world_rank(rank_), group_->world_rank(dst));
+  const MessagePrice& price = cost->price_for(group_->world_rank(rank_), group_->world_rank(dst), bytes);
   pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price.wire_bytes(bytes)));
   if (std::isfinite(price.rate_cap)) pending.activity->set_rate(price.rate_cap);
   pending.activity->start();
@@ -293,7 +293,8 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
                       packet->ticket, now);
   // the transport's hand-shake: the receiver holds the message a hop latency after its last byte
   if (const MessageCost* cost = group_->message_cost()) {
-    const double held = arrival + cost->price(group_->world_rank(src), group_->world_rank(rank_)).hop_latency;
+    const double held =
+        arrival + cost->price_for(group_->world_rank(src), group_->world_rank(rank_), into.logical_bytes()).hop_latency;
     if (held > now) sg4::this_actor::sleep_until(held);
   }
 }

@@ -31,6 +31,12 @@ public:
   // A message between two endpoints: world ranks, then the platform's switches that take
   // part (endpoint world size + s, src/comm/switch_ops.hpp).
   virtual const MessagePrice& price(int from, int to) const = 0;
+  // A message of `bytes` data bytes: a transport whose protocol follows the message's size
+  // (NCCL's send/recv: LL for small ones) says so here; the others price every size alike.
+  virtual const MessagePrice& price_for(int from, int to, double bytes) const {
+    (void)bytes;
+    return price(from, to);
+  }
   virtual double collective_overhead() const = 0;
 };
 

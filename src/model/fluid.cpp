@@ -165,7 +165,7 @@ private:
     t.remaining = flow.bytes;
     t.weight = latency > 0 ? 1 / latency : 1;
     if (in_.message_cost) {
-      const MessagePrice& price = in_.message_cost->price(from, to);
+      const MessagePrice& price = in_.message_cost->price_for(from, to, flow.bytes);
       t.remaining = price.wire_bytes(flow.bytes);
       t.hop = price.hop_latency;
       t.bound = price.rate_cap;

@@ -160,7 +160,7 @@ private:
                              static_cast<uint64_t>(flow.src == flow.dst), routes_.length(m)});
       if (in_.message_cost) {
         const MessagePrice& price =
-            in_.message_cost->price(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst));
+            in_.message_cost->price_for(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst), flow.bytes);
         key.insert(key.end(), {bits_of(price.wire_factor), bits_of(price.hop_latency), bits_of(price.rate_cap)});
       }
       for (const int* l = routes_.begin(m); l != routes_.end(m); ++l) {

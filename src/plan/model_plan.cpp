@@ -162,6 +162,14 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
   plan.notes.push_back(describe_nccl(nccl));
 }
 
+// collsim's own algorithms on GPUs: every message pays NCCL's send/recv (plan/nccl_run.hpp).
+void use_gpu_p2p(const ModelPlatform& platform, RunPlan& plan) {
+  const GpuP2pSetup gpu = setup_gpu_p2p(plan.scenario.collective.algorithm, platform.rank_hosts, *platform.network,
+                                        plan.scenario.collective.size);
+  plan.model.message_cost = gpu.cost;
+  plan.notes.push_back(gpu.why);
+}
+
 }  // namespace
 
 // Elements per pipeline segment (at least one).
@@ -187,6 +195,7 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const Model
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, platform.places);
   if (runs_nccl(scenario)) use_nccl(platform, plan);
+  if (platform.gpu_transport && p > 1) use_gpu_p2p(platform, plan);
   if (!automatic && plan.choice.algorithm->uses.servers) plan_servers(hosts, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {

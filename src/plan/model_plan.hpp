@@ -31,6 +31,8 @@ struct ModelPlatform {
   std::vector<simgrid::s4u::Host*> hosts;
   std::vector<PlatformHost> rank_hosts, switch_hosts;
   std::function<std::shared_ptr<const Network>(const std::vector<int>&)> with_switches;
+  // collsim's own algorithms run on NCCL's send/recv here (RunPlan::PlatformPlan::gpu_transport)
+  bool gpu_transport = false;
 };
 
 // plan.model for the ranks of `platform` (routes, groups, alpha and B of the chosen

@@ -17,12 +17,18 @@ bool runs_nccl(const Scenario& scenario) {
   return name == "nccl" || find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.nccl;
 }
 
+bool wants_gpu_transport(const Scenario& scenario) {
+  const std::string& name = scenario.collective.algorithm;
+  if (!scenario.nccl.gpu_cost || runs_nccl(scenario)) return false;
+  return name == "auto" || !find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.servers;
+}
+
 namespace {
 
 std::string property(const PlatformHost& host, const char* key) { return host.property(key); }
 
 nccl::GpuSystem describe_ranks(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
-                               const Network& routes) {
+                               const Network& routes, const std::string& field = "collective.algorithm") {
   std::vector<nccl::RankProperties> ranks;
   for (const PlatformHost& host : hosts)
     ranks.push_back({property(host, "node"), property(host, "gpu"), property(host, "nic"), property(host, "cpu")});
@@ -34,7 +40,7 @@ nccl::GpuSystem describe_ranks(const std::vector<PlatformHost>& hosts, const std
     if (!ranks[r].node.empty() && ranks[r].node == ranks[0].node)
       for (int link : routes.route(0, static_cast<int>(r)).links)
         nvlink = nvlink == 0 ? routes.link(link).bandwidth : std::min(nvlink, routes.link(link).bandwidth);
-  return nccl::describe_system(ranks, nvlink, roles, "collective.algorithm");
+  return nccl::describe_system(ranks, nvlink, roles, field);
 }
 
 // The switches an algorithm reduces in, as endpoints after the ranks', and the ranks each
@@ -168,6 +174,29 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   kinds.resize(hosts.size() + setup.switches.size(), setup.switch_kind == SwitchKind::network
                                                         ? nccl::EndpointKind::sharp_switch : nccl::EndpointKind::nvswitch);
   setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
+  return setup;
+}
+
+GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
+                          double bytes) {
+  GpuP2pSetup setup;
+  setup.system = describe_ranks(hosts, {}, routes, "topology");
+  setup.cost = std::make_shared<const nccl::SendRecvCost>(setup.system, bytes);
+  const nccl::SendRecvCost& cost = *setup.cost;
+  using nccl::EndpointKind;
+  auto hops = [](const nccl::Transport& t) {
+    return fmt::format("{} on NVLink and {} across nodes, {:.4g} and {:.4g} wire bytes per byte",
+                       format_time(t.hop_latency(nccl::Hw::nvlink)), format_time(t.hop_latency(nccl::Hw::net)),
+                       t.wire_factor(EndpointKind::gpu, EndpointKind::gpu, true),
+                       t.wire_factor(EndpointKind::gpu, EndpointKind::gpu, false));
+  };
+  setup.why = fmt::format(
+      "GPUs: {} runs on NCCL's send/recv, as a GPU runs it (nccl.gpu_cost=false: the links alone): a kernel's launch "
+      "of {} per collective (NCCL's Ring baseLat; its model prices no send/recv), then each message as NCCL's "
+      "send/recv sends it, in place of the links' latencies: LL up to {} (NCCL_P2P_LL_THRESHOLD x {} channels per "
+      "peer), hops of {}; Simple above, hops of {}",
+      algorithm == "auto" ? "every algorithm auto tries" : algorithm, format_time(cost.collective_overhead()),
+      format_size(cost.ll_up_to()), cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()));
   return setup;
 }
 

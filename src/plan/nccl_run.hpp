@@ -9,6 +9,7 @@
 #include "comm/switch_ops.hpp"
 #include "model/network.hpp"
 #include "model/platform_host.hpp"
+#include "nccl/send_recv.hpp"
 #include "nccl/transport.hpp"
 #include "nccl/tuner.hpp"
 #include "scenario/scenario.hpp"
@@ -17,6 +18,22 @@ namespace collsim {
 
 // Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
 bool runs_nccl(const Scenario& scenario);
+
+// Whether collsim's own algorithm (or auto's) sends with NCCL's send/recv where every host is
+// a GPU (nccl.gpu_cost, default true): not NCCL's algorithms (their own transport), not
+// parameter servers (their servers are processes of their own, no GPU kernels).
+bool wants_gpu_transport(const Scenario& scenario);
+
+// collsim's own algorithms on GPUs: a GPU runs them on NCCL's send/recv, and pays what NCCL
+// charges that (nccl/send_recv.hpp): its kernel's launch per collective, a hop's latency, the
+// protocol (by each message's size) and the path's bandwidth efficiency.
+struct GpuP2pSetup {
+  nccl::GpuSystem system;
+  std::shared_ptr<const nccl::SendRecvCost> cost;
+  std::string why;  // for people: what every message pays, and why
+};
+GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
+                          double bytes);
 
 struct NcclSetup {
   nccl::GpuSystem system;

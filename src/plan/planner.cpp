@@ -107,7 +107,9 @@ std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, 
   guard.set_context(fmt::format("topology: SimGrid stopped on '{}'", scenario.topology));
   const bool nccl = runs_nccl(scenario);
   const PlatformInfo platform = build_platform(engine, scenario.topology, scenario.source_dir,
-                                               {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl});
+                                               {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl,
+                                                .latency_in_transport_on_gpus = wants_gpu_transport(scenario)});
+  plan.platform.gpu_transport = platform.gpus && wants_gpu_transport(scenario);
   if (nccl) switches = platform.switches;
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
@@ -333,7 +335,8 @@ std::string needs_simgrid_platform(const Scenario& scenario, const PlanOptions& 
   std::string why_not;
   // built as plan_platform builds it for NCCL's algorithms: PXN, the latencies in the transport
   generated = generated_platform(*generator, static_cast<int>(workers), why_not,
-                                 {.pxn = nccl && scenario.nccl.pxn, .zero_latency = nccl});
+                                 {.pxn = nccl && scenario.nccl.pxn,
+                                  .zero_latency = nccl || (gpus_only(*generator) && wants_gpu_transport(scenario))});
   return generated ? "" : why_not;
 }
 
@@ -389,8 +392,9 @@ RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions
   plan.platform.source = scenario.topology;
   plan.platform.kind = "generator";
   plan_choice_and_payload(plan);
-  ModelPlatform platform{generated.network, generated.places, {}, {}, {}, {}};
-  if (runs_nccl(scenario)) describe_structure_for_nccl(generated, platform);
+  plan.platform.gpu_transport = gpus_only(*parse_generator(scenario.topology, "topology")) && wants_gpu_transport(scenario);
+  ModelPlatform platform{generated.network, generated.places, {}, {}, {}, {}, plan.platform.gpu_transport};
+  if (runs_nccl(scenario) || platform.gpu_transport) describe_structure_for_nccl(generated, platform);
   plan.locality = plan_model(options.auto_simulated, platform, plan);
   plan.choice.parameters = algorithm_parameters(plan);
   if (options.topology_bound)
@@ -432,8 +436,9 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
   plan_choice_and_payload(plan);
 
   on_the_platform(scenario, [&] {
-    ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, {}, {}, {}};
-    if (runs_nccl(scenario)) describe_hosts_for_nccl(hosts, switches, platform);
+    ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, {}, {}, {},
+                           plan.platform.gpu_transport};
+    if (runs_nccl(scenario) || platform.gpu_transport) describe_hosts_for_nccl(hosts, switches, platform);
     plan.locality = plan_model(options.auto_simulated, platform, plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));

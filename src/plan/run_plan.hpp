@@ -67,6 +67,9 @@ struct PlatformPlan {
   std::string source;              // file path or generator string
   std::string kind;                // "file" or "generator"
   std::vector<std::string> hosts;  // every host, in platform order
+  // every host is a GPU (PlatformInfo::gpus) and collsim's own algorithms pay a GPU's
+  // transport there (nccl.gpu_cost): the links' latencies are in that transport
+  bool gpu_transport = false;
   size_t link_count = 0;
 };
 

@@ -100,6 +100,10 @@ struct LeafSpineSpec {
 using GeneratorSpec =
     std::variant<StarSpec, RackSpec, FatTreeSpec, TorusSpec, DragonflySpec, NodesSpec, RailSpec, LeafSpineSpec>;
 
+// Every host the generator builds is a GPU (host property gpu): the rail family and its
+// presets (dgx-*, gb200-nvl72).
+inline bool gpus_only(const GeneratorSpec& spec) { return std::holds_alternative<RailSpec>(spec); }
+
 // What `collsim list topologies`, --help, error messages and docs say about a family.
 struct GeneratorFamily {
   std::string name;                   // "torus"

@@ -78,7 +78,9 @@ PlatformInfo build_platform(sg4::Engine& engine, const std::string& topology, co
   const auto is_switch = [](const sg4::Host* host) { return host->get_property("role") != nullptr; };
   std::copy_if(info.hosts.begin(), info.hosts.end(), std::back_inserter(info.switches), is_switch);
   std::erase_if(info.hosts, is_switch);
-  if (options.latency_in_transport)
+  info.gpus = std::all_of(info.hosts.begin(), info.hosts.end(),
+                          [](const sg4::Host* host) { return host->get_property("gpu") != nullptr; });
+  if (options.latency_in_transport || (options.latency_in_transport_on_gpus && info.gpus))
     for (sg4::Link* link : engine.get_all_links()) link->set_latency(0);
   info.link_count = engine.get_link_count();
   if (info.hosts.empty()) throw InputError(fmt::format("topology: '{}' has no hosts", info.source));

@@ -27,6 +27,9 @@ struct PlatformInfo {
   // property `role`: nvswitch, sharp-switch), in platform order.
   std::vector<simgrid::s4u::Host*> switches;
   size_t link_count = 0;
+  // Every host is a GPU (its property `gpu`: the rail generators and the GPU presets set it, a
+  // platform file may): collsim's own algorithms then pay a GPU's transport (plan/nccl_run.hpp).
+  bool gpus = false;
 };
 
 // How a run wants its platform built.
@@ -37,6 +40,9 @@ struct PlatformOptions {
   // bandwidth equally among the messages crossing it (it weighs each by 1 / its route's
   // latency otherwise).
   bool latency_in_transport = false;
+  // The same when every host is a GPU (PlatformInfo::gpus): collsim's own algorithms there
+  // run on NCCL's send/recv, whose transport charges the hops.
+  bool latency_in_transport_on_gpus = false;
 };
 
 // Loads or generates the platform into the engine.

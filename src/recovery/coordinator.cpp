@@ -186,19 +186,23 @@ void Coordinator::stop_cut_off(const Judgement& judgement, const CommGroup& grou
   std::vector<std::string> names;
   for (LinkRef link : own_links_) names.emplace_back(engine_.link_name(link));
   const std::string host = run_.control_host;
+  // Its own link, or switch links further on that no rank owns and no courier goes around.
+  const std::string lost = own_links_switch_ ? fmt::format("lost its way to the group across switch links {}, which "
+                                                           "no rank owns", fmt::join(names, ", "))
+                                             : fmt::format("lost its link {}", fmt::join(names, ", "));
   if (judgement.roots.empty()) {
     stop_run(judgement, group.members(),
-             fmt::format("the coordinator's host {} lost its link {}: no verdict can reach the group", host,
-                         fmt::join(names, ", ")));
+             fmt::format("the coordinator's host {} {}: no verdict can reach the group", host, lost));
     return;
   }
   const bool on_its_host = std::all_of(judgement.roots.begin(), judgement.roots.end(),
                                        [&](int world) { return run_.on_control_host(world); });
   const bool several = judgement.roots.size() > 1;
   stop_run(judgement, members_without(group.members(), judgement.roots),
-           fmt::format("the coordinator's host {} lost its link {} ({} rank{} {}): no verdict can reach the group "
+           fmt::format("the coordinator's host {} {} ({} rank{} {}): no verdict can reach the group "
                        "to drop {}",
-                       host, fmt::join(names, ", "), on_its_host ? "it shares the host with" : "cutting off with it",
+                       host, lost,
+                       on_its_host ? "it shares the host with" : "cutting off with it",
                        several ? "s" : "", fmt::join(judgement.roots, ", "), several ? "them" : "it"));
 }
 

@@ -33,11 +33,14 @@ bool Coordinator::nic_down(const NicDetour& detour) const {
 // Whether `world`'s NIC (`detour.nic`) explains what the judgement found: the
 // NIC is down, or every late transfer of this epoch with `world` at an end crossed it (a
 // probe across it named it, when there were none). Not a computation: a GPU late computing
-// is no NIC's fault. A wrong call costs one redo: a detoured GPU still late is judged again,
-// and with its NIC detoured already, dropped as before.
+// is no NIC's fault; nor a certain judgement with the NIC up (a host down, a switch link
+// down further on: the NIC is fine, and calling it slow blamed the GPU for the fabric).
+// A wrong call costs one redo: a detoured GPU still late is judged again, and with its NIC
+// detoured already, dropped as before.
 bool Coordinator::nic_explains(int world, const NicDetour& detour, const Judgement& judgement) const {
   if (judgement.compute_bound || detour.nic.empty()) return false;
   if (nic_down(detour)) return true;
+  if (judgement.certain) return false;
   const std::vector<int> nic = network_ids(detour.nic);
   const Network& routes = run_.network();
   for (auto [from, to] : late_flows_seen())

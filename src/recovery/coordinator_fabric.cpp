@@ -55,14 +55,16 @@ bool Coordinator::owned_by_a_side(int half) {
 }
 
 // The link halves that members' last transfers on time crossed: each at full pace (at least
-// recovery.straggler_threshold of its expected pace) and over after `since`.
+// recovery.straggler_threshold of its expected pace, in all and its bytes') and over after `since`.
 std::set<int> Coordinator::halves_on_time(double since) const {
   const Network& routes = run_.network();
   const double full_pace = run_.scenario->recovery.straggler_threshold;
   std::set<int> cleared;
   for (int world : membership_.current().members()) {
     const RankActivity& rank = detector_.activity(world);
-    if (rank.on_time_peer < 0 || rank.on_time_at <= since || rank.on_time_pace < full_pace) continue;
+    if (rank.on_time_peer < 0 || rank.on_time_at <= since || rank.on_time_pace < full_pace ||
+        rank.on_time_rate_pace < full_pace)
+      continue;
     const auto [from, to] = rank.on_time_receive ? std::pair{rank.on_time_peer, world} : std::pair{world, rank.on_time_peer};
     for (int half : routes.route(from, to).links) cleared.insert(half);
   }

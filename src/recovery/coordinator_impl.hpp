@@ -97,6 +97,7 @@ private:
     std::vector<double> late_started;       // when each started (or broke)
     std::vector<double> late_slowdown;      // how much slower than expected, where known (over: 1 under way)
     std::vector<int> late_into;             // the end its data goes into (-1: broke, either)
+    std::vector<bool> late_by_rate;         // late only by its bytes' rate (Detector::note_paced)
     double late_began = -1;                 // when the first of the late transfers under way started
     std::vector<std::pair<int, int>> late_flows;  // (from, to): the late transfers under way, the way their data goes
     std::set<int> ports_down;               // members whose own link (not on the way to the coordinator) broke a transfer
@@ -142,6 +143,7 @@ private:
     bool into_lower = false, into_higher = false;  // the way its data went: into the lower rank, the higher
     double began = -1;                              // when the first of them started (or broke)
     double slowdown = 1;                            // the most it ran slower than expected, when judged
+    bool by_rate = false;                           // seen late only by its bytes' rate, every time
   };
 
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
@@ -188,6 +190,7 @@ private:
   bool still_runs(int world) const;
   bool admitted(int world) const;
   std::set<int> cut_off(const CommGroup& group, Judgement& out);
+  bool control_hosts_own(const std::vector<LinkRef>& links, const std::vector<int>& far) const;
   std::array<int, 2> end_links(int end, int other) const;
   // A link as one physical link (both halves of a split-duplex link are one).
   std::string_view physical(int id) const { return physical_link(run_.network().link(id).name); }
@@ -326,6 +329,7 @@ private:
   bool links_may_go_down_ = false;
   std::vector<std::pair<bool, std::vector<LinkRef>>> heartbeat_routes_;  // by world rank: read, links
   std::vector<LinkRef> own_links_;                // the control host's links found down
+  bool own_links_switch_ = false;                 // ... switch links further on, none of its own
   std::map<int, bool> members_own_;               // by link half: some member's own (members_own)
   std::map<std::pair<int, std::string>, bool> cuts_;  // by (epoch, physical link): the only way to a minority
 };

@@ -82,14 +82,23 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
       if (std::find(links_down.begin(), links_down.end(), link) == links_down.end()) links_down.push_back(link);
   }
   own_links_.clear();
-  if (2 * far.size() <= group.members().size()) {
-    // A member a courier reaches (another member both ways, itself in touch) takes part:
-    // its transfers across the link break and the group regroups around it (rule 1d).
+  own_links_switch_ = false;
+  // A member a courier reaches (another member both ways, itself in touch) takes part:
+  // its transfers across the link break and the group regroups around it (rule 1d). So
+  // too behind a switch link (none of the control host's own) that most members' routes
+  // from the coordinator cross, when a courier reaches every one of them: on dgx-h100:16
+  // the coordinator's rail's uplink down parts GPU 0 of node 0 from the 112 GPUs of the
+  // other rails, which node 0's other GPUs reach; it once read as the coordinator's GPU's
+  // own lost contact, and its entry called that GPU's healthy NIC slow.
+  const bool couriers = std::all_of(far.begin(), far.end(), [&](int world) { return engine_.courier_available(world); });
+  const bool switch_links = !control_hosts_own(links_down, far);
+  if (2 * far.size() <= group.members().size() || (switch_links && couriers)) {
     for (int world : far)
       if (!engine_.courier_available(world)) dead.insert(world);
     return dead;
   }
   own_links_ = links_down;
+  own_links_switch_ = switch_links;
   std::set<int> cut_from_group;
   for (int world : group.members()) {
     if (std::find(far.begin(), far.end(), world) != far.end()) continue;
@@ -100,12 +109,27 @@ std::set<int> Coordinator::cut_off(const CommGroup& group, Judgement& out) {
   out.coordinator_cut = true;
   std::vector<std::string> names;
   for (LinkRef link : own_links_) names.emplace_back(engine_.link_name(link));
-  out.evidence.push_back(fmt::format("links down on the control host {}'s way to {} of the {} members ({}): the "
+  out.evidence.push_back(fmt::format("links down on the control host {}'s way to {} of the {} members ({}{}): the "
                                      "coordinator has lost contact with the group",
                                      run_.control_host, far.size(), group.members().size(),
-                                     fmt::join(names, ", ")));
+                                     fmt::join(names, ", "), own_links_switch_ ? ", switch links that no rank owns" : ""));
   dead.insert(cut_from_group.begin(), cut_from_group.end());
   return dead;
+}
+
+// Whether one of `links` is the control host's own: the first link of its route out to a
+// member of `far`, or the last of one in (its NIC, a torus host's links), rather than a
+// switch link further on, which couriers may go around.
+bool Coordinator::control_hosts_own(const std::vector<LinkRef>& links, const std::vector<int>& far) const {
+  if (run_.control_rank < 0) return true;  // (the control host runs no worker: no route of its is cached)
+  const Network& routes = run_.network();
+  auto down = [&](int id) { return std::find(links.begin(), links.end(), engine_.link(id)) != links.end(); };
+  for (int world : far) {
+    const std::vector<int>& out = routes.route(run_.control_rank, world).links;
+    const std::vector<int>& in = routes.route(world, run_.control_rank).links;
+    if ((!out.empty() && down(out.front())) || (!in.empty() && down(in.back()))) return true;
+  }
+  return false;
 }
 
 // `end`'s own links on its routes with `other`: the first link out and the last link in

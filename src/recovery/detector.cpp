@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "comm/message_cost.hpp"
 #include "model/network.hpp"
 
 namespace collsim {
@@ -184,8 +185,21 @@ double Detector::expected_transfer(int src, int dst, double bytes) {
   // TCP's window caps a flow at gamma over twice the route's own latency (SimGrid takes it
   // before the latency factor: measured, a ring on 1 ms links runs at that cap).
   if (tcp_gamma_ > 0 && path.latency > 0) bandwidth = std::min(bandwidth, tcp_gamma_ / (2 * path.latency));
+  // a GPU's transport (comm/message_cost.hpp) puts more bytes on the wire, may cap the rate,
+  // and holds the message a hop's latency after its last byte
+  double wire = bytes;
+  if (const MessageCost* cost = run_.model.message_cost.get()) {
+    const MessagePrice& price = cost->price_for(src, dst, bytes);
+    wire = price.wire_bytes(bytes);
+    bandwidth = std::min(bandwidth, price.rate_cap);
+  }
   const double tolerance = std::max(from.tolerance, to.tolerance);
-  return tolerance * (run_.model.overhead + latency + bytes / bandwidth);
+  return tolerance * (run_.model.overhead + latency + hop_latency(src, dst, bytes) + wire / bandwidth);
+}
+
+double Detector::hop_latency(int src, int dst, double bytes) const {
+  const MessageCost* cost = run_.model.message_cost.get();
+  return cost == nullptr ? 0 : cost->price_for(src, dst, bytes).hop_latency;
 }
 
 double Detector::limit(double expected, double floor) const {
@@ -209,7 +223,7 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
   rank.checks = 0;
   rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
   const Route& path = receive ? route(peer, world) : route(world, peer);
-  rank.floor = floor_of(path);
+  rank.floor = receive ? floor_of(path, hop_latency(peer, world, bytes)) : floor_of(path, hop_latency(world, peer, bytes));
   if (path.links.empty()) {
     rank.own_link = -1;
   } else {
@@ -234,8 +248,8 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
 // route's own latency, so that a tiny message does not time out on noise. (It was 5 times
 // the longest route's between partners: on a torus at p = 256, 10 hops, 50 us, and a
 // neighbour's 4 KiB at 1% of its link, 41 us, was never late.)
-double Detector::floor_of(const Route& path) const {
-  return run_.scenario->recovery.min_timeout.value_or(5 * path.latency * latency_factor_);
+double Detector::floor_of(const Route& path, double hop) const {
+  return run_.scenario->recovery.min_timeout.value_or(5 * (path.latency * latency_factor_ + hop));
 }
 
 double Detector::expected_now(int world) {
@@ -329,6 +343,7 @@ double Detector::watched_until(int world) const {
 void Detector::end_wait(int world) {
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
+  bool paced = false;  // late by its pace: reported last (below)
   if (started >= 0) {
     // How long the transfer took: to its end, which may be long before this wait began.
     const double finished = engine_.transfer_finish(rank.transfer);
@@ -337,31 +352,58 @@ void Detector::end_wait(int world) {
     // sender's transfers began expected an idle link): the expectation only grows. Only
     // a transfer slower than expected needs it (a pace is at most 1).
     if (end - started > rank.expected) expected_now(world);
+    // Within its deadline: on time, at its pace in all and its bytes' (a transfer whose
+    // bytes were slow clears no link: the 16 crossings of a rail's uplink at 20%, x1.99 in
+    // all and their bytes x5, cleared it; Coordinator::halves_on_time).
     if (end - started <= limit(rank.expected, rank.floor)) {
-      note_paced(rank, started, end);
+      paced = note_paced(rank, started, end);
       rank.on_time_peer = rank.peer;
       rank.on_time_receive = rank.receive;
       rank.on_time_at = end;
       rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
+      const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
+      rank.on_time_rate_pace = std::min(1.0, 1 / rate_slowdown_of(end - started, rank.expected, fixed));
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
     if (engine_.transfer_completed(rank.transfer)) record_pace(world, finished - started);
   }
   rank.doing = RankActivity::Doing::idle;
   rank.transfer = TransferRef{};
+  // Last: a report is a simcall, and the coordinator may run before this worker goes on,
+  // its verdicts resetting every member's wait (a report made before the transfer's state
+  // was read left this rank reading a transfer the verdict had cleared).
+  if (paced) wake(Report{Report::Kind::slow_transfer, world, rank.paced_late.peer, rank.paced_late.started});
 }
 
-// Relative detection: a transfer that ended within its deadline only because of the
-// deadline's floor, having taken more than recovery.timeout x its expected time, is late by
-// its pace whatever its size. Reported once it has ended (its wait never passed a deadline),
-// once a fault has struck (before, nothing can have slowed a route), and only with a
-// timeout that is a factor (a fixed one has no pace to compare with).
-void Detector::note_paced(RankActivity& rank, double started, double ended) {
+// Relative detection: a transfer that ended within its deadline is late by its pace,
+// whatever its size, when it took more than recovery.timeout x its expected time (within
+// the deadline only because of its floor), or when the part of its time that bytes take
+// (its time less the route's fixed latency) ran at recovery.straggler_threshold of its
+// expected rate or slower, by more than that latency. The second is a link's bandwidth cut
+// that the route's latency hides from the total: a ring of 128 crossing a rail's uplink at
+// 20% (16 transfers of 128 KiB on 160 GB/s: 10 GB/s each, against 50) took 21.1 us against
+// 10.6 us expected, x1.99 in all, never 3x, but its bytes ran at 1/5 of their rate, and the
+// rounds stayed 1.72x slower with no entry. True when it is to be reported (end_wait does,
+// once the wait is over): its wait never passed a deadline, a fault has struck (before,
+// nothing can have slowed a route), and the timeout is a factor (a fixed one has no pace
+// to compare with).
+bool Detector::note_paced(RankActivity& rank, double started, double ended) {
   const RecoverySpec& recovery = run_.scenario->recovery;
-  if (!fault_struck_ || !recovery.timeout_is_factor || ended - started <= limit(rank.expected, 0)) return;
-  rank.paced_late = {rank.peer, rank.receive, false, started, ended, rank.expected};
+  if (!fault_struck_ || !recovery.timeout_is_factor) return false;
+  const double took = ended - started;
+  const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
+  const double rate_slowdown = rate_slowdown_of(took, rank.expected, fixed);
+  const bool past_factor = took > limit(rank.expected, 0);
+  // (Only across a route with links inside it, which rule 4f reads: an end's own link is
+  // the progress score's; a parameter server's incast on a star, whose sharing comes and
+  // goes, once made a preempted server's survivors redo a round early.)
   const int world = static_cast<int>(&rank - ranks_.data());
-  wake(Report{Report::Kind::slow_transfer, world, rank.peer, started});
+  const Route& path = rank.receive ? route(rank.peer, world) : route(world, rank.peer);
+  const bool slow_bytes = path.links.size() > 2 && took - rank.expected > fixed && rate_slowdown > 1 &&
+                          at_most(1 / rate_slowdown, recovery.straggler_threshold);
+  if (!past_factor && !slow_bytes) return false;
+  rank.paced_late = {rank.peer, rank.receive, false, started, ended, rank.expected, rate_slowdown, !past_factor};
+  return true;
 }
 
 std::pair<int, double> Detector::implied_capacity(int waiter, int root) {

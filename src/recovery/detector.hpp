@@ -36,6 +36,14 @@ namespace collsim {
 // host at half speed computes in twice its expected time to within an ulp or two, and its
 // pace is recovery.straggler_threshold's 0.5, not a hair above it.
 inline bool at_most(double value, double bound) { return value <= bound * (1 + 1e-9); }
+
+// How much slower a transfer's bytes ran than expected: its time less the route's fixed
+// latency (`fixed`) over the expected time less it (1 when the expectation is all latency).
+inline double rate_slowdown_of(double took, double expected, double fixed) {
+  const double bytes_expected = expected - fixed;
+  if (bytes_expected <= 0 || took <= fixed) return 1;
+  return (took - fixed) / bytes_expected;
+}
 inline bool at_least(double value, double bound) { return value >= bound * (1 - 1e-9); }
 
 // The best pace a rank had in one step of the collective (a label), in earlier rounds.
@@ -168,20 +176,24 @@ struct alignas(64) RankActivity {
   int slow_from = -1, slow_receives = 0;
   double slow_pace = 1;  // the last slow receive's pace against the earlier ones
   bool report_slow_pair = false, slow_pair_reported = false;
-  // A transfer late by its pace: it ended within the floor of its deadline
-  // (recovery.min_timeout) but took more than recovery.timeout x its expected time (a
-  // crossing of two racks at 5% of the link between them, 10.9 KiB in 28.8 us against
-  // 8.1 us expected and a floor of 35 us). The coordinator reads it once (`judged`).
+  // A transfer late by its pace (Detector::note_paced): it ended within its deadline but
+  // took more than recovery.timeout x its expected time (a crossing of two racks at 5% of
+  // the link between them, 10.9 KiB in 28.8 us against 8.1 us expected and a floor of
+  // 35 us), or its bytes ran at recovery.straggler_threshold of their expected rate or
+  // slower (a rail's uplink at 20%). The coordinator reads it once (`judged`).
   struct PacedLate {
     int peer = -1;
     bool receive = false, judged = true;
     double started = 0, ended = 0, expected = 0;
+    double rate_slowdown = 1;  // how much slower its bytes ran than expected (rate_slowdown_of)
+    bool by_rate = false;      // only its bytes' rate was slow: within recovery.timeout x in all
   } paced_late;
   // Progress evidence: the last transfer that completed within its deadline.
   int on_time_peer = -1;
   bool on_time_receive = false;   // it received (else sent)
   double on_time_at = -1;         // when it ended
   double on_time_pace = 0;        // expected / actual time (at most 1)
+  double on_time_rate_pace = 0;   // its bytes': expected / actual, the route's latency set aside (at most 1)
   // Completed receives in its current round and in the round before (this epoch).
   int counted_round = -1;
   long receives = 0, receives_before = 0;
@@ -322,7 +334,7 @@ public:
 private:
   void wake(Report report);
   void record_pace(int world, double took);
-  void note_paced(RankActivity& rank, double started, double ended);
+  bool note_paced(RankActivity& rank, double started, double ended);
   void note_computed(RankActivity& rank);
   void check_slow_pair(RankActivity& rank, LabelPace& label, double pace);
   size_t window() const;
@@ -354,7 +366,9 @@ private:
     return find_route(src, dst);
   }
   Route& find_route(int src, int dst);
-  double floor_of(const Route& path) const;
+  double floor_of(const Route& path, double hop) const;
+  // A GPU transport's hand-shake after a message's last byte (0 without one).
+  double hop_latency(int src, int dst, double bytes) const;
   double watched_until(int world) const;
   bool runs(int world) const;  // its worker runs, on a host up
   std::unordered_map<uint64_t, Route> routes_;

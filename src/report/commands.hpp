@@ -72,16 +72,33 @@ struct ModelRequest {
   int channels = 1;                // ring and hierarchical: concurrent rings (collective.channels)
   std::string intra = "ring", inter = "ring";  // hierarchical: the algorithm inside and between the groups
   std::string reduce_bandwidth;    // bytes/s a rank reduces (empty: reductions are free)
+  std::string sizes;               // FROM:TO[:xFACTOR]: one row per size (model_sizes.cpp) instead of --size
+  int jobs = 0;                    // with sizes: children at once (0: one per core)
 };
 int command_model(const ModelRequest& request);
 struct AlgorithmInfo;
 struct ModelInput;
 struct ModelEstimate;
+struct Scenario;
+struct RunPlan;
+struct PlanOptions;
+class SimGridGuard;
+enum class Collective;
 // One algorithm's model within the model's own limits (README "Limits": the messages its
 // schedule describes, those of one step), or an InputError naming the limit it passes:
 // `collsim model --algorithm NAME`, with or without a platform.
 ModelEstimate estimate_within_model_limits(const AlgorithmInfo& algorithm, const ModelInput& in);
 // `collsim model --topology`: the model on a platform's own routes (model_command.cpp).
 int command_model_on_platform(const ModelRequest& request);
+// The scenario `collsim run` would simulate with the same flags ("all": auto), validated.
+Scenario scenario_of(const ModelRequest& request);
+// The alpha-beta star's model input from the flags (no --topology), validated.
+ModelInput formula_input(const ModelRequest& request);
+// plan_run for `collsim model`, its errors about hierarchical's levels naming --intra and --inter.
+RunPlan plan_levels(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard);
+// A flag the algorithm does not read is refused, as a scenario's setting is.
+void check_flags_read(const ModelRequest& request, Collective collective, const AlgorithmInfo& algorithm);
+// `collsim model --sizes`: one row per size, each priced in a child process (model_sizes.cpp).
+int command_model_sizes(const ModelRequest& request);
 
 }  // namespace collsim

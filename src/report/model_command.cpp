@@ -26,8 +26,6 @@
 
 namespace collsim {
 
-namespace {
-
 // The scenario a run with the same flags would simulate (its fields validated as a run's).
 Scenario scenario_of(const ModelRequest& request) {
   if (!request.bandwidth.empty() || !request.latency.empty() || !request.inter_bandwidth.empty() ||
@@ -52,6 +50,8 @@ Scenario scenario_of(const ModelRequest& request) {
   if (!request.reduce_bandwidth.empty()) document["collective"]["reduce_bandwidth"] = request.reduce_bandwidth;
   return parse_scenario(document, "");
 }
+
+namespace {
 
 // What the model cannot see on this network (`estimate` unset: every algorithm at once).
 std::string exactness(const Scenario& scenario, const ModelEstimate* estimate) {
@@ -88,6 +88,8 @@ std::string routes_row(const RunPlan& plan) {
          "leaf-spine, rail, the GPU presets and fat-tree (faster at large p)";
 }
 
+}  // namespace
+
 // plan_run, its errors about hierarchical's levels naming the flags (--intra, --inter) that set them.
 RunPlan plan_levels(const Scenario& scenario, const PlanOptions& options, SimGridGuard& guard) {
   try {
@@ -100,8 +102,6 @@ RunPlan plan_levels(const Scenario& scenario, const PlanOptions& options, SimGri
     throw;
   }
 }
-
-}  // namespace
 
 int command_model_on_platform(const ModelRequest& request) {
   if (request.size.empty()) throw InputError("model: --size is required");
@@ -232,15 +232,7 @@ ModelEstimate estimate_within_model_limits(const AlgorithmInfo& algorithm, const
   return estimate_schedule(*schedule, in);
 }
 
-int command_model(const ModelRequest& request) {
-  const Collective collective = parse_collective(request.collective, "--collective");
-  const bool all = request.algorithm == "all";
-  const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
-  const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
-  if (!all) check_flags_read(request, collective, algorithm);
-  CollectiveSpec levels;
-  read_levels(request, levels);  // --intra and --inter, named as the flags, with or without a platform
-  if (!request.topology.empty()) return command_model_on_platform(request);
+ModelInput formula_input(const ModelRequest& request) {
   if (request.workers == 0)
     throw InputError("--workers: required without --topology (with a platform, every host is a rank by default)");
   if (request.workers < 1 || request.workers > max_workers)
@@ -267,7 +259,20 @@ int command_model(const ModelRequest& request) {
   in.overhead = parse_time(request.overhead, "--overhead");
   if (in.overhead < 0) throw InputError("--overhead: must be a time >= 0, e.g. 1us");
   read_model_parameters(request, in);
-  return print_model(collective, algorithm, all, request, in);
+  return in;
+}
+
+int command_model(const ModelRequest& request) {
+  const Collective collective = parse_collective(request.collective, "--collective");
+  const bool all = request.algorithm == "all";
+  const std::string name = request.algorithm.empty() || all ? default_algorithm(collective) : request.algorithm;
+  if (!request.sizes.empty()) return command_model_sizes(request);
+  const AlgorithmInfo& algorithm = find_algorithm(collective, name, "--algorithm");
+  if (!all) check_flags_read(request, collective, algorithm);
+  CollectiveSpec levels;
+  read_levels(request, levels);  // --intra and --inter, named as the flags, with or without a platform
+  if (!request.topology.empty()) return command_model_on_platform(request);
+  return print_model(collective, algorithm, all, request, formula_input(request));
 }
 
 namespace {

@@ -159,10 +159,6 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   return run;
 }
 
-namespace {
-
-// The variant that ran, in one word (a --sizes row's last column, a CSV cell): its name, NCCL's
-// protocol and channels ("nccl-tree/LL128/16ch"), or its channels when more than one ("ring/8ch").
 std::string variant_that_ran(const AlgorithmChoice& choice) {
   std::string label = choice.algorithm->name;
   const nlohmann::json& parameters = choice.parameters;
@@ -173,8 +169,6 @@ std::string variant_that_ran(const AlgorithmChoice& choice) {
     label += fmt::format("/{}ch", parameters["channels"].get<int>());
   return label;
 }
-
-}  // namespace
 
 nlohmann::json run_metrics(const Scenario& scenario) {
   const RunOutcome run = execute_run(scenario, {}, std::nullopt, auto_trials(scenario, {}), 0);

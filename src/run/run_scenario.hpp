@@ -52,4 +52,8 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
 // verification's tolerance (in words), for baselines, sweep tables and the size table.
 nlohmann::json run_metrics(const Scenario& scenario);
 
+// The variant that ran, in one word (a --sizes row's last column, a CSV cell): its name, NCCL's
+// protocol and channels ("nccl-tree/LL128/16ch"), or its channels when more than one ("ring/8ch").
+std::string variant_that_ran(const AlgorithmChoice& choice);
+
 }  // namespace collsim

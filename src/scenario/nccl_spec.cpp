@@ -1,5 +1,6 @@
 // The scenario's "nccl" section (docs/scenario-format.md): what NCCL's environment variables
 // force, checked against the collective's algorithm.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
@@ -16,6 +17,18 @@ namespace {
 // Which algorithms read the section: NCCL's and "nccl" (the tuner's choice).
 void check_reader(const CollectiveSpec& collective, const std::string& key) {
   const std::string& name = collective.algorithm;
+  if (key == "gpu_cost") {
+    // read by collsim's own algorithms (auto's too); NCCL's always pay NCCL's transport, and
+    // parameter servers, processes of their own, no GPU's (plan/nccl_run.hpp)
+    std::vector<std::string> readers{"auto"};
+    for (const std::string& own : classic_algorithm_names(collective.kind))
+      if (!find_algorithm(collective.kind, own, "collective.algorithm").uses.servers) readers.push_back(own);
+    if (std::find(readers.begin(), readers.end(), name) == readers.end())
+      throw InputError(fmt::format("nccl.gpu_cost: it says whether collsim's own algorithms pay a GPU's costs on a GPU "
+                                   "platform; NCCL's always pay NCCL's, parameter servers none; allowed with: {}",
+                                   join(readers)));
+    return;
+  }
   if (name == "nccl") return;
   if (name == "auto" || !find_algorithm(collective.kind, name, "collective.algorithm").uses.nccl)
     throw InputError(fmt::format("nccl.{}: only NCCL's algorithms read it, and collective.algorithm '{}' is none of "
@@ -37,7 +50,7 @@ void check_algo(const NcclSpec& spec, const CollectiveSpec& collective) {
 }  // namespace
 
 NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
-  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn"});
+  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
   NcclSpec spec;
   spec.given = true;
   for (const auto& [key, value] : object.items()) check_reader(collective, key);
@@ -60,6 +73,11 @@ NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
       throw InputError(fmt::format("nccl.pxn: must be true or false, got {}", object["pxn"].dump()));
     spec.pxn = object["pxn"].get<bool>();
   }
+  if (object.contains("gpu_cost")) {
+    if (!object["gpu_cost"].is_boolean())
+      throw InputError(fmt::format("nccl.gpu_cost: must be true or false, got {}", object["gpu_cost"].dump()));
+    spec.gpu_cost = object["gpu_cost"].get<bool>();
+  }
   return spec;
 }
 
@@ -69,6 +87,7 @@ json nccl_spec_to_json(const NcclSpec& spec) {
   if (spec.proto) out["proto"] = nccl::proto_name(*spec.proto);
   if (spec.channels) out["channels"] = *spec.channels;
   out["pxn"] = spec.pxn;
+  if (!spec.gpu_cost) out["gpu_cost"] = false;  // absent: true
   return out;
 }
 

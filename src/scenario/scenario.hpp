@@ -81,6 +81,9 @@ struct NcclSpec {
   std::optional<nccl::Proto> proto;
   std::optional<int> channels;
   bool pxn = true;  // on rail platforms, other-rail sends go through PXN (NCCL's default)
+  // collsim's own algorithms on a GPU platform send with NCCL's send/recv and pay what it costs
+  // (plan/nccl_run.hpp, setup_gpu_p2p); false: only their links' alpha and bandwidth
+  bool gpu_cost = true;
   bool given = false;  // the scenario has an "nccl" section
 };
 

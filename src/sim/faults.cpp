@@ -35,6 +35,20 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
   return false;
 }
 
+// Whether one of `links` is the first link of the route from `control` to `host` or the
+// last of the route back: the control host's own.
+bool ends_route(sg4::Host* control, sg4::Host* host, const std::vector<sg4::Link*>& links) {
+  std::vector<sg4::Link*> route;
+  for (auto [from, to, first] : {std::tuple{control, host, true}, std::tuple{host, control, false}}) {
+    route.clear();
+    double latency = 0;
+    from->route_to(to, route, &latency);
+    if (!route.empty() && std::find(links.begin(), links.end(), first ? route.front() : route.back()) != links.end())
+      return true;
+  }
+  return false;
+}
+
 // The members a link-down separates from the coordinator: SimGrid's routes are static, so
 // a member whose route to or from the control host crosses a link down can take no part
 // in a group the coordinator leads, healthy or not (on a torus, every rank whose route
@@ -42,32 +56,37 @@ bool route_crosses_any(sg4::Host* a, sg4::Host* b, const std::vector<sg4::Link*>
 // the link is the coordinator's own lost contact, and the members cut off are those on its
 // side whose routes to the others cross it (as the coordinator judges, recovery/coordinator_links.cpp).
 // Otherwise a member behind the link that another member reaches both ways, itself clear of
-// it, gets its verdicts through that one (a courier) and is not cut off (issue #48).
+// it, gets its verdicts through that one (a courier) and is not cut off (issue #48); so too
+// behind a switch link (none of the control host's own links) that most members' routes
+// from the coordinator cross, when couriers reach every one of them (the coordinator's
+// rail's uplink on a DGX preset).
 // Read from the platform's routes, not from the coordinator's evidence.
 std::vector<int> cut_off_by(const RunState& state, const ResolvedFault& fault) {
   const std::vector<int>& members = state.membership.current().members();
   sg4::Host* control = state.setup.control_host;
   std::vector<int> far, near;
+  bool controls_own = false;  // a link down is the first of the control host's route out, or the last of one in
   for (int world : members) {
     sg4::Host* host = state.setup.rank_hosts[static_cast<size_t>(world)];
-    if (host != control && route_crosses_any(host, control, fault.links))
+    if (host != control && route_crosses_any(host, control, fault.links)) {
       far.push_back(world);
-    else
+      controls_own = controls_own || ends_route(control, host, fault.links);
+    } else {
       near.push_back(world);
+    }
   }
-  if (2 * far.size() <= members.size()) {
-    // A verdict reaches a member behind the link through a courier (a member both reach:
-    // sim/recovery_adapter.cpp): such a member is not cut off.
-    std::erase_if(far, [&](int world) {
-      sg4::Host* host = state.setup.rank_hosts[static_cast<size_t>(world)];
-      return std::any_of(near.begin(), near.end(), [&](int via) {
-        sg4::Host* courier = state.setup.rank_hosts[static_cast<size_t>(via)];
-        return courier != host && courier != control && courier->is_on() &&
-               !route_crosses_any(courier, host, fault.links);
-      });
+  // A verdict reaches a member behind the link through a courier (a member both reach:
+  // sim/recovery_adapter.cpp): such a member is not cut off.
+  std::vector<int> uncouriered = far;
+  std::erase_if(uncouriered, [&](int world) {
+    sg4::Host* host = state.setup.rank_hosts[static_cast<size_t>(world)];
+    return std::any_of(near.begin(), near.end(), [&](int via) {
+      sg4::Host* courier = state.setup.rank_hosts[static_cast<size_t>(via)];
+      return courier != host && courier != control && courier->is_on() &&
+             !route_crosses_any(courier, host, fault.links);
     });
-    return far;
-  }
+  });
+  if (2 * far.size() <= members.size() || (!controls_own && uncouriered.empty())) return uncouriered;
   std::vector<int> cut;
   sg4::Host* beyond = state.setup.rank_hosts[static_cast<size_t>(far.front())];
   for (int world : near)

@@ -183,6 +183,12 @@ class BadInput(NcclTest):
         ([*NCCL, "--collective", "alltoall", "--set", "nccl.proto=LL"],
          r"nccl\.proto: NCCL's alltoall chooses its protocol per block"),
         ([*NCCL, "--collective", "alltoall", "--set", "nccl.algo=Ring"], r"nccl\.algo: NCCL runs alltoall point to point"),
+        # gpu_cost: collsim's own algorithms read it, NCCL's always pay NCCL's costs
+        ([*NCCL, "--set", "nccl.gpu_cost=false"],
+         r"nccl\.gpu_cost: it says whether collsim's own algorithms pay a GPU's costs on a GPU platform; NCCL's always "
+         r"pay NCCL's, parameter servers none; allowed with: auto, naive, naive-binomial, ring, "),
+        ([*H100x2, "--algorithm", "parameter-server", "--set", "nccl.gpu_cost=false"], r"nccl\.gpu_cost: .*allowed with: auto"),
+        ([*H100x2, "--algorithm", "ring", "--set", "nccl.gpu_cost=no"], r"nccl\.gpu_cost: must be true or false, got \"no\""),
     ]
 
     def test_each_wrong_use_is_one_line_exit_2(self):
@@ -253,3 +259,69 @@ class Alltoall(NcclTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GpuCost(NcclTest):
+    """collsim's own algorithms on GPUs run on NCCL's send/recv and pay it (docs/nccl.md#collsims-own-algorithms-on-gpus);
+    the sim tests (tests/sim/gpu_cost_test.cpp) check the times by hand, these what a user reads."""
+
+    def test_the_run_says_what_a_gpu_pays_and_gpu_cost_false_leaves_the_links(self):
+        done = collsim("run", "--topology", "dgx-h100:1", "--algorithm", "ring", "--size", "1MiB")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        # NCCL_P2P_LL_THRESHOLD 16 KiB x 32 channels per peer on NVLink; Ring's baseLat Simple 8.4 us,
+        # hwLat NVLink LL 0.6 us and Simple 3.4 us (tuning.cc 2.25.1)
+        self.assertIn("GPUs: ring runs on NCCL's send/recv", done.stdout)
+        self.assertIn("a kernel's launch of 8.4 us per collective", done.stdout)
+        self.assertIn("LL up to 512 KiB", done.stdout)
+        self.assertIn("hops of 600 ns on NVLink", done.stdout)
+        trace = self.traced("--topology", "dgx-h100:1", "--algorithm", "ring", "--size", "1MiB",
+                            "--set", "nccl.gpu_cost=false")
+        self.assertEqual(trace["scenario"]["nccl"], {"pxn": True, "gpu_cost": False})
+        # the links alone: 14 hops of 2 x 0.5 us + 128 KiB / 450 GB/s
+        self.assertAlmostEqual(trace["summary"]["simulated_time"], 14 * (1e-6 + 131072 / 450e9), delta=1e-12)
+
+    def test_auto_on_one_dgx_h100_at_8_bytes_no_longer_takes_a_free_direct(self):
+        # direct used to take 1.0 us (two 0.5 us NVLink hops, no launch); on NCCL's send/recv it pays
+        # LL's 6.6 us launch and 0.6 us a hop at least
+        done = collsim("model", "--algorithm", "all", "--topology", "dgx-h100:1", "--workers", "8", "--size", "8")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        times = [seconds(t) for t in re.findall(r"(?m)^\s+\d+ \S+(?:, \d+ ch)?\s+([\d.]+ [mun]?s)", done.stdout)]
+        self.assertTrue(times, done.stdout)
+        self.assertGreaterEqual(min(times), 6.6e-6 + 0.6e-6 - 1e-12, done.stdout)
+
+
+class ModelSizes(NcclTest):
+    def rows(self, *args):
+        done = collsim("model", *args)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return [line.split() for line in done.stdout.splitlines() if line and not line.startswith("#")]
+
+    def test_model_sizes_on_the_star_is_the_ring_formula_row_by_row(self):
+        rows = self.rows("--algorithm", "ring", "--workers", "4", "--bandwidth", "10GBps", "--latency", "1us",
+                         "--sizes", "1K:1M:x4")
+        self.assertEqual([int(r[0]) for r in rows], [1024, 4096, 16384, 65536, 262144, 1048576])
+        for size, count, dtype, time_us, algbw, busbw, variant in rows:
+            n = int(size)
+            expected = 2 * 3 * 1e-6 + 2 * 3 / 4 * n / 10e9  # 2(p-1) alpha + 2(p-1)/p n/B
+            self.assertAlmostEqual(float(time_us), expected * 1e6, places=2)
+            self.assertEqual((int(count), dtype, variant), (n // 4, "float32", "ring"))
+            self.assertAlmostEqual(float(busbw), float(algbw) * 1.5, delta=0.011)
+
+    def test_every_row_names_the_variant_nccl_and_all_chose(self):
+        nccl = self.rows("--algorithm", "nccl", "--topology", "dgx-h100:2", "--workers", "16", "--sizes", "8:8M:x16")
+        self.assertEqual(len(nccl), 6)
+        for row in nccl:
+            self.assertRegex(row[6], r"^nccl-[a-z-]+/(Simple|LL|LL128)/\d+ch$")
+        # 8 B across two nodes: NCCL's tree (as the run chooses it: Choice above)
+        self.assertTrue(nccl[0][6].startswith("nccl-tree/LL/"), nccl[0])
+        every = self.rows("--algorithm", "all", "--topology", "dgx-h100:2", "--workers", "16", "--sizes", "8:8M:x16")
+        self.assertEqual(len(every), 6)
+        for row, tuned in zip(every, nccl):
+            # the fastest of all is at least as fast as NCCL's tuner's choice, by the same model
+            self.assertLessEqual(float(row[3]), float(tuned[3]) * (1 + 1e-9), (row, tuned))
+
+    def test_size_and_sizes_together_are_one_error(self):
+        done = collsim("model", "--workers", "4", "--bandwidth", "1GBps", "--latency", "1us", "--size", "1M",
+                       "--sizes", "1K:1M")
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stderr.strip(), "collsim: error: --sizes: give --size or --sizes, not both")

@@ -248,6 +248,7 @@ TEST_SUITE("sim") {
           2.0 * (gpus - 1) * (nv_alpha + n / gpus / nv_bw) + 2.0 * (nodes - 1) * (2 * nic_lat + n / p / nic_bw);
       auto on_rail = [&, nodes = nodes, gpus = gpus, oversub = oversub](Scenario& s) {
         s.topology = fmt::format("rail:{}:{}:100GBps:20GBps:1us:3us:{}", nodes, gpus, oversub);
+        s.nccl.gpu_cost = false;  // the links' alpha-beta: gpu_cost_test.cpp prices what a GPU adds
       };
       const auto ring_run = timed_run("ring", p, elements, on_rail);
       CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9).scale(0));
@@ -275,6 +276,7 @@ TEST_SUITE("sim") {
       s.topology = "rail:8:8";
       s.collective.size = n;
       s.collective.carried_elements = elements;
+      s.nccl.gpu_cost = false;  // the links' alpha-beta: gpu_cost_test.cpp prices what a GPU adds
     };
     const auto ring_run = timed_run("ring", p, elements, on_rail);
     const auto hierarchical_run = timed_run("hierarchical", p, elements, on_rail);
@@ -311,6 +313,7 @@ TEST_SUITE("sim") {
       auto on_rail = [&, nodes = nodes, gpus = gpus, oversub = oversub, k = k](Scenario& s) {
         s.topology = fmt::format("rail:{}:{}:100GBps:20GBps:1us:3us:{}", nodes, gpus, oversub);
         s.collective.channels = k;
+        s.nccl.gpu_cost = false;  // the links' alpha-beta: gpu_cost_test.cpp prices what a GPU adds
       };
       const auto ring_run = timed_run("ring", p, elements, on_rail);
       CHECK(ring_run.simulated_time == doctest::Approx(ring).epsilon(1e-9).scale(0));

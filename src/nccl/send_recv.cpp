@@ -1,0 +1,30 @@
+#include "nccl/send_recv.hpp"
+
+#include "nccl/p2p.hpp"
+
+namespace collsim::nccl {
+
+namespace {
+
+constexpr double p2p_ll_threshold = 16384;  // NCCL_P2P_LL_THRESHOLD (p2p.cpp, [Q])
+
+Transport point_to_point(const GpuSystem& system, Proto proto) {
+  const TransportChoice choice{.algo = Algo::ring, .proto = proto, .channels = 1, .messages_at_once = 1,
+                               .point_to_point = true};
+  return Transport(system, choice, std::vector<EndpointKind>(static_cast<size_t>(system.ranks), EndpointKind::gpu));
+}
+
+// The channels NCCL's send/recv give one peer (nChannelsMax of an op): the communicator's p2p
+// channels, fewer towards a peer across the network (p2p.hpp).
+int channels_per_peer(const GpuSystem& system) {
+  return plan_alltoall(system, communicator_channels(system), 0).channels_per_peer;
+}
+
+}  // namespace
+
+SendRecvCost::SendRecvCost(const GpuSystem& system, double vector_bytes)
+    : ll_(point_to_point(system, Proto::ll)), simple_(point_to_point(system, Proto::simple)),
+      ll_up_to_(channels_per_peer(system) * p2p_ll_threshold),
+      overhead_(vector_bytes <= ll_up_to_ ? ll_.collective_overhead() : simple_.collective_overhead()) {}
+
+}  // namespace collsim::nccl

@@ -1,0 +1,99 @@
+// collsim's own algorithms on GPUs pay what a GPU pays to run them on NCCL's send/recv: the
+// kernel's launch per collective (NCCL's Ring baseLat), NCCL's hwLat per hop in place of the
+// links' latencies, the protocol's and the path's bandwidth efficiency. Oracles: NCCL's
+// constants (src/graph/tuning.cc and topo.h, NCCL 2.25.1) and the datasheets' links put
+// together by hand here.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "sim_harness.hpp"
+
+using namespace collsim;
+using collsim::testing::make_scenario;
+using collsim::testing::simulate_in_child;
+
+namespace {
+
+Scenario gpu_scenario(const std::string& algorithm, const std::string& topology, int p, double bytes) {
+  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
+  s.topology = topology;
+  return s;
+}
+
+constexpr double us = 1e-6;
+// tuning.cc: baseLat Ring {LL 6.6, LL128 14.0, Simple 8.4}; hwLat Ring NVLink {.6, 1.9, 3.4},
+// NET {2.7, 4.0, 14.0}; Ring/LL's bus bandwidth x .5
+constexpr double launch_ll = 6.6 * us, launch_simple = 8.4 * us;
+constexpr double nvlink_ll = 0.6 * us, nvlink_simple = 3.4 * us, net_simple = 14.0 * us;
+// an H100's NVLink: 18 links of 25 GB/s each way (450 GB/s), NCCL counts 20.6 a link (topo.h)
+constexpr double nvlink_rate = 450e9, nvlink_usable = 18 * 20.6e9 / 450e9;
+// ConnectX-7 at 400 Gb/s (50 GB/s); InfiniBand carries 4096 bytes of payload in 4122 (IBTA)
+constexpr double nic_rate = 50e9, ib_payload = 4096.0 / 4122.0;
+
+double wire(double bytes, double efficiency) { return std::round(bytes / efficiency); }
+
+}  // namespace
+
+TEST_SUITE("sim") {
+  TEST_CASE("collsim's ring on one DGX H100 pays NCCL's send/recv: a launch, then 2(p-1) hops of hwLat + wire") {
+    // 1 MiB over 8 GPUs: messages of 128 KiB, within LL's reach (NCCL_P2P_LL_THRESHOLD 16 KiB x
+    // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; the vector is
+    // not (1 MiB), so the kernel's launch is Simple's
+    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
+    const auto ll = simulate_in_child(s);
+    REQUIRE_MESSAGE(ll.exit_code == 0, ll.error);
+    const double ll_step = nvlink_ll + wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate;
+    CHECK(ll.simulated_time == doctest::Approx(launch_simple + 14 * ll_step).epsilon(1e-9).scale(0));
+    CHECK(ll.model_time == doctest::Approx(ll.simulated_time).epsilon(1e-9).scale(0));
+    // 64 MiB: messages of 8 MiB, Simple
+    s.collective.size = 64.0 * 1024 * 1024;
+    const auto simple = simulate_in_child(s);
+    REQUIRE_MESSAGE(simple.exit_code == 0, simple.error);
+    const double simple_step = nvlink_simple + wire(8.0 * 1024 * 1024, nvlink_usable) / nvlink_rate;
+    CHECK(simple.simulated_time == doctest::Approx(launch_simple + 14 * simple_step).epsilon(1e-9).scale(0));
+    CHECK(simple.model_time == doctest::Approx(simple.simulated_time).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
+    // rail:2:1, two H100 behind ConnectX-7 NICs; 16 MiB: blocks of 8 MiB, Simple; each of the
+    // two steps moves 8 MiB each way at once, on the two directions of the NICs
+    Scenario s = gpu_scenario("ring", "rail:2:1", 2, 16 << 20);
+    const auto run = simulate_in_child(s);
+    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    const double step = net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
+    CHECK(run.simulated_time == doctest::Approx(launch_simple + 2 * step).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("collsim's direct allreduce on one DGX H100: a launch, then 7 whole vectors sharing each NVLink") {
+    // 8 KiB over 8 GPUs: every GPU sends its whole vector to the 7 others at once, LL (the
+    // vector is within LL's reach, so is the launch); a GPU's 7 messages share its NVLink
+    // each way, and each is held a hop's latency after its last byte
+    Scenario s = gpu_scenario("direct", "dgx-h100:1", 8, 8192);
+    const auto run = simulate_in_child(s);
+    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
+    CHECK(run.simulated_time == doctest::Approx(launch_ll + exchange).epsilon(1e-9).scale(0));
+    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {
+    // dgx-h100:1: NVLink 450 GB/s and 0.5 us a link, two links a hop (the GPU's up, the other's down)
+    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
+    s.nccl.gpu_cost = false;
+    const auto run = simulate_in_child(s);
+    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    CHECK(run.simulated_time == doctest::Approx(14 * (2 * 0.5 * us + 128 * 1024 / nvlink_rate)).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("one GPU: collsim's algorithms cost nothing, as NCCL's one-rank collective") {
+    for (const char* algorithm : {"ring", "direct", "hierarchical"}) {
+      CAPTURE(algorithm);
+      const auto run = simulate_in_child(gpu_scenario(algorithm, "dgx-h100:1", 1, 1 << 20));
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(run.simulated_time == 0);
+    }
+  }
+}
