@@ -27,7 +27,9 @@ Command add_model_command(CLI::App& app) {
   model->add_option("--network", model_request.network,
                     "With --topology: ideal (default; the model matches SimGrid's sharing) or realistic (then only "
                     "an estimate: TCP effects are not modelled)");
-  model->add_option("--workers", model_request.workers, "Number of ranks P")->required()->check(in_range(1, max_workers));
+  model->add_option("--workers", model_request.workers,
+                    "Number of ranks P (with --topology, default: every host, as collsim run; required without)")
+      ->check(in_range(1, max_workers));
   model->add_option("--size", model_request.size, "Bytes per rank, e.g. 1GiB")->required();
   model->add_option("--bandwidth", model_request.bandwidth,
                     "Without --topology: link bandwidth B, e.g. 10GBps or 100Gbps");

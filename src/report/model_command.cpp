@@ -35,7 +35,6 @@ Scenario scenario_of(const ModelRequest& request) {
     throw InputError("--topology: the platform gives the routes; --bandwidth, --latency and --inter-* describe a "
                      "platform without one: give either");
   nlohmann::json document{{"topology", request.topology},
-                          {"workers", request.workers},
                           {"network", request.network},
                           {"message_overhead", request.overhead},
                           {"collective",
@@ -45,6 +44,7 @@ Scenario scenario_of(const ModelRequest& request) {
                             {"dtype", request.dtype},
                             {"segment", request.segment},
                             {"servers", request.servers}}}};
+  if (request.workers > 0) document["workers"] = request.workers;  // else every host, as a run's default
   if (request.group_size) document["collective"]["group_size"] = *request.group_size;
   if (request.channels != 1) document["collective"]["channels"] = request.channels;
   if (request.intra != "ring") document["collective"]["intra"] = request.intra;
@@ -104,7 +104,6 @@ RunPlan plan_levels(const Scenario& scenario, const PlanOptions& options, SimGri
 }  // namespace
 
 int command_model_on_platform(const ModelRequest& request) {
-  if (request.workers < 1) throw InputError(fmt::format("--workers: {} must be >= 1", request.workers));
   if (request.size.empty()) throw InputError("model: --size is required");
   const Scenario scenario = scenario_of(request);
   // NCCL's variants first: each plans its own platform in a child, before this process's engine
@@ -242,6 +241,8 @@ int command_model(const ModelRequest& request) {
   CollectiveSpec levels;
   read_levels(request, levels);  // --intra and --inter, named as the flags, with or without a platform
   if (!request.topology.empty()) return command_model_on_platform(request);
+  if (request.workers == 0)
+    throw InputError("--workers: required without --topology (with a platform, every host is a rank by default)");
   if (request.workers < 1 || request.workers > max_workers)
     throw InputError(fmt::format("--workers: {} is out of range; allowed: 1 to {}", request.workers, max_workers));
   if (request.size.empty()) throw InputError("model: --size is required");

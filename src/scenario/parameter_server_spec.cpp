@@ -69,9 +69,6 @@ void parse_server_mode(const json& object, ParameterServerSpec& spec) {
   if (spec.placement == ServerPlacement::workers)
     throw InputError(fmt::format("{}.mode: {} servers apply each push as it arrives, in processes of their own; set "
                                  "placement to \"shared\" or \"dedicated\"", where, server_modes().name(spec.mode)));
-  if (spec.local_aggregation)
-    throw InputError(fmt::format("{}.local_aggregation: a node's first rank would wait for its node every iteration, "
-                                 "which mode {} does not; leave it out", where, server_modes().name(spec.mode)));
 }
 
 }  // namespace
@@ -116,21 +113,13 @@ ParameterServerSpec parse_parameter_server(const json& object) {
   return spec;
 }
 
-// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): one push of
-// the whole gradient per iteration, added to the servers' shards as it arrives.
+// Asynchronous and bounded-staleness servers (collective.parameter_server.mode): each push
+// (of the whole gradient, or of a bucket) is added to the servers' shards as it arrives.
+// (training.sharding is refused for parameter-server in any mode: no reduce-scatter half.)
 void check_asynchronous_servers(const Scenario& scenario) {
   const ServerMode mode = scenario.collective.parameter_server.mode;
   if (mode == ServerMode::synchronous) return;
   const TrainingSpec& training = scenario.training;
-  const char* key = training.bucket > 0                     ? "bucket"
-                    : training.fusion                       ? "fusion"
-                    : training.sharding != Sharding::none   ? "sharding"
-                    : training.streams > 1                  ? "streams"
-                                                            : nullptr;
-  if (key != nullptr)
-    throw InputError(fmt::format("training.{}: {} parameter servers take one push of the whole gradient per iteration "
-                                 "(no buckets, fusion, sharding or streams); leave it out",
-                                 key, server_modes().name(mode)));
   const Dtype dtype = scenario.collective.dtype;
   if (dtype != Dtype::float32 && dtype != Dtype::float64 && dtype != Dtype::bfloat16 && dtype != Dtype::float16)
     throw InputError(fmt::format("collective.dtype: {} parameter servers add gradients up in floating point; allowed: "

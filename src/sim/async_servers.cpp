@@ -1,30 +1,16 @@
 #include "sim/async_servers.hpp"
 
 #include <algorithm>
-#include <fmt/format.h>
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Mailbox.hpp>
 
-#include "algorithms/chunks.hpp"
 #include "comm/comm.hpp"
-#include "sim/faults.hpp"
+#include "sim/async_layout.hpp"
 #include "sim/guarded.hpp"
-#include "training/iteration.hpp"
-#include "training/noise.hpp"
-#include "util/random.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-// Shard s of the vector lives on server s, as the synchronous algorithm splits it.
-std::vector<Chunk> server_shards(const RunSetup& setup) {
-  return split_evenly(setup.plan->payload.logical_elems, setup.plan->model.servers);
-}
 
 // What a server's CPU spends on `messages` messages of `bytes` each (0: replies), written as
 // the synchronous algorithm writes it, so that staleness 0 gives its times to the last digit.
@@ -32,217 +18,164 @@ double server_cpu(const ServerDeployment& deployment, size_t messages, double by
   return static_cast<double>(messages) * (deployment.cpu_per_message + bytes * deployment.cpu_per_byte);
 }
 
-// The carried elements of a view of `whole`: [first, first + count).
-size_t first_carried(const Buffer& whole, const View& part) {
-  return static_cast<size_t>(part.data - whole.data()) / whole.elem_bytes();
-}
-
-// A worker's iteration: its computation (forward and backward, or `compute`), stretched by
-// a slow host and this round's compute noise.
-void compute_iteration(const RunState& state, int world, int round) {
-  const Scenario& scenario = *state.setup.scenario;
-  const TrainingSpec& training = scenario.training;
-  const double speed = sg4::this_actor::get_host()->get_speed();
-  const double factor = state.host_speed_factor[static_cast<size_t>(world)] /
-                        compute_noise(training.noise, scenario.seed, world, round);
-  double seconds = training.compute;
-  if (training.has_layers()) {
-    const PassSeconds pass = pass_seconds(training.layers);
-    seconds = pass.forward + pass.backward;
-  }
-  const double flops = training.compute_flops + seconds * speed;
-  if (flops > 0) sg4::this_actor::execute(flops / factor);
-}
-
-void make_gradient(const RunState& state, int world, WorkerState& me, Buffer& buf) {
-  const RunSetup& setup = state.setup;
-  if (!setup.regression) {
-    setup.plan->input(world, buf);
-    return;
-  }
-  std::vector<double> gradient;
-  setup.regression->gradient(me.weights, setup.regression->partition(world, setup.world_size()), gradient);
-  for (size_t i = 0; i < gradient.size(); ++i) buf.set(i, gradient[i]);
-}
-
-// One iteration's push of every shard to its server, then the pull of every shard back.
-void push_and_pull(Comm& comm, Buffer& buf, const std::vector<Chunk>& shards) {
-  const int p = comm.size();
-  comm.label("push", 0);
-  std::vector<Request> transfers;
-  for (size_t s = 0; s < shards.size(); ++s)
-    transfers.push_back(comm.isend(p + static_cast<int>(s), buf.view(shards[s].offset, shards[s].count)));
-  comm.wait_all(transfers);
-  transfers.clear();
-  comm.label("pull", 0);
-  for (size_t s = 0; s < shards.size(); ++s)
-    transfers.push_back(comm.irecv(p + static_cast<int>(s), buf.view(shards[s].offset, shards[s].count)));
-  comm.wait_all(transfers);
-}
-
-void async_worker(RunState& state, int world) {
-  const RunSetup& setup = state.setup;
-  const RunPlan& plan = *setup.plan;
-  WorkerState& me = state.workers[static_cast<size_t>(world)];
-  Buffer buf(setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
-  if (setup.regression) me.weights.assign(static_cast<size_t>(setup.regression->parameters()), 0.0);
-  const auto group = state.membership.current_shared();
-  const std::vector<Chunk> shards = server_shards(setup);
-  const double launch = plan.training.launch_seconds(plan.training.buckets.empty() ? -1 : 0);
-  for (int round = 0; round < setup.scenario->training.rounds; ++round) {
-    announce_round(state, round);
-    me.round = round;
-    RankRound& times = state.record.times(round, world);
-    times.start = sg4::Engine::get_clock();
-    compute_iteration(state, world, round);
-    times.compute_end = times.collective_start = sg4::Engine::get_clock();
-    make_gradient(state, world, me, buf);
-    me.input = buf;
-    Comm comm(*group, world);
-    comm.set_round(round);
-    comm.set_data(buf.all());
-    comm.begin_collective();
-    comm.compute(launch);
-    push_and_pull(comm, buf, shards);
-    for (size_t i = 0; i < me.weights.size(); ++i) me.weights[i] = static_cast<double>(buf.get(i));
-    times.end = sg4::Engine::get_clock();
-    times.epoch = group->epoch();
-    if (setup.regression) {
-      times.model_hash = hash_bytes(me.weights.data(), me.weights.size() * sizeof(double));
-      if (world == 0) state.record.round_loss[static_cast<size_t>(round)] = setup.regression->loss(me.weights);
-    }
-  }
-  me.result = std::move(buf);
-  me.round = setup.scenario->training.rounds;
-  me.fate = WorkerFate::finished;
-  me.fate_time = sg4::Engine::get_clock();
-}
-
-// A server's side: its shard of the model, the pushes it applies as they arrive, and the
-// pulls it answers once the staleness bound allows.
+// A server's side: its shard of every bucket of the model, the pushes it applies as they
+// arrive, and the pulls it answers once the staleness bound allows. A slot is one pusher's
+// pushes of one bucket (pusher-major: slot i K + b), each on the bucket's mailboxes.
 class AsyncServer {
 public:
   AsyncServer(RunState& state, int server)
-      : state_(state), setup_(state.setup), group_(state.membership.current_shared()), p_(group_->size()),
-        rounds_(setup_.scenario->training.rounds), server_(server), comm_(*group_, p_ + server),
-        model_(setup_.scenario->collective.dtype, setup_.plan->payload.carried_elems, setup_.plan->payload.logical_elems) {
-    const Chunk shard = server_shards(setup_)[static_cast<size_t>(server)];
-    mine_ = model_.view(shard.offset, shard.count);
-    first_ = first_carried(model_, mine_);
-    for (size_t i = 0; i < model_.carried(); ++i) model_.set(i, 0);
-    weights_.assign(mine_.count, 0.0);
+      : state_(state), setup_(state.setup), layout_(async_layout(*setup_.plan)),
+        group_(state.membership.current_shared()), p_(group_->size()), rounds_(setup_.scenario->training.rounds),
+        server_(server), k_(layout_.buckets.size()), comm_(*group_, p_ + server) {
+    for (size_t b = 0; b < k_; ++b) {
+      const AsyncBucket& bucket = layout_.buckets[b];
+      Unit unit{Buffer(setup_.scenario->collective.dtype, bucket.map), {}, 0, {},
+                layout_.bucketed ? comm_.on_tag(static_cast<int>(b) + 1) : comm_};
+      const Chunk shard = bucket.shards[static_cast<size_t>(server)];
+      for (size_t i = 0; i < unit.model.carried(); ++i) unit.model.set(i, 0);
+      unit.mine = unit.model.view(shard.offset, shard.count);
+      unit.first = static_cast<size_t>(unit.mine.data - unit.model.data()) / unit.model.elem_bytes();
+      unit.weights.assign(unit.mine.count, 0.0);
+      unit.comm.set_data(unit.model.all(), bucket.offset);
+      if (layout_.bucketed) unit.comm.set_bucket(static_cast<int>(b));
+      units_.push_back(std::move(unit));
+    }
   }
 
   void run() {
-    const size_t p = static_cast<size_t>(p_);
-    pushed_.resize(p);
-    receives_.resize(p);
-    replies_.resize(p);
-    pushes_.assign(p, 0);
-    waiting_.assign(p, -1);
-    reads_.assign(p, Read{});
-    for (size_t w = 0; w < p && rounds_ > 0; ++w) {
-      pushed_[w] = model_.scratch(mine_.logical);
-      receives_[w] = comm_.irecv(static_cast<int>(w), pushed_[w].holding(mine_));
+    const size_t slots = layout_.nodes.size() * k_;
+    slots_.resize(slots);
+    receives_.resize(slots);
+    for (size_t slot = 0; slot < slots && rounds_ > 0; ++slot) {
+      Unit& unit = units_[slot % k_];
+      slots_[slot].pushed = unit.model.scratch(unit.mine.logical);
+      receives_[slot] = unit.comm.irecv(pusher(slot), slots_[slot].pushed.holding(unit.mine));
     }
-    for (int answered = 0; answered < p_ * rounds_;) {
+    for (size_t answered = 0; answered < slots * static_cast<size_t>(rounds_);) {
       const std::vector<size_t> arrived = comm_.wait_some(receives_);
-      comm_.compute(server_cpu(setup_.args.deployment, arrived.size(), mine_.logical_bytes()));
-      for (size_t w : arrived) apply(static_cast<int>(w));
+      handle(arrived);
+      for (size_t slot : arrived) apply(slot);
       answered += answer();
     }
-    for (Request& reply : replies_)
-      if (reply.active()) comm_.wait(reply);
+    for (Slot& slot : slots_)
+      if (slot.reply.active()) comm_.wait(slot.reply);
   }
 
 private:
-  // What a worker last read from this server: the pushes applied then, and the fewest
-  // iterations any worker had pushed.
+  // One bucket's shard on this server, and the mailboxes its pushes and pulls use.
+  struct Unit {
+    Buffer model;                  // the bucket's shape; this server's shard of it is the model it holds
+    View mine;
+    size_t first = 0;              // the shard's first carried element in `model`
+    std::vector<double> weights;   // training a model: the shard's weights
+    Comm comm;
+  };
+  // What a pusher last read of a bucket from this server: the pushes the server had
+  // applied then, and the fewest iterations of that bucket any pusher had pushed.
   struct Read {
     int version = 0, everyone = 0;
   };
+  struct Slot {
+    Buffer pushed;         // where the pusher's next push of the bucket arrives
+    Request reply;
+    int pushes = 0;        // iterations applied
+    int waiting = -1;      // the iteration whose pull is unanswered (-1: none)
+    Read read;
+    size_t update = 0;     // its last update in the record
+  };
 
-  void apply(int w) {
-    const size_t worker = static_cast<size_t>(w);
-    const View gradient = pushed_[worker].holding(mine_);
+  int pusher(size_t slot) const { return layout_.nodes[slot / k_].front(); }
+
+  // The CPU's handling of the pushes that arrived together, bucket by bucket (each its size).
+  void handle(const std::vector<size_t>& arrived) {
+    double seconds = 0;
+    for (size_t b = 0; b < k_; ++b) {
+      const auto count = static_cast<size_t>(std::count_if(arrived.begin(), arrived.end(), [&](size_t slot) {
+        return slot % k_ == b;
+      }));
+      if (count > 0) seconds += server_cpu(setup_.args.deployment, count, units_[b].mine.logical_bytes());
+    }
+    comm_.compute(seconds);
+  }
+
+  void apply(size_t slot) {
+    Unit& unit = units_[slot % k_];
+    Slot& mine = slots_[slot];
+    const View gradient = mine.pushed.holding(unit.mine);
     if (setup_.regression) {
       const double rate = setup_.scenario->training.learning_rate / p_;
-      const Buffer& g = pushed_[worker];
-      for (size_t i = 0; i < mine_.count; ++i) {
-        weights_[i] -= rate * static_cast<double>(g.get(i));
-        model_.set(first_ + i, weights_[i]);
+      for (size_t i = 0; i < unit.mine.count; ++i) {
+        unit.weights[i] -= rate * static_cast<double>(mine.pushed.get(i));
+        unit.model.set(unit.first + i, unit.weights[i]);
       }
-      setup_.op->charge(mine_.logical);
+      setup_.op->charge(unit.mine.logical);
     } else {
-      setup_.op->combine(mine_, gradient);
+      setup_.op->combine(unit.mine, gradient);
     }
-    const int round = pushes_[worker];
-    state_.record.updates.push_back({server_, w, round, version_, reads_[worker].version,
-                                     round - reads_[worker].everyone, -1, sg4::Engine::get_clock()});
-    update_of_[worker] = state_.record.updates.size() - 1;
+    ServerUpdate update;
+    update.server = server_;
+    update.worker = pusher(slot);
+    update.round = mine.pushes;
+    update.bucket = layout_.bucketed ? static_cast<int>(slot % k_) : -1;
+    update.version = version_;
+    update.read_version = mine.read.version;
+    update.staleness = mine.pushes - mine.read.everyone;
+    update.time = sg4::Engine::get_clock();
+    state_.record.updates.push_back(update);
+    mine.update = state_.record.updates.size() - 1;
     ++version_;
-    waiting_[worker] = pushes_[worker]++;
-    if (pushes_[worker] < rounds_) receives_[worker] = comm_.irecv(w, pushed_[worker].holding(mine_));
+    mine.waiting = mine.pushes++;
+    if (mine.pushes < rounds_) receives_[slot] = unit.comm.irecv(pusher(slot), mine.pushed.holding(unit.mine));
+  }
+
+  // The fewest iterations of bucket b any pusher has pushed here.
+  int everyone(size_t b) const {
+    int fewest = rounds_;
+    for (size_t slot = b; slot < slots_.size(); slot += k_) fewest = std::min(fewest, slots_[slot].pushes);
+    return fewest;
   }
 
   // Answers every pull the bound allows now; returns how many.
-  int answer() {
-    const int everyone = *std::min_element(pushes_.begin(), pushes_.end());
+  size_t answer() {
     const int bound = setup_.args.deployment.staleness;
-    std::vector<int> ready;
-    for (int w = 0; w < p_; ++w) {
-      const int round = waiting_[static_cast<size_t>(w)];
-      if (round >= 0 && (bound < 0 || everyone >= round + 1 - bound)) ready.push_back(w);
+    std::vector<size_t> ready;
+    std::vector<int> pushed(k_);
+    for (size_t b = 0; b < k_; ++b) pushed[b] = everyone(b);
+    for (size_t slot = 0; slot < slots_.size(); ++slot) {
+      const int round = slots_[slot].waiting;
+      if (round >= 0 && (bound < 0 || pushed[slot % k_] >= round + 1 - bound)) ready.push_back(slot);
     }
     if (ready.empty()) return 0;
     comm_.label("pull", 0);
     comm_.compute(server_cpu(setup_.args.deployment, ready.size(), 0));
-    for (int w : ready) {
-      const size_t worker = static_cast<size_t>(w);
-      if (replies_[worker].active()) comm_.wait(replies_[worker]);
-      comm_.set_round(waiting_[worker]);
-      replies_[worker] = comm_.isend(w, mine_);
-      state_.record.updates[update_of_[worker]].reply_version = version_;
-      reads_[worker] = {version_, everyone};
-      waiting_[worker] = -1;
+    for (size_t slot : ready) {
+      Slot& mine = slots_[slot];
+      Unit& unit = units_[slot % k_];
+      if (mine.reply.active()) comm_.wait(mine.reply);
+      unit.comm.label("pull", 0);
+      unit.comm.set_round(mine.waiting);
+      mine.reply = unit.comm.isend(pusher(slot), unit.mine);
+      state_.record.updates[mine.update].reply_version = version_;
+      mine.read = {version_, pushed[slot % k_]};
+      mine.waiting = -1;
     }
-    return static_cast<int>(ready.size());
+    return ready.size();
   }
 
   RunState& state_;
   const RunSetup& setup_;
+  const AsyncLayout layout_;
   std::shared_ptr<CommGroup> group_;
   int p_, rounds_, server_;
+  size_t k_;  // buckets (1 without)
   Comm comm_;
-  Buffer model_;                // the vector's shape; this server's shard is the model it holds
-  View mine_;
-  size_t first_ = 0;            // the shard's first carried element
-  std::vector<double> weights_;  // training a model: the shard's weights
-  std::vector<Buffer> pushed_;  // per worker: where its next push arrives
-  std::vector<Request> receives_, replies_;
-  std::vector<int> pushes_;     // per worker: iterations applied
-  std::vector<int> waiting_;    // per worker: the iteration whose pull is unanswered (-1: none)
-  std::vector<Read> reads_;
-  std::vector<size_t> update_of_ = std::vector<size_t>(static_cast<size_t>(p_));
+  std::vector<Unit> units_;         // by bucket
+  std::vector<Slot> slots_;
+  std::vector<Request> receives_;   // by slot, as wait_some takes them
   int version_ = 0;
 };
 
 }  // namespace
-
-void run_async_worker(RunState& state, int world) {
-  guarded(state, [&] {
-    try {
-      async_worker(state, world);
-    } catch (const simgrid::Exception&) {
-      // A failed transfer (a fault, recovery.policy "none"): this worker cannot go on, and
-      // stays, so that the run reports the stall.
-      WorkerState& me = state.workers[static_cast<size_t>(world)];
-      me.fate = WorkerFate::aborted;
-      me.fate_time = sg4::Engine::get_clock();
-      sg4::Mailbox::by_name(fmt::format("stalled:{}", world))->get<int>();
-    }
-  });
-}
 
 void run_async_server(RunState& state, int server) {
   guarded(state, [&] { AsyncServer(state, server).run(); });

@@ -39,6 +39,7 @@ struct Activity {
 // (collective.parameter_server.mode; docs/trace-format.md#updates), in the order applied.
 struct ServerUpdate {
   int server = 0, worker = 0, round = 0;
+  int bucket = -1;        // the gradient bucket pushed (training buckets; -1: the whole gradient)
   int version = 0;        // pushes the server had applied before this one: its place in the server's sequence
   int read_version = 0;   // pushes the server had applied when it answered the pull the gradient was computed after
   int staleness = 0;      // iterations: round - the iterations every worker had pushed to the server by that answer

@@ -117,18 +117,21 @@ json buckets_section(const Scenario& scenario, const SimResult& result) {
 // Layered training: every rank's intervals on its compute lane (each layer's forward and
 // backward) and its communication lane (each bucket's collective), as facts to draw.
 // Asynchronous parameter servers: every push a server applied, in the order applied, with
-// its staleness.
+// its staleness (and its bucket, with training buckets).
 json updates_section(const SimResult& result) {
   json updates = json::array();
-  for (const ServerUpdate& u : result.updates)
-    updates.push_back({{"server", u.server},
-                       {"worker", u.worker},
-                       {"round", u.round},
-                       {"version", u.version},
-                       {"read_version", u.read_version},
-                       {"staleness", u.staleness},
-                       {"reply_version", u.reply_version},
-                       {"time", u.time}});
+  for (const ServerUpdate& u : result.updates) {
+    json update{{"server", u.server},
+                {"worker", u.worker},
+                {"round", u.round},
+                {"version", u.version},
+                {"read_version", u.read_version},
+                {"staleness", u.staleness},
+                {"reply_version", u.reply_version},
+                {"time", u.time}};
+    if (u.bucket >= 0) update["bucket"] = u.bucket;
+    updates.push_back(std::move(update));
+  }
   return updates;
 }
 

@@ -201,6 +201,17 @@ class HappyPaths(CliTest):
         self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5),
                         f"{value} {unit} != {expected} s")
 
+    def test_model_on_a_platform_takes_every_host_by_default(self):
+        # star:8 (collsim's generator: 10 GB/s links, 1 us each, two links a message): the
+        # ring's 2(p-1) steps of n/p bytes over the two links, with --workers left out
+        out = self.assert_ok("model", "--algorithm", "ring", "--topology", "star:8", "--size", "64MiB")
+        self.assertRegex(out, r"star:8 \(8 ranks\)")
+        value, unit = re.search(r"(?m)^\s*model time\s+([0-9.eE+-]+) ?(s|ms|us|ns)\b", out).groups()
+        expected = 2 * 7 * (2e-6 + 64 * 2**20 / 8 / 10e9)
+        self.assertTrue(math.isclose(float(value) * TIME_UNITS[unit], expected, rel_tol=1e-5), f"{value} {unit}")
+        self.assertEqual(out, self.assert_ok("model", "--algorithm", "ring", "--topology", "star:8", "--size", "64MiB",
+                                             "--workers", "8"))
+
     def test_model_hierarchical_time(self):
         # two zones of 8 ranks: 7 steps each way inside (2 us, 10 GB/s), 1 between, where the
         # 8 rings share a 1.25 GB/s link: as on topologies/two-zones.xml
@@ -692,8 +703,6 @@ class BadInput(CliTest):
         self.assert_bad_input(ps + ["--set", f"{key}.mode=asynchronous"],
                               r"collective\.parameter_server\.mode: asynchronous servers apply each push as it arrives, in "
                               r'processes of their own; set placement to "shared" or "dedicated"')
-        self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", f"{key}.local_aggregation=true"],
-                              r"collective\.parameter_server\.local_aggregation: a node's first rank would wait for its node")
         self.assert_bad_input(dedicated + ["--set", f"{key}.mode=asynchronous", "--set", "collective.op=max"],
                               r"collective\.op: asynchronous parameter servers add each push to their shard as it arrives; "
                               r"allowed: sum")
@@ -701,9 +710,10 @@ class BadInput(CliTest):
                               r"collective\.dtype: asynchronous parameter servers add gradients up in floating point")
         layers = '{"uniform": {"count": 4, "parameters": 1024, "forward": "1ms", "backward": "2ms"}}'
         self.assert_bad_input(dedicated + ["--set", f"{key}.mode=bounded", "--set", f"{key}.staleness=1",
-                                           "--set", f"training.layers={layers}", "--set", "training.bucket=4KiB"],
-                              r"training\.bucket: bounded parameter servers take one push of the whole gradient per "
-                              r"iteration \(no buckets, fusion, sharding or streams\); leave it out")
+                                           "--set", f"training.layers={layers}", "--set", "training.bucket=4KiB",
+                                           "--set", "training.sharding=zero2"],
+                              r"training\.sharding: collective\.algorithm 'parameter-server' has no reduce-scatter and "
+                              r"allgather halves to run apart")
 
     def test_channels_and_reduce_bandwidth_bad_input(self):
         ring = ["run", *SMALL, "--algorithm", "ring"]
@@ -758,6 +768,8 @@ class BadInput(CliTest):
                                        "rnig"], r"--algorithm: .*'rnig'", r"did you mean 'ring'")
         self.assert_bad_input(model + ["--workers", "0", "--bandwidth", "10GBps", "--latency", "1us"],
                               r"--workers: 0\b")
+        self.assert_bad_input(model + ["--bandwidth", "10GBps", "--latency", "1us"],
+                              r"--workers: required without --topology")
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10", "--latency", "1us"],
                               r"--bandwidth: '10' needs a unit")
         self.assert_bad_input(model + ["--workers", "4", "--bandwidth", "10GBps"], r"--latency is required")
