@@ -8,18 +8,24 @@
 namespace collsim {
 
 void GroupVerifier::deposit(int communicator, int group, int sequence, Collective kind, const std::vector<int>& members,
-                            int group_rank, Buffer result, uint64_t seed) {
+                            int group_rank, Buffer result, uint64_t seed, double start, double end) {
   Pending& pending = pending_[{communicator, group, sequence}];
   if (pending.results.empty()) {
     pending.results.resize(members.size());
     pending.members = members;
     pending.left = static_cast<int>(members.size());
+    pending.start = start;
   }
+  pending.start = std::min(pending.start, start);
+  pending.end = std::max(pending.end, end);
   pending.results[static_cast<size_t>(group_rank)] = std::move(result);
   if (--pending.left > 0) return;
   const Verification one = verify_results(kind, OpKind::sum, 0, pending.results, [&](int rank, Buffer& buf) {
     fill_input(buf, members[static_cast<size_t>(rank)], OpKind::sum, seed);
   });
+  if (runs_.size() < max_runs)
+    runs_.push_back({communicator, group, sequence, kind, pending.start, pending.end, one.verified, one.max_error,
+                     static_cast<int>(one.checked_ranks)});
   pending_.erase({communicator, group, sequence});
   ++collectives_;
   merged_.checked_ranks += one.checked_ranks;

@@ -55,6 +55,9 @@ namespace {
 
 constexpr int pipeline_backward_tag = communicators + 1;
 constexpr const char* lane_names[communicators] = {"tensor", "pipeline", "data", "expert", "data", "data"};
+// The trace's names of the communicators (parallel.step.runs[].communicator).
+constexpr const char* communicator_names[communicators] = {"tensor", "pipeline", "data", "expert", "expert-data",
+                                                           "data (rebuilt)"};
 
 void set_up(StepState& state) {
   const ParallelismSpec& p = state.plan->scenario.parallelism;
@@ -115,7 +118,7 @@ double run_collective(StepState& state, int world, Communicator c, const GroupAl
   comm.begin_collective();
   algorithm.algorithm->run(comm, buf, args);
   state.verifier.deposit(c, place.group, sequence, kind, state.members[c][static_cast<size_t>(place.group)], place.rank,
-                         std::move(buf), seed);
+                         std::move(buf), seed, start, sg4::Engine::get_clock());
   record(state, world, lane_names[c], std::string(collective_name(kind)), micro_batch, start);
   return sg4::Engine::get_clock() - start;
 }
@@ -384,6 +387,10 @@ void start_data_stream(const std::shared_ptr<StepState>& shared, int world, Comm
       [shared, world, data] { stream_guarded(*shared, world, [&] { run_data_stream(*shared, world, data); }); });
 }
 
+const char* step_communicator_name(int communicator) {
+  return communicator >= 0 && communicator < communicators ? communicator_names[communicator] : "?";
+}
+
 StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared_ptr<const StepPlan> step) {
   auto shared = std::make_shared<StepState>();
   shared->plan = plan;
@@ -408,6 +415,7 @@ StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared
   result.verification = shared->verifier.merged();
   result.collectives = shared->verifier.verified_collectives();
   result.pipeline_messages = shared->verifier.verified_messages();
+  result.runs = std::move(shared->verifier.runs());
   for (size_t r = 0; r < result.ranks.size(); ++r)
     if (!result.ranks[r].dropped && result.ranks[r].end > result.step_time) {
       result.step_time = result.ranks[r].end;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/message_log.hpp"
+#include "parallel/group_verifier.hpp"
 #include "parallel/step_plan.hpp"
 #include "sim/verify.hpp"
 
@@ -62,11 +63,16 @@ struct StepResult {
   Verification verification;
   uint64_t collectives = 0, pipeline_messages = 0;  // verified
   std::vector<StepRecovery> recoveries;
+  std::vector<CollectiveRun> runs;  // each collective verified, as it completed (GroupVerifier::max_runs at most)
   double kept_fraction = 1;  // replicas whose gradients reached the update, over the data size
   std::string stall;
   double step_time = 0;
   int critical_rank = 0;  // the rank that ended last
 };
+
+// A CollectiveRun's communicator by name: tensor, pipeline, data, expert, expert-data, or
+// "data (rebuilt)" (a data-parallel group rebuilt after a lost worker).
+const char* step_communicator_name(int communicator);
 
 // Runs the step of `plan` (its scenario's parallelism.step) in the engine planning made.
 StepResult simulate_step(const std::shared_ptr<const RunPlan>& plan, std::shared_ptr<const StepPlan> step);

@@ -22,17 +22,19 @@ namespace collsim {
 
 namespace {
 
-// The fault itself: the host goes down (its actors die with it) or the links do, and come
-// back after `duration` (the replica stays out of this step).
-void strike(const PlannedFault& fault) {
+// The fault itself: the host goes down (its actors die with it) or the links do.
+void knock_out(const PlannedFault& fault) {
   const sg4::Engine& engine = *sg4::Engine::get_instance();
-  if (fault.spec.kind == FaultKind::preempt) {
-    engine.host_by_name(fault.host)->turn_off();
-    return;
-  }
-  for (const std::string& name : fault.links) engine.link_by_name(name)->turn_off();
-  if (!fault.spec.duration) return;
+  if (fault.spec.kind == FaultKind::preempt) engine.host_by_name(fault.host)->turn_off();
+  else
+    for (const std::string& name : fault.links) engine.link_by_name(name)->turn_off();
+}
+
+// A link-down with a duration: the links come back (the replica stays out of this step).
+void restore_after(const PlannedFault& fault) {
+  if (fault.spec.kind != FaultKind::link_down || !fault.spec.duration) return;
   sg4::this_actor::sleep_for(*fault.spec.duration);
+  const sg4::Engine& engine = *sg4::Engine::get_instance();
   for (const std::string& name : fault.links) engine.link_by_name(name)->turn_on();
 }
 
@@ -145,7 +147,10 @@ void lose_workers(const std::shared_ptr<StepState>& shared, const PlannedFault& 
   const std::vector<int> lost = state.plan->scenario.recovery.policy == RecoveryPolicy::rebuild
                                     ? replicas_lost(state, fault)
                                     : std::vector<int>{};
-  if (lost.empty()) return strike(fault);
+  if (lost.empty()) {
+    knock_out(fault);
+    return restore_after(fault);
+  }
   const double now = sg4::Engine::get_clock();
   StepRecovery recovery;
   recovery.epoch_before = state.epoch;
@@ -157,6 +162,7 @@ void lose_workers(const std::shared_ptr<StepState>& shared, const PlannedFault& 
   const Communicator failed = recovery.epoch_before == 0 ? data_comm : rebuilt_data_comm;
   Stopping stopping;
   drop_replicas(state, lost, recovery, stopping);
+
   for (int world = 0; world < state.plan->workers; ++world)
     if (!state.times[static_cast<size_t>(world)].dropped) recovery.group.push_back(world);
   if (recovery.group.empty() ||
@@ -169,11 +175,14 @@ void lose_workers(const std::shared_ptr<StepState>& shared, const PlannedFault& 
                                   lost_what(fault), fmt::join(lost, ", "), fmt::join(recovery.dropped_ranks, ", "),
                                   recovery.data_groups.size());
   }
-  stopping.kill_all();
+  // The new data streams start before the old ones are killed: SimGrid ends the run (and
+  // this daemon) as soon as no other actor is left, which the last kill would otherwise be.
   for (const std::vector<int>& group : recovery.data_groups)
     for (int world : group) start_data_stream(shared, world, rebuilt_data_comm);
   state.recoveries.push_back(std::move(recovery));
-  strike(fault);
+  knock_out(fault);
+  stopping.kill_all();
+  restore_after(fault);
 }
 
 }  // namespace collsim

@@ -71,6 +71,17 @@ json step_communicators(const ParallelOutcome& outcome) {
   return list;
 }
 
+// Each collective of the step: its communicator and group, when it ran, its check.
+json runs_json(const std::vector<CollectiveRun>& runs) {
+  json list = json::array();
+  for (const CollectiveRun& r : runs)
+    list.push_back({{"communicator", step_communicator_name(r.communicator)}, {"group", r.group},
+                    {"sequence", r.sequence}, {"collective", collective_name(r.kind)}, {"start", r.start},
+                    {"end", r.end}, {"verified", r.verified}, {"max_error", r.max_error},
+                    {"checked_ranks", r.checked_ranks}});
+  return list;
+}
+
 json step_section(const ParallelOutcome& outcome) {
   const StepResult& step = *outcome.step;
   const StepSpec& spec = outcome.plan->scenario.parallelism.step;
@@ -79,7 +90,8 @@ json step_section(const ParallelOutcome& outcome) {
           {"micro_batches", step.plan->micro_batches},
           {"collectives", step.collectives},
           {"pipeline_messages", step.pipeline_messages},
-          {"figures", step_figures_json(outcome.figures)}};
+          {"figures", step_figures_json(outcome.figures)},
+          {"runs", runs_json(step.runs)}};
 }
 
 // A lost worker's replica leaving and the data-parallel groups rebuilt: the fields of the

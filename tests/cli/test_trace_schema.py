@@ -407,6 +407,24 @@ class ParallelTraceTest(unittest.TestCase):
             self.assertEqual(c["time"], figures["busy"][c["name"]])
             self.assertEqual(c["most_exposed"], figures["most_exposed"][c["name"]])
         self.assertEqual({i["lane"] for i in parallel["intervals"]}, {"compute", "tensor", "pipeline", "data"})
+        # each collective's run: its group's first member in, last out, and its check
+        runs = {(r["communicator"], r["group"], r["sequence"]): r for r in parallel["step"]["runs"]}
+        self.assertEqual(len(runs), 4 * 2 * 2 + 4)
+        self.assertTrue(all(r["verified"] and r["checked_ranks"] == 2 for r in runs.values()))
+        h, s, speed, alpha, bw = 2048, 2048, 989.5e12 * 0.5, 2e-6, 1000e9
+        f = (24 * s * h * h + 4 * s * s * h) / 2 / speed
+        a = 2 * (alpha + 2 * s * h / 2 / bw)
+        q = alpha + 2 * s * h / bw
+        # stage 0's tensor group {0, 1}: half the block's forward, its allreduce, the other half, the second
+        self.assert_close(runs[("tensor", 0, 0)]["start"], f / 2)
+        self.assert_close(runs[("tensor", 0, 0)]["end"], f / 2 + a)
+        self.assert_close(runs[("tensor", 0, 1)]["start"], f + a)
+        self.assert_close(runs[("tensor", 0, 1)]["end"], f + 2 * a)
+        # stage 1's {4, 5}: once the activations arrived (stage 0's forward, then the message)
+        self.assert_close(runs[("tensor", 2, 0)]["start"], f + 2 * a + q + f / 2)
+        # stage 0's data group {0, 2}: its gradients' ring ends the step
+        self.assertEqual(runs[("data", 0, 0)]["collective"], "allreduce")
+        self.assert_close(runs[("data", 0, 0)]["end"], want)
 
     def test_schema_rejects_broken_parallel_traces(self):
         trace = self.trace("shared", SHARED_STAR3)

@@ -21,7 +21,11 @@ json step_in_child(const json& document) {
     const ParallelOutcome run = run_parallel(parse_scenario(document, ""), PlanOptions{});
     json out{{"step_time", run.step_time}, {"verified", run.verification.verified}, {"stall", run.stall},
              {"collectives", run.step->collectives}, {"kept", run.step->kept_fraction},
-             {"tokens_per_second", run.figures.tokens_per_second}, {"recoveries", json::array()}};
+             {"tokens_per_second", run.figures.tokens_per_second}, {"recoveries", json::array()},
+             {"data_runs", json::array()}};
+    for (const CollectiveRun& r : run.step->runs)
+      if (std::string(step_communicator_name(r.communicator)) == "data")
+        out["data_runs"].push_back({{"group", r.group}, {"start", r.start}, {"end", r.end}});
     for (const StepRecovery& r : run.step->recoveries)
       out["recoveries"].push_back({{"dropped", r.dropped_ranks}, {"group", r.group}, {"data_groups", r.data_groups},
                                    {"fault_time", r.fault_time}, {"resumed", r.resumed}, {"completed", r.completed},
@@ -122,6 +126,31 @@ TEST_SUITE("sim") {
     CHECK(twice["recoveries"][1]["dropped"] == json({0, 3}));
     CHECK(twice["recoveries"][1]["epoch_after"] == 2);
     CHECK(twice["recoveries"][1]["data_groups"] == json::array({{2}, {5}}));
+  }
+
+  TEST_CASE("parallel step recovery, pipeline 2 x data 3: a worker lost in the last allreduces, all compute done") {
+    // stage 0's bucket (its block, the token and position embeddings) is the step's last
+    // collective: the fault strikes halfway through its ring's second step, when every compute
+    // stream has ended and only data streams are left (all of them stopped by the rebuild: the
+    // new ones must start first). Stage 1's ring (block, final norm, the embedding's copy:
+    // smaller) is still in flight too; both groups' survivors redo theirs from then, on links
+    // of their own, and stage 0's ends the step
+    const TinyStep t;
+    const json healthy = step_in_child(tiny_document(2, 3, json::array()));
+    double start = 0;
+    for (const json& r : healthy["data_runs"])
+      if (r["group"] == 0) start = r["start"].get<double>();
+    REQUIRE(start > 0);
+    const double bytes = 2 * ((12 * t.h * t.h + 13 * t.h) + t.vocab * t.h + t.s * t.h);
+    const double step3 = t.alpha + bytes / 3 / t.bw, step2 = t.alpha + bytes / 2 / t.bw;
+    CHECK(healthy["step_time"].get<double>() == doctest::Approx(start + 4 * step3).epsilon(1e-9).scale(0));
+    const double at = start + 1.5 * step3;
+    const json run = step_in_child(tiny_document(2, 3, {{{"kind", "preempt"}, {"rank", 1}, {"at", at}}}));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["data_groups"] == json::array({{0, 2}, {3, 5}}));
+    CHECK(run["step_time"].get<double>() == doctest::Approx(at + 2 * step2).epsilon(1e-9).scale(0));
   }
 
   TEST_CASE("parallel step recovery, pipeline 2 x data 1: no replica is left, the step stops") {
