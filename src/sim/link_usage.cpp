@@ -139,18 +139,17 @@ void LinkUsageRecorder::grow_series_to(double time) {
   if (time < streamed_series_bins * series_width_) return;
   while (time >= streamed_series_bins * std::ldexp(series_unit, series_level_)) ++series_level_;
   series_width_ = std::ldexp(series_unit, series_level_);
-  per_series_width_ = 1 / series_width_;
 }
 
-// Brings a link's series to the current bin width: each bin is the sum of the 2^k it replaces.
-void LinkUsageRecorder::catch_up(Traffic& traffic) const {
+// Brings a link's series to bins of `level`: each bin is the sum of the 2^k it replaces.
+void LinkUsageRecorder::catch_up(Traffic& traffic, int level) const {
   if (traffic.series.empty()) {
     traffic.series.assign(streamed_series_bins, 0.0);
-    traffic.series_level = series_level_;
+    traffic.series_level = level;
     return;
   }
-  if (traffic.series_level == series_level_) return;
-  const size_t merged = size_t{1} << std::min(series_level_ - traffic.series_level, 30);
+  if (traffic.series_level == level) return;
+  const size_t merged = size_t{1} << std::min(level - traffic.series_level, 30);
   const size_t bins = traffic.series.size();
   for (size_t bin = 0; bin * merged < bins; ++bin) {
     double sum = 0;
@@ -158,7 +157,7 @@ void LinkUsageRecorder::catch_up(Traffic& traffic) const {
     traffic.series[bin] = sum;
   }
   std::fill(traffic.series.begin() + static_cast<long>((bins + merged - 1) / merged), traffic.series.end(), 0.0);
-  traffic.series_level = series_level_;
+  traffic.series_level = level;
 }
 
 const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int dst) {
@@ -179,40 +178,70 @@ const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int d
 void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
   const LastRoute& last = last_route(message.src, message.dst);
   grow_series_to(message.end);
-  // The width is a power of two: multiplying by its inverse is dividing by it, exactly.
-  const double width = series_width_, per_width = per_series_width_;
-  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
-  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
   // Each message's bytes flow after the route's latency, evenly until it ends (exact for
   // fair-shared flows that start and end together; an estimate otherwise).
   const double from = std::min(message.start + last.latency, message.end);
-  const long first = bin_of(from), last_bin = message.end <= from ? first : bin_of(message.end);
-  auto follow = [&](Traffic& traffic) {
-    traffic.bytes += message.bytes;
-    ++traffic.flows;
-    traffic.add({message.start, +1});
-    traffic.add({message.end, -1});
-    traffic.sweep(settled);
-    if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
-    if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
-    spread_over(traffic.series, width, first, last_bin, from, message.end, static_cast<double>(message.bytes));
-  };
+  const auto index = static_cast<uint32_t>(batch_.size());
+  batch_.push_back({message.start, message.end, settled, from, message.bytes, series_level_});
   if (last.hops >= 0) {
-    for (int hop = 0; hop < last.hops; ++hop) follow(traffic_[last.traffic[static_cast<size_t>(hop)]]);
-    return;
+    for (int hop = 0; hop < last.hops; ++hop) hops_.push_back({last.traffic[static_cast<size_t>(hop)], index});
+  } else {
+    for (int link : last.route->links) {
+      const Traffic& traffic = traffic_of(link);  // may grow traffic_
+      hops_.push_back({static_cast<uint32_t>(&traffic - traffic_.data()), index});
+    }
   }
-  for (int link : last.route->links) follow(traffic_of(link));
+  if (batch_.size() >= batch_messages) flush();
+}
+
+LinkUsageRecorder::SeriesBins::SeriesBins(int at)
+    : level(at), width(std::ldexp(series_unit, at)), per_width(1 / width) {}
+
+void LinkUsageRecorder::follow(Traffic& traffic, const Followed& message, const SeriesBins& bins) const {
+  const double width = bins.width, per_width = bins.per_width;
+  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
+  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
+  const long first = bin_of(message.from), last_bin = message.end <= message.from ? first : bin_of(message.end);
+  traffic.bytes += message.bytes;
+  ++traffic.flows;
+  traffic.add({message.start, +1});
+  traffic.add({message.end, -1});
+  traffic.sweep(message.settled);
+  if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
+  if (traffic.series_level != message.level || traffic.series.empty()) catch_up(traffic, message.level);
+  spread_over(traffic.series, width, first, last_bin, message.from, message.end, static_cast<double>(message.bytes));
+}
+
+// The batch's hops sorted by link (a counting sort: stable, so each link's messages stay
+// in the order recorded), then each link follows its messages.
+void LinkUsageRecorder::flush() {
+  if (batch_.empty()) return;
+  hop_starts_.assign(traffic_.size() + 1, 0);
+  for (const Hop& hop : hops_) ++hop_starts_[hop.traffic + 1];
+  for (size_t t = 1; t < hop_starts_.size(); ++t) hop_starts_[t] += hop_starts_[t - 1];
+  sorted_hops_.resize(hops_.size());
+  for (const Hop& hop : hops_) sorted_hops_[hop_starts_[hop.traffic]++] = hop;
+  SeriesBins bins;
+  for (const Hop& hop : sorted_hops_) {
+    const Followed& message = batch_[hop.message];
+    if (message.level != bins.level) bins = SeriesBins(message.level);
+    follow(traffic_[hop.traffic], message, bins);
+  }
+  batch_.clear();
+  hops_.clear();
 }
 
 // The usage figures count delivered messages only; a watched link's spans count both.
 void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end) {
   if (spans_.empty()) return;
+  flush();  // a watched link's spans in the order their transfers ended
   for (int link : routes_->route(src, dst).links)
     if (const auto watched = spans_.find(routes_->simgrid_link(link)); watched != spans_.end())
       note_span(watched->second, start, end);
 }
 
 LinkUsage LinkUsageRecorder::finish(double duration) {
+  flush();
   for (Traffic& traffic : traffic_) traffic.sweep(std::numeric_limits<double>::infinity());
   // Links whose bandwidth changed are listed even when no message crossed them.
   for (const auto& [link, changes] : changes_->by_link)
@@ -258,7 +287,7 @@ LinkUsage LinkUsageRecorder::finish(double duration) {
     result.bins = std::clamp(static_cast<int>(std::ceil(duration / result.bin_width)), 1, streamed_series_bins);
     for (size_t place = 0; place < charted; ++place) {
       Traffic& traffic = traffic_[order[place]];
-      catch_up(traffic);
+      catch_up(traffic, series_level_);
       std::vector<double>& series = usage[order[place]].series;
       series.assign(traffic.series.begin(), traffic.series.begin() + result.bins);
       for (size_t bin = static_cast<size_t>(result.bins); bin < traffic.series.size(); ++bin) series.back() += traffic.series[bin];

@@ -106,7 +106,37 @@ private:
 
   Traffic& traffic_of(int link);
   void grow_series_to(double time);
-  void catch_up(Traffic& traffic) const;
+  void catch_up(Traffic& traffic, int level) const;
+
+  // Messages wait here, in the order recorded, until batch_messages of them (or an abandoned
+  // transfer, or the end) have come; then each link follows its messages of the batch
+  // together, in that order. Each link's figures depend only on its own messages, so the
+  // sums are the same; but a link's record, edges and series bin are fetched once for a
+  // run of its messages, not once per message (a ring step visits every link before any
+  // comes again: at p = 256 each message found its links' records out of cache).
+  struct Followed {
+    double start, end, settled, from;
+    uint64_t bytes;
+    int level;  // the series level when the message was recorded
+  };
+  struct Hop {
+    uint32_t traffic;  // index into traffic_
+    uint32_t message;  // index into batch_
+  };
+  static constexpr size_t batch_messages = 4096;
+  // The bins' width at a level, and its inverse: the width is a power of two, so that
+  // multiplying by the inverse is dividing by it, exactly.
+  struct SeriesBins {
+    SeriesBins() = default;
+    explicit SeriesBins(int at);
+    int level = -1;
+    double width = 0, per_width = 0;
+  };
+  void follow(Traffic& traffic, const Followed& message, const SeriesBins& bins) const;
+  void flush();
+  std::vector<Followed> batch_;
+  std::vector<Hop> hops_, sorted_hops_;
+  std::vector<uint32_t> hop_starts_;  // by traffic index, during a flush
 
   // Bandwidth changes seen during the run, by link in the order they first changed. The
   // engine's signal cannot be disconnected and the engine outlives the run: the callback
@@ -137,7 +167,6 @@ private:
   const LastRoute& last_route(int src, int dst);
   int series_level_ = 0;
   double series_width_ = 0;  // of a bin at series_level_ (2^level x series_unit), 0 before the first message
-  double per_series_width_ = 0;
 };
 
 // Splits `bytes` evenly over [from, to] into bins of `width` seconds (from 0), adding to
