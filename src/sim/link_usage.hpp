@@ -67,6 +67,11 @@ public:
   void watch(const std::vector<const simgrid::s4u::Link*>& links);
   void on_message(const MessageRecord& message, double settled) override;
   void on_abandoned(int src, int dst, double start, double end) override;
+  // One collective alone on the network (MessageLog::begin_capture): each link's bytes,
+  // flows, busy time, peak and series of its messages, to replay them later.
+  void begin_capture(double now, double settled) override;
+  std::unique_ptr<ObservedCapture> end_capture(double now, double settled) override;
+  void replay(const ObservedCapture& captured, double shift, double settled) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
   LinkUsage finish(double duration);
 
@@ -105,15 +110,18 @@ private:
   static_assert(sizeof(Traffic) == 128, "a link's record is two cache lines");
 
   Traffic& traffic_of(int link);
+  Traffic& traffic_of(const simgrid::s4u::Link* link);
   void grow_series_to(double time);
-  void catch_up(Traffic& traffic, int level) const;
+  void catch_up(Traffic& traffic) const;
+  void sweep_all(double before);
 
   // Messages wait here, in the order recorded, until batch_messages of them (or an abandoned
-  // transfer, or the end) have come; then each link follows its messages of the batch
-  // together, in that order. Each link's figures depend only on its own messages, so the
-  // sums are the same; but a link's record, edges and series bin are fetched once for a
-  // run of its messages, not once per message (a ring step visits every link before any
-  // comes again: at p = 256 each message found its links' records out of cache).
+  // transfer, a capture's start or end, a replay, or the end) have come; then each link
+  // follows its messages of the batch together, in that order. Each link's figures depend
+  // only on its own messages (and the series level each was recorded at), so they are the
+  // same; but a link's record, edges and series bin are fetched once for a run of its
+  // messages, not once per message (a ring step visits every link before any comes again:
+  // at p = 256 each message found its links' records out of cache).
   struct Followed {
     double start, end, settled, from;
     uint64_t bytes;
@@ -132,11 +140,28 @@ private:
     int level = -1;
     double width = 0, per_width = 0;
   };
-  void follow(Traffic& traffic, const Followed& message, const SeriesBins& bins) const;
+  void follow(Traffic& traffic, const Followed& message, const SeriesBins& bins);
   void flush();
   std::vector<Followed> batch_;
   std::vector<Hop> hops_, sorted_hops_;
   std::vector<uint32_t> hop_starts_;  // by traffic index, during a flush
+
+  // A capture under way: the links' figures when it began, and each link's bytes in time
+  // bins from the capture's start (as the run's series, doubling their width as it grows).
+  struct Before {
+    uint64_t bytes = 0, flows = 0;
+    double busy_time = 0, peak_at = 0;
+    int peak_flows = 0;
+  };
+  struct CaptureState {
+    double start = 0;
+    int level = 0;
+    std::vector<Before> before;                // by traffic index, the links there at its start
+    std::vector<std::vector<double>> series;   // by traffic index (empty: no message yet)
+    std::vector<int> levels;                   // of each series
+    void spread(size_t traffic, double from, double to, double bytes);
+  };
+  std::unique_ptr<CaptureState> capture_;
 
   // Bandwidth changes seen during the run, by link in the order they first changed. The
   // engine's signal cannot be disconnected and the engine outlives the run: the callback
@@ -167,6 +192,7 @@ private:
   const LastRoute& last_route(int src, int dst);
   int series_level_ = 0;
   double series_width_ = 0;  // of a bin at series_level_ (2^level x series_unit), 0 before the first message
+  double per_series_width_ = 0;
 };
 
 // Splits `bytes` evenly over [from, to] into bins of `width` seconds (from 0), adding to
