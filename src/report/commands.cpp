@@ -233,9 +233,11 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
                           "--perfetto");
   batch.commit();
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
-  if (!request.quiet && twin && outcome.stall.empty())
+  if (!request.quiet && twin && outcome.stall.empty()) {
+    const double fault_free = twin.value_or(0.0);  // read once: GCC 12 cannot see the guard
     std::cout << fmt::format("time lost        {} against the fault-free step ({}, --baseline)\n",
-                             format_time(outcome.step_time - *twin), format_time(*twin));
+                             format_time(outcome.step_time - fault_free), format_time(fault_free));
+  }
   if (!outcome.stall.empty()) {
     std::cerr << "collsim: stalled: " << outcome.stall << "\n";
     return 1;

@@ -6,6 +6,7 @@
 #include "comm/comm.hpp"
 #include "sim/async_layout.hpp"
 #include "sim/guarded.hpp"
+#include "sim/streams.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -30,7 +31,7 @@ public:
     for (size_t b = 0; b < k_; ++b) {
       const AsyncBucket& bucket = layout_.buckets[b];
       Unit unit{Buffer(setup_.scenario->collective.dtype, bucket.map), {}, 0, {},
-                layout_.bucketed ? comm_.on_tag(static_cast<int>(b) + 1) : comm_};
+                layout_.bucketed ? bucket_comm(comm_, b) : comm_};
       const Chunk shard = bucket.shards[static_cast<size_t>(server)];
       for (size_t i = 0; i < unit.model.carried(); ++i) unit.model.set(i, 0);
       unit.mine = unit.model.view(shard.offset, shard.count);

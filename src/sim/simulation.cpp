@@ -269,8 +269,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
         // serving only one at a time would never see the messages of the other streams' buckets
         StreamPool streams(state.setup.scenario->training.streams);
         for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
-          std::optional<Comm> tagged;
-          if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+          std::optional<Comm> tagged = bucket_stream_comm(streams, comm, b);
           streams.run(fmt::format("switch-{}-bucket-{}", s, b), [&state, &plan, &data, &comm, tagged, b]() mutable {
             Comm& on = tagged ? *tagged : comm;  // one stream: in this actor, as before
             Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);

@@ -377,8 +377,7 @@ private:
   // Bucket b's collective on a stream: with several, on the bucket's own tag.
   void on_stream(StreamPool& streams, Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm,
                  size_t b, int round, int epoch) {
-    std::optional<Comm> tagged;
-    if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+    std::optional<Comm> tagged = bucket_stream_comm(streams, comm, b);
     streams.run(fmt::format("rank-{}-bucket-{}", world_, b), [this, tagged, &comm, &buf, args, &algorithm, b, round, epoch]() mutable {
       const double start = sg4::Engine::get_clock();
       run_on_bucket(tagged ? *tagged : comm, buf, args, algorithm, b, round, epoch);

@@ -11,16 +11,10 @@
 #include "sim_harness.hpp"
 
 using namespace collsim;
-using collsim::testing::make_scenario;
+using collsim::testing::allreduce_on;
 using collsim::testing::simulate_in_child;
 
 namespace {
-
-Scenario gpu_scenario(const std::string& algorithm, const std::string& topology, int p, double bytes) {
-  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
-  s.topology = topology;
-  return s;
-}
 
 constexpr double us = 1e-6;
 // tuning.cc: baseLat Ring {LL 6.6, LL128 14.0, Simple 8.4}; hwLat Ring NVLink {.6, 1.9, 3.4},
@@ -41,7 +35,7 @@ TEST_SUITE("sim") {
     // 1 MiB over 8 GPUs: messages of 128 KiB, within LL's reach (NCCL_P2P_LL_THRESHOLD 16 KiB x
     // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; the vector is
     // not (1 MiB), so the kernel's launch is Simple's
-    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
+    Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
     const auto ll = simulate_in_child(s);
     REQUIRE_MESSAGE(ll.exit_code == 0, ll.error);
     const double ll_step = nvlink_ll + wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate;
@@ -59,7 +53,7 @@ TEST_SUITE("sim") {
   TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
     // rail:2:1, two H100 behind ConnectX-7 NICs; 16 MiB: blocks of 8 MiB, Simple; each of the
     // two steps moves 8 MiB each way at once, on the two directions of the NICs
-    Scenario s = gpu_scenario("ring", "rail:2:1", 2, 16 << 20);
+    Scenario s = allreduce_on("ring", "rail:2:1", 2, 16 << 20);
     const auto run = simulate_in_child(s);
     REQUIRE_MESSAGE(run.exit_code == 0, run.error);
     const double step = net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
@@ -71,7 +65,7 @@ TEST_SUITE("sim") {
     // 8 KiB over 8 GPUs: every GPU sends its whole vector to the 7 others at once, LL (the
     // vector is within LL's reach, so is the launch); a GPU's 7 messages share its NVLink
     // each way, and each is held a hop's latency after its last byte
-    Scenario s = gpu_scenario("direct", "dgx-h100:1", 8, 8192);
+    Scenario s = allreduce_on("direct", "dgx-h100:1", 8, 8192);
     const auto run = simulate_in_child(s);
     REQUIRE_MESSAGE(run.exit_code == 0, run.error);
     const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
@@ -81,7 +75,7 @@ TEST_SUITE("sim") {
 
   TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {
     // dgx-h100:1: NVLink 450 GB/s and 0.5 us a link, two links a hop (the GPU's up, the other's down)
-    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
+    Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
     s.nccl.gpu_cost = false;
     const auto run = simulate_in_child(s);
     REQUIRE_MESSAGE(run.exit_code == 0, run.error);
@@ -91,7 +85,7 @@ TEST_SUITE("sim") {
   TEST_CASE("one GPU: collsim's algorithms cost nothing, as NCCL's one-rank collective") {
     for (const char* algorithm : {"ring", "direct", "hierarchical"}) {
       CAPTURE(algorithm);
-      const auto run = simulate_in_child(gpu_scenario(algorithm, "dgx-h100:1", 1, 1 << 20));
+      const auto run = simulate_in_child(allreduce_on(algorithm, "dgx-h100:1", 1, 1 << 20));
       REQUIRE_MESSAGE(run.exit_code == 0, run.error);
       CHECK(run.simulated_time == 0);
     }
