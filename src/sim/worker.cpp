@@ -408,7 +408,9 @@ private:
       } else {
         comm.begin_collective();
         comm.compute(launch);
-        algorithm.run(comm, bucket, args);
+        CollectiveArgs on_bucket = args;  // whole variables: the bucket's own pieces on the servers
+        on_bucket.deployment = setup_.plan->training.deployment_of(args.deployment, b);
+        algorithm.run(comm, bucket, on_bucket);
       }
       state_.replay->leave(world_);
     } catch (const simgrid::ForcefulKillException&) {
