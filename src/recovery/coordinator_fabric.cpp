@@ -191,12 +191,18 @@ void Coordinator::fabric_verdict(const std::vector<int>& suspects, const std::ve
   const std::vector<int> halves = both_halves(suspects);
   late_seen_.clear();  // the links explain them: a later window judges afresh
   for (int half : halves) out.slow_links.emplace_back(run_.network().link(half).name);
-  if (regroup_fabric(halves, slowdown, out)) {
+  const FabricRegroup regroup = regroup_fabric(halves, slowdown, out);
+  if (regroup == FabricRegroup::regrouped) {
     out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order),
                             suspects.size() > 1 ? "them" : "it");
     return;
   }
-  out.rule += "; no order of the algorithm's pairs that keeps off it pays: everyone kept";
+  // Which it is: no arrangement of the members keeps the algorithm's pairs off the links
+  // (every ring crosses a link between two racks twice), or the one found does not pay.
+  out.rule += regroup == FabricRegroup::none_avoids
+                  ? "; no order of the algorithm's pairs keeps off it (every arrangement of the members crosses it): "
+                    "everyone kept"
+                  : "; no order of the algorithm's pairs that keeps off it pays: everyone kept";
   out.fabric_halves = halves;
   out.fabric_slowdown = slowdown;
 }
@@ -264,9 +270,10 @@ Coordinator::ProbeVerdict Coordinator::probe_own_link(int end, const std::vector
 }
 
 // The same members in an order whose pairs keep off `halves` (and every half avoided
-// before), when one is found that the prices say pays; false otherwise, and when an order
-// was sought for each of them already.
-bool Coordinator::regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out) {
+// before), when one is found that the prices say pays (regrouped); none_avoids when the
+// search finds none; not_paying when the one found does not pay, when an order was sought
+// for each of them already, and when they are not slow enough to matter.
+Coordinator::FabricRegroup Coordinator::regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out) {
   std::vector<int> avoided = avoided_halves_;
   bool added = false;
   for (int half : halves) {
@@ -275,15 +282,16 @@ bool Coordinator::regroup_fabric(const std::vector<int>& halves, double slowdown
     sought_halves_.push_back(half);
     added = true;
   }
-  if (!added || slowdown * run_.scenario->recovery.straggler_threshold < 1) return false;
+  if (!added || slowdown * run_.scenario->recovery.straggler_threshold < 1) return FabricRegroup::not_paying;
   out.order = order_avoiding(avoided, membership_.current().members(), false, true);
+  const bool found = !out.order.empty();
   if (!regroup_prices(avoided, out.order, slowdown, out)) {  // keeping's price alone when no order avoids them
     out.order.clear();
-    return false;
+    return found ? FabricRegroup::not_paying : FabricRegroup::none_avoids;
   }
   avoided_halves_ = std::move(avoided);
   out.redo = out.certain = true;
-  return true;
+  return FabricRegroup::regrouped;
 }
 
 }  // namespace collsim::coordination

@@ -254,7 +254,17 @@ private:
                                   bool exhaustive = false) const;
   std::vector<int> cheaper_order(std::vector<int> first, std::vector<int> second) const;
   bool sharing_model(const std::vector<int>& members) const;
-  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive = false) const;
+  std::optional<PairSearch> pair_search(const std::vector<int>& halves, const std::vector<int>& members, bool share,
+                                        bool exhaustive = false) const;
+  // (p members whose order is still to be made, a joiner among them: the algorithm's
+  // partners; with `members`, the pairs of their order)
+  std::optional<PairSearch> pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive = false,
+                                        const std::vector<int>* members = nullptr) const;
+  bool pairs_follow_groups() const;
+  std::shared_ptr<const Network> slowed_for_pricing(const std::vector<int>& halves, double slowdown) const;
+  std::optional<RankPairs> scheduled_pairs(const std::vector<int>& members) const;
+  // The most messages scheduled_pairs reads (a ring of 256 on 8 channels: 1 M).
+  static constexpr size_t max_scheduled_flows = size_t{1} << 22;
   std::vector<int> keeping_off_slow_links(std::vector<int> members, bool share = false) const;
   std::vector<int> halves_kept_off() const;
   std::string links_kept_off() const;
@@ -275,7 +285,8 @@ private:
   std::string fabric_names(const std::vector<int>& halves) const;
   void note_pair_slowdowns();
   ProbeVerdict probe_own_link(int end, const std::vector<std::pair<int, int>>& flows, Judgement& out);
-  bool regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out);
+  enum class FabricRegroup { regrouped, none_avoids, not_paying };
+  FabricRegroup regroup_fabric(const std::vector<int>& halves, double slowdown, Judgement& out);
 
   // A GPU kept when only its NIC fails: its traffic through a node mate's NIC (coordinator_detour.cpp).
   std::vector<int> network_ids(const std::vector<LinkRef>& links) const;

@@ -107,7 +107,7 @@ bool Coordinator::regroup_prices(const std::vector<int>& halves, const std::vect
   // How much of the collective a redo throws away: the late ranks' progress (the least).
   double done = 1;
   for (int waiter : late_waiters_) done = std::min(done, detector_.collective_done(waiter));
-  const std::shared_ptr<const Network> slowed = slowed_network(run_.model.network, halves, 1 / slowdown);
+  const std::shared_ptr<const Network> slowed = slowed_for_pricing(halves, slowdown);
   auto priced = [&](const std::vector<int>& members) {
     ModelInput in = run_.model_for(members);
     in.network = slowed;
@@ -136,6 +136,33 @@ bool Coordinator::regroup_prices(const std::vector<int>& halves, const std::vect
   // A margin for what the model does not see: the verdicts, and the detection of the
   // late transfers again in the new order when it meets a second slow link.
   return choose(out.prices, regroup_margin) == "regroup";
+}
+
+// The platform with the slow `halves` at the pace the late transfers measured: each ran
+// `slowdown` times slower than expected, so the link gives it 1 / slowdown of its route's
+// narrowest link (as built), which need not be the slow link itself. A link between racks
+// ten times faster than the hosts' links, at 1% of its bandwidth, paces their transfers at
+// a tenth of a host link: priced at 1 / slowdown of its own bandwidth it stayed faster than
+// the hosts' links, and keeping looked free (a ring of 16 on four racks, 39 ms rounds kept
+// where the prices said 3.9 ms, and no regroup).
+std::shared_ptr<const Network> Coordinator::slowed_for_pricing(const std::vector<int>& halves, double slowdown) const {
+  const Network& routes = run_.network();
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (int waiter : late_waiters_) {
+    const int peer = detector_.activity(waiter).peer;
+    if (peer < 0 || peer == waiter) continue;
+    for (auto [from, to] : {std::pair{waiter, peer}, std::pair{peer, waiter}}) {
+      const std::vector<int>& links = routes.route(from, to).links;
+      if (std::none_of(links.begin(), links.end(), [&](int id) {
+            return std::find(halves.begin(), halves.end(), id) != halves.end();
+          }))
+        continue;
+      for (int id : links) narrowest = std::min(narrowest, routes.link(id).bandwidth);
+    }
+  }
+  std::vector<std::pair<int, double>> bandwidths;
+  for (int half : halves) bandwidths.emplace_back(half, std::min(routes.link(half).bandwidth, narrowest) / slowdown);
+  return network_with_bandwidths(run_.model.network, bandwidths);
 }
 
 // How `order` differs from the group's: a rotation names its new group rank 0, any
@@ -182,8 +209,7 @@ std::vector<int> Coordinator::order_avoiding(const std::vector<int>& halves) con
 // (`share`: the members are about to share the model with a joiner, as below.)
 std::vector<int> Coordinator::order_avoiding(const std::vector<int>& halves, const std::vector<int>& members, bool share,
                                              bool exhaustive) const {
-  const std::optional<PairSearch> search =
-      pair_search(halves, static_cast<int>(members.size()), share || sharing_model(members), exhaustive);
+  const std::optional<PairSearch> search = pair_search(halves, members, share || sharing_model(members), exhaustive);
   if (!search) return {};
   return cheaper_order(collsim::order_avoiding(members, search->pairs, search->search),
                        collsim::order_by_reversals(members, search->pairs, search->search));
@@ -207,19 +233,69 @@ bool Coordinator::sharing_model(const std::vector<int>& members) const {
   return std::any_of(members.begin(), members.end(), [&](int world) { return membership_.awaiting_model(world); });
 }
 
+// Whether the algorithm's pairs depend on the members' locality groups, not on their
+// places alone: the hierarchical allreduce (member i of each group pairs with member i of
+// the next group), NCCL's rings and trees (built over the nodes, each channel entering a
+// node at another GPU), and channels turned inside the groups. Their `partners` are a
+// stand-in for the model's alpha and B (the hierarchical's: a ring and the root with
+// everyone, which no order keeps off a switch link), not the pairs an order puts on links.
+bool Coordinator::pairs_follow_groups() const {
+  const Uses& uses = run_.algorithm->uses;
+  return uses.groups || uses.nccl || (uses.channels && run_.model.channels > 1);
+}
+
+// The pairs (by group rank, each once, the lower first) that the algorithm's schedule for
+// the group `members` sends between; nullopt when the schedule is too large to read.
+std::optional<RankPairs> Coordinator::scheduled_pairs(const std::vector<int>& members) const {
+  const int p = static_cast<int>(members.size());
+  std::set<std::pair<int, int>> seen;
+  try {
+    const FlowBudget budget(max_scheduled_flows);
+    const Schedule schedule = run_.algorithm->schedule(run_.model_for(members));
+    for (const Step& step : schedule.steps())
+      for (const Flow& flow : step.flows)
+        if (flow.src != flow.dst && flow.src < p && flow.dst < p)  // switch actors have no place
+          seen.emplace(std::min(flow.src, flow.dst), std::max(flow.src, flow.dst));
+  } catch (const ScheduleTooLarge&) {
+    return std::nullopt;
+  }
+  return RankPairs(seen.begin(), seen.end());
+}
+
 // `share`: the group's first rounds share the model with a joiner (a binomial broadcast
 // from the first member that has it, sim/worker.cpp share_model): its pairs are sought
 // too, from group rank 0 and from 1 (where the joiner took place 0). A double binary tree
 // on torus:4x4x4 with rank 20's link down kept its own pairs off the link when rank 10
 // rejoined, but the share's transfer from 23 to 25 crossed it, and the run stopped.
 // `exhaustive`: the place-by-place search for slow halves too (regroup_avoiding).
-std::optional<Coordinator::PairSearch> Coordinator::pair_search(const std::vector<int>& halves, int p, bool share, bool exhaustive) const {
+std::optional<Coordinator::PairSearch> Coordinator::pair_search(const std::vector<int>& halves,
+                                                               const std::vector<int>& members, bool share,
+                                                               bool exhaustive) const {
+  const int p = static_cast<int>(members.size());
+  return pair_search(halves, p, share, exhaustive, &members);
+}
+
+std::optional<Coordinator::PairSearch> Coordinator::pair_search(const std::vector<int>& halves, int p, bool share,
+                                                               bool exhaustive, const std::vector<int>* members) const {
   if (halves.empty() || run_.scenario->collective.kind != Collective::allreduce || run_.zero3 ||
       run_.algorithm == nullptr)
     return std::nullopt;
   PairSearch found;
-  found.pairs = run_.algorithm->partners(p, root_in_group(run_.scenario->collective.root, p),
-                                         servers_in_group(run_.model.servers, p));
+  if (members != nullptr && pairs_follow_groups()) {
+    // the pairs of this order, from the algorithm's own schedule; members trade places
+    // only inside their group, so that the pairs stay these (OrderSearch::classes)
+    std::optional<RankPairs> pairs = scheduled_pairs(*members);
+    if (!pairs) return std::nullopt;
+    found.pairs = std::move(*pairs);
+    for (int world : *members)
+      if (!run_.rank_localities.empty()) found.search.classes.push_back(run_.rank_localities[static_cast<size_t>(world)]);
+    const std::vector<int>& classes = found.search.classes;
+    if (!classes.empty() && std::all_of(classes.begin(), classes.end(), [&](int id) { return id == classes.front(); }))
+      found.search.classes.clear();  // one group: any member anywhere
+  } else {
+    found.pairs = run_.algorithm->partners(p, root_in_group(run_.scenario->collective.root, p),
+                                           servers_in_group(run_.model.servers, p));
+  }
   if (found.pairs.size() > 16 * static_cast<size_t>(p)) return std::nullopt;
   // A share across a slow half is only slower: only the halves down bind it.
   const Network& routes = run_.network();

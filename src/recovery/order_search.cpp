@@ -74,7 +74,7 @@ private:
     for (int end : {bad.first, bad.second}) {
       const auto x = static_cast<size_t>(end);
       for (size_t y = 0; y < order_.size(); ++y) {
-        if (y == x) continue;
+        if (y == x || !search_.may_take(x, y)) continue;
         const Score before = score(x, y);
         std::swap(order_[x], order_[y]);
         const Score after = score(x, y);
@@ -242,11 +242,79 @@ private:
   unsigned round_ = 0;
 };
 
+// The groups of a classed order (OrderSearch::classes), each one run of places: their
+// first place and size; empty when a class lies in two runs or the runs' sizes differ (a
+// group moved elsewhere would shift the places after it, and the pairs with them).
+std::vector<std::pair<size_t, size_t>> group_runs(const std::vector<int>& classes) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  std::vector<int> seen;
+  for (size_t place = 0; place < classes.size(); ++place) {
+    if (place > 0 && classes[place] == classes[place - 1]) {
+      ++runs.back().second;
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), classes[place]) != seen.end()) return {};
+    seen.push_back(classes[place]);
+    runs.emplace_back(place, 1);
+  }
+  for (const auto& run : runs)
+    if (run.second != runs.front().second) return {};
+  return runs;
+}
+
 }  // namespace
+
+std::vector<int> order_by_groups(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search) {
+  const std::vector<std::pair<size_t, size_t>> runs = group_runs(search.classes);
+  if (runs.size() < 3 || crossing(members, pairs, search).empty()) return {};
+  const size_t size = runs.front().second;
+  // The slots' pairs, and the places inside two slots that any of them pairs (both ways).
+  RankPairs slot_pairs;
+  std::vector<std::pair<size_t, size_t>> pattern;
+  for (auto [a, b] : pairs) {
+    const auto x = static_cast<size_t>(a) / size, y = static_cast<size_t>(b) / size;
+    if (x == y) continue;
+    const std::pair<int, int> slots{static_cast<int>(std::min(x, y)), static_cast<int>(std::max(x, y))};
+    if (std::find(slot_pairs.begin(), slot_pairs.end(), slots) == slot_pairs.end()) slot_pairs.push_back(slots);
+    for (auto inside : {std::pair{static_cast<size_t>(a) % size, static_cast<size_t>(b) % size},
+                        std::pair{static_cast<size_t>(b) % size, static_cast<size_t>(a) % size}})
+      if (std::find(pattern.begin(), pattern.end(), inside) == pattern.end()) pattern.push_back(inside);
+  }
+  // Two groups cross when any of those places does, either way: whichever two slots they
+  // take, their pairs are among them.
+  const size_t groups = runs.size();
+  std::vector<signed char> known(groups * groups, -1);
+  OrderSearch by_group;
+  by_group.last_resort = search.last_resort;
+  by_group.max_tries = search.max_tries;
+  by_group.crosses = [&](int u, int v) {
+    signed char& verdict = known[static_cast<size_t>(u) * groups + static_cast<size_t>(v)];
+    if (verdict < 0) {
+      verdict = 0;
+      for (auto [i, j] : pattern)
+        if (search.crosses(members[static_cast<size_t>(u) * size + i], members[static_cast<size_t>(v) * size + j]))
+          verdict = 1;
+    }
+    return verdict == 1;
+  };
+  by_group.cost = [&](int u, int v) {
+    return search.cost(members[static_cast<size_t>(u) * size], members[static_cast<size_t>(v) * size]);
+  };
+  std::vector<int> ids(groups);
+  for (size_t g = 0; g < groups; ++g) ids[g] = static_cast<int>(g);
+  const std::vector<int> moved = order_avoiding(ids, slot_pairs, by_group);
+  if (moved.empty()) return {};
+  std::vector<int> order;
+  for (int g : moved)
+    order.insert(order.end(), members.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(g) * size),
+                 members.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(g + 1) * size));
+  return crossing(order, pairs, search).empty() ? order : std::vector<int>{};
+}
 
 std::vector<int> order_by_reversals(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search) {
   const size_t initially = crossing(members, pairs, search).size();
-  if (initially == 0 || members.size() < 3 || pairs.size() > 2 * members.size()) return {};
+  // a reversal moves members across groups: the swaps keep them (OrderSearch::classes)
+  if (initially == 0 || members.size() < 3 || pairs.size() > 2 * members.size() || !search.classes.empty()) return {};
   if (!may_avoid(members, pairs, search)) return {};
   ReversalSearch reversals(members, pairs, search);
   return reversals.run(initially) ? reversals.order() : std::vector<int>{};
@@ -257,13 +325,14 @@ std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs
   if (initially == 0 || members.size() < 2) return {};
   std::vector<int> order = members;
   const int rotations = std::min(static_cast<int>(members.size()), search.max_rotations + 1);
-  for (int k = 1; k < rotations; ++k) {
+  for (int k = 1; k < rotations && search.classes.empty(); ++k) {  // a rotation moves every member's group
     std::rotate(order.begin(), order.begin() + 1, order.end());
     if (!any_crossing(order, pairs, search)) return order;
   }
   if (pairs_everyone(members.size(), pairs) || !may_avoid(members, pairs, search)) return {};
   SwapSearch swaps(members, pairs, search);
   if (swaps.run(initially)) return swaps.order();
+  if (std::vector<int> by_groups = order_by_groups(members, pairs, search); !by_groups.empty()) return by_groups;
   if (!search.last_resort) return {};
   return order_by_places(members, pairs, search);
 }

@@ -24,13 +24,23 @@ struct OrderSearch {
   // How many members the last resort may try at a place before it gives up: it is
   // exhaustive, and no order may exist.
   long max_tries = 200000;
+  // By index into the members: each member's class (its locality group, for an algorithm
+  // whose pairs follow the groups: the hierarchical allreduce, NCCL's rings and trees,
+  // channels turned inside the groups). A member takes only a place whose member now is of
+  // its class, so every place keeps its group and the pairs, read at the current order,
+  // stay the algorithm's: the search chooses which member leads, heads or crosses for its
+  // group. Empty: any member anywhere.
+  std::vector<int> classes;
+  // Whether `member` (index into the members) may take `place` (an index too).
+  bool may_take(size_t member, size_t place) const { return classes.empty() || classes[member] == classes[place]; }
 };
 
 // `members` reordered so that no pair of `pairs` (positions in the order) crosses the slow
 // link. First the rotations of the current order (another member at position 0, a ring
 // keeps its neighbours); then, when none avoids it, swaps of two members, each time the swap
 // that leaves the fewest crossing pairs at the least cost, while a swap still removes one;
-// when no swap removes one any more and `last_resort` is set, searches of the orders (place
+// for a classed order, the groups' order (order_by_groups); when no swap removes one any
+// more and `last_resort` is set, searches of the orders (place
 // by place, backtracking, each up to max_tries: recovery/place_search.hpp). Empty when the current order avoids the link already, when every order
 // has the same pairs (every member pairs with every other), or when the search finds no
 // order that does. Deterministic: ties go to the lowest positions.
@@ -44,6 +54,15 @@ std::vector<int> order_avoiding(const std::vector<int>& members, const RankPairs
 // more than two pairs per member (a segment's pairs all change: the search would cost
 // O(p^2) pairs a step). The coordinator prices it against order_avoiding's.
 std::vector<int> order_by_reversals(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
+
+// `members` reordered by moving whole groups (OrderSearch::classes: each group one run of
+// places, every group the same size), each keeping its members' order: which groups a
+// hierarchical allreduce's ring across the groups, or a ring over the nodes, puts next to
+// each other. Two groups may be neighbours when none of the places inside two groups that
+// the pairs join crosses the link between their members, either way; the groups' order is
+// searched as members are (order_avoiding). Empty when no order of groups avoids the link,
+// when the groups are not runs of one size, and when the current order avoids it already.
+std::vector<int> order_by_groups(const std::vector<int>& members, const RankPairs& pairs, const OrderSearch& search);
 
 // `members` (an order whose pairs avoid the slow link) with `joiner` added, the others in
 // their order: at the first place, `first_try` then 0, 1, ..., where no pair of `pairs` (the

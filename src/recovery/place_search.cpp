@@ -65,6 +65,7 @@ public:
 
 private:
   bool fits(size_t place, size_t member) const {
+    if (!search_.may_take(member, place)) return false;
     for (size_t index : touching_[place]) {
       const auto [a, b] = pairs_[index];
       const auto other = static_cast<size_t>(static_cast<size_t>(a) == place ? b : a);
@@ -108,6 +109,9 @@ public:
     }
     if (const size_t spare = words_ * 64 - n_; spare > 0)  // members past n: never candidates
       for (size_t place = 0; place < n_; ++place) domains_[place * words_ + words_ - 1] >>= spare;
+    for (size_t place = 0; place < n_ && !search.classes.empty(); ++place)  // a place keeps its group
+      for (size_t member = 0; member < n_; ++member)
+        if (!search.may_take(member, place)) domains_[place * words_ + member / 64] &= ~(uint64_t{1} << (member % 64));
     std::vector<size_t> places(n_);
     for (size_t place = 0; place < n_; ++place) places[place] = place;
     std::stable_sort(places.begin(), places.end(),

@@ -9,6 +9,7 @@
 #include <set>
 #include <fmt/format.h>
 
+#include "comm/message_cost.hpp"
 #include "training/iteration.hpp"
 #include "util/suggest.hpp"
 #include "util/units.hpp"
@@ -198,6 +199,23 @@ std::string format_table(const std::vector<std::pair<std::string, std::string>>&
 }
 
 namespace {
+
+// The latency a message pays: the links' alpha, or on GPUs (NCCL's algorithms, collsim's on
+// NCCL's send/recv) the transport's, which takes the links' place (platform.hpp,
+// latency_in_transport): its hop latencies from rank 0 and its launch per collective.
+std::string latency_text(const RunPlan& plan) {
+  const MessageCost* cost = plan.model.message_cost.get();
+  if (cost == nullptr || plan.workers < 2) return fmt::format("alpha {}", format_time(plan.model.alpha));
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (int r = 1; r < plan.workers; ++r) {
+    const double hop = cost->price(0, r).hop_latency;
+    low = std::min(low, hop);
+    high = std::max(high, hop);
+  }
+  const std::string hops = low == high ? format_time(low) : fmt::format("{} to {}", format_time(low), format_time(high));
+  return fmt::format("no latency on the links: NCCL's hop latency {} per message and {} launch per collective instead",
+                     hops, format_time(cost->collective_overhead()));
+}
 
 // One entry per recovery decision: a rebuild, a join, a root kept, a doubt.
 std::string format_recoveries(const std::vector<RecoveryEvent>& recoveries) {
@@ -465,7 +483,7 @@ std::string format_summary(const Scenario& scenario, const SimResult& result, co
   std::vector<std::pair<std::string, std::string>> rows{
       {"collective", fmt::format("{} / {}", collective_name(scenario.collective.kind), result.plan->choice.algorithm->name)},
       {"workers", fmt::format("{} on {}", result.plan->workers, result.plan->platform.source)},
-      {"network", fmt::format("{} (alpha {}, B {}{})", network_model_name(scenario.network), format_time(result.plan->model.alpha),
+      {"network", fmt::format("{} ({}, B {}{})", network_model_name(scenario.network), latency_text(*result.plan),
                               format_bandwidth(result.plan->model.bandwidth),
                               result.plan->model.overhead > 0 ? ", overhead o " + format_time(result.plan->model.overhead) : "")},
       {"size", fmt::format("{} {} per rank ({} element{} carried)", format_size(result.plan->payload.logical_bytes),

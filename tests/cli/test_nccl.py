@@ -280,6 +280,25 @@ class GpuCost(NcclTest):
         # the links alone: 14 hops of 2 x 0.5 us + 128 KiB / 450 GB/s
         self.assertAlmostEqual(trace["summary"]["simulated_time"], 14 * (1e-6 + 131072 / 450e9), delta=1e-12)
 
+    def test_the_network_row_says_the_transports_latency_not_alpha_0(self):
+        # the links carry no latency on GPUs (the transport's hops take their place): the row
+        # names NCCL's: Ring hwLat Simple 3.4 us on NVLink, 14 us across nodes, baseLat Simple
+        # 8.4 us (ring's 4 MiB messages are Simple; tuning.cc 2.25.1); NVLSTree: the 25 us per
+        # collective and the hops its transport note states (docs/nccl.md, the workflow)
+        cases = [(("--topology", "dgx-h100:2", "--algorithm", "ring", "--size", "64MiB"),
+                  "ideal (no latency on the links: NCCL's hop latency 3.4 us to 14 us per message and 8.4 us launch "
+                  "per collective instead, B 50 GB/s)"),
+                 (("--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", "--size", "64MiB"),
+                  "NCCL's hop latency 0 s to 14 us per message and 25 us launch per collective instead"),
+                 (("--topology", "star:4", "--algorithm", "ring", "--size", "64MiB"), "ideal (alpha 2 us, B 10 GB/s)")]
+        for args, expected in cases:
+            with self.subTest(args=args):
+                done = collsim("run", *args)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                row = re.search(r"(?m)^\s+network\s+(.*)$", done.stdout).group(1)
+                self.assertIn(expected, row)
+                self.assertNotIn("alpha 0 s", row)
+
     def test_auto_on_one_dgx_h100_at_8_bytes_no_longer_takes_a_free_direct(self):
         # direct used to take 1.0 us (two 0.5 us NVLink hops, no launch); on NCCL's send/recv it pays
         # LL's 6.6 us launch and 0.6 us a hop at least

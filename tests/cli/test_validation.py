@@ -21,7 +21,8 @@ POINTS = [("R2", "dgx-h100:1", "nccl-nvls", [], 8, "64 MiB", 64 * MIB, 361.78),
           ("R20a", "dgx-h100:2", "nccl", [], 16, "16 MiB", 16 * MIB, 169.67),
           ("R20a", "dgx-h100:2", "nccl", [], 16, "1 GiB", 1024 * MIB, 448.90),
           ("R20b", "dgx-h100:4", "nccl", [], 32, "8 B", 8, 34.75),
-          ("R4", "dgx-a100:1", "nccl", [], 8, "1 GiB", 1024 * MIB, 228.10)]
+          ("R4", "dgx-a100:1", "nccl", [], 8, "1 GiB", 1024 * MIB, 228.10),
+          ("R30a", "gb200-nvl72:1", "nccl", [], 72, "8 GiB", 8192 * MIB, 834.57)]
 
 
 def simulated_seconds(topology, algorithm, extra, size):

@@ -202,3 +202,70 @@ TEST_CASE("order search: reversals keep a ring's blocks together where swaps par
   // An algorithm with more than two pairs a member (recursive doubling) is left to the swaps.
   CHECK(order_by_reversals(members, butterfly_partners(16, 0, 1), search).empty());
 }
+
+namespace {
+// Pairs like a hierarchical allreduce's over `groups` groups of `size` places in a row: a
+// ring inside each group, and place i of each group with place i of the next group.
+RankPairs grouped_pairs(int groups, int size) {
+  RankPairs pairs;
+  for (int g = 0; g < groups; ++g)
+    for (int i = 0; i < size; ++i) {
+      if (size > 1) pairs.emplace_back(g * size + i, g * size + (i + 1) % size);
+      pairs.emplace_back(g * size + i, ((g + 1) % groups) * size + i);
+    }
+  return pairs;
+}
+
+// Every place of `order` holds a member of the class its member in `members` had.
+void check_groups_kept(const std::vector<int>& members, const std::vector<int>& order, const OrderSearch& search) {
+  REQUIRE(order.size() == members.size());
+  for (size_t place = 0; place < order.size(); ++place) {
+    const auto member = static_cast<size_t>(std::find(members.begin(), members.end(), order[place]) - members.begin());
+    CHECK(search.classes[member] == search.classes[place]);
+  }
+}
+}  // namespace
+
+TEST_CASE("order search: with classes, members trade places only inside their group (a leader choice)") {
+  // Two groups of three (members 0-2, 3-5), the slow link only between members 0 and 3,
+  // which the pair of place 0 with place 3 crosses. Worked by hand: the swaps of place 0
+  // are tried first, with place 1 then 2 of its own group (3, 4, 5 are another group's);
+  // 0 <-> 1 takes the crossing away (pairs 1-3, 0-4, 2-5 across), the first of the best.
+  OrderSearch search = ring_of(6, 0, 3);
+  search.cost = [](int, int) { return 1; };
+  search.classes = {0, 0, 0, 1, 1, 1};
+  const std::vector<int> members{0, 1, 2, 3, 4, 5};
+  const std::vector<int> order = order_avoiding(members, grouped_pairs(2, 3), search);
+  CHECK(order == std::vector<int>{1, 0, 2, 3, 4, 5});
+  check_groups_kept(members, order, search);
+}
+
+TEST_CASE("order search: with classes, no place outside its group is taken even when only that would avoid the link") {
+  // Member 0 crosses with every member of the other group: whatever leads, place 0's
+  // partner across is one of them. Without classes the search could take 0 out of its
+  // group; with them there is no order.
+  OrderSearch search;
+  search.crosses = [](int a, int b) { return (a == 0 && b >= 3) || (b == 0 && a >= 3); };
+  search.cost = [](int, int) { return 1; };
+  search.classes = {0, 0, 0, 1, 1, 1};
+  search.last_resort = true;
+  CHECK(order_avoiding({0, 1, 2, 3, 4, 5}, grouped_pairs(2, 3), search).empty());
+}
+
+TEST_CASE("order search: groups that may not be neighbours move as wholes (the ring across the groups)") {
+  // Four groups of two (members 0-1, 2-3, 4-5, 6-7), every route between groups 0 and 1
+  // across the slow link: no swap inside a group helps, the groups' order must change.
+  // Worked by hand, the groups' ring 0-1-2-3: no rotation parts 0 and 1; the swaps of slot
+  // 0 come first: with slot 1 or 2 a pair 0-1 stays, with slot 3 none (3-1, 1-2, 2-0, 0-3).
+  OrderSearch search;
+  search.crosses = [](int a, int b) { return (a / 2 == 0 && b / 2 == 1) || (a / 2 == 1 && b / 2 == 0); };
+  search.cost = [](int, int) { return 1; };
+  search.classes = {0, 0, 1, 1, 2, 2, 3, 3};
+  const std::vector<int> members{0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int> order = order_avoiding(members, grouped_pairs(4, 2), search);
+  CHECK(order == std::vector<int>{6, 7, 2, 3, 4, 5, 0, 1});
+  CHECK(order_by_groups(members, grouped_pairs(4, 2), search) == order);
+  // Three groups in a ring are all neighbours: no order of groups avoids it.
+  search.classes = {0, 0, 1, 1, 2, 2};
+  CHECK(order_by_groups({0, 1, 2, 3, 4, 5}, grouped_pairs(3, 2), search).empty());
+}
