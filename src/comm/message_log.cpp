@@ -1,6 +1,7 @@
 #include "comm/message_log.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <tuple>
@@ -53,9 +54,13 @@ StepTotals& MessageLog::step_of(const MessageRecord& m) {
 void MessageLog::add(const MessageRecord& m, uint64_t ticket, double now) {
   ++count_;
   if (kept_.size() < limit_) kept_.push_back(m);
-  if (tap_ != nullptr && tap_->size() <= tap_limit_) tap_->push_back(m);
 
   StepTotals& step = step_of(m);
+  if (capturing_) {
+    ++capture_.count;
+    if (capture_.head.size() < limit_) capture_.head.push_back(m);
+    if (last_step_ < capture_steps_) capture_.alone = false;
+  }
   ++step.count;
   step.bytes += m.bytes;
   step.start = std::min(step.start, m.start);
@@ -74,6 +79,79 @@ void MessageLog::add(const MessageRecord& m, uint64_t ticket, double now) {
     ++first_open_;
   }
   if (observer_ != nullptr) observer_->on_message(m, open_.empty() ? now : std::min(now, open_.front()));
+}
+
+// Nothing in flight: every message that starts up to `now` included has been recorded.
+double MessageLog::settled_after(double now) const {
+  return open_.empty() ? std::nextafter(now, std::numeric_limits<double>::infinity()) : std::min(now, open_.front());
+}
+
+void MessageLog::begin_capture(double now) {
+  if (capturing_) end_capture(now);
+  capturing_ = true;
+  capture_ = LogCapture{};
+  capture_.start = now;
+  capture_.alone = open_.empty();
+  capture_steps_ = steps_.size();
+  capture_ranks_ = ranks_;
+  if (observer_ != nullptr) observer_->begin_capture(now, settled_after(now));
+}
+
+// The collective's steps are the ones made since it began; its rank totals, what they grew by.
+LogCapture MessageLog::end_capture(double now) {
+  capturing_ = false;
+  LogCapture done = std::move(capture_);
+  capture_ = LogCapture{};
+  done.end = now;
+  done.alone = done.alone && open_.empty();
+  done.steps.assign(steps_.begin() + static_cast<std::ptrdiff_t>(capture_steps_), steps_.end());
+  done.ranks = ranks_;
+  for (size_t r = 0; r < capture_ranks_.size(); ++r) {
+    done.ranks[r].sent -= capture_ranks_[r].sent;
+    done.ranks[r].received -= capture_ranks_[r].received;
+    done.ranks[r].bytes_sent -= capture_ranks_[r].bytes_sent;
+    done.ranks[r].bytes_received -= capture_ranks_[r].bytes_received;
+  }
+  capture_ranks_.clear();
+  if (observer_ != nullptr) done.observed = observer_->end_capture(now, settled_after(now));
+  return done;
+}
+
+void MessageLog::replay(const LogCapture& captured, const ReplayMove& move, double now) {
+  count_ += captured.count;
+  for (const MessageRecord& message : captured.head) {
+    if (kept_.size() >= limit_) break;
+    MessageRecord moved = message;
+    moved.start += move.shift;
+    moved.end += move.shift;
+    moved.round = move.round;
+    moved.bucket = move.bucket;
+    if (moved.first >= 0) moved.first = move.elements_known ? moved.first + move.moved : -1;
+    kept_.push_back(moved);
+  }
+  for (const StepTotals& captured_step : captured.steps) {
+    const StepKey key{move.round, captured_step.epoch, phase_id(captured_step.phase), captured_step.step, move.bucket};
+    auto found = step_index_.find(key);
+    if (found == step_index_.end()) {
+      found = step_index_.emplace(key, static_cast<uint32_t>(steps_.size())).first;
+      steps_.push_back({move.round, captured_step.epoch, captured_step.step, phases_[static_cast<size_t>(key.phase)], 0, 0,
+                        captured_step.start + move.shift, captured_step.end + move.shift, move.bucket});
+    }
+    StepTotals& step = steps_[found->second];
+    step.count += captured_step.count;
+    step.bytes += captured_step.bytes;
+    step.start = std::min(step.start, captured_step.start + move.shift);
+    step.end = std::max(step.end, captured_step.end + move.shift);
+  }
+  last_key_ = StepKey{-1, -1, -1, -1, -1};
+  if (ranks_.size() < captured.ranks.size()) ranks_.resize(captured.ranks.size());
+  for (size_t r = 0; r < captured.ranks.size(); ++r) {
+    ranks_[r].sent += captured.ranks[r].sent;
+    ranks_[r].received += captured.ranks[r].received;
+    ranks_[r].bytes_sent += captured.ranks[r].bytes_sent;
+    ranks_[r].bytes_received += captured.ranks[r].bytes_received;
+  }
+  if (observer_ != nullptr && captured.observed) observer_->replay(*captured.observed, move.shift, settled_after(now));
 }
 
 std::vector<StepTotals> MessageLog::steps() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -42,33 +43,67 @@ struct RankTotals {
   uint64_t sent = 0, received = 0, bytes_sent = 0, bytes_received = 0;
 };
 
+// What an observer kept of one captured collective's messages (MessageLog::begin_capture).
+struct ObservedCapture {
+  virtual ~ObservedCapture() = default;
+};
+
 // Sees each message as it is recorded (sim/link_usage follows the links with it).
 class MessageObserver {
 public:
   virtual ~MessageObserver() = default;
   // `settled`: no message recorded later can start before this time.
   virtual void on_message(const MessageRecord& record, double settled) = 0;
+  // A collective alone on the network from `now` on: what its messages add is followed
+  // apart as well, until end_capture. `settled`, here too: every message that starts
+  // before it has been recorded (just after now when nothing is in flight).
+  virtual void begin_capture(double /*now*/, double /*settled*/) {}
+  virtual std::unique_ptr<ObservedCapture> end_capture(double /*now*/, double /*settled*/) { return nullptr; }
+  // What a capture added, added again `shift` seconds later.
+  virtual void replay(const ObservedCapture& /*captured*/, double /*shift*/, double /*settled*/) {}
   // A transfer from `src` to `dst` (world ranks) abandoned by a verdict: on its route from
   // `start` until it was cancelled at `end`, but never delivered (no message of the log).
   virtual void on_abandoned(int /*src*/, int /*dst*/, double /*start*/, double /*end*/) {}
 };
 
+// What the messages of one collective added to the log (MessageLog::begin_capture), to add
+// again for an identical collective at another time (sim/replay.hpp): memory grows with
+// its steps, ranks and links, not with its messages.
+struct LogCapture {
+  bool alone = true;                 // nothing in flight at either end; no message of it in an earlier step
+  double start = 0, end = 0;         // begin_capture's and end_capture's clocks
+  uint64_t count = 0;
+  std::vector<MessageRecord> head;   // its first messages, as many as the store could want
+  std::vector<StepTotals> steps;     // its steps, as recorded
+  std::vector<RankTotals> ranks;     // by world rank
+  std::unique_ptr<ObservedCapture> observed;
+};
+
+// Where a replayed collective's messages go: `shift` seconds after the captured ones, into
+// `round` and `bucket`, their elements `moved` further in the vector (or, not `elements_known`,
+// unknown: -1).
+struct ReplayMove {
+  double shift = 0;
+  int round = 0, bucket = -1;
+  int64_t moved = 0;
+  bool elements_known = true;
+};
+
 // How many single messages the store keeps (--messages).
 constexpr uint64_t keep_every_message = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t default_kept_messages = 20000;
-// The ticket of a message that was never posted (a replayed collective's, sim/replay.hpp).
-constexpr uint64_t no_ticket = std::numeric_limits<uint64_t>::max();
 
 class MessageLog {
 public:
   void set_limit(uint64_t limit) { limit_ = limit; }
   void observe(MessageObserver* observer) { observer_ = observer; }
-  // Also copies each message recorded from now on into `into`, up to `limit` + 1 of them
-  // (one more says there were more); nullptr stops it.
-  void tap(std::vector<MessageRecord>* into, size_t limit = 0) {
-    tap_ = into;
-    tap_limit_ = limit;
-  }
+  // From `now`, when nothing is in flight, until end_capture (nothing in flight again): what
+  // the messages add is kept apart as well, for replay(). One capture at a time.
+  void begin_capture(double now);
+  bool capturing() const { return capturing_; }
+  LogCapture end_capture(double now);
+  // Adds what `captured` added again, moved (its single messages as far as the store wants).
+  void replay(const LogCapture& captured, const ReplayMove& move, double now);
 
   // A sender posts a message at `time`; the ticket goes with it to add(). Messages still
   // on their way hold back what observers may treat as settled.
@@ -100,6 +135,7 @@ private:
     size_t operator()(const StepKey& k) const;
   };
   int phase_id(const char* phase);
+  double settled_after(double now) const;
   StepTotals& step_of(const MessageRecord& record);
 
   uint64_t limit_ = default_kept_messages;
@@ -115,8 +151,11 @@ private:
   std::deque<double> open_;
   uint64_t first_open_ = 0;  // ticket of open_.front()
   MessageObserver* observer_ = nullptr;
-  std::vector<MessageRecord>* tap_ = nullptr;
-  size_t tap_limit_ = 0;
+  // The capture under way: the step and rank totals before it, its first messages.
+  bool capturing_ = false;
+  LogCapture capture_;
+  size_t capture_steps_ = 0;
+  std::vector<RankTotals> capture_ranks_;
 };
 
 }  // namespace collsim

@@ -123,15 +123,17 @@ void LinkUsageRecorder::start(std::shared_ptr<const RouteCache> routes, MessageL
 LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(int link) {
   if (traffic_of_link_.size() <= static_cast<size_t>(link)) traffic_of_link_.resize(routes_->links(), -1);
   int& index = traffic_of_link_[static_cast<size_t>(link)];
-  if (index < 0) {
-    const sg4::Link* crossed = routes_->simgrid_link(link);
-    index = static_cast<int>(traffic_index_.try_emplace(crossed, static_cast<uint32_t>(traffic_.size())).first->second);
-    if (static_cast<size_t>(index) == traffic_.size()) {
-      traffic_.push_back(Traffic{crossed});
-      if (const auto watched = spans_.find(crossed); watched != spans_.end()) traffic_.back().spans = &watched->second;
-    }
-  }
+  if (index < 0) index = static_cast<int>(&traffic_of(routes_->simgrid_link(link)) - traffic_.data());
   return traffic_[static_cast<size_t>(index)];
+}
+
+LinkUsageRecorder::Traffic& LinkUsageRecorder::traffic_of(const sg4::Link* crossed) {
+  const auto [at, added] = traffic_index_.try_emplace(crossed, static_cast<uint32_t>(traffic_.size()));
+  if (added) {
+    traffic_.push_back(Traffic{crossed});
+    if (const auto watched = spans_.find(crossed); watched != spans_.end()) traffic_.back().spans = &watched->second;
+  }
+  return traffic_[at->second];
 }
 
 // The series bins double in width until they cover `time`.
@@ -142,23 +144,33 @@ void LinkUsageRecorder::grow_series_to(double time) {
   per_series_width_ = 1 / series_width_;
 }
 
-// Brings a link's series to the current bin width: each bin is the sum of the 2^k it replaces.
+namespace {
+
+// Brings `series` from bins of 2^`level` units to 2^`to` units: each bin is the sum of the
+// 2^(to - level) it replaces.
+void merge_bins(std::vector<double>& series, int& level, int to) {
+  if (level == to) return;
+  const size_t merged = size_t{1} << std::min(to - level, 30);
+  const size_t bins = series.size();
+  for (size_t bin = 0; bin * merged < bins; ++bin) {
+    double sum = 0;
+    for (size_t k = bin * merged; k < std::min(bins, (bin + 1) * merged); ++k) sum += series[k];
+    series[bin] = sum;
+  }
+  std::fill(series.begin() + static_cast<long>((bins + merged - 1) / merged), series.end(), 0.0);
+  level = to;
+}
+
+}  // namespace
+
+// Brings a link's series to the current bin width.
 void LinkUsageRecorder::catch_up(Traffic& traffic) const {
   if (traffic.series.empty()) {
     traffic.series.assign(streamed_series_bins, 0.0);
     traffic.series_level = series_level_;
     return;
   }
-  if (traffic.series_level == series_level_) return;
-  const size_t merged = size_t{1} << std::min(series_level_ - traffic.series_level, 30);
-  const size_t bins = traffic.series.size();
-  for (size_t bin = 0; bin * merged < bins; ++bin) {
-    double sum = 0;
-    for (size_t k = bin * merged; k < std::min(bins, (bin + 1) * merged); ++k) sum += traffic.series[k];
-    traffic.series[bin] = sum;
-  }
-  std::fill(traffic.series.begin() + static_cast<long>((bins + merged - 1) / merged), traffic.series.end(), 0.0);
-  traffic.series_level = series_level_;
+  merge_bins(traffic.series, traffic.series_level, series_level_);
 }
 
 const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int dst) {
@@ -196,6 +208,8 @@ void LinkUsageRecorder::on_message(const MessageRecord& message, double settled)
     if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
     if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
     spread_over(traffic.series, width, first, last_bin, from, message.end, static_cast<double>(message.bytes));
+    if (capture_ != nullptr)
+      capture_->spread(static_cast<size_t>(&traffic - traffic_.data()), from, message.end, static_cast<double>(message.bytes));
   };
   if (last.hops >= 0) {
     for (int hop = 0; hop < last.hops; ++hop) follow(traffic_[last.traffic[static_cast<size_t>(hop)]]);
@@ -210,6 +224,116 @@ void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end)
   for (int link : routes_->route(src, dst).links)
     if (const auto watched = spans_.find(routes_->simgrid_link(link)); watched != spans_.end())
       note_span(watched->second, start, end);
+}
+
+void LinkUsageRecorder::sweep_all(double before) {
+  for (Traffic& traffic : traffic_) traffic.sweep(before);
+}
+
+// A captured link's bytes in time bins from the capture's start, at the capture's width.
+void LinkUsageRecorder::CaptureState::spread(size_t traffic, double from, double to, double bytes) {
+  const double begin = from - start, end = to - start;
+  while (end >= streamed_series_bins * std::ldexp(series_unit, level)) ++level;
+  if (series.size() <= traffic) {
+    series.resize(traffic + 1);
+    levels.resize(traffic + 1, 0);
+  }
+  std::vector<double>& bins = series[traffic];
+  if (bins.empty()) {
+    bins.assign(streamed_series_bins, 0.0);
+    levels[traffic] = level;
+  }
+  merge_bins(bins, levels[traffic], level);
+  const double per_width = 1 / std::ldexp(series_unit, level);
+  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
+  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
+  spread_over(bins, std::ldexp(series_unit, level), bin_of(begin), end <= begin ? bin_of(begin) : bin_of(end), begin, end, bytes);
+}
+
+namespace {
+
+// What one collective's messages did to one link.
+struct LinkCaptured {
+  const sg4::Link* link = nullptr;
+  uint64_t bytes = 0, flows = 0;
+  double busy_time = 0, peak_at = 0;
+  int peak_flows = 0;
+  std::vector<double> series;  // bytes per bin of the capture's width, from its start
+};
+
+struct LinksCaptured : ObservedCapture {
+  double start = 0, end = 0;
+  int level = 0;  // of the series' bins
+  std::vector<LinkCaptured> links;  // in order of first use, as far as it made links new
+};
+
+}  // namespace
+
+// Every link's edges up to the start are swept (nothing is in flight), so that the capture's
+// busy time is what its own messages add, and its peak is its own (the run's restored after).
+void LinkUsageRecorder::begin_capture(double now, double settled) {
+  sweep_all(settled);
+  capture_ = std::make_unique<CaptureState>();
+  capture_->start = now;
+  for (Traffic& traffic : traffic_) {
+    capture_->before.push_back({traffic.bytes, traffic.flows, traffic.busy_time, traffic.peak_at, traffic.peak_flows});
+    traffic.peak_flows = 0;
+  }
+}
+
+std::unique_ptr<ObservedCapture> LinkUsageRecorder::end_capture(double now, double settled) {
+  if (!capture_) return nullptr;
+  sweep_all(settled);
+  auto captured = std::make_unique<LinksCaptured>();
+  captured->start = capture_->start;
+  captured->end = now;
+  captured->level = capture_->level;
+  for (size_t i = 0; i < traffic_.size(); ++i) {
+    Traffic& traffic = traffic_[i];
+    const Before before = i < capture_->before.size() ? capture_->before[i] : Before{};
+    LinkCaptured link{traffic.link, traffic.bytes - before.bytes, traffic.flows - before.flows,
+                      traffic.busy_time - before.busy_time, traffic.peak_at, traffic.peak_flows, {}};
+    if (before.peak_flows >= traffic.peak_flows) {
+      traffic.peak_flows = before.peak_flows;
+      traffic.peak_at = before.peak_at;
+    }
+    if (link.flows == 0) continue;
+    if (i < capture_->series.size()) {
+      link.series = std::move(capture_->series[i]);
+      if (!link.series.empty()) merge_bins(link.series, capture_->levels[i], capture_->level);
+    }
+    captured->links.push_back(std::move(link));
+  }
+  capture_.reset();
+  return captured;
+}
+
+// The captured links' figures added again, `shift` later; a link's series takes each of
+// the capture's bins spread evenly over where it falls now (the capture's bins are at most
+// 1/128 of its duration: a series bin may take or leave that much of a bin's bytes).
+void LinkUsageRecorder::replay(const ObservedCapture& observed, double shift, double settled) {
+  const auto& captured = static_cast<const LinksCaptured&>(observed);
+  sweep_all(settled);  // (an earlier peak as high as the replay's stays the first)
+  grow_series_to(captured.end + shift);
+  const double local_width = std::ldexp(series_unit, captured.level);
+  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
+  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_series_width_)), 0L, final_bin); };
+  for (const LinkCaptured& link : captured.links) {
+    Traffic& traffic = traffic_of(link.link);
+    traffic.bytes += link.bytes;
+    traffic.flows += link.flows;
+    traffic.busy_time += link.busy_time;
+    if (link.peak_flows > traffic.peak_flows) {
+      traffic.peak_flows = link.peak_flows;
+      traffic.peak_at = link.peak_at + shift;
+    }
+    if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
+    for (size_t bin = 0; bin < link.series.size(); ++bin) {
+      if (link.series[bin] == 0) continue;
+      const double from = captured.start + shift + static_cast<double>(bin) * local_width, to = from + local_width;
+      spread_over(traffic.series, series_width_, bin_of(from), bin_of(to), from, to, link.series[bin]);
+    }
+  }
 }
 
 LinkUsage LinkUsageRecorder::finish(double duration) {

@@ -67,6 +67,11 @@ public:
   void watch(const std::vector<const simgrid::s4u::Link*>& links);
   void on_message(const MessageRecord& message, double settled) override;
   void on_abandoned(int src, int dst, double start, double end) override;
+  // One collective alone on the network (MessageLog::begin_capture): each link's bytes,
+  // flows, busy time, peak and series of its messages, to replay them later.
+  void begin_capture(double now, double settled) override;
+  std::unique_ptr<ObservedCapture> end_capture(double now, double settled) override;
+  void replay(const ObservedCapture& captured, double shift, double settled) override;
   // After the run: the usage of every link, for a run of `duration` simulated seconds.
   LinkUsage finish(double duration);
 
@@ -105,8 +110,27 @@ private:
   static_assert(sizeof(Traffic) == 128, "a link's record is two cache lines");
 
   Traffic& traffic_of(int link);
+  Traffic& traffic_of(const simgrid::s4u::Link* link);
   void grow_series_to(double time);
   void catch_up(Traffic& traffic) const;
+  void sweep_all(double before);
+
+  // A capture under way: the links' figures when it began, and each link's bytes in time
+  // bins from the capture's start (as the run's series, doubling their width as it grows).
+  struct Before {
+    uint64_t bytes = 0, flows = 0;
+    double busy_time = 0, peak_at = 0;
+    int peak_flows = 0;
+  };
+  struct CaptureState {
+    double start = 0;
+    int level = 0;
+    std::vector<Before> before;                // by traffic index, the links there at its start
+    std::vector<std::vector<double>> series;   // by traffic index (empty: no message yet)
+    std::vector<int> levels;                   // of each series
+    void spread(size_t traffic, double from, double to, double bytes);
+  };
+  std::unique_ptr<CaptureState> capture_;
 
   // Bandwidth changes seen during the run, by link in the order they first changed. The
   // engine's signal cannot be disconnected and the engine outlives the run: the callback

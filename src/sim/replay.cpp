@@ -22,7 +22,6 @@ struct CollectiveReplay::Instance {
   std::vector<double> ends;             // replayed: each rank's end; recorded: as simulated
   std::vector<Buffer*> buffers;         // replayed: each rank's bucket, for the data
   int entered = 0, left = 0;
-  std::vector<MessageRecord> messages;  // recorded: its messages, as the log got them
 };
 
 // A collective simulated alone, from its start to its end.
@@ -31,7 +30,7 @@ struct CollectiveReplay::Record {
   std::vector<double> offsets;    // each rank's entry after the first's
   double start = 0;
   std::vector<double> durations;  // by rank, from its entry to its end
-  std::vector<MessageRecord> messages;
+  LogCapture messages;            // what its messages added to the log
 };
 
 namespace {
@@ -59,7 +58,7 @@ CollectiveReplay::CollectiveReplay(int ranks, std::string why_off, MessageLog& l
       next_seq_(static_cast<size_t>(ranks), 0), declared_(static_cast<size_t>(ranks)),
       entered_(static_cast<size_t>(ranks)) {}
 
-CollectiveReplay::~CollectiveReplay() { log_->tap(nullptr); }
+CollectiveReplay::~CollectiveReplay() = default;
 
 void CollectiveReplay::declare(int rank, double entry, double next_earliest) {
   if (!enabled()) return;
@@ -125,7 +124,7 @@ void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
   inst.ends.assign(static_cast<size_t>(ranks_), 0.0);
   if (record != nullptr) return;
   inst.recording = true;
-  log_->tap(&inst.messages, replay_max_messages);
+  log_->begin_capture(sg4::Engine::get_clock());
 }
 
 const CollectiveReplay::Record* CollectiveReplay::find(const ReplayShape& shape, const std::vector<double>& offsets) const {
@@ -160,15 +159,7 @@ void CollectiveReplay::start_replay(Instance& inst, const Record& record, const 
   const int64_t moved = shape.first - record.shape.first;
   // (a carried layout other than the record's: which elements a message carried is unknown)
   const bool elements_known = same_layout(shape.map, record.shape.map, true);
-  const double now = sg4::Engine::get_clock();
-  for (MessageRecord message : record.messages) {
-    message.start += shift;
-    message.end += shift;
-    message.round = shape.round;
-    message.bucket = shape.bucket;
-    if (message.first >= 0) message.first = elements_known ? message.first + moved : -1;
-    log_->add(message, no_ticket, now);
-  }
+  log_->replay(record.messages, {shift, shape.round, shape.bucket, moved, elements_known}, sg4::Engine::get_clock());
 }
 
 // The data, reduced in rank order (an allreduce's or reduce-scatter's reduction on every
@@ -206,15 +197,15 @@ void CollectiveReplay::leave(int rank) {
 
 // A collective simulated from an isolated start becomes a record if nothing else started
 // before its last rank left (no rank entered or declared an entry into its next one
-// before then) and it sent no more messages than a record keeps.
+// before then) and its messages made steps of their own.
 void CollectiveReplay::finish_record(Instance& inst, int64_t seq) {
-  log_->tap(nullptr);
   const double last_end = *std::max_element(inst.ends.begin(), inst.ends.end());
+  LogCapture captured = log_->end_capture(sg4::Engine::get_clock());
   for (size_t r = 0; r < entered_.size(); ++r) {
     if (entered_[r].seq > seq && entered_[r].at < last_end) return;
     if (declared_[r].seq > seq && declared_[r].entry < last_end) return;
   }
-  if (inst.messages.size() > replay_max_messages) return;
+  if (!captured.alone) return;
   auto record = std::make_unique<Record>();
   record->shape = inst.shape;
   record->start = inst.start;
@@ -222,7 +213,7 @@ void CollectiveReplay::finish_record(Instance& inst, int64_t seq) {
     record->offsets.push_back(inst.entries[r] - inst.start);
     record->durations.push_back(inst.ends[r] - inst.entries[r]);
   }
-  record->messages = std::move(inst.messages);
+  record->messages = std::move(captured);
   records_.push_back(std::move(record));
 }
 

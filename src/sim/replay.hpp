@@ -15,7 +15,10 @@
 //  - the same shape: algorithm, logical layout (the carried one changes no time, nor this
 //    choice), launch time, and every rank's entry relative to the first;
 //  - its data ready: every rank ends after the last one entered.
-// A record is made only from a collective that was alone from its start to its end.
+// A record is made only from a collective that was alone from its start to its end. It
+// keeps what the collective's messages added to the log (MessageLog::begin_capture: per
+// step, rank and link, and the first messages the store keeps), not every message: a
+// replay costs its steps, ranks and links, whatever its messages.
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -40,9 +43,6 @@ struct ReplayShape {
   int64_t first = 0;       // its first carried element in the rank's vector (messages' `first`)
   int round = 0, bucket = 0;
 };
-
-// A recorded collective keeps at most this many messages (its replays add them to the log).
-constexpr size_t replay_max_messages = size_t{1} << 22;
 
 class CollectiveReplay {
 public:

@@ -319,7 +319,8 @@ SimResult simulate(std::shared_ptr<const RunPlan> plan) {
   state.record.messages.set_limit(plan->kept_messages);
   sg4::Engine::get_instance()->run();
   if (state.record.failure) std::rethrow_exception(state.record.failure);
-  state.record.messages.tap(nullptr);  // (a collective recorded when the run stalled)
+  // (a collective recorded when the run stalled: its links' peaks back as they were)
+  if (state.record.messages.capturing()) state.record.messages.end_capture(sg4::Engine::get_clock());
   collect_results(state, result);
   result.replayed = state.replay->replayed();
   result.simulated = state.replay->simulated();

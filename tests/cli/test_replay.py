@@ -22,12 +22,12 @@ NODES = "nodes:2:4:10GBps:6GBps"
 REL = 1e-9
 
 
-def collsim_run(scenario, *args, expect=0):
+def collsim_run(scenario, *args, expect=0, messages="all"):
     with tempfile.TemporaryDirectory(prefix="collsim-replay-") as folder:
         path = Path(folder) / "s.json"
         path.write_text(json.dumps(scenario))
         trace = Path(folder) / "t.json"
-        run = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet", "--messages", "all", *args],
+        run = subprocess.run([COLLSIM, "run", str(path), "--trace", str(trace), "--quiet", "--messages", messages, *args],
                              capture_output=True, text=True, timeout=300)
         if expect is None:
             return run
@@ -168,6 +168,38 @@ class ReplayAgainstSimulation(unittest.TestCase):
                 on = self.compare(scenario("ring", topology=topology, sharding=sharding))
                 if topology != NODES or sharding == "zero2":
                     self.assertGreater(on["summary"]["replayed_collectives"], 0)
+
+    def test_totals_when_the_store_keeps_a_sample(self):
+        # With --messages 50 the trace lists each step's totals (a replay adds its record's, not
+        # its messages): the same counts and bytes, the same times, and each link the same
+        # bytes, flows, busy time and peak; its series the same bytes in all (moved by bins).
+        base = scenario("ring", topology="star:8:10GBps:1us")
+        off_scenario = json.loads(json.dumps(base))
+        off_scenario["training"]["replay"] = False
+        off, on = collsim_run(off_scenario, messages="50"), collsim_run(base, messages="50")
+        self.assertEqual(on["summary"]["replayed_collectives"], 15)
+        self.assertEqual(off["summary"]["message_count"], on["summary"]["message_count"])
+        self.assertEqual(len(on["messages"]), 16 * 2 * 7)  # 16 rings of 2 x 7 steps
+
+        def steps(trace):
+            return {(m["round"], m.get("bucket", -1), m["phase"], m["step"]): m for m in trace["messages"]}
+        a, b = steps(off), steps(on)
+        self.assertEqual(a.keys(), b.keys())
+        for key in a:
+            self.assertEqual((a[key]["count"], a[key]["bytes"]), (b[key]["count"], b[key]["bytes"]), key)
+            self.assertClose(a[key]["start"], b[key]["start"], f"{key} start")
+            self.assertClose(a[key]["end"], b[key]["end"], f"{key} end")
+        self.assertEqual(off["ranks"], on["ranks"])
+        links_off = {link["name"]: link for link in off["links"]["list"]}
+        links_on = {link["name"]: link for link in on["links"]["list"]}
+        self.assertEqual(links_off.keys(), links_on.keys())
+        for name, x in links_off.items():
+            y = links_on[name]
+            self.assertEqual((x["bytes"], x["flows"], x["peak_flows"]), (y["bytes"], y["flows"], y["peak_flows"]), name)
+            self.assertClose(x["busy_time"], y["busy_time"], f"{name} busy_time")
+            self.assertClose(x["peak_at"], y["peak_at"], f"{name} peak_at")
+            if "series" in x:
+                self.assertLessEqual(abs(sum(x["series"]) - sum(y["series"])), len(x["series"]), name)
 
 
 class ReplayOff(unittest.TestCase):
