@@ -48,49 +48,72 @@ ServerRoles server_roles(const Comm& comm, const CollectiveArgs& args) {
   return server_roles(p, locality, args.servers, args.deployment);
 }
 
-// As a server holding `spans` of the vector (an even shard, or whole variables): receive
-// every other pusher's copy of each span, handle them, and reduce each in pusher order
-// (x0 op x1 op ...), so that every rank gets the same bits. Returns the sums, span by span.
-std::vector<Buffer> serve_push(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, const std::vector<int>& pushers,
-                               const CollectiveArgs& args) {
-  std::vector<std::vector<Buffer>> pushed(spans.size(), std::vector<Buffer>(pushers.size()));
-  std::vector<Request> receives;
-  double cpu = 0;
-  for (size_t k = 0; k < spans.size(); ++k) {
-    const View mine = buf.view(spans[k].offset, spans[k].count);
-    size_t messages = 0;
-    for (size_t i = 0; i < pushers.size(); ++i) {
-      pushed[k][i] = buf.scratch(spans[k].count);
-      if (pushers[i] == comm.rank()) {
-        copy_elements(pushed[k][i].holding(mine), mine);
-      } else {
-        receives.push_back(comm.irecv(pushers[i], pushed[k][i].holding(mine)));
-        ++messages;
-      }
-    }
-    cpu += server_cpu(args.deployment, messages, mine.logical_bytes());
+// What a pusher and a server exchange is the server's spans of the vector as one message:
+// its even shard, sent from the vector itself, or its whole variables packed one after the
+// other (TensorFlow sends a worker's tensors for one server over one gRPC connection, so
+// the network shares its links per worker and server, not per tensor).
+Buffer parcel_room(const Buffer& buf, const std::vector<Chunk>& spans) {
+  if (spans.size() == 1) return buf.scratch(spans[0].count);
+  size_t carried = 0, logical = 0;
+  for (const Chunk& span : spans) {
+    carried += buf.map().at(span.offset + span.count) - buf.map().at(span.offset);
+    logical += span.count;
   }
-  comm.wait_all(receives);
-  comm.compute(cpu);
-  std::vector<Buffer> sums;
-  for (size_t k = 0; k < spans.size(); ++k) {
-    const View mine = buf.view(spans[k].offset, spans[k].count);
-    for (size_t i = 1; i < pushers.size(); ++i) args.op->combine(pushed[k][0].holding(mine), pushed[k][i].holding(mine));
-    sums.push_back(std::move(pushed[k][0]));
-  }
-  return sums;
+  return Buffer(buf.dtype(), carried, logical);
 }
 
-// As a server, the pull: each span's sum into the rank's own vector (so that the trace says
-// which elements each reply carries), then sent to every pusher but this rank, span by span.
-void serve_pull(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, std::vector<Buffer>& sums,
-                const std::vector<int>& pushers, std::vector<Request>& sends) {
-  for (size_t k = 0; k < spans.size(); ++k) {
-    const View own = buf.view(spans[k].offset, spans[k].count);
-    copy_elements(own, sums[k].holding(own));
-    for (int q : pushers)
-      if (q != comm.rank()) sends.push_back(comm.isend(q, own));
+View parcel(Buffer& room, Buffer& buf, const std::vector<Chunk>& spans) {
+  return spans.size() == 1 ? room.holding(buf.view(spans[0].offset, spans[0].count)) : room.all();
+}
+
+// Copies the spans of `buf` into `room` one after the other (to_vector: back).
+void pack(Buffer& buf, const std::vector<Chunk>& spans, Buffer& room, bool to_vector = false) {
+  size_t at = 0;
+  for (const Chunk& span : spans) {
+    const View part = buf.view(span.offset, span.count);
+    const View packed{room.data() + at * room.elem_bytes(), part.count, part.elem_bytes, part.logical};
+    to_vector ? copy_elements(part, packed) : copy_elements(packed, part);
+    at += part.count;
   }
+}
+
+// As a server holding `spans` of the vector (an even shard, or whole variables): receive
+// every other pusher's parcel, handle it (its CPU pays each tensor), and reduce them in
+// pusher order (x0 op x1 op ...), so that every rank gets the same bits. Returns the sum.
+Buffer serve_push(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, const std::vector<int>& pushers,
+                  const CollectiveArgs& args) {
+  if (spans.empty()) return {};
+  std::vector<Buffer> pushed(pushers.size());
+  std::vector<Request> receives;
+  for (size_t i = 0; i < pushers.size(); ++i) {
+    pushed[i] = parcel_room(buf, spans);
+    const View into = parcel(pushed[i], buf, spans);
+    if (pushers[i] != comm.rank()) receives.push_back(comm.irecv(pushers[i], into));
+    else if (spans.size() == 1) copy_elements(into, buf.view(spans[0].offset, spans[0].count));
+    else pack(buf, spans, pushed[i]);
+  }
+  comm.wait_all(receives);
+  double cpu = 0;
+  for (const Chunk& span : spans) cpu += server_cpu(args.deployment, receives.size(), buf.view(span.offset, span.count).logical_bytes());
+  comm.compute(cpu);
+  for (size_t i = 1; i < pushers.size(); ++i) args.op->combine(parcel(pushed[0], buf, spans), parcel(pushed[i], buf, spans));
+  return std::move(pushed[0]);
+}
+
+// As a server, the pull: the sum into the rank's own vector (so that the trace says which
+// elements a reply of one span carries), then sent to every pusher but this rank.
+void serve_pull(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, Buffer& sum, const std::vector<int>& pushers,
+                std::vector<Request>& sends) {
+  if (spans.empty()) return;
+  View reply = sum.all();
+  if (spans.size() == 1) {
+    reply = buf.view(spans[0].offset, spans[0].count);
+    copy_elements(reply, sum.holding(reply));
+  } else {
+    pack(buf, spans, sum, true);
+  }
+  for (int q : pushers)
+    if (q != comm.rank()) sends.push_back(comm.isend(q, reply));
 }
 
 // Local aggregation, before the push: a node's ranks send their vectors to its first rank,
@@ -142,30 +165,40 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
   const std::vector<int>* node = node_of(roles, r);
   if (node != nullptr) gather_node(comm, buf, *node, args);
 
-  // 1. push: send server s its spans; as a server, receive the pushers' copies of mine and reduce them
+  // 1. push: send server s its parcel; as a server, receive the pushers' parcels and reduce them
   comm.label("push", 0);
   std::vector<Request> transfers;
+  std::vector<Buffer> parcels(roles.servers.size());  // whole variables: packed, to and from each server
   if (pushes)
-    for (size_t s = 0; s < roles.servers.size(); ++s)
-      if (roles.servers[s] != r)
-        for (const Chunk& span : spans[s]) transfers.push_back(comm.isend(roles.servers[s], buf.view(span.offset, span.count)));
-  std::vector<Buffer> sums;
-  if (server) sums = serve_push(comm, buf, spans[served], roles.pushers, args);
+    for (size_t s = 0; s < roles.servers.size(); ++s) {
+      if (roles.servers[s] == r || spans[s].empty()) continue;
+      if (spans[s].size() > 1) {
+        parcels[s] = parcel_room(buf, spans[s]);
+        pack(buf, spans[s], parcels[s]);
+      }
+      const View out = spans[s].size() > 1 ? parcels[s].all() : buf.view(spans[s][0].offset, spans[s][0].count);
+      transfers.push_back(comm.isend(roles.servers[s], out));
+    }
+  Buffer sum;
+  if (server) sum = serve_push(comm, buf, spans[served], roles.pushers, args);
   comm.wait_all(transfers);
 
-  // 2. pull: as a server, send the sums to every pusher; as a pusher, receive every other server's spans
+  // 2. pull: as a server, send the sum to every pusher; as a pusher, receive every other server's parcel
   comm.label("pull", 0);
   transfers.clear();
   if (server) {
     const size_t replies = (roles.pushers.size() - (pushes ? 1 : 0)) * spans[served].size();
     comm.compute(server_cpu(args.deployment, replies, 0));
-    serve_pull(comm, buf, spans[served], sums, roles.pushers, transfers);
+    serve_pull(comm, buf, spans[served], sum, roles.pushers, transfers);
   }
   if (pushes)
     for (size_t s = 0; s < roles.servers.size(); ++s)
-      if (roles.servers[s] != r)
-        for (const Chunk& span : spans[s]) transfers.push_back(comm.irecv(roles.servers[s], buf.view(span.offset, span.count)));
+      if (roles.servers[s] != r && !spans[s].empty())
+        transfers.push_back(comm.irecv(roles.servers[s], spans[s].size() > 1 ? parcels[s].all()
+                                                                           : buf.view(spans[s][0].offset, spans[s][0].count)));
   comm.wait_all(transfers);
+  for (size_t s = 0; s < roles.servers.size(); ++s)
+    if (pushes && roles.servers[s] != r && spans[s].size() > 1) pack(buf, spans[s], parcels[s], true);
   if (node != nullptr) scatter_node(comm, buf, *node);
 }
 // parameter-server-end
@@ -176,11 +209,11 @@ void parameter_server_process(Comm& comm, Buffer& buf, const CollectiveArgs& arg
   const auto s = static_cast<size_t>(comm.rank() - comm.size());
   const std::vector<Chunk> spans = server_spans(args.deployment, buf.size(), static_cast<int>(roles.servers.size()))[s];
   comm.label("push", 0);
-  std::vector<Buffer> sums = serve_push(comm, buf, spans, roles.pushers, args);
+  Buffer sum = serve_push(comm, buf, spans, roles.pushers, args);
   comm.label("pull", 0);
   comm.compute(server_cpu(args.deployment, roles.pushers.size() * spans.size(), 0));
   std::vector<Request> sends;
-  serve_pull(comm, buf, spans, sums, roles.pushers, sends);
+  serve_pull(comm, buf, spans, sum, roles.pushers, sends);
   comm.wait_all(sends);
 }
 
@@ -208,11 +241,11 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
     for (size_t s = 0; s < roles.servers.size(); ++s) {
       const int server = roles.servers[s];
       const size_t messages = roles.pushers.size() - (among(roles.pushers, server) ? 1 : 0);
-      double busy = 0;
+      // one parcel each way per pusher; the server's CPU pays each tensor of it
+      double busy = 0, parcel = 0;
       for (const Chunk& span : spans[s]) {
         const double bytes = in.bytes(span.count);
-        for (int q : roles.pushers)
-          if (q != server) pushing ? step.send(q, server, bytes) : step.send(server, q, bytes);
+        parcel += bytes;
         // the server handles the messages once they have arrived, then reduces them (one
         // reduction fewer than contributions: the first is where the others are added up)
         const double reduce = std::isfinite(in.reduce_bandwidth)
@@ -220,6 +253,9 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
                                   : 0;
         busy += pushing ? server_cpu(in.deployment, messages, bytes) + reduce : server_cpu(in.deployment, messages, 0);
       }
+      if (!spans[s].empty())
+        for (int q : roles.pushers)
+          if (q != server) pushing ? step.send(q, server, parcel) : step.send(server, q, parcel);
       step.busy = std::max(step.busy, busy);
     }
   }

