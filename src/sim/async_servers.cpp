@@ -13,12 +13,6 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
-// What a server's CPU spends on `messages` messages of `bytes` each (0: replies), written as
-// the synchronous algorithm writes it, so that staleness 0 gives its times to the last digit.
-double server_cpu(const ServerDeployment& deployment, size_t messages, double bytes) {
-  return static_cast<double>(messages) * (deployment.cpu_per_message + bytes * deployment.cpu_per_byte);
-}
-
 // A server's side: its shard of every bucket of the model, the pushes it applies as they
 // arrive, and the pulls it answers once the staleness bound allows. A slot is one pusher's
 // pushes of one bucket (pusher-major: slot i K + b), each on the bucket's mailboxes.

@@ -114,6 +114,7 @@ std::string replay_off_reason(const RunPlan& plan) {
   if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
   if (scenario.training.streams > 1) return "training.streams above 1";
   if (!plan.switches.empty()) return "switch or server actors take part in the collectives";
+  if (!plan.training.server_pieces.empty()) return "parameter servers hold whole variables, each bucket its own";
   return "";
 }
 
@@ -274,7 +275,9 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
             Comm& on = tagged ? *tagged : comm;  // one stream: in this actor, as before
             Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
             on.set_bucket(static_cast<int>(b));
-            state.setup.algorithm->switch_run(on, bucket, state.setup.args);
+            CollectiveArgs args = state.setup.args;
+            args.deployment = plan.training.deployment_of(args.deployment, b);
+            state.setup.algorithm->switch_run(on, bucket, args);
             return Interval{};
           });
         }
