@@ -101,12 +101,6 @@ public:
   // The switches that reduce in the network (comm/switch_ops.hpp): switch s is peer
   // size() + s of every Comm of the group.
   const std::vector<SwitchPort>& switches() const { return switches_; }
-  // Whether the messages to and from a group rank go into the run's log: a member's and a
-  // parameter server process's (the trace lists them, endpoints after the ranks); a
-  // reducing switch's are simulated, not logged.
-  bool logged(int group_rank) const {
-    return group_rank < size() || switches_[static_cast<size_t>(group_rank - size())].kind == SwitchKind::server;
-  }
   void set_switches(std::vector<SwitchPort> switches) {
     switches_ = std::move(switches);
     last_mailboxes_.resize(members_.size() + switches_.size());

@@ -150,6 +150,10 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
     std::vector<int> chosen;
     for (const PlatformHost& host : nccl.switches) chosen.push_back(host.index);
     model.network = platform.with_switches(chosen);
+    // the trace names them: endpoint workers + s is switch s (its messages are in the log)
+    nlohmann::json names = nlohmann::json::array();
+    for (const PlatformHost& host : nccl.switches) names.push_back(host.name);
+    plan.choice.parameters["nccl"]["switches"] = std::move(names);
     // NVLS: two actors per switch, its reductions then its multicasts (nvls_rounds.hpp)
     for (int role = 0; role < nccl.actors_per_switch; ++role)
       for (size_t s = 0; s < nccl.switches.size(); ++s) {
