@@ -352,6 +352,21 @@ class GpuCost(NcclTest):
                 self.assertIn(expected, row)
                 self.assertNotIn("alpha 0 s", row)
 
+    def test_the_hierarchical_note_on_gpus_names_the_transports_latency_not_alpha_0(self):
+        # the same for the hierarchical note's two levels: B of NVLink (450 GB/s a GPU, the
+        # datasheet) inside a node and of one 400 Gb/s NIC between, latency in NCCL's hops;
+        # on a star the links' alpha (2 us) stays
+        cases = [(("--topology", "dgx-h100:2"),
+                  "inside a group B 450 GB/s (latency: NCCL's hops); between groups B 50 GB/s (latency: NCCL's hops)"),
+                 (("--topology", "star:8", "--set", "collective.group_size=4"), "inside a group alpha 2 us, B 10 GB/s")]
+        for args, expected in cases:
+            with self.subTest(args=args):
+                done = collsim("run", *args, "--algorithm", "hierarchical", "--size", "64MiB")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                note = re.search(r"(?m)^\s+note: hierarchical: (.*)$", done.stdout).group(1)
+                self.assertIn(expected, note)
+                self.assertEqual("alpha 0 s" in note, False)
+
     def test_auto_on_one_dgx_h100_at_8_bytes_no_longer_takes_a_free_direct(self):
         # direct used to take 1.0 us (two 0.5 us NVLink hops, no launch); on NCCL's send/recv it pays
         # LL's 6.6 us launch and 0.6 us a hop at least
