@@ -28,6 +28,15 @@ constexpr double nic_rate = 50e9, ib_payload = 4096.0 / 4122.0;
 
 double wire(double bytes, double efficiency) { return std::round(bytes / efficiency); }
 
+// Simulates `s` in a child and checks its time against the hand-worked `expected` and the
+// model's against the simulation's, both to 1e-9.
+void check_simulated_and_model(const Scenario& s, double expected) {
+  const auto run = simulate_in_child(s);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+  CHECK(run.simulated_time == doctest::Approx(expected).epsilon(1e-9).scale(0));
+  CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
@@ -36,29 +45,20 @@ TEST_SUITE("sim") {
     // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; the vector is
     // not (1 MiB), so the kernel's launch is Simple's
     Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
-    const auto ll = simulate_in_child(s);
-    REQUIRE_MESSAGE(ll.exit_code == 0, ll.error);
     const double ll_step = nvlink_ll + wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate;
-    CHECK(ll.simulated_time == doctest::Approx(launch_simple + 14 * ll_step).epsilon(1e-9).scale(0));
-    CHECK(ll.model_time == doctest::Approx(ll.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 14 * ll_step);
     // 64 MiB: messages of 8 MiB, Simple
     s.collective.size = 64.0 * 1024 * 1024;
-    const auto simple = simulate_in_child(s);
-    REQUIRE_MESSAGE(simple.exit_code == 0, simple.error);
     const double simple_step = nvlink_simple + wire(8.0 * 1024 * 1024, nvlink_usable) / nvlink_rate;
-    CHECK(simple.simulated_time == doctest::Approx(launch_simple + 14 * simple_step).epsilon(1e-9).scale(0));
-    CHECK(simple.model_time == doctest::Approx(simple.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 14 * simple_step);
   }
 
   TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
     // rail:2:1, two H100 behind ConnectX-7 NICs; 16 MiB: blocks of 8 MiB, Simple; each of the
     // two steps moves 8 MiB each way at once, on the two directions of the NICs
     Scenario s = allreduce_on("ring", "rail:2:1", 2, 16 << 20);
-    const auto run = simulate_in_child(s);
-    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
     const double step = net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
-    CHECK(run.simulated_time == doctest::Approx(launch_simple + 2 * step).epsilon(1e-9).scale(0));
-    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 2 * step);
   }
 
   TEST_CASE("collsim's direct allreduce on one DGX H100: a launch, then 7 whole vectors sharing each NVLink") {
@@ -66,11 +66,8 @@ TEST_SUITE("sim") {
     // vector is within LL's reach, so is the launch); a GPU's 7 messages share its NVLink
     // each way, and each is held a hop's latency after its last byte
     Scenario s = allreduce_on("direct", "dgx-h100:1", 8, 8192);
-    const auto run = simulate_in_child(s);
-    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
     const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
-    CHECK(run.simulated_time == doctest::Approx(launch_ll + exchange).epsilon(1e-9).scale(0));
-    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_ll + exchange);
   }
 
   TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {
