@@ -48,26 +48,72 @@ ServerRoles server_roles(const Comm& comm, const CollectiveArgs& args) {
   return server_roles(p, locality, args.servers, args.deployment);
 }
 
-// What a server's CPU spends on `messages` messages of `bytes` each (bytes 0: sent replies).
-double server_cpu(const ServerDeployment& deployment, size_t messages, double bytes) {
-  return static_cast<double>(messages) * (deployment.cpu_per_message + bytes * deployment.cpu_per_byte);
+// What a pusher and a server exchange is the server's spans of the vector as one message:
+// its even shard, sent from the vector itself, or its whole variables packed one after the
+// other (TensorFlow sends a worker's tensors for one server over one gRPC connection, so
+// the network shares its links per worker and server, not per tensor).
+Buffer parcel_room(const Buffer& buf, const std::vector<Chunk>& spans) {
+  if (spans.size() == 1) return buf.scratch(spans[0].count);
+  size_t carried = 0, logical = 0;
+  for (const Chunk& span : spans) {
+    carried += buf.map().at(span.offset + span.count) - buf.map().at(span.offset);
+    logical += span.count;
+  }
+  return Buffer(buf.dtype(), carried, logical);
 }
 
-// As a server: receive every other pusher's copy of my shard, handle them, and reduce them in
+View parcel(Buffer& room, Buffer& buf, const std::vector<Chunk>& spans) {
+  return spans.size() == 1 ? room.holding(buf.view(spans[0].offset, spans[0].count)) : room.all();
+}
+
+// Copies the spans of `buf` into `room` one after the other (to_vector: back).
+void pack(Buffer& buf, const std::vector<Chunk>& spans, Buffer& room, bool to_vector = false) {
+  size_t at = 0;
+  for (const Chunk& span : spans) {
+    const View part = buf.view(span.offset, span.count);
+    const View packed{room.data() + at * room.elem_bytes(), part.count, part.elem_bytes, part.logical};
+    to_vector ? copy_elements(part, packed) : copy_elements(packed, part);
+    at += part.count;
+  }
+}
+
+// As a server holding `spans` of the vector (an even shard, or whole variables): receive
+// every other pusher's parcel, handle it (its CPU pays each tensor), and reduce them in
 // pusher order (x0 op x1 op ...), so that every rank gets the same bits. Returns the sum.
-Buffer serve_push(Comm& comm, Buffer& buf, Chunk shard, const std::vector<int>& pushers, const CollectiveArgs& args) {
-  const View mine = buf.view(shard.offset, shard.count);
+Buffer serve_push(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, const std::vector<int>& pushers,
+                  const CollectiveArgs& args) {
+  if (spans.empty()) return {};
   std::vector<Buffer> pushed(pushers.size());
   std::vector<Request> receives;
   for (size_t i = 0; i < pushers.size(); ++i) {
-    pushed[i] = buf.scratch(shard.count);
-    if (pushers[i] == comm.rank()) copy_elements(pushed[i].holding(mine), mine);
-    else receives.push_back(comm.irecv(pushers[i], pushed[i].holding(mine)));
+    pushed[i] = parcel_room(buf, spans);
+    const View into = parcel(pushed[i], buf, spans);
+    if (pushers[i] != comm.rank()) receives.push_back(comm.irecv(pushers[i], into));
+    else if (spans.size() == 1) copy_elements(into, buf.view(spans[0].offset, spans[0].count));
+    else pack(buf, spans, pushed[i]);
   }
   comm.wait_all(receives);
-  comm.compute(server_cpu(args.deployment, receives.size(), mine.logical_bytes()));
-  for (size_t i = 1; i < pushed.size(); ++i) args.op->combine(pushed[0].holding(mine), pushed[i].holding(mine));
+  double cpu = 0;
+  for (const Chunk& span : spans) cpu += server_cpu(args.deployment, receives.size(), buf.view(span.offset, span.count).logical_bytes());
+  comm.compute(cpu);
+  for (size_t i = 1; i < pushers.size(); ++i) args.op->combine(parcel(pushed[0], buf, spans), parcel(pushed[i], buf, spans));
   return std::move(pushed[0]);
+}
+
+// As a server, the pull: the sum into the rank's own vector (so that the trace says which
+// elements a reply of one span carries), then sent to every pusher but this rank.
+void serve_pull(Comm& comm, Buffer& buf, const std::vector<Chunk>& spans, Buffer& sum, const std::vector<int>& pushers,
+                std::vector<Request>& sends) {
+  if (spans.empty()) return;
+  View reply = sum.all();
+  if (spans.size() == 1) {
+    reply = buf.view(spans[0].offset, spans[0].count);
+    copy_elements(reply, sum.holding(reply));
+  } else {
+    pack(buf, spans, sum, true);
+  }
+  for (int q : pushers)
+    if (q != comm.rank()) sends.push_back(comm.isend(q, reply));
 }
 
 // Local aggregation, before the push: a node's ranks send their vectors to its first rank,
@@ -112,38 +158,47 @@ const std::vector<int>* node_of(const ServerRoles& roles, int rank) {
 void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const ServerRoles roles = server_roles(comm, args);
   const int r = comm.rank();
-  const auto shards = split_evenly(buf.size(), static_cast<int>(roles.servers.size()));  // shard s on server s
-  auto shard = [&](size_t s) { return buf.view(shards[s].offset, shards[s].count); };
-  const auto served = std::find(roles.servers.begin(), roles.servers.end(), r) - roles.servers.begin();
-  const bool server = static_cast<size_t>(served) < roles.servers.size(), pushes = among(roles.pushers, r);
+  // what server s holds: shard s of an even split, or the variables placed on it
+  const auto spans = server_spans(args.deployment, buf.size(), static_cast<int>(roles.servers.size()));
+  const auto served = static_cast<size_t>(std::find(roles.servers.begin(), roles.servers.end(), r) - roles.servers.begin());
+  const bool server = served < roles.servers.size(), pushes = among(roles.pushers, r);
   const std::vector<int>* node = node_of(roles, r);
   if (node != nullptr) gather_node(comm, buf, *node, args);
 
-  // 1. push: send shard s to server s; as a server, receive the pushers' copies of mine and reduce them
+  // 1. push: send server s its parcel; as a server, receive the pushers' parcels and reduce them
   comm.label("push", 0);
   std::vector<Request> transfers;
+  std::vector<Buffer> parcels(roles.servers.size());  // whole variables: packed, to and from each server
   if (pushes)
-    for (size_t s = 0; s < roles.servers.size(); ++s)
-      if (roles.servers[s] != r) transfers.push_back(comm.isend(roles.servers[s], shard(s)));
+    for (size_t s = 0; s < roles.servers.size(); ++s) {
+      if (roles.servers[s] == r || spans[s].empty()) continue;
+      if (spans[s].size() > 1) {
+        parcels[s] = parcel_room(buf, spans[s]);
+        pack(buf, spans[s], parcels[s]);
+      }
+      const View out = spans[s].size() > 1 ? parcels[s].all() : buf.view(spans[s][0].offset, spans[s][0].count);
+      transfers.push_back(comm.isend(roles.servers[s], out));
+    }
   Buffer sum;
-  if (server) sum = serve_push(comm, buf, shards[static_cast<size_t>(served)], roles.pushers, args);
+  if (server) sum = serve_push(comm, buf, spans[served], roles.pushers, args);
   comm.wait_all(transfers);
 
-  // 2. pull: as a server, send the sum to every pusher; as a pusher, receive every other shard
+  // 2. pull: as a server, send the sum to every pusher; as a pusher, receive every other server's parcel
   comm.label("pull", 0);
   transfers.clear();
   if (server) {
-    // sent from the rank's own vector, so that the trace says which elements each reply carries
-    const View own = shard(static_cast<size_t>(served));
-    copy_elements(own, sum.holding(own));
-    comm.compute(server_cpu(args.deployment, roles.pushers.size() - (pushes ? 1 : 0), 0));
-    for (int q : roles.pushers)
-      if (q != r) transfers.push_back(comm.isend(q, own));
+    const size_t replies = (roles.pushers.size() - (pushes ? 1 : 0)) * spans[served].size();
+    comm.compute(server_cpu(args.deployment, replies, 0));
+    serve_pull(comm, buf, spans[served], sum, roles.pushers, transfers);
   }
   if (pushes)
     for (size_t s = 0; s < roles.servers.size(); ++s)
-      if (roles.servers[s] != r) transfers.push_back(comm.irecv(roles.servers[s], shard(s)));
+      if (roles.servers[s] != r && !spans[s].empty())
+        transfers.push_back(comm.irecv(roles.servers[s], spans[s].size() > 1 ? parcels[s].all()
+                                                                           : buf.view(spans[s][0].offset, spans[s][0].count)));
   comm.wait_all(transfers);
+  for (size_t s = 0; s < roles.servers.size(); ++s)
+    if (pushes && roles.servers[s] != r && spans[s].size() > 1) pack(buf, spans[s], parcels[s], true);
   if (node != nullptr) scatter_node(comm, buf, *node);
 }
 // parameter-server-end
@@ -151,16 +206,14 @@ void allreduce_parameter_server(Comm& comm, Buffer& buf, const CollectiveArgs& a
 // A server process (peer comm.size() + s): its side of the push and the pull.
 void parameter_server_process(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const ServerRoles roles = server_roles(comm, args);
-  const int s = comm.rank() - comm.size();
-  const Chunk shard = split_evenly(buf.size(), static_cast<int>(roles.servers.size()))[static_cast<size_t>(s)];
+  const auto s = static_cast<size_t>(comm.rank() - comm.size());
+  const std::vector<Chunk> spans = server_spans(args.deployment, buf.size(), static_cast<int>(roles.servers.size()))[s];
   comm.label("push", 0);
-  Buffer sum = serve_push(comm, buf, shard, roles.pushers, args);
+  Buffer sum = serve_push(comm, buf, spans, roles.pushers, args);
   comm.label("pull", 0);
-  comm.compute(server_cpu(args.deployment, roles.pushers.size(), 0));
+  comm.compute(server_cpu(args.deployment, roles.pushers.size() * spans.size(), 0));
   std::vector<Request> sends;
-  const View reduced = buf.view(shard.offset, shard.count);
-  copy_elements(reduced, sum.holding(reduced));
-  for (int q : roles.pushers) sends.push_back(comm.isend(q, reduced));
+  serve_pull(comm, buf, spans, sum, roles.pushers, sends);
   comm.wait_all(sends);
 }
 
@@ -174,7 +227,7 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
   std::vector<int> locality = in.locality;
   if (locality.empty()) locality.assign(static_cast<size_t>(in.p), 0);
   const ServerRoles roles = server_roles(in.p, locality, in.servers, in.deployment);
-  const auto shards = split_evenly(in.elems, static_cast<int>(roles.servers.size()));
+  const auto spans = server_spans(in.deployment, in.elems, static_cast<int>(roles.servers.size()));
   auto node_step = [&](bool gather) {
     Step& step = schedule.step();
     step.reduced = gather;
@@ -187,17 +240,23 @@ Schedule schedule_allreduce_parameter_server(const ModelInput& in) {
     Step& step = schedule.step();
     for (size_t s = 0; s < roles.servers.size(); ++s) {
       const int server = roles.servers[s];
-      const double bytes = in.bytes(shards[s].count);
       const size_t messages = roles.pushers.size() - (among(roles.pushers, server) ? 1 : 0);
-      for (int q : roles.pushers)
-        if (q != server) pushing ? step.send(q, server, bytes) : step.send(server, q, bytes);
-      // the server handles the messages once they have arrived, then reduces them (one
-      // reduction fewer than contributions: the first is where the others are added up)
-      const double reduce = std::isfinite(in.reduce_bandwidth)
-                                ? static_cast<double>(roles.pushers.size() - 1) * bytes / in.reduce_bandwidth
-                                : 0;
-      step.busy = std::max(step.busy, pushing ? server_cpu(in.deployment, messages, bytes) + reduce
-                                              : server_cpu(in.deployment, messages, 0));
+      // one parcel each way per pusher; the server's CPU pays each tensor of it
+      double busy = 0, parcel = 0;
+      for (const Chunk& span : spans[s]) {
+        const double bytes = in.bytes(span.count);
+        parcel += bytes;
+        // the server handles the messages once they have arrived, then reduces them (one
+        // reduction fewer than contributions: the first is where the others are added up)
+        const double reduce = std::isfinite(in.reduce_bandwidth)
+                                  ? static_cast<double>(roles.pushers.size() - 1) * bytes / in.reduce_bandwidth
+                                  : 0;
+        busy += pushing ? server_cpu(in.deployment, messages, bytes) + reduce : server_cpu(in.deployment, messages, 0);
+      }
+      if (!spans[s].empty())
+        for (int q : roles.pushers)
+          if (q != server) pushing ? step.send(q, server, parcel) : step.send(server, q, parcel);
+      step.busy = std::max(step.busy, busy);
     }
   }
   if (!roles.nodes.empty()) node_step(false);

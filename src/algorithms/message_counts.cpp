@@ -49,9 +49,10 @@ double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   if (name == "ring" || name == "nccl-ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
   // one chunk per lane each way on every tree edge, more chunks within the budget
   if (name == "nccl-tree") return std::max(max_pipelined_messages, 2 * (p - 1) * s.channels);
-  if (name == "nccl-nvls") return 0;  // every message goes to or comes from the NVSwitch
-  if (name == "nccl-nvls-tree") return std::max(max_pipelined_messages, 2 * (p - 1));
-  // the chunks NCCL's tuner sizes, within the budget (the messages with the switches uncounted)
+  // NVLS: 4 messages per GPU and chunk with its NVSwitch; NVLSTree: its tree's besides
+  if (name == "nccl-nvls") return std::max(max_pipelined_messages, 4 * p);
+  if (name == "nccl-nvls-tree") return std::max(max_pipelined_messages, 4 * p + 2 * (p - 1));
+  // the chunks NCCL's tuner sizes, within the budget (nccl_chunk_elements: the switches' messages included)
   if (name == "nccl-collnet-direct" || name == "nccl-collnet-chain") return max_pipelined_messages;
   if (name == "recursive-doubling") return butterfly(s.p, 1);
   if (name == "rabenseifner") return butterfly(s.p, 2);

@@ -24,8 +24,8 @@ struct CollectiveShape {
 // group_size (its groups come from the platform): then the ring's 2 p (p-1) per channel,
 // which no grouping exceeds; and for NCCL's pipelined algorithms (tree, NVLS, NVLSTree),
 // whose chunks NCCL's tuner sizes: then at most max_pipelined_messages, or what one chunk
-// per lane sends when that is more (the GPUs' messages: those to and from a switch are not
-// counted, as the run's log does not count them). Parameter server processes push and pull
+// per lane sends when that is more (those to and from a switch included, as the run's log
+// counts them). Parameter server processes push and pull
 // 2 S p messages (the run's log counts them); local aggregation is not counted here (it
 // needs the platform's nodes: one push per node instead of p, and 2 (p - nodes) inside).
 constexpr double max_pipelined_messages = 250000;

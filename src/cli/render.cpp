@@ -22,7 +22,7 @@ Command add_render_command(CLI::App& app) {
   render->add_option("--x", flags->plot_spec.x, "With --plot: axis on the x axis (default: the first numeric axis)");
   render->add_option("--y", flags->plot_spec.y, "With --plot: metric on the y axis (default: simulated_time)");
   render->add_option("--series", flags->plot_spec.series, "With --plot: axis with one line per value");
-  render->add_option("--svg", flags->request.svg_path, "Timeline (SVG); not of a parallel run's trace");
+  render->add_option("--svg", flags->request.svg_path, "Timeline (SVG); of a parallel run's trace, its lanes");
   render->add_option("--html", flags->request.html_path, "Self-contained HTML report (a parallel run's trace: its figures and lanes)");
   render->add_option("--perfetto", flags->request.perfetto_path,
                      "Chrome trace events (JSON) for ui.perfetto.dev or chrome://tracing (a parallel run's trace: one "

@@ -17,7 +17,7 @@ struct OutputFlags {
   void add_to(CLI::App* run, RunRequest& request) {
     run->add_option("--trace", request.trace_path, "Write the JSON trace (collsim-trace/2) to this file (with parallelism: the layout, each "
                     "communicator's groups and times, a step's figures)");
-    run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG)");
+    run->add_option("--svg", request.svg_path, "Draw the timeline of the run (SVG); of a parallel run, its lanes");
     run->add_option("--html", request.html_path, "Write a self-contained HTML report of the run (with parallelism: the figures and one lane per "
                     "communicator per rank)");
     run->add_option("--perfetto", request.perfetto_path,

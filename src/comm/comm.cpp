@@ -57,6 +57,9 @@ struct PendingTransfer {
       tell_abandoned();  // broken on its route (a link went down), or started on a route that was down
     }
     if (watch != nullptr) watch->finished(world, peer_world, is_receive);
+    // not cancelled and never completed by a wait: the group keeps its handle
+    if (!cancel && activity && activity->get_state() == sg4::Activity::State::STARTED && group != nullptr)
+      group->keep_abandoned(std::move(activity));
   }
   void tell_abandoned() const {
     if (log != nullptr)
@@ -64,6 +67,7 @@ struct PendingTransfer {
   }
   bool cancel = false;
   MessageLog* log = nullptr;  // under recovery: told of the transfer if it is abandoned
+  CommGroup* group = nullptr;  // keeps the handle of one abandoned uncancelled (CommGroup::keep_abandoned)
 };
 
 Request::Request() = default;
@@ -155,11 +159,12 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
                       data.elem_bytes == data_.elem_bytes && data_.elem_bytes > 0;
   packet->first = inside ? data_first_ + (data.data - data_.data) / static_cast<std::ptrdiff_t>(data_.elem_bytes) : -1;
   packet->logical = data.logical;
-  // messages to and from a reducing switch are simulated, not logged (CommGroup::logged)
-  const bool logged = group_->logged(rank_) && group_->logged(dst);
-  packet->ticket = logged ? group_->log().post(now) : 0;
+  // every message goes into the run's log, a switch's or a server process's too (their
+  // endpoints follow the ranks': CommGroup::world_rank)
+  packet->ticket = group_->log().post(now);
   pending.peer = dst;
   pending.packet = packet;
+  pending.group = group_;
   pending.cancel = group_->cancel_abandoned();
   pending.posted = now;
   const double bytes = data.logical_bytes();
@@ -195,6 +200,7 @@ Request Comm::irecv(int src, View into) {
 
 void Comm::post_receive(int src, View into, PendingTransfer& pending) {
   pending.is_receive = true;
+  pending.group = group_;
   pending.cancel = group_->cancel_abandoned();
   pending.into = into;
   pending.peer = src;
@@ -286,11 +292,10 @@ void Comm::deliver(Packet* arrived, int src, View into, double posted, double ar
     throw std::logic_error(fmt::format("rank {} expected {} bytes ({} logical elements) from rank {}, got {} ({})",
                                        rank_, into.bytes(), into.logical, src, packet->data.size(), packet->logical));
   if (!packet->data.empty()) std::memcpy(into.data, packet->data.data(), packet->data.size());
-  if (group_->logged(src) && group_->logged(rank_))
-    group_->log().add({group_->world_rank(src), group_->world_rank(rank_), static_cast<uint64_t>(into.logical_bytes()),
-                       std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch,
-                       packet->round, packet->first, into.count, packet->bucket},
-                      packet->ticket, now);
+  group_->log().add({group_->world_rank(src), group_->world_rank(rank_), static_cast<uint64_t>(into.logical_bytes()),
+                     std::max(packet->posted, posted), arrival, packet->step, packet->phase, packet->epoch, packet->round,
+                     packet->first, into.count, packet->bucket},
+                    packet->ticket, now);
   // the transport's hand-shake: the receiver holds the message a hop latency after its last byte
   if (const MessageCost* cost = group_->message_cost()) {
     const double held =

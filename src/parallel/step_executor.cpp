@@ -31,6 +31,7 @@ namespace collsim {
 
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch) {
   state.members[c] = std::move(members);
+  for (std::shared_ptr<CommGroup>& old : state.groups[c]) state.retired_groups.push_back(std::move(old));
   state.groups[c].clear();
   for (size_t g = 0; g < state.members[c].size(); ++g) {
     const std::vector<int>& group = state.members[c][g];
@@ -132,9 +133,9 @@ public:
         stages_(state.plan->scenario.parallelism.pipeline) {}
 
   void run() {
-    for (const PipelinePass& pass : one_f_one_b(at_.pipeline, stages_, step_.micro_batches)) {
-      if (pass.forward) forward(pass.micro_batch);
-      else backward(pass.micro_batch);
+    for (const PipelinePass& pass : interleaved_one_f_one_b(at_.pipeline, stages_, step_.chunks, step_.micro_batches)) {
+      if (pass.forward) forward(pass.micro_batch, pass.chunk);
+      else backward(pass.micro_batch, pass.chunk);
     }
     const double start = sg4::Engine::get_clock();
     for (Sent& sent : sends_) pipeline_comm_of().wait(sent.request);
@@ -166,32 +167,47 @@ private:
     record(state_, world_, "compute", what, micro_batch, start);
   }
 
-  uint64_t message_seed(bool forward, int micro_batch) const {
-    return state_.plan->scenario.seed * 1000003 + (forward ? 1 : 2) * 104729 + static_cast<uint64_t>(micro_batch);
+  uint64_t message_seed(bool forward, int micro_batch, int chunk) const {
+    return state_.plan->scenario.seed * 1000003 + (forward ? 1 : 2) * 104729 + static_cast<uint64_t>(micro_batch) +
+           static_cast<uint64_t>(chunk) * 15485863;
   }
+
+  // The pipeline's messages of model chunk `chunk` each way, on tags of their own: with
+  // interleaving a pair of stages carries several chunks' messages, which the two sides pass
+  // in different orders (each chunk's in micro-batch order).
+  Comm pipeline_tagged(bool forward, int chunk) {
+    Comm& comm = pipeline_comm_of();
+    if (chunk == 0) return forward ? comm : comm.on_tag(pipeline_backward_tag);
+    return comm.on_tag(pipeline_backward_tag + 2 * chunk + (forward ? 0 : 1));
+  }
+
+  // The stages before and after this one's chunk `chunk` (virtual stage chunk x P + stage):
+  // the last stage's chunk c hands on to the first stage's chunk c + 1.
+  int virtual_stage(int chunk) const { return chunk * stages_ + at_.pipeline; }
+  int last_virtual_stage() const { return stages_ * step_.chunks - 1; }
+  int previous_stage() const { return (at_.pipeline + stages_ - 1) % stages_; }
+  int next_stage() const { return (at_.pipeline + 1) % stages_; }
 
   // Receives the activations (forward) or their gradients (backward) of micro-batch `mb`
   // from the neighbouring stage, and checks that they hold what it sent.
-  void receive(bool forward, int mb) {
-    const int from = at_.pipeline + (forward ? -1 : 1);
-    Comm& comm = pipeline_comm_of();
-    Comm tagged = forward ? comm : comm.on_tag(pipeline_backward_tag);
+  void receive(bool forward, int mb, int chunk) {
+    const int from = forward ? previous_stage() : next_stage();
+    Comm tagged = pipeline_tagged(forward, chunk);
     Buffer got = step_buffer(step_.pipeline_bytes, 1, 1), want = step_buffer(step_.pipeline_bytes, 1, 1);
     const double start = sg4::Engine::get_clock();
     tagged.recv(from, got.all());
     times_.pipeline += sg4::Engine::get_clock() - start;
     record(state_, world_, "pipeline", forward ? "receive activations" : "receive gradients", mb, start);
     fill_input(want, state_.members[pipeline_comm][static_cast<size_t>(state_.places[static_cast<size_t>(world_)][pipeline_comm].group)]
-                          [static_cast<size_t>(from)], OpKind::sum, message_seed(forward, mb));
+                          [static_cast<size_t>(from)], OpKind::sum, message_seed(forward, mb, chunk));
     state_.verifier.message(std::equal(got.data(), got.data() + got.carried() * got.elem_bytes(), want.data()));
   }
 
-  void send(bool forward, int mb) {
-    const int to = at_.pipeline + (forward ? 1 : -1);
-    Comm& comm = pipeline_comm_of();
-    Comm tagged = forward ? comm : comm.on_tag(pipeline_backward_tag);
+  void send(bool forward, int mb, int chunk) {
+    const int to = forward ? next_stage() : previous_stage();
+    Comm tagged = pipeline_tagged(forward, chunk);
     auto data = std::make_unique<Buffer>(step_buffer(step_.pipeline_bytes, 1, 1));
-    fill_input(*data, world_, OpKind::sum, message_seed(forward, mb));
+    fill_input(*data, world_, OpKind::sum, message_seed(forward, mb, chunk));
     Request request = tagged.isend(to, data->all());
     sends_.push_back({std::move(data), std::move(request)});
   }
@@ -231,31 +247,35 @@ private:
     }
   }
 
-  void forward(int mb) {
-    if (at_.pipeline > 0) receive(true, mb);
-    for (int b = 0; b < blocks(); ++b) block_pass(true, mb);
-    if (at_.pipeline == stages_ - 1) compute(step_.output_forward_seconds, "logits", mb);
-    if (at_.pipeline < stages_ - 1) send(true, mb);
+  void forward(int mb, int chunk) {
+    const int at = virtual_stage(chunk);
+    if (at > 0) receive(true, mb, chunk);
+    for (int b = 0; b < chunk_blocks(); ++b) block_pass(true, mb);
+    if (at == last_virtual_stage()) compute(step_.output_forward_seconds, "logits", mb);
+    else send(true, mb, chunk + (at_.pipeline == stages_ - 1 ? 1 : 0));
   }
 
-  void backward(int mb) {
-    if (at_.pipeline < stages_ - 1) receive(false, mb);
-    if (at_.pipeline == stages_ - 1) compute(2 * step_.output_forward_seconds, "logits backward", mb);
+  void backward(int mb, int chunk) {
+    const int at = virtual_stage(chunk);
+    if (at < last_virtual_stage()) receive(false, mb, chunk);
+    else compute(2 * step_.output_forward_seconds, "logits backward", mb);
     const bool last = mb == step_.micro_batches - 1;
     const auto& buckets = step_.buckets[static_cast<size_t>(at_.pipeline)];
-    size_t next = 0;
-    for (int b = 1; b <= blocks(); ++b) {
+    for (int b = 1; b <= chunk_blocks(); ++b) {
       block_pass(false, mb);
-      // the last micro-batch's backward makes the gradients: hand each full bucket to the data stream
-      for (; last && next < buckets.size() && buckets[next].ready_after == b; ++next) {
+      // the last micro-batch's backward of each chunk (the last chunk first) makes the
+      // gradients: hand each full bucket to the data stream
+      if (!last) continue;
+      ++made_blocks_;
+      for (; next_bucket_ < buckets.size() && buckets[next_bucket_].ready_after == made_blocks_; ++next_bucket_) {
         ++state_.buckets_made[static_cast<size_t>(world_)];
         state_.bucket_ready[static_cast<size_t>(world_)]->release();
       }
     }
-    if (at_.pipeline > 0) send(false, mb);
+    if (at > 0) send(false, mb, chunk - (at_.pipeline == 0 ? 1 : 0));
   }
 
-  int blocks() const { return step_.stage_blocks[static_cast<size_t>(at_.pipeline)]; }
+  int chunk_blocks() const { return step_.stage_blocks[static_cast<size_t>(at_.pipeline)] / step_.chunks; }
 
   StepState& state_;
   const StepPlan& step_;
@@ -265,6 +285,8 @@ private:
   int stages_;
   std::optional<Comm> pipeline_;
   std::deque<Sent> sends_;
+  int made_blocks_ = 0;     // blocks whose gradients the last micro-batch's backward has made
+  size_t next_bucket_ = 0;  // the next bucket to hand to the data stream
 };
 
 }  // namespace

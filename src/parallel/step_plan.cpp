@@ -105,6 +105,7 @@ StepPlan plan_step(const RunPlan& plan) {
   step.block = llm::layer_costs(m, step.layout);
   step.micro_batches = llm::micro_batches(m, step.layout);
   step.stage_blocks = llm::stage_layers(m, p.pipeline);
+  step.chunks = spec.virtual_stages;
   const double speed = spec.peak_flops * spec.efficiency;
   step.forward_seconds = step.block.forward_flops / speed;
   step.backward_seconds = (step.block.backward_flops + step.block.recompute_flops) / speed;

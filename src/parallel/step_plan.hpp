@@ -25,6 +25,7 @@ struct StepPlan {
   llm::LayerCosts block;                  // one block, one micro-batch, one GPU
   int micro_batches = 1;                  // per data-parallel replica
   std::vector<int> stage_blocks;          // blocks of each pipeline stage
+  int chunks = 1;                         // model chunks per stage (virtual stages; 1: plain 1F1B), equal blocks each
   double forward_seconds = 0;             // one block's forward, one micro-batch
   double backward_seconds = 0;            // its backward (and what it recomputes)
   double output_forward_seconds = 0;      // the logits, on the last stage

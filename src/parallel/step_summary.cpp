@@ -18,6 +18,11 @@ StepFigures step_figures(const StepResult& result, const StepSpec& spec, int gpu
   auto note = [](StepFigures::Worst& worst, double seconds, int rank) {
     if (seconds > worst.seconds) worst = {seconds, rank};
   };
+  // when every rank waited 0 s, the first rank still in the step is named, never a dropped one
+  const auto kept = std::find_if(result.ranks.begin(), result.ranks.end(), [](const RankStepTimes& r) { return !r.dropped; });
+  if (kept != result.ranks.end())
+    f.tensor_worst.rank = f.pipeline_worst.rank = f.expert_worst.rank = f.data_worst.rank =
+        static_cast<int>(kept - result.ranks.begin());
   for (size_t i = 0; i < result.ranks.size(); ++i) {
     const RankStepTimes& r = result.ranks[i];
     if (r.dropped) continue;  // its replica left the step
@@ -78,9 +83,10 @@ std::string format_step_summary(const StepResult& result, const StepFigures& f, 
   auto share = [&](double seconds) { return fmt::format("{:>10} ({:4.1f}%)", format_time(seconds), 100 * seconds / t); };
   std::string text = fmt::format(
       "step: {} on tensor {} x pipeline {} x data {} = {} GPUs (expert {}), Megatron's rank order; {} micro-batches of {} "
-      "per replica, {} blocks per stage, {}{}; {} at {:.0f}% of its {:.4g} TFLOP/s peak\n",
+      "per replica, {} blocks per stage{}, {}{}; {} at {:.0f}% of its {:.4g} TFLOP/s peak\n",
       spec.model.name, p.tensor, p.pipeline, p.data, p.workers(), p.expert, step.micro_batches, spec.model.micro_batch,
-      step.stage_blocks.front(), spec.sequence_parallel ? "sequence parallel, " : "",
+      step.stage_blocks.front(),
+      step.chunks > 1 ? fmt::format(" in {} interleaved chunks", step.chunks) : "", spec.sequence_parallel ? "sequence parallel, " : "",
       spec.zero > 0 ? "distributed optimizer (ZeRO-1)" : "gradients allreduced", spec.gpu, 100 * spec.efficiency,
       spec.peak_flops / 1e12);
   text += fmt::format("step time        {}: {:.4g} tokens/s, MFU {:.1f}%\n", format_time(f.step_time), f.tokens_per_second,
@@ -90,8 +96,9 @@ std::string format_step_summary(const StepResult& result, const StepFigures& f, 
   text += fmt::format("  compute        {}\n", share(f.critical.compute));
   text += fmt::format("  tensor         {}  exposed (the stream waits for Megatron's collectives)\n", share(f.critical.tensor));
   if (p.expert > 1) text += fmt::format("  expert         {}  exposed (alltoalls)\n", share(f.critical.expert));
-  text += fmt::format("  pipeline       {}  bubble and activations' waits (1F1B's bubble alone: {:.1f}%)\n",
-                      share(f.critical.pipeline), 100 * one_f_one_b_bubble(p.pipeline, step.micro_batches));
+  text += fmt::format("  pipeline       {}  bubble and activations' waits ({}'s bubble alone: {:.1f}%)\n",
+                      share(f.critical.pipeline), step.chunks > 1 ? "interleaved 1F1B" : "1F1B",
+                      100 * one_f_one_b_bubble(p.pipeline, step.micro_batches, step.chunks));
   text += fmt::format("  data           {}  exposed after backward (its stream busy {})\n", share(f.critical.data_exposed()),
                       format_time(f.critical.data_busy));
   text += fmt::format("communicators (most busy rank): tensor {}, pipeline {}, expert {}, data {}\n", format_time(f.tensor_busy),

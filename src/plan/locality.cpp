@@ -92,9 +92,13 @@ void read_hierarchy(const std::vector<int>& locality, ModelInput& model) {
 
 namespace {
 
-std::string describe_routes(const std::optional<SharedRoutes>& routes) {
+// On GPUs the transport prices each message's latency (ModelInput::message_cost: NCCL's hops,
+// said in the note before this one) and the links carry none: "alpha 0 s" would mislead.
+std::string describe_routes(const std::optional<SharedRoutes>& routes, bool latency_in_transport) {
   if (!routes) return "none";
-  std::string text = fmt::format("alpha {}, B {}", format_time(routes->alpha), format_bandwidth(routes->bandwidth));
+  std::string text = latency_in_transport
+                         ? fmt::format("B {} (latency: NCCL's hops)", format_bandwidth(routes->bandwidth))
+                         : fmt::format("alpha {}, B {}", format_time(routes->alpha), format_bandwidth(routes->bandwidth));
   if (routes->sharing > 1) text += fmt::format(" shared by {} messages", routes->sharing);
   return text;
 }
@@ -117,8 +121,9 @@ std::string describe_hierarchy(const RankLocality& locality, const ModelInput& m
                          join(listed), locality.source);
   }
   std::string text = "hierarchical: " + groups;
-  if (model.intra) text += "; inside a group " + describe_routes(model.intra);
-  if (model.inter) text += "; between groups " + describe_routes(model.inter);
+  const bool transport = model.message_cost != nullptr;
+  if (model.intra) text += "; inside a group " + describe_routes(model.intra, transport);
+  if (model.inter) text += "; between groups " + describe_routes(model.inter, transport);
   return text;
 }
 

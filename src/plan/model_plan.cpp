@@ -150,6 +150,10 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
     std::vector<int> chosen;
     for (const PlatformHost& host : nccl.switches) chosen.push_back(host.index);
     model.network = platform.with_switches(chosen);
+    // the trace names them: endpoint workers + s is switch s (its messages are in the log)
+    nlohmann::json names = nlohmann::json::array();
+    for (const PlatformHost& host : nccl.switches) names.push_back(host.name);
+    plan.choice.parameters["nccl"]["switches"] = std::move(names);
     // NVLS: two actors per switch, its reductions then its multicasts (nvls_rounds.hpp)
     for (int role = 0; role < nccl.actors_per_switch; ++role)
       for (size_t s = 0; s < nccl.switches.size(); ++s) {
@@ -214,6 +218,14 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const Model
                                        unread.key, plan.choice.algorithm->name, unread.read_by));
   }
   if (scenario.network == NetworkModel::realistic) plan.notes.push_back("model time: " + realistic_network_caveat());
+  // An algorithm whose every pair of ranks talks (direct, alltoall) describes p(p-1) messages:
+  // beyond the model's limit (model/contention.hpp) it is refused here, in one line, before its
+  // p(p-1)/2 pairs are listed (at p = 131,072: 8.6 x 10^9 pairs, 69 GB, and as many routes).
+  const double every_pair = 0.5 * p * (p - 1.0);
+  if (plan.model_only && plan.choice.algorithm->partners == all_partners && every_pair > max_model_messages)
+    throw InputError(fmt::format("--algorithm: {} on {} ranks: its schedule describes more than {} messages (the "
+                                 "model's limit, README \"Limits\")",
+                                 plan.choice.algorithm->name, p, max_model_messages));
   // alpha and B as people read them: the worst route between the chosen algorithm's partners
   read_partner_routes(model.deployment.processes ? server_process_partners(model)
                                                  : plan.choice.algorithm->partners(p, root, servers),

@@ -188,6 +188,17 @@ nlohmann::json algorithm_parameters(const RunPlan& plan) {
   return parameters;
 }
 
+// collective.parameter_server.variables: each bucket's variables on the servers, placed
+// once for the whole model (training/variable_placement.hpp).
+void place_server_variables(RunPlan& plan) {
+  const VariablePlacement how = plan.scenario.collective.parameter_server.variables;
+  if (how == VariablePlacement::split || plan.choice.algorithm == nullptr || !plan.choice.algorithm->uses.servers) return;
+  const std::vector<Layer>& layers = plan.scenario.training.layers;
+  const std::vector<int> server_of = place_variables(layers, how, plan.model.servers);
+  for (const BucketSlice& slice : plan.training.buckets)
+    plan.training.server_pieces.push_back(std::make_shared<const ServerPieces>(bucket_pieces(layers, slice.bucket, server_of)));
+}
+
 // What each iteration of training does besides one collective: its buckets and batch.
 void plan_training(RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
@@ -206,6 +217,7 @@ void plan_training(RunPlan& plan) {
       memory_per_worker(total_parameters(training.layers), bytes_per_parameter, training.sharding, plan.workers);
   out.sharding = training.sharding;
   out.buckets_in_flight = carries_buckets_in_flight(scenario);
+  place_server_variables(plan);
   if (training.sharding == Sharding::none) return;
   const auto halves = allreduce_halves(scenario.collective.algorithm);
   out.reduce_scatter = &find_algorithm(Collective::reduce_scatter, halves->first, "collective.algorithm");

@@ -8,6 +8,7 @@
 // the platform there (and reads its routes): "before the engine runs" is before
 // Engine::run. The plan names hosts and links; the engine finds them by name.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -88,6 +89,9 @@ struct TrainingPlan {
   bool buckets_in_flight = false;
 
   double launch_per_collective = 0, launch_per_tensor = 0;  // training.launch
+  // collective.parameter_server.variables: each bucket's variables on their servers (in
+  // bucket order; empty: even shards)
+  std::vector<std::shared_ptr<const ServerPieces>> server_pieces;
 
   int bucket_count() const { return static_cast<int>(buckets.size()); }
   // What the framework spends before the collective of bucket b (-1: the whole gradient, one
@@ -95,6 +99,12 @@ struct TrainingPlan {
   double launch_seconds(int b) const {
     const int tensors = b < 0 ? 1 : buckets[static_cast<size_t>(b)].bucket.last - buckets[static_cast<size_t>(b)].bucket.first + 1;
     return launch_per_collective + tensors * launch_per_tensor;
+  }
+  // The servers' deployment for bucket b's collective: `deployment` with the bucket's pieces.
+  ServerDeployment deployment_of(const ServerDeployment& deployment, size_t b) const {
+    ServerDeployment out = deployment;
+    if (b < server_pieces.size()) out.pieces = server_pieces[b];
+    return out;
   }
   // zero3 verifies each bucket's slice as a reduce-scatter (empty otherwise).
   std::vector<BucketSlice> sharded_buckets() const { return zero3 ? buckets : std::vector<BucketSlice>{}; }

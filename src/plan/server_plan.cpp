@@ -143,6 +143,16 @@ nlohmann::json server_parameters(const RunPlan& plan) {
           {"local_aggregation", deployment.local_aggregation},
           {"cpu_per_byte", deployment.cpu_per_byte},
           {"cpu_per_message", deployment.cpu_per_message}};
+  if (spec.variables != VariablePlacement::split) {
+    // each server's elements of the whole model: the sum of the variables placed on it
+    parameters["variables"] = variable_placements().name(spec.variables);
+    const std::vector<Layer>& layers = plan.scenario.training.layers;
+    const std::vector<uint64_t> sizes = model_variables(layers);
+    const std::vector<int> server_of = place_variables(layers, spec.variables, plan.model.servers);
+    std::vector<uint64_t> loads(static_cast<size_t>(plan.model.servers), 0);
+    for (size_t v = 0; v < sizes.size(); ++v) loads[static_cast<size_t>(server_of[v])] += sizes[v];
+    parameters["server_elements"] = loads;
+  }
   if (deployment.asynchronous) {
     parameters["mode"] = server_modes().name(spec.mode);
     if (deployment.staleness >= 0) parameters["staleness"] = deployment.staleness;

@@ -211,9 +211,6 @@ double fault_free_step(const Scenario& scenario, const PlanOptions& options) {
 
 // A scenario with parallelism: its collectives at once on their groups (docs/parallelism.md).
 int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
-  if (!request.svg_path.empty())
-    throw InputError("--svg: not with parallelism yet (--html shows its figures and lanes, --perfetto draws its lanes, "
-                     "--trace writes them); leave it out");
   if (request.baseline && (!scenario.parallelism.step.given || scenario.faults.empty()))
     throw InputError("--baseline: a parallel run compares a training step with faults against the same step without them; "
                      "give parallelism.step and faults, or leave it out");
@@ -222,11 +219,13 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
   const std::optional<double> twin = request.baseline ? std::optional(fault_free_step(scenario, options)) : std::nullopt;
   const ParallelOutcome outcome = run_parallel(scenario, options);
   OutputBatch batch;
-  if (!request.trace_path.empty() || !request.html_path.empty()) {
+  if (!request.trace_path.empty() || !request.html_path.empty() || !request.svg_path.empty()) {
     const nlohmann::json trace = build_parallel_trace(outcome);
     if (!request.trace_path.empty()) write_file_atomically(request.trace_path, trace.dump(1) + "\n", "--trace");
     if (!request.html_path.empty())
       write_file_atomically(request.html_path, viz::parallel_html_report(trace, "the run's trace"), "--html");
+    if (!request.svg_path.empty())
+      write_file_atomically(request.svg_path, viz::parallel_lanes_svg(trace, "the run's trace"), "--svg");
   }
   if (!request.perfetto_path.empty())
     write_file_atomically(request.perfetto_path,
@@ -234,9 +233,11 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
                           "--perfetto");
   batch.commit();
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
-  if (!request.quiet && twin && outcome.stall.empty())
+  if (!request.quiet && twin && outcome.stall.empty()) {
+    const double fault_free = twin.value_or(0.0);  // read once: GCC 12 cannot see the guard
     std::cout << fmt::format("time lost        {} against the fault-free step ({}, --baseline)\n",
-                             format_time(outcome.step_time - *twin), format_time(*twin));
+                             format_time(outcome.step_time - fault_free), format_time(fault_free));
+  }
   if (!outcome.stall.empty()) {
     std::cerr << "collsim: stalled: " << outcome.stall << "\n";
     return 1;
@@ -308,13 +309,11 @@ void check_picture_outputs(const viz::PictureOutputs& pictures) {
 // A parallel run's trace (docs/trace-format.md#parallel-runs): its report and its lanes; no
 // message timeline to draw.
 int render_parallel(const nlohmann::json& trace, const RenderRequest& request) {
-  if (!request.svg_path.empty())
-    throw InputError(fmt::format("--svg: '{}' is a parallel run's trace, which has no message timeline; --html and "
-                                 "--perfetto draw its lanes", request.trace_path));
   check_picture_outputs({request.svg_path, request.html_path, request.perfetto_path});
   // both built before either is written: a malformed trace leaves no file
-  std::string html, perfetto;
+  std::string html, perfetto, svg;
   if (!request.html_path.empty()) html = viz::parallel_html_report(trace, request.trace_path);
+  if (!request.svg_path.empty()) svg = viz::parallel_lanes_svg(trace, request.trace_path);
   if (!request.perfetto_path.empty()) {
     try {
       perfetto = step_perfetto(intervals_from_trace(trace.at("parallel"), request.trace_path),
@@ -326,6 +325,7 @@ int render_parallel(const nlohmann::json& trace, const RenderRequest& request) {
   }
   OutputBatch batch;
   if (!html.empty()) write_file_atomically(request.html_path, html, "--html");
+  if (!svg.empty()) write_file_atomically(request.svg_path, svg, "--svg");
   if (!perfetto.empty()) write_file_atomically(request.perfetto_path, perfetto, "--perfetto");
   batch.commit();
   return 0;

@@ -98,13 +98,17 @@ namespace {
 double model_of_what_ran(const RunPlan& plan) {
   const std::vector<uint64_t>& buckets = plan.payload.part_logical;
   const TrainingPlan& training = plan.training;
-  if (buckets.size() < 2)
-    return model_time(*plan.choice.algorithm, plan.model) + training.launch_seconds(training.buckets.empty() ? -1 : 0);
+  if (buckets.size() < 2) {
+    ModelInput one = plan.model;
+    one.deployment = training.deployment_of(plan.model.deployment, 0);
+    return model_time(*plan.choice.algorithm, one) + training.launch_seconds(training.buckets.empty() ? -1 : 0);
+  }
   // one collective per bucket, one after the other: their models (and launches) added up
   double total = 0;
   for (size_t b = 0; b < buckets.size(); ++b) {
     ModelInput bucket = plan.model;
     bucket.elems = buckets[b];
+    bucket.deployment = training.deployment_of(plan.model.deployment, b);
     total += model_time(*plan.choice.algorithm, bucket) + training.launch_seconds(static_cast<int>(b));
   }
   return total;
@@ -254,12 +258,21 @@ bool several_streams(const SimResult& result) {
   return result.plan->scenario.training.streams > 1 && result.plan->training.bucket_count() > 1;
 }
 
+// What each bucket ran, for people: allreduces, or what took their place (asynchronous
+// servers take pushes and answer pulls; zero2 reduce-scatters, then all-gathers).
+std::string bucket_collectives(const RunPlan& plan) {
+  if (plan.model.deployment.asynchronous) return "bucket pushes and pulls";
+  if (plan.training.sharding == Sharding::zero2) return "bucket reduce-scatters and all-gathers";
+  return "bucket allreduces";
+}
+
 // The collective time's row: what it averages or adds up.
 std::string describe_collective_time(const SimResult& result, const RunSummary& s) {
   const int buckets = result.plan->training.bucket_count();
-  std::string what = buckets > 1 ? fmt::format("its {} bucket allreduces added up", buckets) : "one collective";
+  const std::string ran = bucket_collectives(*result.plan);
+  std::string what = buckets > 1 ? fmt::format("its {} {} added up", buckets, ran) : "one collective";
   if (several_streams(result))
-    what = fmt::format("its {} bucket allreduces on {} streams: the time at least one was in flight", buckets,
+    what = fmt::format("its {} {} on {} streams: the time at least one was in flight", buckets, ran,
                        result.plan->scenario.training.streams);
   const bool all_rounds = static_cast<size_t>(s.collective_rounds) >= result.rounds.size();
   if (all_rounds && s.collective_rounds <= 1) return fmt::format("{} ({})", format_time(s.collective_time), what);

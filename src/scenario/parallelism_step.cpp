@@ -51,6 +51,24 @@ void check_fit(const llm::TransformerModel& m, const llm::Layout& layout) {
                                  layout.expert, m.experts));
 }
 
+// Megatron's interleaved schedule: every virtual stage the same blocks, and whole groups of
+// P micro-batches (megatron/training/arguments.py and schedules.py's checks).
+void check_interleaving(const llm::TransformerModel& m, const llm::Layout& layout, int chunks) {
+  if (chunks == 1) return;
+  if (layout.pipeline < 2)
+    throw InputError(fmt::format("parallelism.step.virtual_stages: {} model chunks need pipeline parallelism; allowed "
+                                 "with parallelism.pipeline 2 or more (pipeline is {})", chunks, layout.pipeline));
+  if (m.layers % (layout.pipeline * chunks) != 0)
+    throw InputError(fmt::format("parallelism.step.virtual_stages: {} layers do not split into pipeline {} x {} virtual "
+                                 "stages of equal blocks; allowed: a v for which pipeline x v divides the layers",
+                                 m.layers, layout.pipeline, chunks));
+  const int64_t micro_batches = m.global_batch / (m.micro_batch * layout.data);
+  if (micro_batches % layout.pipeline != 0)
+    throw InputError(fmt::format("parallelism.step.virtual_stages: the interleaved schedule runs micro-batches in groups "
+                                 "of pipeline {}, and a replica has {} (global_batch / (micro_batch x data)); make it a "
+                                 "multiple", layout.pipeline, micro_batches));
+}
+
 }  // namespace
 
 StepSpec parse_step(const json& object, const llm::Layout& layout) {
@@ -59,7 +77,7 @@ StepSpec parse_step(const json& object, const llm::Layout& layout) {
   check_keys(object, "parallelism.step",
              {"model", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "sequence", "micro_batch",
               "global_batch", "experts", "top_k", "gpu", "efficiency", "sequence_parallel", "recompute", "zero",
-              "bucket_parameters", "algorithms"});
+              "bucket_parameters", "algorithms", "virtual_stages"});
   StepSpec step;
   step.given = true;
   step.model = read_model(object);
@@ -78,6 +96,10 @@ StepSpec parse_step(const json& object, const llm::Layout& layout) {
   }
   if (object.contains("recompute"))
     step.recompute = llm::parse_recompute(get_string(object["recompute"], "parallelism.step.recompute"), "parallelism.step.recompute");
+  if (object.contains("virtual_stages")) {
+    step.virtual_stages = static_cast<int>(get_integer(object["virtual_stages"], "parallelism.step.virtual_stages", 1, 1024));
+    check_interleaving(step.model, layout, step.virtual_stages);
+  }
   if (object.contains("zero")) step.zero = static_cast<int>(get_integer(object["zero"], "parallelism.step.zero", 0, 1));
   if (object.contains("bucket_parameters"))
     step.bucket_parameters = static_cast<double>(get_integer(object["bucket_parameters"], "parallelism.step.bucket_parameters", 1, 1LL << 40));
@@ -99,7 +121,7 @@ json step_to_json(const StepSpec& step) {
           {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"vocab", m.vocab}, {"sequence", m.sequence},
           {"micro_batch", m.micro_batch}, {"global_batch", m.global_batch}, {"experts", m.experts}, {"top_k", m.top_k},
           {"gpu", step.gpu}, {"efficiency", step.efficiency}, {"sequence_parallel", step.sequence_parallel},
-          {"recompute", llm::recompute_name(step.recompute)}, {"zero", step.zero},
+          {"recompute", llm::recompute_name(step.recompute)}, {"virtual_stages", step.virtual_stages}, {"zero", step.zero},
           {"bucket_parameters", step.bucket_parameters},
           {"algorithms", {{"tensor", step.tensor_algorithm}, {"data", step.data_algorithm}, {"expert", step.expert_algorithm}}}};
 }

@@ -19,6 +19,9 @@ struct StepSpec {
   double efficiency = 0;        // the fraction of the peak a block's FLOPs run at: stated, never fitted
   bool sequence_parallel = false;
   llm::Recompute recompute = llm::Recompute::none;
+  // model chunks per pipeline stage (Megatron's interleaved schedule, its
+  // --num-virtual-stages-per-pipeline-rank): 1 is plain 1F1B
+  int virtual_stages = 1;
   // 0: every gradient bucket allreduced; 1: Megatron's distributed optimizer (ZeRO-1):
   // each bucket reduce-scattered, and the updated parameters all-gathered after the step
   int zero = 0;

@@ -77,7 +77,7 @@ ParameterServerSpec parse_parameter_server(const json& object) {
   const std::string where = "collective.parameter_server";
   if (!object.is_object()) throw InputError(fmt::format("{}: must be an object", where));
   check_keys(object, where, {"placement", "hosts", "per_node", "ratio", "local_aggregation", "cpu_bandwidth",
-                             "cpu_per_message", "mode", "staleness"});
+                             "cpu_per_message", "mode", "staleness", "variables"});
   ParameterServerSpec spec;
   spec.given = true;
   if (object.contains("placement"))
@@ -110,7 +110,28 @@ ParameterServerSpec parse_parameter_server(const json& object) {
   if (object.contains("cpu_per_message"))
     spec.cpu_per_message = get_quantity(object["cpu_per_message"], where + ".cpu_per_message", parse_time);
   parse_server_mode(object, spec);
+  if (object.contains("variables")) {
+    spec.variables = variable_placements().parse(get_string(object["variables"], where + ".variables"), where + ".variables");
+    if (spec.variables != VariablePlacement::split && spec.mode != ServerMode::synchronous)
+      throw InputError(fmt::format("{}.variables: whole variables are placed for synchronous servers only ({} servers "
+                                   "keep even shards); leave variables out or set mode to \"synchronous\"",
+                                   where, server_modes().name(spec.mode)));
+  }
   return spec;
+}
+
+// Whole variables on servers: a model's tensors, placed once for the group the run starts with.
+void check_variable_placement(const Scenario& scenario) {
+  const std::string where = "collective.parameter_server.variables";
+  const VariablePlacement how = scenario.collective.parameter_server.variables;
+  if (how == VariablePlacement::split) return;
+  if (!scenario.training.has_layers())
+    throw InputError(fmt::format("{}: \"{}\" places the model's variables (its layers' tensors) whole on servers: give "
+                                 "training.layers, or leave variables out (\"split\": even shards)",
+                                 where, variable_placements().name(how)));
+  if (scenario.recovery.policy == RecoveryPolicy::rebuild)
+    throw InputError(fmt::format("{}: variables are placed on the servers the run starts with; recovery.policy "
+                                 "\"rebuild\" regroups them: leave variables out (\"split\") with it", where));
 }
 
 // Asynchronous and bounded-staleness servers (collective.parameter_server.mode): each push
@@ -138,6 +159,7 @@ json parameter_server_json(const ParameterServerSpec& spec) {
   out["cpu_per_message"] = spec.cpu_per_message;
   if (spec.mode != ServerMode::synchronous) out["mode"] = server_modes().name(spec.mode);
   if (spec.mode == ServerMode::bounded) out["staleness"] = spec.staleness;
+  if (spec.variables != VariablePlacement::split) out["variables"] = variable_placements().name(spec.variables);
   return out;
 }
 

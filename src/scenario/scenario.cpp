@@ -430,6 +430,7 @@ void fit_parallelism(const json& document, Scenario& scenario) {
 // placement's length; the default topology.
 void check_across(Scenario& scenario) {
   check_asynchronous_servers(scenario);
+  check_variable_placement(scenario);
   if (scenario.workers && scenario.collective.root >= *scenario.workers)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));

@@ -15,6 +15,7 @@
 #include "scenario/parallelism_spec.hpp"
 #include "training/iteration.hpp"
 #include "training/noise.hpp"
+#include "training/variable_placement.hpp"
 #include "util/named_enum.hpp"
 
 namespace collsim {
@@ -46,6 +47,9 @@ struct ParameterServerSpec {
   double cpu_per_message = 0;      // seconds a server spends per message it receives or sends
   ServerMode mode = ServerMode::synchronous;
   int staleness = 0;               // mode "bounded": the bound s (iterations)
+  // What a server holds: an even shard of the vector (split), or whole variables of the
+  // model placed round-robin or on the least loaded server (training/variable_placement.hpp)
+  VariablePlacement variables = VariablePlacement::split;
 };
 
 struct CollectiveSpec {
@@ -195,6 +199,8 @@ void check_servers(const CollectiveSpec& collective, int workers);
 // collective.parameter_server.mode "asynchronous" or "bounded" against the training section:
 // one push of the whole gradient per iteration, added up in floating point.
 void check_asynchronous_servers(const Scenario& scenario);
+// collective.parameter_server.variables other than "split": needs training.layers, not rebuild.
+void check_variable_placement(const Scenario& scenario);
 
 // The "nccl" section, checked against the collective's algorithm (only NCCL's read it).
 NcclSpec parse_nccl_spec(const nlohmann::json& object, const CollectiveSpec& collective);

@@ -52,7 +52,8 @@ std::vector<Layer> parse_preset(const json& value, std::optional<int> batch) {
   }
   std::vector<Layer> layers;
   for (const PresetLayer& layer : table)
-    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward});
+    layers.push_back({layer.name, layer.parameters, layer.forward_macs * forward, layer.forward_macs * backward,
+                      layer.variables});
   return layers;
 }
 

@@ -6,17 +6,12 @@
 #include "comm/comm.hpp"
 #include "sim/async_layout.hpp"
 #include "sim/guarded.hpp"
+#include "sim/streams.hpp"
 
 namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 namespace {
-
-// What a server's CPU spends on `messages` messages of `bytes` each (0: replies), written as
-// the synchronous algorithm writes it, so that staleness 0 gives its times to the last digit.
-double server_cpu(const ServerDeployment& deployment, size_t messages, double bytes) {
-  return static_cast<double>(messages) * (deployment.cpu_per_message + bytes * deployment.cpu_per_byte);
-}
 
 // A server's side: its shard of every bucket of the model, the pushes it applies as they
 // arrive, and the pulls it answers once the staleness bound allows. A slot is one pusher's
@@ -30,7 +25,7 @@ public:
     for (size_t b = 0; b < k_; ++b) {
       const AsyncBucket& bucket = layout_.buckets[b];
       Unit unit{Buffer(setup_.scenario->collective.dtype, bucket.map), {}, 0, {},
-                layout_.bucketed ? comm_.on_tag(static_cast<int>(b) + 1) : comm_};
+                layout_.bucketed ? bucket_comm(comm_, b) : comm_};
       const Chunk shard = bucket.shards[static_cast<size_t>(server)];
       for (size_t i = 0; i < unit.model.carried(); ++i) unit.model.set(i, 0);
       unit.mine = unit.model.view(shard.offset, shard.count);

@@ -139,7 +139,7 @@ private:
       }
       // each bucket on mailboxes of its own: the servers take its pushes apart from the others'
       std::optional<Comm> tagged;
-      if (layout_.bucketed) tagged = comm.on_tag(static_cast<int>(b) + 1);
+      if (layout_.bucketed) tagged = bucket_comm(comm, b);
       streams.run(fmt::format("rank-{}-bucket-{}", world_, b), [this, tagged, &comm, &buf, b, round]() mutable {
         return exchange(tagged ? *tagged : comm, buf, b, round);
       });

@@ -191,36 +191,69 @@ const LinkUsageRecorder::LastRoute& LinkUsageRecorder::last_route(int src, int d
 void LinkUsageRecorder::on_message(const MessageRecord& message, double settled) {
   const LastRoute& last = last_route(message.src, message.dst);
   grow_series_to(message.end);
-  // The width is a power of two: multiplying by its inverse is dividing by it, exactly.
-  const double width = series_width_, per_width = per_series_width_;
-  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
-  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * per_width)), 0L, final_bin); };
   // Each message's bytes flow after the route's latency, evenly until it ends (exact for
   // fair-shared flows that start and end together; an estimate otherwise).
   const double from = std::min(message.start + last.latency, message.end);
-  const long first = bin_of(from), last_bin = message.end <= from ? first : bin_of(message.end);
-  auto follow = [&](Traffic& traffic) {
-    traffic.bytes += message.bytes;
-    ++traffic.flows;
-    traffic.add({message.start, +1});
-    traffic.add({message.end, -1});
-    traffic.sweep(settled);
-    if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
-    if (traffic.series_level != series_level_ || traffic.series.empty()) catch_up(traffic);
-    spread_over(traffic.series, width, first, last_bin, from, message.end, static_cast<double>(message.bytes));
-    if (capture_ != nullptr)
-      capture_->spread(static_cast<size_t>(&traffic - traffic_.data()), from, message.end, static_cast<double>(message.bytes));
-  };
+  const auto index = static_cast<uint32_t>(batch_.size());
+  batch_.push_back({message.start, message.end, settled, from, message.bytes, series_level_});
   if (last.hops >= 0) {
-    for (int hop = 0; hop < last.hops; ++hop) follow(traffic_[last.traffic[static_cast<size_t>(hop)]]);
-    return;
+    for (int hop = 0; hop < last.hops; ++hop) hops_.push_back({last.traffic[static_cast<size_t>(hop)], index});
+  } else {
+    for (int link : last.route->links) {
+      const Traffic& traffic = traffic_of(link);  // may grow traffic_
+      hops_.push_back({static_cast<uint32_t>(&traffic - traffic_.data()), index});
+    }
   }
-  for (int link : last.route->links) follow(traffic_of(link));
+  if (batch_.size() >= batch_messages) flush();
+}
+
+LinkUsageRecorder::SeriesBins::SeriesBins(int at)
+    : level(at), width(std::ldexp(series_unit, at)), per_width(1 / width) {}
+
+void LinkUsageRecorder::follow(Traffic& traffic, const Followed& message, const SeriesBins& bins) {
+  const auto final_bin = static_cast<long>(streamed_series_bins) - 1;
+  auto bin_of = [&](double t) { return std::clamp(static_cast<long>(std::floor(t * bins.per_width)), 0L, final_bin); };
+  const long first = bin_of(message.from), last_bin = message.end <= message.from ? first : bin_of(message.end);
+  traffic.bytes += message.bytes;
+  ++traffic.flows;
+  traffic.add({message.start, +1});
+  traffic.add({message.end, -1});
+  traffic.sweep(message.settled);
+  if (traffic.spans != nullptr) note_span(*traffic.spans, message.start, message.end);
+  if (traffic.series.empty()) {
+    traffic.series.assign(streamed_series_bins, 0.0);
+    traffic.series_level = message.level;
+  }
+  merge_bins(traffic.series, traffic.series_level, message.level);
+  const auto bytes = static_cast<double>(message.bytes);
+  spread_over(traffic.series, bins.width, first, last_bin, message.from, message.end, bytes);
+  if (capture_ != nullptr) capture_->spread(static_cast<size_t>(&traffic - traffic_.data()), message.from, message.end, bytes);
+}
+
+// The batch's hops sorted by link (a counting sort: stable, so each link's messages stay
+// in the order recorded), then each link follows its messages. Called before anything
+// else reads or changes the links' figures: a batch is wholly inside a capture or outside.
+void LinkUsageRecorder::flush() {
+  if (batch_.empty()) return;
+  hop_starts_.assign(traffic_.size() + 1, 0);
+  for (const Hop& hop : hops_) ++hop_starts_[hop.traffic + 1];
+  for (size_t t = 1; t < hop_starts_.size(); ++t) hop_starts_[t] += hop_starts_[t - 1];
+  sorted_hops_.resize(hops_.size());
+  for (const Hop& hop : hops_) sorted_hops_[hop_starts_[hop.traffic]++] = hop;
+  SeriesBins bins;
+  for (const Hop& hop : sorted_hops_) {
+    const Followed& message = batch_[hop.message];
+    if (message.level != bins.level) bins = SeriesBins(message.level);
+    follow(traffic_[hop.traffic], message, bins);
+  }
+  batch_.clear();
+  hops_.clear();
 }
 
 // The usage figures count delivered messages only; a watched link's spans count both.
 void LinkUsageRecorder::on_abandoned(int src, int dst, double start, double end) {
   if (spans_.empty()) return;
+  flush();  // a watched link's spans in the order their transfers ended
   for (int link : routes_->route(src, dst).links)
     if (const auto watched = spans_.find(routes_->simgrid_link(link)); watched != spans_.end())
       note_span(watched->second, start, end);
@@ -272,6 +305,7 @@ struct LinksCaptured : ObservedCapture {
 // Every link's edges up to the start are swept (nothing is in flight), so that the capture's
 // busy time is what its own messages add, and its peak is its own (the run's restored after).
 void LinkUsageRecorder::begin_capture(double now, double settled) {
+  flush();
   sweep_all(settled);
   capture_ = std::make_unique<CaptureState>();
   capture_->start = now;
@@ -283,6 +317,7 @@ void LinkUsageRecorder::begin_capture(double now, double settled) {
 
 std::unique_ptr<ObservedCapture> LinkUsageRecorder::end_capture(double now, double settled) {
   if (!capture_) return nullptr;
+  flush();
   sweep_all(settled);
   auto captured = std::make_unique<LinksCaptured>();
   captured->start = capture_->start;
@@ -313,6 +348,7 @@ std::unique_ptr<ObservedCapture> LinkUsageRecorder::end_capture(double now, doub
 // 1/128 of its duration: a series bin may take or leave that much of a bin's bytes).
 void LinkUsageRecorder::replay(const ObservedCapture& observed, double shift, double settled) {
   const auto& captured = static_cast<const LinksCaptured&>(observed);
+  flush();
   sweep_all(settled);  // (an earlier peak as high as the replay's stays the first)
   grow_series_to(captured.end + shift);
   const double local_width = std::ldexp(series_unit, captured.level);
@@ -337,6 +373,7 @@ void LinkUsageRecorder::replay(const ObservedCapture& observed, double shift, do
 }
 
 LinkUsage LinkUsageRecorder::finish(double duration) {
+  flush();
   for (Traffic& traffic : traffic_) traffic.sweep(std::numeric_limits<double>::infinity());
   // Links whose bandwidth changed are listed even when no message crossed them.
   for (const auto& [link, changes] : changes_->by_link)

@@ -115,6 +115,37 @@ private:
   void catch_up(Traffic& traffic) const;
   void sweep_all(double before);
 
+  // Messages wait here, in the order recorded, until batch_messages of them (or an abandoned
+  // transfer, a capture's start or end, a replay, or the end) have come; then each link
+  // follows its messages of the batch together, in that order. Each link's figures depend
+  // only on its own messages (and the series level each was recorded at), so they are the
+  // same; but a link's record, edges and series bin are fetched once for a run of its
+  // messages, not once per message (a ring step visits every link before any comes again:
+  // at p = 256 each message found its links' records out of cache).
+  struct Followed {
+    double start, end, settled, from;
+    uint64_t bytes;
+    int level;  // the series level when the message was recorded
+  };
+  struct Hop {
+    uint32_t traffic;  // index into traffic_
+    uint32_t message;  // index into batch_
+  };
+  static constexpr size_t batch_messages = 4096;
+  // The bins' width at a level, and its inverse: the width is a power of two, so that
+  // multiplying by the inverse is dividing by it, exactly.
+  struct SeriesBins {
+    SeriesBins() = default;
+    explicit SeriesBins(int at);
+    int level = -1;
+    double width = 0, per_width = 0;
+  };
+  void follow(Traffic& traffic, const Followed& message, const SeriesBins& bins);
+  void flush();
+  std::vector<Followed> batch_;
+  std::vector<Hop> hops_, sorted_hops_;
+  std::vector<uint32_t> hop_starts_;  // by traffic index, during a flush
+
   // A capture under way: the links' figures when it began, and each link's bytes in time
   // bins from the capture's start (as the run's series, doubling their width as it grows).
   struct Before {

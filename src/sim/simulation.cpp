@@ -113,6 +113,7 @@ std::string replay_off_reason(const RunPlan& plan) {
   if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
   if (scenario.training.streams > 1) return "training.streams above 1";
   if (!plan.switches.empty()) return "switch or server actors take part in the collectives";
+  if (!plan.training.server_pieces.empty()) return "parameter servers hold whole variables, each bucket its own";
   return "";
 }
 
@@ -278,13 +279,14 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
         // serving only one at a time would never see the messages of the other streams' buckets
         StreamPool streams(state.setup.scenario->training.streams);
         for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
-          std::optional<Comm> tagged;
-          if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+          std::optional<Comm> tagged = bucket_stream_comm(streams, comm, b);
           streams.run(fmt::format("switch-{}-bucket-{}", s, b), [&state, &plan, &data, &comm, tagged, b]() mutable {
             Comm& on = tagged ? *tagged : comm;  // one stream: in this actor, as before
             Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
             on.set_bucket(static_cast<int>(b));
-            state.setup.algorithm->switch_run(on, bucket, state.setup.args);
+            CollectiveArgs args = state.setup.args;
+            args.deployment = plan.training.deployment_of(args.deployment, b);
+            state.setup.algorithm->switch_run(on, bucket, args);
             return Interval{};
           });
         }

@@ -9,8 +9,11 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "comm/comm.hpp"
 
 namespace collsim {
 
@@ -52,5 +55,17 @@ private:
   int streams_;
   double serial_busy_ = 0;
 };
+
+// Bucket b's own mailboxes (tag b + 1), for bucket collectives in flight at once: every side
+// of a bucket's messages (the ranks, switch and server actors) takes its tag from here.
+inline Comm bucket_comm(const Comm& comm, size_t bucket) { return comm.on_tag(static_cast<int>(bucket) + 1); }
+
+// The Comm bucket b's collective runs on in `pool`: its own (bucket_comm) when several run at
+// once, nullopt (the caller's comm) with one stream. The ranks and the switch or server actors
+// that serve them both call this, so that they cannot disagree on a bucket's mailboxes.
+inline std::optional<Comm> bucket_stream_comm(const StreamPool& pool, const Comm& comm, size_t bucket) {
+  if (!pool.concurrent()) return std::nullopt;
+  return bucket_comm(comm, bucket);
+}
 
 }  // namespace collsim

@@ -334,11 +334,10 @@ private:
               layer.end, false});
   }
 
-  // One collective per bucket, in backward order, each when backward has produced its
-  // last gradient and a stream is free (training.streams: one, as NCCL runs them, or up to
-  // k at once, sim/streams.hpp). Sharded (zero2): each bucket is reduce-scattered instead,
-  // and after the optimizer's step the updated parameters are all-gathered bucket by bucket
-  // (the two halves of the allreduce).
+  // One collective per bucket, in backward order, each when backward has produced its last
+  // gradient and a stream is free (training.streams: one, as NCCL runs them, or up to k at
+  // once, sim/streams.hpp). Sharded (zero2): each bucket is reduce-scattered instead, and after
+  // the optimizer's step the updated parameters are all-gathered bucket by bucket (the halves).
   void reduce_buckets(Comm& comm, Buffer& buf, const CollectiveArgs& args, int round, int epoch, RankRound& times) {
     const AlgorithmInfo& reduce = setup_.plan->training.reduce_scatter ? *setup_.plan->training.reduce_scatter : *setup_.algorithm;
     StreamPool streams(setup_.scenario->training.streams);
@@ -377,8 +376,7 @@ private:
   // Bucket b's collective on a stream: with several, on the bucket's own tag.
   void on_stream(StreamPool& streams, Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm,
                  size_t b, int round, int epoch) {
-    std::optional<Comm> tagged;
-    if (streams.concurrent()) tagged = comm.on_tag(static_cast<int>(b) + 1);
+    std::optional<Comm> tagged = bucket_stream_comm(streams, comm, b);
     streams.run(fmt::format("rank-{}-bucket-{}", world_, b), [this, tagged, &comm, &buf, args, &algorithm, b, round, epoch]() mutable {
       const double start = sg4::Engine::get_clock();
       run_on_bucket(tagged ? *tagged : comm, buf, args, algorithm, b, round, epoch);
@@ -386,10 +384,11 @@ private:
     });
   }
 
-  // Runs `algorithm` on bucket b's slice of `buf` and records it on the comm lane (marked
-  // abandoned when a fault cuts it); returns how long it took.
-  double run_on_bucket(Comm& comm, Buffer& buf, const CollectiveArgs& args, const AlgorithmInfo& algorithm, size_t b,
+  // Runs `algorithm` on bucket b's slice of `buf` (whole variables: the bucket's own on the
+  // servers) and records it on the comm lane (abandoned when a fault cuts it); returns how long it took.
+  double run_on_bucket(Comm& comm, Buffer& buf, CollectiveArgs args, const AlgorithmInfo& algorithm, size_t b,
                        int round, int epoch) {
+    args.deployment = setup_.plan->training.deployment_of(args.deployment, b);
     const BucketSlice& slice = setup_.plan->training.buckets[b];
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),

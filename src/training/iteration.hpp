@@ -18,6 +18,9 @@ struct Layer {
   uint64_t parameters = 0;
   double forward = 0;   // seconds on one worker at nominal speed
   double backward = 0;
+  // Its tensors' parameters, in order (a preset's; they add up to `parameters`); empty: the
+  // layer is one tensor. What parameter servers place whole (training/variable_placement.hpp).
+  std::vector<uint64_t> variables;
 };
 
 // Gradients of layers `first`..`last` (forward indices, first <= last), contiguous in the

@@ -11,18 +11,19 @@
 namespace collsim {
 namespace {
 
-// A layer built convolution by convolution: each adds its weights and batch norm, and its
-// multiply-adds at its output's side.
+// A layer built convolution by convolution: each adds its weights and batch norm (three
+// tensors: the weight, the norm's weight and bias), and its multiply-adds at its output's side.
 struct Block {
   PresetLayer layer;
   Block& conv(uint64_t kh, uint64_t kw, uint64_t in, uint64_t out, uint64_t side) {
     layer.parameters += kh * kw * in * out + 2 * out;
+    layer.variables.insert(layer.variables.end(), {kh * kw * in * out, out, out});
     layer.forward_macs += static_cast<double>(kh * kw * in * out) * static_cast<double>(side * side);
     return *this;
   }
 };
 
-Block named(const std::string& name) { return Block{PresetLayer{name, 0, 0}}; }
+Block named(const std::string& name) { return Block{PresetLayer{name, 0, 0, {}}}; }
 
 // 35x35: 1x1; 1x1 then 5x5; 1x1 then two 3x3; pool then 1x1 (pool_features)
 PresetLayer inception_a(const std::string& name, uint64_t in, uint64_t pool_features) {
@@ -76,12 +77,13 @@ std::vector<PresetLayer> inception_v3() {
   // 17x17 average-pooled (5x5, stride 3) to 5x5, a 1x1 and a 5x5 convolution, an fc
   PresetLayer aux = named("AuxLogits").conv(1, 1, 768, 128, 5).conv(5, 5, 128, 768, 1).layer;
   aux.parameters += 768 * 1000 + 1000;
+  aux.variables.insert(aux.variables.end(), {768 * 1000, 1000});
   aux.forward_macs += 768.0 * 1000;
   layers.push_back(aux);
   layers.push_back(inception_d("Mixed_7a", 768));
   layers.push_back(inception_e("Mixed_7b", 1280));
   layers.push_back(inception_e("Mixed_7c", 2048));
-  layers.push_back({"fc", 2048 * 1000 + 1000, 2048.0 * 1000});
+  layers.push_back(layer_of("fc", {2048 * 1000, 1000}, 2048.0 * 1000));
   return layers;
 }
 

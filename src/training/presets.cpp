@@ -8,6 +8,11 @@ namespace {
 
 uint64_t conv(uint64_t kh, uint64_t kw, uint64_t in, uint64_t out) { return kh * kw * in * out; }
 
+// A convolution without bias and its batch norm: three tensors (weight; norm weight and bias).
+void conv_bn(std::vector<uint64_t>& tensors, uint64_t weights, uint64_t out) {
+  tensors.insert(tensors.end(), {weights, out, out});
+}
+
 // ResNet-50, ResNet-101 and ResNet-152 (He et al. 2016; torchvision.models.resnet50, resnet101
 // and resnet152, v1.5: stride on the 3x3 conv), 224x224 inputs; `blocks` bottleneck blocks per
 // stage ({3, 4, 6, 3}, {3, 4, 23, 3} and {3, 8, 36, 3}). Counted parameters: conv weights (no
@@ -17,27 +22,31 @@ uint64_t conv(uint64_t kh, uint64_t kw, uint64_t in, uint64_t out) { return kh *
 std::vector<PresetLayer> resnet(const std::vector<int>& blocks) {
   std::vector<PresetLayer> layers;
   // stem: 7x7/2 conv to 112x112, batch norm (the max pool halves to 56x56, no parameters)
-  layers.push_back({"stem", conv(7, 7, 3, 64) + 2 * 64, static_cast<double>(conv(7, 7, 3, 64)) * 112 * 112});
+  std::vector<uint64_t> stem;
+  conv_bn(stem, conv(7, 7, 3, 64), 64);
+  layers.push_back(layer_of("stem", stem, static_cast<double>(conv(7, 7, 3, 64)) * 112 * 112));
   uint64_t in = 64, size = 56;  // channels and side of the stage's input
   for (size_t stage = 0; stage < blocks.size(); ++stage) {
     const uint64_t width = 64u << stage, out = 4 * width;
     for (int b = 0; b < blocks[stage]; ++b) {
       const bool first = b == 0;
       const uint64_t side = first && stage > 0 ? size / 2 : size;  // the 3x3 conv strides in a stage's first block
-      uint64_t parameters = conv(1, 1, in, width) + conv(3, 3, width, width) + conv(1, 1, width, out) +
-                            2 * (width + width + out);
+      std::vector<uint64_t> tensors;
+      conv_bn(tensors, conv(1, 1, in, width), width);
+      conv_bn(tensors, conv(3, 3, width, width), width);
+      conv_bn(tensors, conv(1, 1, width, out), out);
       double macs = static_cast<double>(conv(1, 1, in, width)) * size * size +
                     static_cast<double>(conv(3, 3, width, width) + conv(1, 1, width, out)) * side * side;
       if (first) {  // the shortcut's 1x1 projection (strided like the block) and its batch norm
-        parameters += conv(1, 1, in, out) + 2 * out;
+        conv_bn(tensors, conv(1, 1, in, out), out);
         macs += static_cast<double>(conv(1, 1, in, out)) * side * side;
       }
-      layers.push_back({fmt::format("layer{}.{}", stage + 1, b), parameters, macs});
+      layers.push_back(layer_of(fmt::format("layer{}.{}", stage + 1, b), tensors, macs));
       in = out;
       size = side;
     }
   }
-  layers.push_back({"fc", 2048 * 1000 + 1000, 2048.0 * 1000});
+  layers.push_back(layer_of("fc", {2048 * 1000, 1000}, 2048.0 * 1000));
   return layers;
 }
 
@@ -52,15 +61,16 @@ std::vector<PresetLayer> vgg16() {
   for (int stage = 0; stage < 5; ++stage) {
     const auto out = static_cast<uint64_t>(stages[stage][1]);
     for (int c = 0; c < stages[stage][0]; ++c) {
-      layers.push_back({fmt::format("conv{}_{}", stage + 1, c + 1), conv(3, 3, in, out) + out,
-                        static_cast<double>(conv(3, 3, in, out)) * static_cast<double>(side * side)});
+      layers.push_back(layer_of(fmt::format("conv{}_{}", stage + 1, c + 1), {conv(3, 3, in, out), out},
+                                static_cast<double>(conv(3, 3, in, out)) * static_cast<double>(side * side)));
       in = out;
     }
     side /= 2;
   }
   const uint64_t fc[][2] = {{512 * 7 * 7, 4096}, {4096, 4096}, {4096, 1000}};
   for (int f = 0; f < 3; ++f)
-    layers.push_back({fmt::format("fc{}", f + 6), fc[f][0] * fc[f][1] + fc[f][1], static_cast<double>(fc[f][0] * fc[f][1])});
+    layers.push_back(layer_of(fmt::format("fc{}", f + 6), {fc[f][0] * fc[f][1], fc[f][1]},
+                              static_cast<double>(fc[f][0] * fc[f][1])));
   return layers;
 }
 
@@ -77,13 +87,15 @@ double block_macs_per_token(uint64_t weights, uint64_t hidden, int sequence) {
 std::vector<PresetLayer> bert_large(int sequence) {
   const uint64_t h = 1024, ff = 4096, vocab = 30522, positions = 512, types = 2;
   std::vector<PresetLayer> layers;
-  layers.push_back({"embeddings", (vocab + positions + types) * h + 2 * h, 0});  // lookups and a layer norm
+  // word, position and token-type embeddings, a layer norm's weight and bias
+  layers.push_back(layer_of("embeddings", {vocab * h, positions * h, types * h, h, h}, 0));
+  // Q, K, V, attention output (each a weight and a bias), a layer norm, the two
+  // feed-forward matrices with their biases, a layer norm: Hugging Face's order
+  const std::vector<uint64_t> tensors{h * h, h, h * h, h, h * h, h, h * h, h, h, h, h * ff, ff, ff * h, h, h, h};
   const uint64_t weights = 4 * h * h + 2 * h * ff;  // Q, K, V, attention output; the two feed-forward matrices
-  const uint64_t biases = 4 * h + ff + h, norms = 2 * 2 * h;
   for (int l = 0; l < 24; ++l)
-    layers.push_back({fmt::format("encoder.{}", l), weights + biases + norms,
-                      block_macs_per_token(weights, h, sequence) * sequence});
-  layers.push_back({"pooler", h * h + h, static_cast<double>(h * h)});
+    layers.push_back(layer_of(fmt::format("encoder.{}", l), tensors, block_macs_per_token(weights, h, sequence) * sequence));
+  layers.push_back(layer_of("pooler", {h * h, h}, static_cast<double>(h * h)));
   return layers;
 }
 
@@ -94,17 +106,24 @@ std::vector<PresetLayer> bert_large(int sequence) {
 std::vector<PresetLayer> gpt2_xl(int sequence) {
   const uint64_t h = 1600, ff = 6400, vocab = 50257, positions = 1024;
   std::vector<PresetLayer> layers;
-  layers.push_back({"embeddings", (vocab + positions) * h, 0});
+  layers.push_back(layer_of("embeddings", {vocab * h, positions * h}, 0));
+  // a layer norm, c_attn (Q, K, V) and c_proj, a layer norm, the MLP's c_fc and c_proj:
+  // each a weight and a bias, Hugging Face's order
+  const std::vector<uint64_t> tensors{h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * ff, ff, ff * h, h};
   const uint64_t weights = 4 * h * h + 2 * h * ff;
-  const uint64_t biases = 3 * h + h + ff + h, norms = 2 * 2 * h;
   for (int l = 0; l < 48; ++l)
-    layers.push_back({fmt::format("block.{}", l), weights + biases + norms,
-                      block_macs_per_token(weights, h, sequence) * sequence});
-  layers.push_back({"ln_f+lm_head", 2 * h, static_cast<double>(h * vocab) * sequence});
+    layers.push_back(layer_of(fmt::format("block.{}", l), tensors, block_macs_per_token(weights, h, sequence) * sequence));
+  layers.push_back(layer_of("ln_f+lm_head", {h, h}, static_cast<double>(h * vocab) * sequence));
   return layers;
 }
 
 }  // namespace
+
+PresetLayer layer_of(std::string name, std::vector<uint64_t> variables, double forward_macs) {
+  uint64_t parameters = 0;
+  for (uint64_t count : variables) parameters += count;
+  return {std::move(name), parameters, forward_macs, std::move(variables)};
+}
 
 const std::vector<std::string>& model_presets() {
   static const std::vector<std::string> names{"resnet-50", "resnet-101", "resnet-152", "vgg-16", "inception-v3", "bert-large", "gpt2-xl"};

@@ -13,7 +13,15 @@ struct PresetLayer {
   std::string name;
   uint64_t parameters = 0;
   double forward_macs = 0;  // multiply-adds of one sample's forward pass
+  // The layer's trainable tensors (the framework's variables: a convolution's weight, a
+  // batch norm's weight and bias, ...), each its parameters, in the model's parameter
+  // order; they add up to `parameters`. Parameter servers may place each whole on one
+  // server (collective.parameter_server.variables).
+  std::vector<uint64_t> variables;
 };
+
+// A layer made of the tensors `variables` (its parameters, their sum).
+PresetLayer layer_of(std::string name, std::vector<uint64_t> variables, double forward_macs);
 
 // The names of the presets: "resnet-50", "resnet-101", "resnet-152", "vgg-16",
 // "inception-v3", "bert-large", "gpt2-xl".

@@ -193,4 +193,20 @@ std::string parallel_html_report(const json& trace, const std::string& source) {
   }
 }
 
+std::string parallel_lanes_svg(const json& trace, const std::string& source) {
+  try {
+    const json& parallel = trace.at("parallel");
+    std::string svg = lanes_svg(intervals_from_trace(parallel, source), parallel.at("step_time").get<double>());
+    // standalone: its own font and background, and what it shows, in place of the report's page around it
+    const std::string head = fmt::format(
+        "<style>text{{font-family:system-ui,sans-serif;fill:#1f2933}}.small{{font-size:11px}}</style>"
+        "<rect width=\"100%\" height=\"100%\" fill=\"white\"/><title>{}: one lane per communicator per rank</title>",
+        esc(trace.at("scenario").at("name").get<std::string>()));
+    svg.insert(svg.find('>') + 1, head);
+    return svg;
+  } catch (const json::exception& error) {
+    throw InputError(fmt::format("{}: not a parallel trace collsim reads: {}", source, error.what()));
+  }
+}
+
 }  // namespace collsim::viz

@@ -12,4 +12,8 @@ namespace collsim::viz {
 // Throws InputError naming `source` when the trace's parallel section is malformed.
 std::string parallel_html_report(const nlohmann::json& trace, const std::string& source);
 
+// The report's lanes alone as one SVG picture (--svg of a parallel run): one row per
+// communicator per rank of the first 16 ranks, one bar per interval of `parallel.intervals`.
+std::string parallel_lanes_svg(const nlohmann::json& trace, const std::string& source);
+
 }  // namespace collsim::viz

@@ -29,3 +29,18 @@ def split_evenly(count, parts):
         chunks.append((offset, size))
         offset += size
     return chunks
+
+
+def route_lines(p, middle):
+    """Hand-written platforms' <route> lines between every two of p hosts host-0 .. host-(p-1):
+    up the source's host-a_link, the link_ctn elements middle(a, b) gives, down the
+    destination's host-b_link."""
+    lines = []
+    for a in range(p):
+        for b in range(p):
+            if a == b:
+                continue
+            links = [f'<link_ctn id="host-{a}_link" direction="UP"/>', *middle(a, b),
+                     f'<link_ctn id="host-{b}_link" direction="DOWN"/>']
+            lines.append(f'    <route src="host-{a}" dst="host-{b}" symmetrical="NO">{"".join(links)}</route>')
+    return lines

@@ -93,8 +93,10 @@ class Choice(NcclTest):
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls")
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"]["algo"], "NVLS")
         self.assertTrue(trace["summary"]["verified"])
-        # the GPUs' messages only: those to and from the NVSwitch are not the ranks'
-        self.assertEqual(trace["summary"]["message_count"], 0)
+        # every message is one with the NVSwitch: 4 per GPU and step, steps of 16 channels x 64 KiB
+        # (NCCL's computeColl: 64 MiB is below 64 x 16 channels x 8 GPUs x 128 KiB, not below
+        # 8 x .. x 64 KiB), 64 of them
+        self.assertEqual(trace["summary"]["message_count"], 4 * 8 * 64)
         trace = self.traced("--topology", "dgx-h100:2", "--algorithm", "nccl", "--size", "8B")
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-tree")
         self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"], {"algo": "Tree", "proto": "LL", "channels": 1})
@@ -147,6 +149,57 @@ class Choice(NcclTest):
             other = collsim("model", "--algorithm", "all", "--size", "1MiB", *extra)
             self.assertEqual(other.returncode, 0, other.stderr)
             self.assertNotIn("NCCL's algorithms", other.stdout)
+
+
+class SwitchMessages(NcclTest):
+    """The messages to and from a switch that reduces are in the trace, endpoint workers + s being
+    switch s of plan.algorithm.parameters.nccl.switches (docs/trace-format.md#messages)."""
+
+    def switch_traffic(self, *args):
+        trace = self.traced(*args, "--messages", "all")
+        self.assertTrue(trace["summary"]["verified"])
+        p = trace["scenario"]["workers"]
+        messages = trace["messages"]
+        self.assertEqual(len(messages), trace["summary"]["message_count"])
+        up = [m for m in messages if m["dst"] >= p]
+        down = [m for m in messages if m["src"] >= p]
+        return trace, p, messages, up, down
+
+    def test_nvls_on_one_node_logs_four_messages_per_gpu_and_chunk(self):
+        # NCCL's NVLS chunk per channel (computeColl): 128 KiB halved while 1 MiB is below 64, 8,
+        # 2 x 16 channels x 8 GPUs x the chunk: 16 KiB; the 16 channels' chunks move as one step
+        # (docs/nccl.md), 256 KiB, so 4 steps. Per step each GPU sends the chunk up (ld_reduce's
+        # reads) and its 32 KiB slice up (multimem.st), the switch sends it its reduced slice and
+        # the whole chunk: 4 x 8 x 4 messages, (1 + 1/8) MiB each way per GPU
+        trace, p, messages, up, down = self.switch_traffic("--topology", "dgx-h100:1", "--algorithm", "nccl-nvls",
+                                                           "--size", "1MiB")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"]["switches"], ["node-0-nvswitch"])
+        self.assertEqual(len(messages), 4 * 8 * 4)
+        self.assertEqual({m["dst"] for m in up} | {m["src"] for m in down}, {p})
+        for gpu in range(p):
+            sent = [m for m in up if m["src"] == gpu]
+            got = [m for m in down if m["dst"] == gpu]
+            self.assertEqual((len(sent), len(got)), (8, 8))
+            self.assertEqual(sum(m["bytes"] for m in sent), 4 * (256 + 32) * 1024)
+            self.assertEqual(sum(m["bytes"] for m in got), 4 * (32 + 256) * 1024)
+
+    def test_nvls_tree_logs_each_nodes_switch_and_the_tree_between_gpus(self):
+        # NVLSTree on two nodes (computeColl): 128 KiB, 64 KiB below 4 x 16 x 8 chunks, 32 KiB
+        # below 1 x 16 x 8: steps of 16 x 32 KiB, 2 for 1 MiB; each GPU's 4 messages with its
+        # node's switch per step, switch s serving node s; between GPUs, GPU i's 64 KiB slice up
+        # the tree and back down across the two nodes: 2 x 8 pairs x 2 steps
+        trace, p, messages, up, down = self.switch_traffic("--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree",
+                                                           "--size", "1MiB")
+        self.assertEqual(trace["plan"]["algorithm"]["parameters"]["nccl"]["switches"],
+                         ["node-0-nvswitch", "node-1-nvswitch"])
+        self.assertEqual(len(up) + len(down), 4 * 16 * 2)
+        for m in up:
+            self.assertEqual(m["dst"] - p, m["src"] // 8, m)
+        for m in down:
+            self.assertEqual(m["src"] - p, m["dst"] // 8, m)
+        between = [m for m in messages if m["src"] < p and m["dst"] < p]
+        self.assertEqual(len(between), 2 * 8 * 2)
+        self.assertTrue(all(m["src"] // 8 != m["dst"] // 8 and m["bytes"] == 64 * 1024 for m in between))
 
 
 class BadInput(NcclTest):
@@ -298,6 +351,21 @@ class GpuCost(NcclTest):
                 row = re.search(r"(?m)^\s+network\s+(.*)$", done.stdout).group(1)
                 self.assertIn(expected, row)
                 self.assertNotIn("alpha 0 s", row)
+
+    def test_the_hierarchical_note_on_gpus_names_the_transports_latency_not_alpha_0(self):
+        # the same for the hierarchical note's two levels: B of NVLink (450 GB/s a GPU, the
+        # datasheet) inside a node and of one 400 Gb/s NIC between, latency in NCCL's hops;
+        # on a star the links' alpha (2 us) stays
+        cases = [(("--topology", "dgx-h100:2"),
+                  "inside a group B 450 GB/s (latency: NCCL's hops); between groups B 50 GB/s (latency: NCCL's hops)"),
+                 (("--topology", "star:8", "--set", "collective.group_size=4"), "inside a group alpha 2 us, B 10 GB/s")]
+        for args, expected in cases:
+            with self.subTest(args=args):
+                done = collsim("run", *args, "--algorithm", "hierarchical", "--size", "64MiB")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                note = re.search(r"(?m)^\s+note: hierarchical: (.*)$", done.stdout).group(1)
+                self.assertIn(expected, note)
+                self.assertEqual("alpha 0 s" in note, False)
 
     def test_auto_on_one_dgx_h100_at_8_bytes_no_longer_takes_a_free_direct(self):
         # direct used to take 1.0 us (two 0.5 us NVLink hops, no launch); on NCCL's send/recv it pays

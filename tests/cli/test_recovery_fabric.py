@@ -17,7 +17,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import COLLSIM
+from cli_common import COLLSIM, route_lines
 
 MIB = 1 << 20
 FULL = os.environ.get("RECOVERY_MATRIX") == "full"
@@ -64,15 +64,8 @@ def two_racks(folder, hosts_per_rack, inter_rack_latency="5us"):
               for i in range(p)]
     lines.append(f'    <link id="inter-rack" bandwidth="10GBps" latency="{inter_rack_latency}" '
                  'sharing_policy="SPLITDUPLEX"/>')
-    for a in range(p):
-        for b in range(p):
-            if a == b:
-                continue
-            middle = [] if (a < hosts_per_rack) == (b < hosts_per_rack) else \
-                [f'<link_ctn id="inter-rack" direction="{"UP" if a < hosts_per_rack else "DOWN"}"/>']
-            links = [f'<link_ctn id="host-{a}_link" direction="UP"/>', *middle,
-                     f'<link_ctn id="host-{b}_link" direction="DOWN"/>']
-            lines.append(f'    <route src="host-{a}" dst="host-{b}" symmetrical="NO">{"".join(links)}</route>')
+    lines += route_lines(p, lambda a, b: [] if (a < hosts_per_rack) == (b < hosts_per_rack) else
+                         [f'<link_ctn id="inter-rack" direction="{"UP" if a < hosts_per_rack else "DOWN"}"/>'])
     lines += ["  </zone>", "</platform>"]
     path = Path(folder) / "racks.xml"
     path.write_text("\n".join(lines) + "\n")

@@ -27,7 +27,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import COLLSIM
+from cli_common import COLLSIM, route_lines
 
 MIB = 1 << 20
 ALPHA, B, COMPUTE = 2e-6, 10e9, 1e-3
@@ -44,16 +44,11 @@ def racks(folder, count, hosts=4):
               for i in range(p)]
     lines += [f'    <link id="rack-{a}-{b}" bandwidth="100GBps" latency="0us" sharing_policy="SPLITDUPLEX">'
               '<prop id="switch_link" value="yes"/></link>' for a in range(count) for b in range(a + 1, count)]
-    for a in range(p):
-        for b in range(p):
-            if a == b:
-                continue
-            ra, rb = a // hosts, b // hosts
-            middle = [] if ra == rb else \
-                [f'<link_ctn id="rack-{min(ra, rb)}-{max(ra, rb)}" direction="{"UP" if ra < rb else "DOWN"}"/>']
-            links = [f'<link_ctn id="host-{a}_link" direction="UP"/>', *middle,
-                     f'<link_ctn id="host-{b}_link" direction="DOWN"/>']
-            lines.append(f'    <route src="host-{a}" dst="host-{b}" symmetrical="NO">{"".join(links)}</route>')
+    def between_racks(a, b):
+        ra, rb = a // hosts, b // hosts
+        return [] if ra == rb else \
+            [f'<link_ctn id="rack-{min(ra, rb)}-{max(ra, rb)}" direction="{"UP" if ra < rb else "DOWN"}"/>']
+    lines += route_lines(p, between_racks)
     lines += ["  </zone>", "</platform>"]
     path = Path(folder) / "racks.xml"
     path.write_text("\n".join(lines) + "\n")

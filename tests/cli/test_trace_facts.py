@@ -37,9 +37,8 @@ def gpu_topology(algorithm, p):
     return f"rail:{(p + 3) // 4}:4"
 
 
-# Their reductions happen in the NVSwitch or the rails' switches: the messages to and from them
-# are not the ranks' and the trace does not list them, so the ranks' messages alone do not
-# reach the result.
+# Their reductions happen in the NVSwitch or the rails' switches, endpoints after the ranks
+# (workers + s) that reduce what they receive: the replay below follows the ranks' holdings only.
 IN_SWITCH = ("nccl-nvls", "nccl-nvls-tree", "nccl-collnet-direct", "nccl-collnet-chain")
 
 

@@ -11,16 +11,10 @@
 #include "sim_harness.hpp"
 
 using namespace collsim;
-using collsim::testing::make_scenario;
+using collsim::testing::allreduce_on;
 using collsim::testing::simulate_in_child;
 
 namespace {
-
-Scenario gpu_scenario(const std::string& algorithm, const std::string& topology, int p, double bytes) {
-  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
-  s.topology = topology;
-  return s;
-}
 
 constexpr double us = 1e-6;
 // tuning.cc: baseLat Ring {LL 6.6, LL128 14.0, Simple 8.4}; hwLat Ring NVLink {.6, 1.9, 3.4},
@@ -34,6 +28,15 @@ constexpr double nic_rate = 50e9, ib_payload = 4096.0 / 4122.0;
 
 double wire(double bytes, double efficiency) { return std::round(bytes / efficiency); }
 
+// Simulates `s` in a child and checks its time against the hand-worked `expected` and the
+// model's against the simulation's, both to 1e-9.
+void check_simulated_and_model(const Scenario& s, double expected) {
+  const auto run = simulate_in_child(s);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+  CHECK(run.simulated_time == doctest::Approx(expected).epsilon(1e-9).scale(0));
+  CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
@@ -41,47 +44,35 @@ TEST_SUITE("sim") {
     // 1 MiB over 8 GPUs: messages of 128 KiB, within LL's reach (NCCL_P2P_LL_THRESHOLD 16 KiB x
     // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; the vector is
     // not (1 MiB), so the kernel's launch is Simple's
-    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
-    const auto ll = simulate_in_child(s);
-    REQUIRE_MESSAGE(ll.exit_code == 0, ll.error);
+    Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
     const double ll_step = nvlink_ll + wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate;
-    CHECK(ll.simulated_time == doctest::Approx(launch_simple + 14 * ll_step).epsilon(1e-9).scale(0));
-    CHECK(ll.model_time == doctest::Approx(ll.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 14 * ll_step);
     // 64 MiB: messages of 8 MiB, Simple
     s.collective.size = 64.0 * 1024 * 1024;
-    const auto simple = simulate_in_child(s);
-    REQUIRE_MESSAGE(simple.exit_code == 0, simple.error);
     const double simple_step = nvlink_simple + wire(8.0 * 1024 * 1024, nvlink_usable) / nvlink_rate;
-    CHECK(simple.simulated_time == doctest::Approx(launch_simple + 14 * simple_step).epsilon(1e-9).scale(0));
-    CHECK(simple.model_time == doctest::Approx(simple.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 14 * simple_step);
   }
 
   TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
     // rail:2:1, two H100 behind ConnectX-7 NICs; 16 MiB: blocks of 8 MiB, Simple; each of the
     // two steps moves 8 MiB each way at once, on the two directions of the NICs
-    Scenario s = gpu_scenario("ring", "rail:2:1", 2, 16 << 20);
-    const auto run = simulate_in_child(s);
-    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    Scenario s = allreduce_on("ring", "rail:2:1", 2, 16 << 20);
     const double step = net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
-    CHECK(run.simulated_time == doctest::Approx(launch_simple + 2 * step).epsilon(1e-9).scale(0));
-    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_simple + 2 * step);
   }
 
   TEST_CASE("collsim's direct allreduce on one DGX H100: a launch, then 7 whole vectors sharing each NVLink") {
     // 8 KiB over 8 GPUs: every GPU sends its whole vector to the 7 others at once, LL (the
     // vector is within LL's reach, so is the launch); a GPU's 7 messages share its NVLink
     // each way, and each is held a hop's latency after its last byte
-    Scenario s = gpu_scenario("direct", "dgx-h100:1", 8, 8192);
-    const auto run = simulate_in_child(s);
-    REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+    Scenario s = allreduce_on("direct", "dgx-h100:1", 8, 8192);
     const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
-    CHECK(run.simulated_time == doctest::Approx(launch_ll + exchange).epsilon(1e-9).scale(0));
-    CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    check_simulated_and_model(s, launch_ll + exchange);
   }
 
   TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {
     // dgx-h100:1: NVLink 450 GB/s and 0.5 us a link, two links a hop (the GPU's up, the other's down)
-    Scenario s = gpu_scenario("ring", "dgx-h100:1", 8, 1 << 20);
+    Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
     s.nccl.gpu_cost = false;
     const auto run = simulate_in_child(s);
     REQUIRE_MESSAGE(run.exit_code == 0, run.error);
@@ -91,7 +82,7 @@ TEST_SUITE("sim") {
   TEST_CASE("one GPU: collsim's algorithms cost nothing, as NCCL's one-rank collective") {
     for (const char* algorithm : {"ring", "direct", "hierarchical"}) {
       CAPTURE(algorithm);
-      const auto run = simulate_in_child(gpu_scenario(algorithm, "dgx-h100:1", 1, 1 << 20));
+      const auto run = simulate_in_child(allreduce_on(algorithm, "dgx-h100:1", 1, 1 << 20));
       REQUIRE_MESSAGE(run.exit_code == 0, run.error);
       CHECK(run.simulated_time == 0);
     }

@@ -12,16 +12,11 @@
 #include "sim_harness.hpp"
 
 using namespace collsim;
+using collsim::testing::allreduce_on;
 using collsim::testing::make_scenario;
 using collsim::testing::simulate_in_child;
 
 namespace {
-
-Scenario nccl_scenario(const std::string& algorithm, const std::string& topology, int p, double bytes) {
-  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
-  s.topology = topology;
-  return s;
-}
 
 constexpr double us = 1e-6;
 constexpr double nvlink_factor = 25.0 / 20.6;  // H100: the datasheet's 25 GB/s per link, NCCL's 20.6
@@ -32,7 +27,7 @@ TEST_SUITE("sim") {
   TEST_CASE("NCCL's ring on one DGX H100: base latency + 2(p-1) hops, each hwLat + its chunk") {
     // LL, one channel, 8 KiB over 8 ranks: chunks of 1 KiB; a hop holds the message 0.6 us
     // (hwLat NVLink Ring/LL) after it moved at LL's 141 GB/s ceiling (Hopper, one node)
-    Scenario s = nccl_scenario("nccl-ring", "dgx-h100:1", 8, 8192);
+    Scenario s = allreduce_on("nccl-ring", "dgx-h100:1", 8, 8192);
     s.nccl.proto = nccl::Proto::ll;
     s.nccl.channels = 1;
     const auto ll = simulate_in_child(s);
@@ -67,7 +62,7 @@ TEST_SUITE("sim") {
                           {"rail:3:4", 10, 1 << 16, nccl::Proto::ll, 4},
                           {"gb200-nvl72:1", 72, 1 << 20, {}, {}}};
     for (const Case& c : cases) {
-      Scenario s = nccl_scenario("nccl-ring", c.topology, c.p, c.bytes);
+      Scenario s = allreduce_on("nccl-ring", c.topology, c.p, c.bytes);
       s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
       s.nccl.proto = c.proto;
       s.nccl.channels = c.channels;
@@ -82,7 +77,7 @@ TEST_SUITE("sim") {
     // 64 KiB fits one chunk (NVLS's 128 KiB x 8 channels): four NVLink transfers one after
     // another, each at the port's 450 GB/s with the wire bytes of NVLink (25 / 20.6) and of
     // NVLS (1 / 0.85, nvlsEfficiency, Hopper), after NVLS's 25 us NVLink latency (hwLat)
-    Scenario s = nccl_scenario("nccl-nvls", "dgx-h100:1", 8, 65536);
+    Scenario s = allreduce_on("nccl-nvls", "dgx-h100:1", 8, 65536);
     const auto run = simulate_in_child(s);
     REQUIRE_MESSAGE(run.exit_code == 0, run.error);
     const double factor = nvlink_factor / 0.85;
@@ -98,7 +93,7 @@ TEST_SUITE("sim") {
     // its NIC (400 Gb/s; InfiniBand's 4122 / 4096 wire bytes, CollNetDirect's .85 on Hopper;
     // half of the network's 31 us each way), gets the sum over both nodes back, and sends it
     // to its mate; first 2 x (2 - 1) x 0.4 us of arity serialisation (tuning.cc 2.25.1).
-    Scenario s = nccl_scenario("nccl-collnet-direct", "rail:2:2:h100:ndr-sharp", 4, 65536);
+    Scenario s = allreduce_on("nccl-collnet-direct", "rail:2:2:h100:ndr-sharp", 4, 65536);
     s.nccl.channels = 1;
     const auto direct = simulate_in_child(s);
     REQUIRE_MESSAGE(direct.exit_code == 0, direct.error);
@@ -109,7 +104,7 @@ TEST_SUITE("sim") {
     // CollNetChain, one channel, 32 KiB: one chunk (256 KiB halved to 32 KiB); GPU 1 sends it to
     // GPU 0, the chain's head (2.8 us on NVLink), which sends the node's sum to its rail's switch
     // (15 us each way, no .85) and the result back to GPU 1
-    Scenario c = nccl_scenario("nccl-collnet-chain", "rail:2:2:h100:ndr-sharp", 4, 32768);
+    Scenario c = allreduce_on("nccl-collnet-chain", "rail:2:2:h100:ndr-sharp", 4, 32768);
     c.nccl.channels = 1;
     const auto chain = simulate_in_child(c);
     REQUIRE_MESSAGE(chain.exit_code == 0, chain.error);
@@ -123,7 +118,7 @@ TEST_SUITE("sim") {
     // 8 bytes add well under 0.01 us of transfers
     for (const auto& [topology, p, nodes] : {std::tuple{"dgx-h100:2", 16, 2}, std::tuple{"dgx-h100:4", 32, 4}}) {
       CAPTURE(topology);
-      Scenario s = nccl_scenario("nccl-tree", topology, p, 8);
+      Scenario s = allreduce_on("nccl-tree", topology, p, 8);
       s.nccl.proto = nccl::Proto::ll;
       const auto run = simulate_in_child(s);
       REQUIRE_MESSAGE(run.exit_code == 0, run.error);
@@ -156,7 +151,7 @@ TEST_SUITE("sim") {
                           {"nccl-collnet-chain", "dgx-h100:2:ndr-sharp", 16, 64 << 20, {}},
                           {"nccl-collnet-chain", "rail:3:4:h100:ndr-sharp", 12, 1 << 20, {}}};
     for (const Case& c : cases) {
-      Scenario s = nccl_scenario(c.algorithm, c.topology, c.p, c.bytes);
+      Scenario s = allreduce_on(c.algorithm, c.topology, c.p, c.bytes);
       s.collective.carried_elements = 64 * static_cast<uint64_t>(c.p);
       s.nccl.proto = c.proto;
       CAPTURE(fmt::format("{} {} p={} {} B", c.algorithm, c.topology, c.p, c.bytes));

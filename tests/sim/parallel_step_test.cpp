@@ -2,6 +2,7 @@
 // in a child process, against oracles worked out by hand: 1F1B's bubble (P - 1) / (m + P - 1)
 // when communication is free, and the step time of tensor 2 x pipeline 2 x data 2.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <utility>
@@ -65,6 +66,36 @@ TEST_SUITE("sim") {
     CHECK(run.verified == 1);
     CHECK(run.messages == 2 * 3 * 8);  // activations and gradients over each of the 3 boundaries, per micro-batch
     CHECK(run.bubble == doctest::Approx(3.0 / 11).epsilon(1e-3).scale(0));
+  }
+
+  TEST_CASE("parallel step, interleaved 1F1B's bubble is (P - 1) / (v m) of the ideal when communication is free") {
+    // as above: GPT blocks of h = 2048 on a free network, a vocabulary of 1; each model chunk
+    // holds `blocks` blocks, so a chunk's forward and backward of one micro-batch take 3 x
+    // blocks x f, and the step is (v m + P - 1) of them: the ideal v m, the bubble P - 1
+    const double h = 2048, s = 256, f = (24 * s * h * h + 4 * s * s * h) / (989.5e12 * 0.5);
+    struct Case {
+      int stages, chunks, micro_batches, blocks;
+    };
+    for (const Case c : {Case{4, 2, 8, 1}, Case{2, 3, 4, 2}, Case{4, 2, 4, 1}}) {
+      CAPTURE(c.stages);
+      CAPTURE(c.chunks);
+      CAPTURE(c.micro_batches);
+      const json document = {{"topology", fmt::format("star:{}:1000000GBps:0us", c.stages)},
+                             {"parallelism",
+                              {{"pipeline", c.stages},
+                               {"step", {{"model", "tiny"}, {"layers", c.stages * c.chunks * c.blocks}, {"vocab", 1},
+                                         {"global_batch", c.micro_batches}, {"hidden", 2048}, {"ffn_hidden", 8192},
+                                         {"heads", 16}, {"kv_heads", 16}, {"efficiency", 0.5},
+                                         {"virtual_stages", c.chunks}}}}}};
+      const StepChild run = run_step_in_child(document);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      CHECK(run.verified == 1);
+      // activations and gradients over each of the P v - 1 boundaries between virtual stages, per micro-batch
+      CHECK(run.messages == 2 * (c.stages * c.chunks - 1) * c.micro_batches);
+      const double v_m = static_cast<double>(c.chunks * c.micro_batches), p = c.stages;
+      CHECK(run.step_time == doctest::Approx((v_m + p - 1) * 3 * c.blocks * f).epsilon(1e-4));
+      CHECK(run.bubble == doctest::Approx((p - 1) / (v_m + p - 1)).epsilon(1e-3).scale(0));
+    }
   }
 
   TEST_CASE("parallel step, tensor 2 x pipeline 2 x data 2 with one micro-batch takes its hand-computed time") {

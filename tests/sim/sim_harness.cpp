@@ -82,4 +82,10 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input) {
   return run;
 }
 
+Scenario allreduce_on(const std::string& algorithm, const std::string& topology, int p, double bytes) {
+  Scenario s = make_scenario(Collective::allreduce, algorithm, p, static_cast<size_t>(bytes / 4));
+  s.topology = topology;
+  return s;
+}
+
 }  // namespace collsim::testing

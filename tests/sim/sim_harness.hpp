@@ -25,4 +25,7 @@ ChildRun simulate_in_child(const Scenario& scenario, const InputFn& input = {});
 Scenario make_scenario(Collective kind, const std::string& algorithm, int p, size_t elements, Dtype dtype = Dtype::float32,
                        OpKind op = OpKind::sum, int root = 0);
 
+// A float32 allreduce of `bytes` on a named platform (GPU presets, rail:, ...).
+Scenario allreduce_on(const std::string& algorithm, const std::string& topology, int p, double bytes);
+
 }  // namespace collsim::testing
