@@ -71,7 +71,8 @@ RunSize check_limits(const Scenario& scenario, bool model_only) {
   if (model_only) return {.hosts = host_count};
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
   RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
-                                segment_elements(scenario.collective.segment, scenario.collective.dtype));
+                                segment_elements(scenario.collective.segment, scenario.collective.dtype),
+                                training_buckets(scenario));
   size.hosts = host_count;
   return size;
 }
