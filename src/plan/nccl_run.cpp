@@ -17,6 +17,10 @@ bool runs_nccl(const Scenario& scenario) {
   return name == "nccl" || find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.nccl;
 }
 
+bool runs_nvls_level(const Scenario& scenario) {
+  return scenario.collective.intra == HierarchyLevel::nvls && scenario.collective.algorithm == "hierarchical";
+}
+
 bool wants_gpu_transport(const Scenario& scenario) {
   const std::string& name = scenario.collective.algorithm;
   if (!scenario.nccl.gpu_cost || runs_nccl(scenario)) return false;

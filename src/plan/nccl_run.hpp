@@ -19,6 +19,10 @@ namespace collsim {
 // Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
 bool runs_nccl(const Scenario& scenario);
 
+// Whether the scenario runs hierarchical with NVLS inside the nodes (collective.intra nvls):
+// then the platform's GPUs and NVSwitches are described as for NCCL (setup_nvls_level).
+bool runs_nvls_level(const Scenario& scenario);
+
 // Whether collsim's own algorithm (or auto's) sends with NCCL's send/recv where every host is
 // a GPU (nccl.gpu_cost, default true): not NCCL's algorithms (their own transport), not
 // parameter servers (their servers are processes of their own, no GPU kernels).
