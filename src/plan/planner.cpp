@@ -216,6 +216,7 @@ void plan_training(RunPlan& plan) {
   out.memory_per_worker =
       memory_per_worker(total_parameters(training.layers), bytes_per_parameter, training.sharding, plan.workers);
   out.sharding = training.sharding;
+  out.buckets_in_flight = carries_buckets_in_flight(scenario);
   place_server_variables(plan);
   if (training.sharding == Sharding::none) return;
   const auto halves = allreduce_halves(scenario.collective.algorithm);
@@ -325,6 +326,17 @@ void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& p
   plan.input = options.input ? options.input : [op = plan.scenario.collective.op, seed = plan.scenario.seed](int rank, Buffer& buf) {
     fill_input(buf, rank, op, seed);
   };
+  plan.input_at = [op = plan.scenario.collective.op, seed = plan.scenario.seed](int rank, Buffer& buf, size_t first) {
+    fill_input(buf, rank, op, seed, first);
+  };
+  if (options.input) {
+    // A test's own inputs come whole: the part is cut from the whole vector.
+    plan.input_at = [input = options.input, payload = plan.payload](int rank, Buffer& buf, size_t first) {
+      Buffer whole(buf.dtype(), payload.carried_elems, payload.logical_elems);
+      input(rank, whole);
+      buf = whole.slice(first, buf.map());
+    };
+  }
 }
 
 // Why the model's routes cannot come from the generator's structure (empty: they can).

@@ -40,4 +40,11 @@ struct RunSize {
 };
 RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems);
 
+// Whether a run holds each gradient bucket's carried data only while its collective runs
+// (docs/training.md#carried-data-in-flight), not every bucket's for the whole run: layered
+// allreduce training whose buckets need nothing of each other's data or of an earlier
+// round's (no sharding, no model, no recovery, no switch or server actors). The payload's
+// layout is the same either way: only what memory holds at once differs.
+bool carries_buckets_in_flight(const Scenario& scenario);
+
 }  // namespace collsim

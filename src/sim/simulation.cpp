@@ -110,7 +110,6 @@ std::string replay_off_reason(const RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   if (!scenario.training.has_layers()) return "no gradient buckets";
   if (!scenario.training.replay) return "training.replay is false";
-  if (!scenario.faults.empty()) return "the scenario has faults";
   if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
   if (scenario.training.streams > 1) return "training.streams above 1";
   if (!plan.switches.empty()) return "switch or server actors take part in the collectives";
@@ -188,6 +187,7 @@ void collect_results(RunState& state, SimResult& result) {
   // afterwards does not count.
   if (result.stall.empty() && !result.rounds.empty()) result.simulated_time = result.rounds.back().end;
   if (!result.stall.empty()) return;
+  if (state.bucket_verifier) result.verified_in_flight = state.bucket_verifier->merged();
   auto inputs = std::make_shared<std::vector<Buffer>>();
   for (int w : result.final_group) {
     // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
@@ -236,8 +236,17 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
     setup.regression = std::make_unique<LinearRegression>(scenario.training.parameters,
                                                           training_samples(scenario, plan->workers), scenario.seed);
   prepare_ranks(state, plan->workers, scenario.training.rounds);
+  if (plan->training.buckets_in_flight)
+    state.bucket_verifier = std::make_unique<BucketVerifier>(plan->workers, scenario.collective.op, plan->input_at);
   state.replay = std::make_unique<CollectiveReplay>(plan->workers, replay_off_reason(*plan), state.record.messages,
                                                     scenario.collective.op, scenario.collective.dtype);
+  std::vector<double> fault_times;  // (faults at a round: when it starts, sim/replay.hpp)
+  for (const PlannedFault& fault : plan->faults) {
+    if (!fault.spec.at) continue;
+    fault_times.push_back(*fault.spec.at);
+    if (fault.spec.duration) fault_times.push_back(*fault.spec.at + *fault.spec.duration);
+  }
+  state.replay->plan_faults(std::move(fault_times));
 }
 
 // The switches that reduce in the network and the parameter servers' processes
