@@ -71,7 +71,8 @@ RunSize check_limits(const Scenario& scenario, bool model_only) {
   if (model_only) return {.hosts = host_count};
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
   RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
-                                segment_elements(scenario.collective.segment, scenario.collective.dtype));
+                                segment_elements(scenario.collective.segment, scenario.collective.dtype),
+                                training_buckets(scenario));
   size.hosts = host_count;
   return size;
 }
@@ -110,7 +111,7 @@ std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, 
                                                {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl,
                                                 .latency_in_transport_on_gpus = wants_gpu_transport(scenario)});
   plan.platform.gpu_transport = platform.gpus && wants_gpu_transport(scenario);
-  if (nccl) switches = platform.switches;
+  if (nccl || runs_nvls_level(scenario)) switches = platform.switches;
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
@@ -418,7 +419,8 @@ RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions
   plan_choice_and_payload(plan);
   plan.platform.gpu_transport = gpus_only(*parse_generator(scenario.topology, "topology")) && wants_gpu_transport(scenario);
   ModelPlatform platform{generated.network, generated.places, {}, {}, {}, {}, plan.platform.gpu_transport};
-  if (runs_nccl(scenario) || platform.gpu_transport) describe_structure_for_nccl(generated, platform);
+  if (runs_nccl(scenario) || platform.gpu_transport || runs_nvls_level(scenario))
+    describe_structure_for_nccl(generated, platform);
   plan.locality = plan_model(options.auto_simulated, platform, plan);
   plan.choice.parameters = algorithm_parameters(plan);
   if (options.topology_bound)
@@ -462,7 +464,8 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
   on_the_platform(scenario, [&] {
     ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, {}, {}, {},
                            plan.platform.gpu_transport};
-    if (runs_nccl(scenario) || platform.gpu_transport) describe_hosts_for_nccl(hosts, switches, platform);
+    if (runs_nccl(scenario) || platform.gpu_transport || runs_nvls_level(scenario))
+      describe_hosts_for_nccl(hosts, switches, platform);
     plan.locality = plan_model(options.auto_simulated, platform, plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));

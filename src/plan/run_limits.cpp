@@ -8,9 +8,11 @@
 
 #include "algorithms/message_counts.hpp"
 #include "algorithms/registry.hpp"
+#include "plan/nccl_run.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "platform/platform_file_check.hpp"
+#include "training/variable_placement.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
@@ -141,6 +143,25 @@ int planned_servers(const CollectiveSpec& collective, int p) {
   return collective.servers.value_or(1);
 }
 
+// collective.parameter_server.variables other than split: how many servers hold a variable
+// of each bucket (its push and pull reach those only: allreduce_parameter_server.cpp), the
+// variables placed as the run places them (plan/planner.cpp). Empty: every server, every
+// bucket; so with per_node, whose servers the platform's nodes multiply.
+std::vector<int> servers_per_bucket(const Scenario& scenario, int servers, const std::vector<Bucket>& buckets) {
+  const ParameterServerSpec& spec = scenario.collective.parameter_server;
+  if (spec.variables == VariablePlacement::split || spec.per_node || buckets.empty()) return {};
+  const std::vector<Layer>& layers = scenario.training.layers;
+  const std::vector<int> server_of = place_variables(layers, spec.variables, servers);
+  std::vector<int> counts;
+  for (const Bucket& bucket : buckets) {
+    std::vector<int> holding;
+    for (const ServerPiece& piece : bucket_pieces(layers, bucket, server_of)) holding.push_back(piece.server);
+    std::sort(holding.begin(), holding.end());
+    counts.push_back(static_cast<int>(std::unique(holding.begin(), holding.end()) - holding.begin()));
+  }
+  return counts;
+}
+
 // Why every bucket's data is held for the whole run (carries_buckets_in_flight is false).
 std::string whole_buckets_because(const Scenario& scenario) {
   const TrainingSpec& training = scenario.training;
@@ -193,7 +214,8 @@ double held_elements(const Scenario& scenario, int p, const Payload& payload) {
 bool carries_buckets_in_flight(const Scenario& scenario) {
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers() || training.sharding != Sharding::none || training.has_model() ||
-      scenario.recovery.policy != RecoveryPolicy::none || scenario.collective.kind != Collective::allreduce)
+      scenario.recovery.policy != RecoveryPolicy::none || scenario.collective.kind != Collective::allreduce ||
+      runs_nvls_level(scenario))  // hierarchical's NVSwitch actors
     return false;
   for (const auto& choices : collectives_per_bucket(scenario))
     for (const AlgorithmInfo* algorithm : choices)
@@ -201,13 +223,16 @@ bool carries_buckets_in_flight(const Scenario& scenario) {
   return true;
 }
 
-RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<Bucket>& buckets) {
   check_data_set(scenario, p);
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, planned_servers(collective, p),
                         collective.group_size.value_or(0),
-                        collective.parameter_server.placement != ServerPlacement::workers};
+                        collective.parameter_server.placement != ServerPlacement::workers,
+                        collective.intra == HierarchyLevel::nvls};
   const std::vector<uint64_t>& vectors = payload.part_logical;
+  const std::vector<int> holding = servers_per_bucket(scenario, shape.servers, buckets);
   // With replay, the buckets of one shape are simulated once when they run alone (the
   // limit counts them so; sim/replay.hpp): a stream behind backward simulates them all.
   const bool replays = may_replay(scenario);
@@ -227,6 +252,7 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
       for (size_t i = 0; i < vectors.size(); ++i) {
         if (replays && !first_of_its_shape(payload, i)) continue;
         shape.elems = vectors[i];
+        shape.servers = algorithm->uses.servers && i < holding.size() ? holding[i] : planned_servers(collective, p);
         messages += collective_messages(*algorithm, shape);
       }
       most = std::max(most, messages);

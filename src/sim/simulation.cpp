@@ -5,12 +5,14 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <tuple>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "comm/comm_group.hpp"
 #include "model/route_cache.hpp"
 #include "sim/async_servers.hpp"
@@ -249,6 +251,14 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   state.replay->plan_faults(std::move(fault_times));
 }
 
+// What the switch actors run: the algorithm's switch side, or hierarchical's NVLS level's
+// (collective.intra nvls), whose algorithm reduces in switches only with that level.
+AlgorithmFn switch_side(const RunSetup& setup) {
+  if (setup.algorithm->switch_run != nullptr) return setup.algorithm->switch_run;
+  if (setup.plan->model.intra_level == HierarchyLevel::nvls) return hierarchical_nvls_switch;
+  throw std::logic_error("switch actors for an algorithm without a switch side");
+}
+
 // The switches that reduce in the network and the parameter servers' processes
 // (comm/switch_ops.hpp): each runs its side of the algorithm once per collective (each
 // round's, or each of its buckets'), as peer size() + s of the first group, on its own data.
@@ -271,7 +281,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
         // shaped as the ranks' vectors (carried and logical elements), so that their views match
         Buffer data(state.setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
         if (plan.training.buckets.empty()) {
-          state.setup.algorithm->switch_run(comm, data, state.setup.args);
+          switch_side(state.setup)(comm, data, state.setup.args);
           continue;
         }
         // the buckets as the ranks run them (sim/worker.cpp): one after the other, or with
@@ -286,7 +296,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
             on.set_bucket(static_cast<int>(b));
             CollectiveArgs args = state.setup.args;
             args.deployment = plan.training.deployment_of(args.deployment, b);
-            state.setup.algorithm->switch_run(on, bucket, args);
+            switch_side(state.setup)(on, bucket, args);
             return Interval{};
           });
         }

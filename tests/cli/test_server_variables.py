@@ -207,6 +207,24 @@ class WholeVariables(TrainingRun):
         # backward order: bucket 0 holds the last layer (server 1), bucket 1 the first (server 0)
         self.assertEqual(pushes, {(p + 1, 0), (p + 0, 1)})
 
+    def test_the_run_limits_count_only_the_servers_a_bucket_reaches(self):
+        # variables of 400, 100, 100, 100 elements on 3 servers, least-loaded in forward order:
+        # server 0 gets 400, server 1 100, server 2 100, then server 1 (the first of equals) 100.
+        # One bucket per layer: each bucket reaches 1 server, so 2 p x 1 messages each with server
+        # processes (2 x 1 x (p - 1) when ranks 0-2 serve); one bucket of all: 3 servers.
+        p, servers, sizes = 4, 3, [400, 100, 100, 100]
+        for bucket, reached in (("4B", [1, 1, 1, 1]), ("1GiB", [3])):
+            for placement in ("dedicated", "workers"):
+                with self.subTest(bucket=bucket, placement=placement):
+                    trace = self.run_servers({"layers": layers(*sizes), "bucket": bucket}, p, servers, "least-loaded",
+                                             "star:7:10GBps:0us", placement=placement)
+                    s = trace["summary"]
+                    self.assertTrue(s["verified"], s)
+                    per_server = 2 * p if placement == "dedicated" else 2 * (p - 1)
+                    want = per_server * sum(reached)
+                    self.assertEqual(s["message_count"], want)
+                    self.assertEqual(trace["plan"]["limits"]["messages"], want)
+
 
 class BadVariables(TrainingRun):
     def refused(self, deployment, training=None, **top):
