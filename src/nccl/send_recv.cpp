@@ -11,7 +11,8 @@ constexpr double p2p_ll_threshold = 16384;  // NCCL_P2P_LL_THRESHOLD (p2p.cpp, [
 Transport point_to_point(const GpuSystem& system, Proto proto) {
   const TransportChoice choice{.algo = Algo::ring, .proto = proto, .channels = 1, .messages_at_once = 1,
                                .point_to_point = true};
-  return Transport(system, choice, std::vector<EndpointKind>(static_cast<size_t>(system.ranks), EndpointKind::gpu));
+  // (a communicator's system, nccl::group_system, prices world ranks: node_of holds them all)
+  return Transport(system, choice, std::vector<EndpointKind>(system.node_of.size(), EndpointKind::gpu));
 }
 
 // The channels NCCL's send/recv give one peer (nChannelsMax of an op): the communicator's p2p
