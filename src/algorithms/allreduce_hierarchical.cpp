@@ -8,7 +8,8 @@
 // Groups of different sizes cut the vector differently: then each piece that lies in one
 // chunk of every group is allreduced by its owners (hierarchy.hpp), which is the same
 // algorithm when the groups are equal. One group is the ring; groups of one rank, a ring
-// over all ranks of the whole vector.
+// over all ranks of the whole vector. collective.intra and inter choose other algorithms at
+// either level (hierarchy_levels.cpp; NVLS inside the nodes: hierarchy_nvls.cpp).
 #include <algorithm>
 #include <optional>
 
@@ -43,6 +44,7 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
     }
   }
   if (args.intra == HierarchyLevel::ring) rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");
+  else if (args.intra == HierarchyLevel::nvls) hierarchical_nvls_inside(comm, buf, *levels, false);
   else hierarchical_inside(comm, buf, args.op, *levels, false);
   if (args.inter == HierarchyLevel::ring) {
     rings_reduce_scatter(comm, buf, *args.op, across, "inter-reduce-scatter");
@@ -52,6 +54,7 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
   }
   // 3. allgather inside my group: every member passes on its complete chunk
   if (args.intra == HierarchyLevel::ring) rings_allgather(comm, buf, inside, "allgather");
+  else if (args.intra == HierarchyLevel::nvls) hierarchical_nvls_inside(comm, buf, *levels, true);
   else hierarchical_inside(comm, buf, args.op, *levels, true);
 }
 // hierarchical-end
@@ -98,7 +101,9 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
     plans.push_back(plan_hierarchy(turned_groups(groups, c), slices[static_cast<size_t>(c)].count));
   const bool ring_inside = in.intra_level == HierarchyLevel::ring;
   std::vector<int> ends;
+  const bool nvls_inside = in.intra_level == HierarchyLevel::nvls;
   if (ring_inside) ends = ring_steps_in_groups(schedule, in, plans, {}, true);
+  else if (nvls_inside) hierarchical_nvls_steps(schedule, in, plans.front(), false);
   else hierarchical_inside_steps(schedule, in, plans.front(), false);
   const auto group_count = static_cast<int>(groups.size());
   if (in.inter_level != HierarchyLevel::ring) {
@@ -117,6 +122,7 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
     }
   }
   if (ring_inside) ring_steps_in_groups(schedule, in, plans, ends, false);
+  else if (nvls_inside) hierarchical_nvls_steps(schedule, in, plans.front(), true);
   else hierarchical_inside_steps(schedule, in, plans.front(), true);
   return schedule;
 }

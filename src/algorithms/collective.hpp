@@ -35,12 +35,16 @@ std::optional<Chunk> reduced_part(Collective collective, size_t count, int rank,
 
 // The hierarchical allreduce's algorithm at one level (collective.intra, collective.inter;
 // algorithms/hierarchy_levels.cpp).
-enum class HierarchyLevel { ring, halving_doubling, tree };
+// nvls: inside a node, its NVSwitch reduces (NVLink SHARP, hierarchy_nvls.cpp).
+enum class HierarchyLevel { ring, halving_doubling, tree, nvls };
 const NamedEnum<HierarchyLevel>& hierarchy_level_names();
-// A level inside the groups (collective.intra, --intra): ring or halving-doubling; a tree is
-// refused (it would leave the whole vector on one member), and an unknown name lists only
-// those two. `field` names the key or flag in the error.
+// A level inside the groups (collective.intra, --intra): ring, halving-doubling or nvls; a
+// tree is refused (it would leave the whole vector on one member), and an unknown name lists
+// only those. `field` names the key or flag in the error.
 HierarchyLevel parse_intra_level(std::string_view name, std::string_view field);
+// A level between the groups (collective.inter, --inter): ring, halving-doubling or tree;
+// nvls is refused (an NVSwitch reduces inside one node only).
+HierarchyLevel parse_inter_level(std::string_view name, std::string_view field);
 
 struct CollectiveArgs {
   const ReduceOp* op = nullptr;  // unused by broadcast and allgather

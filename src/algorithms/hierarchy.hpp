@@ -59,4 +59,11 @@ void hierarchical_across(Comm& comm, Buffer& buf, const ReduceOp& op, const Hier
 void hierarchical_inside_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, bool gather);
 void hierarchical_across_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, HierarchyLevel inter);
 
+// The NVLS level inside the groups (algorithms/hierarchy_nvls.cpp; the groups are the nodes,
+// switch actor k of 2G the reductions of group k, G + k its multicasts): a GPU's part of the
+// reduce-scatter (gather false) or allgather, the NVSwitch actors' part of both, and their steps.
+void hierarchical_nvls_inside(Comm& comm, Buffer& buf, const HierarchyPlan& plan, bool gather);
+void hierarchical_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
+void hierarchical_nvls_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, bool gather);
+
 }  // namespace collsim

@@ -82,18 +82,32 @@ void tree_steps(Schedule& schedule, const ModelInput& in, const std::vector<int>
 const NamedEnum<HierarchyLevel>& hierarchy_level_names() {
   static const NamedEnum<HierarchyLevel> table{
       "algorithm",
-      {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}, {HierarchyLevel::tree, "tree"}}};
+      {{HierarchyLevel::ring, "ring"},
+       {HierarchyLevel::halving_doubling, "halving-doubling"},
+       {HierarchyLevel::tree, "tree"},
+       {HierarchyLevel::nvls, "nvls"}}};
   return table;
 }
 
 HierarchyLevel parse_intra_level(std::string_view name, std::string_view field) {
   static const NamedEnum<HierarchyLevel> inside{
-      "algorithm", {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}}};
+      "algorithm",
+      {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}, {HierarchyLevel::nvls, "nvls"}}};
   if (name == hierarchy_level_names().name(HierarchyLevel::tree))
     throw InputError(fmt::format("{}: a tree inside the groups would leave the whole vector on one member; allowed: ring, "
-                                 "halving-doubling",
+                                 "halving-doubling, nvls",
                                  field));
   return inside.parse(name, field);
+}
+
+HierarchyLevel parse_inter_level(std::string_view name, std::string_view field) {
+  static const NamedEnum<HierarchyLevel> across{
+      "algorithm", {{HierarchyLevel::ring, "ring"}, {HierarchyLevel::halving_doubling, "halving-doubling"}, {HierarchyLevel::tree, "tree"}}};
+  if (name == hierarchy_level_names().name(HierarchyLevel::nvls))
+    throw InputError(fmt::format("{}: nvls reduces in one node's NVSwitch, inside the groups only (collective.intra); "
+                                 "allowed: ring, halving-doubling, tree",
+                                 field));
+  return across.parse(name, field);
 }
 
 void hierarchical_inside(Comm& comm, Buffer& buf, const ReduceOp* op, const HierarchyPlan& plan, bool gather) {

@@ -24,11 +24,12 @@ double butterfly(int p, int phases) {
   return 2.0 * fold.rem + phases * pof2 * std::countr_zero(static_cast<unsigned>(fold.pof2));
 }
 
-// Ring reduce-scatter and allgather inside each group, then both again among each piece's
-// owners (one per group), on every channel's slice (hierarchy.hpp).
+// Ring reduce-scatter and allgather inside each group (with NVLS: each member's vector to its
+// NVSwitch, its chunk back; its chunk to the switch, the vector back), then both again among
+// each piece's owners (one per group), on every channel's slice (hierarchy.hpp).
 double hierarchical(const CollectiveShape& s) {
   const double p = s.p;
-  if (s.group_size <= 0) return 2 * p * (p - 1) * s.channels;
+  if (s.group_size <= 0) return s.nvls_inside ? 2 * p * (p + 1) : 2 * p * (p - 1) * s.channels;
   const auto groups = consecutive_groups(block_sizes(s.p, s.group_size));
   double messages = 0;
   for (const Chunk& slice : channel_slices(s.elems, s.channels)) {
@@ -36,7 +37,7 @@ double hierarchical(const CollectiveShape& s) {
     const double g_count = static_cast<double>(plan.groups.size());
     for (const auto& group : plan.groups) {
       const double g = static_cast<double>(group.size());
-      messages += 2 * g * (g - 1);
+      messages += s.nvls_inside ? 4 * g : 2 * g * (g - 1);
     }
     messages += static_cast<double>(plan.pieces.size()) * 2 * g_count * (g_count - 1);
   }
@@ -127,6 +128,9 @@ double collective_scratch_elements(const AlgorithmInfo& algorithm, const Collect
                                   (algorithm.collective == Collective::allreduce && algorithm.name == "naive");
   if (from_everyone) return p * (p - 1) * n;
   if (root_from_everyone) return (p - 1) * n + p * n;
+  // collective.intra nvls: the NVSwitches hold every member's vector and the multicast one
+  // per node besides the ranks' scratch: at most 3 p n
+  if (algorithm.name == "hierarchical" && shape.nvls_inside) return 3 * p * n;
   return p * n;
 }
 

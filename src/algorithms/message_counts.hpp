@@ -15,14 +15,17 @@ struct CollectiveShape {
   size_t elems = 0;          // elements per rank: logical for messages, carried for scratch
   size_t segment_elems = 1;  // logical elements per segment (pipelined algorithms)
   int channels = 1;          // rings at once (ring and hierarchical allreduce)
-  int servers = 1;           // parameter server's S (clamped to p when the ranks serve, as the algorithm does)
+  int servers = 1;           // parameter server's S (clamped to p when the ranks serve, as the algorithm does);
+                             // with whole variables, those holding one of this vector's (plan/run_limits.cpp)
   int group_size = 0;        // hierarchical: blocks of this many ranks; 0: groups unknown
   bool server_processes = false;  // the servers are processes of their own (placement shared or dedicated)
+  bool nvls_inside = false;       // hierarchical: collective.intra nvls (each node's NVSwitch reduces)
 };
 
 // Messages of one collective. Exact, but for the hierarchical allreduce without a
 // group_size (its groups come from the platform): then the ring's 2 p (p-1) per channel,
-// which no grouping exceeds; and for NCCL's pipelined algorithms (tree, NVLS, NVLSTree),
+// which no grouping exceeds (with collective.intra nvls 2 p (p + 1): 4 messages per rank with
+// its NVSwitch, and 2 (G - 1) between the G <= p groups); and for NCCL's pipelined algorithms (tree, NVLS, NVLSTree),
 // whose chunks NCCL's tuner sizes: then at most max_pipelined_messages, or what one chunk
 // per lane sends when that is more (those to and from a switch included, as the run's log
 // counts them). Parameter server processes push and pull

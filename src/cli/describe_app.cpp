@@ -16,7 +16,7 @@ const char* const examples =
     "                (training: layers and presets, buckets, streams, compute noise, zero2/zero3 sharding, forward\n"
     "                overlap, scaling efficiency; keys in docs/scenario-format.md, docs/training.md)\n"
     "  collsim run --algorithm hierarchical --topology nodes:4:8 --set collective.inter=halving-doubling\n"
-    "                (hierarchical's levels: collective.intra ring|halving-doubling, inter ring|halving-doubling|tree)\n"
+    "                (hierarchical's levels: collective.intra ring|halving-doubling|nvls, inter ring|halving-doubling|tree)\n"
     "  collsim run --algorithm parameter-server --topology star:10 --workers 8 --size 30MB --set training.rounds=4\n"
     "                --set training.compute=20ms --set collective.parameter_server.placement=dedicated\n"
     "                --set collective.parameter_server.mode=bounded --set collective.parameter_server.staleness=1\n"

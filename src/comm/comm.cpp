@@ -57,6 +57,9 @@ struct PendingTransfer {
       tell_abandoned();  // broken on its route (a link went down), or started on a route that was down
     }
     if (watch != nullptr) watch->finished(world, peer_world, is_receive);
+    // not cancelled and never completed by a wait: the group keeps its handle
+    if (!cancel && activity && activity->get_state() == sg4::Activity::State::STARTED && group != nullptr)
+      group->keep_abandoned(std::move(activity));
   }
   void tell_abandoned() const {
     if (log != nullptr)
@@ -64,6 +67,7 @@ struct PendingTransfer {
   }
   bool cancel = false;
   MessageLog* log = nullptr;  // under recovery: told of the transfer if it is abandoned
+  CommGroup* group = nullptr;  // keeps the handle of one abandoned uncancelled (CommGroup::keep_abandoned)
 };
 
 Request::Request() = default;
@@ -160,6 +164,7 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   packet->ticket = group_->log().post(now);
   pending.peer = dst;
   pending.packet = packet;
+  pending.group = group_;
   pending.cancel = group_->cancel_abandoned();
   pending.posted = now;
   const double bytes = data.logical_bytes();
@@ -195,6 +200,7 @@ Request Comm::irecv(int src, View into) {
 
 void Comm::post_receive(int src, View into, PendingTransfer& pending) {
   pending.is_receive = true;
+  pending.group = group_;
   pending.cancel = group_->cancel_abandoned();
   pending.into = into;
   pending.peer = src;

@@ -138,6 +138,13 @@ public:
   // suspicious), kept from wait to wait so that a wait allocates no list.
   std::vector<simgrid::s4u::CommPtr>& wait_list(int group_rank) { return wait_lists_[static_cast<size_t>(group_rank)]; }
 
+  // The handle of a transfer left running by an exception where nothing cancels it (no
+  // recovery watch: its actor killed as a step's recovery stops a stream, or a transfer broken
+  // under policy "none"). Kept until the group ends, by when SimGrid has ended the transfer
+  // (it cancels a dead actor's activities): s4u::Comm prints a backtrace when the last handle
+  // of a running transfer goes, and cancelling from a dying actor aborts.
+  void keep_abandoned(simgrid::s4u::CommPtr activity) { abandoned_.push_back(std::move(activity)); }
+
   // Where ranks note what they block on (indexed by world rank); optional.
   void track_waits(std::vector<WaitState>* waits) { waits_ = waits; }
   void note_wait(int group_rank, int peer_group_rank, const char* what, double now) {
@@ -167,6 +174,7 @@ private:
   std::vector<std::unique_ptr<Packet>> packets_;  // every packet it made
   std::vector<Packet*> spare_packets_;            // those free to reuse
   std::vector<std::vector<simgrid::s4u::CommPtr>> wait_lists_;  // by group rank
+  std::vector<simgrid::s4u::CommPtr> abandoned_;                // keep_abandoned
   std::vector<WaitState>* waits_ = nullptr;
 };
 

@@ -89,13 +89,14 @@ size_t messages_of(const Schedule& schedule) {
 ModelEstimate estimate_in_lock_step(const Schedule& schedule, const ModelInput& in, const Network& network) {
   const auto& steps = schedule.steps();
   std::unordered_map<PatternKey, StepCost, PatternHash> priced;
+  LinkFacts facts;
   std::vector<double> end(steps.size(), 0);
   ModelEstimate estimate;
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& step = steps[s];
     const PatternKey key{hash_flows(step.flows), &step.flows};
     auto it = priced.find(key);
-    if (it == priced.end()) it = priced.emplace(key, price_step_by_class(step, in, network)).first;
+    if (it == priced.end()) it = priced.emplace(key, price_step_by_class(step, in, network, &facts)).first;
     const StepCost& cost = it->second;
     double start = 0;
     for (int a : step.after) start = std::max(start, end[static_cast<size_t>(a)]);

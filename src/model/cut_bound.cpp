@@ -5,8 +5,13 @@
 #include <fmt/ranges.h>
 #include <limits>
 #include <map>
+#include <optional>
+#include <simgrid/s4u/Link.hpp>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "model/route_cache.hpp"
+#include "model/star_routes.hpp"
 
 namespace collsim {
 namespace {
@@ -210,6 +215,126 @@ CutFlow max_flow_across(const Network& routes, const std::vector<int>& from, con
   return result;
 }
 
+// The graph max_flow_across builds from the |from| x |to| routes, built on a star from each
+// rank's up and down links (model/star_routes.hpp) without reading a route: the route from a
+// to b is up[a], then down[b] without the links of up[a]. Which of b's down links a route
+// skips depends only on which of a's up links are down links of some rank of `to` (a
+// backbone both ways): ranks of `from` alike in that share their routes' tails. Links are
+// numbered in the order those routes first meet them, as max_flow_across numbers them, and
+// every last up link of a group joins every first link of its tails through one hub (as
+// max_flow_across's hubs join links followed by the same links).
+using StarLink = const simgrid::s4u::Link*;
+struct StarCut {
+  std::vector<StarLink> links;  // by node
+  std::vector<std::pair<int, int>> joins;
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> hubs;  // (links before, links after)
+  std::vector<int> starts, ends;  // links some route starts (ends) with
+  bool direct = false;            // a route without links: nothing limits it
+
+  int node(StarLink link) {
+    const auto [at, added] = node_of_link.try_emplace(link, static_cast<int>(links.size()));
+    if (added) links.push_back(link);
+    return at->second;
+  }
+  void chain(const std::vector<int>& nodes) {
+    for (size_t i = 1; i < nodes.size(); ++i) joins.emplace_back(nodes[i - 1], nodes[i]);
+  }
+  std::unordered_map<StarLink, int> node_of_link;
+};
+
+void sort_unique(std::vector<int>& nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+}
+
+StarCut star_cut(const StarRoutes& star, const std::vector<int>& from, const std::vector<int>& to) {
+  auto up = [&](int rank) -> const std::vector<StarLink>& { return star.up[static_cast<size_t>(rank)]; };
+  auto down = [&](int rank) -> const std::vector<StarLink>& { return star.down[static_cast<size_t>(rank)]; };
+  std::unordered_set<StarLink> down_links;
+  for (int b : to) down_links.insert(down(b).begin(), down(b).end());
+  struct Group {
+    std::vector<int> last_up, first_tail;  // nodes: its ranks' last up links, its tails' first links
+    bool empty_up = false, empty_tail = false;
+  };
+  std::map<std::vector<StarLink>, size_t> group_of;  // up links that are down links too -> group
+  std::vector<Group> groups;
+  StarCut cut;
+  for (int a : from) {
+    std::vector<int> nodes;
+    std::vector<StarLink> skipped;
+    for (StarLink link : up(a)) {
+      nodes.push_back(cut.node(link));
+      if (down_links.count(link) != 0) skipped.push_back(link);
+    }
+    std::sort(skipped.begin(), skipped.end());
+    const auto [at, added] = group_of.try_emplace(skipped, groups.size());
+    if (added) {
+      groups.emplace_back();
+      for (int b : to) {
+        std::vector<int> tail;
+        for (StarLink link : down(b))
+          if (!std::binary_search(skipped.begin(), skipped.end(), link)) tail.push_back(cut.node(link));
+        if (tail.empty()) {
+          groups.back().empty_tail = true;
+          continue;
+        }
+        cut.chain(tail);
+        groups.back().first_tail.push_back(tail.front());
+        cut.ends.push_back(tail.back());
+      }
+    }
+    Group& group = groups[at->second];
+    if (nodes.empty()) {
+      group.empty_up = true;
+      continue;
+    }
+    cut.chain(nodes);
+    cut.starts.push_back(nodes.front());
+    group.last_up.push_back(nodes.back());
+  }
+  for (Group& group : groups) {
+    sort_unique(group.last_up);
+    sort_unique(group.first_tail);
+    if (group.empty_up && group.empty_tail) cut.direct = true;
+    if (group.empty_up) cut.starts.insert(cut.starts.end(), group.first_tail.begin(), group.first_tail.end());
+    if (group.empty_tail) cut.ends.insert(cut.ends.end(), group.last_up.begin(), group.last_up.end());
+    if (!group.last_up.empty() && !group.first_tail.empty()) cut.hubs.emplace_back(group.last_up, group.first_tail);
+  }
+  sort_unique(cut.starts);
+  sort_unique(cut.ends);
+  std::sort(cut.joins.begin(), cut.joins.end());
+  cut.joins.erase(std::unique(cut.joins.begin(), cut.joins.end()), cut.joins.end());
+  return cut;
+}
+
+CutFlow max_flow_on_star(const RouteCache& routes, const StarRoutes& star, const std::vector<int>& from,
+                         const std::vector<int>& to) {
+  const StarCut cut = star_cut(star, from, to);
+  if (cut.direct) return {unlimited, {}};
+  const int count = static_cast<int>(cut.links.size());
+  const int source = 2 * count, sink = 2 * count + 1;
+  MaxFlow flow(2 * count + 2 + static_cast<int>(cut.hubs.size()));
+  for (int i = 0; i < count; ++i) {
+    const StarLink link = cut.links[static_cast<size_t>(i)];
+    const bool shared = link->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::FATPIPE;
+    flow.add_edge(2 * i, 2 * i + 1, shared ? routes.nominal(link).bandwidth : unlimited);
+  }
+  for (const auto& [a, b] : cut.joins) flow.add_edge(2 * a + 1, 2 * b, unlimited);
+  int hub = 2 * count + 2;
+  for (const auto& [before, after] : cut.hubs) {
+    for (int a : before) flow.add_edge(2 * a + 1, hub, unlimited);
+    for (int b : after) flow.add_edge(hub, 2 * b, unlimited);
+    ++hub;
+  }
+  for (int n : cut.starts) flow.add_edge(source, 2 * n, unlimited);
+  for (int n : cut.ends) flow.add_edge(2 * n + 1, sink, unlimited);
+  CutFlow result{flow.run(source, sink), {}};
+  for (int i = 0; i < count; ++i)
+    if (flow.reachable(2 * i) && !flow.reachable(2 * i + 1))
+      result.saturated.push_back(cut.links[static_cast<size_t>(i)]->get_name());
+  return result;
+}
+
 std::string describe_ranks(const std::vector<int>& ranks) {
   if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
   const bool consecutive = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
@@ -299,9 +424,13 @@ CutBound topology_cut_bound(Collective collective, const Network& routes, const 
   }
   for (int r : single_ranks(routes, p, max_singletons, symmetric)) sides.emplace_back(std::vector<int>{r}, "");
 
+  // On a star every cut is read from 2p link lists, whatever its size.
+  const auto* cache = dynamic_cast<const RouteCache*>(&routes);
+  std::optional<StarRoutes> star = cache != nullptr ? star_routes(*cache) : std::nullopt;
+  if (star && star->up.size() != static_cast<size_t>(p)) star.reset();
   std::vector<std::string> unread;
   for (const auto& [side, label] : sides) {
-    if (static_cast<double>(side.size()) * static_cast<double>(p - static_cast<int>(side.size())) > max_cut_routes) {
+    if (!star && static_cast<double>(side.size()) * static_cast<double>(p - static_cast<int>(side.size())) > max_cut_routes) {
       unread.push_back(fmt::format("{} {}", describe_ranks(side), label));
       continue;
     }
@@ -317,7 +446,8 @@ CutBound topology_cut_bound(Collective collective, const Network& routes, const 
                                                   {bytes_across(collective, in_t, root, bytes_per_rank), false}};
     for (const auto& [bytes, forward] : directions) {
       if (bytes <= 0) continue;
-      const CutFlow flow = forward ? max_flow_across(routes, side, others) : max_flow_across(routes, others, side);
+      const std::vector<int>&source = forward ? side : others, &sink = forward ? others : side;
+      const CutFlow flow = star ? max_flow_on_star(*cache, *star, source, sink) : max_flow_across(routes, source, sink);
       const double time = bytes / flow.capacity;
       if (time > best.time) {
         const std::string from = describe_ranks(forward ? side : others), to = describe_ranks(forward ? others : side);

@@ -1,9 +1,10 @@
 #include "model/fluid.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <queue>
-#include <unordered_map>
 
 #include "comm/message_cost.hpp"
 
@@ -23,8 +24,8 @@ struct Transfer {
   double remaining = 0;      // bytes on the wire
   double weight = 1;         // max-min weight: 1 / the route's latency (SimGrid's sharing penalty)
   double bound = unlimited;  // the slowest link of its route (what a fatpipe allows)
-  std::vector<int> links;    // local indices of its shared links
-  std::vector<int> route;    // local indices of all its links
+  uint32_t links_first = 0, links_end = 0;  // its shared links: FluidRun::links_ from links_first
+  uint32_t route_first = 0, route_end = 0;  // all its links: FluidRun::route_links_ from route_first
   int bound_link = -1;       // local index of the link that sets `bound`
   double rate = 0;
   int limited_by = -1;       // local index of the link that set its rate
@@ -44,17 +45,51 @@ struct Round {
   bool posted = false;  // begun: its messages may all be in before then (posted early, waited late)
 };
 
+// Network link ids numbered locally (0, 1, ... in the order met, listed in `ids`) through a
+// table by network id that lives as long as the thread: a run of a few messages on a
+// network of a million links costs no table of its own (the lock-step pricing makes one run
+// per class of every step). The entries it set are cleared when it goes.
+class LocalLinks {
+public:
+  explicit LocalLinks(std::vector<int>& ids) : ids_(ids) {}
+  ~LocalLinks() {
+    for (int id : ids_) table()[static_cast<size_t>(id)] = -1;
+  }
+  LocalLinks(const LocalLinks&) = delete;
+  LocalLinks& operator=(const LocalLinks&) = delete;
+  int local(int id) {
+    std::vector<int>& by_id = table();
+    if (by_id.size() <= static_cast<size_t>(id)) by_id.resize(static_cast<size_t>(id) + 1, -1);
+    int& local = by_id[static_cast<size_t>(id)];
+    if (local < 0) {
+      local = static_cast<int>(ids_.size());
+      ids_.push_back(id);
+    }
+    return local;
+  }
+
+private:
+  static std::vector<int>& table() {
+    thread_local std::vector<int> by_id;
+    return by_id;
+  }
+  std::vector<int>& ids_;
+};
+
 class FluidRun {
 public:
   FluidRun(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
-           const std::vector<int>* endpoints)
-      : messages_(messages), in_(in), network_(network), endpoints_(endpoints), arrivals_(messages.size()) {
+           const std::vector<int>* endpoints, LinkFacts* facts)
+      : messages_(messages), in_(in), network_(network), endpoints_(endpoints), facts_(facts), arrivals_(messages.size()) {
     transfers_.resize(messages.size());
     // ranks, then any switch a message reaches (ranks p and above: ModelInput::switch_endpoints)
     int parties = endpoints != nullptr ? static_cast<int>(endpoints->size()) : in.p;
     for (const FluidMessage& message : messages) parties = std::max({parties, message.flow.src + 1, message.flow.dst + 1});
     rounds_.resize(static_cast<size_t>(parties));
-    for (size_t m = 0; m < messages.size(); ++m) describe(m, messages[m].flow);
+    {
+      LocalLinks numbering(ids_);
+      for (size_t m = 0; m < messages.size(); ++m) describe(m, messages[m].flow, numbering);
+    }
     number_rounds(parties);
     for (size_t m = 0; m < messages.size(); ++m) place(m);
   }
@@ -156,7 +191,7 @@ private:
     if (message.reduced) waits.reduced_bytes += message.flow.bytes;
   }
 
-  void describe(size_t m, const Flow& flow) {
+  void describe(size_t m, const Flow& flow, LocalLinks& numbering) {
     const int from = endpoint(flow.src), to = endpoint(flow.dst);
     route_.clear();
     const double latency = network_.append_route(from, to, route_);  // read once, not kept
@@ -170,26 +205,44 @@ private:
       t.hop = price.hop_latency;
       t.bound = price.rate_cap;
     }
+    t.links_first = t.links_end = static_cast<uint32_t>(links_.size());
+    t.route_first = t.route_end = static_cast<uint32_t>(route_links_.size());
     for (int id : route_) {
-      const NetworkLink& link = network_.link(id);
-      const int local = local_link(id, link);
-      t.route.push_back(local);
-      if (link.shared) t.links.push_back(local);
-      if (link.bandwidth < t.bound) {
-        t.bound = link.bandwidth;
+      const auto [bandwidth, shared] = link_facts(id);
+      const int local = numbering.local(id);
+      if (static_cast<size_t>(local) == capacity_.size()) capacity_.push_back(bandwidth);
+      route_links_.push_back(local);
+      ++t.route_end;
+      if (shared) {
+        links_.push_back(local);
+        ++t.links_end;
+      }
+      if (bandwidth < t.bound) {
+        t.bound = bandwidth;
         t.bound_link = local;
       }
     }
   }
 
-  int local_link(int id, const NetworkLink& link) {
-    auto [it, added] = local_.emplace(id, static_cast<int>(ids_.size()));
-    if (added) {
-      ids_.push_back(id);
-      capacity_.push_back(link.bandwidth);
+  std::pair<double, bool> link_facts(int id) const {
+    if (facts_ == nullptr) {
+      const NetworkLink& link = network_.link(id);
+      return {link.bandwidth, link.shared};
     }
-    return it->second;
+    const auto [bits, shared] = facts_->of(network_, id);
+    double bandwidth = 0;
+    std::memcpy(&bandwidth, &bits, sizeof(bandwidth));
+    return {bandwidth, shared};
   }
+
+  // A transfer's shared links and all its links, as local indices.
+  struct Ints {
+    const int *first, *last;
+    const int* begin() const { return first; }
+    const int* end() const { return last; }
+  };
+  Ints links_of(const Transfer& t) const { return {links_.data() + t.links_first, links_.data() + t.links_end}; }
+  Ints route_of(const Transfer& t) const { return {route_links_.data() + t.route_first, route_links_.data() + t.route_end}; }
 
   // Rank r posts its round-th round at `at`: its sends leave after their overheads; a
   // message whose both ends are posted starts after its route's latency. A round of sends
@@ -278,25 +331,25 @@ private:
     for (size_t i : active_) {
       Transfer& t = transfers_[i];
       t.rate = -1;
-      for (int l : t.links) {
+      for (int l : links_of(t)) {
         if (weight_[static_cast<size_t>(l)] == 0) {
           touched_.push_back(l);
           left_[static_cast<size_t>(l)] = capacity_[static_cast<size_t>(l)];
         }
         weight_[static_cast<size_t>(l)] += t.weight;
       }
-      for (int l : t.route) ++crossing_[static_cast<size_t>(l)];
+      for (int l : route_of(t)) ++crossing_[static_cast<size_t>(l)];
     }
     first_.assign(touched_.size() + 1, 0);
     slot_.assign(links, -1);
     for (size_t k = 0; k < touched_.size(); ++k) slot_[static_cast<size_t>(touched_[k])] = static_cast<int>(k);
     for (size_t i : active_)
-      for (int l : transfers_[i].links) ++first_[static_cast<size_t>(slot_[static_cast<size_t>(l)]) + 1];
+      for (int l : links_of(transfers_[i])) ++first_[static_cast<size_t>(slot_[static_cast<size_t>(l)]) + 1];
     for (size_t k = 0; k < touched_.size(); ++k) first_[k + 1] += first_[k];
     crossers_.resize(first_.back());
     std::vector<size_t> fill(first_.begin(), first_.end() - 1);
     for (size_t i : active_)
-      for (int l : transfers_[i].links) crossers_[fill[static_cast<size_t>(slot_[static_cast<size_t>(l)])]++] = i;
+      for (int l : links_of(transfers_[i])) crossers_[fill[static_cast<size_t>(slot_[static_cast<size_t>(l)])]++] = i;
   }
 
   // The filling itself: level by level, the lowest of a link's and a message's own bound.
@@ -334,7 +387,7 @@ private:
           Transfer& t = transfers_[crossers_[c]];
           if (t.rate >= 0) continue;
           int by = l;
-          for (int m : t.links)
+          for (int m : links_of(t))
             if (saturated_[static_cast<size_t>(m)]) {
               by = m;
               break;
@@ -351,7 +404,7 @@ private:
     t.rate = rate;
     t.limited_by = by;
     --unfixed_;
-    for (int l : t.links) {
+    for (int l : links_of(t)) {
       const auto link = static_cast<size_t>(l);
       left_[link] = std::max(0.0, left_[link] - rate);
       weight_[link] -= t.weight;
@@ -383,14 +436,15 @@ private:
   const ModelInput& in_;
   const Network& network_;
   const std::vector<int>* endpoints_;  // each rank's endpoint (null: ModelInput's)
+  LinkFacts* facts_;                   // links' bandwidths and sharing as read before (null: none)
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
   std::vector<std::vector<Round>> rounds_;
   using Start = std::pair<double, size_t>;
   std::priority_queue<Start, std::vector<Start>, std::greater<>> ready_;
   std::vector<size_t> active_;
-  std::unordered_map<int, int> local_;
-  std::vector<int> ids_;
+  std::vector<int> ids_;  // by local index: the network link
+  std::vector<int> links_, route_links_;  // the transfers' shared links and routes, one after another
   std::vector<int> route_;  // the route describe() reads (network link ids)
   std::vector<double> capacity_, left_, weight_;
   std::vector<int> crossing_, touched_, slot_;
@@ -402,13 +456,24 @@ private:
 
 }  // namespace
 
+void LinkFacts::read(const Network& network, int id) {
+  const auto at = static_cast<size_t>(id);
+  if (at >= bandwidth_bits_.size()) {
+    bandwidth_bits_.resize(std::max(at + 1, network.link_count()), 0);
+    shared_.resize(bandwidth_bits_.size());
+  }
+  const NetworkLink& link = network.link(id);
+  std::memcpy(&bandwidth_bits_[at], &link.bandwidth, sizeof(double));
+  shared_[at] = link.shared;
+}
+
 std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network) {
-  return FluidRun(messages, in, network, nullptr).run();
+  return FluidRun(messages, in, network, nullptr, nullptr).run();
 }
 
 std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
-                               const std::vector<int>& endpoints) {
-  return FluidRun(messages, in, network, &endpoints).run();
+                               const std::vector<int>& endpoints, LinkFacts* facts) {
+  return FluidRun(messages, in, network, &endpoints, facts).run();
 }
 
 }  // namespace collsim

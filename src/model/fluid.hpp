@@ -25,6 +25,8 @@
 // within 0.1% of the same time end together (each at its own time, the bandwidth it frees
 // shared with the others slightly early: the time is off by less than 0.1%), so that a
 // step of 65,280 messages (direct at p = 256) costs a thousand sharings, not 65,280.
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "algorithms/schedule.hpp"
@@ -32,6 +34,26 @@
 #include "model/network.hpp"
 
 namespace collsim {
+
+// What the pricing of one schedule's steps (one input, one network) reads again and again:
+// each link's bandwidth and sharing, kept side by side by link id once read (the lock-step
+// pricing's fluid runs read them too, model/step_classes.hpp). A step of
+// 65,536 messages on dgx-h100:16384 read a link record of the network per message and hop,
+// nearly each a cache miss; the binary tree prices 124 such steps.
+class LinkFacts {
+public:
+  // The link's bandwidth (its bits) and whether it is shared.
+  std::pair<uint64_t, bool> of(const Network& network, int id) {
+    const auto at = static_cast<size_t>(id);
+    if (at >= bandwidth_bits_.size() || bandwidth_bits_[at] == 0) read(network, id);
+    return {bandwidth_bits_[at], shared_[at]};
+  }
+
+private:
+  void read(const Network& network, int id);
+  std::vector<uint64_t> bandwidth_bits_;  // by link id; 0: not read yet (a bandwidth is > 0)
+  std::vector<bool> shared_;
+};
 
 struct FluidMessage {
   Flow flow;
@@ -62,6 +84,6 @@ std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const 
 // endpoint endpoints[r]: a part of a step run apart from the rest (model/step_classes.hpp),
 // without a round list for every rank of the run.
 std::vector<Arrival> run_fluid(const std::vector<FluidMessage>& messages, const ModelInput& in, const Network& network,
-                               const std::vector<int>& endpoints);
+                               const std::vector<int>& endpoints, LinkFacts* facts = nullptr);
 
 }  // namespace collsim

@@ -107,8 +107,8 @@ using ClassArrivals = std::vector<Arrival>;
 
 class StepPricer {
 public:
-  StepPricer(const Step& step, const ModelInput& in, const Network& network)
-      : step_(step), in_(in), network_(network) {
+  StepPricer(const Step& step, const ModelInput& in, const Network& network, LinkFacts& facts)
+      : step_(step), in_(in), network_(network), facts_(facts) {
     routes_.latency.reserve(step.flows.size());
     routes_.first.reserve(step.flows.size() + 1);
     for (const Flow& flow : step.flows) {
@@ -170,8 +170,8 @@ private:
           local = static_cast<int>(group_links_.size() - links_before);
           group_links_.push_back(id);
         }
-        const NetworkLink& link = network_.link(id);
-        key.insert(key.end(), {static_cast<uint64_t>(local), bits_of(link.bandwidth), static_cast<uint64_t>(link.shared)});
+        const auto [bandwidth, shared] = facts_.of(network_, id);
+        key.insert(key.end(), {static_cast<uint64_t>(local), bandwidth, static_cast<uint64_t>(shared)});
       }
     }
     for (size_t k = links_before; k < group_links_.size(); ++k) local_[static_cast<size_t>(group_links_[k])] = -1;
@@ -195,7 +195,7 @@ private:
       flow.dst = local_rank(flow.dst);
       messages.push_back({flow, 0});
     }
-    ClassArrivals arrivals = run_fluid(messages, in_, network_, endpoints);
+    ClassArrivals arrivals = run_fluid(messages, in_, network_, endpoints, &facts_);
     const size_t begin = group_links_first_[g], end = group_links_first_[g + 1];
     for (size_t k = begin; k < end; ++k) local_[static_cast<size_t>(group_links_[k])] = static_cast<int>(k - begin);
     for (Arrival& a : arrivals)
@@ -207,6 +207,7 @@ private:
   const Step& step_;
   const ModelInput& in_;
   const Network& network_;
+  LinkFacts& facts_;
   StepRoutes routes_;                        // by message
   Groups groups_;
   std::vector<int> local_;                   // by network link: its number in the group described (-1: none)
@@ -217,9 +218,10 @@ private:
 
 }  // namespace
 
-StepCost price_step_by_class(const Step& step, const ModelInput& in, const Network& network) {
+StepCost price_step_by_class(const Step& step, const ModelInput& in, const Network& network, LinkFacts* facts) {
   if (step.flows.empty()) return {};
-  return StepPricer(step, in, network).price();
+  LinkFacts own;
+  return StepPricer(step, in, network, facts != nullptr ? *facts : own).price();
 }
 
 StepCost price_step_whole(const Step& step, const ModelInput& in, const Network& network) {

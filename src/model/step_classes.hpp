@@ -19,6 +19,7 @@
 // (fluid.hpp), is this pricing the more exact of the two.
 #include "algorithms/model_input.hpp"
 #include "algorithms/schedule.hpp"
+#include "model/fluid.hpp"
 #include "model/network.hpp"
 
 namespace collsim {
@@ -32,8 +33,9 @@ struct StepCost {
   int sharing = 0;
 };
 
-// The step priced once per class of its groups of messages.
-StepCost price_step_by_class(const Step& step, const ModelInput& in, const Network& network);
+// The step priced once per class of its groups of messages (`facts`: shared by the steps of
+// a schedule priced on the same input and network; none: read from the network).
+StepCost price_step_by_class(const Step& step, const ModelInput& in, const Network& network, LinkFacts* facts = nullptr);
 
 // The step priced in one fluid run of all its messages (the reference).
 StepCost price_step_whole(const Step& step, const ModelInput& in, const Network& network);

@@ -2,16 +2,20 @@
 
 #include "nccl/p2p.hpp"
 
+#include <utility>
+
 namespace collsim::nccl {
 
 namespace {
 
 constexpr double p2p_ll_threshold = 16384;  // NCCL_P2P_LL_THRESHOLD (p2p.cpp, [Q])
 
-Transport point_to_point(const GpuSystem& system, Proto proto) {
+Transport point_to_point(const GpuSystem& system, Proto proto, int nvswitches) {
   const TransportChoice choice{.algo = Algo::ring, .proto = proto, .channels = 1, .messages_at_once = 1,
                                .point_to_point = true};
-  return Transport(system, choice, std::vector<EndpointKind>(static_cast<size_t>(system.ranks), EndpointKind::gpu));
+  std::vector<EndpointKind> kinds(static_cast<size_t>(system.ranks), EndpointKind::gpu);
+  kinds.resize(kinds.size() + static_cast<size_t>(nvswitches), EndpointKind::nvswitch);
+  return Transport(system, choice, std::move(kinds));
 }
 
 // The channels NCCL's send/recv give one peer (nChannelsMax of an op): the communicator's p2p
@@ -22,8 +26,8 @@ int channels_per_peer(const GpuSystem& system) {
 
 }  // namespace
 
-SendRecvCost::SendRecvCost(const GpuSystem& system, double vector_bytes)
-    : ll_(point_to_point(system, Proto::ll)), simple_(point_to_point(system, Proto::simple)),
+SendRecvCost::SendRecvCost(const GpuSystem& system, double vector_bytes, int nvswitches)
+    : ll_(point_to_point(system, Proto::ll, nvswitches)), simple_(point_to_point(system, Proto::simple, nvswitches)),
       ll_up_to_(channels_per_peer(system) * p2p_ll_threshold),
       overhead_(vector_bytes <= ll_up_to_ ? ll_.collective_overhead() : simple_.collective_overhead()) {}
 

@@ -15,7 +15,9 @@ class SendRecvCost final : public MessageCost {
 public:
   // `vector_bytes`: the collective's vector per rank. The kernel's launch is LL's when the
   // whole vector would travel with LL (then every message does), else Simple's.
-  SendRecvCost(const GpuSystem& system, double vector_bytes);
+  // `nvswitches`: NVSwitch endpoints after the ranks (hierarchical's NVLS level), whose
+  // messages pay NVLS's efficiency on NVLink (Transport::wire_factor).
+  SendRecvCost(const GpuSystem& system, double vector_bytes, int nvswitches = 0);
 
   const MessagePrice& price(int from, int to) const override { return simple_.price(from, to); }
   const MessagePrice& price_for(int from, int to, double bytes) const override {

@@ -31,6 +31,7 @@ namespace collsim {
 
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch) {
   state.members[c] = std::move(members);
+  for (std::shared_ptr<CommGroup>& old : state.groups[c]) state.retired_groups.push_back(std::move(old));
   state.groups[c].clear();
   for (size_t g = 0; g < state.members[c].size(); ++g) {
     const std::vector<int>& group = state.members[c][g];

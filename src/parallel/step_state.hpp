@@ -47,6 +47,7 @@ struct StepState {
   std::vector<simgrid::s4u::SemaphorePtr> bucket_ready;                               // [world]: a token per bucket made
   std::vector<int> buckets_made;                                             // [world]: tokens released so far
   std::vector<simgrid::s4u::SemaphorePtr> retired;  // replaced by a rebuild: kept until the stopped streams unwound
+  std::vector<std::shared_ptr<CommGroup>> retired_groups;  // likewise (a stopped stream may unwind inside one)
   std::vector<char> compute_done, data_done;                                 // [world]: each stream ended
   std::vector<simgrid::s4u::ActorPtr> compute_actors, data_actors;                    // [world]
   std::vector<StepInterval> intervals;

@@ -8,10 +8,10 @@ namespace collsim {
 namespace {
 
 template <typename T>
-void fill_typed(T* data, size_t count, int rank, OpKind op, uint64_t seed) {
+void fill_typed(T* data, size_t count, int rank, OpKind op, uint64_t seed, size_t first) {
   const uint64_t base = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(rank) + 1));
   for (size_t i = 0; i < count; ++i) {
-    const uint64_t bits = splitmix64(base + i);
+    const uint64_t bits = splitmix64(base + first + i);
     if constexpr (std::is_unsigned_v<T>) {
       // Sums and products wrap around (uint8 sums past 255): the reference wraps too.
       data[i] = op == OpKind::prod ? static_cast<T>((bits & 1) ? 1 : 3) : static_cast<T>(bits % 101);
@@ -28,10 +28,10 @@ void fill_typed(T* data, size_t count, int rank, OpKind op, uint64_t seed) {
 
 }  // namespace
 
-void fill_input(Buffer& buf, int rank, OpKind op, uint64_t seed) {
+void fill_input(Buffer& buf, int rank, OpKind op, uint64_t seed, size_t first) {
   with_element_type(buf.dtype(), [&](auto element) {
     using T = decltype(element);
-    fill_typed(buf.as<T>(), buf.carried(), rank, op, seed);
+    fill_typed(buf.as<T>(), buf.carried(), rank, op, seed, first);
   });
 }
 

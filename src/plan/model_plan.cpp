@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <simgrid/s4u/Host.hpp>
 
 #include "algorithms/algorithms.hpp"
@@ -166,12 +167,40 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
   plan.notes.push_back(describe_nccl(nccl));
 }
 
-// collsim's own algorithms on GPUs: every message pays NCCL's send/recv (plan/nccl_run.hpp).
-void use_gpu_p2p(const ModelPlatform& platform, RunPlan& plan) {
+// collsim's own algorithms on GPUs: every message pays NCCL's send/recv (plan/nccl_run.hpp),
+// those to and from `nvswitches` NVSwitch actors after the ranks too.
+void use_gpu_p2p(const ModelPlatform& platform, RunPlan& plan, int nvswitches) {
   const GpuP2pSetup gpu = setup_gpu_p2p(plan.scenario.collective.algorithm, platform.rank_hosts, *platform.network,
-                                        plan.scenario.collective.size);
+                                        plan.scenario.collective.size, nvswitches);
   plan.model.message_cost = gpu.cost;
   plan.notes.push_back(gpu.why);
+}
+
+// hierarchical's NVLS level (collective.intra nvls): each node's NVSwitch in the model's
+// network and as two switch actors (its reductions, its multicasts: hierarchy_nvls.cpp), the
+// locality groups being the nodes, in the switches' order.
+void use_nvls_level(const NcclSetup& nvls, const ModelPlatform& platform, const RankLocality& locality, RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  if (scenario.recovery.policy != RecoveryPolicy::none || !scenario.faults.empty())
+    throw InputError("collective.intra: nvls reduces in the NVSwitches' actors, which serve the first group only: not "
+                     "with faults or recovery; use ring or halving-doubling");
+  if (locality_groups(locality.ids) != nvls.switch_members)
+    throw InputError(fmt::format("collective.intra: nvls needs the groups to be the nodes (each NVSwitch's GPUs); the "
+                                 "groups here come from {}: leave out collective.group_size",
+                                 locality.source));
+  std::vector<int> chosen;
+  for (const PlatformHost& host : nvls.switches) chosen.push_back(host.index);
+  plan.model.network = platform.with_switches(chosen);
+  for (int role = 0; role < nvls.actors_per_switch; ++role)
+    for (size_t s = 0; s < nvls.switches.size(); ++s) {
+      const int endpoint = static_cast<int>(platform.places.ranks() + s);
+      plan.model.switch_endpoints.push_back(endpoint);
+      plan.switches.push_back({nvls.switches[s].name, SwitchKind::nvlink, nvls.switch_members[s], endpoint});
+    }
+  plan.notes.push_back(fmt::format("collective.intra nvls: each node's NVSwitch ({} of them) reduces its GPUs' vectors "
+                                   "and multicasts the result (NVLink SHARP); each GPU sends and receives (1 + 1/g) "
+                                   "times the vector through its NVLink port",
+                                   nvls.switches.size()));
 }
 
 }  // namespace
@@ -199,13 +228,21 @@ RankLocality plan_model(const std::vector<AutoCandidate>& simulated, const Model
   // The hierarchical allreduce's groups and their costs, for its run and for auto's ranking.
   const RankLocality locality = rank_locality(scenario, platform.places);
   if (runs_nccl(scenario)) use_nccl(platform, plan);
-  if (platform.gpu_transport && p > 1) use_gpu_p2p(platform, plan);
+  std::optional<NcclSetup> nvls;  // hierarchical's NVLS level: the nodes' NVSwitches
+  if (scenario.collective.intra == HierarchyLevel::nvls && (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
+    if (automatic)
+      throw InputError("collective.intra: nvls needs collective.algorithm hierarchical (auto does not start switches)");
+    if (p > 1) nvls = setup_nvls_level(platform.rank_hosts, platform.switch_hosts, *platform.network);
+  }
+  if (platform.gpu_transport && p > 1)
+    use_gpu_p2p(platform, plan, nvls ? nvls->actors_per_switch * static_cast<int>(nvls->switches.size()) : 0);
   if (!automatic && plan.choice.algorithm->uses.servers) plan_servers(hosts, locality, plan);
   if (scenario.collective.kind == Collective::allreduce &&
       (automatic || plan.choice.algorithm->run == allreduce_hierarchical)) {
     read_hierarchy(locality.ids, model);
     model.locality = locality.ids;
     check_levels(model);
+    if (nvls) use_nvls_level(*nvls, platform, locality, plan);
   }
   // the channels' rings (and NCCL's) turn inside the groups; auto tries channels there too
   if (automatic || model.channels > 1 || (plan.choice.algorithm != nullptr && plan.choice.algorithm->uses.nccl))

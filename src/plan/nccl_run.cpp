@@ -17,6 +17,10 @@ bool runs_nccl(const Scenario& scenario) {
   return name == "nccl" || find_algorithm(scenario.collective.kind, name, "collective.algorithm").uses.nccl;
 }
 
+bool runs_nvls_level(const Scenario& scenario) {
+  return scenario.collective.intra == HierarchyLevel::nvls && scenario.collective.algorithm == "hierarchical";
+}
+
 bool wants_gpu_transport(const Scenario& scenario) {
   const std::string& name = scenario.collective.algorithm;
   if (!scenario.nccl.gpu_cost || runs_nccl(scenario)) return false;
@@ -178,10 +182,10 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
 }
 
 GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
-                          double bytes) {
+                          double bytes, int nvswitches) {
   GpuP2pSetup setup;
   setup.system = describe_ranks(hosts, {}, routes, "topology");
-  setup.cost = std::make_shared<const nccl::SendRecvCost>(setup.system, bytes);
+  setup.cost = std::make_shared<const nccl::SendRecvCost>(setup.system, bytes, nvswitches);
   const nccl::SendRecvCost& cost = *setup.cost;
   using nccl::EndpointKind;
   auto hops = [](const nccl::Transport& t) {
@@ -197,6 +201,20 @@ GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<Platfo
       "peer), hops of {}; Simple above, hops of {}",
       algorithm == "auto" ? "every algorithm auto tries" : algorithm, format_time(cost.collective_overhead()),
       format_size(cost.ll_up_to()), cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()));
+  return setup;
+}
+
+NcclSetup setup_nvls_level(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                           const Network& routes) {
+  NcclSetup setup;
+  setup.system = describe_ranks(hosts, switches, routes, "collective.intra");
+  if (!setup.system.nvls)
+    throw InputError(fmt::format("collective.intra: nvls reduces in each node's NVSwitch (NVLink SHARP, H100 and later), "
+                                 "which {} here has not{}; allowed: ring, halving-doubling",
+                                 setup.system.gpu->name,
+                                 setup.system.gpu->nvlink_sharp ? " (the platform names no nvswitch host per node)" : ""));
+  setup.choice.chosen.algo = nccl::Algo::nvls;
+  add_switches(setup, hosts, switches);
   return setup;
 }
 

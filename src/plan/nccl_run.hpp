@@ -19,6 +19,10 @@ namespace collsim {
 // Whether the scenario runs one of NCCL's algorithms: nccl (the tuner's choice), nccl-*.
 bool runs_nccl(const Scenario& scenario);
 
+// Whether the scenario runs hierarchical with NVLS inside the nodes (collective.intra nvls):
+// then the platform's GPUs and NVSwitches are described as for NCCL (setup_nvls_level).
+bool runs_nvls_level(const Scenario& scenario);
+
 // Whether collsim's own algorithm (or auto's) sends with NCCL's send/recv where every host is
 // a GPU (nccl.gpu_cost, default true): not NCCL's algorithms (their own transport), not
 // parameter servers (their servers are processes of their own, no GPU kernels).
@@ -32,8 +36,9 @@ struct GpuP2pSetup {
   std::shared_ptr<const nccl::SendRecvCost> cost;
   std::string why;  // for people: what every message pays, and why
 };
+// `nvswitches`: the NVSwitch actors after the ranks that the messages reach (hierarchical's NVLS level).
 GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
-                          double bytes);
+                          double bytes, int nvswitches = 0);
 
 struct NcclSetup {
   nccl::GpuSystem system;
@@ -58,6 +63,12 @@ struct NcclSetup {
 // rank, and its transport. The hosts come from SimGrid's platform or the generator's structure.
 NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<PlatformHost>& hosts,
                      const std::vector<PlatformHost>& switches, const Network& routes, double bytes);
+
+// hierarchical's NVLS level (collective.intra nvls): each node's NVSwitch that reduces, as
+// NCCL's NVLS finds them (switches, switch_members, switch_kind, actors_per_switch); refused
+// in one line where the GPUs' NVSwitch does not reduce (NVLink SHARP: H100 and later).
+NcclSetup setup_nvls_level(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                           const Network& routes);
 
 // One line for people: the choice, its protocol and channels, and what its transport charges.
 std::string describe_nccl(const NcclSetup& setup);

@@ -79,7 +79,8 @@ json training_json(const RunPlan& plan) {
   json out{{"rounds", plan.scenario.training.rounds},
            {"buckets", buckets},
            {"sharding", sharding_names().name(training.sharding)},
-           {"memory_per_worker", training.memory_per_worker}};
+           {"memory_per_worker", training.memory_per_worker},
+           {"buckets_in_flight", training.buckets_in_flight}};
   out["batch"] = training.batch ? json(*training.batch) : json(nullptr);
   if (training.reduce_scatter != nullptr)
     out["halves"] = {training.reduce_scatter->name, training.allgather->name};

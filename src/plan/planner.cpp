@@ -71,7 +71,8 @@ RunSize check_limits(const Scenario& scenario, bool model_only) {
   if (model_only) return {.hosts = host_count};
   const int ranks = scenario.workers.value_or(static_cast<int>(host_count));
   RunSize size = check_run_size(scenario, ranks, payload_for(scenario, ranks),
-                                segment_elements(scenario.collective.segment, scenario.collective.dtype));
+                                segment_elements(scenario.collective.segment, scenario.collective.dtype),
+                                training_buckets(scenario));
   size.hosts = host_count;
   return size;
 }
@@ -110,7 +111,7 @@ std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, 
                                                {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl,
                                                 .latency_in_transport_on_gpus = wants_gpu_transport(scenario)});
   plan.platform.gpu_transport = platform.gpus && wants_gpu_transport(scenario);
-  if (nccl) switches = platform.switches;
+  if (nccl || runs_nvls_level(scenario)) switches = platform.switches;
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root, p - 1));
@@ -216,6 +217,7 @@ void plan_training(RunPlan& plan) {
   out.memory_per_worker =
       memory_per_worker(total_parameters(training.layers), bytes_per_parameter, training.sharding, plan.workers);
   out.sharding = training.sharding;
+  out.buckets_in_flight = carries_buckets_in_flight(scenario);
   place_server_variables(plan);
   if (training.sharding == Sharding::none) return;
   const auto halves = allreduce_halves(scenario.collective.algorithm);
@@ -325,6 +327,17 @@ void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& p
   plan.input = options.input ? options.input : [op = plan.scenario.collective.op, seed = plan.scenario.seed](int rank, Buffer& buf) {
     fill_input(buf, rank, op, seed);
   };
+  plan.input_at = [op = plan.scenario.collective.op, seed = plan.scenario.seed](int rank, Buffer& buf, size_t first) {
+    fill_input(buf, rank, op, seed, first);
+  };
+  if (options.input) {
+    // A test's own inputs come whole: the part is cut from the whole vector.
+    plan.input_at = [input = options.input, payload = plan.payload](int rank, Buffer& buf, size_t first) {
+      Buffer whole(buf.dtype(), payload.carried_elems, payload.logical_elems);
+      input(rank, whole);
+      buf = whole.slice(first, buf.map());
+    };
+  }
 }
 
 // Why the model's routes cannot come from the generator's structure (empty: they can).
@@ -406,7 +419,8 @@ RunPlan plan_on_structure(const Scenario& asked, RunPlan plan, const PlanOptions
   plan_choice_and_payload(plan);
   plan.platform.gpu_transport = gpus_only(*parse_generator(scenario.topology, "topology")) && wants_gpu_transport(scenario);
   ModelPlatform platform{generated.network, generated.places, {}, {}, {}, {}, plan.platform.gpu_transport};
-  if (runs_nccl(scenario) || platform.gpu_transport) describe_structure_for_nccl(generated, platform);
+  if (runs_nccl(scenario) || platform.gpu_transport || runs_nvls_level(scenario))
+    describe_structure_for_nccl(generated, platform);
   plan.locality = plan_model(options.auto_simulated, platform, plan);
   plan.choice.parameters = algorithm_parameters(plan);
   if (options.topology_bound)
@@ -450,7 +464,8 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
   on_the_platform(scenario, [&] {
     ModelPlatform platform{std::make_shared<const RouteCache>(hosts), places_of(hosts, all_hosts), hosts, {}, {}, {},
                            plan.platform.gpu_transport};
-    if (runs_nccl(scenario) || platform.gpu_transport) describe_hosts_for_nccl(hosts, switches, platform);
+    if (runs_nccl(scenario) || platform.gpu_transport || runs_nvls_level(scenario))
+      describe_hosts_for_nccl(hosts, switches, platform);
     plan.locality = plan_model(options.auto_simulated, platform, plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));

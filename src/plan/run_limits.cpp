@@ -8,9 +8,11 @@
 
 #include "algorithms/message_counts.hpp"
 #include "algorithms/registry.hpp"
+#include "plan/nccl_run.hpp"
 #include "platform/generator_spec.hpp"
 #include "platform/platform.hpp"
 #include "platform/platform_file_check.hpp"
+#include "training/variable_placement.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
@@ -141,6 +143,36 @@ int planned_servers(const CollectiveSpec& collective, int p) {
   return collective.servers.value_or(1);
 }
 
+// collective.parameter_server.variables other than split: how many servers hold a variable
+// of each bucket (its push and pull reach those only: allreduce_parameter_server.cpp), the
+// variables placed as the run places them (plan/planner.cpp). Empty: every server, every
+// bucket; so with per_node, whose servers the platform's nodes multiply.
+std::vector<int> servers_per_bucket(const Scenario& scenario, int servers, const std::vector<Bucket>& buckets) {
+  const ParameterServerSpec& spec = scenario.collective.parameter_server;
+  if (spec.variables == VariablePlacement::split || spec.per_node || buckets.empty()) return {};
+  const std::vector<Layer>& layers = scenario.training.layers;
+  const std::vector<int> server_of = place_variables(layers, spec.variables, servers);
+  std::vector<int> counts;
+  for (const Bucket& bucket : buckets) {
+    std::vector<int> holding;
+    for (const ServerPiece& piece : bucket_pieces(layers, bucket, server_of)) holding.push_back(piece.server);
+    std::sort(holding.begin(), holding.end());
+    counts.push_back(static_cast<int>(std::unique(holding.begin(), holding.end()) - holding.begin()));
+  }
+  return counts;
+}
+
+// Why every bucket's data is held for the whole run (carries_buckets_in_flight is false).
+std::string whole_buckets_because(const Scenario& scenario) {
+  const TrainingSpec& training = scenario.training;
+  std::string why = "the algorithm's switch or server actors";
+  if (training.sharding != Sharding::none) why = fmt::format("training.sharding {}", sharding_names().name(training.sharding));
+  else if (training.has_model()) why = "the training model";
+  else if (scenario.recovery.policy != RecoveryPolicy::none) why = "recovery";
+  else if (scenario.collective.kind != Collective::allreduce) why = "a collective other than allreduce";
+  return fmt::format(" (every bucket held for the whole run: {} needs it)", why);
+}
+
 // The default carry gives every chunk of every part (p x channels per bucket) and every
 // layer an element (plan/payload.hpp): when that alone passes the buffers' limit, the error
 // says so, and what would lower it.
@@ -148,28 +180,64 @@ int planned_servers(const CollectiveSpec& collective, int p) {
   const size_t parts = payload.part_logical.size();
   const int channels = std::max(1, scenario.collective.channels);
   const std::string chunks = channels > 1 ? fmt::format("{} x {} channels", p, channels) : fmt::format("{}", p);
+  // The buffers grow with the carried elements: 90% of the count that would just fit, a
+  // whole number per bucket.
+  const double fits = static_cast<double>(payload.carried_elems) * max_carried_bytes / bytes * 0.9;
+  const uint64_t suggested = std::max<uint64_t>(parts, static_cast<uint64_t>(fits / static_cast<double>(parts)) * parts);
   throw InputError(fmt::format(
       "workers: {} on {} ranks: giving each of the {} chunks ({}){} an element takes {} elements per rank, about {} "
-      "of buffers over the ranks; at most {} (README \"Limits\"): {}fewer ranks{}, or set "
-      "collective.carried_elements (chunks without an element are simulated all the same, their data not verified)",
+      "of buffers over the ranks{}; at most {} (README \"Limits\"): {}fewer ranks{}, or set "
+      "collective.carried_elements={} (chunks without an element are simulated all the same, their data not verified)",
       describe_algorithm(scenario), p, static_cast<uint64_t>(p) * static_cast<uint64_t>(channels), chunks,
       parts > 1 ? fmt::format(" of each of the {} buckets", parts) : "", payload.carried_elems, format_size(bytes),
+      parts > 1 && !carries_buckets_in_flight(scenario) ? whole_buckets_because(scenario) : "",
       format_size(max_carried_bytes), parts > 1 ? "fewer buckets (a larger training.bucket), " : "",
-      channels > 1 ? " or channels" : ""));
+      channels > 1 ? " or channels" : "", suggested));
+}
+
+// The carried elements the ranks hold at once. Whole vectors: each rank's and its input kept
+// for verification, a third copy to roll back to. Buckets in flight: each stream's bucket on
+// every rank, and up to two results of each stream's buckets waiting for their last rank to
+// be verified (an allreduce ends on no rank before every rank has entered it).
+double held_elements(const Scenario& scenario, int p, const Payload& payload) {
+  if (carries_buckets_in_flight(scenario)) {
+    const uint64_t largest = *std::max_element(payload.part_carried.begin(), payload.part_carried.end());
+    return 3.0 * scenario.training.streams * p * static_cast<double>(largest);
+  }
+  const bool rolls_back = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
+  const double copies = rolls_back ? 3 : 2;
+  return copies * p * static_cast<double>(payload.carried_elems);
 }
 
 }  // namespace
 
-RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems) {
+bool carries_buckets_in_flight(const Scenario& scenario) {
+  const TrainingSpec& training = scenario.training;
+  if (!training.has_layers() || training.sharding != Sharding::none || training.has_model() ||
+      scenario.recovery.policy != RecoveryPolicy::none || scenario.collective.kind != Collective::allreduce ||
+      runs_nvls_level(scenario))  // hierarchical's NVSwitch actors
+    return false;
+  for (const auto& choices : collectives_per_bucket(scenario))
+    for (const AlgorithmInfo* algorithm : choices)
+      if (algorithm->switch_run != nullptr || algorithm->uses.servers) return false;
+  return true;
+}
+
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<Bucket>& buckets) {
   check_data_set(scenario, p);
   const CollectiveSpec& collective = scenario.collective;
   CollectiveShape shape{p, payload.carried_elems, segment_elems, collective.channels, planned_servers(collective, p),
                         collective.group_size.value_or(0),
-                        collective.parameter_server.placement != ServerPlacement::workers};
+                        collective.parameter_server.placement != ServerPlacement::workers,
+                        collective.intra == HierarchyLevel::nvls};
   const std::vector<uint64_t>& vectors = payload.part_logical;
+  const std::vector<int> holding = servers_per_bucket(scenario, shape.servers, buckets);
   // With replay, the buckets of one shape are simulated once when they run alone (the
   // limit counts them so; sim/replay.hpp): a stream behind backward simulates them all.
   const bool replays = may_replay(scenario);
+  const bool in_flight = carries_buckets_in_flight(scenario);
+  const uint64_t largest = *std::max_element(payload.part_carried.begin(), payload.part_carried.end());
   // auto: the most messages of the algorithms it may choose, the least scratch (a choice
   // that needs too much memory does not make the run impossible)
   double per_round = 0, scratch = 0;
@@ -178,12 +246,13 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
     for (const AlgorithmInfo* algorithm : choices) {
       // NCCL's channels: forced, or at most its search's (nccl/tuner.cpp)
       shape.channels = algorithm->uses.nccl ? scenario.nccl.channels.value_or(16) : collective.channels;
-      shape.elems = payload.carried_elems;  // scratch is held for the whole vector at worst
+      shape.elems = in_flight ? largest : payload.carried_elems;  // scratch for the whole vector at worst
       least = std::min(least, collective_scratch_elements(*algorithm, shape));
       double messages = 0;
       for (size_t i = 0; i < vectors.size(); ++i) {
         if (replays && !first_of_its_shape(payload, i)) continue;
         shape.elems = vectors[i];
+        shape.servers = algorithm->uses.servers && i < holding.size() ? holding[i] : planned_servers(collective, p);
         messages += collective_messages(*algorithm, shape);
       }
       most = std::max(most, messages);
@@ -199,10 +268,7 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
                                  describe_algorithm(scenario), p, scenario.training.rounds,
                                  vectors.size() > 1 ? fmt::format(" x {} buckets", vectors.size()) : "", messages,
                                  about_minutes(messages / 3e5), max_run_messages));
-  // each rank's vector and the input kept for verification; a third copy to roll back to
-  const bool rolls_back = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
-  const double copies = rolls_back ? 3 : 2;
-  const double elements = copies * p * static_cast<double>(payload.carried_elems) + scratch;
+  const double elements = held_elements(scenario, p, payload) + scratch;
   const double bytes = elements * static_cast<double>(dtype_size(collective.dtype));
   if (bytes > max_carried_bytes && collective.carried_elements)
     throw InputError(fmt::format("collective.carried_elements: {} on {} ranks x {} elements needs about {} of buffers; "

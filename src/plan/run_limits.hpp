@@ -8,6 +8,7 @@
 
 #include "scenario/scenario.hpp"
 #include "plan/payload.hpp"
+#include "training/iteration.hpp"
 
 namespace collsim {
 
@@ -38,6 +39,17 @@ struct RunSize {
   double messages = 0;      // the run's messages, at most (auto: the most of its candidates)
   double buffer_bytes = 0;  // every rank's buffers together
 };
-RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems);
+// `buckets`: layered training's gradient buckets (payload part i is bucket i): with whole
+// variables on the servers (collective.parameter_server.variables) a bucket's push and pull
+// reach only the servers holding one of its variables.
+RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, size_t segment_elems,
+                       const std::vector<Bucket>& buckets = {});
+
+// Whether a run holds each gradient bucket's carried data only while its collective runs
+// (docs/training.md#carried-data-in-flight), not every bucket's for the whole run: layered
+// allreduce training whose buckets need nothing of each other's data or of an earlier
+// round's (no sharding, no model, no recovery, no switch or server actors). The payload's
+// layout is the same either way: only what memory holds at once differs.
+bool carries_buckets_in_flight(const Scenario& scenario);
 
 }  // namespace collsim

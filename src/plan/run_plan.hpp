@@ -84,6 +84,9 @@ struct TrainingPlan {
   const AlgorithmInfo* allgather = nullptr;
   std::optional<Zero3Plan> zero3;    // "zero3": the stream's ops and the device's layers
   std::optional<int> batch;          // training.batch: samples per worker and iteration
+  // Each bucket's data exists only while its collective runs (carries_buckets_in_flight,
+  // plan/run_limits.hpp): made from the inputs at its start, verified at its end.
+  bool buckets_in_flight = false;
 
   double launch_per_collective = 0, launch_per_tensor = 0;  // training.launch
   // collective.parameter_server.variables: each bucket's variables on their servers (in
@@ -151,6 +154,7 @@ struct RunPlan {
   // How the engine runs it: the ranks' inputs (default: generated from the scenario's
   // seed) and how many single messages it keeps for traces and pictures (--messages).
   InputFn input;
+  InputAtFn input_at;  // the same inputs, a part of the vector at a time (buckets in flight)
   uint64_t kept_messages = 0;
 
   const AlgorithmInfo& algorithm() const { return *choice.algorithm; }

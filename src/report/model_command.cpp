@@ -142,10 +142,13 @@ int command_model_on_platform(const ModelRequest& request) {
 namespace {
 
 // --intra and --inter as collective.intra and inter: a name of hierarchy_level_names, no
-// tree inside the groups, one channel with a level other than ring.
+// tree inside the groups, no nvls (no platform here), one channel with a level other than ring.
 void read_levels(const ModelRequest& request, CollectiveSpec& spec) {
   spec.intra = parse_intra_level(request.intra, "--intra");
-  spec.inter = hierarchy_level_names().parse(request.inter, "--inter");
+  if (spec.intra == HierarchyLevel::nvls)
+    throw InputError("--intra: nvls reduces in a platform's NVSwitch, which the formulas do not describe; run it with "
+                     "`collsim run --topology dgx-h100:N --algorithm hierarchical --set collective.intra=nvls`");
+  spec.inter = parse_inter_level(request.inter, "--inter");
   if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && request.channels > 1)
     throw InputError("--channels: channels cut the vector over rings; with --intra or --inter other than ring use 1");
 }

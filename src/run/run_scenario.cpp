@@ -145,6 +145,8 @@ RunOutcome execute_run(const Scenario& scenario, const std::vector<std::string>&
   RunOutcome run{run_simulation(scenario, options), {}, {}};
   if (run.result.stall.empty() && run.result.plan->model.deployment.asynchronous) {
     run.verification = verify_async(run.result);
+  } else if (run.result.stall.empty() && run.result.verified_in_flight) {
+    run.verification = *run.result.verified_in_flight;  // each bucket as it ended (sim/bucket_data.hpp)
   } else if (run.result.stall.empty() && !run.result.plan->training.sharded_buckets().empty()) {
     run.verification = verify_sharded(scenario, run.result);
   } else if (run.result.stall.empty()) {

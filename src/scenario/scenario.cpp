@@ -39,14 +39,14 @@ const NamedEnum<RecoveryPolicy>& recovery_policies() {
 }
 
 // hierarchical's algorithms inside and between the groups: ring, halving-doubling, tree
-// (tree between the groups only; one of them other than ring: one channel).
+// (between the groups only), nvls (inside only); one of them other than ring: one channel.
 void parse_levels(const json& object, CollectiveSpec& spec) {
   for (const char* key : {"intra", "inter"}) {
     if (!object.contains(key)) continue;
     const std::string field = fmt::format("collective.{}", key);
     const std::string name = get_string(object[key], field);
     const HierarchyLevel level = std::string_view(key) == "intra" ? parse_intra_level(name, field)
-                                                                  : hierarchy_level_names().parse(name, field);
+                                                                  : parse_inter_level(name, field);
     (std::string_view(key) == "intra" ? spec.intra : spec.inter) = level;
   }
   if ((spec.intra != HierarchyLevel::ring || spec.inter != HierarchyLevel::ring) && spec.channels > 1)

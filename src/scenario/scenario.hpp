@@ -42,8 +42,8 @@ struct ParameterServerSpec {
   std::optional<int> per_node;     // S = per_node x nodes, on the first hosts of each node
   std::optional<double> ratio;     // S = round(ratio x workers), at least 1
   bool local_aggregation = false;  // each node reduces inside first, its first rank pushes once
-  double cpu_bandwidth = 0;        // bytes/s a server handles of what it receives (its per-byte cost
-                                   // is 1 / this); 0: free
+  double cpu_bandwidth = 0;        // bytes/s a server handles of what it receives (per byte: 1 / this); 0: free,
+                                   // as cpu_per_message: no source states either (training.md#where-the-figures-stop)
   double cpu_per_message = 0;      // seconds a server spends per message it receives or sends
   ServerMode mode = ServerMode::synchronous;
   int staleness = 0;               // mode "bounded": the bound s (iterations)
@@ -119,8 +119,8 @@ struct TrainingSpec {
   int streams = 1;                 // with layers: bucket collectives in flight at once (sim/streams.hpp)
   bool replay = true;              // with layers: identical collectives that run alone simulated once (sim/replay.hpp)
   NoiseSpec noise;                 // each rank's compute time per iteration, jittered (training/noise.hpp)
-  // training.launch: the framework's seconds on the communication stream before each
-  // collective, and per tensor (layer) the collective carries (docs/training.md)
+  // training.launch: the framework's seconds on the communication stream before each collective, and per
+  // tensor (layer) it carries; 0: no primary source states them (docs/training.md#framework-overheads)
   double launch_per_collective = 0, launch_per_tensor = 0;
 
   bool has_layers() const { return !layers.empty(); }

@@ -150,6 +150,8 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
   const bool first = state.recovery && state.recovery->fault_struck();
+  // (replay: the network changes now, and back when the fault ends)
+  if (state.replay) state.replay->fault_changed(+1, fault.spec.duration ? sg4::Engine::get_clock() + *fault.spec.duration : -1);
   switch (fault.spec.kind) {
     case FaultKind::slow_link: {
       const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;
@@ -193,6 +195,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
 }
 
 void undo(RunState& state, const ResolvedFault& fault, const SavedLinks& saved) {
+  if (state.replay && fault.spec.kind != FaultKind::preempt) state.replay->fault_changed(-1);
   switch (fault.spec.kind) {
     case FaultKind::slow_link: {
       const double first_latency = fault.spec.latency ? longest_route_latency(state) : 0;

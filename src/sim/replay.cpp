@@ -22,6 +22,7 @@ struct CollectiveReplay::Instance {
   std::vector<double> ends;             // replayed: each rank's end; recorded: as simulated
   std::vector<Buffer*> buffers;         // replayed: each rank's bucket, for the data
   int entered = 0, left = 0;
+  int64_t network_version = 0;          // recording: the network's when it began
 };
 
 // A collective simulated alone, from its start to its end.
@@ -31,6 +32,7 @@ struct CollectiveReplay::Record {
   double start = 0;
   std::vector<double> durations;  // by rank, from its entry to its end
   LogCapture messages;            // what its messages added to the log
+  int64_t network_version = 0;    // faults applied or undone before it
 };
 
 namespace {
@@ -116,20 +118,22 @@ void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
   std::vector<double> offsets(inst.entries.size());
   for (size_t r = 0; r < offsets.size(); ++r) offsets[r] = inst.entries[r] - inst.start;
   const Record* record = find(shape, offsets);
-  if (record != nullptr && fits(inst, *record)) {
+  if (record != nullptr && fits(inst, *record) && clear_of_faults(inst, *record)) {
     start_replay(inst, *record, shape);
     return;
   }
   ++simulated_;
   inst.ends.assign(static_cast<size_t>(ranks_), 0.0);
-  if (record != nullptr) return;
+  if (record != nullptr || faults_in_effect_ > 0) return;
   inst.recording = true;
+  inst.network_version = network_version_;
   log_->begin_capture(sg4::Engine::get_clock());
 }
 
 const CollectiveReplay::Record* CollectiveReplay::find(const ReplayShape& shape, const std::vector<double>& offsets) const {
   for (const auto& record : records_)
-    if (same_shape(record->shape, shape) && record->offsets == offsets) return record.get();
+    if (record->network_version == network_version_ && same_shape(record->shape, shape) && record->offsets == offsets)
+      return record.get();
   return nullptr;
 }
 
@@ -145,6 +149,23 @@ bool CollectiveReplay::fits(const Instance& inst, const Record& record) const {
     if (end != last_end && inst.nexts[r] < last_end) return false;
   }
   return true;
+}
+
+// No fault in effect, and none strikes or ends from its start to its last rank's end.
+bool CollectiveReplay::clear_of_faults(const Instance& inst, const Record& record) const {
+  if (faults_in_effect_ > 0) return false;
+  double last_end = inst.start;
+  for (size_t r = 0; r < inst.entries.size(); ++r) last_end = std::max(last_end, inst.entries[r] + record.durations[r]);
+  return std::none_of(fault_times_.begin(), fault_times_.end(),
+                      [&](double t) { return t >= inst.start && t <= last_end; });
+}
+
+void CollectiveReplay::plan_faults(std::vector<double> times) { fault_times_ = std::move(times); }
+
+void CollectiveReplay::fault_changed(int in_effect, double undone_at) {
+  ++network_version_;
+  faults_in_effect_ += in_effect;
+  if (undone_at >= 0) fault_times_.push_back(undone_at);
 }
 
 // Each rank's end from the record, and the record's messages into the log, moved to this
@@ -205,8 +226,9 @@ void CollectiveReplay::finish_record(Instance& inst, int64_t seq) {
     if (entered_[r].seq > seq && entered_[r].at < last_end) return;
     if (declared_[r].seq > seq && declared_[r].entry < last_end) return;
   }
-  if (!captured.alone) return;
+  if (!captured.alone || inst.network_version != network_version_) return;  // (a fault changed the network meanwhile)
   auto record = std::make_unique<Record>();
+  record->network_version = inst.network_version;
   record->shape = inst.shape;
   record->start = inst.start;
   for (size_t r = 0; r < inst.entries.size(); ++r) {

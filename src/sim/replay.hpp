@@ -9,12 +9,14 @@
 // declared entry time at hand:
 //  - alone at its start: every rank of the group has left its previous collective and said
 //    when it enters this one (so no transfer is in flight: one group, one stream, no
-//    faults, no recovery, no switch or server actors: replay is off for the run otherwise);
+//    recovery, no switch or server actors: replay is off for the run otherwise);
 //  - alone to its end: from the recorded durations, no rank can start its next collective
 //    (declared: the next bucket's ready time) before the last rank leaves this one;
 //  - the same shape: algorithm, logical layout (the carried one changes no time, nor this
 //    choice), launch time, and every rank's entry relative to the first;
-//  - its data ready: every rank ends after the last one entered.
+//  - its data ready: every rank ends after the last one entered;
+//  - clear of faults: none in effect, none striking or ending from its start to its end, and
+//    the record made since the last fault changed the network (plan_faults, fault_changed).
 // A record is made only from a collective that was alone from its start to its end. It
 // keeps what the collective's messages added to the log (MessageLog::begin_capture: per
 // step, rank and link, and the first messages the store keeps), not every message: a
@@ -64,6 +66,17 @@ public:
   // After a simulated collective: the rank left it now.
   void leave(int rank);
 
+  // Faults (sim/faults.cpp). Each fault applied or undone changes the network: a record made
+  // before it matches no collective after it, and while a fault is in effect nothing is
+  // replayed or recorded (its links' traffic, its host's work are the fault's effects).
+  // `times`: when the faults planned at a time strike or end, which no replayed collective
+  // may span. (A fault at a round strikes when the first rank starts it: after the last
+  // collective of the round before has ended on every rank, as "alone to its end" demands
+  // of a collective whose ranks declared no next entry.)
+  void plan_faults(std::vector<double> times);
+  // A fault applied (+1) or undone (-1) now; `undone_at`: when an applied one ends (-1: never, or not known).
+  void fault_changed(int in_effect, double undone_at = -1);
+
 private:
   struct Instance;
   struct Record;
@@ -74,6 +87,7 @@ private:
   void start_replay(Instance& inst, const Record& record, const ReplayShape& shape);
   void reduce_data(Instance& inst) const;
   void finish_record(Instance& inst, int64_t seq);
+  bool clear_of_faults(const Instance& inst, const Record& record) const;
 
   struct Declared {
     int64_t seq = -1;
@@ -94,6 +108,9 @@ private:
   std::map<int64_t, std::unique_ptr<Instance>> live_;  // collectives some rank has entered and not every rank left
   std::vector<std::unique_ptr<Record>> records_;
   int replayed_ = 0, simulated_ = 0;
+  int64_t network_version_ = 0;           // faults applied or undone so far
+  int faults_in_effect_ = 0;
+  std::vector<double> fault_times_;       // when faults strike or end (planned, or known once applied)
 };
 
 }  // namespace collsim

@@ -16,6 +16,7 @@
 #include "comm/buffer.hpp"
 #include "comm/comm_group.hpp"
 #include "recovery/membership.hpp"
+#include "sim/bucket_data.hpp"
 #include "sim/run_record.hpp"
 #include "sim/replay.hpp"
 #include "sim/run_setup.hpp"
@@ -54,6 +55,8 @@ struct RunState : std::enable_shared_from_this<RunState> {
   std::shared_ptr<const std::vector<ResolvedFault>> round_faults;
   // Identical bucket collectives that run alone, simulated once (sim/replay.hpp).
   std::unique_ptr<CollectiveReplay> replay;
+  // Buckets carried in flight (sim/bucket_data.hpp): each checked once every rank is done with it.
+  std::unique_ptr<BucketVerifier> bucket_verifier;
 
   // A group of these world ranks (numbered 0.. in this order) for `epoch`, with their
   // localities, the detector's watch and the stall tracking set; not yet in `membership`.

@@ -5,12 +5,14 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <tuple>
 
 #include "algorithms/algorithms.hpp"
+#include "algorithms/hierarchy.hpp"
 #include "comm/comm_group.hpp"
 #include "model/route_cache.hpp"
 #include "sim/async_servers.hpp"
@@ -110,7 +112,6 @@ std::string replay_off_reason(const RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
   if (!scenario.training.has_layers()) return "no gradient buckets";
   if (!scenario.training.replay) return "training.replay is false";
-  if (!scenario.faults.empty()) return "the scenario has faults";
   if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
   if (scenario.training.streams > 1) return "training.streams above 1";
   if (!plan.switches.empty()) return "switch or server actors take part in the collectives";
@@ -188,6 +189,7 @@ void collect_results(RunState& state, SimResult& result) {
   // afterwards does not count.
   if (result.stall.empty() && !result.rounds.empty()) result.simulated_time = result.rounds.back().end;
   if (!result.stall.empty()) return;
+  if (state.bucket_verifier) result.verified_in_flight = state.bucket_verifier->merged();
   auto inputs = std::make_shared<std::vector<Buffer>>();
   for (int w : result.final_group) {
     // moved, not copied: at p = 8192 the carried data of all ranks is 256 MiB a copy
@@ -236,8 +238,25 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
     setup.regression = std::make_unique<LinearRegression>(scenario.training.parameters,
                                                           training_samples(scenario, plan->workers), scenario.seed);
   prepare_ranks(state, plan->workers, scenario.training.rounds);
+  if (plan->training.buckets_in_flight)
+    state.bucket_verifier = std::make_unique<BucketVerifier>(plan->workers, scenario.collective.op, plan->input_at);
   state.replay = std::make_unique<CollectiveReplay>(plan->workers, replay_off_reason(*plan), state.record.messages,
                                                     scenario.collective.op, scenario.collective.dtype);
+  std::vector<double> fault_times;  // (faults at a round: when it starts, sim/replay.hpp)
+  for (const PlannedFault& fault : plan->faults) {
+    if (!fault.spec.at) continue;
+    fault_times.push_back(*fault.spec.at);
+    if (fault.spec.duration) fault_times.push_back(*fault.spec.at + *fault.spec.duration);
+  }
+  state.replay->plan_faults(std::move(fault_times));
+}
+
+// What the switch actors run: the algorithm's switch side, or hierarchical's NVLS level's
+// (collective.intra nvls), whose algorithm reduces in switches only with that level.
+AlgorithmFn switch_side(const RunSetup& setup) {
+  if (setup.algorithm->switch_run != nullptr) return setup.algorithm->switch_run;
+  if (setup.plan->model.intra_level == HierarchyLevel::nvls) return hierarchical_nvls_switch;
+  throw std::logic_error("switch actors for an algorithm without a switch side");
 }
 
 // The switches that reduce in the network and the parameter servers' processes
@@ -262,7 +281,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
         // shaped as the ranks' vectors (carried and logical elements), so that their views match
         Buffer data(state.setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
         if (plan.training.buckets.empty()) {
-          state.setup.algorithm->switch_run(comm, data, state.setup.args);
+          switch_side(state.setup)(comm, data, state.setup.args);
           continue;
         }
         // the buckets as the ranks run them (sim/worker.cpp): one after the other, or with
@@ -277,7 +296,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
             on.set_bucket(static_cast<int>(b));
             CollectiveArgs args = state.setup.args;
             args.deployment = plan.training.deployment_of(args.deployment, b);
-            state.setup.algorithm->switch_run(on, bucket, args);
+            switch_side(state.setup)(on, bucket, args);
             return Interval{};
           });
         }

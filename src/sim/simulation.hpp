@@ -50,6 +50,9 @@ struct SimResult {
   bool models_identical = true;
   double timeout = -1;                   // per wait in the first group, when recovering
   std::string gather_failure;            // zero3: the first all-gather that delivered wrong parameters
+  // Buckets carried in flight (RunPlan::training): each verified as its collective ended
+  // (`results` then hold no data)
+  std::optional<Verification> verified_in_flight;
   LinkUsage link_usage;                  // how busy each link was (sim/link_usage.hpp)
   // training.replay (sim/replay.hpp): bucket collectives replayed and simulated, or why it was off
   int replayed = 0, simulated = 0;

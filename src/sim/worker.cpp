@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "recovery/detector.hpp"
+#include "sim/bucket_data.hpp"
 #include "sim/recovery_adapter.hpp"
 #include "sim/faults.hpp"
 #include "sim/guarded.hpp"
@@ -47,7 +48,7 @@ public:
 
   void run(int first_round, std::shared_ptr<CommGroup> group) {
     const Scenario& scenario = *setup_.scenario;
-    Buffer buf(scenario.collective.dtype, setup_.plan->payload.carried_elems, setup_.plan->payload.logical_elems);
+    Buffer buf = rank_vector(setup_);
     if (setup_.regression) me_.weights.assign(static_cast<size_t>(setup_.regression->parameters()), 0.0);
     if (setup_.plan->training.zero3) parameters_ = record_.owned_parameters;  // the model everyone starts from
     Snapshot current, previous;
@@ -102,7 +103,6 @@ public:
   }
 
 private:
-
   // What a worker does after a verdict.
   enum class Next {
     go_on,            // no verdict: the round goes on
@@ -393,7 +393,7 @@ private:
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),
                       static_cast<int>(b), start, start, false};
-    Buffer bucket = buf.slice(slice.offset, slice.map);
+    Buffer bucket = bucket_data(state_, world_, buf, slice);
     comm.set_data(bucket.all(), slice.offset);
     me_.bucket = static_cast<int>(b);
     me_.in_flight = interval;
@@ -422,7 +422,7 @@ private:
     }
     me_.bucket = -1;
     comm.set_bucket(-1);
-    copy_elements(buf.carried_view(slice.offset, slice.count, slice.bucket.parameters), bucket.all());
+    bucket_done(state_, world_, comm.size(), round, b, buf, std::move(bucket));
     interval.end = sg4::Engine::get_clock();
     record(interval);
     return interval.end - start;

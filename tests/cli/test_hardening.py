@@ -238,21 +238,40 @@ class Limits(Hardening):
                              "1TiB"],
                             "carried_elements", "GiB of buffers", timeout=5)
 
-    def test_the_default_carry_past_the_buffers_limit_names_its_cause(self):
+    def test_the_default_carry_past_the_buffers_limit_names_its_cause_and_a_count(self):
         # 7e9 bfloat16 parameters in 534 equal layers, each a 25 MiB bucket, on 1024 ranks with 8
         # channels: every bucket's 8192 chunks get an element (plan/payload.hpp): per bucket the
         # fewest carried elements that leave no chunk of L // 8192 logical elements without one
         layer = 7_000_000_000 // 534
         per_bucket = min(layer, -(-layer // (layer // 8192)))
+        args = ["--topology", "star:1024", "--channels", "8", "--set", "collective.dtype=bfloat16",
+                "--set", "training.layers.uniform.count=534", "--set", f"training.layers.uniform.parameters={layer * 534}",
+                "--set", "training.layers.uniform.forward=1s", "--set", "training.layers.uniform.backward=2s",
+                "--set", "training.bucket=25MiB", "--set", "training.replay=true"]
+        # ZeRO-2 holds every bucket's data for the whole run (the step needs every reduced shard):
+        # 2 copies x 1024 ranks x 534 x per_bucket bfloat16 elements pass 8 GiB
+        zero2 = [*args, "--set", "training.sharding=zero2"]
         line = self.assert_refused(
-            ["run", "--topology", "star:1024", "--channels", "8", "--set", "collective.dtype=bfloat16",
-             "--set", "training.layers.uniform.count=534", "--set", f"training.layers.uniform.parameters={layer * 534}",
-             "--set", "training.layers.uniform.forward=1s", "--set", "training.layers.uniform.backward=2s",
-             "--set", "training.bucket=25MiB", "--set", "training.replay=true"],
+            ["run", *zero2],
             re.escape("giving each of the 8192 chunks (1024 x 8 channels) of each of the 534 buckets an element takes "
-                      f"{534 * per_bucket} elements per rank"), re.escape("fewer buckets (a larger training.bucket)"),
-            "set collective.carried_elements", timeout=20)
+                      f"{534 * per_bucket} elements per rank"),
+            re.escape("(every bucket held for the whole run: training.sharding zero2 needs it)"),
+            re.escape("fewer buckets (a larger training.bucket)"), r"set collective\.carried_elements=\d+ ", timeout=20)
         self.assertNotIn("collective.carried_elements:", line)
+        # the count it suggests: a whole number per bucket, accepted, and near the limit (a
+        # fifth more is refused)
+        suggested = int(re.search(r"carried_elements=(\d+)", line).group(1))
+        self.assertEqual(suggested % 534, 0)
+        done = self.collsim("validate", *zero2, "--set", f"collective.carried_elements={suggested}", timeout=60 * SLOW)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assert_refused(["run", *zero2, "--set", f"collective.carried_elements={suggested * 6 // 5}"],
+                            "collective.carried_elements: ", "GiB of buffers", timeout=20)
+        # Without sharding each bucket's data exists only while its collective runs: the same
+        # default carry is accepted (3 x 1024 x per_bucket elements held at once)
+        plan = json.loads(self.assert_ok("validate", "--plan", *args))
+        self.assertTrue(plan["training"]["buckets_in_flight"])
+        self.assertEqual({b["carried_elements"] for b in plan["training"]["buckets"]}, {per_bucket})
+        self.assertEqual(plan["payload"]["carried_elements"], 534 * per_bucket)
 
     def test_the_limit_counts_each_algorithms_own_messages(self):
         # ring allreduce: 2 p (p - 1) messages; 16384 ranks send 536,805,376, over the limit

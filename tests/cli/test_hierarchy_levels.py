@@ -143,7 +143,7 @@ class ModelLevels(unittest.TestCase):
         for flags, fragment in [
                 (["--inter", "mesh"], "--inter: unknown algorithm 'mesh'"),
                 (["--intra", "tree"], "--intra: a tree inside the groups"),
-                (["--intra", "mesh"], "--intra: unknown algorithm 'mesh'; allowed: ring, halving-doubling"),
+                (["--intra", "mesh"], "--intra: unknown algorithm 'mesh'; allowed: ring, halving-doubling, nvls"),
                 (["--inter", "halving-doubling"], "--inter: halving-doubling needs a power of two of groups; there are 3"),
                 (["--inter", "tree", "--channels", "2"], "--channels: channels cut the vector over rings"),
                 (["--topology", "star:6", "--intra", "halving-doubling"],
@@ -178,7 +178,7 @@ class BadLevels(unittest.TestCase):
     def test_unknown_level_inside_lists_what_intra_allows(self):
         done = run(expect=2, p=8, g=2, n=4096, intra="mesh")
         self.assertEqual(done.stderr, "collsim: error: collective.intra: unknown algorithm 'mesh'; allowed: ring, "
-                                      "halving-doubling\n")
+                                      "halving-doubling, nvls\n")
 
     def test_a_tree_inside_the_groups(self):
         self.assert_refused("collective.intra: a tree inside the groups", p=8, g=2, n=4096, intra="tree")

@@ -352,6 +352,35 @@ class GpuCost(NcclTest):
                 self.assertIn(expected, row)
                 self.assertNotIn("alpha 0 s", row)
 
+    def test_the_lower_bounds_latency_on_gpus_is_the_transports(self):
+        # the links carry none: the latency term is the transport's launch + ceil(log2 p) of its
+        # least hop (tuning.cc 2.25.1). ring at 8 B on dgx-h100:2 (16 ranks, 4 = ceil(log2 16)):
+        # NCCL's send/recv, LL: 6.6 us launch (Ring baseLat LL) + 4 x 0.6 us (NVLink hwLat LL);
+        # NVLSTree: 25 us (its NVLink latency, once) + 4 x 0 s (its NVLink hop is in the launch);
+        # a star keeps ceil(log2 4) x alpha 2 us
+        cases = [(("--topology", "dgx-h100:2", "--algorithm", "ring", "--size", "8"), 6.6e-6 + 4 * 0.6e-6),
+                 (("--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", "--size", "64MiB"), 25e-6),
+                 (("--topology", "star:4", "--algorithm", "ring", "--size", "64MiB"), 2 * 2e-6)]
+        for args, latency in cases:
+            with self.subTest(args=args):
+                trace = self.traced(*args)
+                self.assertAlmostEqual(trace["summary"]["lower_bound_latency"], latency, delta=1e-12)
+
+    def test_a_scatter_whose_hops_differ_is_followed_rank_by_rank(self):
+        # scatter-allgather broadcast on 2 x 8 A100: a scatter hop across nodes holds its
+        # receiver 14 us, one on NVLink 3.4 us (NCCL's send/recv, Simple); in lock step every
+        # scatter step waited out the slowest hop of the one before (model 651.234 us against the
+        # simulation's 498.234). Followed rank by rank, the model is the simulation, at several
+        # sizes and on several GPU platforms (to 1e-5: with 12 ranks the chunks differ by an
+        # element, and the model's ring steps carry the largest)
+        for topology, size in [("dgx-a100:2:2", "4MiB"), ("dgx-h100:4", "64MiB"), ("rail:3:4", "1MiB")]:
+            with self.subTest(topology=topology, size=size):
+                trace = self.traced("--topology", topology, "--collective", "broadcast", "--algorithm",
+                                    "scatter-allgather", "--size", size)
+                summary = trace["summary"]
+                self.assertAlmostEqual(summary["model_time"], summary["simulated_time"],
+                                       delta=1e-5 * summary["simulated_time"])
+
     def test_the_hierarchical_note_on_gpus_names_the_transports_latency_not_alpha_0(self):
         # the same for the hierarchical note's two levels: B of NVLink (450 GB/s a GPU, the
         # datasheet) inside a node and of one 400 Gb/s NIC between, latency in NCCL's hops;

@@ -202,14 +202,34 @@ class ReplayAgainstSimulation(unittest.TestCase):
                 self.assertLessEqual(abs(sum(x["series"]) - sum(y["series"])), len(x["series"]), name)
 
 
-class ReplayOff(unittest.TestCase):
-    def test_faults_turn_it_off(self):
-        base = scenario("ring")
-        base["faults"] = [{"kind": "slow-link", "host": "node-1-dev-0", "at_round": 1, "factor": 0.5}]
-        trace = collsim_run(base)
-        self.assertEqual(trace["summary"]["replayed_collectives"], 0)
-        self.assertEqual(trace["summary"]["replay_off"], "the scenario has faults")
+    def test_a_fault_turns_replay_off_only_for_the_collectives_it_touches(self):
+        # Three rounds on a star (a ring's ranks end together: every bucket but the first
+        # replays without faults); a link slowed during part of one round, at its start or at a
+        # time: the same times as the simulation, no replayed bucket overlaps the fault, and the
+        # rounds before and after it replay.
+        faults = {
+            "at round 1 for 60 ms": {"kind": "slow-link", "rank": 3, "at_round": 1, "factor": 0.25, "duration": "60ms"},
+            "at 180 ms for 15 ms": {"kind": "slow-link", "rank": 3, "at": "180ms", "factor": 0.25, "duration": "15ms"},
+        }
+        for name, fault in faults.items():
+            with self.subTest(fault=name):
+                base = scenario("ring", topology="star:8:10GBps:1us", rounds=3)
+                base["faults"] = [fault]
+                on = self.compare(base)
+                self.assertNotIn("replay_off", on["summary"])
+                events = {e["action"]: e["time"] for e in on["faults"]}
+                struck, undone = events["applied"], events["undone"]
+                replayed = [a for a in on["activities"] if a.get("replayed")]
+                # (round 0's last bucket ends as the fault strikes: round 1 starts then)
+                self.assertTrue(all(a["end"] <= struck or a["start"] >= undone for a in replayed), name)
+                rounds = {a["round"] for a in replayed}
+                self.assertEqual(rounds, {0, 1, 2}, name)
+                # the fault's round: the buckets it slowed are simulated (8 ranks each)
+                self.assertLess(self.replayed(on), 23)
+                self.assertGreater(self.replayed(on), 15)
 
+
+class ReplayOff(unittest.TestCase):
     def test_streams_turn_it_off(self):
         trace = collsim_run(scenario("ring", streams=2))
         self.assertEqual(trace["summary"]["replay_off"], "training.streams above 1")

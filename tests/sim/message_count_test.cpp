@@ -29,7 +29,8 @@ CollectiveShape shape_of(const Scenario& s) {
   const size_t elems = static_cast<size_t>(s.collective.size) / dtype_size(s.collective.dtype);
   return {*s.workers, elems, segment_elements, s.nccl.channels.value_or(s.collective.channels),
           s.collective.servers.value_or(1), s.collective.group_size.value_or(0),
-          s.collective.parameter_server.placement != ServerPlacement::workers};
+          s.collective.parameter_server.placement != ServerPlacement::workers,
+          s.collective.intra == HierarchyLevel::nvls};
 }
 
 Scenario scenario_for(const AlgorithmInfo& algorithm, int p, size_t count) {
