@@ -100,7 +100,10 @@ class FaultFree(unittest.TestCase):
         dropped = [r for e in rebuild["recovery"] for r in e["dropped_ranks"]]
         self.assertEqual(dropped, [])
         self.assertEqual(rebuild["summary"]["final_group"], list(range(p)))
-        self.assertEqual([r["end"] for r in rebuild["rounds"]], [r["end"] for r in none["rounds"]])
+        # Watched from 0 s, every wait also listens for a verdict (two activities): the last
+        # bit of an end may move (rabenseifner on nodes:8:8, realistic: 1 ulp of 19.69 ms).
+        for watched, plain in zip([r["end"] for r in rebuild["rounds"]], [r["end"] for r in none["rounds"]]):
+            self.assertAlmostEqual(watched, plain, delta=1e-12 * plain)
 
     def test_hundreds_of_checks_on_shared_nics_at_p_256_move_no_transfer(self):
         # A leaf's checks (timers) fire in a healthy run; at p = 256 on nodes:32:8 hundreds
