@@ -34,8 +34,12 @@ void broadcast_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   }
 }
 
+// Followed rank by rank (as scatter-allgather's scatter): a rank sends to its next child once
+// its last send is out, without waiting out the slowest hop of the step before (on GPUs a hop
+// across nodes holds its receiver longer than one on NVLink).
 Schedule schedule_broadcast_binomial(const ModelInput& in) {
   Schedule schedule;
+  schedule.mark_rank_by_rank();
   binomial_broadcast_steps(schedule, in.p, in.root, in.bytes(in.elems));
   return schedule;
 }

@@ -27,8 +27,11 @@ void reduce_binomial(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   }
 }
 
+// Followed rank by rank: a rank sends its sum up once its own children's are in, whatever the
+// other branches' hops cost (on GPUs across nodes or on NVLink).
 Schedule schedule_reduce_binomial(const ModelInput& in) {
   Schedule schedule;
+  schedule.mark_rank_by_rank();
   binomial_reduce_steps(schedule, in.p, in.root, in.bytes(in.elems));
   return schedule;
 }

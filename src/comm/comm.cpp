@@ -223,6 +223,8 @@ void Comm::watch_transfer(PendingTransfer& pending) {
 // says how long); passing it is only a suspicion: the wait is reported and goes on. Only
 // the coordinator's verdict ends it (it cancels the transfer: the wait throws). Waiting
 // with wait_any_for leaves the transfer alive when the time is up (wait_for cancels it).
+// Until the first fault strikes, nothing can stall a wait: it waits with no deadline, on
+// its transfer and its verdict channel; the strike's watchdog checks it at its deadline.
 void Comm::await(PendingTransfer& pending) {
   WaitWatch* watch = group_->watch();
   const int me = group_->world_rank(rank_);
@@ -237,7 +239,12 @@ void Comm::await(PendingTransfer& pending) {
       pending.activity->wait();
     } else {
       activities.assign(1, pending.activity);
-      if (sg4::Comm* verdict = watch->listen_from_start(me)) activities.emplace_back(verdict);
+      if (watch->unwatched(me)) {
+        activities.emplace_back(watch->listen(me));
+        limit = -1;  // for ever (SimGrid's wait_any)
+      } else if (sg4::Comm* verdict = watch->listen_from_start(me)) {
+        activities.emplace_back(verdict);
+      }
       for (;;) {
         const ssize_t done = sg4::Comm::wait_any_for(activities, limit);
         if (done == 0) break;

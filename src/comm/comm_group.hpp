@@ -52,6 +52,12 @@ public:
   virtual simgrid::s4u::Comm* listen(int world) = 0;
   // The same from the wait's start (nullptr: only once suspicious).
   virtual simgrid::s4u::Comm* listen_from_start(int world) = 0;
+  // Before the first fault strikes nothing can stall a wait: it needs no deadline (true),
+  // and waits on its transfer and its verdict channel (listen) alone. A deadline is a timer
+  // set and removed at every wait, and a check that fires in a healthy ring (37% of its
+  // waits at p = 64) wakes the rank for nothing. The strike hands the waits under way to
+  // one watchdog that checks each at its deadline in its stead (RecoveryAdapter).
+  virtual bool unwatched(int /*world*/) { return false; }
   // The wait is over (the transfer completed).
   virtual void end_wait(int world) = 0;
 };

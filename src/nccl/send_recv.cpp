@@ -13,7 +13,9 @@ constexpr double p2p_ll_threshold = 16384;  // NCCL_P2P_LL_THRESHOLD (p2p.cpp, [
 Transport point_to_point(const GpuSystem& system, Proto proto, int nvswitches) {
   const TransportChoice choice{.algo = Algo::ring, .proto = proto, .channels = 1, .messages_at_once = 1,
                                .point_to_point = true};
-  std::vector<EndpointKind> kinds(static_cast<size_t>(system.ranks), EndpointKind::gpu);
+  // (a communicator's system, nccl::group_system, prices world ranks: node_of holds them all;
+  // the switches' endpoints follow them)
+  std::vector<EndpointKind> kinds(system.node_of.size(), EndpointKind::gpu);
   kinds.resize(kinds.size() + static_cast<size_t>(nvswitches), EndpointKind::nvswitch);
   return Transport(system, choice, std::move(kinds));
 }

@@ -66,4 +66,19 @@ GpuSystem describe_system(const std::vector<RankProperties>& properties, double 
   return system;
 }
 
+GpuSystem group_system(const GpuSystem& world, const std::vector<int>& members) {
+  GpuSystem group = world;
+  group.ranks = static_cast<int>(members.size());
+  std::map<int, int> per_node;
+  for (int member : members) ++per_node[world.node_of.at(static_cast<size_t>(member))];
+  group.nodes = static_cast<int>(per_node.size());
+  group.ppn = group.max_ppn = per_node.begin()->second;
+  for (const auto& [node, count] : per_node) {
+    group.ppn = std::min(group.ppn, count);
+    group.max_ppn = std::max(group.max_ppn, count);
+  }
+  group.nics_per_node = group.max_ppn;
+  return group;
+}
+
 }  // namespace collsim::nccl

@@ -43,4 +43,12 @@ struct RankProperties {
 GpuSystem describe_system(const std::vector<RankProperties>& properties, double nvlink_bandwidth,
                           const std::vector<std::string>& switch_roles, const std::string& field);
 
+
+// The system one communicator of a run sees (a tensor or data-parallel group of a parallel
+// run): `members` (world ranks of `world`), the nodes they are on and their GPUs per node, as
+// NCCL's communicator of those ranks counts them (its NICs per node: one per member GPU, the
+// rail platforms' one NIC per GPU). node_of stays by world rank: a transport built on it
+// prices the messages between world ranks.
+GpuSystem group_system(const GpuSystem& world, const std::vector<int>& members);
+
 }  // namespace collsim::nccl

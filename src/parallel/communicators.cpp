@@ -1,10 +1,12 @@
 #include "parallel/communicators.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <fmt/format.h>
 
 #include "algorithms/message_counts.hpp"
 #include "model/cost_model.hpp"
+#include "parallel/gpu_costs.hpp"
 #include "parallel/layout.hpp"
 #include "plan/auto_choice.hpp"
 #include "util/suggest.hpp"
@@ -16,14 +18,20 @@ namespace collsim {
 namespace {
 
 // The cost model's input for one group: the run's platform, the group's members as
-// endpoints, the collective's own vector.
+// endpoints, the collective's own vector, what its messages pay (`how`).
 ModelInput model_of_group(const RunPlan& plan, const std::vector<int>& members, double bytes, Dtype dtype, int root,
-                          int channels) {
+                          const GroupAlgorithm& how) {
   ModelInput in = model_for_members(plan.model, plan.locality.ids, members);
   in.elems = static_cast<size_t>(bytes / static_cast<double>(dtype_size(dtype)));
   in.bytes_per_elem = static_cast<double>(dtype_size(dtype));
   in.root = root;
-  in.channels = channels;
+  in.channels = how.channels;
+  in.message_cost = how.cost;
+  in.fifo = how.fifo;
+  if (how.segment_elems > 0) in.segment_elems = how.segment_elems;
+  // NCCL's rings and trees turn inside the nodes (the run's locality groups)
+  if (in.locality.empty() && how.algorithm != nullptr && how.algorithm->uses.nccl)
+    for (int world : members) in.locality.push_back(plan.locality.ids[static_cast<size_t>(world)]);
   return in;
 }
 
@@ -32,26 +40,36 @@ ModelInput model_of_group(const RunPlan& plan, const std::vector<int>& members, 
 GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
                                       Dtype dtype, int root, const std::vector<int>& members, const std::string& where) {
   const bool nccl = asked == "nccl" || (asked != "auto" && find_algorithm(kind, asked, where).uses.nccl);
-  if (nccl)
-    throw InputError(fmt::format("{}: NCCL's algorithms are not run with parallelism yet (the platform is built for "
-                                 "NCCL's transport only when the whole run uses it); name one of {}", where,
-                                 join(classic_algorithm_names(kind))));
+  const std::optional<nccl::GpuSystem> gpus = run_gpu_system(plan);
   GroupAlgorithm chosen;
-  if (asked != "auto") {
-    chosen.algorithm = &find_algorithm(kind, asked, where);
-    chosen.reason = "named in the scenario";
+  if (nccl) {
+    if (kind != Collective::allreduce)
+      throw InputError(fmt::format("{}: NCCL's algorithms run here for an allreduce only (collsim has none of NCCL's "
+                                   "{}: on GPUs collsim's run on NCCL's send/recv); name one of {}",
+                                   where, collective_name(kind), join(classic_algorithm_names(kind))));
+    if (!gpus)
+      throw InputError(fmt::format("{}: NCCL's algorithms run on GPUs: the platform's hosts name none (the dgx-, gb200- "
+                                   "and rail presets do), or nccl.gpu_cost is false; name one of {}",
+                                   where, join(classic_algorithm_names(kind))));
+    chosen = nccl_group_allreduce(plan, *gpus, asked, bytes, dtype, members, where);
   } else {
-    const auto ranked = rank_by_model(kind, model_of_group(plan, members, bytes, dtype, root, 1));
-    const auto best = std::find_if(ranked.begin(), ranked.end(), [](const AutoCandidate& a) { return a.skipped.empty(); });
-    if (best == ranked.end()) throw InputError(fmt::format("{}: auto found no algorithm that can run here", where));
-    chosen.algorithm = &find_algorithm(kind, best->algorithm, where);
-    chosen.channels = std::max(1, best->channels);
-    chosen.reason = fmt::format("auto: fastest by the cost model on the first group ({})", format_time(best->model_time));
+    if (gpus) price_send_recv(*gpus, members, bytes, chosen);
+    if (asked != "auto") {
+      chosen.algorithm = &find_algorithm(kind, asked, where);
+      chosen.reason = "named in the scenario";
+    } else {
+      const auto ranked = rank_by_model(kind, model_of_group(plan, members, bytes, dtype, root, chosen));
+      const auto best = std::find_if(ranked.begin(), ranked.end(), [](const AutoCandidate& a) { return a.skipped.empty(); });
+      if (best == ranked.end()) throw InputError(fmt::format("{}: auto found no algorithm that can run here", where));
+      chosen.algorithm = &find_algorithm(kind, best->algorithm, where);
+      chosen.channels = std::max(1, best->channels);
+      chosen.reason = fmt::format("auto: fastest by the cost model on the first group ({})", format_time(best->model_time));
+    }
   }
   if (chosen.algorithm->switch_run != nullptr)
     throw InputError(fmt::format("{}: '{}' reduces in switches, which a parallel run does not start yet; name another",
                                  where, chosen.algorithm->name));
-  chosen.model_time = model_time(*chosen.algorithm, model_of_group(plan, members, bytes, dtype, root, chosen.channels));
+  chosen.model_time = model_time(*chosen.algorithm, model_of_group(plan, members, bytes, dtype, root, chosen));
   return chosen;
 }
 
@@ -83,6 +101,7 @@ std::vector<CommunicatorPlan> plan_communicators(const RunPlan& plan) {
     c.channels = chosen.channels;
     c.reason = chosen.reason;
     c.model_time = chosen.model_time;
+    c.how = chosen;
     size_t largest = 0;
     for (const auto& group : c.groups) largest = std::max(largest, group.size());
     // the run's budget shared by every rank of every collective (direct's p - 1 vectors held count)

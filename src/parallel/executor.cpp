@@ -50,13 +50,13 @@ struct ParallelState {
   std::exception_ptr failure;                                         // the first error inside an actor (a bug)
 };
 
-std::shared_ptr<CommGroup> make_group(ParallelState& state, const std::vector<int>& members) {
+std::shared_ptr<CommGroup> make_group(ParallelState& state, const std::vector<int>& members, const CommunicatorPlan& c) {
   auto group = std::make_shared<CommGroup>(0, members, state.log);
   std::vector<int> localities;
   for (int world : members) localities.push_back(state.plan->locality.ids[static_cast<size_t>(world)]);
   group->set_localities(std::move(localities));
   group->set_overhead(state.plan->model.overhead);
-  group->set_message_cost(state.plan->model.message_cost);
+  group->set_message_cost(c.how.cost);
   return group;
 }
 
@@ -69,7 +69,7 @@ void set_up(ParallelState& state) {
     auto& results = state.results.emplace_back();
     auto& times = state.times.emplace_back();
     for (size_t g = 0; g < c.groups.size(); ++g) {
-      groups.push_back(make_group(state, c.groups[g]));
+      groups.push_back(make_group(state, c.groups[g], c));
       results.emplace_back(c.groups[g].size());
       times.emplace_back(c.groups[g].size(), Interval{0, -1});
       for (size_t r = 0; r < c.groups[g].size(); ++r)
@@ -91,10 +91,11 @@ Interval run_task(ParallelState& state, const Task& task, int world) {
   CollectiveArgs args;
   args.op = state.ops[static_cast<size_t>(task.communicator)].get();
   args.root = c.spec.root;
-  args.segment_elems = segment_elements(CollectiveSpec{}.segment, c.spec.dtype);
+  args.segment_elems = c.how.segment_elems > 0 ? c.how.segment_elems : segment_elements(CollectiveSpec{}.segment, c.spec.dtype);
   args.channels = c.channels;
+  args.fifo = c.how.fifo;
   const double start = sg4::Engine::get_clock();
-  comm.begin_collective();
+  if (c.how.launch > 0) sg4::this_actor::sleep_for(c.how.launch);  // the kernel's launch, for its own vector
   c.algorithm->run(comm, buf, args);
   if (const auto part = reduced_part(c.spec.kind, buf.size(), task.group_rank, group.size(), args.root))
     args.op->finalize(buf.view(part->offset, part->count), group.size());

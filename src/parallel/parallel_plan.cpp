@@ -12,7 +12,10 @@ using nlohmann::json;
 
 json algorithm_json(const GroupAlgorithm& a) {
   if (a.algorithm == nullptr) return nullptr;  // nothing to run (a group of one)
-  return {{"name", a.algorithm->name}, {"channels", a.channels}, {"reason", a.reason}, {"model_time", a.model_time}};
+  json out{{"name", a.algorithm->name}, {"channels", a.channels}, {"reason", a.reason}, {"model_time", a.model_time},
+           {"launch", a.launch}};
+  if (!a.nccl.empty()) out["nccl"] = a.nccl;
+  return out;
 }
 
 json step_json(const StepPlan& step) {
@@ -51,6 +54,7 @@ json communicators_json(const std::vector<CommunicatorPlan>& communicators) {
                     {"reason", c.reason},
                     {"size", c.spec.size},
                     {"model_time", c.model_time},
+                    {"launch", c.how.launch},
                     {"groups", c.groups}});
   return list;
 }

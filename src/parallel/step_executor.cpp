@@ -29,6 +29,29 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
+namespace {
+
+// What communicator c's messages pay beyond their links (on GPUs, parallel/gpu_costs.hpp);
+// nullptr: nothing.
+std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Communicator c) {
+  const StepPlan& step = *state.step;
+  switch (c) {
+    case tensor_comm:
+      for (const GroupAlgorithm* a : {&step.tensor_allreduce, &step.tensor_allgather, &step.tensor_reduce_scatter})
+        if (a->cost) return a->cost;
+      return nullptr;
+    case pipeline_comm: return step.pipeline_cost;
+    case data_comm:
+    case rebuilt_data_comm: return step.data_reduce.cost ? step.data_reduce.cost : step.data_gather.cost;
+    case expert_comm: return step.expert_alltoall.cost;
+    case expert_data_comm: return step.expert_data_reduce.cost;
+    case communicators: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch) {
   state.members[c] = std::move(members);
   for (std::shared_ptr<CommGroup>& old : state.groups[c]) state.retired_groups.push_back(std::move(old));
@@ -40,6 +63,7 @@ void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>>
     for (int world : group) localities.push_back(state.plan->locality.ids[static_cast<size_t>(world)]);
     comm_group->set_localities(std::move(localities));
     comm_group->set_overhead(state.plan->model.overhead);
+    comm_group->set_message_cost(message_cost_of(state, c));
     state.groups[c].push_back(std::move(comm_group));
     for (size_t r = 0; r < group.size(); ++r)
       state.places[static_cast<size_t>(group[r])][c] = {static_cast<int>(g), static_cast<int>(r)};
@@ -114,9 +138,10 @@ double run_collective(StepState& state, int world, Communicator c, const GroupAl
   CollectiveArgs args;
   args.op = &state.sum;
   args.channels = algorithm.channels;
-  args.segment_elems = segment_elements(CollectiveSpec{}.segment, Dtype::bfloat16);
+  args.segment_elems = algorithm.segment_elems > 0 ? algorithm.segment_elems : segment_elements(CollectiveSpec{}.segment, Dtype::bfloat16);
+  args.fifo = algorithm.fifo;
   const double start = sg4::Engine::get_clock();
-  comm.begin_collective();
+  if (algorithm.launch > 0) sg4::this_actor::sleep_for(algorithm.launch);  // the kernel's launch, for its own vector
   algorithm.algorithm->run(comm, buf, args);
   state.verifier.deposit(c, place.group, sequence, kind, state.members[c][static_cast<size_t>(place.group)], place.rank,
                          std::move(buf), seed, start, sg4::Engine::get_clock());

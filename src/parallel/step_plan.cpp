@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "llm/memory.hpp"
+#include "parallel/gpu_costs.hpp"
 #include "parallel/layout.hpp"
 #include "util/errors.hpp"
 
@@ -68,6 +69,12 @@ void choose_algorithms(const RunPlan& plan, StepPlan& step) {
   if (step.block.expert_alltoall_bytes > 0)
     step.expert_alltoall = choose(plan, Collective::alltoall, spec.expert_algorithm, step.block.expert_alltoall_bytes,
                                   dimension_groups(p, Dimension::expert), "parallelism.step.algorithms.expert");
+  if (p.pipeline > 1) {
+    GroupAlgorithm pipeline;
+    if (const auto gpus = run_gpu_system(plan)) price_send_recv(*gpus, dimension_groups(p, Dimension::pipeline).front(),
+                                                                step.pipeline_bytes, pipeline);
+    step.pipeline_cost = pipeline.cost;
+  }
   if (!step.expert_gradient_bytes.empty())
     step.expert_data_reduce = choose(plan, Collective::allreduce, spec.data_algorithm, step.expert_gradient_bytes.front(),
                                      expert_data_groups(p), "parallelism.step.algorithms.data");

@@ -38,6 +38,8 @@ struct StepPlan {
   // parallelism), data (allreduce, or reduce-scatter and allgather with zero 1), expert
   GroupAlgorithm tensor_allreduce, tensor_allgather, tensor_reduce_scatter;
   GroupAlgorithm data_reduce, data_gather, expert_alltoall, expert_data_reduce;
+  // On GPUs, what the pipeline's activations pay: NCCL's send/recv in a pipeline group (nullptr: nothing)
+  std::shared_ptr<const MessageCost> pipeline_cost;
 };
 
 // Throws InputError naming the field when the model does not fit the layout's communicators.

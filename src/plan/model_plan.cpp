@@ -106,29 +106,6 @@ void start_model_input(const Scenario& scenario, const Payload& payload, const M
   if (scenario.collective.reduce_bandwidth) model.reduce_bandwidth = *scenario.collective.reduce_bandwidth;
 }
 
-// Logical elements per step of a pipelined NCCL algorithm (the algorithms cut logical
-// elements, payload.hpp): NCCL's chunk, larger when the run would send more than
-// max_pipelined_messages (message_counts.hpp) in the simulation, or more than the model follows
-// rank by rank (max_followed_messages, contention.hpp: beyond, it would price the steps in lock
-// step, blind to the pipeline's FIFO and late waits).
-size_t nccl_chunk_elements(const NcclSetup& nccl, const Payload& payload, int p) {
-  const double elem_bytes = payload.logical_elems > 0 ? payload.logical_bytes / static_cast<double>(payload.logical_elems) : 1.0;
-  const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
-  const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
-  const size_t lane = (payload.logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
-  // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
-  // switch, NVLSTree 2 more per GPU for its tree; CollNetDirect: 2 per GPU and node-mate, and
-  // with the switch; CollNetChain: 2 per GPU and lane
-  const nccl::Algo algo = nccl.choice.chosen.algo;
-  const double per_chunk = algo == nccl::Algo::tree             ? 2.0 * (p - 1) * nccl.lanes
-                           : algo == nccl::Algo::collnet_direct ? 2.0 * p * nccl.system.max_ppn
-                           : algo == nccl::Algo::collnet_chain  ? 2.0 * p * nccl.lanes
-                                                                : 6.0 * p;
-  const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
-  const double most = std::max(1.0, std::floor(budget / per_chunk));
-  return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
-}
-
 // NCCL's choice (the tuner's for "nccl", the protocol and channels of a named nccl-*
 // algorithm) and its transport, which every message of the run and of the model pays; the
 // switches it reduces in, as endpoints after the ranks'.
@@ -145,7 +122,7 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
                                     {"channels", nccl.choice.channels}};
   model.channels = nccl.lanes;
   model.fifo = nccl.fifo;
-  model.segment_elems = nccl_chunk_elements(nccl, plan.payload, model.p);
+  model.segment_elems = nccl_chunk_elements(nccl, plan.payload.logical_elems, plan.payload.logical_bytes, model.p);
   model.message_cost = nccl.transport;
   if (!nccl.switches.empty()) {
     std::vector<int> chosen;

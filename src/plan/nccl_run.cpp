@@ -1,10 +1,13 @@
 #include "plan/nccl_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <unordered_map>
 
+#include "algorithms/message_counts.hpp"
 #include "algorithms/registry.hpp"
+#include "algorithms/schedule.hpp"
 #include "nccl/p2p.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -149,8 +152,6 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
                      "transport (docs/nccl.md): leave it out");
   if (scenario.collective.kind == Collective::alltoall)
     return setup_alltoall(scenario, describe_ranks(hosts, switches, routes), bytes);
-  NcclSetup setup;
-  setup.system = describe_ranks(hosts, switches, routes);
   nccl::Forced forced;
   forced.algo = scenario.nccl.algo;
   forced.proto = scenario.nccl.proto;
@@ -163,13 +164,9 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
     for (const nccl::Algo algo : nccl::all_algos())
       if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
-  setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, forced.algo ? "nccl.algo" : "collective.algorithm");
+  NcclSetup setup = choose_nccl_allreduce(describe_ranks(hosts, switches, routes), forced, bytes,
+                                          forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
-  setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
-  setup.algo_label = std::string(nccl::algo_name(setup.choice.chosen.algo));
-  setup.fifo = nccl::fifo_chunks(setup.choice.chosen.algo, setup.choice.chosen.proto);
-  setup.lanes = lanes_of(setup.choice, forced);
-  setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
   add_switches(setup, hosts, switches);
   const nccl::TransportChoice transport{.algo = setup.choice.chosen.algo, .proto = setup.choice.chosen.proto,
                                         .channels = setup.choice.channels, .messages_at_once = setup.lanes,
@@ -179,6 +176,42 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
                                                         ? nccl::EndpointKind::sharp_switch : nccl::EndpointKind::nvswitch);
   setup.transport = std::make_shared<const nccl::Transport>(setup.system, transport, kinds);
   return setup;
+}
+
+NcclSetup choose_nccl_allreduce(const nccl::GpuSystem& system, const nccl::Forced& forced, double bytes,
+                                const std::string& field) {
+  NcclSetup setup;
+  setup.system = system;
+  setup.choice = nccl::choose_allreduce(setup.system, bytes, forced, field);
+  setup.algorithm = nccl::registry_name(setup.choice.chosen.algo);
+  setup.algo_label = std::string(nccl::algo_name(setup.choice.chosen.algo));
+  setup.fifo = nccl::fifo_chunks(setup.choice.chosen.algo, setup.choice.chosen.proto);
+  setup.lanes = lanes_of(setup.choice, forced);
+  setup.chunk_bytes = chunk_of(setup.choice, setup.lanes, setup.system, bytes);
+  return setup;
+}
+
+size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double logical_bytes, int p) {
+  const double elem_bytes = logical_elems > 0 ? logical_bytes / static_cast<double>(logical_elems) : 1.0;
+  const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
+  const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
+  const size_t lane = (logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
+  // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
+  // switch, NVLSTree 2 more per GPU for its tree; CollNetDirect: 2 per GPU and node-mate, and
+  // with the switch; CollNetChain: 2 per GPU and lane
+  const nccl::Algo algo = nccl.choice.chosen.algo;
+  const double per_chunk = algo == nccl::Algo::tree             ? 2.0 * (p - 1) * nccl.lanes
+                           : algo == nccl::Algo::collnet_direct ? 2.0 * p * nccl.system.max_ppn
+                           : algo == nccl::Algo::collnet_chain  ? 2.0 * p * nccl.lanes
+                                                                : 6.0 * p;
+  const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
+  const double most = std::max(1.0, std::floor(budget / per_chunk));
+  return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
+}
+
+nccl::GpuSystem describe_gpu_ranks(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                                   const Network& routes, const std::string& field) {
+  return describe_ranks(hosts, switches, routes, field);
 }
 
 GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,

@@ -64,6 +64,24 @@ struct NcclSetup {
 NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, const std::vector<PlatformHost>& hosts,
                      const std::vector<PlatformHost>& switches, const Network& routes, double bytes);
 
+// NCCL's allreduce on `system` (a run's ranks, or one communicator's group inside a parallel
+// run): the tuner's choice or what `forced` forces (errors name `field`), its lanes, FIFO and
+// chunk; no switches, no transport (setup_nccl adds them for a run).
+NcclSetup choose_nccl_allreduce(const nccl::GpuSystem& system, const nccl::Forced& forced, double bytes,
+                                const std::string& field);
+
+// Logical elements per step of a pipelined NCCL algorithm on a vector of `logical_elems`
+// (`logical_bytes`) per rank over `p` ranks: NCCL's chunk, larger when the run would send more
+// than max_pipelined_messages (message_counts.hpp) in the simulation, or more than the model
+// follows rank by rank (max_followed_messages, contention.hpp: beyond, it would price the steps
+// in lock step, blind to the pipeline's FIFO and late waits).
+size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double logical_bytes, int p);
+
+// The GPU system of the ranks on `hosts` (with the platform's `switches`; `routes` between the
+// ranks). Throws InputError naming `field` when a host names no GPU or NIC the catalogue knows.
+nccl::GpuSystem describe_gpu_ranks(const std::vector<PlatformHost>& hosts, const std::vector<PlatformHost>& switches,
+                                   const Network& routes, const std::string& field);
+
 // hierarchical's NVLS level (collective.intra nvls): each node's NVSwitch that reduces, as
 // NCCL's NVLS finds them (switches, switch_members, switch_kind, actors_per_switch); refused
 // in one line where the GPUs' NVSwitch does not reduce (NVLink SHARP: H100 and later).

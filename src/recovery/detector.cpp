@@ -244,6 +244,11 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
   return limit(rank.expected, rank.floor) + check_margin_;
 }
 
+double Detector::armed(int world) const {
+  const RankActivity& rank = activity(world);
+  return std::max(0.0, rank.since + limit(rank.expected, rank.floor) + check_margin_ - engine_.now());
+}
+
 // The least deadline of a wait on `path`: recovery.min_timeout, or by default 5 times the
 // route's own latency, so that a tiny message does not time out on noise. (It was 5 times
 // the longest route's between partners: on a torus at p = 256, 10 hops, 50 us, and a

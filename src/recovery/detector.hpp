@@ -243,6 +243,10 @@ public:
   // A fault of the scenario was applied (sim/faults.cpp): from now on every wait past its
   // deadline is reported (suspect).
   void fault_struck() { fault_struck_ = true; }
+  // A wait begun before the first fault, which struck during it: the seconds from now to
+  // its deadline (begin_wait's, from the wait's start; 0 when passed).
+  double armed(int world) const;
+  bool runs(int world) const;  // its worker runs, on a host up
   // Once a fault has struck, a verdict may come at any moment: every wait listens from its
   // start. Before, only a suspicious one does (a fault-free wait costs one activity).
   bool faults_struck() const { return fault_struck_; }
@@ -370,7 +374,6 @@ private:
   // A GPU transport's hand-shake after a message's last byte (0 without one).
   double hop_latency(int src, int dst, double bytes) const;
   double watched_until(int world) const;
-  bool runs(int world) const;  // its worker runs, on a host up
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
   // By route cache link id: its nominal bandwidth, and the transfers under way across it,

@@ -149,7 +149,7 @@ using SavedLinks = std::vector<std::pair<double, double>>;
 
 SavedLinks apply(RunState& state, const ResolvedFault& fault) {
   SavedLinks saved;
-  if (state.recovery) state.recovery->detector().fault_struck();
+  const bool first = state.recovery && state.recovery->fault_struck();
   // (replay: the network changes now, and back when the fault ends)
   if (state.replay) state.replay->fault_changed(+1, fault.spec.duration ? sg4::Engine::get_clock() + *fault.spec.duration : -1);
   switch (fault.spec.kind) {
@@ -185,9 +185,12 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it
       if (state.recovery) let_the_group_go_if_done(state);  // they may have been the last still training
+      if (first) state.recovery->watch_waits_under_way();
       return saved;
   }
   record(state, fault, "applied");
+  // The waits begun before the first fault had no deadline: from now on they do.
+  if (first) state.recovery->watch_waits_under_way();
   return saved;
 }
 

@@ -62,7 +62,9 @@ RecoveryAdapter::RecoveryAdapter(RunState& state)
       verdicts_taken_(static_cast<size_t>(facts_.world_size()), 0),
       last_letters_(static_cast<size_t>(facts_.world_size()), nullptr),
       lost_(static_cast<size_t>(facts_.world_size()), false),
-      incarnations_(static_cast<size_t>(facts_.world_size()), 0) {}
+      incarnations_(static_cast<size_t>(facts_.world_size()), 0) {
+  unwatched_ = state.setup.scenario->training.streams <= 1;
+}
 
 RecoveryAdapter::~RecoveryAdapter() = default;
 
@@ -278,6 +280,42 @@ void RecoveryAdapter::detour_nic(int world, int relay) {
 }
 
 sg4::Comm* RecoveryAdapter::listen(int world) { return verdict_channel(world).get(); }
+
+// The first fault struck: the waits under way began with no deadline (nothing could stall
+// them then). One watchdog on the control host keeps each one's deadline from its start,
+// as the wait would have: it checks the wait there (Detector::suspect: a report, perhaps)
+// and again when suspect says, until the wait is over. A verdict reaches the worker by the
+// verdict channel its wait listens to. Nothing has to wake the worker: cancelling a receive
+// that no sender matched (an alarm) does not end a wait on it in SimGrid 3.32, and a rank
+// waiting on a preempted peer that never posted its side waited for ever.
+void RecoveryAdapter::watch_waits_under_way() {
+  struct Watched {
+    int world;
+    double since, check;
+  };
+  auto watched = std::make_shared<std::vector<Watched>>();
+  for (int world = 0; world < facts_.world_size(); ++world) {
+    const RankActivity& rank = detector_.activity(world);
+    if (rank.doing == RankActivity::Doing::waiting && host_up(world))
+      watched->push_back({world, rank.since, now() + detector_.armed(world)});
+  }
+  if (watched->empty()) return;
+  auto watch = [shared = state_.shared_from_this(), this, watched] {
+    while (!watched->empty()) {
+      // the earliest check (the lowest rank of those at the same time)
+      auto next = std::min_element(watched->begin(), watched->end(),
+                                   [](const Watched& a, const Watched& b) { return a.check < b.check; });
+      if (next->check > now()) sg4::this_actor::sleep_until(next->check);
+      const RankActivity& rank = detector_.activity(next->world);
+      if (rank.doing != RankActivity::Doing::waiting || rank.since != next->since || !detector_.runs(next->world)) {
+        watched->erase(next);
+        continue;
+      }
+      next->check = now() + detector_.suspect(next->world);
+    }
+  };
+  sg4::Actor::create("watchdog", state_.setup.control_host, watch)->daemonize();
+}
 
 sg4::CommPtr RecoveryAdapter::verdict_channel(int world) {
   sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];

@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <simgrid/forward.h>
 #include <vector>
 
@@ -46,6 +47,14 @@ public:
   simgrid::s4u::Comm* listen_from_start(int world) override {
     return detector_.faults_struck() ? listen(world) : nullptr;
   }
+  bool unwatched(int /*world*/) override { return unwatched_ && !detector_.faults_struck(); }
+  // A fault strikes (true: the first). Then, once it is in place, watch_waits_under_way:
+  // the waits begun before it, with no deadline, get theirs from one watchdog.
+  bool fault_struck() {
+    detector_.fault_struck();
+    return !std::exchange(struck_, true);
+  }
+  void watch_waits_under_way();
   void end_wait(int world) override { detector_.end_wait(world); }
 
   // The workers' side of the verdicts. A new worker on `world` (its host came back) asks
@@ -108,6 +117,11 @@ private:
   simgrid::s4u::SemaphorePtr pending_;
   // The verdicts' post, by world rank.
   std::vector<simgrid::s4u::CommPtr> verdict_gets_;
+  // Waits may go without a deadline until the first fault (WaitWatch::unwatched): not with
+  // concurrent streams, whose actors come and go (a verdict channel posted by one that
+  // ended would never be answered).
+  bool unwatched_ = true;
+  bool struck_ = false;
   std::vector<Verdict*> verdicts_;
   std::vector<long> verdicts_sent_, verdicts_taken_;  // in its current incarnation
   std::vector<Verdict*> last_letters_;                // the last verdict sent

@@ -49,7 +49,7 @@ class Parallelism(unittest.TestCase):
         self.refused({"parallelism": {"data": 2, "collectives": [{"group": "tensr"}]}},
                      "parallelism.collectives.0.group: unknown dimension 'tensr' (did you mean 'tensor'?)")
         self.refused({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}},
-                     "parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet")
+                     "parallelism.collectives.0.algorithm: NCCL's algorithms run on GPUs")
         self.refused({**base, "collective": {"kind": "allreduce"}}, "collective: with parallelism each collective")
         self.refused({**base, "recovery": {"policy": "rebuild"}},
                      "recovery: with parallelism, faults and recovery are a training step's")
@@ -170,6 +170,114 @@ class Parallelism(unittest.TestCase):
                     self.assertNotIn("freed before", run.stdout + run.stderr, where)
                     self.assertIn(run.returncode, (0, 1) if policy == "none" else (0,), f"{where}: {run.stderr}")
 
+    def single_run(self, *flags):
+        with tempfile.TemporaryDirectory() as folder:
+            run = subprocess.run([COLLSIM, "run", "--quiet", "--trace", "t.json", *flags], cwd=folder,
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return json.loads((Path(folder) / "t.json").read_text())
+
+    def parallel_run(self, scenario):
+        run, folder = self.run_scenario_keeping(scenario, "--trace", "t.json")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        trace = json.loads((Path(folder.name) / "t.json").read_text())
+        folder.cleanup()
+        return trace
+
+    def nccl_alone(self, *flags):
+        """NCCL's best allreduce without its switches' (NVLS, NVLSTree: set aside in a parallel
+        run), by NCCL's own prediction: Ring and Tree each forced in a run of their own, the one
+        NCCL predicts faster."""
+        runs = [self.single_run(*flags, "--algorithm", "nccl", "--set", f"nccl.algo={algo}") for algo in ("Ring", "Tree")]
+
+        def predicted(run):
+            [why] = [n for n in run["notes"] if n.startswith("NCCL's tuner chose")]
+            value, unit = re.search(r"predicted (\S+) (\S+) \(", why).groups()
+            return float(value) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[unit]
+        return min(runs, key=predicted)
+
+    def test_a_communicator_on_gpus_runs_as_its_collective_runs_alone(self):
+        # On GPUs a communicator's collective pays what the same collective pays in a run of its
+        # own (NCCL's send/recv for collsim's ring; NCCL's tuner and transport for "nccl"): the
+        # kernel's launch from its own vector (NCCL 2.25.1's Ring baseLat, tuning.cc: LL 6.6 us up
+        # to 32 KiB = 2 channels per peer x NCCL_P2P_LL_THRESHOLD 16 KiB on a DGX H100, Simple
+        # 8.4 us above), each message's protocol and hop. The tensor group of node 0 against one
+        # dgx-h100 node alone; the data-parallel group {0, 8} against GPU 0 of two nodes alone.
+        alone_flags = {"tensor": ["--topology", "dgx-h100:1"],
+                       "data": ["--topology", "dgx-h100:2", "--workers", "2",
+                                "--set", 'placement=["node-0-gpu-0","node-1-gpu-0"]']}
+        ranks = {"tensor": [list(range(8))], "data": [[0, 8]]}
+        for size in ("8KiB", "4MiB"):
+            for group in ("tensor", "data"):
+                for algorithm in ("ring", "nccl"):
+                    where = f"{algorithm} at {size} in the {group} group"
+                    alone = (self.nccl_alone(*alone_flags[group], "--size", size) if algorithm == "nccl"
+                             else self.single_run(*alone_flags[group], "--algorithm", "ring", "--size", size))
+                    scenario = {"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "collectives": [
+                        {"ranks": ranks[group], "algorithm": algorithm, "size": size}]}}
+                    trace = self.parallel_run(scenario)
+                    [communicator] = trace["parallel"]["communicators"]
+                    self.assertTrue(trace["parallel"]["verified"], where)
+                    self.assertEqual(communicator["algorithm"], alone["plan"]["algorithm"]["name"], where)
+                    self.assertAlmostEqual(communicator["time"] / alone["summary"]["simulated_time"], 1, delta=1e-9,
+                                           msg=where)
+                    [planned] = self.validate_plan(scenario)["parallel"]["communicators"]
+                    if algorithm == "nccl":
+                        nccl = alone["plan"]["algorithm"]["parameters"]["nccl"]
+                        self.assertIn(f"NCCL's tuner chose {nccl['algo']}/{nccl['proto']} on {nccl['channels']} channel",
+                                      communicator["reason"], where)
+                    else:
+                        self.assertAlmostEqual(planned["launch"], 6.6e-6 if size == "8KiB" else 8.4e-6, delta=1e-15)
+        # by hand, NCCL's Ring/LL latency at 8 KiB (tuning.cc, 2.25.1): baseLat 6.6 us + 2(p-1) hops;
+        # on NVLink hwLat 0.6 us: 6.6 + 14 x 0.6 = 15 us for one node of 8; across the network
+        # with one GPU per node the tree's LL hwLat 5 us serves: 6.6 + 2 x 5 = 16.6 us for {0, 8}
+        for group, latency in (("tensor", "15 us"), ("data", "16.6 us")):
+            [planned] = self.validate_plan({"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "collectives": [
+                {"ranks": ranks[group], "algorithm": "nccl", "size": "8KiB"}]}})["parallel"]["communicators"]
+            self.assertIn(f"NCCL's tuner chose Ring/LL on 1 channel: predicted", planned["reason"])
+            self.assertIn(f"({latency} latency + 8 KiB", planned["reason"])
+
+    def test_a_step_on_gpus_runs_nccls_choice_per_communicator(self):
+        # tensor 8 x data 2 on two DGX H100 (tiny model): the tensor allreduce is NCCL's choice
+        # for one node of 8 at the block's b x s x h x 2 bytes (128 KiB), the data-parallel one
+        # for two nodes of one GPU at the bucket's bytes; the first forward allreduce (nothing
+        # else in flight) takes what the same allreduce takes alone.
+        scenario = {"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "step": {
+            "model": "tiny", "layers": 2, "global_batch": 2, "efficiency": 0.5,
+            "algorithms": {"tensor": "nccl", "data": "nccl"}}}}
+        plan = self.validate_plan(scenario)["parallel"]["step"]
+        tensor, data = plan["algorithms"]["tensor_allreduce"], plan["algorithms"]["data_reduce"]
+        bucket = int(plan["buckets"][0][0]["bytes"])
+        alone_tensor = self.nccl_alone("--topology", "dgx-h100:1", "--size", "131072", "--dtype", "bfloat16")
+        alone_data = self.nccl_alone("--topology", "dgx-h100:2", "--workers", "2",
+                                     "--set", 'placement=["node-0-gpu-0","node-1-gpu-0"]', "--size", str(bucket),
+                                     "--dtype", "bfloat16")
+        for chosen, alone in ((tensor, alone_tensor), (data, alone_data)):
+            nccl = alone["plan"]["algorithm"]["parameters"]["nccl"]
+            self.assertEqual(chosen["name"], alone["plan"]["algorithm"]["name"])
+            self.assertEqual(chosen["nccl"], f"{nccl['algo']}/{nccl['proto']} on {nccl['channels']} channels")
+        trace = self.parallel_run(scenario)
+        self.assertTrue(trace["parallel"]["verified"])
+        first = min((r for r in trace["parallel"]["step"]["runs"] if r["communicator"] == "tensor"),
+                    key=lambda r: r["start"])
+        self.assertAlmostEqual((first["end"] - first["start"]) / alone_tensor["summary"]["simulated_time"], 1,
+                               delta=1e-9)
+
+    def test_nccl_in_a_parallel_run_is_refused_where_it_cannot_run(self):
+        on_star = {"topology": "star:4", "parallelism": {"tensor": 2, "data": 2, "collectives": [
+            {"group": "tensor", "algorithm": "nccl", "size": "1MiB"}]}}
+        self.refused(on_star, "parallelism.collectives.0.algorithm: NCCL's algorithms run on GPUs")
+        gather = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "collectives": [
+            {"group": "tensor", "kind": "allgather", "algorithm": "nccl", "size": "1MiB"}]}}
+        self.refused(gather, "parallelism.collectives.0.algorithm: NCCL's algorithms run here for an allreduce only")
+        nvls = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "collectives": [
+            {"group": "tensor", "algorithm": "nccl-nvls", "size": "1MiB"}]}}
+        self.refused(nvls, "parallelism.collectives.0.algorithm: NCCL's NVLS reduces in its switches")
+        step = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "step": {
+            "model": "tiny", "layers": 2, "global_batch": 1, "efficiency": 0.5, "sequence_parallel": True,
+            "algorithms": {"tensor": "nccl"}}}}
+        self.refused(step, "parallelism.step.algorithms.tensor: NCCL's algorithms run here for an allreduce only")
+
     def run_scenario_keeping(self, scenario, *flags):
         folder = tempfile.TemporaryDirectory()
         path = Path(folder.name) / "s.json"
@@ -273,7 +381,7 @@ class Parallelism(unittest.TestCase):
             path.write_text(json.dumps({"parallelism": {"data": 2, "collectives": [{"group": "data", "algorithm": "nccl"}]}}))
             run = subprocess.run([COLLSIM, "validate", str(path)], capture_output=True, text=True, timeout=60)
             self.assertEqual(run.returncode, 2, run.stderr)
-            self.assertIn("parallelism.collectives.0.algorithm: NCCL's algorithms are not run with parallelism yet",
+            self.assertIn("parallelism.collectives.0.algorithm: NCCL's algorithms run on GPUs",
                           run.stderr)
 
     def test_communicators_at_once_print_their_times_and_are_verified(self):
