@@ -29,14 +29,7 @@ void GroupVerifier::deposit(int communicator, int group, int sequence, Collectiv
   pending_.erase({communicator, group, sequence});
   ++collectives_;
   merged_.checked_ranks += one.checked_ranks;
-  merged_.max_error = std::max(merged_.max_error, one.max_error);
-  merged_.wrong_elements += one.wrong_elements;
-  merged_.bitwise_identical = merged_.bitwise_identical && one.bitwise_identical;
-  merged_.tolerance = one.tolerance;
-  if (!one.verified && merged_.verified) {
-    merged_.verified = false;
-    merged_.failure = fmt::format("{} of group {} (its collective {}): {}", collective_name(kind), group, sequence, one.failure);
-  }
+  merge_verification(merged_, one, fmt::format("{} of group {} (its collective {})", collective_name(kind), group, sequence));
 }
 
 size_t GroupVerifier::abandon(const std::vector<char>& gone) {

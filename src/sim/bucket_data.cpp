@@ -19,14 +19,7 @@ void BucketVerifier::deposit(size_t bucket, size_t first, int rank, Buffer resul
                                           [&](int r, Buffer& buf) { input_(r, buf, first); });
   pending_.erase(bucket);
   ++verified_;
-  merged_.max_error = std::max(merged_.max_error, one.max_error);
-  merged_.wrong_elements += one.wrong_elements;
-  merged_.bitwise_identical = merged_.bitwise_identical && one.bitwise_identical;
-  merged_.tolerance = one.tolerance;
-  if (!one.verified && merged_.verified) {
-    merged_.verified = false;
-    merged_.failure = fmt::format("bucket {}: {}", bucket, one.failure);
-  }
+  merge_verification(merged_, one, fmt::format("bucket {}", bucket));
 }
 
 Verification BucketVerifier::merged() const {

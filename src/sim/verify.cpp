@@ -296,4 +296,15 @@ Verification verify_results(Collective collective, OpKind op, int root, const st
   });
 }
 
+void merge_verification(Verification& merged, const Verification& one, const std::string& where) {
+  merged.max_error = std::max(merged.max_error, one.max_error);
+  merged.wrong_elements += one.wrong_elements;
+  merged.bitwise_identical = merged.bitwise_identical && one.bitwise_identical;
+  merged.tolerance = one.tolerance;
+  if (!one.verified && merged.verified) {
+    merged.verified = false;
+    merged.failure = where + ": " + one.failure;
+  }
+}
+
 }  // namespace collsim

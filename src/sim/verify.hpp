@@ -43,4 +43,9 @@ struct Verification {
 Verification verify_results(Collective collective, OpKind op, int root, const std::vector<Buffer>& results,
                             const InputFn& input);
 
+// Folds one collective's check into a run's (several buckets or communicators): the largest
+// error, the wrong elements, bit-identity, and the first failure, prefixed with `where` (e.g.
+// "bucket 3"). checked_ranks stays the caller's to count.
+void merge_verification(Verification& merged, const Verification& one, const std::string& where);
+
 }  // namespace collsim
