@@ -477,6 +477,7 @@ void Coordinator::rebuild(const Judgement& judgement) {
   engine_.regrouped(next, resume_round);
   failures_ = false;
   rebuilt_at_ = engine_.now();
+  note_dropped_links(judgement);
   late_seen_.clear();
   detector_.new_epoch();
   prediction_ = {-1, -1};
