@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -219,6 +220,30 @@ void Comm::watch_transfer(PendingTransfer& pending) {
   pending.watch->posted(pending.world, pending.peer_world, pending.is_receive);
 }
 
+// A parameter server's process (a peer after the ranks, endpoint `me`) has no deadline of its
+// own: recovery watches the workers, who wait on it. It waits on its transfer and on the
+// coordinator's news of a rebuilt group (WaitWatch::listen), which ends the wait when it
+// comes first: the server then serves the new group (sim/server_rebuilds.cpp).
+namespace {
+void await_as_server(PendingTransfer& pending, WaitWatch& watch, int me, int epoch) {
+  sg4::Comm* news = watch.listen(me);
+  try {
+    if (news == nullptr) {
+      pending.activity->wait();
+      return;
+    }
+    const std::vector<sg4::CommPtr> activities{pending.activity, sg4::CommPtr(news)};
+    if (sg4::Comm::wait_any(activities) != 0) throw VerdictPending();
+  } catch (const simgrid::Exception&) {
+    // A push lost: the sum cannot be made, and the survivors wait on the server. (A pull to
+    // a lost worker breaking is no news: the sum is made, every other worker gets its share,
+    // and the lost one is found by its peers' waits if the run goes on.)
+    if (pending.is_receive) watch.server_transfer_broke(me, pending.peer_world, epoch);
+    throw;
+  }
+}
+}  // namespace
+
 // Under recovery a wait has a deadline from what its transfer should cost (the watch
 // says how long); passing it is only a suspicion: the wait is reported and goes on. Only
 // the coordinator's verdict ends it (it cancels the transfer: the wait throws). Waiting
@@ -228,6 +253,10 @@ void Comm::watch_transfer(PendingTransfer& pending) {
 void Comm::await(PendingTransfer& pending) {
   WaitWatch* watch = group_->watch();
   const int me = group_->world_rank(rank_);
+  if (rank_ >= size_) {
+    await_as_server(pending, *watch, me, group_->epoch());
+    return;
+  }
   double limit = watch->begin_wait(me, group_->world_rank(pending.peer), pending.bytes, pending.is_receive,
                                    pending.activity.get(), phase_, step_);
   // A transfer already over (a ring's send whose receiver has it) cannot pass a deadline:

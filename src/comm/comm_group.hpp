@@ -60,6 +60,9 @@ public:
   virtual bool unwatched(int /*world*/) { return false; }
   // The wait is over (the transfer completed).
   virtual void end_wait(int world) = 0;
+  // A parameter server's process (endpoint `world`, no member) lost its transfer with `peer`
+  // in the group of `epoch`: reported as a worker reports its own broken transfer.
+  virtual void server_transfer_broke(int /*world*/, int /*peer*/, int /*epoch*/) {}
 };
 
 // A wait abandoned because the coordinator gave its verdict.

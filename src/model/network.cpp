@@ -17,8 +17,10 @@ public:
     const SharedRoutes plain{in.alpha, in.bandwidth, 1};
     const SharedRoutes intra = in.intra.value_or(plain), inter = in.inter.value_or(plain);
     for (size_t g = 0; g < in.group_sizes.size(); ++g) group_.insert(group_.end(), static_cast<size_t>(in.group_sizes[g]), static_cast<int>(g));
-    group_.resize(static_cast<size_t>(in.p), 0);
-    for (int r = 0; r < in.p; ++r) {
+    // the ranks, then the switches or servers' processes after them (ModelInput::switch_endpoints)
+    const int endpoints = in.p + static_cast<int>(in.switch_endpoints.size());
+    group_.resize(static_cast<size_t>(endpoints), 0);
+    for (int r = 0; r < endpoints; ++r) {
       // links 4r, 4r+1: rank r's uplink and downlink inside its group; 4r+2, 4r+3: between groups
       links_.push_back({fmt::format("rank-{}_UP", r), intra.per_message_bandwidth(), true});
       links_.push_back({fmt::format("rank-{}_DOWN", r), intra.per_message_bandwidth(), true});

@@ -43,7 +43,10 @@ void Coordinator::on_report(const Report& report) {
 // verdicts cross: strictly after the rebuild.
 bool Coordinator::in_this_epoch(const Report& report) const {
   const std::vector<int>& members = membership_.current().members();
-  return report.since > rebuilt_at_ && std::find(members.begin(), members.end(), report.world) != members.end();
+  // (a parameter server's process is no member, and serves the current group)
+  const bool server = report.world >= run_.world_size();
+  return report.since > rebuilt_at_ &&
+         (server || std::find(members.begin(), members.end(), report.world) != members.end());
 }
 
 // The last resort, when the evidence names nobody: a member that has waited longer than
@@ -471,6 +474,7 @@ void Coordinator::rebuild(const Judgement& judgement) {
   decisions_.push_back(event);
   membership_.rebuild(next);
   deliver(group, judgement.roots, next, resume_round, postponed);
+  engine_.regrouped(next, resume_round);
   failures_ = false;
   rebuilt_at_ = engine_.now();
   note_dropped_links(judgement);

@@ -9,10 +9,10 @@
 namespace collsim {
 
 Detector::Detector(const RunFacts& run, const Membership& membership, EnginePort& engine)
-    : run_(run), membership_(membership), engine_(engine), ranks_(static_cast<size_t>(run.world_size())) {
+    : run_(run), membership_(membership), engine_(engine), ranks_(static_cast<size_t>(run.endpoints())) {
   // The network model's own corrections (realistic: TCP's latency and bandwidth factors,
   // the window that caps a route's rate), so that expected times are those SimGrid gives.
-  last_routes_.resize(static_cast<size_t>(run.world_size()));
+  last_routes_.resize(static_cast<size_t>(run.endpoints()));
   latency_factor_ = run.solver.latency_factor;
   bandwidth_factor_ = run.solver.bandwidth_factor;
   tcp_gamma_ = run.solver.tcp_gamma;

@@ -83,6 +83,9 @@ public:
   virtual ProbeOutcome probe(int from, int to, double bytes, double expected, double deadline) = 0;
   virtual std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) = 0;
   virtual void send_verdict(int world, Verdict verdict) = 0;
+  // The group was rebuilt (`next` resumes at `resume_round`): the parameter servers' processes
+  // (RunFacts::servers), which serve whichever group pushes, hear of it too.
+  virtual void regrouped(const std::shared_ptr<CommGroup>& /*next*/, int /*resume_round*/) {}
   // A worker done with the last round waits for the others (or a verdict): it reads its
   // verdict now.
   virtual void wake_waiting(int world) = 0;

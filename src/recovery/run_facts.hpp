@@ -36,7 +36,13 @@ struct RunFacts {
   bool zero3 = false;                  // training.sharding "zero3": the collectives are a stream's halves
   NetworkSolver solver;
 
+  // Parameter servers' processes (collective.parameter_server placement "shared" or
+  // "dedicated"): peers of the workers, endpoints world_size() .. endpoints() - 1. No
+  // member: the detector counts their transfers, the coordinator tells them of new groups.
+  int servers = 0;
+
   int world_size() const { return static_cast<int>(rank_hosts.size()); }
+  int endpoints() const { return world_size() + servers; }
   const Network& network() const { return *model.network; }
   ModelInput model_for(const std::vector<int>& members) const {
     return model_for_members(model, rank_localities, members);

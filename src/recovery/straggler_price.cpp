@@ -108,6 +108,8 @@ double StragglerPrices::healthy_model(const std::vector<int>& members) const {
   ModelInput in = run_.model_for(members);
   in.network = nullptr;
   in.endpoints.clear();
+  // parameter servers' processes: endpoints after the members' on the uniform network
+  for (size_t s = 0; s < in.switch_endpoints.size(); ++s) in.switch_endpoints[s] = in.p + static_cast<int>(s);
   return model_time(*run_.algorithm, in);
 }
 

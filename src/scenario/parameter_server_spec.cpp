@@ -5,6 +5,7 @@
 
 #include "scenario/json_fields.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/server_checks.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
 
@@ -148,6 +149,34 @@ void check_asynchronous_servers(const Scenario& scenario) {
   if (!training.has_model() && scenario.collective.op != OpKind::sum)
     throw InputError(fmt::format("collective.op: {} parameter servers add each push to their shard as it arrives; "
                                  "allowed: sum", server_modes().name(mode)));
+}
+
+// Server processes serve the group of the moment: when a worker is lost, the coordinator
+// tells them of the survivors' group, and they serve the round it resumes from
+// (sim/server_rebuilds.cpp). Their hosts are never dropped: a fault that could strike a
+// server, or that recovery would judge by its transfers with one, is refused.
+void check_rebuilt_servers(const Scenario& scenario) {
+  const ParameterServerSpec& spec = scenario.collective.parameter_server;
+  if (spec.placement == ServerPlacement::workers || scenario.recovery.policy != RecoveryPolicy::rebuild) return;
+  const std::string why = "with parameter server processes (placement \"shared\" or \"dedicated\"), recovery.policy "
+                          "\"rebuild\" handles a worker lost for good";
+  if (spec.mode != ServerMode::synchronous)
+    throw InputError(fmt::format("collective.parameter_server.mode: {} servers apply pushes as they arrive; {} with "
+                                 "synchronous servers only: leave mode out, or recovery.policy \"none\"",
+                                 server_modes().name(spec.mode), why));
+  if (scenario.training.streams > 1)
+    throw InputError(fmt::format("training.streams: {} streams; {} with one stream: set training.streams to 1",
+                                 scenario.training.streams, why));
+  for (size_t i = 0; i < scenario.faults.size(); ++i) {
+    const FaultSpec& fault = scenario.faults[i];
+    if (fault.kind != FaultKind::preempt)
+      throw InputError(fmt::format("faults.{}.kind: \"{}\"; {} (kind \"preempt\" without return_after): recovery "
+                                   "would judge the servers' transfers, which it does not watch",
+                                   i, fault_kind_name(fault.kind), why));
+    if (fault.return_after)
+      throw InputError(fmt::format("faults.{}.return_after: a preempted worker that comes back rejoins at a later "
+                                   "round; {} (no return_after): leave return_after out", i, why));
+  }
 }
 
 json parameter_server_json(const ParameterServerSpec& spec) {

@@ -1,4 +1,5 @@
 #include "scenario/scenario.hpp"
+#include "scenario/server_checks.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -435,10 +436,7 @@ void check_across(Scenario& scenario) {
     throw InputError(fmt::format("collective.root: {} is not a rank; allowed: 0 to {}", scenario.collective.root,
                                  *scenario.workers - 1));
   if (scenario.workers) check_servers(scenario.collective, *scenario.workers);
-  if (scenario.collective.parameter_server.placement != ServerPlacement::workers &&
-      scenario.recovery.policy == RecoveryPolicy::rebuild)
-    throw InputError("collective.parameter_server.placement: server processes serve the group they start with; "
-                     "recovery.policy \"rebuild\" regroups the workers: use placement \"workers\" with it");
+  check_rebuilt_servers(scenario);
   if (!scenario.placement.empty() && scenario.workers &&
       static_cast<int>(scenario.placement.size()) != *scenario.workers)
     throw InputError(fmt::format("placement: {} host(s) listed for {} workers", scenario.placement.size(),

@@ -35,6 +35,7 @@ RunFacts facts_of(const RunSetup& setup) {
   for (const sg4::Host* host : setup.rank_hosts) facts.rank_hosts.emplace_back(host->get_name());
   facts.host_speed = setup.rank_hosts.front()->get_speed();
   facts.zero3 = setup.plan->training.zero3.has_value();
+  for (const SwitchPlan& server : setup.plan->switches) facts.servers += server.kind == SwitchKind::server;
   // The network model's own corrections, so that expected times are those SimGrid gives.
   facts.solver.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   facts.solver.bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
@@ -57,13 +58,13 @@ const sg4::Link* link_of(LinkRef link) { return static_cast<const sg4::Link*>(li
 
 RecoveryAdapter::RecoveryAdapter(RunState& state)
     : state_(state), facts_(facts_of(state.setup)), detector_(facts_, state.membership, *this),
-      pending_(sg4::Semaphore::create(0)), verdict_gets_(static_cast<size_t>(facts_.world_size())),
-      verdicts_(static_cast<size_t>(facts_.world_size()), nullptr),
-      verdicts_sent_(static_cast<size_t>(facts_.world_size()), 0),
-      verdicts_taken_(static_cast<size_t>(facts_.world_size()), 0),
-      last_letters_(static_cast<size_t>(facts_.world_size()), nullptr),
-      lost_(static_cast<size_t>(facts_.world_size()), false),
-      incarnations_(static_cast<size_t>(facts_.world_size()), 0) {
+      pending_(sg4::Semaphore::create(0)), verdict_gets_(static_cast<size_t>(facts_.endpoints())),
+      verdicts_(static_cast<size_t>(facts_.endpoints()), nullptr),
+      verdicts_sent_(static_cast<size_t>(facts_.endpoints()), 0),
+      verdicts_taken_(static_cast<size_t>(facts_.endpoints()), 0),
+      last_letters_(static_cast<size_t>(facts_.endpoints()), nullptr),
+      lost_(static_cast<size_t>(facts_.endpoints()), false),
+      incarnations_(static_cast<size_t>(facts_.endpoints()), 0) {
   unwatched_ = state.setup.scenario->training.streams <= 1;
 }
 
@@ -109,7 +110,16 @@ LinkRef RecoveryAdapter::link(int network_id) const {
 }
 bool RecoveryAdapter::link_up(LinkRef link) const { return link_of(link)->is_on(); }
 std::string RecoveryAdapter::link_name(LinkRef link) const { return link_of(link)->get_name(); }
-bool RecoveryAdapter::host_up(int world) const { return state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on(); }
+// (A parameter server's process, endpoint world size + s, as the workers' peer: its host.)
+bool RecoveryAdapter::host_up(int world) const {
+  if (world >= facts_.world_size()) return server_host(world)->is_on();
+  return state_.setup.rank_hosts[static_cast<size_t>(world)]->is_on();
+}
+
+const sg4::Host* RecoveryAdapter::server_host(int endpoint) const {
+  const SwitchPlan& server = state_.setup.plan->switches.at(static_cast<size_t>(endpoint - facts_.world_size()));
+  return sg4::Engine::get_instance()->host_by_name(server.host);
+}
 
 // From the run's route cache when a worker shares the control host, from SimGrid otherwise
 // (the route cache's endpoints are the workers' hosts).
@@ -133,8 +143,15 @@ std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
   return links;
 }
 
-WorkerFate RecoveryAdapter::fate(int world) const { return state_.workers[static_cast<size_t>(world)].fate; }
-int RecoveryAdapter::bucket(int world) const { return state_.workers[static_cast<size_t>(world)].bucket; }
+// A parameter server's process runs while its host is up (no fault may preempt it:
+// plan/planner.cpp, refuse_lost_servers); it reduces no bucket of its own.
+WorkerFate RecoveryAdapter::fate(int world) const {
+  if (world >= facts_.world_size()) return WorkerFate::running;
+  return state_.workers[static_cast<size_t>(world)].fate;
+}
+int RecoveryAdapter::bucket(int world) const {
+  return world >= facts_.world_size() ? -1 : state_.workers[static_cast<size_t>(world)].bucket;
+}
 
 void RecoveryAdapter::sleep(double seconds) { sg4::this_actor::sleep_for(seconds); }
 
@@ -196,6 +213,37 @@ void RecoveryAdapter::resend_verdict(int world) {
 
 void RecoveryAdapter::wake_waiting(int world) {
   if (const auto& waiting = state_.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
+}
+
+// The parameter servers' news of a rebuilt group: a letter each, on their verdict channels
+// (endpoints after the workers'), from the coordinator's host like a verdict. (Recovery with
+// servers handles workers' preemptions only, scenario/parameter_server_spec.cpp: their way
+// is up.)
+void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resume_round) {
+  for (int endpoint = facts_.world_size(); endpoint < facts_.endpoints(); ++endpoint) {
+    letters_.push_back(std::make_unique<Verdict>(Verdict{false, next, resume_round, false}));
+    ++verdicts_sent_[static_cast<size_t>(endpoint)];
+    verdict_mailbox(endpoint)->put_init(letters_.back().get(), control_message_bytes)->detach();
+  }
+}
+
+// A server's push from a worker broke in the current group (its worker lost: the survivors
+// wait on the server, not on it); one of an abandoned group (a survivor left it for the new
+// one) says nothing.
+void RecoveryAdapter::server_transfer_broke(int world, int peer, int epoch) {
+  if (epoch == state_.membership.current().epoch()) detector_.failed(world, peer);
+}
+
+Verdict RecoveryAdapter::take_news(int endpoint) {
+  const auto e = static_cast<size_t>(endpoint);
+  const Verdict* news = nullptr;
+  do {  // the last one sent overrides those before it
+    verdict_channel(endpoint)->wait();
+    news = verdicts_[e];
+    verdicts_[e] = nullptr;
+    verdict_gets_[e] = nullptr;
+  } while (++verdicts_taken_[e] < verdicts_sent_[e]);
+  return *news;
 }
 
 void RecoveryAdapter::tell(int world, Verdict* letter) {

@@ -59,6 +59,7 @@ public:
   // own NIC again once both its halves are up at their bandwidth as built.
   void links_back(const std::vector<simgrid::s4u::Link*>& links);
   void end_wait(int world) override { detector_.end_wait(world); }
+  void server_transfer_broke(int world, int peer, int epoch) override;
 
   // The workers' side of the verdicts. A new worker on `world` (its host came back) asks
   // to rejoin: it is a new incarnation of the rank, and what the killed one left behind (a
@@ -72,6 +73,10 @@ public:
   // twice the resend patience (the coordinator's last try has time to arrive); past that
   // it is cut off, and the verdict is leave.
   Verdict take_verdict(int world);
+  // A parameter server's process (endpoint world size + s): the news of the group it serves
+  // next, the last one the coordinator sent (blocking until one arrives: one a wait of its
+  // heard, or the next rebuild's). Its waits listen to the same channel (listen(endpoint)).
+  Verdict take_news(int endpoint);
   // `world` leaves the run or finishes: its pending verdict receive is withdrawn.
   void retire(int world);
 
@@ -93,6 +98,7 @@ public:
   ProbeOutcome probe(int from, int to, double bytes, double expected, double deadline) override;
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) override;
   void send_verdict(int world, Verdict verdict) override;
+  void regrouped(const std::shared_ptr<CommGroup>& next, int resume_round) override;
   void wake_waiting(int world) override;
   bool verdict_lost(int world) const override { return lost_[static_cast<size_t>(world)]; }
   int incarnation(int world) const override { return incarnations_[static_cast<size_t>(world)]; }
@@ -105,6 +111,7 @@ public:
 private:
   simgrid::s4u::CommPtr verdict_channel(int world);
   simgrid::s4u::Mailbox* verdict_mailbox(int world) const;
+  const simgrid::s4u::Host* server_host(int endpoint) const;
   void tell(int world, Verdict* letter);
   int courier_for(int world) const;
   bool control_reaches(int world) const;

@@ -19,6 +19,7 @@
 #include "sim/fault_effects.hpp"
 #include "sim/faults.hpp"
 #include "sim/recovery_adapter.hpp"
+#include "sim/server_rebuilds.hpp"
 #include "sim/streams.hpp"
 #include "sim/worker.hpp"
 #include "util/units.hpp"
@@ -268,8 +269,15 @@ AlgorithmFn switch_side(const RunSetup& setup) {
 void start_switches(const std::shared_ptr<RunState>& shared_state) {
   const RunPlan& plan = *shared_state->setup.plan;
   const sg4::Engine& engine = *sg4::Engine::get_instance();
-  for (size_t s = 0; s < plan.switches.size(); ++s)
-    sg4::Actor::create(fmt::format("{}-{}", plan.switches[s].kind == SwitchKind::server ? "server" : "switch", s),
+  for (size_t s = 0; s < plan.switches.size(); ++s) {
+    const bool server = plan.switches[s].kind == SwitchKind::server;
+    if (server && shared_state->recovery != nullptr) {
+      sg4::Actor::create(fmt::format("server-{}", s), engine.host_by_name(plan.switches[s].host),
+                         [shared_state, s] { serve_through_rebuilds(*shared_state, static_cast<int>(s)); })
+          ->daemonize();
+      continue;
+    }
+    sg4::Actor::create(fmt::format("{}-{}", server ? "server" : "switch", s),
                        engine.host_by_name(plan.switches[s].host), [shared_state, s] {
       RunState& state = *shared_state;
       const RunPlan& plan = *state.setup.plan;
@@ -306,6 +314,7 @@ void start_switches(const std::shared_ptr<RunState>& shared_state) {
         streams.wait_all();
       }
     });
+  }
 }
 
 }  // namespace

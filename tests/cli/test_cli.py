@@ -678,8 +678,11 @@ class BadInput(CliTest):
                               r"collective\.parameter_server\.cpu_per_message: .*negative")
         self.assert_bad_input(ps + ["--set", f"{key}.placment=shared"],
                               r"collective\.parameter_server\.placment: unknown key \(did you mean 'placement'\?\)")
-        self.assert_bad_input(ps + ["--set", f"{key}.placement=shared", "--set", "recovery.policy=rebuild"],
-                              r"collective\.parameter_server\.placement: server processes serve the group they start with")
+        self.assert_bad_input(ps + ["--set", f"{key}.placement=shared", "--set", f"{key}.mode=asynchronous",
+                                    "--set", "recovery.policy=rebuild"],
+                              r"collective\.parameter_server\.mode: asynchronous servers apply pushes as they arrive; "
+                              r'with parameter server processes \(placement "shared" or "dedicated"\), recovery\.policy '
+                              r'"rebuild" handles a worker lost for good with synchronous servers only')
         self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "auto", "--set", f"{key}.ratio=0.5"],
                               r'collective\.parameter_server: deploys the servers of parameter-server, which "auto" would '
                               r"rank as ranks serving; name the algorithm \(parameter-server\)")

@@ -138,5 +138,161 @@ class PerNodeRunLimits(unittest.TestCase):
             self.assertIn(f"sends {placed:.3g} messages", done.stderr)
 
 
+ALPHA, B = 2e-6, 10e9  # star:N: two 1 us links of 10 GB/s between hosts
+
+
+def traced(scenario, *extra):
+    with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+        path = Path(folder) / "s.json"
+        path.write_text(json.dumps(scenario))
+        trace = Path(folder) / "t.json"
+        done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace), *extra],
+                              capture_output=True, text=True, timeout=120, cwd=folder)
+        if done.returncode != 0:
+            return None, done
+        return json.loads(trace.read_text()), done
+
+
+class ServerRebuild(unittest.TestCase):
+    """recovery.policy "rebuild" with server processes: a worker preempted for good is dropped,
+    the servers hear of the survivors' group and serve the round it resumes from with the
+    survivors only. On a star a push (and a pull) of k pushers into S servers takes
+    alpha + k (n/S)/B: each server's link carries k shards of n/S, each worker's S of them."""
+
+    def scenario(self, p, servers, placement, hosts, fault, size_mib, compute="10ms", **training):
+        return {"name": "ps-rebuild", "topology": f"star:{p + (servers if placement == 'dedicated' else 0)}",
+                "network": "ideal", "workers": p,
+                "collective": {"algorithm": "parameter-server", "size": f"{size_mib}MiB",
+                               "parameter_server": {"placement": placement, "hosts": hosts}},
+                "training": {"rounds": 4, "compute": compute, "model": "linear-regression", "parameters": 1024,
+                             **training},
+                "faults": [fault], "recovery": {"policy": "rebuild", "timeout": "3x"}, "seed": 42}
+
+    def check(self, trace, p, servers, dropped, size_mib, compute, partial=None):
+        shard = size_mib * 2**20 / servers
+        phase = lambda k: ALPHA + k * shard / B  # noqa: E731 (k pushers)
+        [event] = trace["recovery"]
+        survivors = [r for r in range(p) if r != dropped]
+        self.assertEqual(event["dropped_ranks"], [dropped])
+        self.assertEqual(event["group"], survivors)
+        self.assertEqual(trace["summary"]["final_group"], survivors)
+        self.assertTrue(trace["summary"]["verified"])  # the survivors' sums, in their rank order
+        rounds = trace["rounds"]
+        self.assertTrue(all(r["models_identical"] for r in rounds))
+        for r in rounds:
+            took, k = r["end"] - r["start"], (p if r["round"] < event["round"] else p - 1)
+            if r["round"] not in (event["round"], partial):  # whole rounds: compute, push, pull
+                self.assertAlmostEqual(took, compute + 2 * phase(k), delta=1e-9, msg=r)
+        # the round redone: once the survivors hear of the new group (a control message away),
+        # their pushes and the servers' pulls take the survivors' time
+        redo = [m for m in trace["messages"] if m["round"] == event["round"] and m["epoch"] == event["epoch_after"]]
+        start = min(m["start"] for m in redo)
+        # (a rebuild during the round's compute: the survivors read their verdicts as it ends)
+        self.assertLess(start - max(event["rebuilt"], rounds[event["round"]]["start"] + compute), 10e-6)
+        self.assertGreaterEqual(start, event["rebuilt"])
+        self.assertAlmostEqual(rounds[event["round"]]["end"], start + 2 * phase(p - 1), delta=1e-9)
+        # every push and pull of the new epoch is a survivor's: S (p - 1) each way, a round
+        pushers = {(m["round"], m["phase"]): set() for m in trace["messages"]}
+        for m in trace["messages"]:
+            if m["epoch"] == event["epoch_after"]:
+                pushers[(m["round"], m["phase"])].add(m["src"] if m["phase"] == "push" else m["dst"])
+        for rnd in range(event["round"], 4):
+            for phase_name in ("push", "pull"):
+                self.assertEqual(pushers[(rnd, phase_name)], set(survivors), (rnd, phase_name))
+        count = sum(1 for m in trace["messages"] if m["epoch"] == event["epoch_after"])
+        self.assertEqual(count, 2 * servers * (p - 1) * (4 - event["round"]))
+        return event, phase
+
+    def test_dedicated_servers_serve_the_survivors(self):
+        # 4 workers, servers on host-4 and host-5; host-2 lost at 25 ms, in round 1's compute
+        p, servers, size, compute = 4, 2, 16, 0.010
+        trace, done = traced(self.scenario(p, servers, "dedicated", ["host-4", "host-5"],
+                                           {"kind": "preempt", "host": "host-2", "at": "25ms"}, size))
+        self.assertIsNotNone(trace, done.stderr)
+        event, phase = self.check(trace, p, servers, 2, size, compute)
+        self.assertEqual(event["round"], 1)
+        # the survivors pushed (the servers wait on rank 2's push) and wait for the pull; the
+        # detector expects one shard sharing the worker's link with the other server's:
+        # alpha + 2 (n/S)/B, and "3x" of it passes
+        round_1 = trace["rounds"][1]["start"] + compute
+        self.assertAlmostEqual(event["detected"], round_1 + phase(p - 1) + 3 * (ALPHA + 2 * size * 2**20 / servers / B),
+                               delta=1e-9)
+
+    def test_a_worker_lost_at_any_moment(self):
+        # host-2 lost in round 1's push (28 ms), in round 2's compute (40 ms), or in round 1's
+        # pull (31 ms): then the survivors get their shards (faster once rank 2's flows are
+        # gone: B/4 each until 31 ms, B/3 after), finish round 1 without it, and only the
+        # servers' sends to rank 2 break: they report it, and the group resumes at round 2
+        p, servers, size, compute = 4, 2, 16, 0.010
+        shard = size * 2**20 / servers
+        for at, round_lost in ((28, 1), (31, 2), (40, 2)):
+            with self.subTest(at=at):
+                trace, done = traced(self.scenario(p, servers, "dedicated", ["host-4", "host-5"],
+                                                   {"kind": "preempt", "host": "host-2", "at": f"{at}ms"}, size))
+                self.assertIsNotNone(trace, done.stderr)
+                event, _ = self.check(trace, p, servers, 2, size, compute, partial=1 if at == 31 else None)
+                self.assertEqual(event["round"], round_lost)
+                if at == 31:
+                    flowing = trace["rounds"][1]["start"] + compute + 2 * ALPHA + p * shard / B
+                    done_by_31 = (at / 1000 - flowing) * B / p
+                    self.assertAlmostEqual(trace["rounds"][1]["end"], at / 1000 + (shard - done_by_31) * (p - 1) / B,
+                                           delta=1e-9)
+
+    def test_shared_servers_other_sizes(self):
+        # 6 workers, servers beside ranks 0 and 1 (their own worker's shard by the loopback: a
+        # server's link carries the k - 1 others'), rank 4 lost as round 2 starts; 8 MiB
+        p, servers, size, compute = 6, 2, 8, 0.004
+        trace, done = traced(self.scenario(p, servers, "shared", ["host-0", "host-1"],
+                                           {"kind": "preempt", "rank": 4, "at_round": 2}, size, compute="4ms"))
+        self.assertIsNotNone(trace, done.stderr)
+        shard = size * 2**20 / servers
+        [event] = trace["recovery"]
+        self.assertEqual(event["round"], 2)
+        for r in trace["rounds"]:
+            if r["round"] != 2:
+                k = p if r["round"] < 2 else p - 1
+                self.assertAlmostEqual(r["end"] - r["start"], compute + 2 * (ALPHA + (k - 1) * shard / B), delta=1e-9)
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertEqual(trace["summary"]["final_group"], [0, 1, 2, 3, 5])
+
+    def test_buckets_are_served_again_from_the_first(self):
+        # layered training: the servers serve bucket by bucket; the redo starts from bucket 0
+        scenario = self.scenario(6, 2, "shared", ["host-0", "host-1"], {"kind": "preempt", "rank": 4, "at_round": 2}, 8,
+                                 bucket="2MiB",
+                                 layers={"uniform": {"count": 4, "parameters": 2097152, "forward": "1ms",
+                                                     "backward": "2ms"}})
+        del scenario["training"]["compute"]
+        trace, done = traced(scenario)
+        self.assertIsNotNone(trace, done.stderr)
+        self.assertEqual(trace["recovery"][0]["dropped_ranks"], [4])
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+        # 8 MiB in buckets of 2 MiB: 4 buckets, each pushed and pulled by the 5 survivors to and
+        # from both servers, in round 2 (redone whole, from bucket 0) and round 3
+        for rnd in (2, 3):
+            count = sum(1 for m in trace["messages"] if m["round"] == rnd and m["epoch"] == 1)
+            self.assertEqual(count, 2 * 4 * 2 * 5, rnd)
+
+    def test_what_rebuild_cannot_do_with_servers_is_refused_in_one_line(self):
+        base = self.scenario(4, 2, "dedicated", ["host-4", "host-5"], {"kind": "preempt", "host": "host-2", "at": "25ms"}, 16)
+        cases = [
+            (lambda d: d["faults"][0].update(host="host-4"),
+             "faults.0: host 'host-4' runs parameter server 0: a lost server stops the run"),
+            (lambda d: d["faults"][0].update(return_after="5ms"), "faults.0.return_after: a preempted worker that comes back"),
+            (lambda d: d["faults"].__setitem__(0, {"kind": "slow-link", "link": "host-1_link", "factor": 0.1, "at": "25ms"}),
+             'faults.0.kind: "slow-link"; with parameter server processes'),
+            (lambda d: d["collective"]["parameter_server"].update(mode="asynchronous"),
+             "collective.parameter_server.mode: asynchronous servers apply pushes as they arrive"),
+        ]
+        for change, expected in cases:
+            scenario = json.loads(json.dumps(base))
+            change(scenario)
+            trace, done = traced(scenario)
+            self.assertIsNone(trace, expected)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertIn(expected, done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,56 @@
+#include "sim/server_rebuilds.hpp"
+
+#include <simgrid/Exception.hpp>
+
+#include "algorithms/algorithms.hpp"
+#include "comm/comm.hpp"
+#include "comm/comm_group.hpp"
+#include "sim/recovery_adapter.hpp"
+
+namespace collsim {
+namespace {
+
+// One round's collective as server `server` of `group`: the whole vector, or each bucket in
+// turn (training.streams 1: recovery with servers runs one stream).
+void serve_round(RunState& state, CommGroup& group, int server, int round) {
+  const RunPlan& plan = *state.setup.plan;
+  Comm comm(group, group.size() + server);
+  comm.set_round(round);
+  // shaped as the ranks' vectors (carried and logical elements), so that their views match
+  Buffer data(state.setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
+  const AlgorithmFn serve = state.setup.algorithm->switch_run;
+  if (plan.training.buckets.empty()) {
+    serve(comm, data, state.setup.args);
+    return;
+  }
+  for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
+    Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
+    comm.set_bucket(static_cast<int>(b));
+    CollectiveArgs args = state.setup.args;
+    args.deployment = plan.training.deployment_of(args.deployment, b);
+    serve(comm, bucket, args);
+  }
+}
+
+}  // namespace
+
+void serve_through_rebuilds(RunState& state, int server) {
+  const int rounds = state.setup.scenario->training.rounds;
+  const int endpoint = state.setup.plan->workers + server;
+  std::shared_ptr<CommGroup> group = state.membership.current_shared();
+  int round = 0;
+  for (;;) {
+    try {
+      for (; round < rounds; ++round) serve_round(state, *group, server, round);
+    } catch (const VerdictPending&) {  // the news of a new group came first
+    } catch (const simgrid::Exception&) {
+      // A transfer broke: its worker was lost, or a survivor left it for the new group (its
+      // pending transfers cancelled). The news of that group follows.
+    }
+    const Verdict news = state.recovery->take_news(endpoint);
+    group = news.group;
+    round = news.resume_round;
+  }
+}
+
+}  // namespace collsim
