@@ -196,7 +196,7 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double
   const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
   const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
   const size_t lane = (logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
-  // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
+  // the messages of one chunk: every tree edge both ways per lane (and once the tree's bodies); NVLS: 4 per GPU with its
   // switch, NVLSTree 2 more per GPU for its tree; CollNetDirect: 2 per GPU and node-mate, and
   // with the switch; CollNetChain: 2 per GPU and lane
   const nccl::Algo algo = nccl.choice.chosen.algo;
@@ -205,7 +205,8 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double
                            : algo == nccl::Algo::collnet_chain  ? 2.0 * p * nccl.lanes
                                                                 : 6.0 * p;
   const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
-  const double most = std::max(1.0, std::floor(budget / per_chunk));
+  const double bodies = algo == nccl::Algo::tree ? 1 : 0;  // the tree's: one chunk's worth
+  const double most = std::max(1.0, std::floor(budget / per_chunk) - bodies);
   return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
 }
 
