@@ -13,9 +13,35 @@ namespace sg4 = simgrid::s4u;
 
 namespace collsim {
 
+namespace {
+// Whether the scenario or the command line chooses network/optim:Lazy (the last choice wins,
+// as SimGrid applies them in order). Lazy update cannot run without selective update.
+bool asks_lazy_update(const std::vector<std::string>& scenario_cfg, const std::vector<std::string>& user_cfg) {
+  std::string optim;
+  for (const auto* list : {&scenario_cfg, &user_cfg})
+    for (const auto& option : *list)
+      if (option.rfind("network/optim:", 0) == 0) optim = option.substr(option.find(':') + 1);
+  return optim == "Lazy";
+}
+}  // namespace
+
 SimGridOptions simgrid_options(const Scenario& scenario, const std::vector<std::string>& user_cfg) {
   SimGridOptions options;
   for (const auto& option : network_model_config(scenario.network)) options.emplace_back(option, "network");
+  // SimGrid 3.32's selective update (its default network/optim:Lazy needs it; Full can use
+  // it) re-solves, when a transfer's latency ends, only from the first link of its route:
+  // when several latencies end in one step with that first link already marked modified,
+  // their other links are left out of the sharing, and the transfers run faster than those
+  // links allow (4 hosts sending 4, 8 and 12 MB to 3 hosts over 10 GB/s links with 10 us
+  // latency: the 8 MB flows end at 2.42 ms instead of 3.22 ms; SIMGRID-NOTES.md,
+  // docs/performance.md). Full update without selective update solves every link each step:
+  // exact, at a CPU cost that grows with the transfers in flight once they desynchronise
+  // (measured 1.0-1.7x on the shipped scenarios, 5.8x on a 1,024-rank ring under a slow NIC).
+  // Users can set the faster, inexact default back with --cfg=network/optim:Lazy.
+  if (!asks_lazy_update(scenario.cfg, user_cfg)) {
+    options.emplace_back("network/optim:Full", "collsim");
+    options.emplace_back("network/maxmin-selective-update:no", "collsim");
+  }
   // SimGrid ends, at each time step, every transfer or computation due within
   // surf/precision after it. Its default, 1 ns, is coarser than a short reduction (64 B at
   // 100 GB/s: 0.64 ns, rounded away) and lets any timer (a recovery check) that fires just

@@ -318,6 +318,24 @@ void plan_choice_and_payload(RunPlan& plan) {
   note_payload(plan);
 }
 
+// collective.parameter_server.per_node: check_limits counted one node's servers before the
+// platform was built (its nodes multiply them); once placed, the run's messages are counted
+// again with every server the run starts.
+void recount_placed_servers(RunPlan& plan) {
+  const Scenario& scenario = plan.scenario;
+  if (plan.model_only || !scenario.collective.parameter_server.per_node || plan.choice.algorithm == nullptr ||
+      !plan.choice.algorithm->uses.servers)
+    return;
+  Scenario placed = scenario;
+  placed.collective.parameter_server.per_node.reset();
+  placed.collective.servers = plan.model.servers;
+  const long long hosts = plan.limits.hosts;
+  plan.limits = check_run_size(placed, plan.workers, plan.payload,
+                               segment_elements(scenario.collective.segment, scenario.collective.dtype),
+                               training_buckets(placed));
+  plan.limits.hosts = hosts;
+}
+
 // `asked`: the scenario before auto's pick of one of NCCL's variants (as_picked).
 void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& plan) {
   note_auto_nccl(asked, options.auto_nccl, plan);
@@ -467,6 +485,7 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
     if (runs_nccl(scenario) || platform.gpu_transport || runs_nvls_level(scenario))
       describe_hosts_for_nccl(hosts, switches, platform);
     plan.locality = plan_model(options.auto_simulated, platform, plan);
+    recount_placed_servers(plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
     plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();

@@ -134,7 +134,8 @@ void check_data_set(const Scenario& scenario, int p) {
 namespace {
 
 // The servers a parameter-server deployment runs, before the platform places them: exact
-// but for per_node, counted for one node (the nodes come from the platform: at least that many).
+// but for per_node, counted for one node (the nodes come from the platform: at least that
+// many; plan/planner.cpp counts the run again once they are placed, recount_placed_servers).
 int planned_servers(const CollectiveSpec& collective, int p) {
   const ParameterServerSpec& spec = collective.parameter_server;
   if (!spec.hosts.empty()) return static_cast<int>(spec.hosts.size());

@@ -32,8 +32,14 @@ def ring(p, n=N, b=B):
 
 
 def slow_ps(p, servers):
-    # the slow worker computes 2C, then its own push of n through its link, then the pull
-    return 2 * C + 2 * ALPHA + N / B + max(p, servers) * N / (servers * B)
+    """One slow worker computing 2C while the others compute C (servers <= p): the others'
+    pushes share each server's link p - 1 ways from C and still have r bytes each to go at
+    2C; then each server's link shares p pushes until the remainders are in (r p / B, in
+    which the slow worker sends r of each of its S pushes too), and the slow worker's own
+    link carries the rest, n - S r, alone. Then the pull, p n / (S B)."""
+    r = max(0.0, N / servers - C * B / (p - 1))
+    push_end = 2 * C + ALPHA + r * p / B + (N - servers * r) / B
+    return push_end + ALPHA + max(p, servers) * N / (servers * B)
 
 
 # the platform, the size and the computation: inputs, not results
@@ -108,9 +114,19 @@ class Lab9(labs_common.LabTest):
         self.assertLess(ps_round, 2 * C + ps(16, 4))
         self.assertIn(f"grows by the whole 10 ms: {fmt_time(ring_round)}", self.page)
         self.assertIn(f"grows by only {(ps_round - C - ps(16, 4)) * 1e3:.0f} ms, to {fmt_time(ps_round)}", self.page)
-        self.assertIn("20 ms + 2 alpha + n/B + p n/(S B)", self.page)
+        self.assertIn("2C + alpha + n/B + r (p - S)/B", self.page)
+        pull = 16 * N / (4 * B)
+        self.assertIn(f"the pull takes p n/(S B) = {fmt_time(pull)}", self.page)
         self.assertIn(f"20 ms + {fmt_time(ring(16))} = {fmt_time(ring_round)}", self.answers)
-        self.assertIn(f"20 ms + 2 us + 3 ms + 2 us + 12 ms = {fmt_time(ps_round)}, 1 ms more", self.answers)
+        # the answers' steps: the others' remainder r, its 16-way share, rank 5's rest alone
+        r = N / 4 - C * B / 15
+        self.assertIn(f"{r / 1e6:.3f} MB to go", self.answers)
+        self.assertRounds("11.25 ms", 15 * N / 4 / B, "answers")  # the others' pushes alone
+        self.assertRounds("1.333 ms", r * 16 / B, "answers")
+        self.assertIn(f"30 MB - 4r = {(N - 4 * r) / 1e6:.2f} MB", self.answers)
+        self.assertRounds("2.667 ms", (N - 4 * r) / B, "answers")
+        self.assertRounds("1 ms", r * (16 - 4) / B, "answers")  # r (p - S) / B
+        self.assertIn(f"+ 2 us + {fmt_time(pull)} = {fmt_time(ps_round)}, 2 ms more", self.answers)
         self.assertIn(f"{fmt_time(ps_round)} against {fmt_time(ring_round)}", self.answers)
 
     def test_the_grading_sheet_grades_formula_answers_right(self):

@@ -171,7 +171,7 @@ class LeafSpineUplink(FabricCase):
     (platform/generators.hpp, switch_link). Before, the whole leaf was dropped ("the only way
     between ranks 48, ..., 63 and the rest of the group"). No ring keeps off it (the ring must
     enter and leave the leaf), so everyone is kept and the entry says so: the run then takes
-    what the fault costs without recovery, policy `none`, to the last digit."""
+    what the fault costs without recovery, policy `none`, to rounding (1e-12)."""
     LINK = "leaf-3-uplink"
 
     def test_at_1_percent_the_leaf_is_kept_and_the_entry_says_why(self):
@@ -187,8 +187,13 @@ class LeafSpineUplink(FabricCase):
         for row in trace["rounds"][2:]:
             self.assertGreater(row["end"] - row["start"], 254 * crossing)
         unrecovered = run("leaf-spine:8:16", 128, self.LINK, 0.01, policy="none")
-        self.assertEqual([(r["start"], r["end"]) for r in trace["rounds"]],
-                         [(r["start"], r["end"]) for r in unrecovered["rounds"]])
+        # The same rounds to rounding: the network solver (Full update, docs/performance.md)
+        # re-solves at each of the coordinator's timers, so the sums of rate x interval differ
+        # in their last bits (0.0282377216000063 against ...54: 3e-14 relative)
+        self.assertEqual(len(trace["rounds"]), len(unrecovered["rounds"]))
+        for row, alone in zip(trace["rounds"], unrecovered["rounds"]):
+            self.assertAlmostEqual(row["start"], alone["start"], delta=1e-12 * alone["end"])
+            self.assertAlmostEqual(row["end"], alone["end"], delta=1e-12 * alone["end"])
 
 
     def test_a_platform_file_marks_its_own_switch_links(self):

@@ -105,5 +105,38 @@ class ServerMessages(unittest.TestCase):
         self.assertTrue(all(m["src"] < 5 and m["dst"] < 5 for m in trace["messages"]))
 
 
+class PerNodeRunLimits(unittest.TestCase):
+    """collective.parameter_server.per_node: before the platform is built the run limits count
+    one node's servers; once the nodes place them, the run is counted again with all of them.
+    Server processes: each of the p pushers sends one parcel to each of the S servers and
+    gets one back, 2 S p messages a round (S = per_node x nodes)."""
+
+    def refused(self, topology, p, per_node, rounds):
+        scenario = {"name": "limits", "topology": topology, "workers": p, "network": "ideal",
+                    "collective": {"algorithm": "parameter-server", "size": 4096,
+                                   "parameter_server": {"placement": "shared", "per_node": per_node}},
+                    "training": {"rounds": rounds}}
+        with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True,
+                                  timeout=120, cwd=folder)
+            self.assertEqual(list(Path(folder).iterdir()), [path])  # no half-written output
+            return done
+
+    def test_every_nodes_servers_count(self):
+        # (topology, p, per_node, nodes, rounds): one node's servers stay under 3e8 messages, all
+        # the nodes' pass it
+        for topology, p, per_node, nodes, rounds in (("nodes:16:8", 128, 1, 16, 80_000),
+                                                     ("nodes:4:8", 32, 2, 4, 600_000)):
+            one_node, placed = 2 * per_node * p * rounds, 2 * per_node * nodes * p * rounds
+            self.assertLess(one_node, 3e8)
+            self.assertGreater(placed, 3e8)
+            done = self.refused(topology, p, per_node, rounds)
+            self.assertEqual(done.returncode, 2, (topology, done.stderr))
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertIn(f"sends {placed:.3g} messages", done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
