@@ -115,10 +115,11 @@ double chunk_of(const nccl::Choice& choice, int lanes, const nccl::GpuSystem& sy
 void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Choice& choice) {
   const nccl::Algo algo = choice.chosen.algo;
   if (!nccl::reduces_in_switch(algo)) return;
-  if (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none)
-    throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors run one "
-                                 "collective per round: not with training.layers or recovery; force another with "
-                                 "nccl.algo", nccl::algo_name(algo)));
+  // (with training.layers they run each bucket's, on its tag with training.streams: sim/simulation.cpp)
+  if (scenario.recovery.policy != RecoveryPolicy::none)
+    throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors do not "
+                                 "follow a regrouping: not with recovery; force another with nccl.algo",
+                                 nccl::algo_name(algo)));
 }
 
 // NCCL's alltoall: point to point on its p2p channels (nccl/p2p.hpp), no tuner.
@@ -159,11 +160,11 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
-  // the switches' actors run one collective per round: the tuner's choice passes over NVLS,
-  // NVLSTree and CollNet with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
-  if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
+  // the switches' actors do not follow a regrouping: the tuner's choice passes over NVLS, NVLSTree
+  // and CollNet with recovery (named, they are refused: refuse_what_switches_cannot_follow)
+  if (!forced.algo && scenario.recovery.policy != RecoveryPolicy::none)
     for (const nccl::Algo algo : nccl::all_algos())
-      if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
+      if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches do not follow a regrouping: not with recovery"});
   NcclSetup setup = choose_nccl_allreduce(describe_ranks(hosts, switches, routes), forced, bytes,
                                           forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
