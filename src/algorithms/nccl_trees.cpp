@@ -8,7 +8,8 @@
 
 namespace collsim {
 
-NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems) {
+NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, int lag)
+    : locality_(locality), lag_(std::max(0, lag)) {
   const auto nodes = locality_groups(locality);
   slices_ = split_evenly(count, lanes);
   size_t largest = 0;
@@ -75,7 +76,7 @@ void NcclTrees::time_up(int lane, const std::vector<std::vector<int>>& nodes) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Link& link = links[static_cast<size_t>(*it)];
     for (int child : link.children)
-      link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1);
+      link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1 + hop_lag(child, *it));
   }
 }
 
@@ -85,7 +86,7 @@ void NcclTrees::time_down(int lane, int root_offset) {
   for (int rank : orders_[static_cast<size_t>(lane)]) {
     Link& link = links[static_cast<size_t>(rank)];
     link.down_offset = link.parent < 0 ? root_offset
-                                       : links[static_cast<size_t>(link.parent)].down_offset + 1;
+                                       : links[static_cast<size_t>(link.parent)].down_offset + 1 + hop_lag(link.parent, rank);
   }
 }
 
@@ -104,12 +105,14 @@ std::vector<NcclTrees::Message> NcclTrees::messages_of(int rank) const {
     const Link& me = links[static_cast<size_t>(rank)];
     for (int j = 0; j < chunks_; ++j) {
       if (me.parent >= 0) {
-        add({j + me.up_delay, lane, j, me.parent, true, true});
-        add({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false});
+        const int lag = hop_lag(rank, me.parent);
+        add({j + me.up_delay, lane, j, me.parent, true, true, lag});
+        add({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false, lag});
       }
       for (int child : me.children) {
-        add({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true});
-        add({j + me.down_offset, lane, j, child, true, false});
+        const int lag = hop_lag(rank, child);
+        add({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true, lag});
+        add({j + me.down_offset, lane, j, child, true, false, lag});
       }
     }
   }

@@ -15,7 +15,9 @@
 // sequence of rounds: the heads (below) move at the hops' latencies, so that a rank's chunks
 // up are all in before its first chunk down comes (NCCL's runTreeSplit runs the two streams
 // apart, half the threads each; one sequence that interleaved them would hold each stream
-// back by the other's latencies).
+// back by the other's latencies). Steps follow time: a hop across nodes takes 1 + `lag` steps (its
+// latency is about `lag` + 1 NVLink hops'), its receiver waiting for the head `lag` steps after the
+// step that carries it, so that a rank's rounds come in the order its heads arrive.
 //
 // Cut-through: a rank passes a chunk on as soon as it starts to arrive, not once its last byte
 // is in, as NCCL's model prices a tree (a hop costs its hwLat; the bytes cross the tree once at
@@ -39,7 +41,7 @@ class NcclTrees {
 public:
   // `locality[r]`: rank r's node (ranks sharing one form a node, as locality_groups makes
   // them); `lanes` >= 1; each lane's slice of `count` elements in chunks of `chunk_elems`.
-  NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems);
+  NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, int lag = 0);
 
   int lanes() const { return static_cast<int>(slices_.size()); }
   int chunks() const { return chunks_; }
@@ -69,10 +71,13 @@ private:
     int down_offset = 0;  // its chunk j's sends down are at step j + down_offset
   };
   void link_lane(int lane, const std::vector<std::vector<int>>& nodes);
+  int hop_lag(int a, int b) const { return locality_[static_cast<size_t>(a)] == locality_[static_cast<size_t>(b)] ? 0 : lag_; }
   void time_up(int lane, const std::vector<std::vector<int>>& nodes);
   void time_down(int lane, int root_offset);
 
 
+  std::vector<int> locality_;
+  int lag_ = 0;
   int chunks_ = 1;
   std::vector<Chunk> slices_;
   std::vector<size_t> chunk_elems_;        // by lane
