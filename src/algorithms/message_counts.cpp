@@ -121,6 +121,15 @@ double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape
   return messages_by_name(algorithm.collective, algorithm.name, shape);
 }
 
+double collective_messages_at_once(const AlgorithmInfo& algorithm, const CollectiveShape& shape) {
+  const double p = shape.p;
+  const bool direct = algorithm.name == "direct" &&
+                      (algorithm.collective == Collective::allreduce || algorithm.collective == Collective::alltoall);
+  if (direct || algorithm.name == "nccl-alltoall") return collective_messages(algorithm, shape);
+  if (algorithm.uses.servers && shape.server_processes) return static_cast<double>(shape.servers) * p;
+  return 0;
+}
+
 double collective_scratch_elements(const AlgorithmInfo& algorithm, const CollectiveShape& shape) {
   const double p = shape.p, n = static_cast<double>(shape.elems);
   const bool from_everyone = algorithm.collective == Collective::allreduce && algorithm.name == "direct";

@@ -34,6 +34,13 @@ struct CollectiveShape {
 constexpr double max_pipelined_messages = 250000;
 double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
 
+// Messages the collective has in flight at once over all ranks, for the algorithms that
+// post one to every peer at once (allreduce and alltoall direct, NCCL's alltoall: p (p - 1),
+// times NCCL's p2p parts) and parameter server processes (every worker pushes to its S
+// servers at once: S p); 0 for the others, whose steps hold O(p) messages at a time. Each is
+// a SimGrid transfer in memory until it ends (plan/run_limits.hpp).
+double collective_messages_at_once(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
+
 // Elements held at once over all ranks beyond each rank's own vector: the receive buffers
 // of the algorithms that take whole vectors from many ranks at once (direct: p-1 vectors
 // on every rank; flat reduce and naive: p-1 at the root), one vector's worth otherwise

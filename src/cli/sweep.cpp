@@ -95,6 +95,10 @@ Command add_sweep_layouts(CLI::App* sweep) {
   layouts->add_option("--global-batch", request->global_batch, "Samples per step (default: the preset's)")
       ->check(in_range(1, 1 << 30));
   layouts->add_option("--sequence", request->sequence, "Tokens per sample (default: the preset's)")->check(in_range(1, 1 << 24));
+  layouts->add_option("--max-virtual-stages", request->max_virtual_stages,
+                      "Model chunks per pipeline stage tried, at most (Megatron's interleaved 1F1B; default: every count "
+                      "Megatron allows; 1: plain 1F1B only)")
+      ->check(in_range(1, 1 << 20));
   layouts->add_option("--out", request->out, "Also write every layout enumerated as CSV");
   layouts->add_option("--simulate", request->simulate,
                       "Also run the first N layouts by the estimate through the simulated step (parallelism.step: every "

@@ -30,6 +30,7 @@ struct Layout {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   int zero_stage = 0;  // 0 to 3: what the data dimension shards (Rajbhandari et al. 2020)
+  int virtual_stages = 1;  // model chunks per pipeline stage: Megatron's interleaved 1F1B when > 1
   int gpus() const { return tensor * pipeline * data; }
 };
 

@@ -29,6 +29,12 @@ LayoutCandidate fit(const TransformerModel& model, Layout layout, const LayoutRu
 
 }  // namespace
 
+bool interleaving_allowed(const TransformerModel& model, const Layout& layout, int virtual_stages) {
+  if (virtual_stages == 1) return true;
+  return virtual_stages > 1 && layout.pipeline > 1 && model.layers % (layout.pipeline * virtual_stages) == 0 &&
+         micro_batches(model, layout) % layout.pipeline == 0;
+}
+
 std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, const LayoutRules& rules) {
   std::vector<LayoutCandidate> out;
   for (const int tensor : divisors(rules.gpus_per_node)) {
@@ -45,7 +51,12 @@ std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, co
         layout.tensor = tensor, layout.pipeline = pipeline, layout.data = data, layout.expert = expert;
         layout.sequence_parallel = rules.sequence_parallel && tensor > 1;
         layout.zero_stage = rules.zero_stage;
-        out.push_back(fit(model, layout, rules));
+        const int most = rules.max_virtual_stages > 0 ? rules.max_virtual_stages : model.layers;
+        for (int v = 1; v <= most; ++v) {
+          if (!interleaving_allowed(model, layout, v)) continue;
+          layout.virtual_stages = v;
+          out.push_back(fit(model, layout, rules));
+        }
       }
     }
   }
@@ -54,6 +65,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, co
 
 std::string layout_name(const Layout& layout) {
   std::string name = fmt::format("TP{} PP{} DP{}", layout.tensor, layout.pipeline, layout.data);
+  if (layout.virtual_stages > 1) name += fmt::format(" VP{}", layout.virtual_stages);
   if (layout.expert > 1) name += fmt::format(" EP{}", layout.expert);
   return name;
 }

@@ -17,6 +17,7 @@ struct LayoutRules {
   int zero_stage = 0;
   bool sequence_parallel = false;            // with tensor > 1
   std::optional<Recompute> recompute;        // unset: the least recomputation that fits
+  int max_virtual_stages = 0;  // model chunks per stage tried, at most (0: every count Megatron allows; 1: plain 1F1B)
 };
 
 struct LayoutCandidate {
@@ -25,14 +26,21 @@ struct LayoutCandidate {
   bool fits = false;
 };
 
-// Every layout the rules allow, in order of tensor, pipeline, expert; those that cannot fit
+// Whether Megatron's interleaved schedule runs `virtual_stages` chunks per stage of the
+// layout: 1 always; more with 2 or more stages, the layers split into pipeline x v equal
+// virtual stages, and a replica's micro-batches a multiple of pipeline (megatron/training/
+// arguments.py and schedules.py's checks).
+bool interleaving_allowed(const TransformerModel& model, const Layout& layout, int virtual_stages);
+
+// Every layout the rules allow, in order of tensor, pipeline, expert, virtual stages; those that cannot fit
 // even with full recomputation are kept with fits = false (their memory that of the last
 // recomputation tried). Tensor divides gpus_per_node, the heads and the key/value heads;
 // pipeline is at most the layers; the data size divides the global batch in whole
-// micro-batches; expert divides the data size and the experts (1 for a dense model).
+// micro-batches; expert divides the data size and the experts (1 for a dense model); each
+// interleaving Megatron allows (up to max_virtual_stages) is a layout of its own.
 std::vector<LayoutCandidate> enumerate_layouts(const TransformerModel& model, const LayoutRules& rules);
 
-// "TP8 PP4 DP32" (and " EP8" when expert > 1).
+// "TP8 PP4 DP32" (and " VP3" with 3 virtual stages, " EP8" when expert > 1).
 std::string layout_name(const Layout& layout);
 
 }  // namespace collsim::llm

@@ -45,9 +45,10 @@ MemoryPerGpu stage_memory(const TransformerModel& m, const Layout& layout, int s
   memory.weights = kWeightBytes * sharded(3);
   memory.gradients = kGradientBytes * sharded(2);
   memory.optimizer = kOptimizerBytes * sharded(1);
-  const int blocks = stage_layers(m, layout.pipeline).at(static_cast<size_t>(stage));
-  const int in_flight = std::min(layout.pipeline - stage, micro_batches(m, layout));
-  memory.activations = in_flight * blocks * layer_costs(m, layout).activation_bytes;
+  const double chunk_blocks =
+      static_cast<double>(stage_layers(m, layout.pipeline).at(static_cast<size_t>(stage))) / layout.virtual_stages;
+  const int in_flight = chunks_in_flight(layout, stage, micro_batches(m, layout));
+  memory.activations = in_flight * chunk_blocks * layer_costs(m, layout).activation_bytes;
   if (layout.recompute == Recompute::full) {  // backward rebuilds one block's activations at a time
     Layout kept = layout;
     kept.recompute = Recompute::none;
@@ -65,6 +66,14 @@ std::vector<int> stage_layers(const TransformerModel& m, int pipeline) {
   for (int stage : {0, pipeline - 1})
     if (extra > 0) ++layers[static_cast<size_t>(stage)], --extra;
   return layers;
+}
+
+int chunks_in_flight(const Layout& layout, int stage, int micro_batches) {
+  const int p = layout.pipeline, v = layout.virtual_stages;
+  if (v <= 1) return std::min(p - stage, micro_batches);
+  const int passes = v * micro_batches;
+  if (micro_batches == p) return passes;  // schedules.py: all_warmup_microbatches
+  return std::min((p - stage - 1) * 2 + (v - 1) * p + 1, passes);
 }
 
 int micro_batches(const TransformerModel& m, const Layout& layout) {

@@ -14,6 +14,9 @@ namespace {
 struct Slot {
   double compute = 0, tensor = 0, expert = 0, backward = 0;
   double total(double pipeline_messages) const { return compute + tensor + expert + pipeline_messages; }
+  // One model chunk's share of the slot, with its own messages: what one of the interleaved
+  // schedule's (v m + P - 1) slots lasts (the whole stage's slot when v = 1).
+  double chunk(int chunks, double pipeline_messages) const { return (compute + tensor + expert) / chunks + pipeline_messages; }
 };
 
 const LinkCost& link_for(int span, const Cluster& cluster) {
@@ -107,8 +110,10 @@ double step_messages(const TransformerModel& m, const Layout& layout, double buc
     if (expert_data) per_rank += ring_messages(Collective::allreduce, layout.data / layout.expert);
     messages += ranks_per_stage * per_rank;
   }
-  // activations forward from every stage but the last, their gradients back from every stage but the first
-  return messages + ranks_per_stage * 2 * (layout.pipeline - 1) * micro;
+  // activations forward from every virtual stage but the last, their gradients back from every
+  // one but the first: 2 (P v - 1) a micro-batch in each tensor x data chain
+  const double virtual_stages = static_cast<double>(layout.pipeline) * layout.virtual_stages;
+  return messages + ranks_per_stage * 2 * (virtual_stages - 1) * micro;
 }
 
 double ring_time(Collective kind, double bytes, int group, const LinkCost& link) {
@@ -124,21 +129,22 @@ double ring_time(Collective kind, double bytes, int group, const LinkCost& link)
 }
 
 StepEstimate estimate_step(const TransformerModel& m, const Layout& layout, const Cluster& cluster) {
-  const int p = layout.pipeline, micro = micro_batches(m, layout);
+  const int p = layout.pipeline, v = layout.virtual_stages, micro = micro_batches(m, layout);
   const LinkCost& pipeline_link = link_for(layout.tensor * layout.data * p, cluster);
+  // a chunk's activation in and its gradient back, per micro-batch (v of each on a stage)
   const double message = p > 1 ? 2 * (pipeline_link.latency + pipeline_message_bytes(m) / pipeline_link.bandwidth) : 0;
   Slot slowest;
   for (int stage = 0; stage < p; ++stage) {
     const Slot slot = stage_slot(m, layout, cluster, stage);
-    if (stage == 0 || slot.total(message) > slowest.total(message)) slowest = slot;
+    if (stage == 0 || slot.total(v * message) > slowest.total(v * message)) slowest = slot;
   }
   StepEstimate e;
   e.compute_time = micro * slowest.compute;
   e.tensor = {micro * slowest.tensor, micro * slowest.tensor, layout.tensor > cluster.gpus_per_node};
   e.expert = {micro * slowest.expert, micro * slowest.expert, layout.tensor * layout.expert > cluster.gpus_per_node};
-  e.pipeline = {micro * message, micro * message, layout.tensor * layout.data * p > cluster.gpus_per_node};
-  e.bubble_time = (p - 1) * slowest.total(message);
-  e.bubble_fraction = static_cast<double>(p - 1) / (micro + p - 1);
+  e.pipeline = {micro * v * message, micro * v * message, layout.tensor * layout.data * p > cluster.gpus_per_node};
+  e.bubble_time = (p - 1) * slowest.chunk(v, message);
+  e.bubble_fraction = static_cast<double>(p - 1) / (static_cast<double>(v) * micro + p - 1);
   const double data = data_time(m, layout, cluster);
   e.data = {data, std::max(0.0, data - stage_slot(m, layout, cluster, 0).backward),
             layout.tensor * layout.data > cluster.gpus_per_node};

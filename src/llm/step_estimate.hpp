@@ -5,7 +5,8 @@
 // n/gB), allgather, reduce-scatter and alltoall (g-1)(alpha + n/gB), a pipeline message
 // alpha + n/B), compute is FLOPs at a stated fraction of the GPU's peak, the schedule 1F1B
 // (Narayanan et al. SC'21 sec. 2.2.1: m + p - 1 slots of one micro-batch's forward and
-// backward on the slowest stage), the data-parallel gradient collective overlapped with
+// backward on the slowest stage; interleaved over v chunks, sec. 2.2.2: v m + p - 1 slots of
+// one chunk's, each chunk with its own activation and gradient messages), the data-parallel gradient collective overlapped with
 // the last micro-batch's backward. Nothing here shares a link between two communicators:
 // that is what the simulated step (src/parallel/) adds.
 #include <string>
@@ -40,8 +41,8 @@ struct StepEstimate {
   double step_time = 0;
   // step_time = compute_time + the exposed times of the four + bubble_time
   double compute_time = 0;     // m micro-batches' FLOPs on the slowest stage
-  double bubble_time = 0;      // the p - 1 idle slots of 1F1B's fill and drain
-  double bubble_fraction = 0;  // (p - 1) / (m + p - 1)
+  double bubble_time = 0;      // the p - 1 idle slots of 1F1B's fill and drain (each a chunk's when interleaved)
+  double bubble_fraction = 0;  // (p - 1) / (v m + p - 1)
   CommunicatorTime tensor, pipeline, data, expert;
   double mfu = 0;              // model FLOPs / (step time x GPUs x peak)
   double tokens_per_second = 0;

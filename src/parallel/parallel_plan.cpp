@@ -20,11 +20,17 @@ json algorithm_json(const GroupAlgorithm& a) {
 
 json step_json(const StepPlan& step) {
   json buckets = json::array();
-  for (const auto& stage : step.buckets) {
+  for (size_t s = 0; s < step.buckets.size(); ++s) {
     json list = json::array();
-    for (const GradientBucket& b : stage) list.push_back({{"ready_after", b.ready_after}, {"bytes", b.bytes}});
+    for (size_t b = 0; b < step.buckets[s].size(); ++b)
+      list.push_back({{"ready_after", step.buckets[s][b].ready_after},
+                      {"bytes", step.buckets[s][b].bytes},
+                      {"data_choice", step.bucket_choice[s][b]}});
     buckets.push_back(std::move(list));
   }
+  json data_choices = json::array();
+  for (const DataChoice& c : step.data_choices)
+    data_choices.push_back({{"bytes", c.bytes}, {"reduce", algorithm_json(c.reduce)}, {"gather", algorithm_json(c.gather)}});
   return {{"micro_batches", step.micro_batches},
           {"stage_blocks", step.stage_blocks},
           {"forward_seconds", step.forward_seconds},
@@ -38,8 +44,9 @@ json step_json(const StepPlan& step) {
            {{"tensor_allreduce", algorithm_json(step.tensor_allreduce)},
             {"tensor_allgather", algorithm_json(step.tensor_allgather)},
             {"tensor_reduce_scatter", algorithm_json(step.tensor_reduce_scatter)},
-            {"data_reduce", algorithm_json(step.data_reduce)},
-            {"data_gather", algorithm_json(step.data_gather)},
+            {"data_reduce", algorithm_json(step.data_choices.front().reduce)},
+            {"data_gather", algorithm_json(step.data_choices.front().gather)},
+            {"data_choices", std::move(data_choices)},
             {"expert_alltoall", algorithm_json(step.expert_alltoall)},
             {"expert_data_reduce", algorithm_json(step.expert_data_reduce)}}}};
 }

@@ -31,21 +31,34 @@ namespace collsim {
 
 namespace {
 
-// What communicator c's messages pay beyond their links (on GPUs, parallel/gpu_costs.hpp);
-// nullptr: nothing.
-std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Communicator c) {
+bool is_data(Communicator c) { return c == data_comm || c == rebuilt_data_comm; }
+
+// Communicator c's copies of each group: the data communicators' one per choice of their
+// bucket collectives (StepPlan::data_choices: a choice of NCCL's brings its own transport),
+// the others' one.
+size_t choices_of(const StepState& state, Communicator c) {
+  return is_data(c) ? std::max<size_t>(1, state.step->data_choices.size()) : 1;
+}
+
+// What communicator c's messages pay beyond their links in its choice `choice` (on GPUs,
+// parallel/gpu_costs.hpp); nullptr: nothing.
+std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Communicator c, size_t choice) {
   const StepPlan& step = *state.step;
+  if (is_data(c)) {
+    if (choice >= step.data_choices.size()) return nullptr;
+    const DataChoice& data = step.data_choices[choice];
+    return data.reduce.cost ? data.reduce.cost : data.gather.cost;
+  }
   switch (c) {
     case tensor_comm:
       for (const GroupAlgorithm* a : {&step.tensor_allreduce, &step.tensor_allgather, &step.tensor_reduce_scatter})
         if (a->cost) return a->cost;
       return nullptr;
     case pipeline_comm: return step.pipeline_cost;
-    case data_comm:
-    case rebuilt_data_comm: return step.data_reduce.cost ? step.data_reduce.cost : step.data_gather.cost;
     case expert_comm: return step.expert_alltoall.cost;
-    case expert_data_comm: return step.expert_data_reduce.cost;
-    case communicators: break;
+    case expert_data_comm:
+    case rebuilt_expert_data_comm: return step.expert_data_reduce.cost;
+    default: break;
   }
   return nullptr;
 }
@@ -56,18 +69,19 @@ void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>>
   state.members[c] = std::move(members);
   for (std::shared_ptr<CommGroup>& old : state.groups[c]) state.retired_groups.push_back(std::move(old));
   state.groups[c].clear();
-  for (size_t g = 0; g < state.members[c].size(); ++g) {
-    const std::vector<int>& group = state.members[c][g];
-    auto comm_group = std::make_shared<CommGroup>(epoch, group, state.log);
-    std::vector<int> localities;
-    for (int world : group) localities.push_back(state.plan->locality.ids[static_cast<size_t>(world)]);
-    comm_group->set_localities(std::move(localities));
-    comm_group->set_overhead(state.plan->model.overhead);
-    comm_group->set_message_cost(message_cost_of(state, c));
-    state.groups[c].push_back(std::move(comm_group));
-    for (size_t r = 0; r < group.size(); ++r)
-      state.places[static_cast<size_t>(group[r])][c] = {static_cast<int>(g), static_cast<int>(r)};
-  }
+  for (size_t choice = 0; choice < choices_of(state, c); ++choice)
+    for (size_t g = 0; g < state.members[c].size(); ++g) {
+      const std::vector<int>& group = state.members[c][g];
+      auto comm_group = std::make_shared<CommGroup>(epoch, group, state.log);
+      std::vector<int> localities;
+      for (int world : group) localities.push_back(state.plan->locality.ids[static_cast<size_t>(world)]);
+      comm_group->set_localities(std::move(localities));
+      comm_group->set_overhead(state.plan->model.overhead);
+      comm_group->set_message_cost(message_cost_of(state, c, choice));
+      state.groups[c].push_back(std::move(comm_group));
+      for (size_t r = 0; r < group.size(); ++r)
+        state.places[static_cast<size_t>(group[r])][c] = {static_cast<int>(g), static_cast<int>(r)};
+    }
 }
 
 void stream_ended(StepState& state, int world, bool compute) {
@@ -79,10 +93,12 @@ void stream_ended(StepState& state, int world, bool compute) {
 namespace {
 
 constexpr int pipeline_backward_tag = communicators + 1;
-constexpr const char* lane_names[communicators] = {"tensor", "pipeline", "data", "expert", "data", "data"};
+// Above every pipeline tag (pipeline_backward_tag + 2 x chunks, chunks at most 1024).
+constexpr int choice_tag_stride = 1 << 16;
+constexpr const char* lane_names[communicators] = {"tensor", "pipeline", "data", "expert", "data", "data", "data"};
 // The trace's names of the communicators (parallel.step.runs[].communicator).
 constexpr const char* communicator_names[communicators] = {"tensor", "pipeline", "data", "expert", "expert-data",
-                                                           "data (rebuilt)"};
+                                                           "data (rebuilt)", "expert-data (rebuilt)"};
 
 void set_up(StepState& state) {
   const ParallelismSpec& p = state.plan->scenario.parallelism;
@@ -126,11 +142,12 @@ uint64_t seed_of(const StepState& state, int communicator, int sequence) {
 // Runs rank `world`'s part of its group's collective of communicator `c`, verifies it with
 // its group, and returns how long it took.
 double run_collective(StepState& state, int world, Communicator c, const GroupAlgorithm& algorithm, Collective kind,
-                      double bytes, int micro_batch) {
+                      double bytes, int micro_batch, size_t choice = 0) {
   const Place place = state.places[static_cast<size_t>(world)][c];
-  CommGroup& group = *state.groups[c][static_cast<size_t>(place.group)];
+  // choice k's copy of the group, on mailboxes of its own (tag): its messages pay its transport
+  CommGroup& group = *state.groups[c][choice * state.members[c].size() + static_cast<size_t>(place.group)];
   const int sequence = state.sequence[static_cast<size_t>(world)][c]++;
-  Comm comm(group, place.rank, c + 1);
+  Comm comm(group, place.rank, c + 1 + static_cast<int>(choice) * choice_tag_stride);
   Buffer buf = step_buffer(bytes, group.size(), algorithm.channels);
   const uint64_t seed = seed_of(state, c, sequence);
   fill_input(buf, world, OpKind::sum, seed);
@@ -327,17 +344,26 @@ void run_data_stream(StepState& state, int world, Communicator data) {
   const Collective reduce = step.layout.zero_stage > 0 ? Collective::reduce_scatter : Collective::allreduce;
   const Place place = state.places[static_cast<size_t>(world)][data];
   const bool alone = state.members[data][static_cast<size_t>(place.group)].size() < 2;
-  for (const GradientBucket& bucket : buckets) {
+  const auto& choices = step.bucket_choice[static_cast<size_t>(stage)];
+  for (size_t b = 0; b < buckets.size(); ++b) {
     state.bucket_ready[static_cast<size_t>(world)]->acquire();
-    if (step.data_reduce.algorithm != nullptr && !alone)
-      times.data_busy += run_collective(state, world, data, step.data_reduce, reduce, bucket.bytes, -1);
+    const auto choice = static_cast<size_t>(choices[b]);
+    const GroupAlgorithm& algorithm = step.data_choices[choice].reduce;
+    if (algorithm.algorithm != nullptr && !alone)
+      times.data_busy += run_collective(state, world, data, algorithm, reduce, buckets[b].bytes, -1, choice);
   }
-  if (step.expert_data_reduce.algorithm != nullptr)
-    times.data_busy += run_collective(state, world, expert_data_comm, step.expert_data_reduce, Collective::allreduce,
+  const Communicator expert_data = data == data_comm ? expert_data_comm : rebuilt_expert_data_comm;
+  const Place expert_place = state.places[static_cast<size_t>(world)][expert_data];
+  if (step.expert_data_reduce.algorithm != nullptr && expert_place.group >= 0 &&
+      state.members[expert_data][static_cast<size_t>(expert_place.group)].size() > 1)
+    times.data_busy += run_collective(state, world, expert_data, step.expert_data_reduce, Collective::allreduce,
                                       step.expert_gradient_bytes[static_cast<size_t>(stage)], -1);
-  if (step.data_gather.algorithm != nullptr && !alone)
-    for (const GradientBucket& bucket : buckets)
-      times.data_busy += run_collective(state, world, data, step.data_gather, Collective::allgather, bucket.bytes, -1);
+  for (size_t b = 0; b < buckets.size() && !alone; ++b) {
+    const auto choice = static_cast<size_t>(choices[b]);
+    const GroupAlgorithm& algorithm = step.data_choices[choice].gather;
+    if (algorithm.algorithm != nullptr)
+      times.data_busy += run_collective(state, world, data, algorithm, Collective::allgather, buckets[b].bytes, -1, choice);
+  }
   stream_ended(state, world, false);
 }
 

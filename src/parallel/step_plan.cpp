@@ -1,6 +1,8 @@
 #include "parallel/step_plan.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 
 #include "llm/memory.hpp"
 #include "parallel/gpu_costs.hpp"
@@ -22,6 +24,7 @@ llm::Layout layout_of(const ParallelismSpec& p) {
   layout.sequence_parallel = p.step.sequence_parallel;
   layout.recompute = p.step.recompute;
   layout.zero_stage = p.step.zero;
+  layout.virtual_stages = p.step.virtual_stages;
   return layout;
 }
 
@@ -52,6 +55,41 @@ GroupAlgorithm choose(const RunPlan& plan, Collective kind, const std::string& a
   return choose_group_algorithm(plan, kind, asked, bytes, Dtype::bfloat16, 0, groups.front(), where);
 }
 
+bool same_choice(const GroupAlgorithm& a, const GroupAlgorithm& b) {
+  return a.algorithm == b.algorithm && a.channels == b.channels && a.launch == b.launch && a.fifo == b.fifo &&
+         a.segment_elems == b.segment_elems && a.nccl == b.nccl;
+}
+
+// Each distinct bucket size's choice on the first data group, the largest bucket first; sizes
+// whose choices come out alike (the same algorithm, channels, launch, FIFO, chunk) share one.
+void choose_data_algorithms(const RunPlan& plan, StepPlan& step, const std::vector<std::vector<int>>& data) {
+  const StepSpec& spec = plan.scenario.parallelism.step;
+  const char* where = "parallelism.step.algorithms.data";
+  std::vector<double> sizes;
+  for (const auto& stage : step.buckets)
+    for (const GradientBucket& b : stage) sizes.push_back(b.bytes);
+  std::stable_sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<std::pair<double, int>> index_of_size;
+  for (const double bytes : sizes) {
+    DataChoice choice{bytes, choose(plan, spec.zero > 0 ? Collective::reduce_scatter : Collective::allreduce,
+                                    spec.data_algorithm, bytes, data, where),
+                      {}};
+    if (spec.zero > 0) choice.gather = choose(plan, Collective::allgather, spec.data_algorithm, bytes, data, where);
+    const auto alike = std::find_if(step.data_choices.begin(), step.data_choices.end(), [&](const DataChoice& c) {
+      return same_choice(c.reduce, choice.reduce) && same_choice(c.gather, choice.gather);
+    });
+    index_of_size.emplace_back(bytes, static_cast<int>(alike - step.data_choices.begin()));
+    if (alike == step.data_choices.end()) step.data_choices.push_back(std::move(choice));
+  }
+  for (const auto& stage : step.buckets) {
+    step.bucket_choice.emplace_back();
+    for (const GradientBucket& b : stage)
+      step.bucket_choice.back().push_back(
+          std::find_if(index_of_size.begin(), index_of_size.end(), [&](const auto& s) { return s.first == b.bytes; })->second);
+  }
+}
+
 void choose_algorithms(const RunPlan& plan, StepPlan& step) {
   const ParallelismSpec& p = plan.scenario.parallelism;
   const StepSpec& spec = p.step;
@@ -62,10 +100,7 @@ void choose_algorithms(const RunPlan& plan, StepPlan& step) {
                                                              : step.tensor_reduce_scatter;
     if (slot.algorithm == nullptr) slot = choose(plan, c.kind, spec.tensor_algorithm, c.bytes, tensor, "parallelism.step.algorithms.tensor");
   }
-  const double largest_bucket = step.buckets.front().front().bytes;
-  step.data_reduce = choose(plan, spec.zero > 0 ? Collective::reduce_scatter : Collective::allreduce, spec.data_algorithm,
-                            largest_bucket, data, "parallelism.step.algorithms.data");
-  if (spec.zero > 0) step.data_gather = choose(plan, Collective::allgather, spec.data_algorithm, largest_bucket, data, "parallelism.step.algorithms.data");
+  choose_data_algorithms(plan, step, data);
   if (step.block.expert_alltoall_bytes > 0)
     step.expert_alltoall = choose(plan, Collective::alltoall, spec.expert_algorithm, step.block.expert_alltoall_bytes,
                                   dimension_groups(p, Dimension::expert), "parallelism.step.algorithms.expert");

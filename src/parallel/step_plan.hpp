@@ -20,6 +20,15 @@ struct GradientBucket {
   double bytes = 0;
 };
 
+// The data-parallel collectives of one bucket size: NCCL chooses per call (and auto by the
+// cost model per size), so each distinct size of bucket has its own choice; a stage's last
+// bucket, with the embedding or the output layer, is seldom the others' size.
+struct DataChoice {
+  double bytes = 0;       // per GPU
+  GroupAlgorithm reduce;  // allreduce, or reduce-scatter with zero 1 (no algorithm: a group of one)
+  GroupAlgorithm gather;  // with zero 1, the parameters' allgather after the step
+};
+
 struct StepPlan {
   llm::Layout layout;
   llm::LayerCosts block;                  // one block, one micro-batch, one GPU
@@ -37,7 +46,11 @@ struct StepPlan {
   // the algorithms: tensor (allreduce, or allgather and reduce-scatter with sequence
   // parallelism), data (allreduce, or reduce-scatter and allgather with zero 1), expert
   GroupAlgorithm tensor_allreduce, tensor_allgather, tensor_reduce_scatter;
-  GroupAlgorithm data_reduce, data_gather, expert_alltoall, expert_data_reduce;
+  GroupAlgorithm expert_alltoall, expert_data_reduce;
+  // data: one choice per distinct bucket size, the largest bucket's first (never empty);
+  // bucket_choice[stage][b] is bucket b's index in data_choices
+  std::vector<DataChoice> data_choices;
+  std::vector<std::vector<int>> bucket_choice;
   // On GPUs, what the pipeline's activations pay: NCCL's send/recv in a pipeline group (nullptr: nothing)
   std::shared_ptr<const MessageCost> pipeline_cost;
 };

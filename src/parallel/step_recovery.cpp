@@ -58,14 +58,18 @@ private:
 };
 
 // The data indices of the replicas `fault` takes out now (not out already, and not already
-// done with their step: a fault after a replica's step changes nothing of it).
+// done with their step: a fault after a replica's step changes nothing of it). With expert
+// parallelism a replica's mixture-of-experts layers run alltoalls with the other replicas of
+// its expert group (E consecutive data indices, Megatron's order), which cannot go on
+// without it: the whole expert group leaves.
 std::vector<int> replicas_lost(const StepState& state, const PlannedFault& fault) {
   const ParallelismSpec& p = state.plan->scenario.parallelism;
   std::vector<int> lost;
   for (int rank : fault.ranks) {
-    const int d = coordinates_of(p, rank).data;
-    if (!state.lost_replica[static_cast<size_t>(d)] && std::find(lost.begin(), lost.end(), d) == lost.end())
-      lost.push_back(d);
+    const int first = coordinates_of(p, rank).data / p.expert * p.expert;
+    for (int d = first; d < first + p.expert; ++d)
+      if (!state.lost_replica[static_cast<size_t>(d)] && std::find(lost.begin(), lost.end(), d) == lost.end())
+        lost.push_back(d);
   }
   std::erase_if(lost, [&](int d) {
     for (int world = 0; world < state.plan->workers; ++world)
@@ -97,6 +101,22 @@ void drop_replicas(StepState& state, const std::vector<int>& lost, StepRecovery&
   state.verifier.abandon(gone);
 }
 
+// The expert-data groups inside rebuilt data groups: a data group's ranks (one tensor index,
+// one stage) of one expert index (data index mod expert), in data order; one group per data
+// group without experts (it reduces nothing: StepPlan has no expert_data_reduce then).
+std::vector<std::vector<int>> expert_data_of(const StepState& state, const std::vector<std::vector<int>>& data_groups) {
+  const ParallelismSpec& p = state.plan->scenario.parallelism;
+  std::vector<std::vector<int>> groups;
+  for (const std::vector<int>& data : data_groups)
+    for (int e = 0; e < p.expert; ++e) {
+      std::vector<int> members;
+      for (int world : data)
+        if (coordinates_of(p, world).data % p.expert == e) members.push_back(world);
+      if (!members.empty()) groups.push_back(std::move(members));
+    }
+  return groups;
+}
+
 // The data-parallel groups of the epoch that failed, rebuilt from their survivors: those
 // with a member not done reducing redo their buckets; a group done before the fault is kept.
 // Their new data streams start once the old ones are stopped (lose_workers).
@@ -110,6 +130,7 @@ void rebuild_data_groups(StepState& state, Communicator failed, StepRecovery& re
     if (!survivors.empty()) redo.push_back(std::move(survivors));
   }
   make_groups(state, rebuilt_data_comm, redo, state.epoch);
+  make_groups(state, rebuilt_expert_data_comm, expert_data_of(state, redo), state.epoch);
   for (const std::vector<int>& group : redo)
     for (int world : group) {
       const auto w = static_cast<size_t>(world);
@@ -117,6 +138,7 @@ void rebuild_data_groups(StepState& state, Communicator failed, StepRecovery& re
       state.data_done[w] = 0;
       state.times[w].end = 0;
       state.sequence[w][rebuilt_data_comm] = 0;
+      state.sequence[w][rebuilt_expert_data_comm] = 0;
       state.retired.push_back(state.bucket_ready[w]);
       state.bucket_ready[w] = sg4::Semaphore::create(static_cast<unsigned>(state.buckets_made[w]));
     }
@@ -170,10 +192,14 @@ void lose_workers(const std::shared_ptr<StepState>& shared, const PlannedFault& 
     stop(state, recovery, recovery.group.size(), stopping);
   } else {
     rebuild_data_groups(state, failed, recovery, stopping);
-    recovery.reason = fmt::format("{}: the replica of data index {} (its tensor x pipeline ranks {}) leaves; {} "
-                                  "data-parallel group(s) rebuilt from the other replicas redo their buckets",
-                                  lost_what(fault), fmt::join(lost, ", "), fmt::join(recovery.dropped_ranks, ", "),
-                                  recovery.data_groups.size());
+    const std::string who = lost.size() == 1
+                                ? fmt::format("the replica of data index {} (its tensor x pipeline ranks {})", lost.front(),
+                                              fmt::join(recovery.dropped_ranks, ", "))
+                                : fmt::format("the replicas of data indices {} (an expert group: ranks {})",
+                                              fmt::join(lost, ", "), fmt::join(recovery.dropped_ranks, ", "));
+    recovery.reason = fmt::format("{}: {} {}; {} data-parallel group(s) rebuilt from the other replicas redo their "
+                                  "buckets",
+                                  lost_what(fault), who, lost.size() == 1 ? "leaves" : "leave", recovery.data_groups.size());
   }
   // The new data streams start before the old ones are killed: SimGrid ends the run (and
   // this daemon) as soon as no other actor is left, which the last kill would otherwise be.

@@ -19,7 +19,8 @@ namespace collsim {
 
 // The communicators of a step; each has its own Comm tag, so that their messages between one
 // pair of ranks never match each other's (the pipeline has one tag each way). rebuilt_data
-// holds the data-parallel groups rebuilt from the survivors after a lost worker.
+// and rebuilt_expert_data hold the data-parallel and expert-data groups rebuilt from the
+// survivors after a lost worker.
 enum Communicator {
   tensor_comm,
   pipeline_comm,
@@ -27,6 +28,7 @@ enum Communicator {
   expert_comm,
   expert_data_comm,
   rebuilt_data_comm,
+  rebuilt_expert_data_comm,
   communicators
 };
 
@@ -65,7 +67,8 @@ struct StepState {
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch);
 
 // Rank `world`'s data-parallel stream on communicator `data` (data_comm, or rebuilt_data_comm
-// after a rebuild): each bucket reduced once backward made it, then the parameters gathered.
+// after a rebuild, with rebuilt_expert_data_comm for the experts' gradients): each bucket
+// reduced once backward made it, the experts' gradients, then the parameters gathered.
 void run_data_stream(StepState& state, int world, Communicator data);
 // Starts it in an actor of its own on the rank's host (kept in state.data_actors).
 void start_data_stream(const std::shared_ptr<StepState>& shared, int world, Communicator data);

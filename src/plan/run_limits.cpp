@@ -241,7 +241,8 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
   const uint64_t largest = *std::max_element(payload.part_carried.begin(), payload.part_carried.end());
   // auto: the most messages of the algorithms it may choose, the least scratch (a choice
   // that needs too much memory does not make the run impossible)
-  double per_round = 0, scratch = 0;
+  double per_round = 0, scratch = 0, at_once = 0;
+  const AlgorithmInfo* most_at_once = nullptr;
   for (const auto& choices : collectives_per_bucket(scenario)) {
     double most = 0, least = std::numeric_limits<double>::infinity();
     for (const AlgorithmInfo* algorithm : choices) {
@@ -255,12 +256,23 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
         shape.elems = vectors[i];
         shape.servers = algorithm->uses.servers && i < holding.size() ? holding[i] : planned_servers(collective, p);
         messages += collective_messages(*algorithm, shape);
+        // the streams' collectives may all be in flight together
+        const double posted = scenario.training.streams * collective_messages_at_once(*algorithm, shape);
+        if (posted > at_once) at_once = posted, most_at_once = algorithm;
       }
       most = std::max(most, messages);
     }
     per_round += most;
     scratch = std::max(scratch, least);
   }
+  // auto may choose another: only a run that has no candidate within the limit is refused
+  if (at_once > max_run_messages_at_once && !chosen_at_run_time(collective.algorithm))
+    throw InputError(fmt::format("workers: {} on {} ranks has {:.3g} transfers in flight at once (about {} of "
+                                 "SimGrid's state); a run holds at most {:.0e} (README \"Limits\"): use fewer ranks, "
+                                 "an algorithm that sends in steps ({}), or `collsim model`",
+                                 describe_algorithm(scenario), p, at_once, format_size(at_once * 2.8e3),
+                                 max_run_messages_at_once,
+                                 most_at_once->collective == Collective::alltoall ? "alltoall pairwise" : "ring"));
   const double messages = (replays ? 1 : scenario.training.rounds) * per_round;
   if (messages > max_run_messages)
     throw InputError(fmt::format("workers: {} on {} ranks x {} round(s){} sends {:.3g} messages (about {} at 0.3 M "

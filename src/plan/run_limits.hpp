@@ -17,6 +17,11 @@ constexpr long long max_run_hosts = 65'536;      // hosts of a platform a run bu
 constexpr long long max_model_hosts = 1'000'000; // hosts of a platform `collsim model` builds (as generators allow)
 constexpr double max_run_messages = 3e8;         // messages a run may simulate (counted per algorithm)
 constexpr double max_carried_bytes = 8.0 * (1 << 30);  // buffers held in memory, all ranks (estimated)
+// Transfers in flight at once (collective_messages_at_once): SimGrid keeps each one's state
+// (about 2.8 KB: alltoall direct at p = 1024, 1,047,552 at once, peaked at 2.89 GB) until it
+// ends; 4 million is about 11 GB. Without it, alltoall direct on 16,384 ranks (268 million at
+// once, about 750 GB) ran out of memory instead of being refused.
+constexpr double max_run_messages_at_once = 4e6;
 
 // The hosts of a generator string, or of a platform file by a scan of its XML (hosts,
 // and the radicals of clusters), without building it. Throws InputError beyond
@@ -33,7 +38,8 @@ long long check_platform_size(const std::string& topology, const std::string& sc
 // recovery.policy rebuild, or a model) plus the algorithm's scratch. The messages follow
 // the logical elements of each part of the payload (a bucket each, or the whole vector),
 // `segment_elems` logical elements per segment; the buffers its carried elements.
-// Throws InputError beyond max_run_messages or max_carried_bytes; returns both figures.
+// Throws InputError beyond max_run_messages, max_run_messages_at_once or max_carried_bytes;
+// returns the figures.
 struct RunSize {
   long long hosts = 0;      // of the platform (check_platform_size)
   double messages = 0;      // the run's messages, at most (auto: the most of its candidates)

@@ -83,6 +83,11 @@ void RailZone::detour_nic(const simgrid::kernel::routing::NetPoint* gpu,
     if (carrier == from) carrier = to;
 }
 
+void RailZone::restore_nic(const simgrid::kernel::routing::NetPoint* gpu) {
+  const int index = point_of(gpu).index;
+  if (!nics_.empty()) nics_[static_cast<size_t>(index)] = index;
+}
+
 bool RailZone::same_node(const simgrid::kernel::routing::NetPoint* a, const simgrid::kernel::routing::NetPoint* b) const {
   const Point first = point_of(a), second = point_of(b);
   return first.kind == Kind::gpu && second.kind == Kind::gpu &&

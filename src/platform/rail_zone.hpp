@@ -50,6 +50,9 @@ public:
   // NIC, a GPU of the same node, over NVLink (SimGrid asks the zone for a route at each
   // transfer: transfers started later take it). Both must be GPUs of this zone on one node.
   void detour_nic(const simgrid::kernel::routing::NetPoint* gpu, const simgrid::kernel::routing::NetPoint* through);
+  // The detour undone (its NIC is back): `gpu`'s traffic to other nodes takes its own NIC
+  // again, from the next transfer on.
+  void restore_nic(const simgrid::kernel::routing::NetPoint* gpu);
   // Whether two points are GPUs of the same node; whether a GPU's own NIC carries its traffic.
   bool same_node(const simgrid::kernel::routing::NetPoint* a, const simgrid::kernel::routing::NetPoint* b) const;
   bool own_nic(const simgrid::kernel::routing::NetPoint* gpu) const { return nic_of(point_of(gpu).index) == point_of(gpu).index; }

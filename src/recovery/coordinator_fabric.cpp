@@ -228,12 +228,14 @@ std::string Coordinator::fabric_names(const std::vector<int>& halves) const {
   return fmt::format("link{} {}", names.size() > 1 ? "s" : "", fmt::join(names, ", "));
 }
 
-// How much slower than expected each late transfer under way runs, kept with its pair.
+// How much slower than expected each late transfer under way runs, kept with its pair: its
+// bytes' rate since the fault (a slow link's bandwidth cut, which prices the regroup).
 void Coordinator::note_pair_slowdowns() {
   for (int waiter : late_waiters_) {
     const int peer = detector_.activity(waiter).peer;
     const auto seen = late_seen_.find({std::min(waiter, peer), std::max(waiter, peer)});
-    if (seen != late_seen_.end()) seen->second.slowdown = std::max(seen->second.slowdown, detector_.slowdown(waiter));
+    if (seen != late_seen_.end())
+      seen->second.slowdown = std::max(seen->second.slowdown, detector_.rate_slowdown(waiter));
   }
 }
 

@@ -76,14 +76,15 @@ bool Coordinator::regroup_around_down_links(Judgement& out) {
 
 // A regroup redoes the collective under way in full; keeping the order finishes it and
 // the rounds left. Both are priced by the contention model on the platform's routes with
-// the slow `halves` at 1 / s of their bandwidth (s: the late transfers' median slowdown):
+// the slow `halves` at 1 / s of their bandwidth (s: the late transfers' median slowdown of
+// their bytes since the fault, Detector::rate_slowdown):
 // a slow link gates every step of a ring but only some transfers of a tree (a binary
 // tree on torus:4x4x4 with a link at 25%: its transfers x4, its rounds x1.03, and two
 // redos cost more than they gained). The regroup pays when it is predicted 10% faster
 // and s is at least 1 / straggler_threshold. In the evidence either way.
 bool Coordinator::regrouping_pays(const std::vector<int>& halves, const std::vector<int>& order, Judgement& out) const {
   std::vector<double> slowdowns;
-  for (int waiter : late_waiters_) slowdowns.push_back(detector_.slowdown(waiter));
+  for (int waiter : late_waiters_) slowdowns.push_back(detector_.rate_slowdown(waiter));  // the links' bandwidth cut
   if (slowdowns.empty()) return false;
   const double slowdown = std::max(1.0, median_of(slowdowns));
   if (slowdown * run_.scenario->recovery.straggler_threshold < 1) return false;

@@ -229,8 +229,17 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
   } else {
     rank.own_link = receive ? path.links.back() : path.links.front();
     rank.own_flows = std::max(1.0, end_flows(rank, rank.own_link, receive ? path.dst_both_ways : path.src_both_ways, !receive));
-    rank.own_latency = fixed_time(path);
   }
+  // The parts of the expected time that are no bytes (expected_transfer's, at its tolerance).
+  const double tolerance = std::max(rank.tolerance, activity(peer).tolerance);
+  rank.own_latency = tolerance * path.latency * latency_factor_;
+  rank.outside =
+      tolerance * (run_.model.overhead + (receive ? hop_latency(peer, world, bytes) : hop_latency(world, peer, bytes)));
+  // A transfer begun before the last fault ran at the old pace until then: its bytes' rate
+  // is measured from now (one that was under way when it struck was marked then).
+  rank.rate_from = -1;
+  if (last_strike_ >= 0 && transfer_start(world) >= 0 && transfer_start(world) < last_strike_ && !transfer_over(world))
+    measure_from_now(world);
   const StepPace* last = rank.steps.latest();
   const bool new_step = last == nullptr || last->phase != phase || last->step != step || last->round != rank.round;
   if (rank.report_straggler && new_step) {
@@ -365,9 +374,8 @@ void Detector::end_wait(int world) {
       rank.on_time_peer = rank.peer;
       rank.on_time_receive = rank.receive;
       rank.on_time_at = end;
-      rank.on_time_pace = end > started ? std::min(1.0, rank.expected / (end - started)) : 1.0;
-      const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
-      rank.on_time_rate_pace = std::min(1.0, 1 / rate_slowdown_of(end - started, rank.expected, fixed));
+      rank.on_time_pace = end > started ? std::min(1.0, span_expected(rank) / (end - started)) : 1.0;
+      rank.on_time_rate_pace = std::min(1.0, 1 / bytes_slowdown(rank, started, end, 0));
     }
     // Only a transfer that completed says how fast it went (not one abandoned on a verdict).
     if (engine_.transfer_completed(rank.transfer)) record_pace(world, finished - started);
@@ -395,20 +403,71 @@ void Detector::end_wait(int world) {
 bool Detector::note_paced(RankActivity& rank, double started, double ended) {
   const RecoverySpec& recovery = run_.scenario->recovery;
   if (!fault_struck_ || !recovery.timeout_is_factor) return false;
+  // Against the span of the transfer that the wait measured (a GPU transport's hand-shake
+  // comes after it), its bytes' part from the fault that struck while it ran, if one did.
   const double took = ended - started;
-  const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, rank.expected) : 0;
-  const double rate_slowdown = rate_slowdown_of(took, rank.expected, fixed);
-  const bool past_factor = took > limit(rank.expected, 0);
+  const double expected = span_expected(rank);
+  const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, expected) : 0;
+  const double rate_slowdown = bytes_slowdown(rank, started, ended, 0);
+  const bool past_factor = took > limit(expected, 0);
   // (Only across a route with links inside it, which rule 4f reads: an end's own link is
   // the progress score's; a parameter server's incast on a star, whose sharing comes and
   // goes, once made a preempted server's survivors redo a round early.)
   const int world = static_cast<int>(&rank - ranks_.data());
   const Route& path = rank.receive ? route(rank.peer, world) : route(world, rank.peer);
-  const bool slow_bytes = path.links.size() > 2 && took - rank.expected > fixed && rate_slowdown > 1 &&
+  const bool slow_bytes = path.links.size() > 2 && took - expected > fixed && rate_slowdown > 1 &&
                           at_most(1 / rate_slowdown, recovery.straggler_threshold);
   if (!past_factor && !slow_bytes) return false;
-  rank.paced_late = {rank.peer, rank.receive, false, started, ended, rank.expected, rate_slowdown, !past_factor};
+  rank.paced_late = {rank.peer, rank.receive, false, started, ended, expected, rate_slowdown, !past_factor};
   return true;
+}
+
+// Its bytes' time over their expected time (the span's, less the route's latency), for the
+// bytes moved from `rank.rate_from` (a fault struck while it ran: what moved before ran at
+// the old pace), else from its first byte, to `end`, when `left_now` of them are still to
+// move. Nothing moved since: a bound, as if the rest were about to arrive.
+double Detector::bytes_slowdown(const RankActivity& rank, double started, double end, double left_now) const {
+  const double span = span_expected(rank);
+  const double fixed = rank.own_link >= 0 ? std::min(rank.own_latency, span) : 0;
+  const double bytes_expected = span - fixed;
+  const bool since_fault = rank.rate_from > started;
+  const double from = std::max(since_fault ? rank.rate_from : started, started + fixed);  // bytes flow after the latency
+  const double left = since_fault ? rank.left_then : 1;
+  double moved = left - left_now;
+  if (moved <= 0) moved = left;
+  if (bytes_expected <= 0 || moved <= 0 || end <= from) return 1;
+  return (end - from) / (moved * bytes_expected);
+}
+
+double Detector::left_share(int world) const {
+  const RankActivity& rank = activity(world);
+  double wire = rank.bytes;
+  if (const MessageCost* cost = run_.model.message_cost.get()) {
+    const auto [src, dst] = rank.receive ? std::pair{rank.peer, world} : std::pair{world, rank.peer};
+    wire = cost->price_for(src, dst, rank.bytes).wire_bytes(rank.bytes);
+  }
+  if (wire <= 0) return 0;
+  return std::clamp(engine_.transfer_remaining(rank.transfer) / wire, 0.0, 1.0);
+}
+
+void Detector::measure_from_now(int world) {
+  RankActivity& rank = activity(world);
+  rank.rate_from = engine_.now();
+  rank.left_then = left_share(world);
+}
+
+void Detector::fault_struck() {
+  fault_struck_ = true;
+  last_strike_ = engine_.now();
+  for (int world = 0; world < static_cast<int>(ranks_.size()); ++world)
+    if (transfer_start(world) >= 0 && !transfer_over(world)) measure_from_now(world);
+}
+
+double Detector::rate_slowdown(int world) const {
+  const RankActivity& rank = activity(world);
+  const double started = transfer_start(world);
+  if (started < 0 || rank.expected <= 0) return 1;
+  return std::max(1.0, bytes_slowdown(rank, started, engine_.now(), left_share(world)));
 }
 
 std::pair<int, double> Detector::implied_capacity(int waiter, int root) {

@@ -37,13 +37,6 @@ namespace collsim {
 // pace is recovery.straggler_threshold's 0.5, not a hair above it.
 inline bool at_most(double value, double bound) { return value <= bound * (1 + 1e-9); }
 
-// How much slower a transfer's bytes ran than expected: its time less the route's fixed
-// latency (`fixed`) over the expected time less it (1 when the expectation is all latency).
-inline double rate_slowdown_of(double took, double expected, double fixed) {
-  const double bytes_expected = expected - fixed;
-  if (bytes_expected <= 0 || took <= fixed) return 1;
-  return (took - fixed) / bytes_expected;
-}
 inline bool at_least(double value, double bound) { return value >= bound * (1 - 1e-9); }
 
 // The best pace a rank had in one step of the collective (a label), in earlier rounds.
@@ -185,7 +178,7 @@ struct alignas(64) RankActivity {
     int peer = -1;
     bool receive = false, judged = true;
     double started = 0, ended = 0, expected = 0;
-    double rate_slowdown = 1;  // how much slower its bytes ran than expected (rate_slowdown_of)
+    double rate_slowdown = 1;  // how much slower its bytes ran than expected (Detector::bytes_slowdown)
     bool by_rate = false;      // only its bytes' rate was slow: within recovery.timeout x in all
   } paced_late;
   // Progress evidence: the last transfer that completed within its deadline.
@@ -211,9 +204,19 @@ struct alignas(64) RankActivity {
   // Progress: its last recovery.straggler_window steps, the current one last.
   StepWindow steps;
   // The current wait's own end of its route: the link (route cache id), the rank's
-  // transfers on it (this one included) and the route's fixed time (overhead, latency).
+  // transfers on it (this one included) and the route's latency (the part of the
+  // transfer's span before its first byte).
   int own_link = -1;
   double own_flows = 1, own_latency = 0;
+  // What of `expected` lies outside the transfer's own span (SimGrid's, from both sides
+  // posted to its last byte), which is what a wait measures: the sender's overhead before
+  // it, a GPU transport's hand-shake after it (NCCL's 14 us on rail:16:8, beside 2.6 us of
+  // bytes: compared with the whole, a crossing whose bytes ran 20x slower looked 3.2x).
+  double outside = 0;
+  // Where its bytes' rate is measured from when a fault struck while it ran (-1: from its
+  // start; what moved before the fault ran at the old pace), and the share of its bytes
+  // still to move then.
+  double rate_from = -1, left_then = 1;
   // Its own links' capacity (bytes/s, in the platform's units) as its slow transfers since
   // its progress was last forgotten imply it: each one's rate x the rank's transfers on the
   // link; the least by link. What the straggler rule prices a kept rank's links at.
@@ -240,9 +243,10 @@ public:
   double suspect(int world);
   // The wait is over (its transfer completed, or a verdict abandoned it).
   void end_wait(int world);
-  // A fault of the scenario was applied (sim/faults.cpp): from now on every wait past its
-  // deadline is reported (suspect).
-  void fault_struck() { fault_struck_ = true; }
+  // A fault of the scenario is being applied (sim/faults.cpp): from now on every wait past
+  // its deadline is reported (suspect), and the transfers under way measure their bytes'
+  // rate from here.
+  void fault_struck();
   // A wait begun before the first fault, which struck during it: the seconds from now to
   // its deadline (begin_wait's, from the wait's start; 0 when passed).
   double armed(int world) const;
@@ -299,6 +303,13 @@ public:
   // The slowdown of `world`'s transfer: predicted duration / expected (>= 1 when late).
   // (It reads the transfer's progress, which makes SimGrid update it: only when acting.)
   double slowdown(int world) const;
+  // How much slower the bytes of `world`'s transfer run than expected (>= 1), from its
+  // first byte or from the last fault that struck while it ran: a slow link's bandwidth
+  // cut, which the whole time (latency, a transport's hand-shake, bytes moved before the
+  // fault) understates. With nothing moved since, a bound. (It reads the progress too.)
+  double rate_slowdown(int world) const;
+  // The expected span of `rank`'s transfer: its expected time less what lies outside it.
+  static double span_expected(const RankActivity& rank) { return std::max(0.0, rank.expected - rank.outside); }
   // The capacity of `root`'s own link on the route of `waiter`'s transfer (root is one of
   // its ends) that the transfer's rate so far implies: the rate x root's transfers on that
   // link. {link, capacity}; {-1, 0} when nothing has moved yet.
@@ -339,6 +350,9 @@ private:
   void wake(Report report);
   void record_pace(int world, double took);
   bool note_paced(RankActivity& rank, double started, double ended);
+  double bytes_slowdown(const RankActivity& rank, double started, double end, double left_now) const;
+  double left_share(int world) const;  // of its transfer's bytes, still to move
+  void measure_from_now(int world);
   void note_computed(RankActivity& rank);
   void check_slow_pair(RankActivity& rank, LabelPace& label, double pace);
   size_t window() const;
@@ -402,6 +416,7 @@ private:
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
   bool fault_struck_ = false;  // fault_struck()
+  double last_strike_ = -1;    // when the last fault struck
   double check_margin_ = 0;  // how long after its deadline a wait is checked (see the constructor)
 };
 

@@ -77,12 +77,12 @@ std::string why(const StepEstimate& e) {
 
 std::string csv_of(const std::vector<Ranked>& rows) {
   std::ostringstream out;
-  out << "layout,tensor,pipeline,data,expert,recompute,memory_per_gpu,fits,step_time,compute_time,bubble_fraction,"
+  out << "layout,tensor,pipeline,data,expert,virtual_stages,recompute,memory_per_gpu,fits,step_time,compute_time,bubble_fraction,"
          "tensor_exposed,pipeline_exposed,data_exposed,expert_exposed,mfu,tokens_per_second,bound_by\n";
   for (const auto& [c, e] : rows) {
     const Layout& l = c.layout;
     out << quote_csv_cell(layout_name(l)) << ',' << l.tensor << ',' << l.pipeline << ',' << l.data << ',' << l.expert << ','
-        << recompute_name(l.recompute) << ',' << fmt::format("{:.0f}", c.memory.total()) << ',' << (c.fits ? "yes" : "no");
+        << l.virtual_stages << ',' << recompute_name(l.recompute) << ',' << fmt::format("{:.0f}", c.memory.total()) << ',' << (c.fits ? "yes" : "no");
     if (c.fits)
       out << fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.9g},{}\n", e.step_time, e.compute_time,
                          e.bubble_fraction, e.tensor.exposed, e.pipeline.exposed, e.data.exposed, e.expert.exposed,
@@ -94,11 +94,11 @@ std::string csv_of(const std::vector<Ranked>& rows) {
 }
 
 void print_ranking(const std::vector<Ranked>& ranked, int top) {
-  fmt::print("  {:>4}  {:<18} {:<10} {:>10} {:>12} {:>6} {:>11} {:>7}  {}\n", "rank", "layout", "recompute", "memory",
+  fmt::print("  {:>4}  {:<22} {:<10} {:>10} {:>12} {:>6} {:>11} {:>7}  {}\n", "rank", "layout", "recompute", "memory",
              "step", "MFU", "tokens/s", "bubble", "most exposed");
   for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(top); ++i) {
     const auto& [c, e] = ranked[i];
-    fmt::print("  {:>4}  {:<18} {:<10} {:>10} {:>12} {:>5.1f}% {:>11.0f} {:>6.1f}%  {}\n", i + 1, layout_name(c.layout),
+    fmt::print("  {:>4}  {:<22} {:<10} {:>10} {:>12} {:>5.1f}% {:>11.0f} {:>6.1f}%  {}\n", i + 1, layout_name(c.layout),
                recompute_name(c.layout.recompute), gb(c.memory.total()), format_time(e.step_time), 100 * e.mfu, e.tokens_per_second,
                100 * e.bubble_fraction, e.bound_by);
   }
@@ -129,6 +129,7 @@ int command_layout_search(const LayoutSearchRequest& request) {
   rules.zero_stage = request.zero_stage;
   rules.sequence_parallel = request.sequence_parallel;
   if (!request.recompute.empty()) rules.recompute = parse_recompute(request.recompute, "--recompute");
+  rules.max_virtual_stages = request.max_virtual_stages;
 
   const auto candidates = enumerate_layouts(model, rules);
   if (candidates.empty())

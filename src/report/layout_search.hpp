@@ -15,6 +15,7 @@ struct LayoutSearchRequest {
   bool sequence_parallel = false;
   std::string recompute;       // "none", "selective" or "full"; empty: the least that fits, per layout
   int micro_batch = 0, global_batch = 0, sequence = 0;  // 0: the preset's
+  int max_virtual_stages = 0;  // model chunks per stage tried, at most (0: every count Megatron allows)
   std::string out;             // CSV of every layout enumerated ("" for none)
   int simulate = 0;            // the first N layouts by the estimate also run through the simulated step
   int jobs = 0;                // with simulate: simulations at once (0: one per core)

@@ -48,17 +48,17 @@ std::string most_exposed(const nlohmann::json& step) {
 }
 
 void print_table(const std::vector<Simulated>& rows) {
-  fmt::print("  {:>4}  {:<18} {:>12} {:>12} {:>7} {:>6} {:>11} {:>7}  {:<13} {}\n", "rank", "layout", "estimate", "simulated",
+  fmt::print("  {:>4}  {:<22} {:>12} {:>12} {:>7} {:>6} {:>11} {:>7}  {:<13} {}\n", "rank", "layout", "estimate", "simulated",
              "sim/est", "MFU", "tokens/s", "bubble", "most exposed", "wall");
   int rank = 0;
   for (const Simulated& row : rows) {
     const std::string name = llm::layout_name(row.layout.layout);
     if (!row.ran) {
-      fmt::print("  {:>4}  {:<18} {:>12} not simulated: {}\n", "-", name, format_time(row.layout.estimated_step), row.error);
+      fmt::print("  {:>4}  {:<22} {:>12} not simulated: {}\n", "-", name, format_time(row.layout.estimated_step), row.error);
       continue;
     }
     const double step = row.step["step_time"].get<double>();
-    fmt::print("  {:>4}  {:<18} {:>12} {:>12} {:>7.4f} {:>5.1f}% {:>11.0f} {:>6.1f}%  {:<13} {:.1f} s\n", ++rank, name,
+    fmt::print("  {:>4}  {:<22} {:>12} {:>12} {:>7.4f} {:>5.1f}% {:>11.0f} {:>6.1f}%  {:<13} {:.1f} s\n", ++rank, name,
                format_time(row.layout.estimated_step), format_time(step), step / row.layout.estimated_step,
                100 * row.step["mfu"].get<double>(), row.step["tokens_per_second"].get<double>(),
                100 * row.step["bubble_fraction"].get<double>(), most_exposed(row.step), row.wall);
@@ -93,6 +93,7 @@ nlohmann::json layout_scenario(const LayoutSearchRequest& request, const llm::La
   if (request.micro_batch > 0) step["micro_batch"] = request.micro_batch;
   if (request.global_batch > 0) step["global_batch"] = request.global_batch;
   if (request.sequence > 0) step["sequence"] = request.sequence;
+  if (layout.virtual_stages > 1) step["virtual_stages"] = layout.virtual_stages;
   nlohmann::json parallelism{{"tensor", layout.tensor}, {"pipeline", layout.pipeline}, {"data", layout.data}, {"step", step}};
   if (layout.expert > 1) parallelism["expert"] = layout.expert;
   return {{"name", llm::layout_name(layout)}, {"topology", request.topology}, {"parallelism", parallelism}};

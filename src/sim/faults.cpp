@@ -216,6 +216,7 @@ void undo(RunState& state, const ResolvedFault& fault, const SavedLinks& saved) 
       return;
   }
   record(state, fault, "undone");
+  if (state.recovery && !fault.links.empty()) state.recovery->links_back(fault.links);  // a detoured NIC back
 }
 
 // The preempted host comes back; its workers start again and ask to rejoin.

@@ -1,6 +1,7 @@
 #include "sim/recovery_adapter.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
@@ -277,6 +278,42 @@ void RecoveryAdapter::detour_nic(int world, int relay) {
   for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
     if (zone->same_node(gpu->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
       routes.reread_routes_of(mate);
+}
+
+// The node's own monitor sees its GPU's NIC back (as it saw it down, rule 1): the detour
+// ends, and the GPU's traffic to other nodes leaves and enters through its own NIC from the
+// next transfer on. Before, the detour stayed for the rest of the run, the node mate's NIC
+// carrying two GPUs' traffic. The trace says so with an entry that changes no group.
+void RecoveryAdapter::links_back(const std::vector<sg4::Link*>& links) {
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  const RouteCache& routes = routes_of(state_.setup.plan->model);
+  for (int world = 0; world < static_cast<int>(hosts.size()); ++world) {
+    const sg4::Host* gpu = hosts[static_cast<size_t>(world)];
+    RailZone* zone = rail_zone_of(gpu);
+    if (zone == nullptr || zone->own_nic(gpu->get_netpoint())) continue;
+    const sg4::SplitDuplexLink* nic = zone->nic(gpu->get_netpoint());
+    const std::array<sg4::Link*, 2> halves{nic->get_link_up(), nic->get_link_down()};
+    auto undone = [&](const sg4::Link* half) { return std::find(links.begin(), links.end(), half) != links.end(); };
+    auto back = [&](const sg4::Link* half) {
+      return half->is_on() && half->get_bandwidth() >= routes.nominal(half).bandwidth;
+    };
+    if (std::none_of(halves.begin(), halves.end(), undone) || !std::all_of(halves.begin(), halves.end(), back))
+      continue;
+    zone->restore_nic(gpu->get_netpoint());
+    for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
+      if (zone->same_node(gpu->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
+        routes.reread_routes_of(mate);
+    RecoveryEvent entry;
+    entry.epoch_before = entry.epoch_after = state_.membership.current().epoch();
+    entry.round = state_.workers[static_cast<size_t>(world)].round;
+    entry.detected = entry.rebuilt = now();
+    entry.group = state_.membership.current().members();
+    entry.kept_ranks = {world};
+    entry.rule = "a detoured GPU's NIC is back";
+    entry.reason = fmt::format("{}'s NIC {} is back: its traffic to other nodes through its own NIC again", world,
+                               nic->get_name());
+    state_.record.recoveries.push_back(std::move(entry));
+  }
 }
 
 sg4::Comm* RecoveryAdapter::listen(int world) { return verdict_channel(world).get(); }

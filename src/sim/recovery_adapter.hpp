@@ -55,6 +55,9 @@ public:
     return !std::exchange(struck_, true);
   }
   void watch_waits_under_way();
+  // A fault on `links` was undone (sim/faults.cpp): a GPU detoured for its NIC takes its
+  // own NIC again once both its halves are up at their bandwidth as built.
+  void links_back(const std::vector<simgrid::s4u::Link*>& links);
   void end_wait(int world) override { detector_.end_wait(world); }
 
   // The workers' side of the verdicts. A new worker on `world` (its host came back) asks

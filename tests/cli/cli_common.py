@@ -2,6 +2,8 @@
 a run whose trace the test reads."""
 import json
 import os
+import resource
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -12,12 +14,29 @@ COLLSIM = os.path.abspath(os.environ.get("COLLSIM", str(REPO / "build" / "collsi
 
 
 def traced_run(*args, timeout=300):
-    """`collsim run ARGS --quiet --trace T`, which must succeed; returns the trace."""
+    """`collsim run ARGS --quiet --trace T`, which must succeed within `timeout` s of CPU
+    (bounded_run); returns the trace."""
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", "--quiet", "--trace", str(trace), *map(str, args)], check=True,
-                       timeout=timeout)
+        bounded_run([COLLSIM, "run", "--quiet", "--trace", str(trace), *map(str, args)], timeout, check=True)
         return json.loads(trace.read_text())
+
+
+def bounded_run(command, cpu_seconds, **kwargs):
+    """subprocess.run(command, **kwargs) with its hang guard in CPU seconds, not wall time: a
+    run that never ends spends CPU (SimGrid stops by itself when every actor is blocked), while
+    a loaded machine (load 15 on 2 cores) stretches a sound run's wall time tenfold, and a wall
+    timeout failed the recovery tests there. Past `cpu_seconds` of CPU the program gets
+    SIGXCPU and the test fails saying so; the wall timeout, 20 times that, is a last resort."""
+    def limit_cpu():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    check = kwargs.pop("check", False)
+    done = subprocess.run(command, preexec_fn=limit_cpu, timeout=20 * cpu_seconds, **kwargs)
+    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        raise AssertionError(f"{' '.join(map(str, command))}: more than {cpu_seconds} s of CPU, stopped")
+    if check:
+        done.check_returncode()
+    return done
 
 
 def split_evenly(count, parts):

@@ -293,6 +293,25 @@ class Limits(Hardening):
                              "collective.carried_elements=4096"], "direct allreduce",
                             f"{(2 * 1024 + 1024 * 1023) * 4096 * 4 / 2**30:.4g} GiB of buffers", timeout=5)
 
+    def test_transfers_posted_at_once_are_limited(self):
+        # direct posts p (p - 1) transfers at once, each about 2.8 KB of SimGrid's state until it
+        # ends: 2000 ranks fit under 4e6 (3,998,000), 2048 do not (4,192,256); 16384 ranks were
+        # accepted (2.7e8 messages < 3e8) and ran out of memory before this limit
+        for collective, p in (("alltoall", 2048), ("alltoall", 16384), ("allreduce", 4096)):
+            with self.subTest(collective=collective, p=p):
+                line = self.assert_refused(["run", "--topology", f"star:{p}", "--collective", collective,
+                                            "--algorithm", "direct", "--size", "1MiB"], "in flight at once", timeout=20)
+                self.assertIn(f"has {p * (p - 1):.3g} transfers in flight at once", line)
+        # NCCL's alltoall posts a send per peer and p2p part at once (1 part with one channel)
+        line = self.assert_refused(["run", "--topology", "dgx-h100:256", "--collective", "alltoall", "--algorithm",
+                                    "nccl-alltoall", "--set", "nccl.channels=1", "--size", "1MiB"],
+                                   "in flight at once", timeout=20)
+        self.assertIn(f"has {2048 * 2047:.3g} transfers", line)
+        # at 2000 ranks direct fits (3,998,000 at once)
+        done = self.collsim("validate", "--topology", "star:2000", "--collective", "alltoall", "--algorithm", "direct",
+                            timeout=60 * SLOW)
+        self.assertEqual(done.returncode, 0, done.stderr)
+
     def test_the_direct_allreduce_shares_the_carried_budget_among_the_vectors_it_holds(self):
         # each rank holds p - 1 peers' vectors: 2^22 elements / p / (p - 1) each, whole, of 1 GiB each
         for p in (64, 200):

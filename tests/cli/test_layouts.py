@@ -32,8 +32,8 @@ class Enumeration(unittest.TestCase):
     def test_every_layout_of_16_gpus_for_the_tiny_model(self):
         # 2 nodes of 8: tensor 1, 2, 4, 8 (dividing a node and the 8 heads); pipeline at most
         # the 4 layers; data dividing the global batch 8: tensor 1 with pipeline 1 (data 16)
-        # is out, so 2 + 3 + 3 + 2 = 10 layouts.
-        stdout, rows = self.table("--model", "tiny", "--topology", "dgx-h100:2")
+        # is out, so 2 + 3 + 3 + 2 = 10 layouts (plain 1F1B: interleaving below).
+        stdout, rows = self.table("--model", "tiny", "--topology", "dgx-h100:2", "--max-virtual-stages", "1")
         names = [row["layout"] for row in rows]
         self.assertEqual(len(names), 10, names)
         self.assertNotIn("TP1 PP1 DP16", names)
@@ -47,15 +47,28 @@ class Enumeration(unittest.TestCase):
         self.assertIn(f"     1  {names[0]}", stdout)
         self.assertIn(f"fastest: {names[0]}, recompute none: compute", stdout)
 
+    def test_every_interleaving_megatron_allows_is_a_layout(self):
+        # The same 16 GPUs: 2 chunks of 1 block on 2 stages where a replica's 8 / data
+        # micro-batches make whole groups of 2 (TP2 PP2 DP4, TP4 PP2 DP2, TP8 PP2 DP1; TP1 PP2
+        # DP8 has 1); 4 stages of 1 block have nothing to split: 10 + 3 layouts.
+        stdout, rows = self.table("--model", "tiny", "--topology", "dgx-h100:2")
+        interleaved = sorted(row["layout"] for row in rows if row["virtual_stages"] != "1")
+        self.assertEqual(interleaved, ["TP2 PP2 DP4 VP2", "TP4 PP2 DP2 VP2", "TP8 PP2 DP1 VP2"])
+        self.assertIn("13 layouts: 13 fit in memory, 0 do not", stdout)
+        for row in rows:
+            self.assertEqual(int(row["virtual_stages"]), 2 if row["layout"].endswith(" VP2") else 1)
+        _, capped = self.table("--model", "tiny", "--topology", "dgx-h100:2", "--max-virtual-stages", "2")
+        self.assertEqual(len(capped), 13)
+
     def test_the_parts_add_up_to_the_step(self):
         _, rows = self.table("--model", "llama3-8b", "--topology", "dgx-h100:4", "--efficiency", "0.4")
         for row in rows:
             if row["fits"] != "yes":
                 continue
             with self.subTest(layout=row["layout"]):
-                pipeline = int(row["pipeline"])
+                pipeline, chunks = int(row["pipeline"]), int(row["virtual_stages"])
                 micro = 2048 // (int(row["data"]))
-                want = (pipeline - 1) / (micro + pipeline - 1)  # the CSV's 9 digits
+                want = (pipeline - 1) / (chunks * micro + pipeline - 1)  # the CSV's 9 digits
                 self.assertAlmostEqual(float(row["bubble_fraction"]), want, delta=1e-8 * want)
                 self.assertLess(float(row["mfu"]), 0.4)  # never above the fraction of the peak stated
                 self.assertAlmostEqual(float(row["tokens_per_second"]) * float(row["step_time"]), 2048 * 8192, delta=1e-8 * 2048 * 8192)
@@ -124,6 +137,7 @@ class BadInput(unittest.TestCase):
                      says="--max-messages: limits the layouts of --simulate")
         self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--simulate", "1", "--max-messages", "0",
                      says="--max-messages")
+        self.refused("--model", "tiny", "--topology", "dgx-h100:1", "--max-virtual-stages", "0", says="--max-virtual-stages")
 
     def test_no_layout_that_fits_is_a_failure(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -136,7 +150,8 @@ class BadInput(unittest.TestCase):
     def test_help_names_every_flag(self):
         run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
         for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
-                     "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs", "--max-messages"]:
+                     "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs", "--max-messages",
+                     "--max-virtual-stages"]:
             self.assertIn(flag, run.stdout)
 
 
@@ -155,7 +170,7 @@ class Simulate(unittest.TestCase):
         run = layouts(*args)
         self.assertEqual(run.returncode, 0, run.stderr)
         table = run.stdout.split("simulated (parallelism.step", 1)[1]
-        rows = re.findall(r"(?m)^\s+\d+\s+(TP\d+ PP\d+ DP\d+)\s+(\S+ \S+)\s+(\S+ \S+)\s", table)
+        rows = re.findall(r"(?m)^\s+\d+\s+(TP\d+ PP\d+ DP\d+(?: VP\d+)?)\s+(\S+ \S+)\s+(\S+ \S+)\s", table)
         return {layout: (seconds(estimate), seconds(simulated)) for layout, estimate, simulated in rows}
 
     def test_one_gpu_step_is_its_flops_at_the_stated_efficiency(self):
@@ -174,19 +189,34 @@ class Simulate(unittest.TestCase):
         rows = self.simulated_rows("--model", "tiny", "--topology", "dgx-h100:2", "--efficiency", "0.5", "--simulate", "3",
                                    "--jobs", "1")
         self.assertEqual(len(rows), 3, rows)
-        layout = next(iter(rows))
-        tensor, pipeline, data = (int(part[2:]) for part in layout.split())
+        for layout in rows:
+            self.assertAlmostEqual(rows[layout][1], self.run_layout(layout), delta=1e-5 * rows[layout][1])
+        simulated = [times[1] for times in rows.values()]
+        self.assertEqual(simulated, sorted(simulated))  # ranked by the simulated step
+
+    def run_layout(self, layout):
+        """The step of `layout` ("TP2 PP2 DP4 VP2") written by hand as a scenario and run."""
+        sizes = {part[:2]: int(part[2:]) for part in layout.split()}
+        step = {"model": "tiny", "gpu": "h100", "efficiency": 0.5}
+        if "VP" in sizes:
+            step["virtual_stages"] = sizes["VP"]
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "layout.json"
             path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
-                "tensor": tensor, "pipeline": pipeline, "data": data,
-                "step": {"model": "tiny", "gpu": "h100", "efficiency": 0.5}}}))
+                "tensor": sizes["TP"], "pipeline": sizes["PP"], "data": sizes["DP"], "step": step}}))
             run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
         self.assertEqual(run.returncode, 0, run.stderr)
-        step = seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
-        self.assertAlmostEqual(rows[layout][1], step, delta=1e-5 * step)
-        simulated = [times[1] for times in rows.values()]
-        self.assertEqual(simulated, sorted(simulated))  # ranked by the simulated step
+        return seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+
+    def test_an_interleaved_layout_is_simulated_with_its_chunks(self):
+        # all 13 layouts of tiny on 16 GPUs simulated: each of the 3 interleaved rows is its
+        # scenario with "virtual_stages": 2, written and run by hand
+        rows = self.simulated_rows("--model", "tiny", "--topology", "dgx-h100:2", "--efficiency", "0.5", "--simulate", "13",
+                                   "--jobs", "1")
+        interleaved = [layout for layout in rows if layout.endswith(" VP2")]
+        self.assertEqual(len(interleaved), 3, rows)
+        for layout in interleaved:
+            self.assertAlmostEqual(rows[layout][1], self.run_layout(layout), delta=1e-5 * rows[layout][1])
 
     def test_a_step_too_large_to_simulate_is_refused_before_simulating(self):
         # llama3-70b on 128 H100s, the preset's 2048 sequences: the first layout by the
@@ -214,7 +244,8 @@ class Simulate(unittest.TestCase):
                       "--jobs", "1", "--max-messages", "100")
         self.assertEqual(run.returncode, 0, run.stderr)
         cost = re.search(r"(?m)^cost before simulating.*: (.*)$", run.stdout)[1]
-        counts = {m[1]: (float(m[2]), bool(m[3])) for m in re.finditer(r"(TP\d+ PP\d+ DP\d+) ([0-9.e+]+)( \(over\))?", cost)}
+        counts = {m[1]: (float(m[2]), bool(m[3]))
+                  for m in re.finditer(r"(TP\d+ PP\d+ DP\d+(?: VP\d+)?) ([0-9.e+]+)( \(over\))?", cost)}
         self.assertEqual(len(counts), 3, cost)
         self.assertEqual(sorted(over for _, over in counts.values()), [False, False, True], cost)
         for layout, (count, over) in counts.items():

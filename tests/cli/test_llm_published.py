@@ -91,14 +91,17 @@ class Korthikanti22B(unittest.TestCase):
 
     def test_table5_iterations_and_their_difference(self):
         full, present = step("full", False, self.efficiency), step("selective", True, self.efficiency)
-        # the simulated step has no optimizer step, embedding or loss: both end about 0.11 s early
-        # (docs/training.md: 106 and 115 ms)
+        # the simulated step has no optimizer step, embedding or loss: both end early, within
+        # 12% of the published iteration (docs/training.md: 106 and 115 ms early). No closer
+        # figure is asserted for that gap: nothing outside the simulation predicts it, and a
+        # tolerance around the simulation's own 0.11 s would only freeze its output
         for figures, published in ((full, TABLE5[("full", False)]), (present, TABLE5[("selective", True)])):
             self.assertGreater(figures["step_time"] / published, 0.88, (figures["step_time"], published))
             self.assertLess(figures["step_time"] / published, 0.93, (figures["step_time"], published))
-            self.assertAlmostEqual(published - figures["step_time"], 0.11, delta=0.006)
-        # what full recomputation costs over the present work: 0.32 s, predicted to 3% (docs:
-        # +2.5%, full recomputation's forward collectives each paying NCCL's launch and hops)
+        # what full recomputation costs over the present work: 0.32 s published (two digits:
+        # +-0.01 s, i.e. +-3% of it), which the missing work cancels from; predicted within that
+        # rounding (docs: +2.5%, full recomputation's forward collectives each paying NCCL's
+        # launch and hops)
         published = TABLE5[("full", False)] - TABLE5[("selective", True)]
         self.assertLess(abs((full["step_time"] - present["step_time"]) / published - 1), 0.03)
         # MFU: the model's FLOPs (3 passes, no recomputation) over the step at the peak

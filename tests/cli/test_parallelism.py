@@ -61,9 +61,6 @@ class Parallelism(unittest.TestCase):
                      "parallelism.step.model: unknown")
         self.refused({**STEP, "faults": [{"kind": "preempt", "rank": 1, "at": "0s", "return_after": "1s"}],
                       "recovery": {"policy": "rebuild"}}, "faults.0.return_after: a returning worker rejoins at a round")
-        zero = {**STEP, "parallelism": {**STEP["parallelism"], "step": {**STEP["parallelism"]["step"], "zero": 1}}}
-        self.refused({**zero, "faults": [{"kind": "preempt", "rank": 1, "at": "0s"}], "recovery": {"policy": "rebuild"}},
-                     "faults.0.kind: with parallelism.step.zero 1 the optimizer states are sharded")
         def chunks(v, **step):
             return {**STEP, "parallelism": {**STEP["parallelism"],
                                             "step": {**STEP["parallelism"]["step"], "virtual_stages": v, **step}}}
@@ -262,6 +259,37 @@ class Parallelism(unittest.TestCase):
                     key=lambda r: r["start"])
         self.assertAlmostEqual((first["end"] - first["start"]) / alone_tensor["summary"]["simulated_time"], 1,
                                delta=1e-9)
+
+    def test_each_bucket_size_runs_nccls_choice_for_its_own_bytes(self):
+        # tiny's 4 blocks (hidden 512) over tensor 8 x data 2 on two DGX H100, buckets of 700,000
+        # parameters: 3 blocks of 262,848 per GPU fill the first (1,577,088 bytes), the last
+        # holds the fourth and the embedding (689,792 bytes). NCCL chooses per call (here LL128
+        # for the first, LL for the last): each size's choice is the one NCCL makes for two
+        # nodes of one GPU at that size alone, and the step's last bucket (nothing else in
+        # flight then) takes what that allreduce takes alone
+        scenario = {"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "step": {
+            "model": "tiny", "hidden": 512, "global_batch": 2, "efficiency": 0.5, "bucket_parameters": 700000,
+            "algorithms": {"data": "nccl"}}}}
+        plan = self.validate_plan(scenario)["parallel"]["step"]
+        choices = plan["algorithms"]["data_choices"]
+        buckets = plan["buckets"][0]
+        self.assertEqual(plan["algorithms"]["data_reduce"], choices[0]["reduce"])
+        self.assertGreater(len({b["bytes"] for b in buckets}), 1, buckets)
+        self.assertGreater(len(choices), 1, choices)  # the sizes' choices differ
+        placed = ["--topology", "dgx-h100:2", "--workers", "2", "--set", 'placement=["node-0-gpu-0","node-1-gpu-0"]',
+                  "--dtype", "bfloat16"]
+        alone = {}
+        for bucket in buckets:
+            size = int(bucket["bytes"])
+            alone[size] = self.nccl_alone(*placed, "--size", str(size))
+            nccl = alone[size]["plan"]["algorithm"]["parameters"]["nccl"]
+            chosen = choices[bucket["data_choice"]]["reduce"]
+            self.assertEqual(chosen["nccl"], f"{nccl['algo']}/{nccl['proto']} on {nccl['channels']} channels", size)
+        trace = self.parallel_run(scenario)
+        self.assertTrue(trace["parallel"]["verified"])
+        last = max((r for r in trace["parallel"]["step"]["runs"] if r["communicator"] == "data"), key=lambda r: r["start"])
+        self.assertAlmostEqual((last["end"] - last["start"]) / alone[int(buckets[-1]["bytes"])]["summary"]["simulated_time"],
+                               1, delta=1e-9)
 
     def test_nccl_in_a_parallel_run_is_refused_where_it_cannot_run(self):
         on_star = {"topology": "star:4", "parallelism": {"tensor": 2, "data": 2, "collectives": [

@@ -6,12 +6,11 @@ and the scenario's timings (docs/recovery.md).
 import itertools
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import traced_run
+from cli_common import bounded_run, traced_run
 
 REPO = Path(__file__).resolve().parents[2]
 COLLSIM = os.environ.get("COLLSIM", str(REPO / "build" / "collsim"))
@@ -22,8 +21,8 @@ ALPHA, B = 2e-6, 10e9     # star generator and star-8.xml: two 1us links, 10 GB/
 def run(scenario, *extra, expect=0):
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "trace.json"
-        done = subprocess.run([COLLSIM, "run", str(REPO / scenario), "--quiet", "--trace", str(trace), *extra],
-                              cwd=REPO, capture_output=True, text=True, timeout=120)
+        done = bounded_run([COLLSIM, "run", str(REPO / scenario), "--quiet", "--trace", str(trace), *extra], 120,
+                           cwd=REPO, capture_output=True, text=True)
         if done.returncode != expect:
             raise AssertionError(f"{scenario}: exit {done.returncode}, wanted {expect}: {done.stderr}")
         return json.loads(trace.read_text()), done.stderr
@@ -157,7 +156,7 @@ class Preemption(unittest.TestCase):
             document = json.loads((REPO / "scenarios/faults/preempt-8-return.json").read_text())
             document["recovery"]["policy"] = "none"
             path.write_text(json.dumps(document))
-            done = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=60)
+            done = bounded_run([COLLSIM, "run", str(path)], 60, capture_output=True, text=True)
         self.assertEqual(done.returncode, 2)
         self.assertIn("faults.0.return_after: a worker can only rejoin a group that is rebuilt", done.stderr)
 
@@ -183,8 +182,8 @@ class BadInput(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "s.json"
             path.write_text(json.dumps(document))
-            done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(Path(folder) / "t.json")], cwd=REPO,
-                                  capture_output=True, text=True, timeout=60)
+            done = bounded_run([COLLSIM, "run", str(path), "--trace", str(Path(folder) / "t.json")], 60, cwd=REPO,
+                               capture_output=True, text=True)
             self.assertEqual(done.returncode, 2, done.stderr)
             self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
             for pattern in patterns:
@@ -221,8 +220,7 @@ class BadInput(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "s.json"
             path.write_text(json.dumps({**self.BASE, "recovery": {"policy": "rebuild", "timeout": "1ns"}}))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], cwd=REPO, capture_output=True, text=True,
-                                  timeout=60)
+            done = bounded_run([COLLSIM, "run", str(path), "--quiet"], 60, cwd=REPO, capture_output=True, text=True)
         self.assertRegex(done.stderr, r"warning: recovery\.timeout 1ns is shorter than one chunk's transfer")
 
 
@@ -464,8 +462,8 @@ class GivingUp(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], cwd=REPO,
-                                  capture_output=True, text=True, timeout=120)
+            done = bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], 120, cwd=REPO,
+                               capture_output=True, text=True)
             self.assertEqual(done.returncode, status, done.stderr)
             return json.loads(trace.read_text()), done.stderr
 
@@ -515,8 +513,8 @@ class GivingUp(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             path, trace_path = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace_path)], cwd=REPO,
-                                  capture_output=True, text=True, timeout=120)
+            done = bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace_path)], 120, cwd=REPO,
+                               capture_output=True, text=True)
             self.assertEqual((done.returncode, done.stderr), (0, ""))
             trace = json.loads(trace_path.read_text())
         self.assertEqual(trace["summary"]["rounds_completed"], 2)

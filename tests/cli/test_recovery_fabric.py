@@ -12,12 +12,11 @@ platform's documented alpha and B (docs/topologies.md), not from a run.
 import json
 import os
 import re
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
-from cli_common import COLLSIM, route_lines
+from cli_common import COLLSIM, bounded_run, route_lines
 
 MIB = 1 << 20
 FULL = os.environ.get("RECOVERY_MATRIX") == "full"
@@ -33,8 +32,9 @@ GPU_FAMILIES = {"rail", "dgx-h100", "dgx-h200", "dgx-a100", "gb200-nvl72"}
 
 
 def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=300, carried=None, policy="rebuild"):
-    """A ring of `p` with `link` at `factor` of its bandwidth from `at_round`: its trace. With
-    `carried` elements, no model (a linear regression carries its 1024 parameters)."""
+    """A ring of `p` with `link` at `factor` of its bandwidth from `at_round`, within `timeout` s of
+    CPU (bounded_run): its trace. With `carried` elements, no model (a linear regression
+    carries its 1024 parameters)."""
     collective = {"algorithm": "ring", "size": size}
     training = {"rounds": rounds, "compute": "1ms", "model": "linear-regression"}
     if carried:
@@ -49,7 +49,7 @@ def run(topology, p, link, factor, at_round=1, size="16MiB", rounds=4, timeout=3
         path = Path(folder) / "s.json"
         path.write_text(json.dumps(document))
         trace = Path(folder) / "t.json"
-        subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], check=True, timeout=timeout)
+        bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], timeout, check=True)
         return json.loads(trace.read_text())
 
 
@@ -137,7 +137,7 @@ class LinkDownBehindTheCoordinator(FabricCase):
         with tempfile.TemporaryDirectory() as folder:
             path, out = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
-            subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], check=True, timeout=300)
+            bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, check=True)
             trace = json.loads(out.read_text())
         self.assert_nobody_dropped(trace, 128)
         self.assertEqual(trace["summary"]["recovery_quality"]["cut_off"], [])
@@ -256,16 +256,16 @@ class GpuKeptWhenOnlyItsNicFails(FabricCase):
     DETOURED_PERIOD = 1e-3 + 62 * (9e-6 + CHUNK / 50e9)
     FAULT_FREE_PERIOD = 1e-3 + 62 * (8e-6 + CHUNK / 50e9)
 
-    def run_dgx(self, fault):
+    def run_dgx(self, fault, rounds=4):
         # the links' alpha-beta (the formulas above): nccl.gpu_cost=false leaves out what a GPU adds
         document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": "64MiB"},
                     "nccl": {"gpu_cost": False},
-                    "training": {"rounds": 4, "compute": "1ms", "model": "linear-regression"},
+                    "training": {"rounds": rounds, "compute": "1ms", "model": "linear-regression"},
                     "faults": [fault], "recovery": {"policy": "rebuild"}, "seed": 42}
         with tempfile.TemporaryDirectory() as folder:
             path, out = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
-            subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], check=True, timeout=300)
+            bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, check=True)
             return json.loads(out.read_text())
 
     def assert_kept_through(self, trace, rank, relay, state):
@@ -296,6 +296,28 @@ class GpuKeptWhenOnlyItsNicFails(FabricCase):
         trace = self.run_dgx({"kind": "link-down", "rank": 0, "at_round": 1})
         self.assert_kept_through(trace, 0, 1, "down")
 
+    def test_the_detour_ends_when_the_nic_is_back(self):
+        # Rank 8's NIC down (or rank 0's at 10%) for 6 ms from round 1: detoured, then the
+        # node's monitor sees it back, and from the next transfer on the GPU's traffic takes
+        # its own NIC again, with an entry that changes no group. Every round begun after
+        # that ends a fault-free period after the one before: c + 62 x (8 us + 2 MiB /
+        # 50 GB/s), not the detour's 9 us a step (before, the detour stayed for the run).
+        for fault, rank in (({"kind": "link-down", "rank": 8}, 8), ({"kind": "slow-link", "rank": 0, "factor": 0.1}, 0)):
+            with self.subTest(fault=fault):
+                trace = self.run_dgx({**fault, "at_round": 1, "duration": "6ms"}, rounds=6)
+                self.assert_nobody_dropped(trace, 32, rounds=6)
+                undone = [f["time"] for f in trace["faults"] if f["action"] == "undone"]
+                back = [e for e in trace["recovery"] if e["rule"] == "a detoured GPU's NIC is back"]
+                self.assertEqual(len(back), 1, [e["reason"] for e in trace["recovery"]])
+                self.assertEqual((back[0]["kept_ranks"], back[0]["epoch_after"]), ([rank], back[0]["epoch_before"]))
+                self.assertEqual(back[0]["rebuilt"], undone[0])
+                self.assertIn(f"{rank}'s NIC node-{rank // 8}-gpu-{rank % 8}_nic is back", back[0]["reason"])
+                rounds = trace["rounds"]
+                after = [b["end"] - a["end"] for a, b in zip(rounds, rounds[1:]) if b["start"] > undone[0]]
+                self.assertGreaterEqual(len(after), 3)
+                for period in after:
+                    self.assertAlmostEqual(period, self.FAULT_FREE_PERIOD, delta=1e-12)
+
 def dgx_ring(fault, size, rounds=4, policy="rebuild"):
     """A ring of 32 on dgx-h100:4 with `fault` from round 1: its trace."""
     # the links' alpha-beta (dgx_period below): nccl.gpu_cost=false leaves out what a GPU adds
@@ -306,7 +328,7 @@ def dgx_ring(fault, size, rounds=4, policy="rebuild"):
     with tempfile.TemporaryDirectory() as folder:
         path, out = Path(folder) / "s.json", Path(folder) / "t.json"
         path.write_text(json.dumps(document))
-        subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], check=True, timeout=300)
+        bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, check=True)
         return json.loads(out.read_text())
 
 
@@ -395,8 +417,8 @@ class CoordinatorsLeafUplinkDown(FabricCase):
         with tempfile.TemporaryDirectory() as folder:
             path, out = Path(folder) / "s.json", Path(folder) / "t.json"
             path.write_text(json.dumps(document))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], capture_output=True,
-                                  text=True, timeout=300)
+            done = bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, capture_output=True,
+                               text=True)
             trace = json.loads(out.read_text())
         self.assertEqual(done.returncode, 1)
         self.assertEqual(done.stderr.strip().splitlines(), [
@@ -430,7 +452,7 @@ def fault_free(topology, p, algorithm="ring"):
     with tempfile.TemporaryDirectory() as folder:
         path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
         path.write_text(json.dumps(document))
-        subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], check=True, timeout=300)
+        bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], 300, check=True)
         return json.loads(trace.read_text())
 
 
@@ -463,8 +485,8 @@ def run_fault(topology, p, link, kind, factor, algorithm="ring"):
     with tempfile.TemporaryDirectory() as folder:
         path, trace = Path(folder) / "s.json", Path(folder) / "t.json"
         path.write_text(json.dumps(document))
-        done = subprocess.run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], capture_output=True,
-                              text=True, timeout=600)
+        done = bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(trace)], 600, capture_output=True,
+                           text=True)
         return done.returncode, done.stderr, json.loads(trace.read_text())
 
 

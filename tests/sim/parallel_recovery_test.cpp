@@ -52,14 +52,14 @@ struct TinyStep {
   double allreduce(int p) const { return 2 * (p - 1) * ring_step(p); }  // 2(p-1) steps of n/p
 };
 
-json tiny_document(int pipeline, int data, const json& faults) {
+// `more` adds to (or replaces) the step's keys; `expert` > 1 needs experts in `more`.
+json tiny_document(int pipeline, int data, const json& faults, const json& more = json::object(), int expert = 1) {
+  json step{{"model", "tiny"}, {"layers", 2}, {"global_batch", data}, {"efficiency", 0.5}, {"algorithms", {{"data", "ring"}}}};
+  step.update(more);
   return {{"topology", "star:" + std::to_string(pipeline * data) + ":1000GBps:1us"},
           {"faults", faults},
           {"recovery", {{"policy", "rebuild"}}},
-          {"parallelism",
-           {{"pipeline", pipeline}, {"data", data},
-            {"step", {{"model", "tiny"}, {"layers", 2}, {"global_batch", data}, {"efficiency", 0.5},
-                      {"algorithms", {{"data", "ring"}}}}}}}};
+          {"parallelism", {{"pipeline", pipeline}, {"data", data}, {"expert", expert}, {"step", step}}}};
 }
 
 }  // namespace
@@ -158,5 +158,50 @@ TEST_SUITE("sim") {
     CHECK(run["stall"].get<std::string>().find("recovery stopped") == 0);
     REQUIRE(run["recoveries"].size() == 1);
     CHECK(run["recoveries"][0]["stopped"] == true);
+  }
+
+  TEST_CASE("parallel step recovery, ZeRO-1 data 3: the survivors redo the reduce-scatter and the allgather on 2") {
+    // the distributed optimizer: the bucket reduce-scattered, then the parameters all-gathered,
+    // two rings of (p - 1) steps of n/p: fault-free as the allreduce's 2 (p - 1); the fault
+    // halfway through the reduce-scatter's second step, the survivors redo both on 2
+    const TinyStep t;
+    const json zero1{{"zero", 1}};
+    const json healthy = step_in_child(tiny_document(1, 3, json::array(), zero1));
+    CHECK(healthy["step_time"].get<double>() == doctest::Approx(t.compute + t.allreduce(3)).epsilon(1e-9).scale(0));
+    const double at = t.compute + 1.5 * t.ring_step(3);
+    const json run = step_in_child(tiny_document(1, 3, {{{"kind", "preempt"}, {"rank", 1}, {"at", at}}}, zero1));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    CHECK(run["step_time"].get<double>() == doctest::Approx(at + t.allreduce(2)).epsilon(1e-9).scale(0));
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["data_groups"] == json::array({{0, 2}}));
+    // lost in the allgather instead (its first step): the survivors redo both from then
+    const double late = t.compute + 2 * t.ring_step(3) + 0.5 * t.ring_step(3);
+    const json gather = step_in_child(tiny_document(1, 3, {{{"kind", "preempt"}, {"rank", 0}, {"at", late}}}, zero1));
+    CHECK(gather["verified"] == true);
+    CHECK(gather["step_time"].get<double>() == doctest::Approx(late + t.allreduce(2)).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("parallel step recovery, expert 2: a lost worker takes its expert group out, the others go on") {
+    // a mixture of 4 experts, top 2, over expert groups of 2 consecutive data indices: data 6
+    // is 3 expert groups; rank 3 (data index 3) is in group {2, 3}, whose alltoalls cannot go
+    // on without it: both leave. The survivors (data 0, 1, 4, 5) reduce the dense buckets in
+    // one group of 4 and the experts' gradients in expert-data groups {0, 4} and {1, 5}: the
+    // step of data 4 x expert 2 from the start (on star's own links nothing else is shared)
+    const json moe{{"experts", 4}, {"top_k", 2}};
+    const json run = step_in_child(tiny_document(1, 6, {{{"kind", "preempt"}, {"rank", 3}, {"at", 1e-6}}}, moe, 2));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["dropped"] == json({2, 3}));
+    CHECK(run["recoveries"][0]["data_groups"] == json::array({{0, 1, 4, 5}}));
+    const json four = step_in_child(tiny_document(1, 4, json::array(), moe, 2));  // one micro-batch a replica, as above
+    CHECK(run["step_time"].get<double>() == doctest::Approx(four["step_time"].get<double>()).epsilon(1e-9).scale(0));
+    CHECK(run["kept"].get<double>() == doctest::Approx(4.0 / 6).epsilon(1e-12).scale(0));
+    // data 4 x expert 2: the other expert group alone is left, its expert-data groups of one
+    const json two = step_in_child(tiny_document(1, 4, {{{"kind", "preempt"}, {"rank", 0}, {"at", 1e-6}}}, moe, 2));
+    CHECK(two["verified"] == true);
+    CHECK(two["recoveries"][0]["dropped"] == json({0, 1}));
+    CHECK(two["recoveries"][0]["data_groups"] == json::array({{2, 3}}));
   }
 }
