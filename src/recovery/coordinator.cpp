@@ -473,6 +473,7 @@ void Coordinator::rebuild(const Judgement& judgement) {
   deliver(group, judgement.roots, next, resume_round, postponed);
   failures_ = false;
   rebuilt_at_ = engine_.now();
+  note_dropped_links(judgement);
   late_seen_.clear();
   detector_.new_epoch();
   prediction_ = {-1, -1};

@@ -296,4 +296,62 @@ Coordinator::FabricRegroup Coordinator::regroup_fabric(const std::vector<int>& h
   return FabricRegroup::regrouped;
 }
 
+// A rank dropped for its slow transfers (not dead, not computing) leaves its own links as
+// slow as they were (the evidence named the rank, its ports, not one of them): on a torus
+// its host still forwards other ranks' routes over them (SimGrid's routes are static). Its
+// links to every member of the group it leaves, kept with the rank for judge_dropped_link.
+void Coordinator::note_dropped_links(const Judgement& judgement) {
+  if (judgement.certain || judgement.compute_bound || judgement.roots.empty() || late_seen_.empty()) return;
+  for (int root : judgement.roots)
+    for (int other : membership_.current().members()) {
+      if (other == root) continue;
+      for (int id : end_links(root, other)) {
+        if (id < 0) continue;
+        const std::string_view link = physical(id);
+        if (std::none_of(dropped_links_.begin(), dropped_links_.end(), [&](const auto& known) { return known.first == link; }))
+          dropped_links_.emplace_back(std::string(link), root);
+      }
+    }
+}
+
+// 4a, after a drop. Every late transfer involves `common`, and each crosses a link that a
+// rank dropped for its slow transfers left behind (on a torus, its host's links: the routes
+// between its neighbours still cross them): those links explain them, not `common`, whose
+// own link one may be. Dropping `common` would only move the links onto others' routes:
+// nobody is dropped, and the same members regroup in an order whose pairs avoid them, if
+// one does. (`direct` on torus:4x4x4, rank 16's NIC at 1% and rank 24 preempted: 16 was
+// dropped, and then rank 19, healthy, whose routes to 1, 13, 17, 21, 29 and 33 each cross
+// one of host 16's links, no one link all of them.)
+bool Coordinator::judge_dropped_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits,
+                                     Judgement& out) {
+  if (dropped_links_.empty() || !waits.broken.empty()) return false;
+  const Network& routes = run_.network();
+  std::vector<std::string_view> links;
+  std::vector<int> dropped;
+  for (auto [a, b] : late) {
+    bool explained = false;
+    for (const auto& [link, rank] : dropped_links_) {
+      if (!route_crosses(routes, a, b, link)) continue;
+      explained = true;
+      if (std::find(links.begin(), links.end(), link) == links.end()) links.emplace_back(link);
+      if (std::find(dropped.begin(), dropped.end(), rank) == dropped.end()) dropped.push_back(rank);
+    }
+    if (!explained) return false;
+  }
+  const char* them = links.size() > 1 ? "them" : "it";
+  out.rule = fmt::format("every late transfer involves rank {} but crosses a link left slow by rank{} {} (dropped for "
+                         "its slow transfers; its host still forwards others' routes), link{} {}: the link is slow, "
+                         "not the rank",
+                         common, dropped.size() > 1 ? "s" : "", fmt::join(dropped, ", "), links.size() > 1 ? "s" : "",
+                         fmt::join(links, ", "));
+  for (std::string_view link : links) out.slow_links.emplace_back(link);
+  late_seen_.clear();  // the links explain them: a later window judges afresh
+  if (!regroup_avoiding(links, waits.late_flows, out)) {
+    out.rule += "; nobody dropped";
+    return true;
+  }
+  out.rule += fmt::format("; the same members regroup {}, where the algorithm's pairs avoid {}", new_order(out.order), them);
+  return true;
+}
+
 }  // namespace collsim::coordination

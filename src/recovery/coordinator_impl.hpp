@@ -232,6 +232,8 @@ private:
   bool judge_link_slow_both_ways(const Waits& waits, Judgement& out);
   std::vector<std::string_view> links_crossed_by_all(const std::vector<std::pair<int, int>>& late) const;
   bool judge_transit_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits, Judgement& out);
+  bool judge_dropped_link(int common, const std::vector<std::pair<int, int>>& late, const Waits& waits, Judgement& out);
+  void note_dropped_links(const Judgement& judgement);
   bool judge_progress(const std::vector<int>& members, Judgement& out) const;
   void add_scores(const std::vector<int>& members, Judgement& out) const;
   Prediction predict(const Judgement& judgement) const;
@@ -327,6 +329,9 @@ private:
   // Physical links that rule 4a found slow in transit (a rank's transfer clear of them on
   // time while those across them were late): they explain later late transfers too.
   std::vector<std::string> slow_in_transit_;
+  // Physical links of ranks dropped for their slow transfers, with the rank: on a torus the
+  // dropped rank's host still forwards others' routes over them (note_dropped_links).
+  std::vector<std::pair<std::string, int>> dropped_links_;
   std::set<std::pair<int, std::vector<int>>> undecided_;  // (epoch, ranks) left undecided
   std::set<std::array<int, 3>> probed_;  // (epoch, sender, receiver) of the pairs probed (rule 5b)
   std::set<std::array<int, 3>> halves_probed_;  // and of those whose halves were (rule 5c)

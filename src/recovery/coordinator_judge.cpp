@@ -290,6 +290,7 @@ void Coordinator::judge_late_transfers(const CommGroup& group, Waits& waits, boo
     out.rule = "one late transfer only";
     return;
   }
+  if (common.size() == 1 && judge_dropped_link(common.front(), late, waits, out)) return;
   if (common.size() == 1 && judge_transit_link(common.front(), late, waits, out)) return;
   if (common.size() == 1) {
     out.roots = common;

@@ -1426,18 +1426,13 @@ class TorusLinkIsNoCut(unittest.TestCase):
     to 47 as "behind" it, 30 of them healthy (and direct with rank 5's NIC at 1% dropped
     rank 4). A torus link cuts nobody off: the group regroups around it, or drops the rank
     whose NIC it is. The culprits are the two struck ranks; a slowed NIC may be kept when
-    the group regroups around it."""
+    the group regroups around it. Once rank 16 is dropped its host still forwards others'
+    routes over its slow links (direct: rank 19's routes to 1, 13, 17, 21, 29 and 33 each
+    cross one): the links are slow, not rank 19 (seen once SimGrid's shares became exact)."""
 
     def test_no_rank_is_dropped_for_a_torus_link_that_cuts_nobody_off(self):
         for algorithm, slow, preempted in [("binary-tree", 16, 24), ("direct", 16, 24), ("direct", 5, 40)]:
             with self.subTest(algorithm=algorithm, slow=slow):
-                if (algorithm, slow) == ("direct", 16):
-                    # Open (issue #48), seen once SimGrid's shares became exact (Full update,
-                    # docs/performance.md): rank 16 dropped, its host still routes others'
-                    # transfers over its slowed torus links, and rank 19 is dropped for them
-                    # ("every late or broken transfer involves it"). Under the old inexact
-                    # solver these transfers ran fast enough to pass.
-                    self.skipTest("issue #48: a dropped rank's slowed links still carry transit traffic")
                 faults = [{"kind": "slow-link", "rank": slow, "at_round": 3, "factor": 0.01},
                           {"kind": "preempt", "rank": preempted, "at_round": 1}]
                 status, stderr, trace = run_raw(scenario("torus:4x4x4", 64, algorithm, "rebuild", faults, rounds=5,
