@@ -8,6 +8,7 @@
 #include "llm/layouts.hpp"
 #include "llm/memory.hpp"
 #include "llm/step_estimate.hpp"
+#include "llm_test_cluster.hpp"
 #include "parallel/pipeline_schedule.hpp"
 
 using namespace collsim;
@@ -81,12 +82,7 @@ TEST_CASE("llm: the first stage keeps 1 + (P - 1) / (P v) times 1F1B's activatio
 
 TEST_CASE("llm: the estimate's interleaved bubble is (P - 1) / (v m) of the ideal, its messages v times 1F1B's") {
   const TransformerModel m = transformer_preset("tiny", "model");  // L 4, h 256, s 256, V 1024, B 8
-  Cluster cluster;
-  cluster.gpus_per_node = 4;
-  cluster.nvlink = {100e9, 1e-6};
-  cluster.nic = {10e9, 5e-6};
-  cluster.gpu = {"test", 1e12, 80e9, "a test GPU"};
-  cluster.efficiency = 0.5;
+  Cluster cluster = hand_worked_cluster();
   const Layout plain = pipelined(2, 2, 2, 1), interleaved = pipelined(2, 2, 2, 2);
   const StepEstimate one = estimate_step(m, plain, cluster), two = estimate_step(m, interleaved, cluster);
   // As llm_layout_test's TP2 x PP2 x DP2 by hand: the last stage's micro-batch (its 2 blocks

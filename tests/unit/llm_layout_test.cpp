@@ -6,6 +6,7 @@
 #include "llm/gpu_compute.hpp"
 #include "llm/layouts.hpp"
 #include "llm/step_estimate.hpp"
+#include "llm_test_cluster.hpp"
 #include "model/cost_model.hpp"
 
 using namespace collsim;
@@ -31,12 +32,7 @@ TEST_CASE("llm: the tiny model on TP2 x PP2 x DP2, 4 GPUs a node, by hand") {
   const TransformerModel m = transformer_preset("tiny", "model");  // L 4, h 256, f 1024, s 256, V 1024, b 1, B 8
   Layout layout;
   layout.tensor = 2, layout.pipeline = 2, layout.data = 2;
-  Cluster cluster;
-  cluster.gpus_per_node = 4;
-  cluster.nvlink = {100e9, 1e-6};
-  cluster.nic = {10e9, 5e-6};
-  cluster.gpu = {"test", 1e12, 80e9, "a test GPU"};
-  cluster.efficiency = 0.5;
+  const Cluster cluster = hand_worked_cluster();
   const double rate = 0.5e12;
   // A block's forward, whole: 2 b s 12 h^2 + 4 b s^2 h = 402,653,184 + 67,108,864; half on each GPU.
   const double forward = (402653184.0 + 67108864.0) / 2;
