@@ -48,8 +48,8 @@ double allreduce_messages(const std::string& name, const CollectiveShape& s) {
   const double p = s.p;
   if (name == "naive" || name == "naive-binomial") return 2 * (p - 1);
   if (name == "ring" || name == "nccl-ring") return s.p < 2 ? 0 : 2 * p * (p - 1) * s.channels;
-  // one chunk per lane each way on every tree edge, more chunks within the budget
-  if (name == "nccl-tree") return std::max(max_pipelined_messages, 2 * (p - 1) * s.channels);
+  // one chunk per lane each way on every tree edge and its bodies, more within the budget
+  if (name == "nccl-tree") return std::max(max_pipelined_messages, 4 * (p - 1) * s.channels);
   // NVLS: 4 messages per GPU and chunk with its NVSwitch; NVLSTree: its tree's besides
   if (name == "nccl-nvls") return std::max(max_pipelined_messages, 4 * p);
   if (name == "nccl-nvls-tree") return std::max(max_pipelined_messages, 4 * p + 2 * (p - 1));

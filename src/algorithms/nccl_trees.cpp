@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "algorithms/hierarchy.hpp"
+#include "algorithms/pipelined_rounds.hpp"
 
 namespace collsim {
 
@@ -18,8 +19,12 @@ NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, 
   links_.assign(static_cast<size_t>(lanes), std::vector<Link>(locality.size()));
   for (int lane = 0; lane < lanes; ++lane) {
     link_lane(lane, nodes);
-    time_lane(lane, nodes);
+    time_up(lane, nodes);
   }
+  // every rank's chunks up come before its chunks down, in every lane (nccl_trees.hpp)
+  int down_from = 0;
+  for (int lane = 0; lane < lanes; ++lane) down_from = std::max(down_from, links_[static_cast<size_t>(lane)][static_cast<size_t>(roots_[static_cast<size_t>(lane)])].up_delay);
+  for (int lane = 0; lane < lanes; ++lane) time_down(lane, down_from + chunks_);
 }
 
 Chunk NcclTrees::chunk(int lane, int j) const {
@@ -58,13 +63,14 @@ void NcclTrees::link_lane(int lane, const std::vector<std::vector<int>>& nodes) 
   }
 }
 
-// d from the leaves up, then the down offsets from the root down.
-void NcclTrees::time_lane(int lane, const std::vector<std::vector<int>>& nodes) {
+// d from the leaves up.
+void NcclTrees::time_up(int lane, const std::vector<std::vector<int>>& nodes) {
   auto& links = links_[static_cast<size_t>(lane)];
   const int n = static_cast<int>(nodes.size());
   const Tree node_tree = double_binary_tree(n)[static_cast<size_t>(lane % 2)];
-  int root = at(nodes[static_cast<size_t>(node_tree.root)], lane / 2, 0);
-  std::vector<int> order{root};  // parents before children
+  const int root = at(nodes[static_cast<size_t>(node_tree.root)], lane / 2, 0);
+  roots_.push_back(root);
+  std::vector<int>& order = orders_.emplace_back(1, root);  // parents before children
   for (size_t i = 0; i < order.size(); ++i)
     for (int child : links[static_cast<size_t>(order[i])].children) order.push_back(child);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -72,33 +78,46 @@ void NcclTrees::time_lane(int lane, const std::vector<std::vector<int>>& nodes) 
     for (int child : link.children)
       link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1 + hop_lag(child, *it));
   }
-  for (int rank : order) {
+}
+
+// The down offsets from the root, which sends chunk j down at step `root_offset` + j.
+void NcclTrees::time_down(int lane, int root_offset) {
+  auto& links = links_[static_cast<size_t>(lane)];
+  for (int rank : orders_[static_cast<size_t>(lane)]) {
     Link& link = links[static_cast<size_t>(rank)];
-    link.down_offset = link.parent < 0 ? link.up_delay
+    link.down_offset = link.parent < 0 ? root_offset
                                        : links[static_cast<size_t>(link.parent)].down_offset + 1 + hop_lag(link.parent, rank);
   }
 }
 
 std::vector<NcclTrees::Message> NcclTrees::messages_of(int rank) const {
   std::vector<Message> out;
+  // each hop of a chunk: its head; with the first chunk's, the connection's body (nccl_trees.hpp)
+  auto add = [&out](Message m) {
+    out.push_back(m);
+    if (m.chunk > 0) return;
+    m.body = true;
+    m.wait = at_end_wait_steps;  // both ends wait for it in their last round
+    out.push_back(m);
+  };
   for (int lane = 0; lane < lanes(); ++lane) {
     const auto& links = links_[static_cast<size_t>(lane)];
     const Link& me = links[static_cast<size_t>(rank)];
     for (int j = 0; j < chunks_; ++j) {
       if (me.parent >= 0) {
         const int lag = hop_lag(rank, me.parent);
-        out.push_back({j + me.up_delay, lane, j, me.parent, true, true, lag});
-        out.push_back({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false, lag});
+        add({j + me.up_delay, lane, j, me.parent, true, true, lag});
+        add({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false, lag});
       }
       for (int child : me.children) {
         const int lag = hop_lag(rank, child);
-        out.push_back({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true, lag});
-        out.push_back({j + me.down_offset, lane, j, child, true, false, lag});
+        add({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true, lag});
+        add({j + me.down_offset, lane, j, child, true, false, lag});
       }
     }
   }
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {
-    return std::tie(a.step, a.lane, a.peer, a.send) < std::tie(b.step, b.lane, b.peer, b.send);
+    return std::tie(a.step, a.lane, a.peer, a.send, a.body) < std::tie(b.step, b.lane, b.peer, b.send, b.body);
   });
   return out;
 }

@@ -57,7 +57,7 @@ void run_pipelined(Comm& comm, const PlannedRounds& rounds, int fifo, const char
   for (int q = 0; q < count; ++q) {
     comm.label(phase, q);
     for (const PlannedMessage& m : rounds[static_cast<size_t>(q)])
-      if (m.send && !m.ahead) sends[static_cast<size_t>(q)].push_back(comm.isend(m.peer, m.view));
+      if (m.send && !m.ahead) sends[static_cast<size_t>(m.at_end ? count - 1 : q)].push_back(comm.isend(m.peer, m.view));
     post_early(q + fifo);
     comm.wait_all(receives[static_cast<size_t>(q)]);
     // the sends `fifo` rounds back leave their slots (the last round waits for every send)

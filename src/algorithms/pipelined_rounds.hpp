@@ -25,7 +25,15 @@ struct PlannedMessage {
   // A receive: the round (of this rank's) that waits for it, later than its own when the data is
   // used later (NCCL's warps wait for a chunk only when they use it); -1: its own round.
   int wait_round = -1;
+  // A send its sender waits for in its last round, not `fifo` rounds late: a stream that runs
+  // beside the rounds (a tree's bodies: nccl_trees.hpp). Its receiver waits for it in its last
+  // round too (wait_round), and the model's Flow for it has a wait_steps of at_end_wait_steps.
+  bool at_end = false;
 };
+
+// A Flow::wait_steps at least this marks a message both ends wait for in their last round
+// (PlannedMessage::at_end; model/fluid.hpp, FluidMessage::at_end).
+constexpr int at_end_wait_steps = 1 << 28;
 
 using PlannedRounds = std::vector<std::vector<PlannedMessage>>;
 

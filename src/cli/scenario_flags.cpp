@@ -60,7 +60,7 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
   // One value per occurrence, so that a scenario file after --set is not taken as a value.
   command->add_option("--set", request.overrides,
                       "Override any scenario field: key.path=value (repeatable); e.g. training.replay=false simulates "
-                      "every bucket collective, none replayed from an identical one (docs/training.md#replay)")
+                      "every bucket or round collective, none replayed from an identical one (docs/training.md#replay)")
       ->allow_extra_args(false);
   command->add_option("--cfg", request.cfg, "Pass a SimGrid option KEY:VALUE through (repeatable)")
       ->allow_extra_args(false);

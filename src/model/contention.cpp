@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "algorithms/pipelined_rounds.hpp"
 #include "comm/message_cost.hpp"
 #include "model/fluid.hpp"
 #include "model/network.hpp"
@@ -125,7 +126,8 @@ ModelEstimate estimate_rank_by_rank(const Schedule& schedule, const ModelInput& 
     for (int r = 0; r < steps[s].repeat; ++r, ++instance)
       for (const Flow& flow : steps[s].flows) {
         of_step[s].push_back(messages.size());
-        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo, instance + flow.wait_steps});
+        const bool at_end = flow.wait_steps >= at_end_wait_steps;  // both ends wait for it last
+        messages.push_back({flow, instance, steps[s].reduced, steps[s].fifo, instance + flow.wait_steps, at_end});
       }
     estimate.steps += static_cast<size_t>(steps[s].repeat);
     estimate.largest_step = std::max(estimate.largest_step, steps[s].flows.size());

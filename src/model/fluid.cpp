@@ -167,7 +167,8 @@ private:
 
   // Where a message is posted and waited for. In its round, unless it is pipelined through
   // a FIFO of `fifo` slots: its receiver posts it `fifo` rounds early (at once if that is
-  // before its first), its sender waits for it `fifo` rounds late (or in its last round).
+  // before its first), its sender waits for it `fifo` rounds late (or in its last round); one
+  // marked at_end, in its last round.
   void place(size_t m) {
     const FluidMessage& message = messages_[m];
     Transfer& t = transfers_[m];
@@ -177,7 +178,8 @@ private:
     const int fifo = message.fifo;
     const int send_post = message.flow.ahead ? std::max(0, t.send_round - fifo) : t.send_round;
     const int recv_post = std::max(0, t.recv_round - fifo);
-    if (fifo > 0) t.send_round = std::min(t.send_round + fifo, static_cast<int>(sender.size()) - 1);
+    if (message.at_end) t.send_round = static_cast<int>(sender.size()) - 1;
+    else if (fifo > 0) t.send_round = std::min(t.send_round + fifo, static_cast<int>(sender.size()) - 1);
     sender[static_cast<size_t>(send_post)].posts.emplace_back(m, true);
     if (src == dst) {
       ++sender[static_cast<size_t>(t.send_round)].pending;

@@ -66,6 +66,9 @@ struct FluidMessage {
   int fifo = 0;
   // Its receiver waits for it in its last round whose key is at most this (-1: round_key's).
   int wait_key = -1;
+  // Its sender waits for it in its last round, whatever the FIFO (a flow whose wait_steps is
+  // at_end_wait_steps: algorithms/pipelined_rounds.hpp, PlannedMessage::at_end).
+  bool at_end = false;
 };
 
 struct Arrival {

@@ -288,16 +288,12 @@ double pipeline_chunk_bytes(Algo algo, Proto proto, double bytes, int channels, 
     if (bytes < 1 * operations * chunk && chunk > 32768) chunk = 32768;
     return chunk;
   }
-  // Tree/LL forwards a step line by line: each thread passes on its 16-byte line as soon as it
-  // has it, NCCL_LL_LINES_PER_THREAD (8) lines per thread and step, so a step crosses a hop
-  // in 8 waves of one line per thread (prims_ll.h); a tree's chunk would otherwise pay its
-  // whole transfer again at every hop of its depth
-  if (algo == Algo::tree && proto == Proto::ll) return chunk_bytes(algo, proto) / ll_lines_per_thread;
   return chunk_bytes(algo, proto);
 }
 
+// A tree's chunk is a step of every protocol; it passes each hop cut-through (line by line in
+// LL and LL128), which algorithms/nccl_trees.hpp models whatever the chunk's size.
 int fifo_chunks(Algo algo, Proto proto) {
-  if (algo == Algo::tree && proto == Proto::ll) return steps * ll_lines_per_thread;  // NCCL_STEPS steps of 8 waves
   return algo == Algo::ring && proto == Proto::simple ? steps / (steps / 2) : steps;
 }
 

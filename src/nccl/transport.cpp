@@ -74,8 +74,10 @@ double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) co
 }
 
 // NCCL's ceilings on bus bandwidth, over the channels, shared by the messages a rank keeps in
-// flight at once (its rings, or its tree lanes: L lanes of n / L, each sent up then down,
-// take 2 n / (L r) = n / algorithm bandwidth = 2 n / bus bandwidth at a message rate r).
+// flight at once: one per ring; two per tree lane, its up and its down stream, which move at
+// once (runTreeSplit, each hop passing a chunk on cut-through: nccl_trees.hpp), so that L lanes
+// of n / L, each sent up and down, take 2 n / (L r) = n / algorithm bandwidth = 2 n / bus
+// bandwidth at a message rate r of bus bandwidth / 2 L.
 double Transport::data_rate_cap() const {
   if (choice_.point_to_point) return std::numeric_limits<double>::infinity();
   const GpuArch arch = system_.gpu->arch;
@@ -90,7 +92,7 @@ double Transport::data_rate_cap() const {
     double bus = channels * tree_channel_max_gbs(arch, nodes) * gbs;
     if (choice_.proto == Proto::ll) bus = std::min(bus, ll);
     if (choice_.proto == Proto::ll128) bus = std::min(bus, channels * tree_ll128_channel_max_gbs(arch, nodes) * gbs);
-    return bus / at_once;
+    return bus / (2 * at_once);
   }
   return std::numeric_limits<double>::infinity();
 }

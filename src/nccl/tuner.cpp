@@ -117,6 +117,10 @@ std::string disabled_reason(const GpuSystem& system, Algo algo, Proto proto, con
   if ((algo == Algo::nvls || algo == Algo::nvls_tree) && !system.nvls)
     return "no NVSwitch that reduces (NVLink SHARP: H100 and later, with an nvswitch host per node)";
   if (algo == Algo::nvls && system.nodes > 1 && !system.collnet) return "across nodes without CollNet, NVLSTree runs instead";
+  // NCCL's NVLS across nodes also reduces through CollNet's switches (all_reduce.h, runNvls with
+  // nNodes > 1), which collsim's NVLS does not: it would leave each node's sum
+  if (algo == Algo::nvls && system.nodes > 1)
+    return "across nodes it reduces through CollNet's switches too, which collsim does not run";
   if (algo == Algo::nvls_tree && system.nodes == 1) return "one node (NVLS runs instead)";
   if (algo == Algo::nvls_tree && system.ppn != system.max_ppn) return "nodes of unequal size";
   if (is_collnet(algo) && !system.collnet) return "no switches with SHARP (a NIC named *-sharp)";

@@ -115,10 +115,11 @@ double chunk_of(const nccl::Choice& choice, int lanes, const nccl::GpuSystem& sy
 void refuse_what_switches_cannot_follow(const Scenario& scenario, const nccl::Choice& choice) {
   const nccl::Algo algo = choice.chosen.algo;
   if (!nccl::reduces_in_switch(algo)) return;
-  if (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none)
-    throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors run one "
-                                 "collective per round: not with training.layers or recovery; force another with "
-                                 "nccl.algo", nccl::algo_name(algo)));
+  // (with training.layers they run each bucket's, on its tag with training.streams: sim/simulation.cpp)
+  if (scenario.recovery.policy != RecoveryPolicy::none)
+    throw InputError(fmt::format("collective.algorithm: NCCL's {} reduces in its switches, whose actors do not "
+                                 "follow a regrouping: not with recovery; force another with nccl.algo",
+                                 nccl::algo_name(algo)));
 }
 
 // NCCL's alltoall: point to point on its p2p channels (nccl/p2p.hpp), no tuner.
@@ -159,11 +160,11 @@ NcclSetup setup_nccl(const Scenario& scenario, const std::string& algorithm, con
   for (const std::string& name : nccl_algorithm_names(scenario.collective.kind))
     if (const auto algo = nccl::algo_of(name)) forced.runnable.push_back(*algo);
   if (const auto named = nccl::algo_of(algorithm)) forced.algo = named;
-  // the switches' actors run one collective per round: the tuner's choice passes over NVLS,
-  // NVLSTree and CollNet with layers or recovery (named, they are refused: refuse_what_switches_cannot_follow)
-  if (!forced.algo && (scenario.training.has_layers() || scenario.recovery.policy != RecoveryPolicy::none))
+  // the switches' actors do not follow a regrouping: the tuner's choice passes over NVLS, NVLSTree
+  // and CollNet with recovery (named, they are refused: refuse_what_switches_cannot_follow)
+  if (!forced.algo && scenario.recovery.policy != RecoveryPolicy::none)
     for (const nccl::Algo algo : nccl::all_algos())
-      if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches run one collective per round: not with training.layers or recovery"});
+      if (nccl::reduces_in_switch(algo)) forced.set_aside.push_back({algo, "its switches do not follow a regrouping: not with recovery"});
   NcclSetup setup = choose_nccl_allreduce(describe_ranks(hosts, switches, routes), forced, bytes,
                                           forced.algo ? "nccl.algo" : "collective.algorithm");
   refuse_what_switches_cannot_follow(scenario, setup.choice);
@@ -196,7 +197,7 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double
   const double in_chunk = std::round(nccl.chunk_bytes / elem_bytes);
   const size_t chunk = in_chunk < 1 ? 1 : static_cast<size_t>(std::min(in_chunk, 1e18));
   const size_t lane = (logical_elems + static_cast<size_t>(nccl.lanes) - 1) / static_cast<size_t>(nccl.lanes);
-  // the messages of one chunk: every tree edge both ways per lane; NVLS: 4 per GPU with its
+  // the messages of one chunk: every tree edge both ways per lane (and once the tree's bodies); NVLS: 4 per GPU with its
   // switch, NVLSTree 2 more per GPU for its tree; CollNetDirect: 2 per GPU and node-mate, and
   // with the switch; CollNetChain: 2 per GPU and lane
   const nccl::Algo algo = nccl.choice.chosen.algo;
@@ -205,7 +206,8 @@ size_t nccl_chunk_elements(const NcclSetup& nccl, uint64_t logical_elems, double
                            : algo == nccl::Algo::collnet_chain  ? 2.0 * p * nccl.lanes
                                                                 : 6.0 * p;
   const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
-  const double most = std::max(1.0, std::floor(budget / per_chunk));
+  const double bodies = algo == nccl::Algo::tree ? 1 : 0;  // the tree's: one chunk's worth
+  const double most = std::max(1.0, std::floor(budget / per_chunk) - bodies);
   return std::max(chunk, static_cast<size_t>(std::ceil(static_cast<double>(lane) / most)));
 }
 

@@ -85,7 +85,9 @@ std::vector<std::vector<const AlgorithmInfo*>> collectives_per_bucket(const Scen
   return {candidates};
 }
 
-// Whether identical bucket collectives may be replayed (sim/simulation.cpp says when not).
+// Whether identical bucket collectives may be replayed (sim/simulation.cpp says when not). The
+// rounds of a run without layers may replay too, but the limit counts them all: a round replays
+// only when its entries repeat a recorded one's, which compute noise or staggered ends may prevent.
 bool may_replay(const Scenario& scenario) {
   const TrainingSpec& training = scenario.training;
   if (!training.has_layers() || !training.replay || !scenario.faults.empty() || training.streams > 1 ||

@@ -275,7 +275,6 @@ TrainingSpec parse_training(const json& object) {
   if (object.contains("replay")) {
     if (!object["replay"].is_boolean()) throw InputError("training.replay: must be true or false");
     spec.replay = object["replay"].get<bool>();
-    if (!spec.has_layers()) throw InputError("training.replay: replay is of gradient buckets' collectives: give training.layers");
   }
   if ((spec.parameters != 1024 || spec.samples || spec.gradient_size || object.contains("learning_rate")) &&
       !spec.has_model())

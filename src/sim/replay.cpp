@@ -19,6 +19,7 @@ struct CollectiveReplay::Instance {
   ReplayShape shape;
   double start = 0;                     // the first rank's entry
   std::vector<double> entries, nexts;   // declared, by rank (when every rank declared)
+  std::vector<double> gaps;             // declared: each rank's least time from its end to its next entry
   std::vector<double> ends;             // replayed: each rank's end; recorded: as simulated
   std::vector<Buffer*> buffers;         // replayed: each rank's bucket, for the data
   int entered = 0, left = 0;
@@ -62,7 +63,7 @@ CollectiveReplay::CollectiveReplay(int ranks, std::string why_off, MessageLog& l
 
 CollectiveReplay::~CollectiveReplay() = default;
 
-void CollectiveReplay::declare(int rank, double entry, double next_earliest) {
+void CollectiveReplay::declare(int rank, double entry, double next_earliest, double next_gap) {
   if (!enabled()) return;
   const int64_t seq = next_seq_[static_cast<size_t>(rank)];
   Declared& mine = declared_[static_cast<size_t>(rank)];
@@ -70,7 +71,7 @@ void CollectiveReplay::declare(int rank, double entry, double next_earliest) {
     if (declared_count_.size() <= static_cast<size_t>(seq)) declared_count_.resize(static_cast<size_t>(seq) + 1, 0);
     ++declared_count_[static_cast<size_t>(seq)];
   }
-  mine = {seq, entry, next_earliest};
+  mine = {seq, entry, next_earliest, next_gap};
 }
 
 CollectiveReplay::Instance& CollectiveReplay::instance(int64_t seq) {
@@ -110,9 +111,11 @@ void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
   inst.shape = shape;
   inst.entries.resize(static_cast<size_t>(ranks_));
   inst.nexts.resize(static_cast<size_t>(ranks_));
+  inst.gaps.resize(static_cast<size_t>(ranks_));
   for (size_t r = 0; r < declared_.size(); ++r) {
     inst.entries[r] = declared_[r].entry;
     inst.nexts[r] = declared_[r].next;
+    inst.gaps[r] = declared_[r].gap;
   }
   inst.start = *std::min_element(inst.entries.begin(), inst.entries.end());
   std::vector<double> offsets(inst.entries.size());
@@ -130,10 +133,25 @@ void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
   log_->begin_capture(sg4::Engine::get_clock());
 }
 
+// The same entry offsets to rounding: ranks that enter after a collective whose ends are
+// staggered (a ring on nodes of fast and slow links) repeat the same offsets round after
+// round, as differences of absolute times that differ in their last bits. A picosecond in a
+// collective of a millisecond is far below the 1e-9 to which replayed times must agree.
+bool same_offsets(const std::vector<double>& a, const std::vector<double>& b, double span) {
+  if (a.size() != b.size()) return false;
+  const double tolerance = 1e-12 * std::max(span, 1e-9);
+  for (size_t r = 0; r < a.size(); ++r)
+    if (std::abs(a[r] - b[r]) > tolerance) return false;
+  return true;
+}
+
 const CollectiveReplay::Record* CollectiveReplay::find(const ReplayShape& shape, const std::vector<double>& offsets) const {
-  for (const auto& record : records_)
-    if (record->network_version == network_version_ && same_shape(record->shape, shape) && record->offsets == offsets)
+  for (const auto& record : records_) {
+    const double span = *std::max_element(record->durations.begin(), record->durations.end());
+    if (record->network_version == network_version_ && same_shape(record->shape, shape) &&
+        same_offsets(record->offsets, offsets, span))
       return record.get();
+  }
   return nullptr;
 }
 
@@ -146,7 +164,7 @@ bool CollectiveReplay::fits(const Instance& inst, const Record& record) const {
   for (size_t r = 0; r < inst.entries.size(); ++r) {
     const double end = inst.entries[r] + record.durations[r];
     if (!(end > last_entry)) return false;
-    if (end != last_end && inst.nexts[r] < last_end) return false;
+    if (end != last_end && std::max(inst.nexts[r], end + inst.gaps[r]) < last_end) return false;
   }
   return true;
 }

@@ -58,8 +58,11 @@ public:
   int simulated() const { return simulated_; }
 
   // A rank done with its previous collective says when it enters its next one and the
-  // earliest it may enter the one after (-infinity: unknown, as soon as this one ends).
-  void declare(int rank, double entry, double next_earliest = -std::numeric_limits<double>::infinity());
+  // earliest it may enter the one after: at `next_earliest` (-infinity: unknown), and at
+  // least `next_gap` after its own end in this one (a round's computation; +infinity: it
+  // enters none).
+  void declare(int rank, double entry, double next_earliest = -std::numeric_limits<double>::infinity(),
+               double next_gap = 0);
   // At the rank's entry (now): its end time when the collective is replayed (the rank then
   // holds the result in `bucket` once it has slept until then), or nothing: simulate it.
   std::optional<double> enter(int rank, const ReplayShape& shape, Buffer& bucket);
@@ -91,7 +94,7 @@ private:
 
   struct Declared {
     int64_t seq = -1;
-    double entry = 0, next = 0;
+    double entry = 0, next = 0, gap = 0;
   };
   struct Entered {
     int64_t seq = -1;

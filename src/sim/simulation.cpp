@@ -106,13 +106,16 @@ std::string describe_stall(const RunState& state) {
   return text;
 }
 
-// Why identical bucket collectives are simulated each time in this run (empty: they may be
+// Why identical collectives (buckets, rounds) are simulated each time in this run (empty: they may be
 // replayed, sim/replay.hpp): anything that may share the network with a collective or
 // change it during one turns replay off for the whole run.
 std::string replay_off_reason(const RunPlan& plan) {
   const Scenario& scenario = plan.scenario;
-  if (!scenario.training.has_layers()) return "no gradient buckets";
   if (!scenario.training.replay) return "training.replay is false";
+  if (!scenario.training.has_layers() && scenario.training.rounds == 1) return "one collective";
+  const Collective kind = scenario.collective.kind;
+  if (kind != Collective::allreduce && kind != Collective::reduce_scatter && kind != Collective::allgather)
+    return fmt::format("a {} is not replayed (only allreduce, reduce-scatter and allgather)", collective_name(kind));
   if (scenario.recovery.policy != RecoveryPolicy::none) return "recovery.policy is not \"none\"";
   if (scenario.training.streams > 1) return "training.streams above 1";
   if (!plan.switches.empty()) return "switch or server actors take part in the collectives";

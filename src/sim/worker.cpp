@@ -19,6 +19,7 @@
 #include "recovery/detector.hpp"
 #include "sim/bucket_data.hpp"
 #include "sim/recovery_adapter.hpp"
+#include "sim/round_replay.hpp"
 #include "sim/faults.hpp"
 #include "sim/guarded.hpp"
 #include "sim/streams.hpp"
@@ -120,6 +121,7 @@ private:
     if (setup_.plan->training.zero3) {
       times.collective_start = times.start;  // forward waits for its parameters from the start
     } else if (setup_.plan->training.buckets.empty()) {
+      declare_round_entry(state_, world_, round);
       compute();
       times.compute_end = times.collective_start = sg4::Engine::get_clock();
     } else {
@@ -151,11 +153,7 @@ private:
           sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
           return Next::go_on;
         }
-        if (setup_.plan->training.buckets.empty()) {
-          comm.begin_collective();
-          comm.compute(setup_.plan->training.launch_seconds(-1));
-          setup_.algorithm->run(comm, buf, args);
-        }
+        if (setup_.plan->training.buckets.empty()) run_round_collective(state_, world_, comm, buf, args, round);
         else reduce_buckets(comm, buf, args, round, group->epoch(), record_.times(round, world_));
         if (const auto part = reduced_part(scenario.collective.kind, buf.size(), g, group->size(), args.root))
           setup_.op->finalize(buf.view(part->offset, part->count), group->size());

@@ -241,7 +241,7 @@ json summary_section(const SimResult& result, const RunSummary& s) {
                                    {"bottleneck_links", result.plan->topology_bound.bottleneck_links}};
   if (!result.faults.empty() || !result.recoveries.empty())
     summary["healthy_dropped"] = recovery_quality_of(result).healthy_dropped.size();
-  if (result.plan->scenario.training.has_layers()) {
+  if (result.plan->scenario.training.has_layers() || result.plan->scenario.training.rounds > 1) {
     summary["replayed_collectives"] = result.replayed;
     if (!result.replay_off.empty()) summary["replay_off"] = result.replay_off;
   }

@@ -112,20 +112,40 @@ class Choice(NcclTest):
         self.assertEqual(trace["plan"]["algorithm"]["name"], "nccl-nvls-tree")
         self.assertTrue(trace["summary"]["verified"])
 
-    def test_with_gradient_buckets_the_tuner_passes_over_the_switches(self):
-        # NVLS and NVLSTree reduce in switch actors that run one collective per round: with layers
-        # the tuner's choice leaves them out and says why; named, they are refused (BadInput)
-        layers = ["--set", "training.layers.uniform.count=4", "--set", "training.layers.uniform.parameters=1048576",
-                  "--set", "training.layers.uniform.forward=1ms", "--set", "training.layers.uniform.backward=2ms"]
-        for topology in ("dgx-h100:1", "dgx-h100:2"):
-            done = collsim("run", "--topology", topology, "--algorithm", "nccl", *layers)
-            self.assertEqual(done.returncode, 0, done.stderr)
-            self.assertRegex(done.stdout, r"not here: .*NVLS(Tree)? \(its switches run one collective per round: not "
-                                          r"with training\.layers or recovery\)")
-            self.assertRegex(done.stdout, r"verified\s+yes")
-        self.assert_bad(["--topology", "dgx-h100:2", "--algorithm", "nccl-nvls-tree", *layers],
-                        r"collective\.algorithm: NCCL's NVLSTree reduces in its switches")
-
+    def test_with_gradient_buckets_the_switches_reduce_each_bucket(self):
+        # NVLS, NVLSTree and CollNet reduce in switch actors that run each bucket's collective (on
+        # its tag with training.streams): 4 buckets of 16 KiB on one DGX H100, each one NVLS chunk:
+        # 25 us + (2 x 16 KiB + 2 x 2 KiB) x 25/20.6 / 0.85 / 450 GB/s (docs/nccl.md, NVLS)
+        factor = 25 / 20.6 / 0.85
+        bucket = 25e-6 + (2 * round(16384 * factor) + 2 * round(2048 * factor)) / 450e9
+        layers = ["--set", "training.layers.uniform.count=4", "--set", "training.layers.uniform.parameters=16384",
+                  "--set", "training.layers.uniform.forward=1ms", "--set", "training.layers.uniform.backward=2ms",
+                  "--set", "training.bucket=16KiB"]
+        with tempfile.TemporaryDirectory() as tmp:
+            for streams in ("1", "2"):
+                with self.subTest(streams=streams):
+                    trace_path = os.path.join(tmp, f"nvls-{streams}.json")
+                    done = collsim("run", "--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", *layers,
+                                   "--set", f"training.streams={streams}", "--trace", trace_path)
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    self.assertRegex(done.stdout, r"verified\s+yes")
+                    summary = json.loads(Path(trace_path).read_text())["summary"]
+                    self.assertAlmostEqual(summary["collective_time"] / (4 * bucket), 1, delta=1e-9)
+                    self.assertAlmostEqual(summary["model_time"] / (4 * bucket), 1, delta=1e-9)
+            # the tuner no longer passes over them: NVLSTree on two nodes, CollNet where SHARP is
+            for topology, chosen in (("dgx-h100:2", "NVLSTree"), ("dgx-h100:2:ndr-sharp", "NVLSTree")):
+                done = collsim("run", "--topology", topology, "--algorithm", "nccl", *layers[:-2],
+                               "--set", "training.layers.uniform.parameters=1048576", "--set", "training.bucket=1MiB")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertRegex(done.stdout, rf"NCCL's tuner chose {chosen}/Simple")
+                self.assertNotIn("one collective per round", done.stdout)
+                self.assertRegex(done.stdout, r"verified\s+yes")
+            for algorithm in ("nccl-collnet-direct", "nccl-collnet-chain"):
+                done = collsim("run", "--topology", "dgx-h100:2:ndr-sharp", "--algorithm", algorithm, *layers[:-2],
+                               "--set", "training.layers.uniform.parameters=1048576", "--set", "training.bucket=1MiB",
+                               "--set", "training.streams=2")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertRegex(done.stdout, r"verified\s+yes")
 
     def test_model_all_ranks_nccls_variants_beside_collsims_algorithms(self):
         done = collsim("model", "--algorithm", "all", "--topology", "dgx-h100:2", "--workers", "16", "--size", "64MiB")
@@ -226,9 +246,12 @@ class BadInput(NcclTest):
         ([*NCCL, "--set", "nccl.algo=NVLS", "--set", "nccl.proto=LL"], r"nccl\.proto: NCCL runs NVLS with Simple only"),
         (["--collective", "broadcast", "--algorithm", "nccl"],
          r"collective\.algorithm: nccl runs NCCL's choice for an allreduce or an alltoall; for broadcast"),
-        # in-switch reductions run one collective per round
+        # in-switch reductions do not follow a regrouping
         (["--topology", "dgx-h100:1", "--algorithm", "nccl-nvls", "--set", "recovery.policy=rebuild"],
          r"collective\.algorithm: NCCL's NVLS reduces in its switches"),
+        # NVLS across nodes also reduces through CollNet's switches, which collsim does not run
+        (["--topology", "dgx-h100:2:ndr-sharp", "--algorithm", "nccl-nvls"],
+         r"nccl\.algo: NCCL cannot run NVLS/Simple here: across nodes it reduces through CollNet's switches too"),
         # NCCL needs GPUs
         (["--topology", "star:8", "--algorithm", "nccl"],
          r"collective\.algorithm: NCCL's algorithms run on GPUs: the platform's hosts name no gpu"),

@@ -252,9 +252,63 @@ class ReplayOff(unittest.TestCase):
         base["training"]["replay"] = "yes"
         run = collsim_run(base, expect=2)
         self.assertEqual(run.stderr.strip(), "collsim: error: training.replay: must be true or false")
-        no_layers = {"name": "x", "topology": "star:4", "workers": 4, "training": {"replay": False}}
-        run = collsim_run(no_layers, expect=2)
-        self.assertIn("training.replay: replay is of gradient buckets' collectives: give training.layers", run.stderr)
+
+
+class RoundsReplay(ReplayAgainstSimulation):
+    """Rounds without layers: each round computes, then runs the collective on the whole
+    vector; from the round whose entries match one simulated alone, it is replayed. Every
+    time agrees with the run that simulates each round (replay false) to 1e-9."""
+
+    def compare_rounds(self, base):
+        off_scenario = json.loads(json.dumps(base))
+        off_scenario["training"]["replay"] = False
+        off, on = collsim_run(off_scenario), collsim_run(base)
+        self.assertEqual(off["summary"]["replayed_collectives"], 0)
+        for trace in (off, on):
+            self.assertTrue(trace["summary"]["verified"])
+        for key in ("simulated_time", "collective_time"):
+            self.assertClose(off["summary"][key], on["summary"][key], key)
+        self.assertEqual(off["summary"]["message_count"], on["summary"]["message_count"])
+        for a, b in zip(off["rounds"], on["rounds"], strict=True):
+            for key in ("start", "end", "compute", "collective"):
+                self.assertClose(a[key], b[key], f"round {a['round']} {key}")
+        self.compare_links(off, on, busy=self.compare_messages(off, on))
+        return on
+
+    def plain(self, algorithm, collective="allreduce", topology="nodes:4:4", rounds=4, compute="1ms", **extra):
+        return {"name": "rounds", "topology": topology, "workers": 16,
+                "collective": {"kind": collective, "algorithm": algorithm, "size": "1MiB", **extra},
+                "training": {"rounds": rounds, "compute": compute}}
+
+    def test_every_allreduce_algorithm_and_the_halves(self):
+        cases = [(a, "allreduce") for a in ("ring", "naive", "naive-binomial", "binary-tree", "double-binary-tree",
+                                            "recursive-doubling", "rabenseifner", "direct", "hierarchical",
+                                            "parameter-server")]
+        cases += [("ring", "reduce-scatter"), ("recursive-halving", "reduce-scatter"), ("ring", "allgather"),
+                  ("recursive-doubling", "allgather")]
+        for algorithm, collective in cases:
+            with self.subTest(algorithm=algorithm, collective=collective):
+                on = self.compare_rounds(self.plain(algorithm, collective))
+                # round 0 is simulated and recorded; later rounds whose entries repeat a record's
+                # offsets replay it (at least the last two of four)
+                self.assertGreaterEqual(on["summary"]["replayed_collectives"], 2, on["summary"].get("replay_off"))
+
+    def test_channels_a_model_and_another_platform(self):
+        for base in (self.plain("ring", channels=4), self.plain("ring", topology="torus:4x4"),
+                     {**self.plain("ring", rounds=5), "training": {"rounds": 5, "compute": "1ms",
+                                                                 "model": "linear-regression"}}):
+            with self.subTest(base=base["topology"], collective=base["collective"]):
+                on = self.compare_rounds(base)
+                self.assertGreaterEqual(on["summary"]["replayed_collectives"], 2)
+
+    def test_what_is_not_replayed_says_why(self):
+        for base, why in ((self.plain("binomial", "broadcast"), "a broadcast is not replayed"),
+                          (self.plain("ring", rounds=1), "one collective")):
+            with self.subTest(why=why):
+                trace = collsim_run(base)
+                self.assertEqual(trace["summary"].get("replayed_collectives", 0), 0)
+                if base["training"]["rounds"] > 1:
+                    self.assertIn(why, trace["summary"]["replay_off"])
 
 
 if __name__ == "__main__":

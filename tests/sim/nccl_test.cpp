@@ -129,6 +129,30 @@ TEST_SUITE("sim") {
     }
   }
 
+  TEST_CASE("NCCL's tree passes each chunk on cut-through: a chain of h hops costs h hop latencies + its bytes once") {
+    // Tree/Simple on one node of 8 H100, one channel: a chain 0 -> 7, 7 hops up and 7 down, in
+    // chunks of 32 KiB (computeColl: 512 KiB halved while fewer than 8 x depth 7, 4 x 7, 7 chunks).
+    // Each chunk's hop is a head (its data, priced 0 bytes: the hop's hwLat, 4 us) that the next
+    // rank passes on at once; each hop's bytes stream in one body at the lane's ceiling, 38.7
+    // GB/s (perChMaxTreeBws, Hopper, one node) shared by the lane's up and down streams: 19.35
+    // GB/s. The last hop's body starts 13 hop latencies after the first head, and is held a hop
+    // latency after its last byte: baseLat 8.4 us + 14 x 4 us + the lane's bytes at 19.35 GB/s,
+    // whatever the chunks. Store and forward would cost (C + 13) x (4 us + a chunk's time).
+    const double wire_factor = nvlink_factor / 0.92;  // NCCL's Tree refinement (tuning.cc 2.25.1)
+    for (const int chunks : {1, 4, 64}) {
+      CAPTURE(chunks);
+      const double bytes = chunks * 32768.0;
+      Scenario s = allreduce_on("nccl-tree", "rail:1:8:h100:ndr", 8, bytes);
+      s.nccl.proto = nccl::Proto::simple;
+      s.nccl.channels = 1;
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      const double body = std::round(bytes * wire_factor) / (38.7e9 / 2 * wire_factor);
+      CHECK(run.simulated_time == doctest::Approx(8.4 * us + 14 * 4 * us + body).epsilon(1e-9).scale(0));
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
   TEST_CASE("NCCL's tree, NVLS and NVLSTree: the model prices the simulation exactly") {
     struct Case {
       const char* algorithm;

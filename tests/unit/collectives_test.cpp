@@ -3,12 +3,14 @@
 // two, NCCL's double binary tree and the single-port tree schedules.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "algorithms/chunks.hpp"
 #include "algorithms/nccl_trees.hpp"
 #include "algorithms/nvls_plan.hpp"
+#include "algorithms/pipelined_rounds.hpp"
 #include "algorithms/registry.hpp"
 #include "sim/verify.hpp"
 
@@ -172,27 +174,42 @@ TEST_CASE("verification: reduce-scatter checks chunk r of rank r, allgather ever
   CHECK_FALSE(verify_results(Collective::allgather, OpKind::sum, 0, ag, input).verified);
 }
 
-TEST_CASE("NCCL's tree and NVLSTree: a hop across nodes is waited for fifo - 1 steps late, and used the step after") {
-  // 2 nodes x 2 GPUs, one lane, 4 chunks, lag 7. Chains 0 -> 1 and 2 -> 3 (heads 0, 2); one head
-  // is the other's parent. Up: the chains' tails send chunk j at step j, the child head at j + 1
-  // (after its chain child), the root head at j + 1 + 1 + 7 = j + 9 (the hop across takes 1 + 7).
-  // Down: the root sends at j + 9, the child head receives then and waits 7 steps (j + 16), forwards
-  // at j + 17; NCCL's runTreeSplit: no waiting for the other chunks' ups.
-  const NcclTrees trees({0, 0, 1, 1}, 1, 4, 1, 7);
-  int root = -1, child = -1;
+TEST_CASE("NCCL's tree: every rank's chunks go up before they come down, each hop a head, each connection one body") {
+  // 2 nodes x 2 GPUs, one lane, 4 chunks. Chains 0 -> 1 and 2 -> 3 (heads 0, 2); one head is the
+  // other's parent. Up: the chains' tails send chunk j at step j, the child head at j + 1 (after
+  // its chain child), the root head has them all by j + 1: its d is 2. Down: the roots send chunk
+  // j at U + j, U = 2 + 4 chunks = 6 (past every chunk up), the child head forwards at j + 7.
+  const NcclTrees trees({0, 0, 1, 1}, 1, 4, 1);
+  int child = -1;
   for (int head : {0, 2})
     for (const auto& m : trees.messages_of(head))
       if (m.send && m.up && (m.peer == 0 || m.peer == 2)) child = head;
-  root = 2 - child;
+  REQUIRE(child >= 0);
+  const int root = 2 - child;
   for (const auto& m : trees.messages_of(child)) {
     if (m.peer == root && m.send) CHECK(m.step == m.chunk + 1);
-    if (m.peer == root) CHECK(m.wait == 7);
-    if (m.peer == root && !m.send) CHECK(m.step == m.chunk + 9);
-    if (m.peer == child + 1 && m.send) CHECK(m.step == m.chunk + 17);
-    if (m.peer == child + 1) CHECK(m.wait == 0);  // NVLink: in its own step
+    if (m.peer == root && !m.send) CHECK(m.step == m.chunk + 6);
+    if (m.peer == child + 1 && m.send) CHECK(m.step == m.chunk + 7);
   }
   for (const auto& m : trees.messages_of(root))
-    if (m.send) CHECK(m.step == m.chunk + 9);  // down, to its chain child and across, at once
+    if (m.send) CHECK(m.step == m.chunk + 6);  // down, to its chain child and across, at once
+  for (int rank = 0; rank < 4; ++rank) {
+    CAPTURE(rank);
+    int last_up = -1, first_down = 1 << 30, bodies = 0, heads = 0;
+    for (const auto& m : trees.messages_of(rank)) {
+      if (m.up) last_up = std::max(last_up, m.step);
+      else first_down = std::min(first_down, m.step);
+      // a head is waited for at its step; the connection's body (with chunk 0's head) last
+      CHECK(m.wait == (m.body ? at_end_wait_steps : 0));
+      if (m.body) CHECK(m.chunk == 0);
+      (m.body ? bodies : heads) += 1;
+    }
+    CHECK(last_up < first_down);
+    CHECK(heads == 4 * bodies);  // 4 chunks on each of its connections
+  }
+}
+
+TEST_CASE("NCCL's NVLSTree: a hop across nodes is waited for fifo - 1 steps late, and used the step after") {
   // NVLSTree, the same nodes: GPU i of the child node sends its slice up at j + 2, the root GPU
   // sends it down at j + 2 + 8 (T = 10), the child's multicast at j + 2 + 8 + 8 = j + 18
   const NvlsPlan plan({0, 0, 1, 1}, 8, 2, true, 7);

@@ -194,6 +194,12 @@ TEST_CASE("the transport's prices: wire bytes, hop latencies, ceilings, base lat
   CHECK(ll.collective_overhead() == doctest::Approx(6.6e-6).epsilon(1e-12).scale(0));
   // LL's ceiling (39 GB/s on 2 Intel nodes) shared by 8 rings, in wire bytes
   CHECK(ll.price(0, 1).rate_cap == doctest::Approx(39e9 / 8 * 2 * 25.0 / 20.6).epsilon(1e-12).scale(0));
+  // Tree/LL128 on 2 nodes, 16 channels on 16 lanes: min(16 x 41.4 (perChMaxTreeBws), 16 x 36.7
+  // (perChMaxTreeLL128Bws)) GB/s of bus bandwidth, shared by each lane's up and down streams
+  const Transport tree(h100, {Algo::tree, Proto::ll128, 16, 16}, kinds);
+  for (const int to : {1, 8})
+    CHECK(tree.price(0, to).rate_cap / tree.price(0, to).wire_factor ==
+          doctest::Approx(16 * 36.7e9 / (2 * 16)).epsilon(1e-12).scale(0));
   const Transport simple(h100, {Algo::ring, Proto::simple, 16, 8}, kinds);
   CHECK(std::isinf(simple.price(0, 1).rate_cap));
   CHECK(simple.price(0, 1).hop_latency == doctest::Approx(3.4e-6).epsilon(1e-12).scale(0));  // max(3.4, 3 x 1.0)
@@ -211,12 +217,11 @@ TEST_CASE("the tree correction: NCCL's table by log2(bytes / 64)") {
   CHECK(tree_correction(Proto::simple, 64.0 * (1 << 23)) == 1.0);  // beyond the table
 }
 
-TEST_CASE("Tree/LL forwards a step in NCCL_LL_LINES_PER_THREAD waves, and its FIFO holds 8 steps of them") {
-  // LL's step: 8 lines x 512 threads x 16 B = 64 KiB of lines, 32 KiB of payload; a thread
-  // passes on each of its 8 lines as it comes: waves of 4 KiB, 64 of them in NCCL_STEPS steps
-  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::ll, 1 << 20, 16, 128, 16) == 4096);
-  CHECK(fifo_chunks(Algo::tree, Proto::ll) == 64);
-  // the ring's steps carry different data at every hop: whole steps, as before
+TEST_CASE("Tree/LL's chunk is its step and its FIFO holds NCCL_STEPS of them, as the ring's") {
+  // LL's step: 8 lines x 512 threads x 16 B = 64 KiB of lines, 32 KiB of payload; the tree's
+  // hops pass it on cut-through (nccl_trees.hpp), so it need not be cut into waves of lines
+  CHECK(pipeline_chunk_bytes(Algo::tree, Proto::ll, 1 << 20, 16, 128, 16) == 32768);
+  CHECK(fifo_chunks(Algo::tree, Proto::ll) == 8);
   CHECK(pipeline_chunk_bytes(Algo::ring, Proto::ll, 1 << 20, 16, 128, 16) == 32768);
   CHECK(fifo_chunks(Algo::ring, Proto::ll) == 8);
 }
