@@ -26,7 +26,6 @@
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
 #include "training/noise.hpp"
-#include "util/random.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -577,9 +576,8 @@ private:
 
 void let_the_group_go_if_done(RunState& state) {
   const std::vector<int>& members = state.membership.current().members();
-  // Parameter servers' processes: a member preempted before it was done may have left a
-  // server's pull to it unsent; the server reports it (Comm::await) and the coordinator drops
-  // the member and sends the others back to redo the round without it. Until then, nobody goes.
+  // Server processes: a member preempted before done may owe a server's pull, which the server
+  // reports (Comm::await); the others wait for the verdict sending them back to redo the round.
   const bool server_processes = state.setup.plan->model.deployment.processes && !state.setup.plan->switches.empty();
   for (int world : members) {
     const WorkerState& worker = state.workers[static_cast<size_t>(world)];
