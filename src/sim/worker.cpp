@@ -26,6 +26,7 @@
 #include "algorithms/algorithms.hpp"
 #include "training/iteration.hpp"
 #include "training/noise.hpp"
+#include "util/random.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -576,8 +577,7 @@ private:
 
 void let_the_group_go_if_done(RunState& state) {
   const std::vector<int>& members = state.membership.current().members();
-  // Server processes: a member preempted before done may owe a server's pull, which the server
-  // reports (Comm::await); the others wait for the verdict sending them back to redo the round.
+  // Server processes: a member preempted before done may owe a pull (Comm::await reports it): wait.
   const bool server_processes = state.setup.plan->model.deployment.processes && !state.setup.plan->switches.empty();
   for (int world : members) {
     const WorkerState& worker = state.workers[static_cast<size_t>(world)];
