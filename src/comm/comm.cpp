@@ -235,10 +235,9 @@ void await_as_server(PendingTransfer& pending, WaitWatch& watch, int me, int epo
     const std::vector<sg4::CommPtr> activities{pending.activity, sg4::CommPtr(news)};
     if (sg4::Comm::wait_any(activities) != 0) throw VerdictPending();
   } catch (const simgrid::Exception&) {
-    // A push lost: the sum cannot be made, and the survivors wait on the server. (A pull to
-    // a lost worker breaking is no news: the sum is made, every other worker gets its share,
-    // and the lost one is found by its peers' waits if the run goes on.)
-    if (pending.is_receive) watch.server_transfer_broke(me, pending.peer_world, epoch);
+    // A push lost (the survivors wait on the server), or a pull to a lost worker (the last
+    // round's: the survivors, done, wait for the group, sim/worker.cpp)
+    watch.server_transfer_broke(me, pending.peer_world, epoch);
     throw;
   }
 }

@@ -227,9 +227,9 @@ void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resu
   }
 }
 
-// A server's push from a worker broke in the current group (its worker lost: the survivors
-// wait on the server, not on it); one of an abandoned group (a survivor left it for the new
-// one) says nothing.
+// A server's transfer broke in the current group (its worker lost: the survivors wait on
+// the server, not on it, or are done with the last round and wait for the group); one of an
+// abandoned group (a survivor left it for the new one) says nothing.
 void RecoveryAdapter::server_transfer_broke(int world, int peer, int epoch) {
   if (epoch == state_.membership.current().epoch()) detector_.failed(world, peer);
 }

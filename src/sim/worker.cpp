@@ -577,10 +577,13 @@ private:
 
 void let_the_group_go_if_done(RunState& state) {
   const std::vector<int>& members = state.membership.current().members();
+  // Server processes: a member preempted before done may owe a pull (Comm::await reports it): wait.
+  const bool server_processes = state.setup.plan->model.deployment.processes && !state.setup.plan->switches.empty();
   for (int world : members) {
     const WorkerState& worker = state.workers[static_cast<size_t>(world)];
     const bool live = worker.fate == WorkerFate::running && state.setup.rank_hosts[static_cast<size_t>(world)]->is_on();
     if (live && (!worker.waiting_for_the_group || state.recovery->detector().activity(world).verdict)) return;
+    if (server_processes && worker.fate == WorkerFate::preempted && !worker.waiting_for_the_group) return;
   }
   for (int world : members)
     if (const auto& waiting = state.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();

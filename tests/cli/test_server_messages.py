@@ -222,10 +222,12 @@ class ServerRebuild(unittest.TestCase):
         # host-2 lost in round 1's push (28 ms), in round 2's compute (40 ms), or in round 1's
         # pull (31 ms): then the survivors get their shards (faster once rank 2's flows are
         # gone: B/4 each until 31 ms, B/3 after), finish round 1 without it, and only the
-        # servers' sends to rank 2 break: they report it, and the group resumes at round 2
+        # servers' sends to rank 2 break: they report it, and the group resumes at round 2.
+        # In the last round's pull (66 ms) the survivors, done, wait for the group, and redo
+        # round 3 without rank 2.
         p, servers, size, compute = 4, 2, 16, 0.010
         shard = size * 2**20 / servers
-        for at, round_lost in ((28, 1), (31, 2), (40, 2)):
+        for at, round_lost in ((28, 1), (31, 2), (40, 2), (66, 3)):
             with self.subTest(at=at):
                 trace, done = traced(self.scenario(p, servers, "dedicated", ["host-4", "host-5"],
                                                    {"kind": "preempt", "host": "host-2", "at": f"{at}ms"}, size))
