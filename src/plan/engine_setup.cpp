@@ -64,6 +64,20 @@ SimGridOptions simgrid_options(const Scenario& scenario, const std::vector<std::
 
 void check_simgrid_options(const SimGridOptions& options) {
   for (const auto& [option, field] : options) check_simgrid_option(option, field);
+  // SimGrid applies them in order, the last of a key wins; Lazy update without selective
+  // update stops SimGrid when it builds the platform, under a field that is not at fault.
+  std::string optim, selective, selective_field;
+  for (const auto& [option, field] : options) {
+    if (option.rfind("network/optim:", 0) == 0) optim = option.substr(option.find(':') + 1);
+    if (option.rfind("network/maxmin-selective-update:", 0) == 0)
+      selective = option.substr(option.find(':') + 1), selective_field = field;
+  }
+  const bool off = selective == "0" || selective == "no" || selective == "false" || selective == "off";
+  if (optim == "Lazy" && off)
+    throw InputError(fmt::format("{}: network/maxmin-selective-update:{} is refused with network/optim:Lazy (SimGrid's "
+                                 "lazy update needs its selective update); use network/optim:Full with it, collsim's "
+                                 "default",
+                                 selective_field, selective));
 }
 
 sg4::Engine& create_engine(const SimGridOptions& options, SimGridGuard& guard) {

@@ -577,6 +577,11 @@ class BadInput(CliTest):
             with self.subTest(option=option):
                 self.assert_bad_input(["run", *SMALL, f"--cfg={option}"], rf"--cfg: .*{re.escape(key)}", timeout=5)
 
+    def test_lazy_update_without_selective_update_names_the_option(self):
+        # (SimGrid itself stops when it builds the platform, which named the topology)
+        self.assert_bad_input(["run", *SMALL, "--cfg=network/optim:Lazy", "--cfg=network/maxmin-selective-update:no"],
+                              r"error: --cfg: network/maxmin-selective-update:no is refused with network/optim:Lazy")
+
     def test_bad_cfg_in_scenario_names_the_field(self):
         path = self.scenario({"cfg": ["network/model:XX"]})
         self.assert_bad_input(["run", path, *SMALL], r"error: cfg(\.0)?: .*'XX'")
