@@ -272,7 +272,7 @@ RunSize check_run_size(const Scenario& scenario, int p, const Payload& payload, 
     throw InputError(fmt::format("workers: {} on {} ranks has {:.3g} transfers in flight at once (about {} of "
                                  "SimGrid's state); a run holds at most {:.0e} (README \"Limits\"): use fewer ranks, "
                                  "an algorithm that sends in steps ({}), or `collsim model`",
-                                 describe_algorithm(scenario), p, at_once, format_size(at_once * 2.8e3),
+                                 describe_algorithm(scenario), p, at_once, format_size(at_once * bytes_per_transfer_in_flight),
                                  max_run_messages_at_once,
                                  most_at_once->collective == Collective::alltoall ? "alltoall pairwise" : "ring"));
   const double messages = (replays ? 1 : scenario.training.rounds) * per_round;

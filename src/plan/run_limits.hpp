@@ -22,6 +22,7 @@ constexpr double max_carried_bytes = 8.0 * (1 << 30);  // buffers held in memory
 // ends; 4 million is about 11 GB. Without it, alltoall direct on 16,384 ranks (268 million at
 // once, about 750 GB) ran out of memory instead of being refused.
 constexpr double max_run_messages_at_once = 4e6;
+constexpr double bytes_per_transfer_in_flight = 2.8e3;  // measured as above
 
 // The hosts of a generator string, or of a platform file by a scan of its XML (hosts,
 // and the radicals of clusters), without building it. Throws InputError beyond

@@ -137,7 +137,7 @@ void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
 // staggered (a ring on nodes of fast and slow links) repeat the same offsets round after
 // round, as differences of absolute times that differ in their last bits. A picosecond in a
 // collective of a millisecond is far below the 1e-9 to which replayed times must agree.
-bool same_offsets(const std::vector<double>& a, const std::vector<double>& b, double span) {
+static bool same_offsets(const std::vector<double>& a, const std::vector<double>& b, double span) {
   if (a.size() != b.size()) return false;
   const double tolerance = 1e-12 * std::max(span, 1e-9);
   for (size_t r = 0; r < a.size(); ++r)

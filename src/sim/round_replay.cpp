@@ -15,18 +15,21 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 namespace {
 
-// How long round `round`'s computation takes on this rank (compute() in sim/worker.cpp).
+// How long round `round`'s computation takes on this rank, alone on its host.
 double compute_seconds(const RunState& state, int world, int round) {
-  const Scenario& scenario = *state.setup.scenario;
-  const TrainingSpec& training = scenario.training;
-  const double speed = sg4::this_actor::get_host()->get_speed();
-  const double flops = training.compute_flops + training.compute * speed;
-  const double factor = state.host_speed_factor[static_cast<size_t>(world)] /
-                        compute_noise(training.noise, scenario.seed, world, round);
-  return flops / factor / speed;
+  return round_compute_flops(state, world, round) / sg4::this_actor::get_host()->get_speed();
 }
 
 }  // namespace
+
+double round_compute_flops(const RunState& state, int world, int round) {
+  const Scenario& scenario = *state.setup.scenario;
+  const TrainingSpec& training = scenario.training;
+  const double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
+  const double factor = state.host_speed_factor[static_cast<size_t>(world)] /
+                        compute_noise(training.noise, scenario.seed, world, round);
+  return flops / factor;
+}
 
 void declare_round_entry(RunState& state, int world, int round) {
   const double compute = compute_seconds(state, world, round);

@@ -8,6 +8,10 @@ class Comm;
 struct CollectiveArgs;
 struct RunState;
 
+// The flops rank `world` executes for round `round`'s computation: the round's compute time
+// (or flops) at its host's speed, stretched by a slow-host fault and the round's noise.
+double round_compute_flops(const RunState& state, int world, int round);
+
 // Before round `round`'s computation on rank `world`: when its collective will begin (now
 // plus the computation, as compute() runs it alone on the rank's host: a run places one
 // rank per host, and replay is off with server processes) and the least time after its end

@@ -518,10 +518,8 @@ private:
 
   // Computation runs on the host's CPU; a slow-host fault stretches it by 1/factor.
   void compute() {
-    const auto& training = setup_.scenario->training;
-    const double factor = compute_factor();
-    double flops = training.compute_flops + training.compute * sg4::this_actor::get_host()->get_speed();
-    if (flops > 0) sg4::this_actor::execute(flops / factor);
+    const double flops = round_compute_flops(state_, world_, me_.round);  // what the replay declared
+    if (flops > 0) sg4::this_actor::execute(flops);
     if (speed_factor() < 1 && flops > 0) record_.slowed_work[static_cast<size_t>(world_)] = 1;
   }
 
