@@ -168,6 +168,9 @@ void use_nvls_level(const NcclSetup& nvls, const ModelPlatform& platform, const 
   std::vector<int> chosen;
   for (const PlatformHost& host : nvls.switches) chosen.push_back(host.index);
   plan.model.network = platform.with_switches(chosen);
+  // with the ring between the nodes the level runs through NCCL's FIFO (hierarchy.hpp): NVLS's
+  // NCCL_STEPS chunks per connection (nccl/constants.hpp, fifo_chunks)
+  plan.model.fifo = nccl::fifo_chunks(nccl::Algo::nvls, nccl::Proto::simple);
   for (int role = 0; role < nvls.actors_per_switch; ++role)
     for (size_t s = 0; s < nvls.switches.size(); ++s) {
       const int endpoint = static_cast<int>(platform.places.ranks() + s);
