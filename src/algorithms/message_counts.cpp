@@ -128,7 +128,11 @@ double collective_messages_at_once(const AlgorithmInfo& algorithm, const Collect
   const double p = shape.p;
   const bool direct = algorithm.name == "direct" &&
                       (algorithm.collective == Collective::allreduce || algorithm.collective == Collective::alltoall);
-  if (direct || algorithm.name == "nccl-alltoall") return collective_messages(algorithm, shape);
+  // NCCL's tree posts every receive of every chunk at once (nccl_trees.hpp: each rank's lanes
+  // in one sequence of rounds), and each posted receive is a transfer SimGrid holds: all its
+  // messages, the budget's or one chunk per lane each way and its bodies
+  if (direct || algorithm.name == "nccl-alltoall" || algorithm.name == "nccl-tree")
+    return collective_messages(algorithm, shape);
   if (algorithm.uses.servers && shape.server_processes) return static_cast<double>(shape.servers) * p;
   return 0;
 }
