@@ -10,7 +10,7 @@ an ideal network:
     between nodes   piece n / g among GPU i of every node, on rail i: the level's formula
     allgather       n / (g B_nv) (its chunk up to the multicast) + n / B_nv (the vector down)
 
-With the ring between nodes of equal size the level runs chunk by chunk (collective.segment
+With the ring between nodes of equal size the level runs chunk by chunk (collective.segment, here
 per chunk) through NCCL's FIFO of 8: one chunk is the phases above one after the other; with k
 chunks each GPU's NIC carries 2(M-1)/M of its n/g slice, and the NVLink work of the first chunk
 before it and of the last chunk after it cannot overlap it (PipelinedRing below).
@@ -104,13 +104,20 @@ class NvlsLevel(unittest.TestCase):
         self.assertEqual(trace["plan"]["limits"]["messages"], 200000)
 
     def test_gpu_cost_prices_the_switch_at_nvls_efficiency(self):
-        # with NCCL's send/recv costs the NVLS level still verifies, and costs more than the links alone
-        nodes, g, n = 2, 8, 8 << 20
-        plain = run(f"dgx-h100:{nodes}", n)["summary"]
-        priced = run(f"dgx-h100:{nodes}", n, extra={"nccl": {"gpu_cost": True}})["summary"]
-        self.assertTrue(priced["verified"])
-        self.assertGreater(priced["collective_time"], plain["collective_time"])
-        self.assertAlmostEqual(priced["collective_time"], priced["model_time"], delta=priced["model_time"] * 1e-6)
+        # with NCCL's send/recv costs the NVLS level still verifies, and costs more than the links
+        # alone; unpipelined the model prices it as run. (Pipelined, the ring's posts across nodes,
+        # each at NCCL's getNetOverhead, hold the run's GPU actor where the model starts each round
+        # on time: the model is off there, docs/algorithms.md says by how much.)
+        nodes, n = 2, 8 << 20
+        for inter in ("halving-doubling", "ring"):
+            with self.subTest(inter=inter):
+                plain = run(f"dgx-h100:{nodes}", n, inter=inter, extra={"nccl": {"gpu_cost": False}})["summary"]
+                priced = run(f"dgx-h100:{nodes}", n, inter=inter, extra={"nccl": {"gpu_cost": True}})["summary"]
+                self.assertTrue(priced["verified"])
+                self.assertGreater(priced["collective_time"], plain["collective_time"])
+                if inter == "halving-doubling":
+                    self.assertAlmostEqual(priced["collective_time"], priced["model_time"],
+                                           delta=priced["model_time"] * 1e-6)
 
 
 class PipelinedRing(unittest.TestCase):
