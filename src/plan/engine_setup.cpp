@@ -35,10 +35,13 @@ bool transfers_without_latency(const Scenario& scenario) {
   // NCCL's runs carry every hop's latency in collsim's transport, and so do GPU transports on
   // a platform whose hosts are all GPUs (platform.hpp, PlatformOptions: the links' latency
   // is set to 0); a generator's spec says so before the platform exists, a file does not.
-  if (runs_nccl(scenario)) return true;
-  if (!wants_gpu_transport(scenario)) return false;
-  const std::optional<GeneratorSpec> generator = parse_generator(scenario.topology, "topology");
-  return generator && gpus_only(*generator);
+  try {
+    if (runs_nccl(scenario)) return true;
+    const std::optional<GeneratorSpec> generator = parse_generator(scenario.topology, "topology");
+    return generator && gpus_only(*generator) && wants_gpu_transport(scenario);
+  } catch (const InputError&) {
+    return false;  // an unknown algorithm or topology: planning refuses it, naming its field
+  }
 }
 
 SimGridOptions simgrid_options(const Scenario& scenario, const std::vector<std::string>& user_cfg) {
