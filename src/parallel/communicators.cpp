@@ -7,6 +7,7 @@
 #include "algorithms/message_counts.hpp"
 #include "model/cost_model.hpp"
 #include "parallel/gpu_costs.hpp"
+#include "parallel/group_switches.hpp"
 #include "parallel/layout.hpp"
 #include "plan/auto_choice.hpp"
 #include "util/suggest.hpp"
@@ -32,13 +33,23 @@ ModelInput model_of_group(const RunPlan& plan, const std::vector<int>& members, 
   // NCCL's rings and trees turn inside the nodes (the run's locality groups)
   if (in.locality.empty() && how.algorithm != nullptr && how.algorithm->uses.nccl)
     for (int world : members) in.locality.push_back(plan.locality.ids[static_cast<size_t>(world)]);
+  // NVLS and CollNet reduce in the group's switches: endpoints after the ranks' in a network
+  // that holds them (parallel/group_switches.hpp)
+  if (how.algorithm != nullptr && how.algorithm->switch_run != nullptr) {
+    const auto algo = nccl::algo_of(how.algorithm->name);
+    in.network = network_with_switches(plan);
+    in.switch_endpoints.clear();
+    for (const SwitchPort& port : group_switches(run_switches(plan), *algo, members, plan.locality.ids, "").ports)
+      in.switch_endpoints.push_back(port.endpoint);
+  }
   return in;
 }
 
 }  // namespace
 
 GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
-                                      Dtype dtype, int root, const std::vector<int>& members, const std::string& where) {
+                                      Dtype dtype, int root, const std::vector<int>& members, const std::string& where,
+                                      bool switches_follow) {
   const bool nccl = asked == "nccl" || (asked != "auto" && find_algorithm(kind, asked, where).uses.nccl);
   const std::optional<nccl::GpuSystem> gpus = run_gpu_system(plan);
   GroupAlgorithm chosen;
@@ -51,7 +62,7 @@ GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, cons
       throw InputError(fmt::format("{}: NCCL's algorithms run on GPUs: the platform's hosts name none (the dgx-, gb200- "
                                    "and rail presets do), or nccl.gpu_cost is false; name one of {}",
                                    where, join(classic_algorithm_names(kind))));
-    chosen = nccl_group_allreduce(plan, *gpus, asked, bytes, dtype, members, where);
+    chosen = nccl_group_allreduce(plan, *gpus, asked, bytes, dtype, members, where, switches_follow);
   } else {
     if (gpus) price_send_recv(*gpus, members, bytes, chosen);
     if (asked != "auto") {
@@ -66,7 +77,7 @@ GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, cons
       chosen.reason = fmt::format("auto: fastest by the cost model on the first group ({})", format_time(best->model_time));
     }
   }
-  if (chosen.algorithm->switch_run != nullptr)
+  if (chosen.algorithm->switch_run != nullptr && !chosen.algorithm->uses.nccl)
     throw InputError(fmt::format("{}: '{}' reduces in switches, which a parallel run does not start yet; name another",
                                  where, chosen.algorithm->name));
   chosen.model_time = model_time(*chosen.algorithm, model_of_group(plan, members, bytes, dtype, root, chosen));

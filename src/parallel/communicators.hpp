@@ -37,11 +37,14 @@ struct GroupAlgorithm {
 
 // The algorithm `asked` ("auto", "nccl" or a name) of `kind` on the group `members`, for
 // vectors of `bytes` per rank; auto by the cost model on the group's routes, nccl by NCCL's
-// tuner for the group (an allreduce on GPUs: parallel/gpu_costs.hpp). On GPUs its messages pay
-// what NCCL charges. Throws InputError naming `where` for NCCL's algorithms off GPUs or for
-// other collectives than allreduce, switches' reductions and names unknown for the kind.
+// tuner for the group (an allreduce on GPUs: parallel/gpu_costs.hpp; NVLS and CollNet where the
+// platform has the group's switches and `switches_follow`: false for a group that recovery may
+// rebuild). On GPUs its messages pay what NCCL charges. Throws InputError naming `where` for
+// NCCL's algorithms off GPUs or for other collectives than allreduce, other algorithms that
+// reduce in switches and names unknown for the kind.
 GroupAlgorithm choose_group_algorithm(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
-                                      Dtype dtype, int root, const std::vector<int>& members, const std::string& where);
+                                      Dtype dtype, int root, const std::vector<int>& members, const std::string& where,
+                                      bool switches_follow = true);
 
 struct CommunicatorPlan {
   int index = 0;                         // in parallelism.collectives

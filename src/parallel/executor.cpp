@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "comm/comm_group.hpp"
+#include "parallel/group_switches.hpp"
 #include "plan/input_data.hpp"
 #include "plan/model_plan.hpp"
 #include "plan/simgrid_guard.hpp"
@@ -44,6 +45,7 @@ struct ParallelState {
   MessageLog log;
   std::vector<std::unique_ptr<ReduceOp>> ops;                         // [communicator]
   std::vector<std::vector<std::shared_ptr<CommGroup>>> groups;        // [communicator][group]
+  std::vector<std::vector<std::vector<std::string>>> switch_hosts;   // [communicator][group]: its switches' hosts
   std::vector<std::vector<std::vector<Buffer>>> results;              // [communicator][group][group rank]
   std::vector<std::vector<std::vector<Interval>>> times;              // likewise; end < 0: never ended
   std::vector<std::vector<Task>> tasks;                               // by world rank
@@ -60,16 +62,25 @@ std::shared_ptr<CommGroup> make_group(ParallelState& state, const std::vector<in
   return group;
 }
 
-// The groups, buffers and tasks of every communicator, before the engine runs.
+// The groups, buffers and tasks of every communicator, before the engine runs; the switches of
+// the groups whose algorithm reduces in them (NVLS, CollNet: parallel/group_switches.hpp).
 void set_up(ParallelState& state) {
   state.tasks.assign(static_cast<size_t>(state.plan->workers), {});
+  const RunSwitches switches = run_switches(*state.plan);
   for (const CommunicatorPlan& c : state.communicators) {
     state.ops.push_back(std::make_unique<ReduceOp>(c.spec.op, c.spec.dtype));
     auto& groups = state.groups.emplace_back();
     auto& results = state.results.emplace_back();
     auto& times = state.times.emplace_back();
+    auto& hosts = state.switch_hosts.emplace_back(c.groups.size());
     for (size_t g = 0; g < c.groups.size(); ++g) {
       groups.push_back(make_group(state, c.groups[g], c));
+      if (c.algorithm->switch_run != nullptr) {
+        GroupSwitches ports = group_switches(switches, *nccl::algo_of(c.algorithm->name), c.groups[g], state.plan->locality.ids,
+                                             fmt::format("parallelism.collectives.{}.algorithm", c.index));
+        groups.back()->set_switches(std::move(ports.ports));
+        hosts[g] = std::move(ports.hosts);
+      }
       results.emplace_back(c.groups[g].size());
       times.emplace_back(c.groups[g].size(), Interval{0, -1});
       for (size_t r = 0; r < c.groups[g].size(); ++r)
@@ -80,6 +91,16 @@ void set_up(ParallelState& state) {
 
 uint64_t input_seed(const RunPlan& plan, int communicator) { return plan.scenario.seed + static_cast<uint64_t>(communicator); }
 
+CollectiveArgs args_of(const ParallelState& state, const CommunicatorPlan& c) {
+  CollectiveArgs args;
+  args.op = state.ops[static_cast<size_t>(c.index)].get();
+  args.root = c.spec.root;
+  args.segment_elems = c.how.segment_elems > 0 ? c.how.segment_elems : segment_elements(CollectiveSpec{}.segment, c.spec.dtype);
+  args.channels = c.channels;
+  args.fifo = c.how.fifo;
+  return args;
+}
+
 // Runs one rank's part of one group's collective on its own tag; keeps its result.
 Interval run_task(ParallelState& state, const Task& task, int world) {
   const CommunicatorPlan& c = state.communicators[static_cast<size_t>(task.communicator)];
@@ -88,12 +109,7 @@ Interval run_task(ParallelState& state, const Task& task, int world) {
   Buffer buf(c.spec.dtype, c.payload.carried_elems, c.payload.logical_elems);
   fill_input(buf, world, c.spec.op, input_seed(*state.plan, c.index));
   comm.set_data(buf.all());
-  CollectiveArgs args;
-  args.op = state.ops[static_cast<size_t>(task.communicator)].get();
-  args.root = c.spec.root;
-  args.segment_elems = c.how.segment_elems > 0 ? c.how.segment_elems : segment_elements(CollectiveSpec{}.segment, c.spec.dtype);
-  args.channels = c.channels;
-  args.fifo = c.how.fifo;
+  const CollectiveArgs args = args_of(state, c);
   const double start = sg4::Engine::get_clock();
   if (c.how.launch > 0) sg4::this_actor::sleep_for(c.how.launch);  // the kernel's launch, for its own vector
   c.algorithm->run(comm, buf, args);
@@ -189,6 +205,11 @@ ParallelOutcome run_parallel(const Scenario& scenario, const PlanOptions& option
   for (int world = 0; world < shared->plan->workers; ++world)
     sg4::Actor::create(fmt::format("rank-{}", world), engine.host_by_name(hosts[static_cast<size_t>(world)]),
                        [shared, world] { run_rank(shared, world); });
+  for (const CommunicatorPlan& c : shared->communicators)
+    for (size_t g = 0; g < c.groups.size() && c.algorithm->switch_run != nullptr; ++g)
+      start_switch_sides(shared->groups[static_cast<size_t>(c.index)][g], shared->switch_hosts[static_cast<size_t>(c.index)][g],
+                         c.index + 1, c.algorithm->switch_run, c.spec.dtype, c.payload.carried_elems,
+                         c.payload.logical_elems, args_of(*shared, c), shared->failure);
   sg4::Engine::get_instance()->run();
   if (shared->failure) std::rethrow_exception(shared->failure);
   ParallelOutcome outcome;

@@ -6,6 +6,7 @@
 
 #include "nccl/send_recv.hpp"
 #include "nccl/transport.hpp"
+#include "parallel/group_switches.hpp"
 #include "plan/nccl_run.hpp"
 #include "util/errors.hpp"
 #include "util/units.hpp"
@@ -45,27 +46,29 @@ void price_send_recv(const nccl::GpuSystem& world, const std::vector<int>& membe
 }
 
 GroupAlgorithm nccl_group_allreduce(const RunPlan& plan, const nccl::GpuSystem& world, const std::string& asked,
-                                    double bytes, Dtype dtype, const std::vector<int>& members, const std::string& where) {
+                                    double bytes, Dtype dtype, const std::vector<int>& members, const std::string& where,
+                                    bool switches_follow) {
   const NcclSpec& spec = plan.scenario.nccl;
   nccl::Forced forced;
   forced.algo = asked == "nccl" ? spec.algo : nccl::algo_of(asked);
   forced.proto = spec.proto;
   forced.channels = spec.channels;
+  // NVLS, NVLSTree and CollNet reduce in the switches of the group's nodes or rails, as in a
+  // run of their own (parallel/group_switches.hpp), where the platform has them; a group that
+  // recovery may rebuild (switches_follow false) leaves them out: its switches would not follow
+  const RunSwitches switches = run_switches(plan);
   for (const nccl::Algo algo : nccl::all_algos())
     if (nccl::reduces_in_switch(algo)) {
-      if (forced.algo == algo)
-        throw InputError(fmt::format("{}: NCCL's {} reduces in its switches, whose actors run one collective per "
-                                     "round: not inside a parallel run; name nccl, nccl-ring or nccl-tree",
-                                     where, nccl::algo_name(algo)));
-      forced.set_aside.push_back({algo, "its switches run one collective per round: not inside a parallel run"});
+      const std::string missing = !switches_follow ? "its switches do not follow a rebuilt group: not with recovery"
+                                                   : switches_missing(switches, algo, members, plan.locality.ids);
+      if (!missing.empty()) forced.set_aside.push_back({algo, missing});
     }
   const nccl::GpuSystem group = nccl::group_system(world, members);
   const NcclSetup setup = choose_nccl_allreduce(group, forced, bytes, where);
   const nccl::TransportChoice transport{.algo = setup.choice.chosen.algo, .proto = setup.choice.chosen.proto,
                                         .channels = setup.choice.channels, .messages_at_once = setup.lanes,
                                         .point_to_point = false};
-  auto cost = std::make_shared<const nccl::Transport>(
-      group, transport, std::vector<nccl::EndpointKind>(world.node_of.size(), nccl::EndpointKind::gpu));
+  auto cost = std::make_shared<const nccl::Transport>(group, transport, endpoint_kinds(switches));
   GroupAlgorithm chosen;
   chosen.algorithm = &find_algorithm(Collective::allreduce, setup.algorithm, where);
   chosen.channels = setup.lanes;

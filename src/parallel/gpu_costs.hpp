@@ -24,11 +24,13 @@ std::optional<nccl::GpuSystem> run_gpu_system(const RunPlan& plan);
 // vector of `bytes`.
 void price_send_recv(const nccl::GpuSystem& world, const std::vector<int>& members, double bytes, GroupAlgorithm& chosen);
 
-// NCCL's allreduce (`asked`: "nccl", the tuner's choice, or nccl-ring / nccl-tree, forced) of
-// `bytes` per rank in the group `members` (world ranks), with the scenario's nccl.proto and
-// nccl.channels. Its switches' reductions (NVLS, CollNet) are set aside: their actors run one
-// collective per round. Throws InputError naming `where` when the forced one cannot run.
+// NCCL's allreduce (`asked`: "nccl", the tuner's choice, or one of NCCL's, forced) of `bytes`
+// per rank in the group `members` (world ranks), with the scenario's nccl.proto and
+// nccl.channels. NVLS, NVLSTree and CollNet take part where the platform has the switches the
+// group needs (parallel/group_switches.hpp) and `switches_follow` (false: a group that recovery
+// may rebuild). Throws InputError naming `where` when the forced one cannot run.
 GroupAlgorithm nccl_group_allreduce(const RunPlan& plan, const nccl::GpuSystem& world, const std::string& asked,
-                                    double bytes, Dtype dtype, const std::vector<int>& members, const std::string& where);
+                                    double bytes, Dtype dtype, const std::vector<int>& members, const std::string& where,
+                                    bool switches_follow = true);
 
 }  // namespace collsim

@@ -16,6 +16,7 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include "comm/comm_group.hpp"
+#include "parallel/group_switches.hpp"
 #include "parallel/group_verifier.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/pipeline_schedule.hpp"
@@ -63,12 +64,24 @@ std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Commu
   return nullptr;
 }
 
+// The allreduce of communicator c's choice `choice` that reduces in switches (NVLS, CollNet), or nullptr.
+const GroupAlgorithm* switch_algorithm_of(const StepState& state, Communicator c, size_t choice) {
+  const StepPlan& step = *state.step;
+  const GroupAlgorithm* a = c == tensor_comm                                        ? &step.tensor_allreduce
+                            : c == data_comm && choice < step.data_choices.size()   ? &step.data_choices[choice].reduce
+                            : c == expert_data_comm                                 ? &step.expert_data_reduce
+                                                                                    : nullptr;
+  return a != nullptr && a->algorithm != nullptr && a->algorithm->switch_run != nullptr ? a : nullptr;
+}
+
 }  // namespace
 
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch) {
   state.members[c] = std::move(members);
   for (std::shared_ptr<CommGroup>& old : state.groups[c]) state.retired_groups.push_back(std::move(old));
   state.groups[c].clear();
+  state.switch_hosts[c].clear();
+  const RunSwitches switches = run_switches(*state.plan);
   for (size_t choice = 0; choice < choices_of(state, c); ++choice)
     for (size_t g = 0; g < state.members[c].size(); ++g) {
       const std::vector<int>& group = state.members[c][g];
@@ -78,6 +91,13 @@ void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>>
       comm_group->set_localities(std::move(localities));
       comm_group->set_overhead(state.plan->model.overhead);
       comm_group->set_message_cost(message_cost_of(state, c, choice));
+      std::vector<std::string>& hosts = state.switch_hosts[c].emplace_back();
+      if (const GroupAlgorithm* a = switch_algorithm_of(state, c, choice)) {
+        GroupSwitches ports = group_switches(switches, *nccl::algo_of(a->algorithm->name), group, state.plan->locality.ids,
+                                             fmt::format("parallelism.step.algorithms.{}", c == tensor_comm ? "tensor" : "data"));
+        comm_group->set_switches(std::move(ports.ports));
+        hosts = std::move(ports.hosts);
+      }
       state.groups[c].push_back(std::move(comm_group));
       for (size_t r = 0; r < group.size(); ++r)
         state.places[static_cast<size_t>(group[r])][c] = {static_cast<int>(g), static_cast<int>(r)};
@@ -145,9 +165,11 @@ double run_collective(StepState& state, int world, Communicator c, const GroupAl
                       double bytes, int micro_batch, size_t choice = 0) {
   const Place place = state.places[static_cast<size_t>(world)][c];
   // choice k's copy of the group, on mailboxes of its own (tag): its messages pay its transport
-  CommGroup& group = *state.groups[c][choice * state.members[c].size() + static_cast<size_t>(place.group)];
+  const size_t copy = choice * state.members[c].size() + static_cast<size_t>(place.group);
+  CommGroup& group = *state.groups[c][copy];
   const int sequence = state.sequence[static_cast<size_t>(world)][c]++;
-  Comm comm(group, place.rank, c + 1 + static_cast<int>(choice) * choice_tag_stride);
+  const int tag = c + 1 + static_cast<int>(choice) * choice_tag_stride;
+  Comm comm(group, place.rank, tag);
   Buffer buf = step_buffer(bytes, group.size(), algorithm.channels);
   const uint64_t seed = seed_of(state, c, sequence);
   fill_input(buf, world, OpKind::sum, seed);
@@ -157,6 +179,15 @@ double run_collective(StepState& state, int world, Communicator c, const GroupAl
   args.channels = algorithm.channels;
   args.segment_elems = algorithm.segment_elems > 0 ? algorithm.segment_elems : segment_elements(CollectiveSpec{}.segment, Dtype::bfloat16);
   args.fifo = algorithm.fifo;
+  // the group's switches are ready when its first rank reaches the collective, as hardware is
+  if (algorithm.algorithm->switch_run != nullptr) {
+    int& next = state.switch_started[&group];
+    if (sequence >= next) {
+      next = sequence + 1;
+      start_switch_sides(state.groups[c][copy], state.switch_hosts[c][copy], tag, algorithm.algorithm->switch_run,
+                         buf.dtype(), buf.carried(), buf.size(), args, state.failure);
+    }
+  }
   const double start = sg4::Engine::get_clock();
   if (algorithm.launch > 0) sg4::this_actor::sleep_for(algorithm.launch);  // the kernel's launch, for its own vector
   algorithm.algorithm->run(comm, buf, args);

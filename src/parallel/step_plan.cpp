@@ -49,10 +49,13 @@ std::vector<GradientBucket> stage_buckets(const llm::TransformerModel& m, const 
   return buckets;
 }
 
+// (the data-parallel and expert-data groups are rebuilt from the survivors under recovery
+// "rebuild": their algorithms may not reduce in switches, which would not follow them)
 GroupAlgorithm choose(const RunPlan& plan, Collective kind, const std::string& asked, double bytes,
                       const std::vector<std::vector<int>>& groups, const std::string& where) {
   if (groups.empty() || groups.front().size() < 2 || bytes <= 0) return {};
-  return choose_group_algorithm(plan, kind, asked, bytes, Dtype::bfloat16, 0, groups.front(), where);
+  const bool rebuilt = plan.scenario.recovery.policy == RecoveryPolicy::rebuild && where.ends_with(".data");
+  return choose_group_algorithm(plan, kind, asked, bytes, Dtype::bfloat16, 0, groups.front(), where, !rebuilt);
 }
 
 bool same_choice(const GroupAlgorithm& a, const GroupAlgorithm& b) {

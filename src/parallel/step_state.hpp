@@ -4,6 +4,7 @@
 // communicators' groups, each rank's place in them, its times and streams.
 #include <array>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ struct StepState {
   MessageLog log;
   std::array<std::vector<std::vector<int>>, communicators> members;           // [communicator][group]
   std::array<std::vector<std::shared_ptr<CommGroup>>, communicators> groups;  // likewise
+  // The hosts of each group's switches, when its algorithm reduces in them (NVLS, CollNet:
+  // parallel/group_switches.hpp), and the next collective of the group whose switches' sides
+  // are not started yet: its first rank to reach a collective starts them.
+  std::array<std::vector<std::vector<std::string>>, communicators> switch_hosts;  // [communicator][group copy]
+  std::map<const CommGroup*, int> switch_started;
   std::vector<std::array<Place, communicators>> places;                      // [world][communicator]
   std::vector<std::array<int, communicators>> sequence;                      // [world]: collectives run so far
   std::vector<RankStepTimes> times;                                          // [world]

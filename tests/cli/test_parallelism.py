@@ -182,16 +182,9 @@ class Parallelism(unittest.TestCase):
         return trace
 
     def nccl_alone(self, *flags):
-        """NCCL's best allreduce without its switches' (NVLS, NVLSTree: set aside in a parallel
-        run), by NCCL's own prediction: Ring and Tree each forced in a run of their own, the one
-        NCCL predicts faster."""
-        runs = [self.single_run(*flags, "--algorithm", "nccl", "--set", f"nccl.algo={algo}") for algo in ("Ring", "Tree")]
-
-        def predicted(run):
-            [why] = [n for n in run["notes"] if n.startswith("NCCL's tuner chose")]
-            value, unit = re.search(r"predicted (\S+) (\S+) \(", why).groups()
-            return float(value) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[unit]
-        return min(runs, key=predicted)
+        """NCCL's choice for the same allreduce in a run of its own (NVLS, NVLSTree and CollNet
+        included: a parallel run runs them in its groups' switches too)."""
+        return self.single_run(*flags, "--algorithm", "nccl")
 
     def test_a_communicator_on_gpus_runs_as_its_collective_runs_alone(self):
         # On GPUs a communicator's collective pays what the same collective pays in a run of its
@@ -291,6 +284,65 @@ class Parallelism(unittest.TestCase):
         self.assertAlmostEqual((last["end"] - last["start"]) / alone[int(buckets[-1]["bytes"])]["summary"]["simulated_time"],
                                1, delta=1e-9)
 
+    def test_nvls_and_collnet_reduce_in_their_groups_switches(self):
+        # NVLS inside a node, CollNet across nodes, inside a parallel run, each verified, by hand
+        # (docs/nccl.md; the single-run oracles of tests/sim/nccl_test.cpp): NVLS sends one chunk
+        # up, its slices down, the reduced slices up, the chunk down, each at the NVLink port's
+        # 450 GB/s with NVLink's 25/20.6 and NVLS's 1/0.85 wire bytes, after its 25 us (baseLat +
+        # NVLink hwLat); CollNetChain with one GPU per node: the GPU's 32 KiB to its rail's SHARP
+        # switch and back through its NIC (50 GB/s, InfiniBand's 4122/4096 wire bytes), each way
+        # half of the tree's 14 us network hwLat (Simple, one GPU per node), no baseLat.
+        nvls_factor = 25 / 20.6 / 0.85
+
+        def nvls(n, gpus):
+            return 25e-6 + (2 * round(n * nvls_factor) + 2 * round(n / gpus * nvls_factor)) / 450e9
+        chain = 2 * (7e-6 + round(32768 * 4122 / 4096) / 50e9)
+        # both tensor groups of dgx-h100:2 reduce in their own node's NVSwitch at once
+        trace = self.parallel_run({"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "collectives": [
+            {"group": "tensor", "algorithm": "nccl-nvls", "size": "64KiB"}]}})
+        self.assertTrue(trace["parallel"]["verified"])
+        [tensor] = trace["parallel"]["communicators"]
+        self.assertEqual(len(tensor["groups"]), 2)
+        for group in tensor["groups"]:
+            self.assertAlmostEqual((group["end"] - group["start"]) / nvls(65536, 8), 1, delta=1e-9)
+        # NVLS in each node of two GPUs and CollNet in each rail's switch at once (NVLink ports and
+        # NICs apart: each takes its time alone); the plan's model prices each the same
+        scenario = {"topology": "rail:2:2:h100:ndr-sharp", "parallelism": {"tensor": 2, "data": 2, "collectives": [
+            {"group": "tensor", "algorithm": "nccl-nvls", "size": "64KiB"},
+            {"group": "data", "algorithm": "nccl-collnet-chain", "size": "32KiB"}]}}
+        trace = self.parallel_run(scenario)
+        self.assertTrue(trace["parallel"]["verified"])
+        tensor, data = trace["parallel"]["communicators"]
+        for communicator, expected in ((tensor, nvls(65536, 2)), (data, chain)):
+            self.assertEqual(len(communicator["groups"]), 2)
+            self.assertAlmostEqual(communicator["time"] / expected, 1, delta=1e-9, msg=communicator["algorithm"])
+        for planned, expected in zip(self.validate_plan(scenario)["parallel"]["communicators"], (nvls(65536, 2), chain)):
+            self.assertAlmostEqual(planned["model_time"] / expected, 1, delta=1e-9)
+        # a step: NVLS named for the tensor group of 8 (one chunk of tiny's 128 KiB; NCCL's tuner
+        # picks Ring/LL at that size), and every one of its tensor allreduces (2 blocks x 2 forward and 2 backward) takes NVLS's time
+        # alone; on SHARP NICs each data group {t, 8 + t} reduces its buckets in rail t's switch, the
+        # last bucket (nothing else in flight) as the same CollNetChain allreduce alone
+        step = {"topology": "dgx-h100:2:ndr-sharp", "parallelism": {"tensor": 8, "data": 2, "step": {
+            "model": "tiny", "layers": 2, "global_batch": 2, "efficiency": 0.5,
+            "algorithms": {"tensor": "nccl-nvls", "data": "nccl-collnet-chain"}}}}
+        plan = self.validate_plan(step)["parallel"]["step"]
+        self.assertEqual(plan["algorithms"]["tensor_allreduce"]["nccl"], "NVLS/Simple on 16 channels")
+        trace = self.parallel_run(step)
+        self.assertTrue(trace["parallel"]["verified"])
+        runs = trace["parallel"]["step"]["runs"]
+        tensor_runs = [r for r in runs if r["communicator"] == "tensor"]
+        self.assertEqual(len(tensor_runs), 2 * 8)
+        for run in tensor_runs:
+            self.assertAlmostEqual((run["end"] - run["start"]) / nvls(131072, 8), 1, delta=1e-9)
+        bucket = int(plan["buckets"][0][-1]["bytes"])
+        alone = self.single_run("--topology", "dgx-h100:2:ndr-sharp", "--workers", "2", "--set",
+                                'placement=["node-0-gpu-0","node-1-gpu-0"]', "--algorithm", "nccl-collnet-chain",
+                                "--size", str(bucket), "--dtype", "bfloat16")
+        data_runs = [r for r in runs if r["communicator"] == "data"]
+        self.assertEqual(len(data_runs), 8 * len(plan["buckets"][0]))
+        last = max(data_runs, key=lambda r: r["start"])
+        self.assertAlmostEqual((last["end"] - last["start"]) / alone["summary"]["simulated_time"], 1, delta=1e-9)
+
     def test_nccl_in_a_parallel_run_is_refused_where_it_cannot_run(self):
         on_star = {"topology": "star:4", "parallelism": {"tensor": 2, "data": 2, "collectives": [
             {"group": "tensor", "algorithm": "nccl", "size": "1MiB"}]}}
@@ -298,9 +350,15 @@ class Parallelism(unittest.TestCase):
         gather = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "collectives": [
             {"group": "tensor", "kind": "allgather", "algorithm": "nccl", "size": "1MiB"}]}}
         self.refused(gather, "parallelism.collectives.0.algorithm: NCCL's algorithms run here for an allreduce only")
-        nvls = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "collectives": [
+        nvls = {"topology": "dgx-a100:1", "parallelism": {"tensor": 8, "collectives": [
             {"group": "tensor", "algorithm": "nccl-nvls", "size": "1MiB"}]}}
-        self.refused(nvls, "parallelism.collectives.0.algorithm: NCCL's NVLS reduces in its switches")
+        self.refused(nvls, "parallelism.collectives.0.algorithm: ")
+        self.refused(nvls, "no NVSwitch that reduces")
+        # a step's data-parallel groups are rebuilt under recovery: CollNet's switches would not follow
+        collnet = {"topology": "dgx-h100:2:ndr-sharp", "recovery": {"policy": "rebuild"}, "parallelism": {
+            "tensor": 8, "data": 2, "step": {"model": "tiny", "layers": 2, "global_batch": 2, "efficiency": 0.5,
+                                             "algorithms": {"data": "nccl-collnet-chain"}}}}
+        self.refused(collnet, "its switches do not follow a rebuilt group: not with recovery")
         step = {"topology": "dgx-h100:1", "parallelism": {"tensor": 8, "step": {
             "model": "tiny", "layers": 2, "global_batch": 1, "efficiency": 0.5, "sequence_parallel": True,
             "algorithms": {"tensor": "nccl"}}}}
