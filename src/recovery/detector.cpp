@@ -1,6 +1,7 @@
 #include "recovery/detector.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "comm/message_cost.hpp"
@@ -43,6 +44,7 @@ Detector::~Detector() = default;
 // receive is no flow yet: counted, the sends piling up toward a slow rank would excuse its
 // own slowness.
 void Detector::posted(int world, int peer, bool receive) {
+  settle();
   Route& path = receive ? route(peer, world) : route(world, peer);
   count_end(activity(world), path, receive, +1);
   ++(receive ? path.receives : path.sends);
@@ -50,6 +52,7 @@ void Detector::posted(int world, int peer, bool receive) {
 }
 
 void Detector::finished(int world, int peer, bool receive) {
+  settle();
   Route& path = receive ? route(peer, world) : route(world, peer);
   count_end(activity(world), path, receive, -1);
   int& posted = receive ? path.receives : path.sends;
@@ -70,6 +73,7 @@ void Detector::count_end(RankActivity& rank, const Route& path, bool receive, in
   RankActivity::EndLink& end = end_link(rank, own);
   int& count = receive ? end.in : end.out;
   count = std::max(0, count + change);
+  ++load_version_;
   if (cross_traffic_ <= 0 || path.back_links.empty()) return;
   RankActivity::EndLink& back = end_link(rank, receive ? path.back_links.front() : path.back_links.back());
   back.reverse = std::max(0, back.reverse + change);
@@ -82,6 +86,7 @@ void Detector::under_way(Route& path) {
   if (now == path.under_way) return;
   const double weight = (now - path.under_way) / path.penalty;
   path.under_way = now;
+  ++load_version_;
   for (int link : path.links) links_[static_cast<size_t>(link)].load += weight;
   if (cross_traffic_ > 0)
     for (int link : path.back_links) links_[static_cast<size_t>(link)].load += cross_traffic_ * weight;
@@ -210,6 +215,7 @@ double Detector::limit(double expected, double floor) const {
 
 double Detector::begin_wait(int world, int peer, double bytes, bool receive, TransferRef transfer, const char* phase,
                             int step) {
+  settle();
   RankActivity& rank = activity(world);
   if (rank.verdict) throw VerdictPending();
   rank.phase = phase;
@@ -221,15 +227,10 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
   rank.bytes = bytes;
   rank.transfer = transfer;
   rank.checks = 0;
-  rank.expected = receive ? expected_transfer(peer, world, bytes) : expected_transfer(world, peer, bytes);
   const Route& path = receive ? route(peer, world) : route(world, peer);
   rank.floor = receive ? floor_of(path, hop_latency(peer, world, bytes)) : floor_of(path, hop_latency(world, peer, bytes));
-  if (path.links.empty()) {
-    rank.own_link = -1;
-  } else {
-    rank.own_link = receive ? path.links.back() : path.links.front();
-    rank.own_flows = std::max(1.0, end_flows(rank, rank.own_link, receive ? path.dst_both_ways : path.src_both_ways, !receive));
-  }
+  expect(rank, world);
+  settling_.push_back({world, load_version_});
   // The parts of the expected time that are no bytes (expected_transfer's, at its tolerance).
   const double tolerance = std::max(rank.tolerance, activity(peer).tolerance);
   rank.own_latency = tolerance * path.latency * latency_factor_;
@@ -250,6 +251,8 @@ double Detector::begin_wait(int world, int peer, double bytes, bool receive, Tra
     rank.report_slow_pair = false;
     wake(Report{Report::Kind::slow_pair, world, rank.slow_from, rank.since});
   }
+  rank.next_check = rank.since + limit(rank.expected, rank.floor) + check_margin_;
+  rank.stale_check = -1;
   return limit(rank.expected, rank.floor) + check_margin_;
 }
 
@@ -289,8 +292,22 @@ bool Detector::transfer_over(int world) const {
 }
 
 double Detector::suspect(int world) {
+  settle();
   RankActivity& rank = activity(world);
   const double now = engine_.now();
+  // The timer armed before the wait's deadline moved (settle): not due yet, nothing is
+  // read (the loads now are no business of a check that another order of the workers
+  // would not have made).
+  if (rank.stale_check >= 0 && std::abs(now - rank.stale_check) <= check_margin_) {
+    rank.stale_check = -1;
+    if (now < rank.next_check) return rank.next_check - now;
+  }
+  const double next = judge_wait(rank, world, now);
+  rank.next_check = now + next;
+  return next;
+}
+
+double Detector::judge_wait(RankActivity& rank, int world, double now) {
   const double deadline = limit(expected_now(world), rank.floor);
   const double started = transfer_start(world);
   // A transfer that started late has its whole deadline from its start.
@@ -355,6 +372,7 @@ double Detector::watched_until(int world) const {
 }
 
 void Detector::end_wait(int world) {
+  settle();
   RankActivity& rank = activity(world);
   const double started = transfer_start(world);
   bool paced = false;  // late by its pace: reported last (below)
@@ -457,6 +475,7 @@ void Detector::measure_from_now(int world) {
 }
 
 void Detector::fault_struck() {
+  settle();
   fault_struck_ = true;
   last_strike_ = engine_.now();
   for (int world = 0; world < static_cast<int>(ranks_.size()); ++world)
@@ -506,6 +525,7 @@ double Detector::slowdown(int world) const {
 }
 
 void Detector::computing(int world, int round, double expected_seconds, double since) {
+  settle();
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::computing;
   rank.since = since >= 0 ? since : engine_.now();
@@ -516,6 +536,7 @@ void Detector::computing(int world, int round, double expected_seconds, double s
 }
 
 void Detector::idle(int world) {
+  settle();
   RankActivity& rank = activity(world);
   if (rank.doing == RankActivity::Doing::computing) note_computed(rank);
   rank.doing = RankActivity::Doing::idle;
@@ -542,6 +563,7 @@ void Detector::note_computed(RankActivity& rank) {
 void Detector::resumed(int world, int round) { activity(world).round = round; }
 
 void Detector::failed(int world, int peer) {
+  settle();
   RankActivity& rank = activity(world);
   rank.doing = RankActivity::Doing::failed;
   rank.since = engine_.now();

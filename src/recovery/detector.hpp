@@ -158,6 +158,8 @@ struct alignas(64) RankActivity {
   enum class Doing { idle, computing, waiting, failed } doing = Doing::idle;
   int round = 0;
   int checks = 0;                 // suspicions of the current wait (each next check twice as late)
+  double next_check = 0;          // when the current wait is next due to be checked (Detector::suspect)
+  double stale_check = -1;        // a check armed for before its deadline moved (Detector::settle), if any
   double floor = 0;               // the current wait's least deadline (Detector::floor_of)
   bool receive = false;
   bool verdict = false;           // the coordinator decided: abandon the current operation
@@ -239,8 +241,15 @@ public:
   // when a verdict already abandons it.
   double begin_wait(int world, int peer, double bytes, bool receive, TransferRef transfer, const char* phase, int step);
   // The wait passed that time: report it if it says something; returns the seconds until
-  // the next check.
+  // the next check. A check armed before the wait's deadline moved (Detector::settle),
+  // made before the wait is due, does nothing but say when it is.
   double suspect(int world);
+  // The instant's events are all in once the clock has moved on: the waits begun in the
+  // last instant get the expected times of the transfers in flight at its end, whatever
+  // order the workers ran in at that instant (SimGrid runs them in the order they were
+  // created). Every event calls it first; a deadline that moves up is checked by someone
+  // beside the worker (EnginePort::check_at), one that moves back by the worker's next check.
+  void settle();
   // The wait is over (its transfer completed, or a verdict abandoned it).
   void end_wait(int world);
   // A fault of the scenario is being applied (sim/faults.cpp): from now on every wait past
@@ -348,6 +357,8 @@ public:
 
 private:
   void wake(Report report);
+  double judge_wait(RankActivity& rank, int world, double now);
+  void expect(RankActivity& rank, int world);
   void record_pace(int world, double took);
   bool note_paced(RankActivity& rank, double started, double ended);
   double bytes_slowdown(const RankActivity& rank, double started, double end, double left_now) const;
@@ -416,6 +427,15 @@ private:
   double latency_factor_ = 1, bandwidth_factor_ = 1, tcp_gamma_ = 0;
   double min_timeout_ = 0;
   bool fault_struck_ = false;  // fault_struck()
+  // The waits begun at `instant_`, with the version of the loads they were expected with
+  // (load_version_ counts every change of a link's load or an end's transfers).
+  struct Settling {
+    int world;
+    long version;
+  };
+  std::vector<Settling> settling_;
+  double instant_ = -1;
+  long load_version_ = 0;
   double last_strike_ = -1;    // when the last fault struck
   double check_margin_ = 0;  // how long after its deadline a wait is checked (see the constructor)
 };

@@ -107,6 +107,11 @@ public:
   // (RunFacts::network) follow.
   virtual NicDetour nic_detour(int /*world*/) const { return {}; }
   virtual void detour_nic(int /*world*/, int /*relay*/) {}
+  // `world`'s wait is to be checked at `time` (Detector::suspect), before its own timer
+  // at `until`: its deadline moved up once the instant it began in was over
+  // (Detector::settle). Someone beside the worker checks it then, and at each next check
+  // before `until`, while the same wait (begun at `since`) is on.
+  virtual void check_at(int /*world*/, double /*since*/, double /*time*/, double /*until*/) {}
 };
 
 }  // namespace collsim

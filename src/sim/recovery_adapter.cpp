@@ -402,6 +402,24 @@ void RecoveryAdapter::watch_waits_under_way() {
   sg4::Actor::create("watchdog", state_.setup.control_host, watch)->daemonize();
 }
 
+// A wait whose deadline moved up after its worker armed its timer (Detector::settle, at the
+// end of the instant it began in): checked from the control host at its deadline, and at
+// each next check before the worker's own timer, as the watchdog above checks the waits of
+// before a fault. The worker's timer then finds the wait checked (Detector::suspect only
+// says when it is next due). Rare: a transfer that shared the wait's links ended at the
+// instant the wait began, after it (none in the fault matrices measured).
+void RecoveryAdapter::check_at(int world, double since, double time, double until) {
+  auto check = [shared = state_.shared_from_this(), this, world, since, time, until] {
+    for (double at = time; at < until;) {
+      sg4::this_actor::sleep_until(at);
+      const RankActivity& rank = detector_.activity(world);
+      if (rank.doing != RankActivity::Doing::waiting || rank.since != since || !detector_.runs(world)) return;
+      at = now() + detector_.suspect(world);
+    }
+  };
+  sg4::Actor::create("deadline-check", state_.setup.control_host, check)->daemonize();
+}
+
 sg4::CommPtr RecoveryAdapter::verdict_channel(int world) {
   sg4::CommPtr& get = verdict_gets_[static_cast<size_t>(world)];
   if (!get) get = verdict_mailbox(world)->get_async<Verdict>(&verdicts_[static_cast<size_t>(world)]);

@@ -107,6 +107,7 @@ public:
   bool courier_available(int world) const override { return courier_for(world) >= 0; }
   NicDetour nic_detour(int world) const override;
   void detour_nic(int world, int relay) override;
+  void check_at(int world, double since, double time, double until) override;
 
 private:
   simgrid::s4u::CommPtr verdict_channel(int world);

@@ -135,6 +135,15 @@ public:
   void resend_verdict(int) override {}
   void beside(std::function<void()> attempt) override { attempt(); }
   bool courier_available(int) const override { return true; }
+  // The checks asked of someone beside a worker: {world, since, time, until}.
+  struct Check {
+    int world;
+    double since, time, until;
+  };
+  std::vector<Check> checks;
+  void check_at(int world, double since, double time, double until) override {
+    checks.push_back({world, since, time, until});
+  }
 
 private:
   static const FakeTransfer& of(TransferRef t) { return *static_cast<const FakeTransfer*>(t.id); }
@@ -735,4 +744,67 @@ TEST_CASE("the one rank every late transfer involves is dropped when its transfe
   CHECK(decisions[0].prediction_drop == doctest::Approx(drop).epsilon(1e-9).scale(0));
   CHECK(decisions[0].prediction_drop < decisions[0].prediction_keep);
   CHECK(run.membership.current().members() == std::vector<int>{0, 1, 3});
+}
+
+// Issue #48: which worker SimGrid runs first at an instant (the order the actors were
+// created in) must not change what a wait expects. Ranks 0 and 1 send 1 MiB to rank 2 at
+// the same instant: its downlink carries both, each at B / 2, whoever posted first.
+TEST_CASE("waits begun at one instant are expected with every transfer posted in it, whatever the order") {
+  const double bytes = 1 << 20, shared = alpha + bytes / (B / 2);
+  const double margin = 3 * 1e-12;
+  for (const bool zero_first : {true, false}) {
+    CAPTURE(zero_first);
+    Run run(4, 1 << 20);
+    run.detector->fault_struck();
+    FakeTransfer from_0{0, -1, bytes, false}, from_1{0, -1, bytes, false};
+    auto start = [&](int src, FakeTransfer& transfer) {
+      run.post(src, 2);
+      return run.detector->begin_wait(src, 2, bytes, false, TransferRef{&transfer}, "step", 0);
+    };
+    const int first = zero_first ? 0 : 1;
+    const double armed = start(first, zero_first ? from_0 : from_1);  // alone so far
+    start(1 - first, zero_first ? from_1 : from_0);
+    CHECK(armed == doctest::Approx(3 * (alpha + bytes / B) + margin).epsilon(1e-12).scale(0));
+    run.engine.clock = 1e-9;  // the instant is over
+    run.detector->settle();
+    for (const int world : {0, 1})
+      CHECK(run.detector->activity(world).expected == doctest::Approx(shared).epsilon(1e-12).scale(0));
+    CHECK(run.engine.checks.empty());  // no deadline moved up
+    // The first one's own timer, armed before the instant was over: the wait is not due
+    // until 3x its shared time, and nothing is reported.
+    run.engine.clock = armed;
+    CHECK(run.detector->suspect(first) == doctest::Approx(3 * shared + margin - armed).epsilon(1e-9).scale(0));
+    CHECK(run.engine.reports.empty());
+    run.engine.clock = 3 * shared + margin;
+    run.detector->suspect(first);
+    REQUIRE(run.engine.reports.size() == 1);
+    CHECK(run.engine.reports.front().world == first);
+  }
+}
+
+TEST_CASE("a wait whose sharer ended at the instant it began is checked at its earlier deadline, once") {
+  const double bytes = 1 << 20, alone = alpha + bytes / B;
+  const double margin = 3 * 1e-12;
+  Run run(4, 1 << 20);
+  run.detector->fault_struck();
+  FakeTransfer mine{0, -1, bytes, false};
+  run.post(1, 2);  // under way into rank 2
+  run.post(0, 2);
+  const double armed = run.detector->begin_wait(0, 2, bytes, false, TransferRef{&mine}, "step", 0);
+  CHECK(armed == doctest::Approx(3 * (alpha + bytes / (B / 2)) + margin).epsilon(1e-12).scale(0));
+  run.done(1, 2);  // over at the same instant, after the wait began
+  run.engine.clock = 1e-9;
+  run.detector->settle();
+  CHECK(run.detector->activity(0).expected == doctest::Approx(alone).epsilon(1e-12).scale(0));
+  REQUIRE(run.engine.checks.size() == 1);
+  CHECK(run.engine.checks[0].world == 0);
+  CHECK(run.engine.checks[0].since == 0);
+  CHECK(run.engine.checks[0].time == doctest::Approx(3 * alone + margin).epsilon(1e-12).scale(0));
+  CHECK(run.engine.checks[0].until == armed);
+  run.engine.clock = run.engine.checks[0].time;  // the check beside the worker: late
+  run.detector->suspect(0);
+  REQUIRE(run.engine.reports.size() == 1);
+  run.engine.clock = armed;  // the worker's own timer: the wait was checked, nothing new
+  CHECK(run.detector->suspect(0) > 0);
+  CHECK(run.engine.reports.size() == 1);
 }
