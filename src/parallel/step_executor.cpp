@@ -211,17 +211,14 @@ public:
       else backward(pass.micro_batch, pass.chunk);
     }
     const double start = sg4::Engine::get_clock();
-    for (Sent& sent : sends_) pipeline_comm_of().wait(sent.request);
+    for (; sends_finished_ < sends_posted_; ++sends_finished_) sends_done_->acquire();
+    if (*send_failure_) std::rethrow_exception(*send_failure_);
     times_.pipeline += sg4::Engine::get_clock() - start;
     times_.compute_end = sg4::Engine::get_clock();
     stream_ended(state_, world_, true);
   }
 
 private:
-  struct Sent {
-    std::unique_ptr<Buffer> data;
-    Request request;
-  };
 
   Comm& pipeline_comm_of() {
     if (!pipeline_) {
@@ -279,10 +276,25 @@ private:
   void send(bool forward, int mb, int chunk) {
     const int to = forward ? next_stage() : previous_stage();
     Comm tagged = pipeline_tagged(forward, chunk);
-    auto data = std::make_unique<Buffer>(step_buffer(step_.pipeline_bytes, 1, 1));
+    auto data = std::make_shared<Buffer>(step_buffer(step_.pipeline_bytes, 1, 1));
     fill_input(*data, world_, OpKind::sum, message_seed(forward, mb, chunk));
-    Request request = tagged.isend(to, data->all());
-    sends_.push_back({std::move(data), std::move(request)});
+    // sent asynchronously, from an actor of its own: a send left unwaited by the stream that
+    // posted it stays on that actor's list of activities in SimGrid 3.32 (a std::list that
+    // every transfer of the actor scans when it ends: CommImpl::finish), which made a step
+    // with hundreds of micro-batches quadratic in them
+    ++sends_posted_;
+    sg4::Actor::create("pipeline-send", sg4::this_actor::get_host(),
+                       [tagged, to, data, done = sends_done_, failure = send_failure_]() mutable {
+                         try {
+                           tagged.send(to, data->all());
+                         } catch (const simgrid::ForcefulKillException&) {
+                           throw;
+                         } catch (const simgrid::Exception&) {  // the stream rethrows it when it waits
+                           if (!*failure) *failure = std::current_exception();
+                         }
+                         done->release();
+                       })
+        ->daemonize();  // a replica that leaves leaves its sends unmatched
   }
 
   void alltoall(int mb) {
@@ -357,7 +369,9 @@ private:
   LayoutCoordinates at_;
   int stages_;
   std::optional<Comm> pipeline_;
-  std::deque<Sent> sends_;
+  int sends_posted_ = 0, sends_finished_ = 0;
+  sg4::SemaphorePtr sends_done_ = sg4::Semaphore::create(0);  // a token per pipeline send completed
+  std::shared_ptr<std::exception_ptr> send_failure_ = std::make_shared<std::exception_ptr>();
   int made_blocks_ = 0;     // blocks whose gradients the last micro-batch's backward has made
   size_t next_bucket_ = 0;  // the next bucket to hand to the data stream
 };
