@@ -43,6 +43,8 @@ void allreduce_hierarchical(Comm& comm, Buffer& buf, const CollectiveArgs& args)
       across.push_back({piece.owners, group, {slice.offset + piece.span.offset, piece.span.count}});
     }
   }
+  if (args.intra == HierarchyLevel::nvls && nvls_ring_pipelined(*levels, args.inter))
+    return hierarchical_nvls_ring(comm, buf, args, static_cast<int>(groups.size()));
   if (args.intra == HierarchyLevel::ring) rings_reduce_scatter(comm, buf, *args.op, inside, "reduce-scatter");
   else if (args.intra == HierarchyLevel::nvls) hierarchical_nvls_inside(comm, buf, *levels, false);
   else hierarchical_inside(comm, buf, args.op, *levels, false);
@@ -102,6 +104,8 @@ Schedule schedule_allreduce_hierarchical(const ModelInput& in) {
   const bool ring_inside = in.intra_level == HierarchyLevel::ring;
   std::vector<int> ends;
   const bool nvls_inside = in.intra_level == HierarchyLevel::nvls;
+  if (nvls_inside && nvls_ring_pipelined(plans.front(), in.inter_level))
+    return hierarchical_nvls_ring_schedule(in, static_cast<int>(groups.size()));
   if (ring_inside) ends = ring_steps_in_groups(schedule, in, plans, {}, true);
   else if (nvls_inside) hierarchical_nvls_steps(schedule, in, plans.front(), false);
   else hierarchical_inside_steps(schedule, in, plans.front(), false);

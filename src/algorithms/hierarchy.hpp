@@ -66,4 +66,13 @@ void hierarchical_nvls_inside(Comm& comm, Buffer& buf, const HierarchyPlan& plan
 void hierarchical_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args);
 void hierarchical_nvls_steps(Schedule& schedule, const ModelInput& in, const HierarchyPlan& plan, bool gather);
 
+// With the ring between nodes of equal size, the NVLS level and the ring run pipelined instead,
+// chunk by chunk through NCCL's FIFO (nvls_plan.hpp, NvlsAcross::ring): these run a GPU's side,
+// a switch actor's and the schedule; the chunk is collective.segment, made larger where the
+// messages would pass max_pipelined_messages or max_followed_messages (the model's).
+bool nvls_ring_pipelined(const HierarchyPlan& plan, HierarchyLevel inter);
+size_t nvls_ring_chunk(size_t count, size_t segment_elems, int p, int groups);
+void hierarchical_nvls_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args, int groups);
+Schedule hierarchical_nvls_ring_schedule(const ModelInput& in, int groups);
+
 }  // namespace collsim

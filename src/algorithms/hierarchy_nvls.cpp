@@ -6,19 +6,53 @@
 // - allgather: member i sends its chunk to the switch's multicast, which sends every member the
 //   whole vector.
 // Each GPU sends (1 + 1/g) and receives (1 + 1/g) times the vector through its NVLink port, as
-// in NCCL's NVLS; unlike NCCL's, each phase moves the vector at once (no chunks in a FIFO), as
-// the other levels do. The switch's reduction costs no time (it is the switch's, not a GPU's).
+// in NCCL's NVLS. With halving-doubling or a tree between the nodes (or nodes of different
+// sizes) each phase moves the vector at once, as the other levels do; with the ring between
+// nodes of equal size the level runs chunk by chunk through NCCL's FIFO, the node's reduction,
+// the ring and the multicast of successive chunks overlapping (nvls_plan.hpp, NvlsAcross::ring).
+// The switch's reduction costs no time (it is the switch's, not a GPU's).
 // A node's switch runs two actors, its reductions and its multicasts (as nccl-nvls's do):
 // switch actor k of 2G (G groups) is group k's reductions for k < G, group k - G's multicasts.
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "algorithms/algorithms.hpp"
 #include "algorithms/channels.hpp"
 #include "algorithms/hierarchy.hpp"
+#include "algorithms/message_counts.hpp"
+#include "algorithms/nvls_rounds.hpp"
 #include "algorithms/pipelined_rounds.hpp"
+#include "algorithms/schedule.hpp"
 #include "util/errors.hpp"
 
 namespace collsim {
+
+bool nvls_ring_pipelined(const HierarchyPlan& plan, HierarchyLevel inter) {
+  return inter == HierarchyLevel::ring && plan.even();
+}
+
+// A chunk's messages: each GPU's two to its switch and 2(G-1) of the ring, the switch's two to each GPU.
+size_t nvls_ring_chunk(size_t count, size_t segment_elems, int p, int groups) {
+  const double per_chunk = static_cast<double>(p) * (4.0 + 2.0 * (groups - 1));
+  // (the model follows them rank by rank up to max_followed_messages: beyond, it would price lock steps)
+  const double budget = std::min(max_pipelined_messages, static_cast<double>(max_followed_messages));
+  const auto most = static_cast<size_t>(std::max(1.0, std::floor(budget / per_chunk)));
+  return std::max({segment_elems, size_t{1}, (count + most - 1) / most});
+}
+
+void hierarchical_nvls_ring(Comm& comm, Buffer& buf, const CollectiveArgs& args, int groups) {
+  CollectiveArgs chunked = args;
+  chunked.segment_elems = nvls_ring_chunk(buf.size(), args.segment_elems, comm.size(), groups);
+  if (comm.rank() >= comm.size()) run_nvls_switch(comm, buf, chunked, NvlsAcross::ring);
+  else run_nvls_rank(comm, buf, chunked, NvlsAcross::ring);
+}
+
+Schedule hierarchical_nvls_ring_schedule(const ModelInput& in, int groups) {
+  ModelInput chunked = in;
+  chunked.segment_elems = nvls_ring_chunk(in.elems, in.segment_elems, in.p, groups);
+  return nvls_schedule(chunked, NvlsAcross::ring);
+}
 
 void hierarchical_nvls_inside(Comm& comm, Buffer& buf, const HierarchyPlan& plan, bool gather) {
   const auto [group, local] = plan.place(comm.rank());
@@ -37,6 +71,7 @@ void hierarchical_nvls_inside(Comm& comm, Buffer& buf, const HierarchyPlan& plan
 void hierarchical_nvls_switch(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   const auto groups = locality_groups(localities_of(comm));
   const HierarchyPlan plan = plan_hierarchy(turned_groups(groups, 0), buf.size());
+  if (nvls_ring_pipelined(plan, args.inter)) return hierarchical_nvls_ring(comm, buf, args, static_cast<int>(groups.size()));
   const int actor = comm.rank() - comm.size(), group_count = static_cast<int>(plan.groups.size());
   const int group = actor % group_count;
   const std::vector<int>& members = plan.groups[static_cast<size_t>(group)];

@@ -29,7 +29,10 @@ double butterfly(int p, int phases) {
 // each piece's owners (one per group), on every channel's slice (hierarchy.hpp).
 double hierarchical(const CollectiveShape& s) {
   const double p = s.p;
-  if (s.group_size <= 0) return s.nvls_inside ? 2 * p * (p + 1) : 2 * p * (p - 1) * s.channels;
+  // with NVLS and the ring between nodes the level is pipelined: at most max_followed_messages
+  // (hierarchy.hpp, nvls_ring_chunk), or one chunk's
+  if (s.group_size <= 0)
+    return s.nvls_inside ? std::max(static_cast<double>(max_followed_messages), 2 * p * (p + 1)) : 2 * p * (p - 1) * s.channels;
   const auto groups = consecutive_groups(block_sizes(s.p, s.group_size));
   double messages = 0;
   for (const Chunk& slice : channel_slices(s.elems, s.channels)) {
@@ -125,7 +128,11 @@ double collective_messages_at_once(const AlgorithmInfo& algorithm, const Collect
   const double p = shape.p;
   const bool direct = algorithm.name == "direct" &&
                       (algorithm.collective == Collective::allreduce || algorithm.collective == Collective::alltoall);
-  if (direct || algorithm.name == "nccl-alltoall") return collective_messages(algorithm, shape);
+  // NCCL's tree posts every receive of every chunk at once (nccl_trees.hpp: each rank's lanes
+  // in one sequence of rounds), and each posted receive is a transfer SimGrid holds: all its
+  // messages, the budget's or one chunk per lane each way and its bodies
+  if (direct || algorithm.name == "nccl-alltoall" || algorithm.name == "nccl-tree")
+    return collective_messages(algorithm, shape);
   if (algorithm.uses.servers && shape.server_processes) return static_cast<double>(shape.servers) * p;
   return 0;
 }

@@ -36,8 +36,9 @@ double collective_messages(const AlgorithmInfo& algorithm, const CollectiveShape
 
 // Messages the collective has in flight at once over all ranks, for the algorithms that
 // post one to every peer at once (allreduce and alltoall direct, NCCL's alltoall: p (p - 1),
-// times NCCL's p2p parts) and parameter server processes (every worker pushes to its S
-// servers at once: S p); 0 for the others, whose steps hold O(p) messages at a time. Each is
+// times NCCL's p2p parts), NCCL's tree (every receive of every chunk posted at once: all its
+// messages) and parameter server processes (every worker pushes to its S servers at once:
+// S p); 0 for the others, whose steps hold O(p) messages at a time. Each is
 // a SimGrid transfer in memory until it ends (plan/run_limits.hpp).
 double collective_messages_at_once(const AlgorithmInfo& algorithm, const CollectiveShape& shape);
 

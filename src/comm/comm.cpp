@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "comm/comm_group.hpp"
+#include "comm/post_cost.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -147,6 +148,12 @@ Request Comm::isend(int dst, View data) {
 
 void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
+  // the transport's price; posting it takes the sender its post overhead before it may leave
+  const MessageCost* cost = group_->message_cost();
+  const int from = group_->world_rank(rank_), to = group_->world_rank(dst);
+  const MessagePrice* price = cost == nullptr ? nullptr : &cost->price_for(from, to, data.logical_bytes());
+  if (const double post = post_overhead_of(cost, from, to, data.logical_bytes()); post > 0)
+    sg4::this_actor::sleep_for(post);
   const double now = sg4::Engine::get_clock();
   Packet* packet = group_->new_packet();
   packet->data.assign(data.data, data.data + data.bytes());
@@ -171,15 +178,13 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   const double bytes = data.logical_bytes();
   pending.bytes = bytes;
   watch_transfer(pending);
-  const MessageCost* cost = group_->message_cost();
-  if (cost == nullptr) {
+  if (price == nullptr) {
     pending.activity = mailbox_to(dst)->put_async(packet, static_cast<uint64_t>(bytes));
     return;
   }
-  // the transport's price: the wire's bytes, and a channel's ceiling on the message's rate
-  const MessagePrice& price = cost->price_for(group_->world_rank(rank_), group_->world_rank(dst), bytes);
-  pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price.wire_bytes(bytes)));
-  if (std::isfinite(price.rate_cap)) pending.activity->set_rate(price.rate_cap);
+  // the wire's bytes, and a channel's ceiling on the message's rate
+  pending.activity = mailbox_to(dst)->put_init(packet, static_cast<uint64_t>(price->wire_bytes(bytes)));
+  if (std::isfinite(price->rate_cap)) pending.activity->set_rate(price->rate_cap);
   pending.activity->start();
 }
 

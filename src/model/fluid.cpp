@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "comm/message_cost.hpp"
+#include "comm/post_cost.hpp"
 
 namespace collsim {
 namespace {
@@ -21,6 +22,7 @@ struct Transfer {
   double start = 0;          // when its bytes may flow: both ends posted, overheads and latency paid
   double latency = 0;
   double hop = 0;            // the receiver's hold after the last byte (MessagePrice::hop_latency)
+  double post = 0;           // the sender's time to post it (comm/post_cost.hpp)
   double remaining = 0;      // bytes on the wire
   double weight = 1;         // max-min weight: 1 / the route's latency (SimGrid's sharing penalty)
   double bound = unlimited;  // the slowest link of its route (what a fatpipe allows)
@@ -205,6 +207,8 @@ private:
       const MessagePrice& price = in_.message_cost->price_for(from, to, flow.bytes);
       t.remaining = price.wire_bytes(flow.bytes);
       t.hop = price.hop_latency;
+      t.post = post_overhead_of(in_.message_cost.get(), from, to, flow.bytes);
+      posts_cost_ = posts_cost_ || t.post > 0;
       t.bound = price.rate_cap;
     }
     t.links_first = t.links_end = static_cast<uint32_t>(links_.size());
@@ -253,10 +257,11 @@ private:
     Round& posted = rounds_[static_cast<size_t>(rank)][static_cast<size_t>(round)];
     posted.posted = true;
     posted.done_at = std::max(posted.done_at, at);
+    if (posts_cost_) add_post_overheads(posted);
     for (const auto& [m, send] : posted.posts) {
       Transfer& t = transfers_[m];
       const Flow& flow = messages_[m].flow;
-      if (send) t.send_posted = at + (flow.order + 1) * in_.overhead;
+      if (send) t.send_posted = at + (flow.order + 1) * in_.overhead + (posts_cost_ ? post_before_[m] : 0);
       if (!send || flow.src == flow.dst) t.recv_posted = at;
       if (t.send_posted < 0 || t.recv_posted < 0 || t.queued) continue;
       t.queued = true;
@@ -265,6 +270,19 @@ private:
       ready_.emplace(t.start, m);
     }
     if (posted.pending == 0) next_round(rank, round);
+  }
+
+  // The transport's post overheads of a round's sends, which the rank posts one after another
+  // in their order (Comm::post_send): each send leaves after its own and those before it.
+  void add_post_overheads(const Round& round) {
+    if (post_before_.empty()) post_before_.assign(transfers_.size(), 0);
+    std::vector<size_t> sends;
+    for (const auto& [m, send] : round.posts)
+      if (send) sends.push_back(m);
+    std::stable_sort(sends.begin(), sends.end(),
+                     [&](size_t a, size_t b) { return messages_[a].flow.order < messages_[b].flow.order; });
+    double sum = 0;
+    for (size_t m : sends) post_before_[m] = sum += transfers_[m].post;
   }
 
   void complete(size_t m, double at) {
@@ -441,6 +459,8 @@ private:
   LinkFacts* facts_;                   // links' bandwidths and sharing as read before (null: none)
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
+  bool posts_cost_ = false;         // some message has a post overhead (Transfer::post)
+  std::vector<double> post_before_;  // by message: its sender's post overheads up to and with its own
   std::vector<std::vector<Round>> rounds_;
   using Start = std::pair<double, size_t>;
   std::priority_queue<Start, std::vector<Start>, std::greater<>> ready_;

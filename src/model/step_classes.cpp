@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "comm/message_cost.hpp"
+#include "comm/post_cost.hpp"
 #include "model/fluid.hpp"
 
 namespace collsim {
@@ -161,7 +162,9 @@ private:
       if (in_.message_cost) {
         const MessagePrice& price =
             in_.message_cost->price_for(model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst), flow.bytes);
-        key.insert(key.end(), {bits_of(price.wire_factor), bits_of(price.hop_latency), bits_of(price.rate_cap)});
+        const double post =
+            post_overhead_of(in_.message_cost.get(), model_endpoint(in_, flow.src), model_endpoint(in_, flow.dst), flow.bytes);
+        key.insert(key.end(), {bits_of(price.wire_factor), bits_of(price.hop_latency), bits_of(price.rate_cap), bits_of(post)});
       }
       for (const int* l = routes_.begin(m); l != routes_.end(m); ++l) {
         const int id = *l;

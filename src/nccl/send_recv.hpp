@@ -11,7 +11,7 @@
 
 namespace collsim::nccl {
 
-class SendRecvCost final : public MessageCost {
+class SendRecvCost final : public MessageCost, public PostCost {
 public:
   // `vector_bytes`: the collective's vector per rank. The kernel's launch is LL's when the
   // whole vector would travel with LL (then every message does), else Simple's.
@@ -24,6 +24,9 @@ public:
     return bytes <= ll_up_to_ ? ll_.price(from, to) : simple_.price(from, to);
   }
   double collective_overhead() const override { return overhead_; }
+  double post_overhead(int from, int to, double bytes) const override {
+    return (bytes <= ll_up_to_ ? ll_ : simple_).post_overhead(from, to, bytes);
+  }
 
   // The parts, for people and the tests.
   double ll_up_to() const { return ll_up_to_; }  // bytes: LL up to here, Simple above

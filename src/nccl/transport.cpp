@@ -58,6 +58,25 @@ double Transport::hop_latency(Hw hw) const {
   return intra * us;
 }
 
+// NCCL's model prices its own algorithms' network posts inside their hop latencies (the
+// ring's max(intraLat, netOverhead) per step); a send/recv's network message carries its post
+// explicitly: getNetOverhead (src/graph/tuning.cc, NCCL 2.25.1, commit 80f6bda4: "Network
+// post overhead", x86 Intel 1 us, AMD 2 us, else 1 us), x3 with Simple as the ring's ("if (p
+// == NCCL_PROTO_SIMPLE) netOverhead *= 3"). A GPU's posts go one after another: one proxy thread per GPU walks its ops in turn
+// (src/proxy.cc, progressOps: "while (op) { ... op->progress(...)", whose sendProxyProgress in
+// src/transport/net.cc posts the op's isend).
+double Transport::post_overhead() const {
+  if (!choice_.point_to_point) return 0;
+  return net_overhead_us(system_.cpu) * (choice_.proto == Proto::simple ? 3 : 1) * us;
+}
+
+double Transport::post_overhead(int from, int to, double bytes) const {
+  (void)bytes;
+  const bool gpus = kinds_[static_cast<size_t>(from)] == EndpointKind::gpu && kinds_[static_cast<size_t>(to)] == EndpointKind::gpu;
+  if (!gpus || system_.node_of[static_cast<size_t>(from)] == system_.node_of[static_cast<size_t>(to)]) return 0;
+  return post_overhead();
+}
+
 // Wire bytes per data byte: 1 / (the protocol's efficiency x the path's).
 double Transport::wire_factor(EndpointKind a, EndpointKind b, bool same_node) const {
   const GpuArch arch = system_.gpu->arch;

@@ -12,6 +12,8 @@
 //   that long after its last byte;
 // - a rate cap: NCCL's per-channel ceilings (LL, LL128, the tree's), shared by the
 //   messages a rank has in flight at once;
+// - a post overhead (point to point only): the sender's proxy posts each message across the
+//   network one after another, NCCL's getNetOverhead each (x3 with Simple);
 // and every collective starts after NCCL's base latency (a kernel's launch and set-up).
 // docs/nccl.md gives every figure.
 #include <memory>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "comm/message_cost.hpp"
+#include "comm/post_cost.hpp"
 #include "nccl/constants.hpp"
 #include "nccl/system.hpp"
 
@@ -40,18 +43,23 @@ struct TransportChoice {
 // What an endpoint is: a GPU (world rank), a node's NVSwitch or a rail's SHARP switch.
 enum class EndpointKind { gpu, nvswitch, sharp_switch };
 
-class Transport final : public MessageCost {
+class Transport final : public MessageCost, public PostCost {
 public:
   // `kinds` by endpoint (world ranks first, then the switches).
   Transport(const GpuSystem& system, TransportChoice choice, std::vector<EndpointKind> kinds);
 
   const MessagePrice& price(int from, int to) const override;
   double collective_overhead() const override { return overhead_; }
+  // A message between two GPUs of different nodes: post_overhead(); 0 for the others.
+  double post_overhead(int from, int to, double bytes) const override;
 
   // The parts, for the docs and the tests (seconds, bytes/s of data).
   double hop_latency(Hw hw) const;
   double wire_factor(EndpointKind a, EndpointKind b, bool same_node) const;
   double data_rate_cap() const;  // per message, data bytes/s (infinite: none)
+  // What posting a message across the network costs its sender, seconds (0 but for point to
+  // point: NCCL's model prices its algorithms' posts in their hop latencies).
+  double post_overhead() const;
 
 private:
   MessagePrice compute(int from, int to) const;

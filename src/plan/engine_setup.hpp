@@ -15,6 +15,10 @@ class Engine;
 
 namespace collsim {
 
+// Whether no transfer of the run can have a latency phase in SimGrid (every link's latency is
+// carried by collsim's transport and no fault sets one): SimGrid's Lazy update is exact then.
+bool transfers_without_latency(const Scenario& scenario);
+
 // The SimGrid options collsim sets, each with where it came from: the network model's,
 // collsim's speed settings, the scenario's "cfg", then the user's --cfg (later ones win).
 using SimGridOptions = std::vector<std::pair<std::string, std::string>>;

@@ -168,6 +168,16 @@ void use_nvls_level(const NcclSetup& nvls, const ModelPlatform& platform, const 
   std::vector<int> chosen;
   for (const PlatformHost& host : nvls.switches) chosen.push_back(host.index);
   plan.model.network = platform.with_switches(chosen);
+  // with the ring between the nodes the level runs through NCCL's FIFO (hierarchy.hpp): NVLS's
+  // NCCL_STEPS chunks per connection (nccl/constants.hpp, fifo_chunks)
+  plan.model.fifo = nccl::fifo_chunks(nccl::Algo::nvls, nccl::Proto::simple);
+  // and its chunk is NCCL's NVLS step unless collective.segment sets it: 128 KiB per channel
+  // (nccl/constants.cpp, chunk_bytes) on NVLS's 16 channels (NCCL_NVLS_NCHANNELS, src/transport/nvls.cc
+  // 2.18.1, as nccl/tuner.cpp), 2 MiB of the vector per step
+  constexpr int nvls_channels = 16;
+  if (scenario.collective.segment == CollectiveSpec{}.segment)
+    plan.model.segment_elems = segment_elements(nccl::chunk_bytes(nccl::Algo::nvls, nccl::Proto::simple) * nvls_channels,
+                                                scenario.collective.dtype);
   for (int role = 0; role < nvls.actors_per_switch; ++role)
     for (size_t s = 0; s < nvls.switches.size(); ++s) {
       const int endpoint = static_cast<int>(platform.places.ranks() + s);

@@ -233,9 +233,11 @@ GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<Platfo
       "GPUs: {} runs on NCCL's send/recv, as a GPU runs it (nccl.gpu_cost=false: the links alone): a kernel's launch "
       "of {} per collective (NCCL's Ring baseLat; its model prices no send/recv), then each message as NCCL's "
       "send/recv sends it, in place of the links' latencies: LL up to {} (NCCL_P2P_LL_THRESHOLD x {} channels per "
-      "peer), hops of {}; Simple above, hops of {}",
+      "peer), hops of {}; Simple above, hops of {}; a GPU posts its messages across the network one after another, "
+      "{} each with LL, {} with Simple (NCCL's getNetOverhead, x3 with Simple)",
       algorithm == "auto" ? "every algorithm auto tries" : algorithm, format_time(cost.collective_overhead()),
-      format_size(cost.ll_up_to()), cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()));
+      format_size(cost.ll_up_to()), cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()),
+      format_time(cost.ll().post_overhead()), format_time(cost.simple().post_overhead()));
   return setup;
 }
 
@@ -263,7 +265,7 @@ std::string describe_nccl(const NcclSetup& setup) {
   const bool p2p = setup.algo_label == "P2P";
   return fmt::format("NCCL's transport for {}/{}: {} base latency per collective, hops of {} on NVLink and {} across "
                      "nodes ({}, in place of the links' latencies), {:.4g} wire bytes per byte on NVLink{}, "
-                     "{:.4g} across nodes{}",
+                     "{:.4g} across nodes{}{}",
                      setup.algo_label, nccl::proto_name(setup.choice.chosen.proto),
                      format_time(t.collective_overhead()), format_time(t.hop_latency(nccl::Hw::nvlink)),
                      format_time(t.hop_latency(nccl::Hw::net)),
@@ -271,7 +273,12 @@ std::string describe_nccl(const NcclSetup& setup) {
                      t.wire_factor(EndpointKind::gpu, nvswitch ? EndpointKind::nvswitch : EndpointKind::gpu, true),
                      nvswitch ? " (to and from the NVSwitch)" : "",
                      t.wire_factor(EndpointKind::gpu, sharp ? EndpointKind::sharp_switch : EndpointKind::gpu, false),
-                     sharp ? " (to and from the rails' SHARP switches)" : "");
+                     sharp ? " (to and from the rails' SHARP switches)" : "",
+                     p2p && t.post_overhead() > 0
+                         ? fmt::format("; a GPU posts its messages across nodes one after another, {} each (NCCL's "
+                                       "getNetOverhead{})", format_time(t.post_overhead()),
+                                       setup.choice.chosen.proto == nccl::Proto::simple ? ", x3 with Simple" : "")
+                         : "");
 }
 
 }  // namespace collsim

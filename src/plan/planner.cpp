@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <stdexcept>
 
 #include "algorithms/message_counts.hpp"
 #include "comm/buffer.hpp"
@@ -111,6 +113,11 @@ std::vector<sg4::Host*> plan_platform(sg4::Engine& engine, SimGridGuard& guard, 
                                                {.pxn = nccl && scenario.nccl.pxn, .latency_in_transport = nccl,
                                                 .latency_in_transport_on_gpus = wants_gpu_transport(scenario)});
   plan.platform.gpu_transport = platform.gpus && wants_gpu_transport(scenario);
+  // simgrid_options chose the Lazy update from the scenario alone: exact only if it holds
+  if (transfers_without_latency(scenario))
+    for (const sg4::Link* link : engine.get_all_links())
+      if (link->get_latency() != 0)
+        throw std::logic_error(fmt::format("link {} keeps a latency on a platform planned without", link->get_name()));
   if (nccl || runs_nvls_level(scenario)) switches = platform.switches;
   const int p = scenario.workers.value_or(static_cast<int>(platform.hosts.size()));
   if (scenario.collective.root >= p)

@@ -19,6 +19,9 @@ struct Setting {
 // (channel c's rings turn by c members inside each locality group).
 bool reads(const AlgorithmInfo& algorithm, const Setting& setting, const CollectiveSpec& spec) {
   if (setting.field == &Uses::groups && algorithm.uses.channels && spec.channels > 1) return true;
+  // hierarchical's NVLS level with the ring between nodes runs chunk by chunk (algorithms/hierarchy.hpp)
+  if (setting.field == &Uses::segment && algorithm.name == "hierarchical" && spec.intra == HierarchyLevel::nvls)
+    return true;
   return algorithm.uses.*setting.field;
 }
 

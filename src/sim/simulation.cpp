@@ -73,7 +73,19 @@ void watch_waits(RunState& state, SimResult& result) {
       state.recovery->detector().limit(m.message_time((m.elems + static_cast<size_t>(m.p) - 1) / static_cast<size_t>(m.p)));
 }
 
-// The paragraph a user reads when the group never completes (recovery.policy "none").
+// A peer as the stall report names it: a rank, or a parameter server's process or a switch
+// (the endpoints after the ranks, in the plan's order).
+std::string peer_name(const RunState& state, int peer) {
+  const auto p = static_cast<int>(state.workers.size());
+  const std::vector<SwitchPlan>& switches = state.setup.plan->switches;
+  if (peer < p || peer - p >= static_cast<int>(switches.size())) return fmt::format("rank {}", peer);
+  const SwitchPlan& endpoint = switches[static_cast<size_t>(peer - p)];
+  return fmt::format("{} {} (on {})", endpoint.kind == SwitchKind::server ? "parameter server" : "switch", peer - p,
+                     endpoint.host);
+}
+
+// The paragraph a user reads when the group never completes (recovery.policy "none", or a
+// stall that "rebuild" did not regroup around).
 std::string describe_stall(const RunState& state) {
   std::string text;
   int stuck_round = state.setup.scenario->training.rounds;
@@ -93,16 +105,19 @@ std::string describe_stall(const RunState& state) {
     const WaitState& wait = state.waits[r];
     std::string line;
     if (w.fate == WorkerFate::aborted)
-      line = fmt::format(" Rank {} lost its transfer with rank {} at {}.", r, wait.peer, format_time(w.fate_time));
+      line = fmt::format(" Rank {} lost its transfer with {} at {}.", r, peer_name(state, wait.peer), format_time(w.fate_time));
     else if (wait.peer >= 0)
-      line = fmt::format(" Rank {} waits to {} rank {} since {}.", r, wait.what, wait.peer, format_time(wait.since));
+      line = fmt::format(" Rank {} waits to {} {} since {}.", r, wait.what, peer_name(state, wait.peer), format_time(wait.since));
     else
       line = fmt::format(" Rank {} waits outside the collective.", r);
     if (listed++ < 8) text += line;
     else ++more;
   }
   if (more > 0) text += fmt::format(" ({} more ranks wait likewise.)", more);
-  text += " With recovery.policy \"none\" the group waits forever; \"rebuild\" would drop the lost worker and go on.";
+  if (state.setup.scenario->recovery.policy == RecoveryPolicy::none)
+    text += " With recovery.policy \"none\" the group waits forever; \"rebuild\" would drop the lost worker and go on.";
+  else
+    text += " recovery.policy \"rebuild\" found no lost worker to drop here, so the group waits forever.";
   return text;
 }
 

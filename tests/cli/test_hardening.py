@@ -307,6 +307,12 @@ class Limits(Hardening):
                                     "nccl-alltoall", "--set", "nccl.channels=1", "--size", "1MiB"],
                                    "in flight at once", timeout=20)
         self.assertIn(f"has {2048 * 2047:.3g} transfers", line)
+        # NCCL's tree posts every receive of every chunk at once: one chunk per lane each way on
+        # each of the p - 1 tree edges and its bodies, 4 (p - 1) x 32 lanes at 32768 ranks
+        # (4,194,176); its 250,000-message budget below that (it used to count 0 here)
+        line = self.assert_refused(["run", "--topology", "dgx-h100:4096", "--algorithm", "nccl-tree", "--set",
+                                    "nccl.channels=32", "--size", "1GiB"], "in flight at once", timeout=20)
+        self.assertIn(f"has {4 * 32767 * 32:.3g} transfers in flight at once", line)
         # at 2000 ranks direct fits (3,998,000 at once)
         done = self.collsim("validate", "--topology", "star:2000", "--collective", "alltoall", "--algorithm", "direct",
                             timeout=60 * SLOW)

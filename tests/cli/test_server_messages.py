@@ -296,5 +296,31 @@ class ServerRebuild(unittest.TestCase):
             self.assertIn(expected, done.stderr)
 
 
+class StallReport(unittest.TestCase):
+    def test_a_stall_names_the_servers_as_servers(self):
+        # 4 workers, 2 dedicated servers on host-4 and host-5 (endpoints 4 and 5); host-2 lost in
+        # round 1 under recovery.policy none: the others wait for server 0's pull (the server
+        # waits for rank 2's push), named as the server on its host, not as "rank 4"
+        scenario = {"name": "stall", "topology": "star:6", "workers": 4, "network": "ideal",
+                    "collective": {"algorithm": "parameter-server", "size": "16MiB",
+                                   "parameter_server": {"placement": "dedicated", "hosts": ["host-4", "host-5"]}},
+                    "training": {"rounds": 3, "compute": "10ms"},
+                    "faults": [{"kind": "preempt", "host": "host-2", "at": "25ms"}]}
+        with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=120,
+                                  cwd=folder)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        report = done.stderr.strip()
+        self.assertTrue(report.startswith("collsim: stalled: the group stalled in round 1"), report)
+        self.assertIn("Rank 2 (host-2) was preempted at 25 ms.", report)
+        for rank in (0, 1, 3):
+            self.assertIn(f"Rank {rank} waits to receive from parameter server 0 (on host-4) since", report)
+        self.assertNotIn("rank 4", report)
+        self.assertTrue(report.endswith('With recovery.policy "none" the group waits forever; "rebuild" would drop '
+                                        "the lost worker and go on."), report)
+
+
 if __name__ == "__main__":
     unittest.main()

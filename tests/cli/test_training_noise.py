@@ -39,6 +39,18 @@ def lognormal(sigma, seed, rank, round_):
     return math.exp(sigma * standard_normal(seed, rank, round_) - sigma * sigma / 2)
 
 
+def tail_uniform(seed, rank, round_):
+    return unit(splitmix64(splitmix64(seed ^ 0x7461696C) ^ splitmix64((rank << 32) | round_)))
+
+
+def table_factor(table, u):
+    """The documented quantile function: linear between the table's points."""
+    for (p0, f0), (p1, f1) in zip(table, table[1:]):
+        if u <= p1:
+            return f1 if p1 <= p0 else f0 + (f1 - f0) * (u - p0) / (p1 - p0)
+    return table[-1][1]
+
+
 def nearest_rank(values, q):
     ordered = sorted(values)
     return ordered[max(1, math.ceil(q * len(ordered))) - 1]
@@ -77,6 +89,26 @@ class Noise(TrainingRun):
         s = trace["summary"]
         self.assertClose(1.25 * (F + BK) + ring(N), s["iteration_time"])
         self.assertClose((F + BK) / s["iteration_time"], s["scaling_efficiency"] / 1.25)
+
+    def test_a_measured_tail_draws_each_ranks_factor_from_its_quantile_function(self):
+        # the page's example table: each rank's compute in each round is its nominal time times
+        # the quantile function at its own uniform draw (a hash of seed, rank, round); the mean
+        # factor, the area under the quantile function, is 0.5 (0.98 + 1)/2 + 0.49 (1 + 1.1)/2
+        # + 0.01 (1.1 + 1.5)/2 = 1.0225, what one worker computes on average: scaling_efficiency
+        # is T1 = 1.0225 (F + BK) over the mean iteration
+        table, seed, rounds = [[0, 0.98], [0.5, 1.0], [0.99, 1.1], [1, 1.5]], 11, 4
+        trace = self.run_noise({"distribution": "table", "table": table}, rounds=rounds, seed=seed)
+        self.assertTrue(trace["summary"]["verified"])
+        for rank in range(P):
+            for round_ in range(rounds):
+                mine = [a for a in trace["activities"]
+                        if a["rank"] == rank and a["round"] == round_ and a["lane"] == "compute"]
+                took = sum(a["end"] - a["start"] for a in mine)
+                self.assertClose((F + BK) * table_factor(table, tail_uniform(seed, rank, round_)), took, rel=1e-9)
+        s = trace["summary"]
+        mean = 0.5 * (0.98 + 1) / 2 + 0.49 * (1 + 1.1) / 2 + 0.01 * (1.1 + 1.5) / 2
+        self.assertClose(1.0225, mean)
+        self.assertClose(mean * (F + BK) / s["iteration_time"], s["scaling_efficiency"])
 
     def test_tail_and_scaling_follow_from_the_rounds(self):
         trace = self.run_noise({"distribution": "lognormal", "sigma": 0.3}, rounds=20)

@@ -20,7 +20,10 @@ constexpr double us = 1e-6;
 // tuning.cc: baseLat Ring {LL 6.6, LL128 14.0, Simple 8.4}; hwLat Ring NVLink {.6, 1.9, 3.4},
 // NET {2.7, 4.0, 14.0}; Ring/LL's bus bandwidth x .5
 constexpr double launch_ll = 6.6 * us, launch_simple = 8.4 * us;
-constexpr double nvlink_ll = 0.6 * us, nvlink_simple = 3.4 * us, net_simple = 14.0 * us;
+constexpr double nvlink_ll = 0.6 * us, nvlink_simple = 3.4 * us, net_ll = 2.7 * us, net_simple = 14.0 * us;
+// getNetOverhead (tuning.cc 2.25.1): 1 us a network post on an x86 Intel CPU (the DGX H100's
+// Xeon, the rail presets'), x3 with Simple; a GPU's proxy posts one after another
+constexpr double post_ll = 1.0 * us, post_simple = 3.0 * us;
 // an H100's NVLink: 18 links of 25 GB/s each way (450 GB/s), NCCL counts 20.6 a link (topo.h)
 constexpr double nvlink_rate = 450e9, nvlink_usable = 18 * 20.6e9 / 450e9;
 // ConnectX-7 at 400 Gb/s (50 GB/s); InfiniBand carries 4096 bytes of payload in 4122 (IBTA)
@@ -55,9 +58,10 @@ TEST_SUITE("sim") {
 
   TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
     // rail:2:1, two H100 behind ConnectX-7 NICs; 16 MiB: blocks of 8 MiB, Simple; each of the
-    // two steps moves 8 MiB each way at once, on the two directions of the NICs
+    // two steps posts its message across the network (3 us), then moves 8 MiB each way at
+    // once, on the two directions of the NICs
     Scenario s = allreduce_on("ring", "rail:2:1", 2, 16 << 20);
-    const double step = net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
+    const double step = post_simple + net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
     check_simulated_and_model(s, launch_simple + 2 * step);
   }
 
@@ -68,6 +72,22 @@ TEST_SUITE("sim") {
     Scenario s = allreduce_on("direct", "dgx-h100:1", 8, 8192);
     const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
     check_simulated_and_model(s, launch_ll + exchange);
+  }
+
+  TEST_CASE("collsim's direct allreduce on two DGX H100 at 8 B: the proxy posts 8 network sends one after another") {
+    // rank r sends to r+1, r+2, ... (allreduce_direct.cpp): 7 on NVLink, which post nothing,
+    // and 8 across the network at 1 us a post (LL: 8 B is within LL's reach), so its k-th
+    // network message leaves at k us. Every rank of a node sends its k-th network message to
+    // the same GPU (7 + k or k - 1), whose NIC's downlink the 8 share: 8 x 16 wire bytes (8 B
+    // of data in LL's 16-byte line; IB's framing rounds 16.1 to 16) at 50 GB/s. The last is
+    // held NET's hwLat LL 2.7 us after its last byte. Before the posts: 9.3 us.
+    Scenario s = allreduce_on("direct", "dgx-h100:2", 16, 8);
+    const double last_network = 8 * post_ll + 8 * wire(8, 0.5 * ib_payload) / nic_rate + net_ll;
+    check_simulated_and_model(s, launch_ll + last_network);
+    // the same on two DGX A100, whose AMD EPYC hosts post at 2 us (getNetOverhead) through
+    // 200 Gb/s HDR NICs (25 GB/s)
+    Scenario a = allreduce_on("direct", "dgx-a100:2", 16, 8);
+    check_simulated_and_model(a, launch_ll + 8 * 2.0 * us + 8 * wire(8, 0.5 * ib_payload) / 25e9 + net_ll);
   }
 
   TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {

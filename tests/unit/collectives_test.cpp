@@ -209,6 +209,38 @@ TEST_CASE("NCCL's tree: every rank's chunks go up before they come down, each ho
   }
 }
 
+TEST_CASE("hierarchical's NVLS level with the ring: each ring step 1 + lag steps after the last, pieces as a ring's") {
+  // 3 nodes of 2 GPUs, 2 chunks of 12 elements (slices of 6, pieces of 2), lag 7: chunk j's ring
+  // steps at j + 2, j + 10 (reduce-scatter), j + 18, j + 26 (allgather), T = 2 + 2 x 2 x 8 = 34;
+  // GPU m of node n sends piece (n - s) mod 3, then (n + 1 - s') mod 3, to GPU m of node n + 1
+  const NvlsPlan plan({0, 0, 1, 1, 2, 2}, 24, 12, NvlsAcross::ring, 7);
+  for (int rank = 0; rank < 6; ++rank) {
+    const int node = rank / 2, member = rank % 2;
+    int ring_sends = 0;
+    for (const auto& m : plan.messages_of(rank)) {
+      if (m.kind == NvlsPlan::Kind::multicast_up) CHECK(m.step == m.chunk + 34);
+      if (m.kind == NvlsPlan::Kind::multicast_down) CHECK((m.step == m.chunk + 35 && m.wait == 7));
+      if (m.kind != NvlsPlan::Kind::ring_reduce && m.kind != NvlsPlan::Kind::ring_gather) continue;
+      const int s = (m.step - m.chunk - 2) / 8;
+      CHECK(m.step == m.chunk + 2 + 8 * s);
+      CHECK(m.wait == 7);
+      CHECK((m.kind == NvlsPlan::Kind::ring_reduce) == (s < 2));
+      const Chunk piece = plan.span(node, m);
+      CHECK(piece.count == 2);
+      CHECK(piece.offset == static_cast<size_t>(12 * m.chunk + 6 * member + 2 * m.piece));
+      if (!m.send) {
+        CHECK(m.peer == (node + 2) % 3 * 2 + member);
+        CHECK(NvlsPlan::partial(m) == (s < 2));
+        continue;
+      }
+      ++ring_sends;
+      CHECK(m.peer == (node + 1) % 3 * 2 + member);
+      CHECK(m.piece == (s < 2 ? (node - s + 3) % 3 : (node + 1 - (s - 2) + 3) % 3));
+    }
+    CHECK(ring_sends == 2 * 4);
+  }
+}
+
 TEST_CASE("NCCL's NVLSTree: a hop across nodes is waited for fifo - 1 steps late, and used the step after") {
   // NVLSTree, the same nodes: GPU i of the child node sends its slice up at j + 2, the root GPU
   // sends it down at j + 2 + 8 (T = 10), the child's multicast at j + 2 + 8 + 8 = j + 18
