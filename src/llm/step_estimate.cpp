@@ -57,6 +57,19 @@ double data_time(const TransformerModel& m, const Layout& layout, const Cluster&
   return layout.zero_stage == 3 ? allreduce + ring_time(Collective::allgather, bytes, layout.data, link) : allreduce;
 }
 
+// What of the data-parallel time `data` the first stage leaves exposed after its compute ends.
+// Its gradients are reduced as backward makes them: in 1F1B from the start of the last
+// micro-batch's backward (`backward`, the stage's). With v interleaved chunks Megatron's
+// cool-down runs the last P micro-batches' backwards chunk by chunk, chunk v-1 first, so chunk
+// c's gradients (data / v of the time) can be reduced from (c P + 1) chunk backwards (backward
+// / v each) before the end; the stream, reducing in that order, ends
+// max over c of ((c + 1) data - (c P + 1) backward) / v after the compute (v = 1: data - backward).
+double exposed_data(double data, double backward, int p, int v) {
+  double exposed = 0;
+  for (int c = 0; c < v; ++c) exposed = std::max(exposed, ((c + 1) * data - (c * p + 1) * backward) / v);
+  return exposed;
+}
+
 std::string largest_part(const StepEstimate& e) {
   const std::pair<const char*, double> parts[] = {{"tensor", e.tensor.exposed},     {"pipeline", e.pipeline.exposed},
                                                   {"data", e.data.exposed},         {"expert", e.expert.exposed},
@@ -146,7 +159,7 @@ StepEstimate estimate_step(const TransformerModel& m, const Layout& layout, cons
   e.bubble_time = (p - 1) * slowest.chunk(v, message);
   e.bubble_fraction = static_cast<double>(p - 1) / (static_cast<double>(v) * micro + p - 1);
   const double data = data_time(m, layout, cluster);
-  e.data = {data, std::max(0.0, data - stage_slot(m, layout, cluster, 0).backward),
+  e.data = {data, exposed_data(data, stage_slot(m, layout, cluster, 0).backward, p, v),
             layout.tensor * layout.data > cluster.gpus_per_node};
   e.step_time = e.compute_time + e.tensor.exposed + e.expert.exposed + e.pipeline.exposed + e.bubble_time + e.data.exposed;
   e.mfu = model_flops_per_step(m) / (e.step_time * layout.gpus() * cluster.gpu.peak_bf16_flops);

@@ -34,6 +34,14 @@ namespace {
 
 bool is_data(Communicator c) { return c == data_comm || c == rebuilt_data_comm; }
 
+}  // namespace
+
+const std::vector<DataChoice>& data_choices_of(const StepState& state, Communicator c) {
+  return c == rebuilt_data_comm && !state.rebuilt_choices.empty() ? state.rebuilt_choices : state.step->data_choices;
+}
+
+namespace {
+
 // Communicator c's copies of each group: the data communicators' one per choice of their
 // bucket collectives (StepPlan::data_choices: a choice of NCCL's brings its own transport),
 // the others' one.
@@ -46,8 +54,9 @@ size_t choices_of(const StepState& state, Communicator c) {
 std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Communicator c, size_t choice) {
   const StepPlan& step = *state.step;
   if (is_data(c)) {
-    if (choice >= step.data_choices.size()) return nullptr;
-    const DataChoice& data = step.data_choices[choice];
+    const auto& choices = data_choices_of(state, c);
+    if (choice >= choices.size()) return nullptr;
+    const DataChoice& data = choices[choice];
     return data.reduce.cost ? data.reduce.cost : data.gather.cost;
   }
   switch (c) {
@@ -57,8 +66,8 @@ std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Commu
       return nullptr;
     case pipeline_comm: return step.pipeline_cost;
     case expert_comm: return step.expert_alltoall.cost;
-    case expert_data_comm:
-    case rebuilt_expert_data_comm: return step.expert_data_reduce.cost;
+    case expert_data_comm: return step.expert_data_reduce.cost;
+    case rebuilt_expert_data_comm: return state.rebuilt_expert_data_reduce.cost;
     default: break;
   }
   return nullptr;
@@ -211,17 +220,15 @@ public:
       else backward(pass.micro_batch, pass.chunk);
     }
     const double start = sg4::Engine::get_clock();
-    for (Sent& sent : sends_) pipeline_comm_of().wait(sent.request);
+    for (; sends_finished_ < sends_posted_; ++sends_finished_) sends_done_->acquire();
+    if (*send_failure_) std::rethrow_exception(*send_failure_);
     times_.pipeline += sg4::Engine::get_clock() - start;
+    times_.pipeline_messages += sg4::Engine::get_clock() - start;  // its own sends' transfers
     times_.compute_end = sg4::Engine::get_clock();
     stream_ended(state_, world_, true);
   }
 
 private:
-  struct Sent {
-    std::unique_ptr<Buffer> data;
-    Request request;
-  };
 
   Comm& pipeline_comm_of() {
     if (!pipeline_) {
@@ -269,7 +276,14 @@ private:
     Buffer got = step_buffer(step_.pipeline_bytes, 1, 1), want = step_buffer(step_.pipeline_bytes, 1, 1);
     const double start = sg4::Engine::get_clock();
     tagged.recv(from, got.all());
-    times_.pipeline += sg4::Engine::get_clock() - start;
+    const double now = sg4::Engine::get_clock();
+    times_.pipeline += now - start;
+    // the wait until the other stage sent is the bubble, the rest the message's transfer
+    const auto posted = state_.pipeline_posted.find(pipeline_key(world_, forward, chunk, mb));
+    if (posted != state_.pipeline_posted.end()) {
+      times_.pipeline_messages += now - std::clamp(posted->second, start, now);
+      state_.pipeline_posted.erase(posted);
+    }
     record(state_, world_, "pipeline", forward ? "receive activations" : "receive gradients", mb, start);
     fill_input(want, state_.members[pipeline_comm][static_cast<size_t>(state_.places[static_cast<size_t>(world_)][pipeline_comm].group)]
                           [static_cast<size_t>(from)], OpKind::sum, message_seed(forward, mb, chunk));
@@ -279,10 +293,28 @@ private:
   void send(bool forward, int mb, int chunk) {
     const int to = forward ? next_stage() : previous_stage();
     Comm tagged = pipeline_tagged(forward, chunk);
-    auto data = std::make_unique<Buffer>(step_buffer(step_.pipeline_bytes, 1, 1));
+    auto data = std::make_shared<Buffer>(step_buffer(step_.pipeline_bytes, 1, 1));
     fill_input(*data, world_, OpKind::sum, message_seed(forward, mb, chunk));
-    Request request = tagged.isend(to, data->all());
-    sends_.push_back({std::move(data), std::move(request)});
+    // sent asynchronously, from an actor of its own: a send left unwaited by the stream that
+    // posted it stays on that actor's list of activities in SimGrid 3.32 (a std::list that
+    // every transfer of the actor scans when it ends: CommImpl::finish), which made a step
+    // with hundreds of micro-batches quadratic in them
+    ++sends_posted_;
+    const int receiver = state_.members[pipeline_comm][static_cast<size_t>(
+        state_.places[static_cast<size_t>(world_)][pipeline_comm].group)][static_cast<size_t>(to)];
+    state_.pipeline_posted[pipeline_key(receiver, forward, chunk, mb)] = sg4::Engine::get_clock();
+    sg4::Actor::create("pipeline-send", sg4::this_actor::get_host(),
+                       [tagged, to, data, done = sends_done_, failure = send_failure_]() mutable {
+                         try {
+                           tagged.send(to, data->all());
+                         } catch (const simgrid::ForcefulKillException&) {
+                           throw;
+                         } catch (const simgrid::Exception&) {  // the stream rethrows it when it waits
+                           if (!*failure) *failure = std::current_exception();
+                         }
+                         done->release();
+                       })
+        ->daemonize();  // a replica that leaves leaves its sends unmatched
   }
 
   void alltoall(int mb) {
@@ -357,7 +389,9 @@ private:
   LayoutCoordinates at_;
   int stages_;
   std::optional<Comm> pipeline_;
-  std::deque<Sent> sends_;
+  int sends_posted_ = 0, sends_finished_ = 0;
+  sg4::SemaphorePtr sends_done_ = sg4::Semaphore::create(0);  // a token per pipeline send completed
+  std::shared_ptr<std::exception_ptr> send_failure_ = std::make_shared<std::exception_ptr>();
   int made_blocks_ = 0;     // blocks whose gradients the last micro-batch's backward has made
   size_t next_bucket_ = 0;  // the next bucket to hand to the data stream
 };
@@ -379,19 +413,20 @@ void run_data_stream(StepState& state, int world, Communicator data) {
   for (size_t b = 0; b < buckets.size(); ++b) {
     state.bucket_ready[static_cast<size_t>(world)]->acquire();
     const auto choice = static_cast<size_t>(choices[b]);
-    const GroupAlgorithm& algorithm = step.data_choices[choice].reduce;
+    const GroupAlgorithm& algorithm = data_choices_of(state, data)[choice].reduce;
     if (algorithm.algorithm != nullptr && !alone)
       times.data_busy += run_collective(state, world, data, algorithm, reduce, buckets[b].bytes, -1, choice);
   }
   const Communicator expert_data = data == data_comm ? expert_data_comm : rebuilt_expert_data_comm;
   const Place expert_place = state.places[static_cast<size_t>(world)][expert_data];
-  if (step.expert_data_reduce.algorithm != nullptr && expert_place.group >= 0 &&
+  const GroupAlgorithm& experts = data == data_comm ? step.expert_data_reduce : state.rebuilt_expert_data_reduce;
+  if (experts.algorithm != nullptr && expert_place.group >= 0 &&
       state.members[expert_data][static_cast<size_t>(expert_place.group)].size() > 1)
-    times.data_busy += run_collective(state, world, expert_data, step.expert_data_reduce, Collective::allreduce,
+    times.data_busy += run_collective(state, world, expert_data, experts, Collective::allreduce,
                                       step.expert_gradient_bytes[static_cast<size_t>(stage)], -1);
   for (size_t b = 0; b < buckets.size() && !alone; ++b) {
     const auto choice = static_cast<size_t>(choices[b]);
-    const GroupAlgorithm& algorithm = step.data_choices[choice].gather;
+    const GroupAlgorithm& algorithm = data_choices_of(state, data)[choice].gather;
     if (algorithm.algorithm != nullptr)
       times.data_busy += run_collective(state, world, data, algorithm, Collective::allgather, buckets[b].bytes, -1, choice);
   }

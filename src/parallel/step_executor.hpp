@@ -24,6 +24,9 @@ struct RankStepTimes {
   double tensor = 0;       // in tensor-parallel collectives (the stream waits for them)
   double expert = 0;       // in alltoalls
   double pipeline = 0;     // waiting for activations or gradients of other stages: the bubble and the messages
+  // of `pipeline`, the part with the message already sent (its transfer); the rest is the
+  // bubble: waiting for another stage to compute what it sends
+  double pipeline_messages = 0;
   double data_busy = 0;    // the data-parallel stream's collectives
   double compute_end = 0;  // the compute stream's last pass done
   double end = 0;          // and the data-parallel stream too: the rank's step

@@ -131,6 +131,29 @@ std::vector<std::vector<int>> expert_data_groups(const ParallelismSpec& p) {
   return groups;
 }
 
+DataChoice rechoose_data(const RunPlan& plan, const DataChoice& original, const std::vector<int>& members) {
+  const StepSpec& spec = plan.scenario.parallelism.step;
+  const char* where = "parallelism.step.algorithms.data";
+  try {
+    DataChoice choice{original.bytes, choose(plan, spec.zero > 0 ? Collective::reduce_scatter : Collective::allreduce,
+                                             spec.data_algorithm, original.bytes, {members}, where), {}};
+    if (spec.zero > 0) choice.gather = choose(plan, Collective::allgather, spec.data_algorithm, original.bytes, {members}, where);
+    return choice;
+  } catch (const InputError&) {
+    return original;
+  }
+}
+
+GroupAlgorithm rechoose_expert_data(const RunPlan& plan, const GroupAlgorithm& original, double bytes,
+                                    const std::vector<int>& members) {
+  try {
+    return choose(plan, Collective::allreduce, plan.scenario.parallelism.step.data_algorithm, bytes, {members},
+                  "parallelism.step.algorithms.data");
+  } catch (const InputError&) {
+    return original;
+  }
+}
+
 // A link-down must cut workers off (their replica then leaves); a link that is no worker's
 // own (a switch's) would break the transfers of whichever replicas cross it.
 void check_lost_links(const RunPlan& plan) {

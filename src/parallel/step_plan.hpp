@@ -58,6 +58,14 @@ struct StepPlan {
 // Throws InputError naming the field when the model does not fit the layout's communicators.
 StepPlan plan_step(const RunPlan& plan);
 
+// The collectives of bucket size `original` chosen again for a data-parallel group rebuilt
+// from the survivors (world ranks `members`): what auto or NCCL's tuner picks for its size, as
+// for the original group (the original choice where the algorithm named cannot run there).
+DataChoice rechoose_data(const RunPlan& plan, const DataChoice& original, const std::vector<int>& members);
+// The same for the experts' gradients (`bytes` per GPU) in a rebuilt expert-data group.
+GroupAlgorithm rechoose_expert_data(const RunPlan& plan, const GroupAlgorithm& original, double bytes,
+                                    const std::vector<int>& members);
+
 // The groups of the expert-data dimension: ranks of one tensor index, one stage and one
 // place in their expert group (Megatron's expert-data-parallel group: data / expert ranks).
 std::vector<std::vector<int>> expert_data_groups(const ParallelismSpec& layout);

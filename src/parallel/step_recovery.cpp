@@ -129,8 +129,18 @@ void rebuild_data_groups(StepState& state, Communicator failed, StepRecovery& re
       if (!state.times[static_cast<size_t>(w)].dropped) survivors.push_back(w);
     if (!survivors.empty()) redo.push_back(std::move(survivors));
   }
+  // each bucket size's collectives chosen again for the rebuilt groups' size (all alike)
+  const StepPlan& step = *state.step;
+  const std::vector<std::vector<int>> expert = expert_data_of(state, redo);
+  state.rebuilt_choices.clear();
+  for (const DataChoice& original : step.data_choices)
+    state.rebuilt_choices.push_back(redo.empty() ? original : rechoose_data(*state.plan, original, redo.front()));
+  state.rebuilt_expert_data_reduce =
+      expert.empty() || step.expert_gradient_bytes.empty()
+          ? step.expert_data_reduce
+          : rechoose_expert_data(*state.plan, step.expert_data_reduce, step.expert_gradient_bytes.front(), expert.front());
   make_groups(state, rebuilt_data_comm, redo, state.epoch);
-  make_groups(state, rebuilt_expert_data_comm, expert_data_of(state, redo), state.epoch);
+  make_groups(state, rebuilt_expert_data_comm, expert, state.epoch);
   for (const std::vector<int>& group : redo)
     for (int world : group) {
       const auto w = static_cast<size_t>(world);

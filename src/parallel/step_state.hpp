@@ -5,6 +5,7 @@
 #include <array>
 #include <exception>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ struct StepState {
   // are not started yet: its first rank to reach a collective starts them.
   std::array<std::vector<std::vector<std::string>>, communicators> switch_hosts;  // [communicator][group copy]
   std::map<const CommGroup*, int> switch_started;
+  // When each pipeline message was sent, by its receiver, direction, chunk and micro-batch
+  // (pipeline_key): the receiver splits its wait into the bubble and the transfer.
+  std::unordered_map<uint64_t, double> pipeline_posted;
+  // The data-parallel (and expert-data) collectives chosen again for the size of the groups
+  // rebuilt after a lost worker, one per StepPlan::data_choices entry (empty: none rebuilt).
+  std::vector<DataChoice> rebuilt_choices;
+  GroupAlgorithm rebuilt_expert_data_reduce;
   std::vector<std::array<Place, communicators>> places;                      // [world][communicator]
   std::vector<std::array<int, communicators>> sequence;                      // [world]: collectives run so far
   std::vector<RankStepTimes> times;                                          // [world]
@@ -68,6 +76,14 @@ struct StepState {
   ReduceOp sum{OpKind::sum, Dtype::bfloat16};
   std::exception_ptr failure;  // the first error inside an actor (a bug)
 };
+
+inline uint64_t pipeline_key(int receiver, bool forward, int chunk, int micro_batch) {
+  return static_cast<uint64_t>(receiver) << 40 | static_cast<uint64_t>(forward ? 1 : 0) << 39 |
+         static_cast<uint64_t>(chunk) << 28 | static_cast<uint64_t>(micro_batch);
+}
+
+// The data-parallel choices communicator c (data_comm, rebuilt_data_comm) runs its buckets with.
+const std::vector<DataChoice>& data_choices_of(const StepState& state, Communicator c);
 
 // Builds communicator c's groups of `members` (world ranks) in `epoch`, and each member's place.
 void make_groups(StepState& state, Communicator c, std::vector<std::vector<int>> members, int epoch);

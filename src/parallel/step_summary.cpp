@@ -36,7 +36,7 @@ StepFigures step_figures(const StepResult& result, const StepSpec& spec, int gpu
     f.data_busy = std::max(f.data_busy, r.data_busy);
   }
   if (f.step_time > 0) {
-    f.bubble_fraction = f.critical.pipeline / f.step_time;
+    f.bubble_fraction = (f.critical.pipeline - f.critical.pipeline_messages) / f.step_time;
     // after a lost replica, only the tokens of the replicas left reach the update; the GPUs
     // are all those the step started with
     f.mfu = result.kept_fraction * result.plan->model_flops / (f.step_time * gpus * spec.peak_flops);
@@ -96,9 +96,12 @@ std::string format_step_summary(const StepResult& result, const StepFigures& f, 
   text += fmt::format("  compute        {}\n", share(f.critical.compute));
   text += fmt::format("  tensor         {}  exposed (the stream waits for Megatron's collectives)\n", share(f.critical.tensor));
   if (p.expert > 1) text += fmt::format("  expert         {}  exposed (alltoalls)\n", share(f.critical.expert));
-  text += fmt::format("  pipeline       {}  bubble and activations' waits ({}'s bubble alone: {:.1f}%)\n",
-                      share(f.critical.pipeline), step.chunks > 1 ? "interleaved 1F1B" : "1F1B",
-                      100 * one_f_one_b_bubble(p.pipeline, step.micro_batches, step.chunks));
+  text += fmt::format("  pipeline       {}  bubble {} ({:.1f}%: waiting for other stages' compute; {}'s alone: "
+                      "{:.1f}%) + messages {} (activations and gradients in transfer)\n",
+                      share(f.critical.pipeline), format_time(f.critical.pipeline - f.critical.pipeline_messages),
+                      100 * f.bubble_fraction, step.chunks > 1 ? "interleaved 1F1B" : "1F1B",
+                      100 * one_f_one_b_bubble(p.pipeline, step.micro_batches, step.chunks),
+                      format_time(f.critical.pipeline_messages));
   text += fmt::format("  data           {}  exposed after backward (its stream busy {})\n", share(f.critical.data_exposed()),
                       format_time(f.critical.data_busy));
   text += fmt::format("communicators (most busy rank): tensor {}, pipeline {}, expert {}, data {}\n", format_time(f.tensor_busy),
@@ -129,6 +132,7 @@ nlohmann::json step_figures_json(const StepFigures& f) {
           {"busy", {{"tensor", f.tensor_busy}, {"expert", f.expert_busy}, {"pipeline", f.pipeline_busy}, {"data", f.data_busy}}},
           {"most_exposed", {{"tensor", worst(f.tensor_worst)}, {"expert", worst(f.expert_worst)},
                             {"pipeline", worst(f.pipeline_worst)}, {"data", worst(f.data_worst)}}},
+          {"pipeline_messages", f.critical.pipeline_messages},
           {"bubble_fraction", f.bubble_fraction},
           {"mfu", f.mfu},
           {"tokens_per_second", f.tokens_per_second}};

@@ -21,7 +21,9 @@ struct StepFigures {
     int rank = 0;
   };
   Worst tensor_worst, pipeline_worst, expert_worst, data_worst;
-  double bubble_fraction = 0;  // the pipeline waits of the slowest rank over the step
+  // the slowest rank's pipeline waits for other stages' compute (critical.pipeline less its
+  // messages' transfers, critical.pipeline_messages) over the step
+  double bubble_fraction = 0;
   double mfu = 0;              // model FLOPs of the step / (step time x GPUs x peak)
   double tokens_per_second = 0;
 };

@@ -98,6 +98,16 @@ std::string describe_stall(const RunState& state) {
     if (w.fate == WorkerFate::preempted)
       text += fmt::format(" Rank {} ({}) was preempted at {}.", r, state.setup.rank_hosts[r]->get_name(), format_time(w.fate_time));
   }
+  bool server_lost = false;  // a preempted host that ran a parameter server's process
+  for (const FaultEvent& event : state.record.fault_events) {
+    if (event.kind != "preempt" || event.action != "applied") continue;
+    const std::vector<SwitchPlan>& endpoints = state.setup.plan->switches;
+    for (size_t s = 0; s < endpoints.size(); ++s)
+      if (endpoints[s].kind == SwitchKind::server && endpoints[s].host == event.host) {
+        text += fmt::format(" Parameter server {} ({}) was lost at {}.", s, event.host, format_time(event.time));
+        server_lost = true;
+      }
+  }
   int listed = 0, more = 0;
   for (size_t r = 0; r < state.workers.size(); ++r) {
     const WorkerState& w = state.workers[r];
@@ -114,7 +124,9 @@ std::string describe_stall(const RunState& state) {
     else ++more;
   }
   if (more > 0) text += fmt::format(" ({} more ranks wait likewise.)", more);
-  if (state.setup.scenario->recovery.policy == RecoveryPolicy::none)
+  if (server_lost)
+    text += " The group waits forever: a lost server's shard of the model is gone (collsim restarts no server).";
+  else if (state.setup.scenario->recovery.policy == RecoveryPolicy::none)
     text += " With recovery.policy \"none\" the group waits forever; \"rebuild\" would drop the lost worker and go on.";
   else
     text += " recovery.policy \"rebuild\" found no lost worker to drop here, so the group waits forever.";

@@ -296,6 +296,27 @@ class ServerRebuild(unittest.TestCase):
             self.assertIn(expected, done.stderr)
 
 
+class LostServer(unittest.TestCase):
+    def test_under_none_the_stall_report_names_the_lost_server(self):
+        # host-4 runs server 0 (dedicated), preempted at 25 ms in round 1's compute: the four
+        # workers push into it at 26.71 ms (round 0 ends at 16.71 ms, 10 ms of compute) and wait
+        scenario = ServerRebuild().scenario(4, 2, "dedicated", ["host-4", "host-5"],
+                                            {"kind": "preempt", "host": "host-4", "at": "25ms"}, 16)
+        scenario["recovery"]["policy"] = "none"
+        with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=120,
+                                  cwd=folder)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        report = done.stderr.strip()
+        self.assertIn("Parameter server 0 (host-4) was lost at 25 ms.", report)
+        for rank in range(4):
+            self.assertIn(f"Rank {rank} waits to send to parameter server 0 (on host-4) since 26.7149 ms.", report)
+        self.assertTrue(report.endswith("The group waits forever: a lost server's shard of the model is gone (collsim "
+                                        "restarts no server)."), report)
+
+
 class StallReport(unittest.TestCase):
     def test_a_stall_names_the_servers_as_servers(self):
         # 4 workers, 2 dedicated servers on host-4 and host-5 (endpoints 4 and 5); host-2 lost in

@@ -312,6 +312,13 @@ STEP_TP2_PP2_DP2 = {"topology": "star:8:1000GBps:1us",
 
 
 def step_tp2_pp2_dp2_time():
+    return step_tp2_pp2_dp2_parts()["step"]
+
+
+def step_tp2_pp2_dp2_parts():
+    """The step and stage 0's pipeline wait, by hand: from its forward's end it waits for stage
+    1 to send the gradient (the bubble: the activation's transfer, stage 1's forward, logits and
+    backward), then for that message, at half its link beside stage 1's data ring."""
     h, s, vocab, speed, alpha, bw = 2048, 2048, 1024, 989.5e12 * 0.5, 2e-6, 1000e9
     f = (24 * s * h * h + 4 * s * s * h) / 2 / speed   # a block's forward on one of 2 tensor GPUs
     g = 2 * f                                         # its backward
@@ -322,7 +329,8 @@ def step_tp2_pp2_dp2_time():
     block, embeddings = 12 * h * h + 13 * h, vocab * h + s * h
     w = 2 * alpha + 2 * (block + embeddings) / 2 / bw  # stage 0's gradients' ring allreduce on 2 ranks
     forward, backward = f + 2 * a, g + 2 * a
-    return forward + q + forward + 3 * o + backward + q_shared + backward + w
+    return {"step": forward + q + forward + 3 * o + backward + q_shared + backward + w,
+            "bubble": q + forward + 3 * o + backward, "messages": q_shared}
 
 
 # Two direct allreduces on star:3 (10 GB/s, 1 us a link) sharing rank 0's links: A (8 MB on
@@ -392,7 +400,11 @@ class ParallelTraceTest(unittest.TestCase):
         self.assert_close(parallel["step_time"], want)  # 1.67339 ms
         self.assert_close(figures["step_time"], want)
         self.assert_close(figures["tokens_per_second"], 2 * 2048 / want)  # global batch x sequence
-        self.assert_close(figures["bubble_fraction"], figures["exposed"]["pipeline"] / want)
+        parts = step_tp2_pp2_dp2_parts()
+        self.assertEqual(figures["critical_rank"] // 4, 0)  # a rank of stage 0 ends the step
+        self.assert_close(figures["exposed"]["pipeline"], parts["bubble"] + parts["messages"])
+        self.assert_close(figures["pipeline_messages"], parts["messages"])
+        self.assert_close(figures["bubble_fraction"], parts["bubble"] / want)
         self.assert_close(figures["compute"] + sum(figures["exposed"].values()), want)
         self.assertEqual(parallel["step"]["collectives"], 4 * 2 * 2 + 4)
         self.assertTrue(parallel["verified"])

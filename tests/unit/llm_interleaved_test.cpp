@@ -113,6 +113,33 @@ TEST_CASE("llm: the estimate's interleaved bubble is (P - 1) / (v m) of the idea
   CHECK(tensorless == 2 * (8 - 1) * 8 - 2 * (4 - 1) * 8);
 }
 
+TEST_CASE("llm: with interleaving the first stage's chunks' gradients are reduced from P chunk backwards apart") {
+  // tiny (L 4, h 256) on TP1 x PP2 x DP8, 2 micro-batches a replica, NICs of 1 GB/s and 5 us:
+  // stage 0's gradients, 2 blocks of 12 h^2 + 13 h and the embedding (1024 + 256) h in bf16,
+  // a ring allreduce over 8 across nodes, D = 14 (5 us + n / 8 GB/s); its backward of one
+  // micro-batch B = 2 blocks x 2 x a block's forward at 0.5 TFLOP/s. In 1F1B the reduction
+  // overlaps that backward: D - B exposed. With 2 chunks chunk 1's last backward comes P = 2
+  // chunk backwards (B / 2 each) before chunk 0's: chunk 1's half of D from 3 B / 2 before the
+  // end, chunk 0's from B / 2: max(D / 2 - B / 2, D - 3 B / 2) exposed.
+  const TransformerModel m = [] {
+    TransformerModel model = transformer_preset("tiny", "model");
+    model.global_batch = 16;
+    return model;
+  }();
+  Cluster cluster = hand_worked_cluster();
+  cluster.nic = {1e9, 5e-6};
+  const double bytes = 2 * (2 * 789760.0 + 1280.0 * 256);
+  const double data = 14 * (5e-6 + bytes / (8 * 1e9));
+  const double backward = 2 * 2 * (402653184.0 + 67108864.0) / 0.5e12;
+  REQUIRE(data > backward);
+  const StepEstimate one = estimate_step(m, pipelined(1, 2, 8, 1), cluster), two = estimate_step(m, pipelined(1, 2, 8, 2), cluster);
+  CHECK(one.data.total == doctest::Approx(data).epsilon(1e-12).scale(0));
+  CHECK(two.data.total == doctest::Approx(data).epsilon(1e-12).scale(0));
+  CHECK(one.data.exposed == doctest::Approx(data - backward).epsilon(1e-12).scale(0));
+  CHECK(two.data.exposed == doctest::Approx(std::max(data / 2 - backward / 2, data - 1.5 * backward)).epsilon(1e-12).scale(0));
+  CHECK(two.data.exposed < one.data.exposed);
+}
+
 TEST_CASE("llm: the search tries every interleaving Megatron allows, up to the limit asked") {
   const TransformerModel m = transformer_preset("tiny", "model");  // 4 blocks, 8 sequences
   LayoutRules rules;
