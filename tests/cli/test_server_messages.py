@@ -296,6 +296,15 @@ class ServerRebuild(unittest.TestCase):
             self.assertIn(expected, done.stderr)
 
 
+def stalled_run(scenario):
+    """Runs the scenario quietly in a folder of its own (a stall report on stderr, no trace)."""
+    with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
+        path = Path(folder) / "s.json"
+        path.write_text(json.dumps(scenario))
+        return subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=120,
+                              cwd=folder)
+
+
 class LostServer(unittest.TestCase):
     def test_under_none_the_stall_report_names_the_lost_server(self):
         # host-4 runs server 0 (dedicated), preempted at 25 ms in round 1's compute: the four
@@ -303,11 +312,7 @@ class LostServer(unittest.TestCase):
         scenario = ServerRebuild().scenario(4, 2, "dedicated", ["host-4", "host-5"],
                                             {"kind": "preempt", "host": "host-4", "at": "25ms"}, 16)
         scenario["recovery"]["policy"] = "none"
-        with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
-            path = Path(folder) / "s.json"
-            path.write_text(json.dumps(scenario))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=120,
-                                  cwd=folder)
+        done = stalled_run(scenario)
         self.assertEqual(done.returncode, 1, done.stderr)
         report = done.stderr.strip()
         self.assertIn("Parameter server 0 (host-4) was lost at 25 ms.", report)
@@ -327,11 +332,7 @@ class StallReport(unittest.TestCase):
                                    "parameter_server": {"placement": "dedicated", "hosts": ["host-4", "host-5"]}},
                     "training": {"rounds": 3, "compute": "10ms"},
                     "faults": [{"kind": "preempt", "host": "host-2", "at": "25ms"}]}
-        with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
-            path = Path(folder) / "s.json"
-            path.write_text(json.dumps(scenario))
-            done = subprocess.run([COLLSIM, "run", str(path), "--quiet"], capture_output=True, text=True, timeout=120,
-                                  cwd=folder)
+        done = stalled_run(scenario)
         self.assertEqual(done.returncode, 1, done.stderr)
         report = done.stderr.strip()
         self.assertTrue(report.startswith("collsim: stalled: the group stalled in round 1"), report)
