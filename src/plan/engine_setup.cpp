@@ -16,15 +16,13 @@ namespace sg4 = simgrid::s4u;
 namespace collsim {
 
 namespace {
-// The value of `key` the scenario's cfg and the command line leave (SimGrid applies them in
-// order, the last one wins); empty if neither sets it.
-std::string last_value(const std::string& key, const std::vector<std::string>& scenario_cfg,
-                       const std::vector<std::string>& user_cfg) {
-  std::string value;
-  for (const auto* list : {&scenario_cfg, &user_cfg})
-    for (const auto& option : *list)
-      if (option.rfind(key + ":", 0) == 0) value = option.substr(key.size() + 1);
-  return value;
+// The value SimGrid ends up with for `key` among `options` (it applies them in order, the last
+// one wins) and where that value came from; empty if none sets it.
+std::pair<std::string, std::string> last_setting(const SimGridOptions& options, const std::string& key) {
+  std::pair<std::string, std::string> setting;
+  for (const auto& [option, field] : options)
+    if (option.rfind(key + ":", 0) == 0) setting = {option.substr(key.size() + 1), field};
+  return setting;
 }
 }  // namespace
 
@@ -60,8 +58,12 @@ SimGridOptions simgrid_options(const Scenario& scenario, const std::vector<std::
   // is ever enabled late, and SimGrid's Lazy update is exact: collsim keeps it there (1.3x
   // faster on a 16-node DGX H100 NCCL allreduce, far more with thousands of flows in flight;
   // docs/performance.md). A choice of network/optim in the scenario or --cfg wins.
-  const std::string optim = last_value("network/optim", scenario.cfg, user_cfg);
-  const bool selective_set = !last_value("network/maxmin-selective-update", scenario.cfg, user_cfg).empty();
+  // the scenario's and the user's own options, applied last
+  SimGridOptions asked;
+  for (size_t i = 0; i < scenario.cfg.size(); ++i) asked.emplace_back(scenario.cfg[i], fmt::format("cfg.{}", i));
+  for (const auto& option : user_cfg) asked.emplace_back(option, "--cfg");
+  const std::string optim = last_setting(asked, "network/optim").first;
+  const bool selective_set = !last_setting(asked, "network/maxmin-selective-update").first.empty();
   if (optim.empty() && !selective_set && transfers_without_latency(scenario)) {
     options.emplace_back("network/optim:Lazy", "collsim");
   } else if (optim != "Lazy") {
@@ -83,8 +85,7 @@ SimGridOptions simgrid_options(const Scenario& scenario, const std::vector<std::
   options.emplace_back("contexts/stack-size:64", "collsim");
   options.emplace_back("contexts/guard-size:0", "collsim");
 #endif
-  for (size_t i = 0; i < scenario.cfg.size(); ++i) options.emplace_back(scenario.cfg[i], fmt::format("cfg.{}", i));
-  for (const auto& option : user_cfg) options.emplace_back(option, "--cfg");
+  options.insert(options.end(), asked.begin(), asked.end());
   return options;
 }
 
@@ -92,12 +93,8 @@ void check_simgrid_options(const SimGridOptions& options) {
   for (const auto& [option, field] : options) check_simgrid_option(option, field);
   // SimGrid applies them in order, the last of a key wins; Lazy update without selective
   // update stops SimGrid when it builds the platform, under a field that is not at fault.
-  std::string optim, selective, selective_field;
-  for (const auto& [option, field] : options) {
-    if (option.rfind("network/optim:", 0) == 0) optim = option.substr(option.find(':') + 1);
-    if (option.rfind("network/maxmin-selective-update:", 0) == 0)
-      selective = option.substr(option.find(':') + 1), selective_field = field;
-  }
+  const std::string optim = last_setting(options, "network/optim").first;
+  const auto [selective, selective_field] = last_setting(options, "network/maxmin-selective-update");
   const bool off = selective == "0" || selective == "no" || selective == "false" || selective == "off";
   if (optim == "Lazy" && off)
     throw InputError(fmt::format("{}: network/maxmin-selective-update:{} is refused with network/optim:Lazy (SimGrid's "
