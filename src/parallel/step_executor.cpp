@@ -61,7 +61,8 @@ std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Commu
   }
   switch (c) {
     case tensor_comm:
-      for (const GroupAlgorithm* a : {&step.tensor_allreduce, &step.tensor_allgather, &step.tensor_reduce_scatter})
+      for (const GroupAlgorithm* a :
+           {&step.tensor_allreduce, &step.tensor_allgather, &step.tensor_reduce_scatter, &step.pipeline_gather})
         if (a->cost) return a->cost;
       return nullptr;
     case pipeline_comm: return step.pipeline_cost;
@@ -288,6 +289,10 @@ private:
     fill_input(want, state_.members[pipeline_comm][static_cast<size_t>(state_.places[static_cast<size_t>(world_)][pipeline_comm].group)]
                           [static_cast<size_t>(from)], OpKind::sum, message_seed(forward, mb, chunk));
     state_.verifier.message(std::equal(got.data(), got.data() + got.carried() * got.elem_bytes(), want.data()));
+    // the scatter/gather: the tensor group puts the whole activation together from its 1/t parts
+    if (step_.pipeline_gather.algorithm != nullptr)
+      times_.tensor += run_collective(state_, world_, tensor_comm, step_.pipeline_gather, Collective::allgather,
+                                      step_.pipeline_gather_bytes, mb);
   }
 
   void send(bool forward, int mb, int chunk) {
