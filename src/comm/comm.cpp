@@ -155,7 +155,8 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   if (cost != nullptr) {
     const int from = group_->world_rank(rank_), to = group_->world_rank(dst);
     price = &cost->price_for(from, to, data.logical_bytes());
-    if (const double post = post_overhead_of(cost, from, to, data.logical_bytes()); post > 0)
+    const PostCost* posts = group_->post_cost();
+    if (const double post = posts == nullptr ? 0 : posts->post_overhead(from, to, data.logical_bytes()); post > 0)
       sg4::this_actor::sleep_for(post);
   }
   const double now = sg4::Engine::get_clock();
