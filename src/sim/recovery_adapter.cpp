@@ -328,6 +328,34 @@ void RecoveryAdapter::detour_nic(int world, int relay) {
       routes.reread_routes_of(mate);
 }
 
+// The detours taken for a moment (their routes read), priced, and undone: the zone's
+// carriers as they were, the routes of the GPUs of those nodes read again.
+double RecoveryAdapter::priced_with_detours(const std::vector<std::pair<int, int>>& detours,
+                                            const std::function<double()>& price) {
+  if (detours.empty()) return price();
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  RailZone* zone = rail_zone_of(hosts[static_cast<size_t>(detours.front().first)]);
+  const std::vector<int> before = zone->carriers();
+  auto undo = [&] {
+    zone->set_carriers(before);
+    const RouteCache& routes = routes_of(state_.setup.plan->model);
+    for (auto [world, relay] : detours)
+      for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
+        if (zone->same_node(hosts[static_cast<size_t>(world)]->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
+          routes.reread_routes_of(mate);
+  };
+  double seconds = 0;
+  try {
+    for (auto [world, relay] : detours) detour_nic(world, relay);
+    seconds = price();
+  } catch (...) {
+    undo();
+    throw;
+  }
+  undo();
+  return seconds;
+}
+
 // The node's own monitor sees its GPU's NIC back (as it saw it down, rule 1): the detour
 // ends, and the GPU's traffic to other nodes leaves and enters through its own NIC from the
 // next transfer on. Before, the detour stayed for the rest of the run, the node mate's NIC

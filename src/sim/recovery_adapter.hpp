@@ -107,6 +107,8 @@ public:
   bool courier_available(int world) const override { return courier_for(world) >= 0; }
   NicDetour nic_detour(int world) const override;
   void detour_nic(int world, int relay) override;
+  double priced_with_detours(const std::vector<std::pair<int, int>>& detours,
+                             const std::function<double()>& price) override;
   void check_at(int world, double since, double time, double until) override;
 
 private:
