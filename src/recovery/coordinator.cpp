@@ -15,6 +15,10 @@ void Coordinator::on_report(const Report& report) {
     return;
   }
   if (membership_.gave_up()) return;
+  if (report.kind == Report::Kind::server_lost) {
+    stop_for_lost_server(report);
+    return;
+  }
   if (report.kind == Report::Kind::join) {
     admit(report.world);
     return;
@@ -80,6 +84,28 @@ void Coordinator::give_up_if_stalled() {
                          world, rank.peer, rank.since, stall_limit_));
     return;
   }
+}
+
+// A parameter server's host was preempted: the run stops at once and says which. The
+// server held its shard of every push of the round (with placement "shared", its worker
+// beside it goes too), and a rebuild regroups the workers, not the servers: no server
+// takes over its shard, and the workers would wait for its pull for ever. Who is left:
+// the members whose host is up.
+void Coordinator::stop_for_lost_server(const Report& report) {
+  const int server = report.world - run_.world_size();
+  const std::string& host = run_.server_hosts.at(static_cast<size_t>(server));
+  Judgement judgement = judge();
+  judgement.roots.clear();
+  judgement.ambiguous.clear();
+  judgement.rule = "a parameter server lost";
+  std::vector<int> left;
+  for (int world : membership_.current().members())
+    if (engine_.host_up(world)) left.push_back(world);
+  stop_run(judgement, left,
+           fmt::format("parameter server {} (on {}) was lost at {:.9g} s: its shard of the gradient goes with it, "
+                       "and recovery.policy \"rebuild\" regroups workers, not servers (no server takes over its "
+                       "shard)",
+                       server, host, report.since));
 }
 
 // Whether `world`'s chain of waits (on peers that have not posted their side) ends in a

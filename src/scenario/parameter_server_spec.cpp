@@ -153,8 +153,9 @@ void check_asynchronous_servers(const Scenario& scenario) {
 
 // Server processes serve the group of the moment: when a worker is lost, the coordinator
 // tells them of the survivors' group, and they serve the round it resumes from
-// (sim/server_rebuilds.cpp). Their hosts are never dropped: a fault that could strike a
-// server, or that recovery would judge by its transfers with one, is refused.
+// (sim/server_rebuilds.cpp). A server's host preempted stops the run at once (the
+// coordinator regroups no server); a fault that recovery would judge by its transfers with
+// a server is refused.
 void check_rebuilt_servers(const Scenario& scenario) {
   const ParameterServerSpec& spec = scenario.collective.parameter_server;
   if (spec.placement == ServerPlacement::workers || scenario.recovery.policy != RecoveryPolicy::rebuild) return;
