@@ -231,15 +231,15 @@ void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resu
   }
 }
 
-// A server's transfer broke in the current group (its worker lost: the survivors wait on
-// the server, not on it, or are done with the last round and wait for the group); one of an
-// abandoned group (a survivor left it for the new one) says nothing.
 void RecoveryAdapter::servers_lost_with(const sg4::Host* host) {
   for (int s = 0; s < facts_.servers; ++s)
     if (facts_.server_hosts[static_cast<size_t>(s)] == host->get_name())
       detector_.server_lost(facts_.world_size() + s);
 }
 
+// A server's transfer broke in the current group (its worker lost: the survivors wait on
+// the server, not on it, or are done with the last round and wait for the group); one of an
+// abandoned group (a survivor left it for the new one) says nothing.
 void RecoveryAdapter::server_transfer_broke(int world, int peer, int epoch) {
   if (epoch == state_.membership.current().epoch()) detector_.failed(world, peer);
 }
