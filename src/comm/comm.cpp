@@ -165,11 +165,15 @@ Request Comm::isend(int dst, View data) {
 void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   if (group_->overhead() > 0) sg4::this_actor::sleep_for(group_->overhead());
   // the transport's price; posting it takes the sender its post overhead before it may leave
+  // (a CPU run has none: no world ranks to look up, no post to ask for)
   const MessageCost* cost = group_->message_cost();
-  const int from = group_->world_rank(rank_), to = group_->world_rank(dst);
-  const MessagePrice* price = cost == nullptr ? nullptr : &cost->price_for(from, to, data.logical_bytes());
-  if (const double post = post_overhead_of(cost, from, to, data.logical_bytes()); post > 0)
-    sg4::this_actor::sleep_for(post);
+  const MessagePrice* price = nullptr;
+  if (cost != nullptr) {
+    const int from = group_->world_rank(rank_), to = group_->world_rank(dst);
+    price = &cost->price_for(from, to, data.logical_bytes());
+    if (const double post = post_overhead_of(cost, from, to, data.logical_bytes()); post > 0)
+      sg4::this_actor::sleep_for(post);
+  }
   const double now = sg4::Engine::get_clock();
   Packet* packet = group_->new_packet();
   packet->data.assign(data.data, data.data + data.bytes());

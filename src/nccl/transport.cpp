@@ -34,9 +34,9 @@ Transport::Transport(const GpuSystem& system, TransportChoice choice, std::vecto
     : system_(system), choice_(choice), kinds_(std::move(kinds)),
       // one rank's send/recv are to itself: a copy in the kernel, which collsim prices no more
       // than a collective's one-rank copy (collective_overhead)
-      overhead_(!choice.point_to_point   ? nccl::collective_overhead(system, choice.algo, choice.proto)
-                : system.ranks <= 1      ? 0
-                                         : base_latency_us(Algo::ring, choice.proto) * us) {}
+      overhead_(!choice.point_to_point                           ? nccl::collective_overhead(system, choice.algo, choice.proto)
+                : system.ranks <= 1 || choice.launch_per_receive ? 0
+                                                                 : base_latency_us(Algo::ring, choice.proto) * us) {}
 
 // NCCL's hwLat of a hop: on NVLink (inside a node) and across the network. Multi-node rings
 // pay at least the CPU's network overhead per intra-node hop (x3 with Simple); with one GPU
@@ -68,6 +68,12 @@ double Transport::hop_latency(Hw hw) const {
 double Transport::post_overhead() const {
   if (!choice_.point_to_point) return 0;
   return net_overhead_us(system_.cpu) * (choice_.proto == Proto::simple ? 3 : 1) * us;
+}
+
+// NCCL's model prices no send/recv: a group's kernel launch is the Ring's baseLat, as for the
+// alltoall's one launch (the constructor's overhead_).
+double Transport::receive_launch() const {
+  return choice_.launch_per_receive && system_.ranks > 1 ? base_latency_us(Algo::ring, choice_.proto) * us : 0;
 }
 
 double Transport::post_overhead(int from, int to, double bytes) const {
@@ -125,6 +131,8 @@ MessagePrice Transport::compute(int from, int to) const {
   const bool via_nvlink = same_node || a == EndpointKind::nvswitch || b == EndpointKind::nvswitch;
   price.hop_latency = hop_latency(via_nvlink ? Hw::nvlink : Hw::net);
   if (gpus) price.rate_cap = data_rate_cap() * price.wire_factor;
+  // the kernel that uses a GPU's message: launched once it is in (a new group of send/recv)
+  if (b == EndpointKind::gpu) price.hop_latency += receive_launch();
   return price;
 }
 

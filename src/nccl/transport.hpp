@@ -38,6 +38,11 @@ struct TransportChoice {
   // the protocol's efficiency), the kernel's launch the Ring's baseLat, and no ceiling of the
   // ring's model caps it. `algo` is then Ring.
   bool point_to_point = false;
+  // Point to point for collsim's own algorithms (send_recv.hpp): each step that uses what a GPU
+  // received is a group of send/recv, a kernel of its own, so a GPU holds every message it
+  // receives a kernel's launch (the Ring's baseLat of the message's protocol) after its hop,
+  // and no launch opens the collective. (NCCL's alltoall: one group, one launch first.)
+  bool launch_per_receive = false;
 };
 
 // What an endpoint is: a GPU (world rank), a node's NVSwitch or a rail's SHARP switch.
@@ -60,6 +65,9 @@ public:
   // What posting a message across the network costs its sender, seconds (0 but for point to
   // point: NCCL's model prices its algorithms' posts in their hop latencies).
   double post_overhead() const;
+  // What a GPU holds a message it receives beyond its hop: a kernel's launch with
+  // launch_per_receive, else 0 (seconds).
+  double receive_launch() const;
 
 private:
   MessagePrice compute(int from, int to) const;

@@ -40,7 +40,8 @@ std::optional<nccl::GpuSystem> run_gpu_system(const RunPlan& plan) {
 }
 
 void price_send_recv(const nccl::GpuSystem& world, const std::vector<int>& members, double bytes, GroupAlgorithm& chosen) {
-  auto cost = std::make_shared<const nccl::SendRecvCost>(nccl::group_system(world, members), bytes);
+  auto cost = std::make_shared<const nccl::SendRecvCost>(nccl::group_system(world, members),
+                                                          nccl::SendRecvLaunch::per_collective, bytes);
   chosen.launch = cost->collective_overhead();
   chosen.cost = std::move(cost);
 }

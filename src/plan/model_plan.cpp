@@ -147,8 +147,9 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
 // collsim's own algorithms on GPUs: every message pays NCCL's send/recv (plan/nccl_run.hpp),
 // those to and from `nvswitches` NVSwitch actors after the ranks too.
 void use_gpu_p2p(const ModelPlatform& platform, RunPlan& plan, int nvswitches) {
-  const GpuP2pSetup gpu = setup_gpu_p2p(plan.scenario.collective.algorithm, platform.rank_hosts, *platform.network,
-                                        plan.scenario.collective.size, nvswitches);
+  const Scenario& s = plan.scenario;
+  const GpuP2pSetup gpu = setup_gpu_p2p(s.collective.algorithm, send_recv_launch(s), s.collective.size,
+                                        platform.rank_hosts, *platform.network, nvswitches);
   plan.model.message_cost = gpu.cost;
   plan.notes.push_back(gpu.why);
 }

@@ -216,11 +216,18 @@ nccl::GpuSystem describe_gpu_ranks(const std::vector<PlatformHost>& hosts, const
   return describe_ranks(hosts, switches, routes, field);
 }
 
-GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
-                          double bytes, int nvswitches) {
+nccl::SendRecvLaunch send_recv_launch(const Scenario& scenario) {
+  const TrainingSpec& t = scenario.training;
+  const bool trains = t.has_layers() || t.has_model() || t.rounds > 1 || t.compute > 0 || t.compute_flops > 0 ||
+                      scenario.parallelism.given;
+  return trains ? nccl::SendRecvLaunch::per_collective : nccl::SendRecvLaunch::per_step;
+}
+
+GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, nccl::SendRecvLaunch launch, double bytes,
+                          const std::vector<PlatformHost>& hosts, const Network& routes, int nvswitches) {
   GpuP2pSetup setup;
   setup.system = describe_ranks(hosts, {}, routes, "topology");
-  setup.cost = std::make_shared<const nccl::SendRecvCost>(setup.system, bytes, nvswitches);
+  setup.cost = std::make_shared<const nccl::SendRecvCost>(setup.system, launch, bytes, nvswitches);
   const nccl::SendRecvCost& cost = *setup.cost;
   using nccl::EndpointKind;
   auto hops = [](const nccl::Transport& t) {
@@ -229,15 +236,23 @@ GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<Platfo
                        t.wire_factor(EndpointKind::gpu, EndpointKind::gpu, true),
                        t.wire_factor(EndpointKind::gpu, EndpointKind::gpu, false));
   };
+  const std::string launches =
+      launch == nccl::SendRecvLaunch::per_step
+          ? fmt::format("a kernel's launch per step, {} with LL, {} with Simple (NCCL's Ring baseLat; its model prices "
+                        "no send/recv): a step that uses what a GPU received is a group of send/recv of its own, so "
+                        "each message a GPU receives is held that long after its hop",
+                        format_time(cost.ll().receive_launch()), format_time(cost.simple().receive_launch()))
+          : fmt::format("one kernel's launch of {} per collective (NCCL's Ring baseLat), as NCCL runs the collective "
+                        "this training iteration calls: in one kernel",
+                        format_time(cost.collective_overhead()));
   setup.why = fmt::format(
-      "GPUs: {} runs on NCCL's send/recv, as a GPU runs it (nccl.gpu_cost=false: the links alone): a kernel's launch "
-      "of {} per collective (NCCL's Ring baseLat; its model prices no send/recv), then each message as NCCL's "
-      "send/recv sends it, in place of the links' latencies: LL up to {} (NCCL_P2P_LL_THRESHOLD x {} channels per "
-      "peer), hops of {}; Simple above, hops of {}; a GPU posts its messages across the network one after another, "
-      "{} each with LL, {} with Simple (NCCL's getNetOverhead, x3 with Simple)",
-      algorithm == "auto" ? "every algorithm auto tries" : algorithm, format_time(cost.collective_overhead()),
-      format_size(cost.ll_up_to()), cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()),
-      format_time(cost.ll().post_overhead()), format_time(cost.simple().post_overhead()));
+      "GPUs: {} runs on NCCL's send/recv, as a GPU runs it (nccl.gpu_cost=false: the links alone): each message as "
+      "NCCL's send/recv sends it, in place of the links' latencies: LL up to {} (NCCL_P2P_LL_THRESHOLD x {} channels "
+      "per peer), hops of {}; Simple above, hops of {}; a GPU posts its messages across the network one after "
+      "another, {} each with LL, {} with Simple (NCCL's getNetOverhead, x3 with Simple); and {}",
+      algorithm == "auto" ? "every algorithm auto tries" : algorithm, format_size(cost.ll_up_to()),
+      cost.ll_up_to() / 16384, hops(cost.ll()), hops(cost.simple()), format_time(cost.ll().post_overhead()),
+      format_time(cost.simple().post_overhead()), launches);
   return setup;
 }
 

@@ -29,16 +29,21 @@ bool runs_nvls_level(const Scenario& scenario);
 bool wants_gpu_transport(const Scenario& scenario);
 
 // collsim's own algorithms on GPUs: a GPU runs them on NCCL's send/recv, and pays what NCCL
-// charges that (nccl/send_recv.hpp): its kernel's launch per collective, a hop's latency, the
-// protocol (by each message's size) and the path's bandwidth efficiency.
+// charges that (nccl/send_recv.hpp): a kernel's launch per step (per collective where the run
+// trains: send_recv_launch), a hop's latency, the protocol (by each message's size) and the
+// path's bandwidth efficiency.
 struct GpuP2pSetup {
   nccl::GpuSystem system;
   std::shared_ptr<const nccl::SendRecvCost> cost;
   std::string why;  // for people: what every message pays, and why
 };
 // `nvswitches`: the NVSwitch actors after the ranks that the messages reach (hierarchical's NVLS level).
-GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, const std::vector<PlatformHost>& hosts, const Network& routes,
-                          double bytes, int nvswitches = 0);
+GpuP2pSetup setup_gpu_p2p(const std::string& algorithm, nccl::SendRecvLaunch launch, double bytes,
+                          const std::vector<PlatformHost>& hosts, const Network& routes, int nvswitches = 0);
+// A collective alone is collsim's, written on send/recv: a launch per dependent step. A
+// training iteration's (layers, rounds, compute, a model or parallelism) is a framework's call of NCCL's
+// collective, for which collsim's algorithm stands in: one kernel, one launch (send_recv.hpp).
+nccl::SendRecvLaunch send_recv_launch(const Scenario& scenario);
 
 struct NcclSetup {
   nccl::GpuSystem system;

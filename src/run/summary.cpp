@@ -213,6 +213,10 @@ std::string latency_text(const RunPlan& plan) {
     high = std::max(high, hop);
   }
   const std::string hops = low == high ? format_time(low) : fmt::format("{} to {}", format_time(low), format_time(high));
+  // (collsim's own algorithms launch a kernel with each message a GPU receives: in its hop)
+  if (cost->collective_overhead() == 0)
+    return fmt::format("no latency on the links: NCCL's hop latency {} per message, a kernel's launch included, instead",
+                       hops);
   return fmt::format("no latency on the links: NCCL's hop latency {} per message and {} launch per collective instead",
                      hops, format_time(cost->collective_overhead()));
 }

@@ -1,6 +1,7 @@
-// collsim's own algorithms on GPUs pay what a GPU pays to run them on NCCL's send/recv: the
-// kernel's launch per collective (NCCL's Ring baseLat), NCCL's hwLat per hop in place of the
-// links' latencies, the protocol's and the path's bandwidth efficiency. Oracles: NCCL's
+// collsim's own algorithms on GPUs pay what a GPU pays to run them on NCCL's send/recv: a
+// kernel's launch per step (NCCL's Ring baseLat), held with each message a GPU receives (the
+// launch of the group that uses it), NCCL's hwLat per hop in place of the links' latencies, a
+// post per network message (getNetOverhead), the protocol's and the path's bandwidth efficiency. Oracles: NCCL's
 // constants (src/graph/tuning.cc and topo.h, NCCL 2.25.1) and the datasheets' links put
 // together by hand here.
 #include <doctest/doctest.h>
@@ -43,17 +44,17 @@ void check_simulated_and_model(const Scenario& s, double expected) {
 }  // namespace
 
 TEST_SUITE("sim") {
-  TEST_CASE("collsim's ring on one DGX H100 pays NCCL's send/recv: a launch, then 2(p-1) hops of hwLat + wire") {
+  TEST_CASE("collsim's ring on one DGX H100 pays NCCL's send/recv: 2(p-1) steps of wire + hwLat + a launch") {
     // 1 MiB over 8 GPUs: messages of 128 KiB, within LL's reach (NCCL_P2P_LL_THRESHOLD 16 KiB x
-    // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; the vector is
-    // not (1 MiB), so the kernel's launch is Simple's
+    // 32 channels per peer on NVLink: 512 KiB), half of a line's bytes are data; each step is a
+    // group of its own, its kernel launched (LL's baseLat) once the step before is in
     Scenario s = allreduce_on("ring", "dgx-h100:1", 8, 1 << 20);
-    const double ll_step = nvlink_ll + wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate;
-    check_simulated_and_model(s, launch_simple + 14 * ll_step);
+    const double ll_step = wire(128 * 1024, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll + launch_ll;
+    check_simulated_and_model(s, 14 * ll_step);
     // 64 MiB: messages of 8 MiB, Simple
     s.collective.size = 64.0 * 1024 * 1024;
-    const double simple_step = nvlink_simple + wire(8.0 * 1024 * 1024, nvlink_usable) / nvlink_rate;
-    check_simulated_and_model(s, launch_simple + 14 * simple_step);
+    const double simple_step = wire(8.0 * 1024 * 1024, nvlink_usable) / nvlink_rate + nvlink_simple + launch_simple;
+    check_simulated_and_model(s, 14 * simple_step);
   }
 
   TEST_CASE("collsim's ring across two nodes of one GPU each: the NIC's hops pay NET's hwLat and IB's framing") {
@@ -61,17 +62,17 @@ TEST_SUITE("sim") {
     // two steps posts its message across the network (3 us), then moves 8 MiB each way at
     // once, on the two directions of the NICs
     Scenario s = allreduce_on("ring", "rail:2:1", 2, 16 << 20);
-    const double step = post_simple + net_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate;
-    check_simulated_and_model(s, launch_simple + 2 * step);
+    const double step = post_simple + wire(8.0 * 1024 * 1024, ib_payload) / nic_rate + net_simple + launch_simple;
+    check_simulated_and_model(s, 2 * step);
   }
 
-  TEST_CASE("collsim's direct allreduce on one DGX H100: a launch, then 7 whole vectors sharing each NVLink") {
-    // 8 KiB over 8 GPUs: every GPU sends its whole vector to the 7 others at once, LL (the
-    // vector is within LL's reach, so is the launch); a GPU's 7 messages share its NVLink
-    // each way, and each is held a hop's latency after its last byte
+  TEST_CASE("collsim's direct allreduce on one DGX H100: 7 whole vectors sharing each NVLink, one step, one launch") {
+    // 8 KiB over 8 GPUs: every GPU sends its whole vector to the 7 others at once, LL; a GPU's
+    // 7 messages share its NVLink each way, and each is held a hop's latency and LL's launch
+    // after its last byte (one step: one group, one launch)
     Scenario s = allreduce_on("direct", "dgx-h100:1", 8, 8192);
     const double exchange = 7 * wire(8192, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll;
-    check_simulated_and_model(s, launch_ll + exchange);
+    check_simulated_and_model(s, exchange + launch_ll);
   }
 
   TEST_CASE("collsim's direct allreduce on two DGX H100 at 8 B: the proxy posts 8 network sends one after another") {
@@ -80,14 +81,25 @@ TEST_SUITE("sim") {
     // network message leaves at k us. Every rank of a node sends its k-th network message to
     // the same GPU (7 + k or k - 1), whose NIC's downlink the 8 share: 8 x 16 wire bytes (8 B
     // of data in LL's 16-byte line; IB's framing rounds 16.1 to 16) at 50 GB/s. The last is
-    // held NET's hwLat LL 2.7 us after its last byte. Before the posts: 9.3 us.
+    // held NET's hwLat LL 2.7 us and LL's launch after its last byte. Before the posts: 9.3 us.
     Scenario s = allreduce_on("direct", "dgx-h100:2", 16, 8);
     const double last_network = 8 * post_ll + 8 * wire(8, 0.5 * ib_payload) / nic_rate + net_ll;
-    check_simulated_and_model(s, launch_ll + last_network);
+    check_simulated_and_model(s, last_network + launch_ll);
     // the same on two DGX A100, whose AMD EPYC hosts post at 2 us (getNetOverhead) through
     // 200 Gb/s HDR NICs (25 GB/s)
     Scenario a = allreduce_on("direct", "dgx-a100:2", 16, 8);
     check_simulated_and_model(a, launch_ll + 8 * 2.0 * us + 8 * wire(8, 0.5 * ib_payload) / 25e9 + net_ll);
+  }
+
+  TEST_CASE("collsim's recursive doubling on two DGX H100 at 8 B: four steps, four launches") {
+    // 16 GPUs: partners at distance 1, 2, 4 on NVLink (LL: 0.6 us), 8 across the network (one
+    // post of 1 us, NET's LL 2.7 us); every step's message is held its hop and LL's 6.6 us
+    // launch; 16 wire bytes a message: 32 bytes of LL lines at 450 GB/s x 20.6/25 on NVLink,
+    // 16.1 -> 16 at 50 GB/s across
+    Scenario s = allreduce_on("recursive-doubling", "dgx-h100:2", 16, 8);
+    const double nvlink_step = wire(8, 0.5 * nvlink_usable) / nvlink_rate + nvlink_ll + launch_ll;
+    const double network_step = post_ll + wire(8, 0.5 * ib_payload) / nic_rate + net_ll + launch_ll;
+    check_simulated_and_model(s, 3 * nvlink_step + network_step);
   }
 
   TEST_CASE("nccl.gpu_cost=false: collsim's ring on a GPU preset pays its links alone, alpha-beta") {
