@@ -78,8 +78,9 @@ double output_forward_flops(const TransformerModel& m) {
   return 2.0 * d(m.micro_batch) * d(m.sequence) * d(m.hidden) * d(m.vocab);
 }
 
-double pipeline_message_bytes(const TransformerModel& m) {
-  return kBytes16 * d(m.micro_batch) * d(m.sequence) * d(m.hidden);
+double pipeline_message_bytes(const TransformerModel& m, const Layout& layout) {
+  const double sequence_split = layout.sequence_parallel ? layout.tensor : 1;
+  return kBytes16 * d(m.micro_batch) * d(m.sequence) * d(m.hidden) / sequence_split;
 }
 
 LayerCosts layer_costs(const TransformerModel& m, const Layout& layout) {

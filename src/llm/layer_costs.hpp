@@ -60,9 +60,12 @@ double output_forward_flops(const TransformerModel& model);
 
 LayerCosts layer_costs(const TransformerModel& model, const Layout& layout);
 
-// Bytes of activations one pipeline stage sends the next per micro-batch (b s h x 2), and
-// the gradient sent back is as large.
-double pipeline_message_bytes(const TransformerModel& model);
+// Bytes of activations one GPU of a pipeline stage sends its peer in the next stage per
+// micro-batch (b s h x 2), and the gradient sent back is as large. With sequence parallelism
+// each tensor rank holds and sends only its s / t of the sequence (Megatron-LM
+// megatron/core/pipeline_parallel/schedules.py, get_tensor_shapes, commit 00611e6e:
+// `effective_seq_length // tp_group.size()` when `config.sequence_parallel`).
+double pipeline_message_bytes(const TransformerModel& model, const Layout& layout);
 
 // FLOPs of one step, all GPUs together: the model's own (forward and backward, 3 passes of
 // each block and the logits: what MFU counts, PaLM's definition, Chowdhery et al. 2022

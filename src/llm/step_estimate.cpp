@@ -145,7 +145,7 @@ StepEstimate estimate_step(const TransformerModel& m, const Layout& layout, cons
   const int p = layout.pipeline, v = layout.virtual_stages, micro = micro_batches(m, layout);
   const LinkCost& pipeline_link = link_for(layout.tensor * layout.data * p, cluster);
   // a chunk's activation in and its gradient back, per micro-batch (v of each on a stage)
-  const double message = p > 1 ? 2 * (pipeline_link.latency + pipeline_message_bytes(m) / pipeline_link.bandwidth) : 0;
+  const double message = p > 1 ? 2 * (pipeline_link.latency + pipeline_message_bytes(m, layout) / pipeline_link.bandwidth) : 0;
   Slot slowest;
   for (int stage = 0; stage < p; ++stage) {
     const Slot slot = stage_slot(m, layout, cluster, stage);

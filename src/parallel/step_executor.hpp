@@ -45,6 +45,7 @@ struct StepRecovery {
   std::vector<std::string> dropped_hosts;
   std::vector<int> group;                       // every rank left, ascending
   std::vector<std::vector<int>> data_groups;    // the rebuilt data-parallel groups that redo their buckets
+  std::vector<DataChoice> data_choices;         // their collectives, chosen again for their size (StepPlan's order)
   std::string reason, rule;
   bool stopped = false;                         // no replica left: the step stops
 };

@@ -178,7 +178,7 @@ StepPlan plan_step(const RunPlan& plan) {
   step.forward_seconds = step.block.forward_flops / speed;
   step.backward_seconds = (step.block.backward_flops + step.block.recompute_flops) / speed;
   step.output_forward_seconds = llm::output_forward_flops(m) / p.tensor / speed;
-  step.pipeline_bytes = llm::pipeline_message_bytes(m);
+  step.pipeline_bytes = llm::pipeline_message_bytes(m, step.layout);
   for (int s = 0; s < p.pipeline; ++s)
     step.buckets.push_back(stage_buckets(m, step.layout, s, step.stage_blocks[static_cast<size_t>(s)], spec.bucket_parameters));
   if (m.experts > 1 && p.data / p.expert > 1) {

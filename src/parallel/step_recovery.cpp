@@ -153,6 +153,7 @@ void rebuild_data_groups(StepState& state, Communicator failed, StepRecovery& re
       state.bucket_ready[w] = sg4::Semaphore::create(static_cast<unsigned>(state.buckets_made[w]));
     }
   recovery.data_groups = std::move(redo);
+  recovery.data_choices = state.rebuilt_choices;
 }
 
 std::string lost_what(const PlannedFault& fault) {

@@ -150,6 +150,7 @@ private:
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
   bool in_this_epoch(const Report& report) const;
   void give_up_if_stalled();
+  void stop_for_lost_server(const Report& report);
   bool under_way(int world) const;
   void decide();
   bool slow_links_only(Judgement& judgement);

@@ -29,7 +29,8 @@ enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoinin
 // last verdict failed: a link on its way went down).
 struct Report {
   enum class Kind {
-    suspicion, failure, straggler, slow_pair, slow_transfer, slow_computation, join, undelivered
+    suspicion, failure, straggler, slow_pair, slow_transfer, slow_computation, join, undelivered,
+    server_lost  // a parameter server's host was preempted (world: the server's endpoint)
   } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)

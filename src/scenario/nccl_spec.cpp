@@ -5,6 +5,7 @@
 
 #include "algorithms/registry.hpp"
 #include "scenario/json_fields.hpp"
+#include "scenario/parallel_nccl_spec.hpp"
 #include "scenario/scenario.hpp"
 #include "util/errors.hpp"
 
@@ -47,25 +48,12 @@ void check_algo(const NcclSpec& spec, const CollectiveSpec& collective) {
                                  nccl::algo_name(*spec.algo), collective.algorithm, nccl::algo_name(*named)));
 }
 
-}  // namespace
-
-NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
-  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
+// The section's values, each checked alone (who reads them is checked by the caller).
+NcclSpec read_values(const json& object) {
   NcclSpec spec;
   spec.given = true;
-  for (const auto& [key, value] : object.items()) check_reader(collective, key);
-  if (object.contains("algo")) {
-    spec.algo = nccl::parse_algo(get_string(object["algo"], "nccl.algo"), "nccl.algo");
-    check_algo(spec, collective);
-  }
-  if (object.contains("proto") && collective.kind == Collective::alltoall)
-    throw InputError("nccl.proto: NCCL's alltoall chooses its protocol per block as its send/recv do (LL up to "
-                     "NCCL_P2P_LL_THRESHOLD per channel, Simple above), which collsim follows; allowed with an allreduce");
+  if (object.contains("algo")) spec.algo = nccl::parse_algo(get_string(object["algo"], "nccl.algo"), "nccl.algo");
   if (object.contains("proto")) spec.proto = nccl::parse_proto(get_string(object["proto"], "nccl.proto"), "nccl.proto");
-  const std::optional<nccl::Algo> algo = spec.algo ? spec.algo : nccl::algo_of(collective.algorithm);
-  const bool simple_only = algo && nccl::reduces_in_switch(*algo);
-  if (spec.proto && simple_only && *spec.proto != nccl::Proto::simple)
-    throw InputError(fmt::format("nccl.proto: NCCL runs {} with Simple only; allowed: Simple", nccl::algo_name(*algo)));
   if (object.contains("channels"))
     spec.channels = static_cast<int>(get_integer(object["channels"], "nccl.channels", 1, max_nccl_channels));
   if (object.contains("pxn")) {
@@ -77,6 +65,71 @@ NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
     if (!object["gpu_cost"].is_boolean())
       throw InputError(fmt::format("nccl.gpu_cost: must be true or false, got {}", object["gpu_cost"].dump()));
     spec.gpu_cost = object["gpu_cost"].get<bool>();
+  }
+  return spec;
+}
+
+// NVLS, NVLSTree and CollNet reduce in switches, which NCCL runs with Simple only.
+void check_simple_only(const NcclSpec& spec, const std::string& algorithm) {
+  const std::optional<nccl::Algo> algo = spec.algo ? spec.algo : nccl::algo_of(algorithm);
+  if (spec.proto && algo && nccl::reduces_in_switch(*algo) && *spec.proto != nccl::Proto::simple)
+    throw InputError(fmt::format("nccl.proto: NCCL runs {} with Simple only; allowed: Simple", nccl::algo_name(*algo)));
+}
+
+// A parallel run's communicators that read the section: those whose algorithm is NCCL's.
+struct NcclReader {
+  std::string where;
+  std::string algorithm;
+};
+
+std::vector<NcclReader> nccl_readers(const ParallelismSpec& p) {
+  std::vector<NcclReader> readers;
+  const auto add = [&](std::string where, const std::string& algorithm) {
+    if (algorithm == "nccl" || nccl::algo_of(algorithm)) readers.push_back({std::move(where), algorithm});
+  };
+  for (size_t i = 0; i < p.collectives.size(); ++i)
+    add(fmt::format("parallelism.collectives.{}.algorithm", i), p.collectives[i].algorithm);
+  if (p.step.given) {
+    add("parallelism.step.algorithms.tensor", p.step.tensor_algorithm);
+    add("parallelism.step.algorithms.data", p.step.data_algorithm);
+    add("parallelism.step.algorithms.expert", p.step.expert_algorithm);
+  }
+  return readers;
+}
+
+}  // namespace
+
+NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
+  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
+  for (const auto& [key, value] : object.items()) check_reader(collective, key);
+  if (object.contains("proto") && collective.kind == Collective::alltoall)
+    throw InputError("nccl.proto: NCCL's alltoall chooses its protocol per block as its send/recv do (LL up to "
+                     "NCCL_P2P_LL_THRESHOLD per channel, Simple above), which collsim follows; allowed with an allreduce");
+  NcclSpec spec = read_values(object);
+  if (spec.algo) check_algo(spec, collective);
+  check_simple_only(spec, collective.algorithm);
+  return spec;
+}
+
+NcclSpec parse_parallel_nccl_spec(const json& object, const ParallelismSpec& parallelism) {
+  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
+  if (object.contains("pxn"))
+    throw InputError("nccl.pxn: a parallel run builds its platform without PXN routes (each GPU sends on its own "
+                     "rail's NIC); leave nccl.pxn out");
+  const std::vector<NcclReader> readers = nccl_readers(parallelism);
+  for (const auto& [key, value] : object.items())
+    if (key != "gpu_cost" && readers.empty())
+      throw InputError(fmt::format("nccl.{}: only NCCL's algorithms read it, and no communicator runs one; name nccl "
+                                   "(or one of {}) as a communicator's algorithm ({})",
+                                   key, join(nccl_algorithm_names(Collective::allreduce)),
+                                   parallelism.step.given ? "parallelism.step.algorithms" : "parallelism.collectives.N.algorithm"));
+  NcclSpec spec = read_values(object);
+  for (const NcclReader& reader : readers) {
+    const auto named = nccl::algo_of(reader.algorithm);
+    if (spec.algo && named && *named != *spec.algo)
+      throw InputError(fmt::format("nccl.algo: {} contradicts {} '{}' (NCCL's {}); leave one out",
+                                   nccl::algo_name(*spec.algo), reader.where, reader.algorithm, nccl::algo_name(*named)));
+    check_simple_only(spec, reader.algorithm);
   }
   return spec;
 }

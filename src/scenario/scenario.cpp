@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "platform/platform.hpp"
 #include "scenario/json_fields.hpp"
+#include "scenario/parallel_nccl_spec.hpp"
 #include "scenario/step_faults.hpp"
 #include "scenario/training_spec.hpp"
 #include "util/errors.hpp"
@@ -412,11 +413,11 @@ void fit_parallelism(const json& document, Scenario& scenario) {
   scenario.parallelism = parse_parallelism(document["parallelism"]);
   check_parallelism(scenario.parallelism, scenario.workers);
   scenario.workers = scenario.parallelism.workers();
-  if (document.contains("collective") || document.contains("nccl"))
-    throw InputError(fmt::format("{}: with parallelism each collective is given in parallelism.collectives; leave out {} "
-                                 "(and the flags that set it: --collective, --algorithm, --size, ...)",
-                                 document.contains("collective") ? "collective" : "nccl",
-                                 document.contains("collective") ? "collective" : "nccl"));
+  if (document.contains("collective"))
+    throw InputError("collective: with parallelism each collective is given in parallelism.collectives; leave out "
+                     "collective (and the flags that set it: --collective, --algorithm, --size, ...)");
+  // read by the communicators that run NCCL's algorithms (and gpu_cost by collsim's own)
+  if (document.contains("nccl")) scenario.nccl = parse_parallel_nccl_spec(document["nccl"], scenario.parallelism);
   if (document.contains("training"))
     throw InputError("training: not with parallelism yet (a parallel run is one step of its own: parallelism.step); leave "
                      "out training or parallelism");
@@ -457,7 +458,8 @@ Scenario parse_scenario(const json& document, const std::string& source_dir) {
   scenario.source_dir = source_dir;
   parse_platform_fields(document, source_dir, scenario);
   scenario.collective = parse_collective_spec(document.contains("collective") ? document["collective"] : json::object());
-  if (document.contains("nccl")) scenario.nccl = parse_nccl_spec(document["nccl"], scenario.collective);
+  if (document.contains("nccl") && !document.contains("parallelism"))
+    scenario.nccl = parse_nccl_spec(document["nccl"], scenario.collective);
   if (document.contains("training")) scenario.training = parse_training(document["training"]);
   fit_layers(document, scenario);
   check_sharding(scenario);

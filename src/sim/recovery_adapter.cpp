@@ -35,7 +35,11 @@ RunFacts facts_of(const RunSetup& setup) {
   for (const sg4::Host* host : setup.rank_hosts) facts.rank_hosts.emplace_back(host->get_name());
   facts.host_speed = setup.rank_hosts.front()->get_speed();
   facts.zero3 = setup.plan->training.zero3.has_value();
-  for (const SwitchPlan& server : setup.plan->switches) facts.servers += server.kind == SwitchKind::server;
+  for (const SwitchPlan& server : setup.plan->switches)
+    if (server.kind == SwitchKind::server) {
+      ++facts.servers;
+      facts.server_hosts.push_back(server.host);
+    }
   // The network model's own corrections, so that expected times are those SimGrid gives.
   facts.solver.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   facts.solver.bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
@@ -143,8 +147,8 @@ std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
   return links;
 }
 
-// A parameter server's process runs while its host is up (no fault may preempt it:
-// plan/planner.cpp, refuse_lost_servers); it reduces no bucket of its own.
+// A parameter server's process runs while its host is up (a preempted one stops the run:
+// servers_lost_with); it reduces no bucket of its own.
 WorkerFate RecoveryAdapter::fate(int world) const {
   if (world >= facts_.world_size()) return WorkerFate::running;
   return state_.workers[static_cast<size_t>(world)].fate;
@@ -225,6 +229,12 @@ void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resu
     ++verdicts_sent_[static_cast<size_t>(endpoint)];
     verdict_mailbox(endpoint)->put_init(letters_.back().get(), control_message_bytes)->detach();
   }
+}
+
+void RecoveryAdapter::servers_lost_with(const sg4::Host* host) {
+  for (int s = 0; s < facts_.servers; ++s)
+    if (facts_.server_hosts[static_cast<size_t>(s)] == host->get_name())
+      detector_.server_lost(facts_.world_size() + s);
 }
 
 // A server's transfer broke in the current group (its worker lost: the survivors wait on

@@ -59,6 +59,9 @@ public:
   // own NIC again once both its halves are up at their bandwidth as built.
   void links_back(const std::vector<simgrid::s4u::Link*>& links);
   void end_wait(int world) override { detector_.end_wait(world); }
+  // `host` was preempted: each parameter server's process on it is lost, and the run stops
+  // (the coordinator says which server, at once: Report::Kind::server_lost).
+  void servers_lost_with(const simgrid::s4u::Host* host);
   void server_transfer_broke(int world, int peer, int epoch) override;
 
   // The workers' side of the verdicts. A new worker on `world` (its host came back) asks

@@ -94,6 +94,18 @@ json step_section(const ParallelOutcome& outcome) {
           {"runs", runs_json(step.runs)}};
 }
 
+// What the rebuilt data-parallel groups run, per bucket size (the plan's data_choices order):
+// each algorithm chosen again for the groups' new size, with why.
+json rebuilt_choices_json(const std::vector<DataChoice>& choices) {
+  const auto one = [](const GroupAlgorithm& a) -> json {
+    if (a.algorithm == nullptr) return nullptr;  // a group of one: nothing to reduce
+    return {{"name", a.algorithm->name}, {"reason", a.reason}};
+  };
+  json list = json::array();
+  for (const DataChoice& c : choices) list.push_back({{"bytes", c.bytes}, {"reduce", one(c.reduce)}, {"gather", one(c.gather)}});
+  return list;
+}
+
 // A lost worker's replica leaving and the data-parallel groups rebuilt: the fields of the
 // other runs' recovery entries (docs/trace-format.md#recovery), and the groups that redid.
 json recovery_json(const std::vector<StepRecovery>& recoveries) {
@@ -109,6 +121,7 @@ json recovery_json(const std::vector<StepRecovery>& recoveries) {
     } else {
       entry["resumed"] = r.resumed;
       entry["data_groups"] = r.data_groups;
+      entry["data_choices"] = rebuilt_choices_json(r.data_choices);
     }
     if (r.completed >= 0) entry["round_completed"] = r.completed;
     list.push_back(std::move(entry));

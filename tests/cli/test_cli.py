@@ -687,7 +687,7 @@ class BadInput(CliTest):
                                     "--set", "recovery.policy=rebuild"],
                               r"collective\.parameter_server\.mode: asynchronous servers apply pushes as they arrive; "
                               r'with parameter server processes \(placement "shared" or "dedicated"\), recovery\.policy '
-                              r'"rebuild" handles a worker lost for good with synchronous servers only')
+                              r'"rebuild" handles workers lost, slowed or coming back with synchronous servers only')
         self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "auto", "--set", f"{key}.ratio=0.5"],
                               r'collective\.parameter_server: deploys the servers of parameter-server, which "auto" would '
                               r"rank as ranks serving; name the algorithm \(parameter-server\)")

@@ -374,6 +374,68 @@ class Parallelism(unittest.TestCase):
             "algorithms": {"tensor": "nccl"}}}}
         self.refused(step, "parallelism.step.algorithms.tensor: NCCL's algorithms run here for an allreduce only")
 
+    def test_the_nccl_section_forces_the_communicators_that_run_nccl(self):
+        # nccl.proto and nccl.channels force NCCL's tuner for every communicator whose algorithm
+        # is NCCL's, as NCCL_PROTO and NCCL_MIN/MAX_NCCL_CHANNELS force every communicator of a
+        # process: the tensor group of node 0 runs what the same allreduce runs alone under the
+        # same forcing (its choice, and its time to 1e-9), which is not what it runs unforced;
+        # a ring beside it in the same run keeps its own launch (NCCL's send/recv, 8.4 us Simple)
+        group = {"ranks": [list(range(8))], "algorithm": "nccl", "size": "4MiB"}
+        ring = {"group": "data", "algorithm": "ring", "size": "4MiB"}
+        base = {"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "collectives": [group, ring]}}
+        for forced in ({"proto": "LL", "channels": 4}, {"proto": "LL128"}, {"channels": 2}):
+            where = str(forced)
+            flags = [f"nccl.{key}={value}" for key, value in forced.items()]
+            alone = self.nccl_alone("--topology", "dgx-h100:1", "--size", "4MiB",
+                                    *[arg for flag in flags for arg in ("--set", flag)])
+            nccl = alone["plan"]["algorithm"]["parameters"]["nccl"]
+            self.assertEqual(nccl["proto"], forced.get("proto", nccl["proto"]), where)
+            self.assertEqual(nccl["channels"], forced.get("channels", nccl["channels"]), where)
+            scenario = {**base, "nccl": forced}
+            trace = self.parallel_run(scenario)
+            self.assertTrue(trace["parallel"]["verified"], where)
+            tensor, data = trace["parallel"]["communicators"]
+            self.assertIn(f"NCCL's tuner chose {nccl['algo']}/{nccl['proto']} on {nccl['channels']} channel",
+                          tensor["reason"], where)
+            self.assertAlmostEqual(tensor["time"] / alone["summary"]["simulated_time"], 1, delta=1e-9, msg=where)
+            planned = self.validate_plan(scenario)["parallel"]["communicators"]
+            self.assertAlmostEqual(planned[1]["launch"], 8.4e-6, delta=1e-15)
+        unforced = self.parallel_run(base)["parallel"]["communicators"][0]
+        self.assertNotIn("/LL on 4 channel", unforced["reason"])
+        # a step: the tensor allreduces ("nccl") take the forced channels, the data ring nothing
+        step = {"topology": "dgx-h100:2", "nccl": {"channels": 2}, "parallelism": {"tensor": 8, "data": 2, "step": {
+            "model": "tiny", "layers": 2, "global_batch": 2, "efficiency": 0.5,
+            "algorithms": {"tensor": "nccl", "data": "ring"}}}}
+        plan = self.validate_plan(step)["parallel"]["step"]
+        self.assertTrue(plan["algorithms"]["tensor_allreduce"]["nccl"].endswith(" on 2 channels"),
+                        plan["algorithms"]["tensor_allreduce"])
+        self.assertTrue(self.parallel_run(step)["parallel"]["verified"])
+        # gpu_cost false: collsim's own algorithms pay their links alone (no launch), NCCL's cannot run
+        plan = self.validate_plan({**base, "nccl": {"gpu_cost": False},
+                                   "parallelism": {**base["parallelism"], "collectives": [ring]}})
+        self.assertEqual(plan["parallel"]["communicators"][0]["launch"], 0)
+        self.refused({**base, "nccl": {"gpu_cost": False}},
+                     "parallelism.collectives.0.algorithm: NCCL's algorithms run on GPUs")
+
+    def test_the_nccl_section_is_refused_where_no_communicator_reads_it(self):
+        rings = {"topology": "dgx-h100:2", "parallelism": {"tensor": 8, "data": 2, "collectives": [
+            {"group": "tensor", "algorithm": "ring", "size": "1MiB"}]}}
+        self.refused({**rings, "nccl": {"proto": "LL"}},
+                     "collsim: error: nccl.proto: only NCCL's algorithms read it, and no communicator runs one")
+        step = {"topology": "dgx-h100:2", "nccl": {"channels": 4}, "parallelism": {"tensor": 8, "data": 2, "step": {
+            "model": "tiny", "layers": 2, "global_batch": 2, "efficiency": 0.5}}}
+        self.refused(step, "nccl.channels: only NCCL's algorithms read it")
+        self.refused(step, "parallelism.step.algorithms)")
+        nvls = {"topology": "dgx-h100:1", "nccl": {"proto": "LL"}, "parallelism": {"tensor": 8, "collectives": [
+            {"group": "tensor", "algorithm": "nccl-nvls", "size": "1MiB"}]}}
+        self.refused(nvls, "nccl.proto: NCCL runs NVLS with Simple only; allowed: Simple")
+        ring = {"topology": "dgx-h100:1", "nccl": {"algo": "Tree"}, "parallelism": {"tensor": 8, "collectives": [
+            {"group": "tensor", "algorithm": "nccl-ring", "size": "1MiB"}]}}
+        self.refused(ring, "nccl.algo: Tree contradicts parallelism.collectives.0.algorithm 'nccl-ring'")
+        self.refused({**rings, "nccl": {"pxn": False}}, "nccl.pxn: a parallel run builds its platform without PXN routes")
+        self.refused({**rings, "nccl": {"channels": 0}}, "nccl.channels")
+        self.refused({**rings, "nccl": {"protocol": "LL"}}, "nccl")
+
     def run_scenario_keeping(self, scenario, *flags):
         folder = tempfile.TemporaryDirectory()
         path = Path(folder.name) / "s.json"

@@ -26,10 +26,13 @@ json step_in_child(const json& document) {
     for (const CollectiveRun& r : run.step->runs)
       if (std::string(step_communicator_name(r.communicator)) == "data")
         out["data_runs"].push_back({{"group", r.group}, {"start", r.start}, {"end", r.end}});
-    for (const StepRecovery& r : run.step->recoveries)
+    for (const StepRecovery& r : run.step->recoveries) {
+      json algorithms = json::array();  // what the rebuilt groups reduce with, per bucket size
+      for (const DataChoice& c : r.data_choices) algorithms.push_back(c.reduce.algorithm == nullptr ? "" : c.reduce.algorithm->name);
       out["recoveries"].push_back({{"dropped", r.dropped_ranks}, {"group", r.group}, {"data_groups", r.data_groups},
                                    {"fault_time", r.fault_time}, {"resumed", r.resumed}, {"completed", r.completed},
-                                   {"epoch_after", r.epoch_after}, {"stopped", r.stopped}});
+                                   {"epoch_after", r.epoch_after}, {"stopped", r.stopped}, {"data_algorithms", algorithms}});
+    }
     return out.dump();
   });
   REQUIRE_MESSAGE(outcome.exit_code == 0, outcome.output);
@@ -85,6 +88,29 @@ TEST_SUITE("sim") {
     // tokens/s counts the 2 replicas' tokens that reach the update: 2 sequences of 256
     CHECK(run["tokens_per_second"].get<double>() ==
           doctest::Approx(2 * 256 / run["step_time"].get<double>()).epsilon(1e-9).scale(0));
+  }
+
+  TEST_CASE("parallel step recovery, data 4 by auto: the rebuilt group of 3 chooses direct where the 4 chose recursive doubling") {
+    // By the cost model (collsim list algorithms), with alpha = 2 us and the bucket's n = 3.82 MB
+    // at B = 1000 GB/s (n/B = 3.82 us): at p = 4, recursive doubling takes log2 4 = 2 steps of
+    // the whole vector, 2 (alpha + n/B) = 11.63 us, under direct's alpha + 3 n/B = 13.45 us (it
+    // wins while alpha < n/B), ring's 6 (alpha + n/4B) = 17.72 us and Rabenseifner's 4 alpha +
+    // 1.5 n/B = 13.72 us. At p = 3, not a power of two, recursive doubling needs 2 steps more
+    // (3 (alpha + n/B) = 17.45 us; Rabenseifner cannot run), and direct's alpha + 2 n/B = 9.63 us
+    // is below ring's 4 (alpha + n/3B) = 13.09 us: the rebuilt group runs direct.
+    const TinyStep t;
+    const json automatic{{"algorithms", {{"data", "auto"}}}};
+    const double n_over_b = t.bytes / t.bw;
+    const json healthy = step_in_child(tiny_document(1, 4, json::array(), automatic));
+    CHECK(healthy["step_time"].get<double>() == doctest::Approx(t.compute + 2 * (t.alpha + n_over_b)).epsilon(1e-9).scale(0));
+    const json run = step_in_child(tiny_document(1, 4, {{{"kind", "preempt"}, {"rank", 3}, {"at", t.compute / 2}}}, automatic));
+    CHECK(run["stall"] == "");
+    CHECK(run["verified"] == true);
+    REQUIRE(run["recoveries"].size() == 1);
+    CHECK(run["recoveries"][0]["data_groups"] == json::array({{0, 1, 2}}));
+    CHECK(run["recoveries"][0]["data_algorithms"] == json::array({"direct"}));
+    // the bucket is made at `compute`; the 3 survivors then send it to each other at once
+    CHECK(run["step_time"].get<double>() == doctest::Approx(t.compute + t.alpha + 2 * n_over_b).epsilon(1e-9).scale(0));
   }
 
   TEST_CASE("parallel step recovery, data 3: a worker lost inside the bucket's allreduce, which the survivors redo from then") {

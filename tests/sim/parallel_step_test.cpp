@@ -126,6 +126,20 @@ TEST_SUITE("sim") {
     CHECK(run.verified == 1);
     CHECK(run.collectives == 4 * 2 * 2 + 4);  // 4 tensor groups x 2 passes x 2 allreduces, and 4 data groups' one bucket
     CHECK(run.step_time == doctest::Approx(want).epsilon(1e-9).scale(0));
+
+    // With sequence parallelism each GPU sends its peer its s/2 share of the activation
+    // (Megatron's get_tensor_shapes), and its tensor collectives are an allgather and a
+    // reduce-scatter of one step each where an allreduce took two (the same 2a a pass). The
+    // half message beside stage 1's data ring still gets half the link all through it.
+    const double q_half = alpha + n / 2 / bw, q_half_shared = alpha + n / bw;
+    json changed = document;
+    changed["parallelism"]["step"]["sequence_parallel"] = true;
+    const StepChild split = run_step_in_child(changed);
+    REQUIRE_MESSAGE(split.exit_code == 0, split.error);
+    CHECK(split.verified == 1);
+    CHECK(split.collectives == 4 * 2 * 4 + 4);
+    CHECK(split.step_time ==
+          doctest::Approx(forward + q_half + forward + 3 * o + backward + q_half_shared + backward + w).epsilon(1e-9).scale(0));
   }
 }
 

@@ -117,9 +117,15 @@ TEST_CASE("llm: a block's per-GPU FLOPs and tensor collectives (Megatron, Korthi
   CHECK(sp.forward_collectives[1].kind == Collective::reduce_scatter);
   CHECK(sp.backward_collectives.size() == 8);  // the recomputed forward's four, then backward's four
   CHECK(sp.recompute_flops == sp.forward_flops);
+  // with sequence parallelism each of the t tensor ranks sends its s / t of the sequence
+  // to its peer in the next stage (Megatron's get_tensor_shapes); without, the whole b s h
+  CHECK(pipeline_message_bytes(m, layout) == 2 * b * (s / 8) * h);
+  layout.sequence_parallel = false;
+  CHECK(pipeline_message_bytes(m, layout) == 2 * b * s * h);
   layout.tensor = 1;
   CHECK(layer_costs(m, layout).forward_collectives.empty());
-  CHECK(pipeline_message_bytes(m) == 2 * b * s * h);
+  layout.sequence_parallel = true;
+  CHECK(pipeline_message_bytes(m, layout) == 2 * b * s * h);
 }
 
 TEST_CASE("llm: activations per block are Korthikanti et al. 2022 Table 2") {
