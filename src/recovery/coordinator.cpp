@@ -326,6 +326,7 @@ void Coordinator::deliver(const CommGroup& group, const std::vector<int>& droppe
       rank.transfer = TransferRef{};
     }
   }
+  const double start_at = start_line(group, dropped, postponed);
   for (int world : group.members()) {
     RankActivity& rank = detector_.activity(world);
     // Only a worker still in the run hears it: a verdict nobody reads would stay in the
@@ -336,7 +337,7 @@ void Coordinator::deliver(const CommGroup& group, const std::vector<int>& droppe
       continue;
     // A postponed joiner's answer is its admission at a later round (rebuild).
     if (std::find(postponed.begin(), postponed.end(), world) != postponed.end()) continue;
-    send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round});
+    send(world, Verdict{rank.dropped, rank.dropped ? nullptr : next, resume_round, false, start_at});
     // One done with the last round, waiting for the others, reads it now.
     engine_.wake_waiting(world);
   }

@@ -168,6 +168,7 @@ private:
   void lost_contact();
   void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason);
   int lowest_round(const CommGroup& group, const std::vector<int>& dropped) const;
+  double start_line(const CommGroup& group, const std::vector<int>& dropped, const std::vector<int>& postponed) const;
   RecoveryEvent event_for(const CommGroup& group, const Judgement& judgement) const;
   double fault_time(const Judgement& judgement, double detected) const;
   double first_suspicion(const CommGroup& group, const Judgement& judgement) const;

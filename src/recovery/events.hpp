@@ -46,6 +46,9 @@ struct Verdict {
   std::shared_ptr<CommGroup> group;
   int resume_round = 0;
   bool admission = false;
+  // A member of the new group starts it no earlier than this (-1: at once): every survivor
+  // at one instant, as a new communicator's setup is a collective call (Coordinator::start_line).
+  double start_at = -1;
 };
 
 // A fault of the scenario applied or undone (the engine's fault injectors record it; the

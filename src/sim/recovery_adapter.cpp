@@ -513,6 +513,8 @@ Verdict RecoveryAdapter::take_verdict(int world) {
     if (++verdicts_taken_[w] >= verdicts_sent_[w] && lost_[w]) detector_.undelivered(world);
   } while (verdicts_taken_[w] < verdicts_sent_[w] || lost_[w]);
   detector_.verdict_read(world);
+  // A new group starts on every survivor at one instant (Coordinator::start_line).
+  if (!verdict->dropped && !verdict->admission && verdict->start_at > now()) sg4::this_actor::sleep_until(verdict->start_at);
   return *verdict;
 }
 
