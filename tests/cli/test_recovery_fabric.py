@@ -260,15 +260,7 @@ class GpuKeptWhenOnlyItsNicFails(FabricCase):
 
     def run_dgx(self, fault, rounds=4):
         # the links' alpha-beta (the formulas above): nccl.gpu_cost=false leaves out what a GPU adds
-        document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": "64MiB"},
-                    "nccl": {"gpu_cost": False},
-                    "training": {"rounds": rounds, "compute": "1ms", "model": "linear-regression"},
-                    "faults": [fault], "recovery": {"policy": "rebuild"}, "seed": 42}
-        with tempfile.TemporaryDirectory() as folder:
-            path, out = Path(folder) / "s.json", Path(folder) / "t.json"
-            path.write_text(json.dumps(document))
-            bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, check=True)
-            return json.loads(out.read_text())
+        return dgx_ring(fault, "64MiB", rounds)
 
     def assert_kept_through(self, trace, rank, relay, state):
         self.assert_nobody_dropped(trace, 32)
@@ -343,15 +335,7 @@ class DetourPricedOnItsRoutes(FabricCase):
     VERDICT = 4e-6 + 64 / 50e9  # a control message of 64 B at the algorithm's model alpha (4 us) and B
 
     def run_rd(self, fault, rounds=4):
-        document = {"topology": "dgx-h100:4", "workers": 32,
-                    "collective": {"algorithm": "recursive-doubling", "size": "16MiB"}, "nccl": {"gpu_cost": False},
-                    "training": {"rounds": rounds, "compute": "1ms", "model": "linear-regression"},
-                    "faults": [fault], "recovery": {"policy": "rebuild"}, "seed": 42}
-        with tempfile.TemporaryDirectory() as folder:
-            path, out = Path(folder) / "s.json", Path(folder) / "t.json"
-            path.write_text(json.dumps(document))
-            bounded_run([COLLSIM, "run", str(path), "--quiet", "--trace", str(out)], 300, check=True)
-            return json.loads(out.read_text())
+        return dgx_ring(fault, "16MiB", rounds, algorithm="recursive-doubling")
 
     def kept(self, trace):
         entries = [e for e in trace["recovery"] if e.get("kept_ranks") == [13] and e["epoch_after"] > e["epoch_before"]]
@@ -395,10 +379,10 @@ class DetourPricedOnItsRoutes(FabricCase):
             self.assertAlmostEqual(period, self.FAULT_FREE, delta=1e-12)
 
 
-def dgx_ring(fault, size, rounds=4, policy="rebuild"):
-    """A ring of 32 on dgx-h100:4 with `fault` from round 1: its trace."""
+def dgx_ring(fault, size, rounds=4, policy="rebuild", algorithm="ring"):
+    """A ring (or `algorithm`) of 32 on dgx-h100:4 with `fault`: its trace."""
     # the links' alpha-beta (dgx_period below): nccl.gpu_cost=false leaves out what a GPU adds
-    document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": "ring", "size": size},
+    document = {"topology": "dgx-h100:4", "workers": 32, "collective": {"algorithm": algorithm, "size": size},
                 "nccl": {"gpu_cost": False},
                 "training": {"rounds": rounds, "compute": "1ms", "model": "linear-regression"},
                 "faults": [fault], "recovery": {"policy": policy}, "seed": 42}
