@@ -106,7 +106,7 @@ class HappyPaths(CliTest):
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["out.json"])  # no temporary left
 
     def test_a_relative_trace_path_creates_its_folders(self):
-        # as tools/quickstart writes out/quickstart.json from a fresh clone, where out/ is missing
+        # as a user writes out/t.json from a fresh clone, where out/ is missing
         self.assert_ok("run", *SMALL, "--quiet", "--trace", "out/sub/t.json", cwd=self.tmp)
         self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/2")
 
