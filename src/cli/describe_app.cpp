@@ -6,7 +6,7 @@ namespace {
 
 const char* const examples =
     "Examples:\n"
-    "  collsim run scenarios/quickstart.json --trace out/quickstart.json\n"
+    "  collsim run scenarios/quickstart.json --trace build/quickstart.json\n"
     "  collsim run --algorithm ring --workers 16 --size 64MiB --topology star:16 --network ideal\n"
     "  collsim run scenarios/ring-vs-naive-8.json --set collective.algorithm=naive\n"
     "  collsim run --topology nodes:4:8 --size 64MiB    (4 nodes of 8 devices; see collsim list topologies)\n"

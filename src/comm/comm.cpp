@@ -3,6 +3,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <fmt/format.h>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -48,6 +49,21 @@ struct PendingTransfer {
   // (CommGroup::new_packet): the peer may have taken it just before (the sender's view
   // still says STARTED until a wait).
   ~PendingTransfer() {
+    // An actor killed with its host (a preempted parameter server's process, its receives
+    // posted) unwinds with SimGrid's kill exception in flight, and SimGrid answers each
+    // simcall it makes meanwhile by throwing that exception again: out of a destructor
+    // during unwinding, std::terminate. A dying actor's transfers die with it (SimGrid
+    // cancels them), so nothing is left to settle then.
+    if (std::uncaught_exceptions() > 0) {
+      try {
+        settle();
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the kill already unwinding goes on
+      }
+      return;
+    }
+    settle();
+  }
+  void settle() {
     const auto state = cancel && activity ? activity->get_state() : sg4::Activity::State::INITED;
     if (state == sg4::Activity::State::STARTED) {
       // One that moved bytes was on its route, and a fault there touched it all the same
@@ -155,7 +171,8 @@ void Comm::post_send(int dst, View data, PendingTransfer& pending) {
   if (cost != nullptr) {
     const int from = group_->world_rank(rank_), to = group_->world_rank(dst);
     price = &cost->price_for(from, to, data.logical_bytes());
-    if (const double post = post_overhead_of(cost, from, to, data.logical_bytes()); post > 0)
+    const PostCost* posts = group_->post_cost();
+    if (const double post = posts == nullptr ? 0 : posts->post_overhead(from, to, data.logical_bytes()); post > 0)
       sg4::this_actor::sleep_for(post);
   }
   const double now = sg4::Engine::get_clock();

@@ -14,6 +14,7 @@
 
 #include "comm/message_cost.hpp"
 #include "comm/message_log.hpp"
+#include "comm/post_cost.hpp"
 #include "comm/switch_ops.hpp"
 #include "util/last_pairs.hpp"
 
@@ -105,7 +106,13 @@ public:
   // What a message costs beyond its route (a GPU transport's protocol, comm/message_cost.hpp),
   // by world rank; nullptr: nothing.
   const MessageCost* message_cost() const { return message_cost_.get(); }
-  void set_message_cost(std::shared_ptr<const MessageCost> cost) { message_cost_ = std::move(cost); }
+  // Its posts (comm/post_cost.hpp), looked up once here rather than per message (a cast
+  // across its bases costs a GPU run about 0.8% of its instructions); nullptr: none.
+  const PostCost* post_cost() const { return post_cost_; }
+  void set_message_cost(std::shared_ptr<const MessageCost> cost) {
+    message_cost_ = std::move(cost);
+    post_cost_ = dynamic_cast<const PostCost*>(message_cost_.get());
+  }
 
   // The switches that reduce in the network (comm/switch_ops.hpp): switch s is peer
   // size() + s of every Comm of the group.
@@ -170,6 +177,7 @@ private:
   WaitWatch* watch_ = nullptr;
   double overhead_ = 0;
   std::shared_ptr<const MessageCost> message_cost_;
+  const PostCost* post_cost_ = nullptr;  // message_cost_'s, if it charges posts
   std::vector<SwitchPort> switches_;
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::map<std::tuple<int, int, int>, simgrid::s4u::Mailbox*> tagged_mailboxes_;  // (tag, src, dst)

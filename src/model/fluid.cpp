@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <queue>
+#include <tuple>
 
 #include "comm/message_cost.hpp"
 #include "comm/post_cost.hpp"
@@ -33,6 +34,7 @@ struct Transfer {
   int limited_by = -1;       // local index of the link that set its rate
   int send_round = 0, recv_round = 0;  // the rounds in which its sender and its receiver wait for it
   int wait_round = 0;  // the receiver's round that waits for it (recv_round, or later: FluidMessage::wait_key)
+  int listed_round = 0;  // the sender's round that lists it (send_round before a FIFO moves its wait)
   bool queued = false;       // both ends have posted it: it waits for its start, or moves
 };
 
@@ -180,6 +182,7 @@ private:
     const int fifo = message.fifo;
     const int send_post = message.flow.ahead ? std::max(0, t.send_round - fifo) : t.send_round;
     const int recv_post = std::max(0, t.recv_round - fifo);
+    t.listed_round = t.send_round;
     if (message.at_end) t.send_round = static_cast<int>(sender.size()) - 1;
     else if (fifo > 0) t.send_round = std::min(t.send_round + fifo, static_cast<int>(sender.size()) - 1);
     sender[static_cast<size_t>(send_post)].posts.emplace_back(m, true);
@@ -261,8 +264,13 @@ private:
     for (const auto& [m, send] : posted.posts) {
       Transfer& t = transfers_[m];
       const Flow& flow = messages_[m].flow;
-      if (send) t.send_posted = at + (flow.order + 1) * in_.overhead + (posts_cost_ ? post_before_[m] : 0);
-      if (!send || flow.src == flow.dst) t.recv_posted = at;
+      if (send) {
+        t.send_posted = at + (flow.order + 1) * in_.overhead + (posts_cost_ ? post_before_[m] : 0);
+        // the rank posts its sends one after another and goes on only then (Comm::post_send
+        // holds its actor): a round it does not wait on still ends no earlier
+        posted.done_at = std::max(posted.done_at, t.send_posted);
+      }
+      if (!send || flow.src == flow.dst) t.recv_posted = at + (posts_cost_ && !send ? recv_after_[m] : 0);
       if (t.send_posted < 0 || t.recv_posted < 0 || t.queued) continue;
       t.queued = true;
       arrivals_[m].posted = std::max(t.send_posted, t.recv_posted);
@@ -273,16 +281,41 @@ private:
   }
 
   // The transport's post overheads of a round's sends, which the rank posts one after another
-  // in their order (Comm::post_send): each send leaves after its own and those before it.
+  // (Comm::post_send holds its actor): each send leaves after its own and those before it,
+  // and a receive is posted once the sends before it are. The order is the run's
+  // (run_pipelined): unpipelined, the round's sends in their order; through a FIFO, first
+  // (in the first round) the early posts of the rounds before the FIFO's depth, then the
+  // round's own sends, then the early posts of the round a FIFO ahead (its receives, then
+  // its sends of data that waits for nothing), each part by round, then in send order.
+  using PostKey = std::tuple<int, int, int>;
+  PostKey post_key(size_t m, bool send) const {
+    const FluidMessage& message = messages_[m];
+    const Transfer& t = transfers_[m];
+    if (message.fifo == 0) return {send ? 1 : -1, 0, message.flow.order};
+    const int own = send ? t.listed_round : t.recv_round;
+    if (send && !message.flow.ahead) return {1, own, message.flow.order};
+    const int part = own < message.fifo ? 0 : 2;
+    return {part, own, send ? message.flow.order : -1};
+  }
   void add_post_overheads(const Round& round) {
-    if (post_before_.empty()) post_before_.assign(transfers_.size(), 0);
-    std::vector<size_t> sends;
+    if (post_before_.empty()) {
+      post_before_.assign(transfers_.size(), 0);
+      recv_after_.assign(transfers_.size(), 0);
+    }
+    std::vector<std::pair<PostKey, size_t>> sends;
     for (const auto& [m, send] : round.posts)
-      if (send) sends.push_back(m);
-    std::stable_sort(sends.begin(), sends.end(),
-                     [&](size_t a, size_t b) { return messages_[a].flow.order < messages_[b].flow.order; });
+      if (send) sends.emplace_back(post_key(m, true), m);
+    std::stable_sort(sends.begin(), sends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     double sum = 0;
-    for (size_t m : sends) post_before_[m] = sum += transfers_[m].post;
+    for (const auto& [key, m] : sends) post_before_[m] = sum += transfers_[m].post;
+    for (const auto& [m, send] : round.posts) {
+      if (send) continue;
+      const PostKey key = post_key(m, false);
+      double before = 0;
+      for (const auto& [other, o] : sends)
+        if (other < key) before += transfers_[o].post;
+      recv_after_[m] = before;
+    }
   }
 
   void complete(size_t m, double at) {
@@ -461,6 +494,7 @@ private:
   std::vector<Transfer> transfers_;
   bool posts_cost_ = false;         // some message has a post overhead (Transfer::post)
   std::vector<double> post_before_;  // by message: its sender's post overheads up to and with its own
+  std::vector<double> recv_after_;   // by message: its receiver's post overheads before it posts it
   std::vector<std::vector<Round>> rounds_;
   using Start = std::pair<double, size_t>;
   std::priority_queue<Start, std::vector<Start>, std::greater<>> ready_;

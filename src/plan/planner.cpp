@@ -343,22 +343,6 @@ void recount_placed_servers(RunPlan& plan) {
   plan.limits.hosts = hosts;
 }
 
-// Under recovery.policy "rebuild", a preempted host that runs a parameter server's process:
-// the run would stop there (the servers hold the model's shards; collsim restarts none), so
-// it is refused before it starts, in one line.
-void refuse_lost_servers(const RunPlan& plan) {
-  if (plan.scenario.recovery.policy != RecoveryPolicy::rebuild) return;
-  for (const PlannedFault& fault : plan.faults) {
-    if (fault.spec.kind != FaultKind::preempt) continue;
-    for (size_t s = 0; s < plan.switches.size(); ++s)
-      if (plan.switches[s].kind == SwitchKind::server && plan.switches[s].host == fault.host)
-        throw InputError(fmt::format("faults.{}: host '{}' runs parameter server {}: a lost server stops the run (its "
-                                     "shard of the model goes with it, and collsim restarts no server); preempt a host "
-                                     "that runs workers only",
-                                     fault.index, fault.host, s));
-  }
-}
-
 // `asked`: the scenario before auto's pick of one of NCCL's variants (as_picked).
 void plan_the_rest(const Scenario& asked, const PlanOptions& options, RunPlan& plan) {
   note_auto_nccl(asked, options.auto_nccl, plan);
@@ -511,7 +495,6 @@ RunPlan plan_run(const Scenario& asked, const PlanOptions& options, SimGridGuard
     recount_placed_servers(plan);
     plan.choice.parameters = algorithm_parameters(plan);
     plan.faults = resolve_faults(scenario, engine, all_hosts, hosts, routes_of(plan.model));
-    refuse_lost_servers(plan);
     plan.control_host = choose_control_host(plan.faults, all_hosts, hosts)->get_name();
     if (options.topology_bound)
       plan.topology_bound = topology_cut_bound(scenario.collective.kind, routes_of(plan.model), platform.places,

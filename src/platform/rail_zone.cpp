@@ -103,8 +103,36 @@ void RailZone::switch_route(Point gpu, Point other, bool up, simgrid::kernel::ro
   const bool own_rail = other.kind == Kind::rail_switch && other.index == gpu.index % gpus_per_node_;
   if (!own_node && !own_rail)
     throw std::logic_error("RailZone: a GPU only reaches its own node's and its own rail's switch");
-  const simgrid::s4u::SplitDuplexLink* port = own_node ? ports.nvlink : ports.nic;
-  append(into, latency, up ? port->get_link_up() : port->get_link_down());
+  const int carrier = nic_of(gpu.index);
+  if (own_node || carrier == gpu.index) {
+    const simgrid::s4u::SplitDuplexLink* port = own_node ? ports.nvlink : ports.nic;
+    append(into, latency, up ? port->get_link_up() : port->get_link_down());
+    return;
+  }
+  // Its NIC detoured: over NVLink to the mate, out of the mate's NIC to the mate's rail, and
+  // across the spine to its own rail's switch (CollNet's reduction is per rail: switch i
+  // serves GPU i of every node).
+  const Ports& mate = gpus_[static_cast<size_t>(carrier)];
+  const auto mate_rail = static_cast<size_t>(carrier % gpus_per_node_), gpu_rail = static_cast<size_t>(other.index);
+  std::vector<const simgrid::s4u::Link*> way{ports.nvlink->get_link_up(), mate.nvlink->get_link_down(),
+                                             mate.nic->get_link_up()};
+  if (mate_rail != gpu_rail) {
+    if (uplinks_.size() <= std::max(mate_rail, gpu_rail))
+      throw std::logic_error("RailZone: a detoured GPU's rail switch behind no rail uplink");
+    way.push_back(uplinks_[mate_rail]->get_link_up());
+    way.push_back(uplinks_[gpu_rail]->get_link_down());
+  }
+  if (up) {
+    for (const simgrid::s4u::Link* link : way) append(into, latency, link);
+    return;
+  }
+  // (the other way: each link's other half, in reverse)
+  const std::vector<const simgrid::s4u::Link*> back{
+      ports.nvlink->get_link_down(), mate.nvlink->get_link_up(), mate.nic->get_link_down(),
+      mate_rail != gpu_rail ? uplinks_[mate_rail]->get_link_down() : nullptr,
+      mate_rail != gpu_rail ? uplinks_[gpu_rail]->get_link_up() : nullptr};
+  for (auto link = back.rbegin(); link != back.rend(); ++link)
+    if (*link != nullptr) append(into, latency, *link);
 }
 
 void RailZone::get_local_route(const simgrid::kernel::routing::NetPoint* src,

@@ -41,7 +41,9 @@ public:
   // UP, the relay's NVLink DOWN, the relay's NIC UP, NIC DOWN. A GPU to itself: its NVLink
   // port up and down (through the NVSwitch). A GPU and its node's switch: its NVLink port;
   // a GPU and its rail's switch: its NIC. A GPU whose NIC is detoured (detour_nic) leaves
-  // and enters its node as PXN does, through the node mate's NIC over NVLink.
+  // and enters its node as PXN does, through the node mate's NIC over NVLink, and reaches its
+  // rail's switch from the mate's rail: NVLink UP, the mate's NVLink DOWN, the mate's NIC UP,
+  // the mate's rail uplink UP, its own rail's uplink DOWN (and back the other way).
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;
 
@@ -53,6 +55,10 @@ public:
   // The detour undone (its NIC is back): `gpu`'s traffic to other nodes takes its own NIC
   // again, from the next transfer on.
   void restore_nic(const simgrid::kernel::routing::NetPoint* gpu);
+  // Which GPU's NIC carries each GPU's traffic to other nodes (empty: each its own), and that
+  // set back: recovery prices a detour on the routes it would give, then undoes it.
+  std::vector<int> carriers() const { return nics_; }
+  void set_carriers(std::vector<int> carriers) { nics_ = std::move(carriers); }
   // Whether two points are GPUs of the same node; whether a GPU's own NIC carries its traffic.
   bool same_node(const simgrid::kernel::routing::NetPoint* a, const simgrid::kernel::routing::NetPoint* b) const;
   bool own_nic(const simgrid::kernel::routing::NetPoint* gpu) const { return nic_of(point_of(gpu).index) == point_of(gpu).index; }

@@ -76,8 +76,9 @@
 // The code: the protocol in coordinator.cpp; how the evidence is read in
 // coordinator_links.cpp (heartbeats, links down, who is cut off), coordinator_judge.cpp
 // (the wait-for graph, late transfers, slow links, progress scores, the straggler rule),
-// coordinator_regroup.cpp (orders that keep off slow links) and coordinator_probes.cpp
-// (rules 5b, 5c); the class they share in coordinator_impl.hpp.
+// coordinator_regroup.cpp (orders that keep off slow links), coordinator_probes.cpp
+// (rules 5b, 5c) and coordinator_stops.cpp (the run stops); the class they share in
+// coordinator_impl.hpp.
 // It meets the engine only through the EnginePort (recovery/engine_port.hpp): the clock,
 // links and hosts up or down, probes, timers, and the verdicts it sends. The SimGrid side,
 // the coordinator actor that feeds it the reports one by one, is sim/recovery_adapter.cpp.

@@ -48,13 +48,10 @@ bool Coordinator::nic_explains(int world, const NicDetour& detour, const Judgeme
   return true;
 }
 
-// Of `relays`, the node mate whose NIC the group's pairs load least once `world`'s traffic
-// to other nodes goes through it: per half, the algorithm's pairs (in the group's order)
-// whose routes cross it, plus `world`'s own pairs that would; the least loaded half's
-// worst, then the two halves' sum, then the first mate. A ring on dgx-h100:4 enters node 0
-// through GPU 0's NIC and leaves through GPU 7's: GPU 0's traffic goes through GPU 1's,
-// which carries none of the ring's, and no NIC carries two of the ring's transfers.
-int Coordinator::least_loaded_relay(int world, const std::vector<int>& relays) const {
+// How much `relay`'s NIC would carry once `world`'s traffic to other nodes goes through
+// it: per half, the algorithm's pairs (in the group's order) whose routes cross it, plus
+// `world`'s own pairs that would; the more loaded half's count, then the two halves' sum.
+std::pair<int, int> Coordinator::relay_load(int world, int relay) const {
   const std::vector<int>& members = membership_.current().members();
   const int p = static_cast<int>(members.size());
   RankPairs pairs;
@@ -63,29 +60,59 @@ int Coordinator::least_loaded_relay(int world, const std::vector<int>& relays) c
                                      servers_in_group(run_.model.servers, p));
   const Network& routes = run_.network();
   const std::vector<int> own = network_ids(engine_.nic_detour(world).nic);  // its NIC: up, down
+  const std::vector<int> nic = network_ids(engine_.nic_detour(relay).nic);
   auto on = [](const std::vector<int>& route, int half) {
     return half >= 0 && std::find(route.begin(), route.end(), half) != route.end();
   };
-  int best = relays.front();
-  std::pair<int, int> least{std::numeric_limits<int>::max(), 0};
+  std::array<int, 2> load{0, 0};  // its NIC's up and down halves
   std::vector<int> route;
-  for (int relay : relays) {
-    const std::vector<int> nic = network_ids(engine_.nic_detour(relay).nic);
-    std::array<int, 2> load{0, 0};  // its NIC's up and down halves
-    for (auto [a, b] : pairs)
-      for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-        const int x = members[static_cast<size_t>(from)], y = members[static_cast<size_t>(to)];
-        routes.read_links(x, y, route);
-        if (on(route, nic[0]) || (x == world && on(route, own[0]))) ++load[0];
-        if (on(route, nic[1]) || (y == world && on(route, own[1]))) ++load[1];
-      }
-    const std::pair<int, int> score{std::max(load[0], load[1]), load[0] + load[1]};
-    if (score < least) {
-      least = score;
-      best = relay;
+  for (auto [a, b] : pairs)
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      const int x = members[static_cast<size_t>(from)], y = members[static_cast<size_t>(to)];
+      routes.read_links(x, y, route);
+      if (on(route, nic[0]) || (x == world && on(route, own[0]))) ++load[0];
+      if (on(route, nic[1]) || (y == world && on(route, own[1]))) ++load[1];
     }
+  return {std::max(load[0], load[1]), load[0] + load[1]};
+}
+
+// The node mate each root's traffic goes through, and the group's collective with those
+// detours taken, priced on the routes they would give (RunFacts::network read with the
+// detours in place, then undone): a mate's NIC shared with its own traffic, and the NVLink
+// ports and rail uplinks a mate adds, are in the price. Root by root (the ones before it
+// detoured), the mate whose detour gives the least time; among equal times the one whose
+// NIC the algorithm's pairs load least (relay_load), then the first. A ring on dgx-h100:4
+// enters node 0 through GPU 0's NIC from GPU 7 of node 3: through GPU 7's NIC (the same
+// rail) it crosses no rail uplink, 5 us, and the ring's steps keep their 8 us; through
+// GPU 1's, 9 us.
+double Coordinator::detoured_model(const std::vector<int>& roots, std::vector<int>& relays) {
+  relays.clear();
+  std::vector<std::pair<int, int>> detours;
+  double least = platform_model(membership_.current());
+  for (int root : roots) {
+    std::vector<std::pair<std::pair<int, int>, int>> candidates;  // (load, relay)
+    for (int relay : engine_.nic_detour(root).relays)
+      if (std::find(roots.begin(), roots.end(), relay) == roots.end())
+        candidates.push_back({relay_load(root, relay), relay});
+    if (candidates.empty()) return -1;
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    int best = -1;
+    for (const auto& [load, relay] : candidates) {
+      detours.emplace_back(root, relay);
+      const double seconds =
+          engine_.priced_with_detours(detours, [&] { return platform_model(membership_.current()); });
+      detours.pop_back();
+      // (equal within rounding: the less loaded, earlier in the order, stays)
+      if (best < 0 || seconds < least * (1 - 1e-12)) {
+        best = relay;
+        least = seconds;
+      }
+    }
+    detours.emplace_back(root, best);
+    relays.push_back(best);
   }
-  return best;
+  return least;
 }
 
 // The roots whose own NIC explains the judgement and that a node mate's NIC can stand in
@@ -93,16 +120,25 @@ int Coordinator::least_loaded_relay(int world, const std::vector<int>& relays) c
 // the collective under way in a new epoch (their broken or late transfers are abandoned).
 // The rule says who was kept, and through whom. False when no root was.
 bool Coordinator::detour_nics(Judgement& judgement) {
-  std::vector<int> kept, dropped;
+  std::vector<int> kept, dropped, detourable;
   std::vector<std::string> how;
   for (int root : judgement.roots) {
     const NicDetour detour = engine_.nic_detour(root);
-    if (detour.relays.empty() || !engine_.host_up(root) || !still_runs(root) || !nic_explains(root, detour, judgement)) {
-      dropped.push_back(root);
-      continue;
+    const bool can = !detour.relays.empty() && engine_.host_up(root) && still_runs(root) &&
+                     nic_explains(root, detour, judgement);
+    (can ? detourable : dropped).push_back(root);
+  }
+  // The mates priced (detour_priced, every root detourable), else chosen now for the detourable.
+  std::vector<int> relays = judgement.relays;
+  if (detourable != judgement.roots || relays.size() != detourable.size())
+    if (detoured_model(detourable, relays) < 0) {
+      detourable.clear();
+      dropped = judgement.roots;
     }
+  for (size_t i = 0; i < detourable.size(); ++i) {
+    const int root = detourable[i], relay = relays[i];
+    const NicDetour detour = engine_.nic_detour(root);
     const bool down = nic_down(detour);
-    const int relay = least_loaded_relay(root, detour.relays);
     engine_.detour_nic(root, relay);
     kept.push_back(root);
     how.push_back(fmt::format("{}'s NIC {} is {}: it stays, its traffic to other nodes through {}'s NIC over NVLink",
@@ -126,8 +162,9 @@ bool Coordinator::detour_nics(Judgement& judgement) {
 
 // The detour's price beside keeping's and dropping's (dropping_pays), when every root can
 // take one: the same workers, the verdicts, a redo of the collective under way and the
-// rounds left at the platform's pace as built (a mate's NIC stands for the slow one):
-// detour = verdict + T(p) + (R - 1)(c + T(p)). False when some root cannot.
+// rounds left at the pace of the routes the detours give (detoured_model: T_d(p), the mates'
+// NICs shared with their own traffic): detour = verdict + T_d(p) + (R - 1)(c + T_d(p)).
+// The mates priced are the ones taken (Judgement::relays). False when some root cannot.
 bool Coordinator::detour_priced(Judgement& judgement, int remaining) {
   if (judgement.roots.empty()) return false;
   for (int root : judgement.roots) {
@@ -136,7 +173,8 @@ bool Coordinator::detour_priced(Judgement& judgement, int remaining) {
       return false;
   }
   const std::vector<int>& members = membership_.current().members();
-  const double collective = platform_model(membership_.current());
+  const double collective = detoured_model(judgement.roots, judgement.relays);
+  if (collective < 0) return false;
   const double later = std::max(0, remaining - 1);
   const double seconds = verdict_seconds(run_) + collective + later * (compute_seconds(run_) + collective);
   add_choice(judgement.prices, "detour", seconds, static_cast<int>(members.size()));

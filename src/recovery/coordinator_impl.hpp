@@ -68,6 +68,7 @@ struct Judgement {
   std::vector<int> fabric_halves;  // switch link halves kept (no order pays): their pace is the norm from now on
   double fabric_slowdown = 1;      // how much slower than as built they run
   std::vector<int> kept;           // roots kept, their NIC's traffic through a node mate's (detour_nics)
+  std::vector<int> relays;         // the node mate of each root whose detour was priced (detour_priced)
   std::vector<int> order;          // re-rooted: the same members in this order (group rank 0 first), nobody dropped
   std::vector<std::pair<int, int>> broken;  // (member, peer) of the transfers that broke
   std::vector<std::pair<int, double>> scores;  // the roots' progress scores, and the group's median
@@ -149,6 +150,7 @@ private:
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
   bool in_this_epoch(const Report& report) const;
   void give_up_if_stalled();
+  void stop_for_lost_server(const Report& report);
   bool under_way(int world) const;
   void decide();
   bool slow_links_only(Judgement& judgement);
@@ -166,6 +168,7 @@ private:
   void lost_contact();
   void stop_run(const Judgement& judgement, const std::vector<int>& left, std::string reason);
   int lowest_round(const CommGroup& group, const std::vector<int>& dropped) const;
+  double start_line(const CommGroup& group, const std::vector<int>& dropped, const std::vector<int>& postponed) const;
   RecoveryEvent event_for(const CommGroup& group, const Judgement& judgement) const;
   double fault_time(const Judgement& judgement, double detected) const;
   double first_suspicion(const CommGroup& group, const Judgement& judgement) const;
@@ -294,7 +297,8 @@ private:
   std::vector<int> network_ids(const std::vector<LinkRef>& links) const;
   bool nic_down(const NicDetour& detour) const;
   bool nic_explains(int world, const NicDetour& detour, const Judgement& judgement) const;
-  int least_loaded_relay(int world, const std::vector<int>& relays) const;
+  std::pair<int, int> relay_load(int world, int relay) const;
+  double detoured_model(const std::vector<int>& roots, std::vector<int>& relays);
   bool detour_nics(Judgement& judgement);
   bool detour_priced(Judgement& judgement, int remaining);
   void detour_certain(Judgement& judgement);

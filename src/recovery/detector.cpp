@@ -575,6 +575,7 @@ void Detector::failed(int world, int peer) {
 void Detector::join(int world) { wake(Report{Report::Kind::join, world, -1, engine_.now()}); }
 
 void Detector::undelivered(int world) { wake(Report{Report::Kind::undelivered, world, -1, engine_.now()}); }
+void Detector::server_lost(int endpoint) { wake(Report{Report::Kind::server_lost, endpoint, -1, engine_.now()}); }
 
 void Detector::verdict_read(int world) {
   RankActivity& rank = activity(world);

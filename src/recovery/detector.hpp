@@ -278,6 +278,8 @@ public:
   void join(int world);
   // An undelivered verdict: `world` read its last one and it did not cross.
   void undelivered(int world);
+  // The host of parameter server `endpoint` (world size + s) was preempted: reported at once.
+  void server_lost(int endpoint);
   // `world` read its verdict: it is no longer under one.
   void verdict_read(int world);
 

@@ -107,6 +107,13 @@ public:
   // (RunFacts::network) follow.
   virtual NicDetour nic_detour(int /*world*/) const { return {}; }
   virtual void detour_nic(int /*world*/, int /*relay*/) {}
+  // `price()` read on the routes the detours (world, relay) would give, which are undone
+  // after: what a detour costs before it is taken (a mate's NIC shared with its own traffic,
+  // the hops it adds).
+  virtual double priced_with_detours(const std::vector<std::pair<int, int>>& /*detours*/,
+                                     const std::function<double()>& price) {
+    return price();
+  }
   // `world`'s wait is to be checked at `time` (Detector::suspect), before its own timer
   // at `until`: its deadline moved up once the instant it began in was over
   // (Detector::settle). Someone beside the worker checks it then, and at each next check

@@ -29,7 +29,8 @@ enum class WorkerFate { running, finished, preempted, dropped, aborted, rejoinin
 // last verdict failed: a link on its way went down).
 struct Report {
   enum class Kind {
-    suspicion, failure, straggler, slow_pair, slow_transfer, slow_computation, join, undelivered
+    suspicion, failure, straggler, slow_pair, slow_transfer, slow_computation, join, undelivered,
+    server_lost  // a parameter server's host was preempted (world: the server's endpoint)
   } kind = Kind::suspicion;
   int world = 0;
   int peer = -1;        // whom it waits on (-1: nobody, or the coordinator)
@@ -45,6 +46,9 @@ struct Verdict {
   std::shared_ptr<CommGroup> group;
   int resume_round = 0;
   bool admission = false;
+  // A member of the new group starts it no earlier than this (-1: at once): every survivor
+  // at one instant, as a new communicator's setup is a collective call (Coordinator::start_line).
+  double start_at = -1;
 };
 
 // A fault of the scenario applied or undone (the engine's fault injectors record it; the

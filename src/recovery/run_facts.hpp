@@ -40,6 +40,7 @@ struct RunFacts {
   // "dedicated"): peers of the workers, endpoints world_size() .. endpoints() - 1. No
   // member: the detector counts their transfers, the coordinator tells them of new groups.
   int servers = 0;
+  std::vector<std::string> server_hosts;  // by server: its host's name
 
   int world_size() const { return static_cast<int>(rank_hosts.size()); }
   int endpoints() const { return world_size() + servers; }

@@ -152,14 +152,17 @@ void check_asynchronous_servers(const Scenario& scenario) {
 }
 
 // Server processes serve the group of the moment: when a worker is lost, the coordinator
-// tells them of the survivors' group, and they serve the round it resumes from
-// (sim/server_rebuilds.cpp). Their hosts are never dropped: a fault that could strike a
-// server, or that recovery would judge by its transfers with one, is refused.
+// tells them of the survivors' group, and they serve the round it resumes from; a worker
+// that comes back joins at a round nobody has started, and they serve its group from that
+// round on (sim/server_rebuilds.cpp). A slow worker's host is judged by its computation. A
+// server's host preempted stops the run at once (the coordinator regroups no server). A link
+// fault is refused: recovery would judge the transfers with a server across it, and a
+// server is no member it could drop or keep.
 void check_rebuilt_servers(const Scenario& scenario) {
   const ParameterServerSpec& spec = scenario.collective.parameter_server;
   if (spec.placement == ServerPlacement::workers || scenario.recovery.policy != RecoveryPolicy::rebuild) return;
   const std::string why = "with parameter server processes (placement \"shared\" or \"dedicated\"), recovery.policy "
-                          "\"rebuild\" handles a worker lost for good";
+                          "\"rebuild\" handles workers lost, slowed or coming back";
   if (spec.mode != ServerMode::synchronous)
     throw InputError(fmt::format("collective.parameter_server.mode: {} servers apply pushes as they arrive; {} with "
                                  "synchronous servers only: leave mode out, or recovery.policy \"none\"",
@@ -169,13 +172,11 @@ void check_rebuilt_servers(const Scenario& scenario) {
                                  scenario.training.streams, why));
   for (size_t i = 0; i < scenario.faults.size(); ++i) {
     const FaultSpec& fault = scenario.faults[i];
-    if (fault.kind != FaultKind::preempt)
-      throw InputError(fmt::format("faults.{}.kind: \"{}\"; {} (kind \"preempt\" without return_after): recovery "
-                                   "would judge the servers' transfers, which it does not watch",
+    if (fault.kind == FaultKind::slow_link || fault.kind == FaultKind::link_down)
+      throw InputError(fmt::format("faults.{}.kind: \"{}\"; {} (kinds \"preempt\" and \"slow-host\"): recovery "
+                                   "would judge the transfers with a server across the link, and a server is no "
+                                   "member it could drop or keep; recovery.policy \"none\" runs it",
                                    i, fault_kind_name(fault.kind), why));
-    if (fault.return_after)
-      throw InputError(fmt::format("faults.{}.return_after: a preempted worker that comes back rejoins at a later "
-                                   "round; {} (no return_after): leave return_after out", i, why));
   }
 }
 

@@ -35,7 +35,11 @@ RunFacts facts_of(const RunSetup& setup) {
   for (const sg4::Host* host : setup.rank_hosts) facts.rank_hosts.emplace_back(host->get_name());
   facts.host_speed = setup.rank_hosts.front()->get_speed();
   facts.zero3 = setup.plan->training.zero3.has_value();
-  for (const SwitchPlan& server : setup.plan->switches) facts.servers += server.kind == SwitchKind::server;
+  for (const SwitchPlan& server : setup.plan->switches)
+    if (server.kind == SwitchKind::server) {
+      ++facts.servers;
+      facts.server_hosts.push_back(server.host);
+    }
   // The network model's own corrections, so that expected times are those SimGrid gives.
   facts.solver.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   facts.solver.bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
@@ -143,8 +147,8 @@ std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
   return links;
 }
 
-// A parameter server's process runs while its host is up (no fault may preempt it:
-// plan/planner.cpp, refuse_lost_servers); it reduces no bucket of its own.
+// A parameter server's process runs while its host is up (a preempted one stops the run:
+// servers_lost_with); it reduces no bucket of its own.
 WorkerFate RecoveryAdapter::fate(int world) const {
   if (world >= facts_.world_size()) return WorkerFate::running;
   return state_.workers[static_cast<size_t>(world)].fate;
@@ -225,6 +229,12 @@ void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resu
     ++verdicts_sent_[static_cast<size_t>(endpoint)];
     verdict_mailbox(endpoint)->put_init(letters_.back().get(), control_message_bytes)->detach();
   }
+}
+
+void RecoveryAdapter::servers_lost_with(const sg4::Host* host) {
+  for (int s = 0; s < facts_.servers; ++s)
+    if (facts_.server_hosts[static_cast<size_t>(s)] == host->get_name())
+      detector_.server_lost(facts_.world_size() + s);
 }
 
 // A server's transfer broke in the current group (its worker lost: the survivors wait on
@@ -326,6 +336,34 @@ void RecoveryAdapter::detour_nic(int world, int relay) {
   for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
     if (zone->same_node(gpu->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
       routes.reread_routes_of(mate);
+}
+
+// The detours taken for a moment (their routes read), priced, and undone: the zone's
+// carriers as they were, the routes of the GPUs of those nodes read again.
+double RecoveryAdapter::priced_with_detours(const std::vector<std::pair<int, int>>& detours,
+                                            const std::function<double()>& price) {
+  if (detours.empty()) return price();
+  const std::vector<sg4::Host*>& hosts = state_.setup.rank_hosts;
+  RailZone* zone = rail_zone_of(hosts[static_cast<size_t>(detours.front().first)]);
+  const std::vector<int> before = zone->carriers();
+  auto undo = [&] {
+    zone->set_carriers(before);
+    const RouteCache& routes = routes_of(state_.setup.plan->model);
+    for (auto [world, relay] : detours)
+      for (int mate = 0; mate < static_cast<int>(hosts.size()); ++mate)
+        if (zone->same_node(hosts[static_cast<size_t>(world)]->get_netpoint(), hosts[static_cast<size_t>(mate)]->get_netpoint()))
+          routes.reread_routes_of(mate);
+  };
+  double seconds = 0;
+  try {
+    for (auto [world, relay] : detours) detour_nic(world, relay);
+    seconds = price();
+  } catch (...) {
+    undo();
+    throw;
+  }
+  undo();
+  return seconds;
 }
 
 // The node's own monitor sees its GPU's NIC back (as it saw it down, rule 1): the detour
@@ -475,6 +513,8 @@ Verdict RecoveryAdapter::take_verdict(int world) {
     if (++verdicts_taken_[w] >= verdicts_sent_[w] && lost_[w]) detector_.undelivered(world);
   } while (verdicts_taken_[w] < verdicts_sent_[w] || lost_[w]);
   detector_.verdict_read(world);
+  // A new group starts on every survivor at one instant (Coordinator::start_line).
+  if (!verdict->dropped && !verdict->admission && verdict->start_at > now()) sg4::this_actor::sleep_until(verdict->start_at);
   return *verdict;
 }
 

@@ -59,6 +59,9 @@ public:
   // own NIC again once both its halves are up at their bandwidth as built.
   void links_back(const std::vector<simgrid::s4u::Link*>& links);
   void end_wait(int world) override { detector_.end_wait(world); }
+  // `host` was preempted: each parameter server's process on it is lost, and the run stops
+  // (the coordinator says which server, at once: Report::Kind::server_lost).
+  void servers_lost_with(const simgrid::s4u::Host* host);
   void server_transfer_broke(int world, int peer, int epoch) override;
 
   // The workers' side of the verdicts. A new worker on `world` (its host came back) asks
@@ -107,6 +110,8 @@ public:
   bool courier_available(int world) const override { return courier_for(world) >= 0; }
   NicDetour nic_detour(int world) const override;
   void detour_nic(int world, int relay) override;
+  double priced_with_detours(const std::vector<std::pair<int, int>>& detours,
+                             const std::function<double()>& price) override;
   void check_at(int world, double since, double time, double until) override;
 
 private:

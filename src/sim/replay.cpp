@@ -4,7 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 
 #include "algorithms/chunks.hpp"
 #include "algorithms/registry.hpp"
@@ -72,6 +74,11 @@ void CollectiveReplay::declare(int rank, double entry, double next_earliest, dou
     ++declared_count_[static_cast<size_t>(seq)];
   }
   mine = {seq, entry, next_earliest, next_gap};
+  ++events_;
+}
+
+bool CollectiveReplay::all_declared(int64_t seq) const {
+  return static_cast<size_t>(seq) < declared_count_.size() && declared_count_[static_cast<size_t>(seq)] == ranks_;
 }
 
 CollectiveReplay::Instance& CollectiveReplay::instance(int64_t seq) {
@@ -88,16 +95,11 @@ std::optional<double> CollectiveReplay::enter(int rank, const ReplayShape& shape
   entered_[r] = {seq, now};
   // (a sleep until the declared time may wake an ulp away from it)
   const bool declared = declared_[r].seq == seq && std::abs(declared_[r].entry - now) <= 1e-12 * std::max(1.0, std::abs(now));
-  auto all_declared = [&] {
-    return static_cast<size_t>(seq) < declared_count_.size() && declared_count_[static_cast<size_t>(seq)] == ranks_;
-  };
   Instance& inst = instance(seq);
-  // Ranks woken at this same instant may not have run yet: yielding once lets every actor
-  // woken with this one run (and declare) first, at no simulated time.
-  if (!inst.decided && declared && !all_declared()) sg4::this_actor::yield();
+  if (!inst.decided && declared && !all_declared(seq)) await_this_instant(inst, seq);
   if (!inst.decided) {
     inst.decided = true;
-    if (declared && all_declared()) decide(inst, shape);
+    if (declared && all_declared(seq)) decide(inst, shape);
     else ++simulated_;
   }
   if (!inst.replay) return std::nullopt;
@@ -105,6 +107,25 @@ std::optional<double> CollectiveReplay::enter(int rank, const ReplayShape& shape
   inst.buffers[r] = &bucket;
   if (++inst.entered == ranks_) reduce_data(inst);
   return inst.ends[r];
+}
+
+// Ranks that leave their previous collective at this same instant may not have run yet
+// (a queued bucket's ranks enter it as they leave the one before): they wake in several
+// scheduling rounds of the instant (a ring with channels ends in rounds of one rank per
+// node). A wait with a timeout of zero returns at the engine's next step, which comes at
+// this same instant once every actor that can run now has run; it is repeated while those
+// rounds declared or left something. No simulated time passes.
+void CollectiveReplay::await_this_instant(const Instance& inst, int64_t seq) {
+  if (!instant_) {
+    instant_lock_ = sg4::Mutex::create();
+    instant_ = sg4::ConditionVariable::create();
+  }
+  std::unique_lock<sg4::Mutex> lock(*instant_lock_);
+  int64_t before = 0;
+  do {
+    before = events_;
+    instant_->wait_for(lock, 0);
+  } while (!inst.decided && !all_declared(seq) && events_ != before);
 }
 
 void CollectiveReplay::decide(Instance& inst, const ReplayShape& shape) {
@@ -226,6 +247,7 @@ void CollectiveReplay::reduce_data(Instance& inst) const {
 
 void CollectiveReplay::leave(int rank) {
   if (!enabled()) return;
+  ++events_;
   const int64_t seq = entered_[static_cast<size_t>(rank)].seq;
   Instance& inst = instance(seq);
   if (inst.recording) inst.ends[static_cast<size_t>(rank)] = sg4::Engine::get_clock();

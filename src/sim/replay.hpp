@@ -9,7 +9,10 @@
 // declared entry time at hand:
 //  - alone at its start: every rank of the group has left its previous collective and said
 //    when it enters this one (so no transfer is in flight: one group, one stream, no
-//    recovery, no switch or server actors: replay is off for the run otherwise);
+//    recovery, no switch or server actors: replay is off for the run otherwise). A bucket
+//    queued behind the one before (ready before it ended) is entered as each rank leaves
+//    that one: alone when they all leave at one instant, and the decision waits for the
+//    instant's last scheduling round to know;
 //  - alone to its end: from the recorded durations, no rank can start its next collective
 //    (declared: the next bucket's ready time) before the last rank leaves this one;
 //  - the same shape: algorithm, logical layout (the carried one changes no time, nor this
@@ -28,6 +31,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <simgrid/forward.h>
 
 #include "comm/buffer.hpp"
 #include "comm/message_log.hpp"
@@ -84,6 +89,8 @@ private:
   struct Instance;
   struct Record;
   Instance& instance(int64_t seq);
+  bool all_declared(int64_t seq) const;
+  void await_this_instant(const Instance& inst, int64_t seq);
   void decide(Instance& inst, const ReplayShape& shape);
   const Record* find(const ReplayShape& shape, const std::vector<double>& offsets) const;
   bool fits(const Instance& inst, const Record& record) const;
@@ -111,6 +118,9 @@ private:
   std::map<int64_t, std::unique_ptr<Instance>> live_;  // collectives some rank has entered and not every rank left
   std::vector<std::unique_ptr<Record>> records_;
   int replayed_ = 0, simulated_ = 0;
+  int64_t events_ = 0;  // declarations and leaves so far (await_this_instant)
+  simgrid::s4u::MutexPtr instant_lock_;
+  simgrid::s4u::ConditionVariablePtr instant_;  // never notified: waited on with a timeout of zero
   int64_t network_version_ = 0;           // faults applied or undone so far
   int faults_in_effect_ = 0;
   std::vector<double> fault_times_;       // when faults strike or end (planned, or known once applied)

@@ -41,7 +41,13 @@ void serve_through_rebuilds(RunState& state, int server) {
   int round = 0;
   for (;;) {
     try {
-      for (; round < rounds; ++round) serve_round(state, *group, server, round);
+      for (; round < rounds; ++round) {
+        // A returning worker joins at the start of a round nobody has started (the
+        // coordinator's admission): from that round on the server serves its group too.
+        const Membership::Switch* joining = state.membership.switch_at(round);
+        if (joining != nullptr && joining->group->epoch() > group->epoch()) group = joining->group;
+        serve_round(state, *group, server, round);
+      }
     } catch (const VerdictPending&) {  // the news of a new group came first
     } catch (const simgrid::Exception&) {
       // A transfer broke: its worker was lost, or a survivor left it for the new group (its

@@ -106,7 +106,7 @@ class HappyPaths(CliTest):
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["out.json"])  # no temporary left
 
     def test_a_relative_trace_path_creates_its_folders(self):
-        # as tools/quickstart writes out/quickstart.json from a fresh clone, where out/ is missing
+        # as a user writes out/t.json from a fresh clone, where out/ is missing
         self.assert_ok("run", *SMALL, "--quiet", "--trace", "out/sub/t.json", cwd=self.tmp)
         self.assertEqual(json.loads((self.tmp / "out" / "sub" / "t.json").read_text())["format"], "collsim-trace/2")
 
@@ -687,7 +687,7 @@ class BadInput(CliTest):
                                     "--set", "recovery.policy=rebuild"],
                               r"collective\.parameter_server\.mode: asynchronous servers apply pushes as they arrive; "
                               r'with parameter server processes \(placement "shared" or "dedicated"\), recovery\.policy '
-                              r'"rebuild" handles a worker lost for good with synchronous servers only')
+                              r'"rebuild" handles workers lost, slowed or coming back with synchronous servers only')
         self.assert_bad_input(["run", "--workers", "4", "--size", "4096", "--algorithm", "auto", "--set", f"{key}.ratio=0.5"],
                               r'collective\.parameter_server: deploys the servers of parameter-server, which "auto" would '
                               r"rank as ranks serving; name the algorithm \(parameter-server\)")

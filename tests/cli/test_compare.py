@@ -84,6 +84,39 @@ class Compare(unittest.TestCase):
         done = self.compare(self.folder("a", {"x": 1.0}), self.folder("b", {"x": 1.0}), "--format", "html")
         self.assertEqual(done.returncode, 2)
 
+    def test_scaling_efficiency_is_compared_as_computed_by_hand(self):
+        # Rounds of 10 ms compute then a ring allreduce of n = 16 MiB on an ideal star (alpha 2 us,
+        # B 10 GB/s): the ring takes 2(p-1)(alpha + n/(pB)), so scaling_efficiency = C / (C + ring),
+        # higher is better: 4 workers against 8 is a regression of e8/e4 - 1
+        alpha, bandwidth, n, compute = 2e-6, 10e9, 16 * 2**20, 0.010
+        scenario = {"name": "scaling", "topology": "star:8", "network": "ideal", "workers": 4,
+                    "collective": {"algorithm": "ring", "size": "16MiB"},
+                    "training": {"rounds": 2, "compute": "10ms", "batch": 32}}
+        path = self.tmp / "scaling.json"
+        path.write_text(json.dumps(scenario))
+        efficiency = {}
+        for p in (4, 8):
+            trace = self.tmp / f"trace-{p}.json"
+            subprocess.run([COLLSIM, "run", str(path), "--quiet", "--set", f"workers={p}", "--trace", str(trace)],
+                           check=True, timeout=60)
+            efficiency[p] = compute / (compute + 2 * (p - 1) * (alpha + n / (p * bandwidth)))
+            self.assertAlmostEqual(json.loads(trace.read_text())["summary"]["scaling_efficiency"], efficiency[p],
+                                   delta=1e-12)
+        report = json.loads(self.compare(self.tmp / "trace-4.json", self.tmp / "trace-8.json", "--format", "json").stdout)
+        [change] = [c for c in report["changes"] if c["metric"] == "scaling_efficiency"]
+        self.assertEqual(change["status"], "regression")
+        self.assertAlmostEqual(change["baseline"], efficiency[4], delta=1e-12)
+        self.assertAlmostEqual(change["current"], efficiency[8], delta=1e-12)
+        self.assertAlmostEqual(change["relative_change"], efficiency[8] / efficiency[4] - 1, delta=1e-12)
+        # the other way round it improves; within a tolerance above the change it is not listed
+        report = json.loads(self.compare(self.tmp / "trace-8.json", self.tmp / "trace-4.json", "--format", "json").stdout)
+        [change] = [c for c in report["changes"] if c["metric"] == "scaling_efficiency"]
+        self.assertEqual(change["status"], "improvement")
+        self.assertAlmostEqual(change["relative_change"], efficiency[4] / efficiency[8] - 1, delta=1e-12)
+        report = json.loads(self.compare(self.tmp / "trace-4.json", self.tmp / "trace-8.json", "--format", "json",
+                                         "--tolerance", "scaling_efficiency=4%").stdout)
+        self.assertFalse([c for c in report["changes"] if c["metric"] == "scaling_efficiency"])
+
 
 if __name__ == "__main__":
     unittest.main()

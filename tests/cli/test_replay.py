@@ -146,6 +146,23 @@ class ReplayAgainstSimulation(unittest.TestCase):
         self.assertEqual(on["summary"]["replayed_collectives"], 15)
         self.assertEqual(self.replayed(on), 15)
 
+    def test_queued_buckets_replay_when_their_ranks_leave_together(self):
+        # Backward of 1 ms for 8 buckets of 4 MiB: every bucket is ready long before the one
+        # before it ends, so each starts as its ranks leave the last one. A ring of 8 channels
+        # on two DGX H100 (4096 elements per chunk: no rank carries more than another) has
+        # every rank leave at one instant, though in several scheduling rounds of it (one
+        # rank per node at a time): every bucket after the first starts with all ranks
+        # together, as the first did: 8 x 2 - 1 replayed, the same times.
+        base = scenario("ring", topology="dgx-h100:2", workers=16, channels=8)
+        base["training"]["layers"] = {"uniform": {"count": 8, "parameters": 8 * 2**20, "forward": "1ms",
+                                                  "backward": "1ms"}}
+        base["training"]["bucket"] = "4MiB"
+        on = self.compare(base)
+        self.assertEqual(on["summary"]["replayed_collectives"], 15)
+        comm = sorted((a for a in on["activities"] if a["lane"] == "comm" and a["rank"] == 0),
+                      key=lambda a: a["start"])
+        self.assertTrue(all(b["start"] == a["end"] for a, b in zip(comm, comm[1:]) if a["round"] == b["round"]))
+
     def test_channels(self):
         on = self.compare(scenario("ring", channels=4))
         self.assertGreater(on["summary"]["replayed_collectives"], 0)
