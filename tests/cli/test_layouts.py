@@ -151,7 +151,7 @@ class BadInput(unittest.TestCase):
         run = subprocess.run([COLLSIM, "sweep", "layouts", "--help"], capture_output=True, text=True, timeout=60)
         for flag in ["--model", "--topology", "--efficiency", "--top", "--zero", "--sequence-parallel", "--recompute",
                      "--micro-batch", "--global-batch", "--sequence", "--out", "--simulate", "--jobs", "--max-messages",
-                     "--max-virtual-stages"]:
+                     "--max-virtual-stages", "--scenario"]:
             self.assertIn(flag, run.stdout)
 
 
