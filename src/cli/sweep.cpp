@@ -77,24 +77,37 @@ Command add_sweep_layouts(CLI::App* sweep) {
   auto request = std::make_shared<LayoutSearchRequest>();
   CLI::App* layouts = sweep->add_subcommand(
       "layouts", "Rank the tensor x pipeline x data (x expert) layouts of a transformer that fit a GPU cluster's memory");
+  CLI::Option* scenario = layouts->add_option(
+      "--scenario", request->scenario,
+      "A scenario of a training step (parallelism.step): its topology, model and shape, GPU, efficiency, sequence "
+      "parallelism, ZeRO stage and scatter/gather in place of --model, --topology and their flags; --simulate runs it "
+      "with each layout in place of its own");
   layouts->add_option("--model", request->model, "A transformer preset: gpt3-175b, llama3-8b, llama3-70b, llama3-405b, "
-                                                 "mixtral-8x7b, tiny (docs/training.md#transformer-presets)")
-      ->required();
+                                                 "mixtral-8x7b, tiny (docs/training.md#transformer-presets); required "
+                                                 "without --scenario")
+      ->excludes(scenario);
   layouts->add_option("--topology", request->topology,
-                      "The GPU cluster: dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R or rail:N:G[...]")
-      ->required();
+                      "The GPU cluster: dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R or rail:N:G[...]; required "
+                      "without --scenario")
+      ->excludes(scenario);
   layouts->add_option("--efficiency", request->efficiency,
-                      "The fraction of the GPU's dense bf16 peak its FLOPs run at, as you state it (default 1: the peak)");
+                      "The fraction of the GPU's dense bf16 peak its FLOPs run at, as you state it (default 1: the peak)")
+      ->excludes(scenario);
   layouts->add_option("--top", request->top, "Layouts printed (default 10)")->check(in_range(1, 1000000));
-  layouts->add_option("--zero", request->zero_stage, "ZeRO stage over the data dimension: 0 (default), 1, 2 or 3");
-  layouts->add_flag("--sequence-parallel", request->sequence_parallel, "Sequence parallelism in the tensor groups");
+  layouts->add_option("--zero", request->zero_stage, "ZeRO stage over the data dimension: 0 (default), 1, 2 or 3")
+      ->excludes(scenario);
+  layouts->add_flag("--sequence-parallel", request->sequence_parallel, "Sequence parallelism in the tensor groups")
+      ->excludes(scenario);
   layouts->add_option("--recompute", request->recompute,
                       "none, selective or full for every layout (default: the least that fits, per layout)");
   layouts->add_option("--micro-batch", request->micro_batch, "Samples per micro-batch (default: the preset's)")
-      ->check(in_range(1, 1 << 20));
+      ->check(in_range(1, 1 << 20))
+      ->excludes(scenario);
   layouts->add_option("--global-batch", request->global_batch, "Samples per step (default: the preset's)")
-      ->check(in_range(1, 1 << 30));
-  layouts->add_option("--sequence", request->sequence, "Tokens per sample (default: the preset's)")->check(in_range(1, 1 << 24));
+      ->check(in_range(1, 1 << 30))
+      ->excludes(scenario);
+  layouts->add_option("--sequence", request->sequence, "Tokens per sample (default: the preset's)")->check(in_range(1, 1 << 24))
+      ->excludes(scenario);
   layouts->add_option("--max-virtual-stages", request->max_virtual_stages,
                       "Model chunks per pipeline stage tried, at most (Megatron's interleaved 1F1B; default: every count "
                       "Megatron allows; 1: plain 1F1B only)")

@@ -79,8 +79,12 @@ double output_forward_flops(const TransformerModel& m) {
 }
 
 double pipeline_message_bytes(const TransformerModel& m, const Layout& layout) {
-  const double sequence_split = layout.sequence_parallel ? layout.tensor : 1;
-  return kBytes16 * d(m.micro_batch) * d(m.sequence) * d(m.hidden) / sequence_split;
+  const double split = layout.sequence_parallel || layout.pipeline_scatter_gather ? layout.tensor : 1;
+  return kBytes16 * d(m.micro_batch) * d(m.sequence) * d(m.hidden) / split;
+}
+
+bool pipeline_gathers(const Layout& layout) {
+  return layout.pipeline_scatter_gather && !layout.sequence_parallel && layout.tensor > 1;
 }
 
 LayerCosts layer_costs(const TransformerModel& m, const Layout& layout) {

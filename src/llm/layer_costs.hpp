@@ -31,6 +31,10 @@ struct Layout {
   Recompute recompute = Recompute::none;
   int zero_stage = 0;  // 0 to 3: what the data dimension shards (Rajbhandari et al. 2020)
   int virtual_stages = 1;  // model chunks per pipeline stage: Megatron's interleaved 1F1B when > 1
+  // Megatron-LM's scatter/gather of the pipeline's tensors (2021-22, its default then; not in
+  // Megatron-core): without sequence parallelism each tensor rank sends 1/t of the activation
+  // and the receiving stage all-gathers it over its tensor group
+  bool pipeline_scatter_gather = false;
   int gpus() const { return tensor * pipeline * data; }
 };
 
@@ -64,8 +68,15 @@ LayerCosts layer_costs(const TransformerModel& model, const Layout& layout);
 // micro-batch (b s h x 2), and the gradient sent back is as large. With sequence parallelism
 // each tensor rank holds and sends only its s / t of the sequence (Megatron-LM
 // megatron/core/pipeline_parallel/schedules.py, get_tensor_shapes, commit 00611e6e:
-// `effective_seq_length // tp_group.size()` when `config.sequence_parallel`).
+// `effective_seq_length // tp_group.size()` when `config.sequence_parallel`); with the
+// scatter/gather instead, 1/t of the flattened tensor (Megatron-LM megatron/p2p_communication.py,
+// _communicate: `split_tensor_into_1d_equal_chunks` when `args.scatter_gather_tensors_in_pipeline`
+// and not `args.sequence_parallel`; default on, `--no-scatter-gather-tensors-in-pipeline`).
 double pipeline_message_bytes(const TransformerModel& model, const Layout& layout);
+// Whether the receiving stage all-gathers what arrived over its tensor group, b s h x 2 in
+// all (the same _communicate: `gather_split_1d_tensor`): the scatter/gather without sequence
+// parallelism, with a tensor group of more than one.
+bool pipeline_gathers(const Layout& layout);
 
 // FLOPs of one step, all GPUs together: the model's own (forward and backward, 3 passes of
 // each block and the logits: what MFU counts, PaLM's definition, Chowdhery et al. 2022

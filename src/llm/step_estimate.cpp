@@ -42,6 +42,9 @@ Slot stage_slot(const TransformerModel& m, const Layout& layout, const Cluster& 
   }
   slot.tensor = blocks * (collectives_time(costs.forward_collectives, layout.tensor, tensor_link) +
                           collectives_time(costs.backward_collectives, layout.tensor, tensor_link));
+  if (layout.pipeline > 1 && pipeline_gathers(layout))  // each chunk's two receives, each all-gathered
+    slot.tensor += 2 * layout.virtual_stages *
+                   ring_time(Collective::allgather, pipeline_message_bytes(m, layout) * layout.tensor, layout.tensor, tensor_link);
   const LinkCost& expert_link = link_for(layout.tensor * layout.expert, cluster);
   slot.expert = blocks * 4 * ring_time(Collective::alltoall, costs.expert_alltoall_bytes, layout.expert, expert_link);
   return slot;
@@ -126,7 +129,9 @@ double step_messages(const TransformerModel& m, const Layout& layout, double buc
   // activations forward from every virtual stage but the last, their gradients back from every
   // one but the first: 2 (P v - 1) a micro-batch in each tensor x data chain
   const double virtual_stages = static_cast<double>(layout.pipeline) * layout.virtual_stages;
-  return messages + ranks_per_stage * 2 * (virtual_stages - 1) * micro;
+  // (with the scatter/gather, each arrival all-gathered in the receiving tensor group)
+  const double per_arrival = 1 + (pipeline_gathers(layout) ? ring_messages(Collective::allgather, layout.tensor) : 0);
+  return messages + ranks_per_stage * 2 * (virtual_stages - 1) * micro * per_arrival;
 }
 
 double ring_time(Collective kind, double bytes, int group, const LinkCost& link) {

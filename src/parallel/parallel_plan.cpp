@@ -48,7 +48,8 @@ json step_json(const StepPlan& step) {
             {"data_gather", algorithm_json(step.data_choices.front().gather)},
             {"data_choices", std::move(data_choices)},
             {"expert_alltoall", algorithm_json(step.expert_alltoall)},
-            {"expert_data_reduce", algorithm_json(step.expert_data_reduce)}}}};
+            {"expert_data_reduce", algorithm_json(step.expert_data_reduce)},
+            {"pipeline_gather", algorithm_json(step.pipeline_gather)}}}};
 }
 
 json communicators_json(const std::vector<CommunicatorPlan>& communicators) {

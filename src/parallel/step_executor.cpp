@@ -43,11 +43,15 @@ const std::vector<DataChoice>& data_choices_of(const StepState& state, Communica
 namespace {
 
 // Communicator c's copies of each group: the data communicators' one per choice of their
-// bucket collectives (StepPlan::data_choices: a choice of NCCL's brings its own transport),
-// the others' one.
+// bucket collectives (StepPlan::data_choices: a choice of NCCL's brings its own transport);
+// the tensor communicator's a second for the pipeline's scatter/gather (its allgather runs on
+// NCCL's send/recv where the block's allreduce may run NCCL's own); the others' one.
 size_t choices_of(const StepState& state, Communicator c) {
-  return is_data(c) ? std::max<size_t>(1, state.step->data_choices.size()) : 1;
+  if (is_data(c)) return std::max<size_t>(1, state.step->data_choices.size());
+  return c == tensor_comm && state.step->pipeline_gather.algorithm != nullptr ? 2 : 1;
 }
+
+constexpr size_t pipeline_gather_choice = 1;  // the tensor communicator's copy for the scatter/gather
 
 // What communicator c's messages pay beyond their links in its choice `choice` (on GPUs,
 // parallel/gpu_costs.hpp); nullptr: nothing.
@@ -61,6 +65,10 @@ std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Commu
   }
   switch (c) {
     case tensor_comm:
+      // One transport serves the block's collectives: either NCCL's allreduce alone (NCCL's
+      // algorithms run an allreduce only) or collsim's on NCCL's send/recv, whose price per
+      // message depends on the group alone (its launch is each algorithm's own, GroupAlgorithm::launch)
+      if (choice == pipeline_gather_choice) return step.pipeline_gather.cost;
       for (const GroupAlgorithm* a : {&step.tensor_allreduce, &step.tensor_allgather, &step.tensor_reduce_scatter})
         if (a->cost) return a->cost;
       return nullptr;
@@ -76,7 +84,7 @@ std::shared_ptr<const MessageCost> message_cost_of(const StepState& state, Commu
 // The allreduce of communicator c's choice `choice` that reduces in switches (NVLS, CollNet), or nullptr.
 const GroupAlgorithm* switch_algorithm_of(const StepState& state, Communicator c, size_t choice) {
   const StepPlan& step = *state.step;
-  const GroupAlgorithm* a = c == tensor_comm                                        ? &step.tensor_allreduce
+  const GroupAlgorithm* a = c == tensor_comm && choice == 0                         ? &step.tensor_allreduce
                             : c == data_comm && choice < step.data_choices.size()   ? &step.data_choices[choice].reduce
                             : c == expert_data_comm                                 ? &step.expert_data_reduce
                                                                                     : nullptr;
@@ -290,6 +298,10 @@ private:
     fill_input(want, state_.members[pipeline_comm][static_cast<size_t>(state_.places[static_cast<size_t>(world_)][pipeline_comm].group)]
                           [static_cast<size_t>(from)], OpKind::sum, message_seed(forward, mb, chunk));
     state_.verifier.message(std::equal(got.data(), got.data() + got.carried() * got.elem_bytes(), want.data()));
+    // the scatter/gather: the tensor group puts the whole activation together from its 1/t parts
+    if (step_.pipeline_gather.algorithm != nullptr)
+      times_.tensor += run_collective(state_, world_, tensor_comm, step_.pipeline_gather, Collective::allgather,
+                                      step_.pipeline_gather_bytes, mb, pipeline_gather_choice);
   }
 
   void send(bool forward, int mb, int chunk) {

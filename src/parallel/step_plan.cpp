@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "llm/memory.hpp"
+#include "nccl/constants.hpp"
 #include "parallel/gpu_costs.hpp"
 #include "parallel/layout.hpp"
 #include "util/errors.hpp"
@@ -25,6 +26,7 @@ llm::Layout layout_of(const ParallelismSpec& p) {
   layout.recompute = p.step.recompute;
   layout.zero_stage = p.step.zero;
   layout.virtual_stages = p.step.virtual_stages;
+  layout.pipeline_scatter_gather = p.step.pipeline_scatter_gather;
   return layout;
 }
 
@@ -107,6 +109,14 @@ void choose_algorithms(const RunPlan& plan, StepPlan& step) {
   if (step.block.expert_alltoall_bytes > 0)
     step.expert_alltoall = choose(plan, Collective::alltoall, spec.expert_algorithm, step.block.expert_alltoall_bytes,
                                   dimension_groups(p, Dimension::expert), "parallelism.step.algorithms.expert");
+  if (p.pipeline > 1 && llm::pipeline_gathers(step.layout)) {
+    // Megatron gathers with torch's all_gather, which NCCL runs as a ring: collsim has none of
+    // NCCL's allgather, so a tensor group named "nccl" gathers with collsim's ring on NCCL's send/recv
+    const bool nccl = spec.tensor_algorithm == "nccl" || nccl::algo_of(spec.tensor_algorithm).has_value();
+    step.pipeline_gather_bytes = step.pipeline_bytes * p.tensor;
+    step.pipeline_gather = choose(plan, Collective::allgather, nccl ? "ring" : spec.tensor_algorithm,
+                                  step.pipeline_gather_bytes, tensor, "parallelism.step.algorithms.tensor");
+  }
   if (p.pipeline > 1) {
     GroupAlgorithm pipeline;
     if (const auto gpus = run_gpu_system(plan)) price_send_recv(*gpus, dimension_groups(p, Dimension::pipeline).front(),

@@ -47,6 +47,10 @@ struct StepPlan {
   // parallelism), data (allreduce, or reduce-scatter and allgather with zero 1), expert
   GroupAlgorithm tensor_allreduce, tensor_allgather, tensor_reduce_scatter;
   GroupAlgorithm expert_alltoall, expert_data_reduce;
+  // Megatron-LM's scatter/gather of the pipeline's tensors (llm::pipeline_gathers): the
+  // receiving stage's allgather of the whole activation over its tensor group (null: none)
+  GroupAlgorithm pipeline_gather;
+  double pipeline_gather_bytes = 0;
   // data: one choice per distinct bucket size, the largest bucket's first (never empty);
   // bucket_choice[stage][b] is bucket b's index in data_choices
   std::vector<DataChoice> data_choices;

@@ -105,9 +105,14 @@ void plan_servers(const std::vector<sg4::Host*>& hosts, const RankLocality& loca
   const ParameterServerSpec& spec = plan.scenario.collective.parameter_server;
   ModelInput& model = plan.model;
   const int p = static_cast<int>(hosts.size());
-  model.deployment = {spec.placement != ServerPlacement::workers, spec.local_aggregation,
-                      spec.cpu_bandwidth > 0 ? 1 / spec.cpu_bandwidth : 0, spec.cpu_per_message,
-                      spec.mode != ServerMode::synchronous, spec.mode == ServerMode::bounded ? spec.staleness : -1};
+  ServerDeployment& deployment = model.deployment;
+  deployment.processes = spec.placement != ServerPlacement::workers;
+  deployment.local_aggregation = spec.local_aggregation;
+  deployment.cpu_per_byte = spec.cpu_bandwidth > 0 ? 1 / spec.cpu_bandwidth : 0;
+  deployment.cpu_per_message = spec.cpu_per_message;
+  deployment.asynchronous = spec.mode != ServerMode::synchronous;
+  deployment.staleness = spec.mode == ServerMode::bounded ? spec.staleness : -1;
+  deployment.pieces = nullptr;  // (collective.parameter_server.variables: per bucket, plan/planner.cpp)
   if (spec.local_aggregation) model.locality = locality.ids;
   model.servers = server_count(plan.scenario, p);
   if (spec.placement == ServerPlacement::workers) return;

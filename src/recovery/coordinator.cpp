@@ -16,7 +16,7 @@ void Coordinator::on_report(const Report& report) {
   }
   if (membership_.gave_up()) return;
   if (report.kind == Report::Kind::server_lost) {
-    stop_for_lost_server(report);
+    lose_servers(report);
     return;
   }
   if (report.kind == Report::Kind::join) {

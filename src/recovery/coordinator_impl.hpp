@@ -150,7 +150,7 @@ private:
   // The protocol: reports in, verdicts out, the rebuild and the rejoin (coordinator.cpp).
   bool in_this_epoch(const Report& report) const;
   void give_up_if_stalled();
-  void stop_for_lost_server(const Report& report);
+  void lose_servers(const Report& report);
   bool under_way(int world) const;
   void decide();
   bool slow_links_only(Judgement& judgement);
@@ -219,6 +219,7 @@ private:
   std::vector<int> common_ends(const std::vector<std::pair<int, int>>& late, const std::map<int, std::set<int>>& partners,
                                Judgement& out) const;
   Waits read_waits(const CommGroup& group, const std::set<int>& dead, double now, Judgement& out);
+  void waited_on_through_servers(const CommGroup& group, const std::set<int>& dead, Waits& waits) const;
   void read_paced(const CommGroup& group, const std::set<int>& dead, Waits& waits, Judgement& out);
   Judgement judge(bool second_look = false);
   std::vector<int> computing_late(const CommGroup& group, const std::set<int>& dead, const Waits& waits, double now,
@@ -344,6 +345,7 @@ private:
   std::map<std::pair<int, int>, LateSeen> late_seen_;
   std::pair<double, double> prediction_{-1, -1};
   double stall_limit_ = -1;  // seconds (give_up_if_stalled), computed at the first use
+  std::vector<int> servers_left_;  // the parameter servers' processes left (indices as planned), in order
   // Whether the scenario has a link-down fault: without one no link is ever off, and
   // nobody is cut off by a link (the check reads every member's route to the control host).
   bool links_may_go_down_ = false;

@@ -87,7 +87,23 @@ Coordinator::Waits Coordinator::read_waits(const CommGroup& group, const std::se
     }
   }
   read_paced(group, dead, waits, out);
+  waited_on_through_servers(group, dead, waits);
   return waits;
+}
+
+// A synchronous parameter server (a process of its own, no member: its waits are not
+// followed) cannot answer a pull before every pusher's push has arrived: a member waiting
+// on a server that has not started its side waits, through it, on each member still
+// computing (it has not pushed). Without this a worker slowed past its deadline behind the
+// servers was never dropped: the others waited on the servers, not on it.
+void Coordinator::waited_on_through_servers(const CommGroup& group, const std::set<int>& dead, Waits& waits) const {
+  int on_servers = 0;
+  for (const auto& [peer, waiters] : waits.waited_on)
+    if (peer >= run_.world_size()) on_servers += waiters;
+  if (on_servers == 0) return;
+  for (int world : group.members())
+    if (!dead.count(world) && detector_.activity(world).doing == RankActivity::Doing::computing)
+      waits.waited_on[world] += on_servers;
 }
 
 // Transfers late by their pace (Detector::note_paced): over, but evidence as a late one

@@ -1,5 +1,5 @@
 // When the run stops (recovery.policy "rebuild" gives up): the coordinator cut off from the
-// group, a parameter server lost, and the stop itself (the trace's event, everyone told to
+// group, and the stop itself (the trace's event, everyone told to
 // leave). The protocol that leads here: coordinator.cpp.
 #include "recovery/coordinator_impl.hpp"
 
@@ -57,28 +57,6 @@ void Coordinator::stop_run(const Judgement& judgement, const std::vector<int>& l
   event.reason = "stopped: " + membership_.abort_reason();
   decisions_.push_back(event);
   release_everyone();
-}
-
-// A parameter server's host was preempted: the run stops at once and says which. The
-// server held its shard of every push of the round (with placement "shared", its worker
-// beside it goes too), and a rebuild regroups the workers, not the servers: no server
-// takes over its shard, and the workers would wait for its pull for ever. Who is left:
-// the members whose host is up.
-void Coordinator::stop_for_lost_server(const Report& report) {
-  const int server = report.world - run_.world_size();
-  const std::string& host = run_.server_hosts.at(static_cast<size_t>(server));
-  Judgement judgement = judge();
-  judgement.roots.clear();
-  judgement.ambiguous.clear();
-  judgement.rule = "a parameter server lost";
-  std::vector<int> left;
-  for (int world : membership_.current().members())
-    if (engine_.host_up(world)) left.push_back(world);
-  stop_run(judgement, left,
-           fmt::format("parameter server {} (on {}) was lost at {:.9g} s: its shard of the gradient goes with it, "
-                       "and recovery.policy \"rebuild\" regroups workers, not servers (no server takes over its "
-                       "shard)",
-                       server, host, report.since));
 }
 
 }  // namespace collsim::coordination

@@ -323,8 +323,9 @@ double Detector::judge_wait(RankActivity& rank, int world, double now) {
   // broadcast) reports a handful of times, not once per deadline.
   const double later = deadline * static_cast<double>(1 << std::min(++rank.checks, 20)) + check_margin_;
   const RankActivity& peer = activity(rank.peer);
-  const bool peer_computes = peer.doing == RankActivity::Doing::computing;
-  const double peer_deadline = peer_computes ? compute_deadline(peer) : 0;
+  const bool behind_server = started < 0 && rank.peer >= run_.world_size();  // (detector_servers.cpp)
+  const bool peer_computes = behind_server ? server_waits_on_computing(now) > 0 : peer.doing == RankActivity::Doing::computing;
+  const double peer_deadline = behind_server ? server_waits_on_computing(now) : peer_computes ? compute_deadline(peer) : 0;
   // A wait on a peer that has not posted its side tells the coordinator nothing while the
   // end of its chain speaks for it (watched_until), and is not reported; once that end
   // passes its own deadline, it is.

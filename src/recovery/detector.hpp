@@ -401,6 +401,10 @@ private:
   // A GPU transport's hand-shake after a message's last byte (0 without one).
   double hop_latency(int src, int dst, double bytes) const;
   double watched_until(int world) const;
+  // A synchronous parameter server's process that has not answered waits on every member
+  // still computing (it has not pushed): the first compute deadline among them still ahead
+  // (0: none), when a wait on the server is checked again (detector_servers.cpp).
+  double server_waits_on_computing(double now) const;
   std::unordered_map<uint64_t, Route> routes_;
   LastPairs<Route> last_routes_;  // by world rank
   // By route cache link id: its nominal bandwidth, and the transfers under way across it,

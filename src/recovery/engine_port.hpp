@@ -86,6 +86,10 @@ public:
   // The group was rebuilt (`next` resumes at `resume_round`): the parameter servers' processes
   // (RunFacts::servers), which serve whichever group pushes, hear of it too.
   virtual void regrouped(const std::shared_ptr<CommGroup>& /*next*/, int /*resume_round*/) {}
+  // The parameter servers' processes left (their indices as planned, in order) after some
+  // were lost: the groups formed from now on are served by them alone, and only they hear
+  // of a rebuild.
+  virtual void servers_left(const std::vector<int>& /*servers*/) {}
   // A worker done with the last round waits for the others (or a verdict): it reads its
   // verdict now.
   virtual void wake_waiting(int world) = 0;

@@ -118,6 +118,12 @@ struct RecoveryEvent {
   std::vector<std::pair<int, double>> scores;  // the judged ranks' progress scores (rank, score)
   double score_median = -1;                    // the group's median score (-1: no full window yet)
   bool stopped = false;           // the rebuild would go below recovery.min_workers: the run stops; group = who was left
+  // Rule "a parameter server lost": the servers lost (their indices as planned, 0 .. S-1) and
+  // the hosts of those left, in their order after it: the one at i holds shard i of the
+  // vector split evenly over them (or the variables placed over them), as if the run had
+  // started with them alone (docs/recovery.md, parameter servers' processes).
+  std::vector<int> lost_servers;
+  std::vector<std::string> servers;
 
   // A new group that abandoned the collective: ranks dropped, or the same members redoing
   // it (transfers broke on a link up again). Not a join, a doubt, a root kept or a stop.

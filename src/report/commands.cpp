@@ -216,7 +216,8 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
                      "give parallelism.step and faults, or leave it out");
   PlanOptions options;
   options.cfg = request.cfg;
-  const std::optional<double> twin = request.baseline ? std::optional(fault_free_step(scenario, options)) : std::nullopt;
+  // (a plain double: GCC 12 warned that an optional's value may be read uninitialized)
+  const double fault_free = request.baseline ? fault_free_step(scenario, options) : 0.0;
   const ParallelOutcome outcome = run_parallel(scenario, options);
   OutputBatch batch;
   if (!request.trace_path.empty() || !request.html_path.empty() || !request.svg_path.empty()) {
@@ -233,8 +234,7 @@ int run_parallel_scenario(const RunRequest& request, const Scenario& scenario) {
                           "--perfetto");
   batch.commit();
   if (!request.quiet) std::cout << format_parallel_summary(outcome) << std::flush;
-  if (!request.quiet && twin && outcome.stall.empty()) {
-    const double fault_free = twin.value_or(0.0);  // read once: GCC 12 cannot see the guard
+  if (!request.quiet && request.baseline && outcome.stall.empty()) {
     std::cout << fmt::format("time lost        {} against the fault-free step ({}, --baseline)\n",
                              format_time(outcome.step_time - fault_free), format_time(fault_free));
   }

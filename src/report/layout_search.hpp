@@ -2,11 +2,17 @@
 // `collsim sweep layouts`: the layouts of a transformer on a GPU cluster (issue 52 item 4),
 // those that fit the GPUs' memory ranked by their step time, with what each loses its time
 // to. docs/training.md#layout-search.
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace collsim {
 
 struct LayoutSearchRequest {
+  // a scenario with a parallelism.step ("" for none): its topology, model (with its shape),
+  // GPU, efficiency, sequence parallelism, ZeRO stage and scatter/gather take the place of
+  // the flags, and --simulate runs it with each layout in place of its own
+  std::string scenario;
+  nlohmann::json scenario_document;  // read from `scenario` by command_layout_search
   std::string model;           // a transformer preset (llm/transformer.hpp)
   std::string topology;        // a GPU cluster generator: rail:..., dgx-a100:N, dgx-h100:N, dgx-h200:N, gb200-nvl72:R
   double efficiency = 1;       // the fraction of the GPU's peak its FLOPs run at, as the user states it
@@ -22,6 +28,8 @@ struct LayoutSearchRequest {
   // with simulate: a layout whose step would send more messages than this (counted before
   // simulating, llm::step_messages) is not simulated; the default runs in minutes here
   long long max_messages = 10000000;
+  bool pipeline_scatter_gather = false;  // from the scenario's step
+  std::string gpu;                       // from the scenario's step ("": the cluster's)
 };
 
 // Prints the ranking; 0, or 1 when no layout fits. Bad input throws InputError.

@@ -84,6 +84,20 @@ void print_cost(const std::vector<EstimatedLayout>& layouts, long long limit) {
 }  // namespace
 
 nlohmann::json layout_scenario(const LayoutSearchRequest& request, const llm::Layout& layout, const std::string& gpu) {
+  if (!request.scenario_document.is_null()) {  // the user's scenario, with this layout in place of its own
+    nlohmann::json document = request.scenario_document;
+    nlohmann::json& parallelism = document["parallelism"];
+    parallelism["tensor"] = layout.tensor;
+    parallelism["pipeline"] = layout.pipeline;
+    parallelism["data"] = layout.data;
+    parallelism["expert"] = layout.expert;
+    parallelism["step"]["recompute"] = std::string(llm::recompute_name(layout.recompute));
+    parallelism["step"]["virtual_stages"] = layout.virtual_stages;
+    document.erase("workers");    // the layout's GPUs: every GPU of the cluster
+    document.erase("placement");  // Megatron's order on them
+    document["name"] = llm::layout_name(layout);
+    return document;
+  }
   nlohmann::json step{{"model", request.model},
                       {"gpu", gpu},
                       {"efficiency", request.efficiency},

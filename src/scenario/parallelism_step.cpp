@@ -77,7 +77,7 @@ StepSpec parse_step(const json& object, const llm::Layout& layout) {
   check_keys(object, "parallelism.step",
              {"model", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "sequence", "micro_batch",
               "global_batch", "experts", "top_k", "gpu", "efficiency", "sequence_parallel", "recompute", "zero",
-              "bucket_parameters", "algorithms", "virtual_stages"});
+              "bucket_parameters", "algorithms", "virtual_stages", "pipeline_scatter_gather"});
   StepSpec step;
   step.given = true;
   step.model = read_model(object);
@@ -93,6 +93,11 @@ StepSpec parse_step(const json& object, const llm::Layout& layout) {
   if (object.contains("sequence_parallel")) {
     if (!object["sequence_parallel"].is_boolean()) throw InputError("parallelism.step.sequence_parallel: must be true or false");
     step.sequence_parallel = object["sequence_parallel"].get<bool>();
+  }
+  if (object.contains("pipeline_scatter_gather")) {
+    if (!object["pipeline_scatter_gather"].is_boolean())
+      throw InputError("parallelism.step.pipeline_scatter_gather: must be true or false");
+    step.pipeline_scatter_gather = object["pipeline_scatter_gather"].get<bool>();
   }
   if (object.contains("recompute"))
     step.recompute = llm::parse_recompute(get_string(object["recompute"], "parallelism.step.recompute"), "parallelism.step.recompute");
@@ -122,7 +127,7 @@ json step_to_json(const StepSpec& step) {
           {"micro_batch", m.micro_batch}, {"global_batch", m.global_batch}, {"experts", m.experts}, {"top_k", m.top_k},
           {"gpu", step.gpu}, {"efficiency", step.efficiency}, {"sequence_parallel", step.sequence_parallel},
           {"recompute", llm::recompute_name(step.recompute)}, {"virtual_stages", step.virtual_stages}, {"zero", step.zero},
-          {"bucket_parameters", step.bucket_parameters},
+          {"bucket_parameters", step.bucket_parameters}, {"pipeline_scatter_gather", step.pipeline_scatter_gather},
           {"algorithms", {{"tensor", step.tensor_algorithm}, {"data", step.data_algorithm}, {"expert", step.expert_algorithm}}}};
 }
 

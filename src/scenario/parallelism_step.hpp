@@ -22,6 +22,8 @@ struct StepSpec {
   // model chunks per pipeline stage (Megatron's interleaved schedule, its
   // --num-virtual-stages-per-pipeline-rank): 1 is plain 1F1B
   int virtual_stages = 1;
+  // Megatron-LM's scatter/gather of the pipeline's tensors (llm::Layout): off, as Megatron-core
+  bool pipeline_scatter_gather = false;
   // 0: every gradient bucket allreduced; 1: Megatron's distributed optimizer (ZeRO-1):
   // each bucket reduce-scattered, and the updated parameters all-gathered after the step
   int zero = 0;

@@ -155,7 +155,8 @@ void check_asynchronous_servers(const Scenario& scenario) {
 // tells them of the survivors' group, and they serve the round it resumes from; a worker
 // that comes back joins at a round nobody has started, and they serve its group from that
 // round on (sim/server_rebuilds.cpp). A slow worker's host is judged by its computation. A
-// server's host preempted stops the run at once (the coordinator regroups no server). A link
+// server's host preempted: the servers left take over its shard (the run stops when none
+// is left; recovery/coordinator_servers.cpp). A link
 // fault is refused: recovery would judge the transfers with a server across it, and a
 // server is no member it could drop or keep.
 void check_rebuilt_servers(const Scenario& scenario) {

@@ -78,9 +78,14 @@ std::vector<Layer> parse_layers(const json& value, std::optional<int> batch) {
                                ? get_quantity(uniform["forward"], "training.layers.uniform.forward", parse_time) : 0;
     const double backward = uniform.contains("backward")
                                 ? get_quantity(uniform["backward"], "training.layers.uniform.backward", parse_time) : 0;
-    for (long long l = 0; l < count; ++l)
-      layers.push_back({fmt::format("layer-{}", l), static_cast<uint64_t>(total / count + (l < total % count ? 1 : 0)),
-                        forward / static_cast<double>(count), backward / static_cast<double>(count)});
+    for (long long l = 0; l < count; ++l) {
+      Layer layer;
+      layer.name = fmt::format("layer-{}", l);
+      layer.parameters = static_cast<uint64_t>(total / count + (l < total % count ? 1 : 0));
+      layer.forward = forward / static_cast<double>(count);
+      layer.backward = backward / static_cast<double>(count);
+      layers.push_back(std::move(layer));
+    }
   } else if (value.is_array() && !value.empty()) {
     for (size_t i = 0; i < value.size(); ++i) {
       const std::string where = fmt::format("training.layers.{}", i);

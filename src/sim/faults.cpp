@@ -184,7 +184,7 @@ SavedLinks apply(RunState& state, const ResolvedFault& fault) {
       }
       record(state, fault, "applied");
       fault.host->turn_off();  // kills the workers on it, and a parameter server's process
-      if (state.recovery) state.recovery->servers_lost_with(fault.host);  // which stops the run
+      if (state.recovery) state.recovery->servers_lost_with(fault.host);  // the others take over
       if (state.recovery) let_the_group_go_if_done(state);  // they may have been the last still training
       if (first) state.recovery->watch_waits_under_way();
       return saved;

@@ -147,8 +147,8 @@ std::vector<LinkRef> RecoveryAdapter::heartbeat_route(int world) const {
   return links;
 }
 
-// A parameter server's process runs while its host is up (a preempted one stops the run:
-// servers_lost_with); it reduces no bucket of its own.
+// A parameter server's process runs while its host is up (a preempted one is lost, and the
+// group regroups onto the servers left: servers_lost_with); it reduces no bucket of its own.
 WorkerFate RecoveryAdapter::fate(int world) const {
   if (world >= facts_.world_size()) return WorkerFate::running;
   return state_.workers[static_cast<size_t>(world)].fate;
@@ -163,8 +163,15 @@ void RecoveryAdapter::beside(std::function<void()> attempt) {
   sg4::Actor::create("resender", state_.setup.control_host, std::move(attempt))->daemonize();
 }
 
+// After a parameter server was lost, the group's server peers are those left, in planned
+// order: peer size() + i is the i-th server left (Coordinator::lose_servers).
 std::shared_ptr<CommGroup> RecoveryAdapter::new_group(int epoch, std::vector<int> members) {
-  return state_.new_group(epoch, std::move(members));
+  std::shared_ptr<CommGroup> group = state_.new_group(epoch, std::move(members));
+  if (servers_left_.empty()) return group;
+  std::vector<SwitchPort> ports;
+  for (int s : servers_left_) ports.push_back(group->switches().at(static_cast<size_t>(s)));
+  group->set_switches(std::move(ports));
+  return group;
 }
 
 // Sends `bytes` from `from` to `to` (two actors of their own, on those hosts, meeting at
@@ -219,16 +226,29 @@ void RecoveryAdapter::wake_waiting(int world) {
   if (const auto& waiting = state_.workers[static_cast<size_t>(world)].waiting_for_the_group) waiting->release();
 }
 
-// The parameter servers' news of a rebuilt group: a letter each, on their verdict channels
-// (endpoints after the workers'), from the coordinator's host like a verdict. (Recovery with
+// The parameter servers' news of a rebuilt group: a letter to each one left, on their verdict
+// channels (endpoints after the workers'), from the coordinator's host like a verdict. (Recovery with
 // servers handles workers' preemptions only, scenario/parameter_server_spec.cpp: their way
 // is up.)
 void RecoveryAdapter::regrouped(const std::shared_ptr<CommGroup>& next, int resume_round) {
   for (int endpoint = facts_.world_size(); endpoint < facts_.endpoints(); ++endpoint) {
+    const int server = endpoint - facts_.world_size();
+    if (!servers_left_.empty() && std::find(servers_left_.begin(), servers_left_.end(), server) == servers_left_.end())
+      continue;  // lost: nobody reads its news
     letters_.push_back(std::make_unique<Verdict>(Verdict{false, next, resume_round, false}));
     ++verdicts_sent_[static_cast<size_t>(endpoint)];
     verdict_mailbox(endpoint)->put_init(letters_.back().get(), control_message_bytes)->detach();
   }
+}
+
+// Recovery's model of the group's collective (its expected rounds, the straggler rule's
+// prices) counts the servers left from now on, as the algorithm does.
+void RecoveryAdapter::servers_left(const std::vector<int>& servers) {
+  servers_left_ = servers;
+  const std::vector<int>& planned = state_.setup.plan->model.switch_endpoints;
+  facts_.model.switch_endpoints.clear();
+  for (int s : servers) facts_.model.switch_endpoints.push_back(planned.at(static_cast<size_t>(s)));
+  facts_.model.servers = static_cast<int>(servers.size());
 }
 
 void RecoveryAdapter::servers_lost_with(const sg4::Host* host) {

@@ -59,8 +59,8 @@ public:
   // own NIC again once both its halves are up at their bandwidth as built.
   void links_back(const std::vector<simgrid::s4u::Link*>& links);
   void end_wait(int world) override { detector_.end_wait(world); }
-  // `host` was preempted: each parameter server's process on it is lost, and the run stops
-  // (the coordinator says which server, at once: Report::Kind::server_lost).
+  // `host` was preempted: each parameter server's process on it is lost, and the coordinator
+  // hears of it at once (Report::Kind::server_lost): the group goes on with the servers left.
   void servers_lost_with(const simgrid::s4u::Host* host);
   void server_transfer_broke(int world, int peer, int epoch) override;
 
@@ -102,6 +102,7 @@ public:
   std::shared_ptr<CommGroup> new_group(int epoch, std::vector<int> members) override;
   void send_verdict(int world, Verdict verdict) override;
   void regrouped(const std::shared_ptr<CommGroup>& next, int resume_round) override;
+  void servers_left(const std::vector<int>& servers) override;
   void wake_waiting(int world) override;
   bool verdict_lost(int world) const override { return lost_[static_cast<size_t>(world)]; }
   int incarnation(int world) const override { return incarnations_[static_cast<size_t>(world)]; }
@@ -145,6 +146,7 @@ private:
   std::vector<int> incarnations_;                     // workers started on it after the first
   std::vector<std::unique_ptr<Verdict>> letters_;     // every verdict sent (one never read frees nothing)
   int probe_serial_ = 0;                              // names the probes' mailboxes
+  std::vector<int> servers_left_;                     // after a server was lost: those left (empty: all)
 };
 
 }  // namespace collsim

@@ -6,29 +6,34 @@
 #include "comm/comm.hpp"
 #include "comm/comm_group.hpp"
 #include "sim/recovery_adapter.hpp"
+#include "sim/server_shares.hpp"
 
 namespace collsim {
 namespace {
 
 // One round's collective as server `server` of `group`: the whole vector, or each bucket in
 // turn (training.streams 1: recovery with servers runs one stream).
+// After a server was lost the group's server peers are those left: this one's peer is its
+// place among them, and the vector is shared over them (sim/server_shares.hpp).
 void serve_round(RunState& state, CommGroup& group, int server, int round) {
   const RunPlan& plan = *state.setup.plan;
-  Comm comm(group, group.size() + server);
+  Comm comm(group, group.size() + server_peer(group, plan.workers + server));
   comm.set_round(round);
   // shaped as the ranks' vectors (carried and logical elements), so that their views match
   Buffer data(state.setup.scenario->collective.dtype, plan.payload.carried_elems, plan.payload.logical_elems);
   const AlgorithmFn serve = state.setup.algorithm->switch_run;
+  CollectiveArgs args = state.setup.args;
+  args.servers = servers_serving(args, group);
   if (plan.training.buckets.empty()) {
-    serve(comm, data, state.setup.args);
+    serve(comm, data, args);
     return;
   }
   for (size_t b = 0; b < plan.training.buckets.size(); ++b) {
     Buffer bucket = data.slice(plan.training.buckets[b].offset, plan.training.buckets[b].map);
     comm.set_bucket(static_cast<int>(b));
-    CollectiveArgs args = state.setup.args;
-    args.deployment = plan.training.deployment_of(args.deployment, b);
-    serve(comm, bucket, args);
+    CollectiveArgs on_bucket = args;
+    on_bucket.deployment = bucket_deployment(state.setup, args, b);
+    serve(comm, bucket, on_bucket);
   }
 }
 

@@ -20,6 +20,7 @@
 #include "sim/bucket_data.hpp"
 #include "sim/recovery_adapter.hpp"
 #include "sim/round_replay.hpp"
+#include "sim/server_shares.hpp"
 #include "sim/faults.hpp"
 #include "sim/guarded.hpp"
 #include "sim/streams.hpp"
@@ -147,7 +148,7 @@ private:
         comm.set_round(round);
         CollectiveArgs args = setup_.args;
         args.root = root_in_group(args.root, group->size());
-        if (!args.deployment.processes) args.servers = servers_in_group(args.servers, group->size());
+        args.servers = servers_serving(args, *group);  // (server processes: those left)
         comm.set_data(buf.all());
         if (setup_.plan->training.zero3) {
           sharded_round(comm, buf, args, round, group->epoch(), record_.times(round, world_), current);
@@ -386,7 +387,7 @@ private:
   // servers) and records it on the comm lane (abandoned when a fault cuts it); returns how long it took.
   double run_on_bucket(Comm& comm, Buffer& buf, CollectiveArgs args, const AlgorithmInfo& algorithm, size_t b,
                        int round, int epoch) {
-    args.deployment = setup_.plan->training.deployment_of(args.deployment, b);
+    args.deployment = bucket_deployment(setup_, args, b);
     const BucketSlice& slice = setup_.plan->training.buckets[b];
     const double start = sg4::Engine::get_clock();
     Activity interval{world_, round, epoch, Activity::Lane::comm, std::string(collective_name(algorithm.collective)),

@@ -197,6 +197,10 @@ json recovery_section(const SimResult& result) {
     if (!r.postponed_ranks.empty()) event["postponed_ranks"] = r.postponed_ranks;
     if (r.bucket >= 0) event["bucket"] = r.bucket;
     if (r.stopped) event["stopped"] = true;
+    if (!r.lost_servers.empty()) {
+      event["lost_servers"] = r.lost_servers;
+      event["servers"] = r.servers;
+    }
     if (r.prediction_keep >= 0)
       event["prediction"] = json{{"keep", r.prediction_keep}, {"drop", r.prediction_drop}};
     if (!r.prices.empty()) event["prices"] = prices_json(r.prices);

@@ -42,12 +42,14 @@ def expected(intra, inter, p, g, n):
     return inside + across
 
 
-def run(p, g, n, intra=None, inter=None, expect=0, channels=None):
+def run(p, g, n, intra=None, inter=None, expect=0, channels=None, rounds=None):
     collective = {"algorithm": "hierarchical", "size": n, "group_size": g}
     for key, value in (("intra", intra), ("inter", inter), ("channels", channels)):
         if value is not None:
             collective[key] = value
     scenario = {"name": "levels", "topology": f"star:{p}", "workers": p, "network": "ideal", "collective": collective}
+    if rounds is not None:
+        scenario["training"] = {"rounds": rounds}
     with tempfile.TemporaryDirectory(prefix="collsim-levels-") as folder:
         path = Path(folder) / "s.json"
         path.write_text(json.dumps(scenario))
@@ -84,6 +86,42 @@ class Levels(unittest.TestCase):
         for p, g in [(12, 4), (12, 2)]:
             with self.subTest(p=p, g=g):
                 self.assert_time("ring", "tree", p, g, 4 * 1024 * p)
+
+    def test_rounds_back_to_back_each_take_the_formula(self):
+        # A tree over 3 groups: the group the broadcast reaches first is done early and enters
+        # the next round while the others finish this one. Each round's collective counts from
+        # the previous round's end (not from that early entry: once 1.16x the model at
+        # nodes:5:4), and the run takes the rounds' formulas added up.
+        for p, g, inter in [(12, 4, "tree"), (20, 4, "tree"), (12, 2, "tree"), (16, 4, "halving-doubling")]:
+            with self.subTest(p=p, g=g, inter=inter):
+                trace = run(p, g, 4 * 1024 * p, inter=inter, rounds=3)
+                want = expected("ring", inter, p, g, 4 * 1024 * p)
+                s = trace["summary"]
+                self.assertAlmostEqual(s["simulated_time"], 3 * want, delta=want * 1e-9)
+                self.assertAlmostEqual(s["collective_time"], want, delta=want * 1e-9)
+                for r in trace["rounds"]:
+                    self.assertAlmostEqual(r["collective"], want, delta=want * 1e-9, msg=r)
+
+    def test_a_round_entered_early_counts_from_the_previous_ones_end(self):
+        # nodes:5:4, a tree between the 5 nodes, 64 MiB, 2 rounds: node 4 (ranks 16-19) is done
+        # with round 0 at 22.51 ms of 33.25 and enters round 1; the run takes twice round 0, and
+        # round 1's collective is the run's end less round 0's end (was from node 4's entry)
+        scenario = {"name": "early", "topology": "nodes:5:4", "workers": 20,
+                    "collective": {"algorithm": "hierarchical", "size": "64MiB", "inter": "tree"},
+                    "training": {"rounds": 2}}
+        with tempfile.TemporaryDirectory(prefix="collsim-levels-") as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps(scenario))
+            done = subprocess.run([COLLSIM, "run", str(path), "--trace", str(Path(folder) / "t.json"), "--quiet"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            trace = json.loads((Path(folder) / "t.json").read_text())
+        first, second = trace["rounds"]
+        self.assertLess(second["start"], first["end"] - first["collective"] / 4)  # entered early
+        self.assertAlmostEqual(trace["summary"]["simulated_time"], 2 * first["collective"], delta=1e-12)
+        self.assertAlmostEqual(second["collective"], second["end"] - first["end"], delta=1e-12)
+        s = trace["summary"]
+        self.assertAlmostEqual(s["collective_time"], s["model_time"], delta=s["model_time"] * 1e-9)
 
     def test_the_phases_name_their_level(self):
         trace = run(8, 2, 32768, "halving-doubling", "tree")

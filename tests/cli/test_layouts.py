@@ -253,5 +253,72 @@ class Simulate(unittest.TestCase):
             listed = re.search(rf"(?m)^\s+\S+\s+{layout}\s.*$", run.stdout.split("simulated (parallelism.step", 1)[1])[0]
             self.assertEqual("not simulated" in listed, over, listed)
 
+
+class FromAScenario(unittest.TestCase):
+    """--scenario STEP.json: the layouts of a step scenario's own model and cluster."""
+
+    STEP = {"model": "tiny", "layers": 8, "hidden": 512, "global_batch": 8, "efficiency": 0.5}
+
+    def search(self, step, *args, parallelism=None):
+        with tempfile.TemporaryDirectory() as folder:
+            path, out = Path(folder) / "step.json", Path(folder) / "layouts.csv"
+            path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
+                **(parallelism or {"tensor": 4, "pipeline": 2, "data": 2}), "step": step}}))
+            run = layouts("--scenario", path, "--out", out, *args)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return run.stdout, list(csv.DictReader(out.read_text().splitlines()))
+
+    def test_the_scenarios_model_and_cluster_are_searched(self):
+        # tiny reshaped (8 blocks of hidden 512) has no preset to name: the search from the
+        # scenario is the flags' search of tiny with what the flags can say (the same layouts
+        # and step times scale with the FLOPs, so they cannot equal the preset's), and the
+        # scenario's own layout is found in the ranking with its row's step time
+        stdout, rows = self.search(self.STEP)
+        preset_out, preset_rows = Enumeration.table(self, "--model", "tiny", "--topology", "dgx-h100:2",
+                                                    "--efficiency", "0.5")
+        plain = {r["layout"]: r for r in rows if r["virtual_stages"] == "1"}
+        preset_plain = {r["layout"] for r in preset_rows if r["virtual_stages"] == "1"}
+        self.assertLess(preset_plain, set(plain))  # and 8 blocks take 8 stages: TP1 PP8 DP2, TP2 PP8 DP1
+        self.assertEqual(sorted(int(plain[name]["pipeline"]) for name in set(plain) - preset_plain), [8, 8])
+        preset_time = {r["layout"]: float(r["step_time"]) for r in preset_rows}
+        self.assertTrue(all(float(r["step_time"]) > preset_time[r["layout"]] for r in rows if r["layout"] in preset_time))
+        own = [i for i, r in enumerate(rows) if r["layout"] == "TP4 PP2 DP2"][0]
+        line = re.search(r"(?m)^  the scenario's layout: TP4 PP2 DP2, rank (\d+) by the estimate, (\S+ \S+): compute", stdout)
+        self.assertIsNotNone(line, stdout)
+        self.assertEqual(int(line[1]), own + 1)
+        self.assertAlmostEqual(seconds(line[2]), float(rows[own]["step_time"]), delta=1e-5 * seconds(line[2]))
+        # the preset's own search is the scenario's when the scenario changes nothing
+        _, same = self.search({"model": "tiny", "efficiency": 0.5, "global_batch": 8})
+        self.assertEqual([(r["layout"], r["step_time"]) for r in same], [(r["layout"], r["step_time"]) for r in preset_rows])
+
+    def test_a_simulated_layout_is_the_scenario_with_that_layout(self):
+        stdout, _ = self.search(self.STEP, "--simulate", "2", "--jobs", "1")
+        table = stdout.split("simulated (parallelism.step", 1)[1]
+        rows = re.findall(r"(?m)^\s+\d+\s+(TP\d+ PP\d+ DP\d+(?: VP\d+)?)\s+\S+ \S+\s+(\S+ \S+)\s", table)
+        self.assertEqual(len(rows), 2, table)
+        for layout, simulated in rows:
+            sizes = {part[:2]: int(part[2:]) for part in layout.split()}
+            step = {**self.STEP, "virtual_stages": sizes.get("VP", 1)}
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "layout.json"
+                path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
+                    "tensor": sizes["TP"], "pipeline": sizes["PP"], "data": sizes["DP"], "step": step}}))
+                run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            by_hand = seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+            self.assertAlmostEqual(seconds(simulated), by_hand, delta=1e-5 * by_hand, msg=layout)
+
+    def test_bad_input_is_one_line(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "s.json"
+            path.write_text(json.dumps({"topology": "dgx-h100:1", "parallelism": {"data": 2, "collectives": [
+                {"group": "data", "size": "1MiB"}]}}))
+            BadInput.refused(self, "--scenario", path, says="--scenario: ")
+            BadInput.refused(self, "--scenario", path, "--model", "tiny", says="--scenario excludes --model")
+            path.write_text(json.dumps({"topology": "star:8", "parallelism": {"data": 8, "step": self.STEP}}))
+            BadInput.refused(self, "--scenario", path, says="topology: 'star:8' is not a GPU cluster")
+            BadInput.refused(self, "--scenario", Path(folder) / "missing.json", says="missing.json")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -39,13 +39,15 @@ def scenario(recompute, sequence_parallel, efficiency):
                 "efficiency": efficiency, "recompute": recompute, "sequence_parallel": sequence_parallel}}}
 
 
-def gpt3_scenario(recompute, sequence_parallel, efficiency, global_batch):
-    """Table 3's GPT-3 175B: tensor 8 x pipeline 8, micro-batch 1, 3 interleaved chunks (sec. 6)."""
+def gpt3_scenario(recompute, sequence_parallel, efficiency, global_batch, scatter_gather=True):
+    """Table 3's GPT-3 175B: tensor 8 x pipeline 8, micro-batch 1, 3 interleaved chunks (sec. 6), the
+    pipeline's tensors scatter/gathered as the paper's Megatron-LM did (on by default then; it does
+    nothing with sequence parallelism)."""
     return {"topology": "dgx-a100:8",
             "parallelism": {"tensor": 8, "pipeline": 8, "step": {
                 "model": "gpt3-175b", "vocab": V, "sequence": S, "micro_batch": 1, "global_batch": global_batch,
                 "gpu": "a100", "efficiency": efficiency, "recompute": recompute,
-                "sequence_parallel": sequence_parallel, "virtual_stages": 3}}}
+                "sequence_parallel": sequence_parallel, "virtual_stages": 3, "pipeline_scatter_gather": scatter_gather}}}
 
 
 def step(recompute, sequence_parallel, efficiency, document=None):
@@ -122,29 +124,36 @@ def planned_step(document):
 
 class GPT3Reduced(unittest.TestCase):
     def test_pipeline_messages_are_what_megatron_sends(self):
-        # each GPU sends its next stage b s h bf16 (micro-batch 1, GPT-3's h = 12288), and with
-        # sequence parallelism its s/8 share: Megatron's get_tensor_shapes divides the sequence
-        # by the tensor size (megatron/core/pipeline_parallel/schedules.py)
+        # each GPU sends its next stage b s h bf16 (micro-batch 1, GPT-3's h = 12288); with
+        # sequence parallelism its s/8 share (Megatron's get_tensor_shapes divides the sequence by
+        # the tensor size, megatron/core/pipeline_parallel/schedules.py) and nothing gathered;
+        # with the scatter/gather 1/8 of the flattened tensor, all-gathered (b s h) on arrival
         whole = 2 * S * 12288
-        self.assertEqual(planned_step(gpt3_scenario("full", False, 0.65, 16))["pipeline_bytes"], whole)
-        self.assertEqual(planned_step(gpt3_scenario("selective", True, 0.65, 16))["pipeline_bytes"], whole / 8)
+        full = planned_step(gpt3_scenario("full", False, 0.65, 16))
+        self.assertEqual(full["pipeline_bytes"], whole / 8)
+        self.assertTrue(full["algorithms"]["pipeline_gather"]["reason"].startswith("auto:"))  # the tensor group's "auto"
+        self.assertEqual(planned_step(gpt3_scenario("full", False, 0.65, 16, False))["pipeline_bytes"], whole)
+        present = planned_step(gpt3_scenario("selective", True, 0.65, 16))
+        self.assertEqual(present["pipeline_bytes"], whole / 8)
+        self.assertIsNone(present["algorithms"]["pipeline_gather"])
 
-    def test_throughput_increase_at_least_table5s(self):
-        # The full step's 64 micro-batches (2.75 M messages) reduced to 16. The present work
-        # sends what the paper's Megatron-LM sent (each GPU's s/8 share); its full recomputation
-        # row, without sequence parallelism, sent 1/8 too, by Megatron-LM's scatter/gather of the
-        # pipeline's tensors (on by default then; the receiving tensor group all-gathered them
-        # over NVLink), which collsim does not model: the simulated full row sends each GPU the
-        # whole activation (Megatron-core's way), 8 times the paper's bytes through the 25 GB/s
-        # NIC. It can only be slower for it, so the increase is at least the published 31.8%
-        # (less a point: two printed digits, and the NVLink gathers the paper's row also paid);
-        # docs/training.md gives how far above it lands and why no upper bound is asserted.
+    def test_throughput_increase_is_table5s(self):
+        # The full step's 64 micro-batches (2.75 M messages) reduced to 16. Both rows send what
+        # the paper's Megatron-LM sent: each GPU 1/8 of the activation, the present work by
+        # sequence parallelism (its s/8 share), full recomputation (no sequence parallelism) by
+        # Megatron-LM's scatter/gather of the pipeline's tensors (on by default then; the
+        # receiving tensor group all-gathers them over NVLink, which the simulated row pays too).
+        # The increase is held to Table 5's 31.8%, less a point (two printed digits), plus two
+        # points: the band the validation claims (docs/training.md gives 33.2% here, 32.7% at
+        # 45% of the peak: the ratio hardly depends on the compute input, the one thing taken
+        # from the 22B model); sending whole activations instead made it 37.3%, outside it.
         for efficiency in (0.65,):
             with self.subTest(efficiency=efficiency):
                 full = step(None, None, None, gpt3_scenario("full", False, efficiency, 16))
                 present = step(None, None, None, gpt3_scenario("selective", True, efficiency, 16))
                 increase = full["step_time"] / present["step_time"] - 1
                 self.assertGreater(increase, 0.318 - 0.01)  # Table 5: 31.8%
+                self.assertLess(increase, 0.318 + 0.02)
 
 
 if __name__ == "__main__":

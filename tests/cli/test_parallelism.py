@@ -70,6 +70,7 @@ class Parallelism(unittest.TestCase):
         self.refused({"parallelism": {"data": 2, "step": {"model": "tiny", "efficiency": 0.5, "virtual_stages": 2}}},
                      "parallelism.step.virtual_stages: 2 model chunks need pipeline parallelism")
         self.refused(chunks(0), "parallelism.step.virtual_stages")
+        self.refused(chunks(1, pipeline_scatter_gather="yes"), "parallelism.step.pipeline_scatter_gather: must be true or false")
         self.refused(STEP, "--baseline: a parallel run compares a training step with faults", "--baseline")
         self.refused({**base, "workers": 3}, "workers: 3 given", "--svg", "t.svg", "--trace", "t.json", "--html", "t.html")
 
@@ -262,6 +263,40 @@ class Parallelism(unittest.TestCase):
                     key=lambda r: r["start"])
         self.assertAlmostEqual((first["end"] - first["start"]) / alone_tensor["summary"]["simulated_time"], 1,
                                delta=1e-9)
+
+    def test_the_pipelines_gather_pays_send_recv_beside_nccls_allreduce(self):
+        # Megatron-LM's scatter/gather of the pipeline's tensors (tensor 8 x pipeline 2 on two DGX
+        # H100, tiny model, one micro-batch): each GPU sends 1/8 of the b s h activation, and the
+        # receiving tensor group all-gathers it. The block's allreduce is NCCL's, forced to Simple
+        # (nccl.proto); the gather is collsim's ring on NCCL's send/recv (collsim has none of
+        # NCCL's allgather), so its messages pay send/recv's price (LL at these sizes), not the
+        # allreduce's Simple transport. Stage 1's first gather (nothing else in flight on its
+        # node's NVLink) takes what the same ring allgather of one DGX H100 takes alone, but for
+        # the launches: alone a kernel per step ((p - 1) steps, each launched as its message is
+        # in: LL's 6.6 us, NCCL 2.25.1's Ring baseLat, tuning.cc), in the step one kernel for the
+        # collective (LL's 6.6 us: the vector is under 32 channels per peer x 16 KiB)
+        scenario = {"topology": "dgx-h100:2", "nccl": {"proto": "Simple"},
+                    "parallelism": {"tensor": 8, "pipeline": 2, "step": {
+                        "model": "tiny", "layers": 2, "global_batch": 1, "efficiency": 0.5,
+                        "pipeline_scatter_gather": True, "algorithms": {"tensor": "nccl"}}}}
+        plan = self.validate_plan(scenario)["parallel"]["step"]
+        gather = plan["algorithms"]["pipeline_gather"]
+        self.assertEqual(gather["name"], "ring")
+        self.assertIn("/Simple on", plan["algorithms"]["tensor_allreduce"]["nccl"])
+        whole = plan["pipeline_bytes"] * 8  # b s h bf16: each GPU sent 1/8
+        self.assertEqual(whole, 2 * 256 * 256)  # tiny: s = h = 256, micro-batch 1
+        self.assertLess(whole, 32 * 16384)
+        alone = self.single_run("--topology", "dgx-h100:1", "--algorithm", "ring", "--collective", "allgather",
+                                "--size", str(int(whole)), "--dtype", "bfloat16")
+        trace = self.parallel_run(scenario)
+        self.assertTrue(trace["parallel"]["verified"])
+        gathers = [r for r in trace["parallel"]["step"]["runs"]
+                   if r["communicator"] == "tensor" and r["collective"] == "allgather"]
+        self.assertEqual(len(gathers), 2)  # stage 1's group after the activation, stage 0's after its gradient
+        self.assertTrue(all(r["verified"] for r in gathers))
+        first = min(gathers, key=lambda r: r["start"])
+        expected = alone["summary"]["simulated_time"] + 6.6e-6 - 7 * 6.6e-6
+        self.assertAlmostEqual((first["end"] - first["start"]) / expected, 1, delta=1e-9)
 
     def test_each_bucket_size_runs_nccls_choice_for_its_own_bytes(self):
         # tiny's 4 blocks (hidden 512) over tensor 8 x data 2 on two DGX H100, buckets of 700,000

@@ -41,9 +41,9 @@ class ValidatePlan(unittest.TestCase):
         self.assertEqual((algorithm["name"], algorithm["asked"], algorithm["chosen_by"]), ("ring", "ring", "scenario"))
         self.assertEqual(algorithm["parameters"], {"channels": 1})
         self.assertEqual(algorithm["candidates"], [])
-        # 64 MiB of float32: 16 Mi elements; the carried budget is 2^22 elements over 8 ranks.
+        # 64 MiB of float32: 16 Mi elements; the carried budget is 2^20 elements over 8 ranks.
         self.assertEqual(plan["payload"]["logical_elements"], 16 * MiB)
-        self.assertEqual(plan["payload"]["carried_elements"], (1 << 22) // 8)
+        self.assertEqual(plan["payload"]["carried_elements"], (1 << 20) // 8)
         n, p = 64 * MiB, 8
         model = plan["model"]
         self.assertAlmostEqual(model["alpha"] / ALPHA, 1, delta=1e-12)

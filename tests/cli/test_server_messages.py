@@ -362,18 +362,29 @@ class ServerRebuildOtherFaults(unittest.TestCase):
         self.assertTrue(all(m["epoch"] == joined["epoch_after"] for m in trace["messages"]
                             if m["round"] == 3 and m["phase"] in ("push", "pull")))
 
-    def test_a_slow_worker_stretches_the_servers_rounds(self):
-        # host-2 at 0.1 of its speed from round 2: it computes 10 C while the others push at C;
-        # each server's link carries their 3 shards (3 flows), then rank 2's two shards leave
-        # through its own link alone (n/B), then the pull of 4: 10 C + alpha + n/B + phase(4).
-        # Nobody is dropped: the others wait on the servers, not on rank 2, and a server is no
-        # member whose waits the detector follows (docs/recovery.md, "Parameter servers' processes").
+    def test_a_slow_worker_behind_the_servers_is_dropped(self):
+        # host-2 at 0.1 of its speed from round 2 (which starts at 2 (C + 2 phase(4)) = 33.43 ms):
+        # it would compute 10 C. The others push and wait for the servers' pulls; the servers
+        # wait on rank 2's push, so the others wait on rank 2 through them, and when its
+        # computation passes its deadline ("3x": 3 C after it began) it is a straggler, dropped
+        # (keeping it would take 10 C a round). The 3 others redo round 2 (2 phase(3) after
+        # their first push in the new group) and round 3 takes C + 2 phase(3).
         trace = self.run_with({"kind": "slow-host", "host": "host-2", "factor": 0.1, "at_round": 2})
-        self.assertEqual(trace["recovery"], [])
-        for r in trace["rounds"]:
-            slow = r["round"] >= 2
-            expected = (10 * self.C + ALPHA + self.SIZE * 2**20 / B + self.phase(4)) if slow else self.C + 2 * self.phase(4)
-            self.assertAlmostEqual(r["end"] - r["start"], expected, delta=1e-9, msg=r)
+        [event] = trace["recovery"]
+        self.assertEqual((event["dropped_ranks"], event["round"], event["group"]), ([2], 2, [0, 1, 3]))
+        self.assertEqual(event["rule"], "others wait on it and it computes past its deadline (a straggler)")
+        self.assertEqual(event["prices"]["chosen"], "drop")
+        rounds = trace["rounds"]
+        for r in rounds[:2]:
+            self.assertAlmostEqual(r["end"] - r["start"], self.C + 2 * self.phase(4), delta=1e-9, msg=r)
+        round_2 = 2 * (self.C + 2 * self.phase(4))
+        self.assertAlmostEqual(rounds[2]["start"], round_2, delta=1e-9)
+        self.assertAlmostEqual(event["rebuilt"], round_2 + 3 * self.C, delta=1e-8)
+        redo = [m for m in trace["messages"] if m["epoch"] == event["epoch_after"] and m["round"] == 2]
+        start = min(m["start"] for m in redo)
+        self.assertLess(start - event["rebuilt"], 10e-6)
+        self.assertAlmostEqual(rounds[2]["end"], start + 2 * self.phase(3), delta=1e-9)
+        self.assertAlmostEqual(rounds[3]["end"] - rounds[2]["end"], self.C + 2 * self.phase(3), delta=1e-9)
 
     def test_a_worker_at_half_speed_is_dropped_by_its_computation(self):
         # at 0.5 its computation ends within its deadline at half its pace: a slow computation,
@@ -390,15 +401,21 @@ class ServerRebuildOtherFaults(unittest.TestCase):
 
 
 class LostServerUnderRebuild(unittest.TestCase):
-    """recovery.policy "rebuild" regroups workers, not servers: a preempted host that runs a
-    parameter server's process stops the run at the instant it is lost (the coordinator is
-    told at once), in one line naming the server, exit 1, no abort. The workers leave at
-    their next wait: a worker computing reads its verdict when its compute ends, a worker
-    waiting reads it a control message later."""
+    """recovery.policy "rebuild" with a parameter server's host preempted: the coordinator is
+    told at that instant, and the group resumes the round in flight with the servers left,
+    the vector split evenly over them in planned order (shard i on the i-th server left), as
+    if the run had started with them alone; with placement "shared" the worker beside the
+    lost server is dropped with it. No server left: the run stops, one line, exit 1. On a
+    star a push (and a pull) of k pushers into S servers takes alpha + k (n/S)/B: each
+    server's link carries k shards of n/S (ServerRebuild)."""
 
-    LINE = ('collsim: stalled: recovery gave up: parameter server {s} (on {host}) was lost at {at:g} s: its shard of the '
-            'gradient goes with it, and recovery.policy "rebuild" regroups workers, not servers (no server takes over '
-            'its shard).')
+    STOP = ('collsim: stalled: recovery gave up: parameter server {s} (on {host}) was lost at {at:g} s, and no '
+            'parameter server is left: its shard of the gradient goes with it.')
+
+    def dedicated(self, p, hosts, faults, size_mib, compute="10ms"):
+        scenario = ServerRebuild().scenario(p, len(hosts), "dedicated", hosts, faults[0], size_mib, compute=compute)
+        scenario["faults"] = faults
+        return scenario
 
     def stopped(self, scenario):
         with tempfile.TemporaryDirectory(prefix="collsim-servers-") as folder:
@@ -410,60 +427,125 @@ class LostServerUnderRebuild(unittest.TestCase):
             self.assertEqual(done.returncode, 1, done.stderr)
             return json.loads(trace.read_text()), done.stderr.strip()
 
-    def check(self, trace, stderr, server, host, at, group):
-        self.assertEqual(stderr, self.LINE.format(s=server, host=host, at=at))
-        [event] = trace["recovery"]
-        self.assertTrue(event["stopped"])
-        self.assertEqual(event["rule"], "a parameter server lost")
-        self.assertEqual(event["detected"], at)  # told when it is lost, not at a deadline
-        self.assertEqual(event["dropped_ranks"], [])
-        self.assertEqual(event["group"], group)
-        self.assertFalse(trace["summary"]["verified"])
+    def regrouped(self, trace, event, p, left_endpoints, size_mib, compute, rounds=4):
+        """The rounds from the event's on: each server left holds its even shard of the vector
+        (in planned order), the round resumed ends 2 (alpha + p (n/S')/B) after its first push,
+        and every later round takes C + 2 (alpha + p (n/S')/B)."""
+        servers = len(left_endpoints)
+        shard = size_mib * 2**20 / servers
+        phase = ALPHA + p * shard / B
+        new = [m for m in trace["messages"] if m["epoch"] == event["epoch_after"]]
+        self.assertEqual(len(new), 2 * servers * p * (rounds - event["round"]))
+        self.assertTrue(all(m["bytes"] == shard for m in new))
+        # shard i (of the vector's elements, in order) on the i-th server left
+        pushes = [m for m in new if m["phase"] == "push" and m["src"] == 0 and m["round"] == event["round"]]
+        self.assertEqual([m["dst"] for m in sorted(pushes, key=lambda m: m["elements"][0])], left_endpoints)
+        self.assertEqual(sorted(m["elements"][0] for m in pushes)[0], 0)
+        resumed = trace["rounds"][event["round"]]
+        start = min(m["start"] for m in new if m["round"] == event["round"])
+        self.assertAlmostEqual(resumed["end"], start + 2 * phase, delta=1e-9)
+        rounds_ = trace["rounds"]
+        for before, r in zip(rounds_[event["round"]:], rounds_[event["round"] + 1:]):
+            self.assertAlmostEqual(r["end"] - before["end"], compute + 2 * phase, delta=1e-9, msg=r)
+        self.assertTrue(trace["summary"]["verified"])
+        self.assertTrue(all(r["models_identical"] for r in trace["rounds"]))
+        return start
 
     def test_a_dedicated_server_lost_at_any_moment(self):
-        # 4 workers, servers on host-4 and host-5 (16 MiB: a push or pull of 4 pushers takes
-        # alpha + 4 (n/2)/B); host-4 lost in round 1's compute (25 ms), push (28 ms), pull
-        # (31 ms), round 3's compute (55 ms)
-        p, size, compute = 4, 16, 0.010
-        phase = ALPHA + p * size * 2**20 / 2 / B
-        round_time = compute + 2 * phase
-        for at, rounds_done in ((0.025, 1), (0.028, 1), (0.031, 1), (0.055, 3)):
+        # 4 workers, 3 servers on host-4, host-5, host-6, 12 MiB (shards of n/3, then n/2), 10 ms
+        # of compute: round 0 ends at 10 ms + 2 (2 us + 4 x 0.4194304 ms) = 13.3594432 ms; host-5
+        # (server 1) lost in round 1's compute (20 ms), push (24 ms), pull (26 ms), and in round
+        # 2's compute (30 ms: round 1 ended at 26.7188864 ms). Servers 0 and 2 (host-4, host-6)
+        # serve from the round in flight on, shard 0 and shard 1 of the vector split over two.
+        p, size, compute = 4, 12, 0.010
+        round_0 = compute + 2 * (ALPHA + p * size * 2**20 / 3 / B)
+        for at, resumed in ((0.020, 1), (0.024, 1), (0.026, 1), (0.030, 2)):
             with self.subTest(at=at):
-                scenario = ServerRebuild().scenario(p, 2, "dedicated", ["host-4", "host-5"],
-                                                    {"kind": "preempt", "host": "host-4", "at": f"{at * 1e3:g}ms"}, size)
-                trace, stderr = self.stopped(scenario)
-                self.check(trace, stderr, 0, "host-4", at, [0, 1, 2, 3])
-                self.assertEqual([r["round"] for r in trace["rounds"]], list(range(rounds_done)))
-                for r in trace["rounds"]:
-                    self.assertAlmostEqual(r["end"] - r["start"], round_time, delta=1e-9)
-                end = trace["summary"]["simulated_time"]
-                if at in (0.025, 0.055):  # computing: each worker reads "leave" when its compute ends
-                    self.assertAlmostEqual(end, rounds_done * round_time + compute, delta=1e-9)
-                else:  # waiting on the lost server: a control message from the coordinator (alpha + a little)
-                    self.assertGreaterEqual(end, at + ALPHA)
-                    self.assertLess(end, at + ALPHA + 1e-6)
+                trace, done = traced(self.dedicated(p, ["host-4", "host-5", "host-6"],
+                                                    [{"kind": "preempt", "host": "host-5", "at": f"{at * 1e3:g}ms"}],
+                                                    size))
+                self.assertIsNotNone(trace, done.stderr)
+                [event] = trace["recovery"]
+                self.assertEqual(event["rule"], "a parameter server lost")
+                self.assertEqual((event["lost_servers"], event["servers"]), ([1], ["host-4", "host-6"]))
+                self.assertEqual((event["dropped_ranks"], event["group"], event["round"]), ([], [0, 1, 2, 3], resumed))
+                self.assertAlmostEqual(event["detected"], at, delta=1e-15)  # told when lost, not at a deadline
+                self.assertNotIn("stopped", event)
+                self.assertIn("its shard goes to the servers left, 0 (on host-4), 2 (on host-6), the vector split "
+                              "over them", event["reason"])
+                for r in trace["rounds"][:resumed]:
+                    self.assertAlmostEqual(r["end"] - r["start"], round_0, delta=1e-9, msg=r)
+                start = self.regrouped(trace, event, p, [4, 6], size, compute)
+                # the redo starts once the workers read their verdicts: a control message after
+                # the loss (waiting) or after their computation (computing)
+                computing_until = trace["rounds"][resumed]["start"] + compute
+                self.assertGreaterEqual(start, max(at, computing_until))
+                self.assertLess(start - max(at, computing_until), 10e-6)
 
     def test_a_shared_server_lost_with_its_worker(self):
-        # placement "shared", servers beside ranks 1 and 2: host-2 lost in round 1's compute;
-        # rank 2 goes with server 1, and the others are left
-        scenario = ServerRebuild().scenario(4, 2, "shared", ["host-1", "host-2"],
-                                            {"kind": "preempt", "host": "host-2", "at": "25ms"}, 16)
+        # placement "shared", servers beside ranks 1 and 2 on star:4, 16 MiB: host-2 lost in round
+        # 1's compute takes rank 2 and server 1. Rank 2 is dropped, server 0 (beside rank 1) holds
+        # the whole vector: its link carries the pushes of ranks 0 and 3 (rank 1's by the
+        # loopback), each round C + 2 (alpha + 2 n/B) after the one before (rank 1, its pull
+        # by the loopback over first, starts each round early)
+        p, size, compute = 4, 16, 0.010
+        scenario = ServerRebuild().scenario(p, 2, "shared", ["host-1", "host-2"],
+                                            {"kind": "preempt", "host": "host-2", "at": "25ms"}, size)
         scenario["topology"] = "star:4"
-        trace, stderr = self.stopped(scenario)
-        self.check(trace, stderr, 1, "host-2", 0.025, [0, 1, 3])
+        trace, done = traced(scenario)
+        self.assertIsNotNone(trace, done.stderr)
+        [event] = trace["recovery"]
+        self.assertEqual((event["lost_servers"], event["servers"]), ([1], ["host-1"]))
+        self.assertEqual((event["dropped_ranks"], event["dropped_hosts"]), ([2], ["host-2"]))
+        self.assertEqual((event["group"], event["round"]), ([0, 1, 3], 1))
+        self.assertEqual(trace["summary"]["final_group"], [0, 1, 3])
+        self.assertAlmostEqual(trace["rounds"][0]["end"] - trace["rounds"][0]["start"],
+                               compute + 2 * (ALPHA + 3 * size * 2**20 / 2 / B), delta=1e-9)
+        for before, r in zip(trace["rounds"][1:], trace["rounds"][2:]):
+            self.assertAlmostEqual(r["end"] - before["end"], compute + 2 * (ALPHA + 2 * size * 2**20 / B), delta=1e-9)
+        new = [m for m in trace["messages"] if m["epoch"] == event["epoch_after"] and m["phase"] == "push"]
+        self.assertEqual({m["dst"] for m in new}, {4})  # server 0's endpoint
+        self.assertEqual(sorted(m["src"] for m in new if m["round"] == 2), [0, 1, 3])
+        self.assertTrue(trace["summary"]["verified"])
 
     def test_a_server_lost_after_a_worker_was_dropped(self):
-        # host-2 (rank 2) lost at 25 ms and dropped; then host-5 (server 1) at 60 ms: the run
-        # stops there, the survivors [0, 1, 3] left
-        scenario = ServerRebuild().scenario(4, 2, "dedicated", ["host-4", "host-5"],
-                                            {"kind": "preempt", "host": "host-2", "at": "25ms"}, 16)
-        scenario["faults"].append({"kind": "preempt", "host": "host-5", "at": "60ms"})
-        trace, stderr = self.stopped(scenario)
-        self.assertEqual(stderr, self.LINE.format(s=1, host="host-5", at=0.06))
-        dropped, stopped = trace["recovery"]
+        # host-2 (rank 2) lost at 25 ms and dropped; then host-5 (server 1) at 60 ms, in round 3's
+        # compute: server 0 alone serves the 3 survivors from round 3, C + 2 (alpha + 3 n/B)
+        p, size, compute = 4, 16, 0.010
+        trace, done = traced(self.dedicated(p, ["host-4", "host-5"],
+                                            [{"kind": "preempt", "host": "host-2", "at": "25ms"},
+                                             {"kind": "preempt", "host": "host-5", "at": "60ms"}], size))
+        self.assertIsNotNone(trace, done.stderr)
+        dropped, lost = trace["recovery"]
         self.assertEqual(dropped["dropped_ranks"], [2])
-        self.assertTrue(stopped["stopped"])
-        self.assertEqual(stopped["group"], [0, 1, 3])
+        self.assertEqual((lost["lost_servers"], lost["servers"], lost["group"]), ([1], ["host-4"], [0, 1, 3]))
+        self.assertEqual(lost["round"], 3)
+        self.assertEqual(lost["epoch_before"], dropped["epoch_after"])
+        new = [m for m in trace["messages"] if m["epoch"] == lost["epoch_after"]]
+        self.assertEqual(len(new), 2 * 3)
+        resumed = trace["rounds"][3]
+        start = min(m["start"] for m in new)
+        self.assertAlmostEqual(resumed["end"], start + 2 * (ALPHA + 3 * size * 2**20 / B), delta=1e-9)
+        self.assertTrue(trace["summary"]["verified"])
+
+    def test_no_server_left_stops_the_run(self):
+        # one server (host-4) lost in round 1's compute: nobody can take over its shard
+        trace, stderr = self.stopped(self.dedicated(4, ["host-4"], [{"kind": "preempt", "host": "host-4",
+                                                                     "at": "25ms"}], 16))
+        self.assertEqual(stderr, self.STOP.format(s=0, host="host-4", at=0.025))
+        [event] = trace["recovery"]
+        self.assertTrue(event["stopped"])
+        self.assertEqual((event["rule"], event["lost_servers"], event["servers"]), ("a parameter server lost", [0], []))
+        self.assertEqual((event["detected"], event["dropped_ranks"], event["group"]), (0.025, [], [0, 1, 2, 3]))
+        self.assertFalse(trace["summary"]["verified"])
+        # two servers lost one after the other: the first regroups onto the second, the second stops
+        trace, stderr = self.stopped(self.dedicated(4, ["host-4", "host-5"],
+                                                    [{"kind": "preempt", "host": "host-4", "at": "25ms"},
+                                                     {"kind": "preempt", "host": "host-5", "at": "60ms"}], 16))
+        self.assertEqual(stderr, self.STOP.format(s=1, host="host-5", at=0.06))
+        first, last = trace["recovery"]
+        self.assertEqual((first["lost_servers"], first["servers"]), ([0], ["host-5"]))
+        self.assertEqual((last["lost_servers"], last["servers"], last["stopped"]), ([1], [], True))
 
 
 class StallReport(unittest.TestCase):

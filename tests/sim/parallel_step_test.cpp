@@ -127,19 +127,24 @@ TEST_SUITE("sim") {
     CHECK(run.collectives == 4 * 2 * 2 + 4);  // 4 tensor groups x 2 passes x 2 allreduces, and 4 data groups' one bucket
     CHECK(run.step_time == doctest::Approx(want).epsilon(1e-9).scale(0));
 
-    // With sequence parallelism each GPU sends its peer its s/2 share of the activation
-    // (Megatron's get_tensor_shapes), and its tensor collectives are an allgather and a
-    // reduce-scatter of one step each where an allreduce took two (the same 2a a pass). The
+    // Each GPU sends its peer 1/2 of the activation: with sequence parallelism its s/2 share
+    // (Megatron's get_tensor_shapes), its tensor collectives an allgather and a reduce-scatter
+    // of one step each where an allreduce took two (the same 2a a pass); with the scatter/gather
+    // instead, the allreduces stay and each arrival is all-gathered in its tensor group (one
+    // step of n/2: a/2), in stage 1 after the activation and in stage 0 after the gradient. The
     // half message beside stage 1's data ring still gets half the link all through it.
     const double q_half = alpha + n / 2 / bw, q_half_shared = alpha + n / bw;
-    json changed = document;
-    changed["parallelism"]["step"]["sequence_parallel"] = true;
-    const StepChild split = run_step_in_child(changed);
-    REQUIRE_MESSAGE(split.exit_code == 0, split.error);
-    CHECK(split.verified == 1);
-    CHECK(split.collectives == 4 * 2 * 4 + 4);
-    CHECK(split.step_time ==
-          doctest::Approx(forward + q_half + forward + 3 * o + backward + q_half_shared + backward + w).epsilon(1e-9).scale(0));
+    const double halves = forward + q_half + forward + 3 * o + backward + q_half_shared + backward + w;
+    for (const bool sequence_parallel : {true, false}) {
+      CAPTURE(sequence_parallel);
+      json changed = document;
+      changed["parallelism"]["step"][sequence_parallel ? "sequence_parallel" : "pipeline_scatter_gather"] = true;
+      const StepChild split = run_step_in_child(changed);
+      REQUIRE_MESSAGE(split.exit_code == 0, split.error);
+      CHECK(split.verified == 1);
+      CHECK(split.collectives == (sequence_parallel ? 4 * 2 * 4 + 4 : 4 * 2 * 2 + 4 + 4));
+      CHECK(split.step_time == doctest::Approx(sequence_parallel ? halves : halves + 2 * a / 2).epsilon(1e-9).scale(0));
+    }
   }
 }
 
@@ -198,6 +203,7 @@ std::pair<double, double> messages_in_child(const json& document) {
     layout.data = p.data;
     layout.sequence_parallel = p.step.sequence_parallel;
     layout.zero_stage = p.step.zero;
+    layout.pipeline_scatter_gather = p.step.pipeline_scatter_gather;
     const double values[2] = {static_cast<double>(run.step->messages.count()),
                               llm::step_messages(p.step.model, layout, p.step.bucket_parameters)};
     return std::string(reinterpret_cast<const char*>(values), sizeof values);
@@ -214,15 +220,17 @@ TEST_SUITE("sim") {
   TEST_CASE("parallel step, the messages counted before simulating are the simulated step's, with rings") {
     // `sweep layouts --simulate` refuses a step by this count (--max-messages): with every
     // collective a ring it is exact; layouts with tensor, pipeline and data groups, sequence
-    // parallelism, the distributed optimizer and several buckets (a 300,000-parameter bucket cap: a bucket per block)
+    // parallelism, the distributed optimizer, several buckets (a 300,000-parameter bucket cap:
+    // a bucket per block), and Megatron-LM's scatter/gather of the pipeline's tensors
     struct Case {
       int tensor, pipeline, data;
       bool sequence_parallel;
       int zero;
       long long bucket;
+      bool scatter_gather = false;
     };
     for (const Case c : {Case{2, 2, 4, false, 0, 40000000}, Case{4, 1, 4, true, 1, 40000000}, Case{1, 2, 4, false, 0, 300000},
-                         Case{2, 2, 2, true, 1, 300000}}) {
+                         Case{2, 2, 2, true, 1, 300000}, Case{4, 2, 2, false, 0, 300000, true}}) {
       CAPTURE(c.tensor);
       CAPTURE(c.pipeline);
       CAPTURE(c.data);
@@ -232,6 +240,7 @@ TEST_SUITE("sim") {
            {{"tensor", c.tensor}, {"pipeline", c.pipeline}, {"data", c.data},
             {"step", {{"model", "tiny"}, {"global_batch", 4 * c.data}, {"efficiency", 0.5},
                       {"sequence_parallel", c.sequence_parallel}, {"zero", c.zero}, {"bucket_parameters", c.bucket},
+                      {"pipeline_scatter_gather", c.scatter_gather},
                       {"algorithms", {{"tensor", "ring"}, {"data", "ring"}}}}}}}};
       const auto [simulated, counted] = messages_in_child(document);
       CHECK(simulated > 0);

@@ -120,8 +120,18 @@ TEST_CASE("llm: a block's per-GPU FLOPs and tensor collectives (Megatron, Korthi
   // with sequence parallelism each of the t tensor ranks sends its s / t of the sequence
   // to its peer in the next stage (Megatron's get_tensor_shapes); without, the whole b s h
   CHECK(pipeline_message_bytes(m, layout) == 2 * b * (s / 8) * h);
+  CHECK_FALSE(pipeline_gathers(layout));
   layout.sequence_parallel = false;
   CHECK(pipeline_message_bytes(m, layout) == 2 * b * s * h);
+  CHECK_FALSE(pipeline_gathers(layout));
+  // Megatron-LM's scatter/gather (2021-22): 1/t of the flattened tensor, all-gathered on arrival
+  layout.pipeline_scatter_gather = true;
+  CHECK(pipeline_message_bytes(m, layout) == 2 * b * s * h / 8);
+  CHECK(pipeline_gathers(layout));
+  layout.sequence_parallel = true;  // with sequence parallelism Megatron sends s / t and gathers nothing
+  CHECK(pipeline_message_bytes(m, layout) == 2 * b * (s / 8) * h);
+  CHECK_FALSE(pipeline_gathers(layout));
+  layout.sequence_parallel = false, layout.pipeline_scatter_gather = false;
   layout.tensor = 1;
   CHECK(layer_costs(m, layout).forward_collectives.empty());
   layout.sequence_parallel = true;

@@ -40,7 +40,7 @@ TEST_CASE("the user can choose the carried count") {
 TEST_CASE("the largest size at the largest p does not overflow the budget arithmetic") {
   // 2^50 bytes of float32 is 2^48 elements; times 10^6 ranks that would pass 2^64
   const Payload p = plan_payload(1125899906842624.0, Dtype::float32, 1'000'000, std::nullopt);
-  // the budget (2^22) / p / p is 0, so one element per rank and chunk: p elements, and one
+  // the budget (2^20) / p / p is 0, so one element per rank and chunk: p elements, and one
   // more, as chunks of 2^48 / 10^6 = 281474976.7 elements hold a carried element each only
   // when each carried element stands for at most 281474976 of them
   CHECK(p.carried_elems == 1'000'001);
@@ -48,14 +48,14 @@ TEST_CASE("the largest size at the largest p does not overflow the budget arithm
 }
 
 TEST_CASE("an algorithm that holds a vector from every peer shares the budget among them") {
-  // the direct allreduce at p = 256 holds 255 vectors per rank: 2^22 / 256 / 255 = 64 elements
+  // the direct allreduce at p = 256 holds 255 vectors per rank: 2^20 / 256 / 255 = 16 elements
   const Payload direct = plan_payload(1073741824.0, Dtype::float32, 256, std::nullopt, 1, 255);
-  CHECK(direct.carried_elems == 64);
+  CHECK(direct.carried_elems == 16);
   CHECK(direct.carried_elems * 256 * 255 <= carried_budget_elements);
-  CHECK(direct.bytes_per_elem * 64 == 1073741824.0);  // the whole vector still stands for 1 GiB
-  // a small vector that fits the shared budget is carried whole: 2^22 / 64 / 63 = 1040
-  CHECK(plan_payload(4000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 1000);
-  CHECK(plan_payload(8000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 1040);
+  CHECK(direct.bytes_per_elem * 16 == 1073741824.0);  // the whole vector still stands for 1 GiB
+  // a small vector that fits the shared budget is carried whole: 2^20 / 64 / 63 = 260
+  CHECK(plan_payload(1000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 250);
+  CHECK(plan_payload(2000.0, Dtype::float32, 64, std::nullopt, 1, 63).carried_elems == 260);
   // p = 4096: fewer elements than ranks is fine (no chunks), but never none
   CHECK(plan_payload(1073741824.0, Dtype::float32, 4096, std::nullopt, 1, 4095).carried_elems == 1);
   // one vector held: the plan of before
@@ -94,13 +94,13 @@ TEST_CASE("buckets of layers: every layer and every chunk carries an element, at
   const double bytes = 4.0 * ((6 << 20) + 64);
   const Payload p = plan_payload(bytes, Dtype::float32, 16, std::nullopt, 1, 1, parts);
   REQUIRE(p.piece_carried.size() == 2);
-  // the budget's density: (2^22 / 16) / (6 Mi + 64) elements per logical element; the
-  // small layer gets ceil(64 x 0.0417) = 3 elements of its own
-  const double density = static_cast<double>((1 << 22) / 16) / ((6 << 20) + 64);
-  CHECK(p.piece_carried[0].back() == 3);
+  // the budget's density: (2^20 / 16) / (6 Mi + 64) elements per logical element; the
+  // small layer gets ceil(64 x 0.0104) = 1 element of its own
+  const double density = static_cast<double>(carried_budget_elements / 16) / ((6 << 20) + 64);
+  CHECK(p.piece_carried[0].back() == 1);
   CHECK(p.piece_carried[0][0] == static_cast<uint64_t>(std::ceil((1 << 20) * density)));
   CHECK(p.piece_carried[1][1] == static_cast<uint64_t>(std::ceil((2 << 20) * density)));
-  CHECK(p.part_carried[0] == p.piece_carried[0][0] * 3 + 3);
+  CHECK(p.part_carried[0] == p.piece_carried[0][0] * 3 + 1);
   CHECK(p.carried_elems == p.part_carried[0] + p.part_carried[1]);
   // every chunk of 16 in each bucket holds a carried element under the bucket's map
   for (size_t b = 0; b < 2; ++b) {
