@@ -1,9 +1,10 @@
-// NCCL's tree allreduce (src/device/all_reduce.h, runTreeUpDown and runTreeSplit; trees from
-// src/graph/trees.cc): a chain inside each node, NCCL's double binary tree across the nodes'
-// heads, the vector cut into lanes (half on each tree, each lane's chains headed by another
-// GPU and so leaving through another NIC) and in chunks: reduced up to the roots, which send
-// the chunks down. nccl_trees.hpp plans every message: a chunk's hops are heads, which a rank
-// passes on as soon as they are in (cut-through), a lane's bytes one body per hop.
+// NCCL's tree allreduce (src/device/all_reduce.h, runTreeSplit; trees from src/graph/trees.cc):
+// a chain inside each node, NCCL's double binary tree across the nodes' heads, the vector cut
+// into lanes (half on each tree, each lane's chains headed by another GPU and so leaving through
+// another NIC) and in chunks: reduced up to the roots, which send the chunks down, each rank's
+// reduce up and broadcast down two streams. nccl_trees.hpp plans every message: a chunk's hops
+// are heads, which a rank passes on as soon as they are in (cut-through), a lane's bytes one body
+// per hop, a rank's streams merged in time order.
 #include <deque>
 #include <algorithm>
 
@@ -62,17 +63,12 @@ TreeRounds plan_rounds(const NcclTrees& trees, int rank, Buffer& buf) {
 // bounds the bytes in flight on a connection, which its one body carries.
 int all_rounds(size_t rounds) { return std::max(1, static_cast<int>(rounds)); }
 
-// A hop across nodes in steps beyond an NVLink hop's one: NCCL's network hwLat is about 7 to 8
-// times its NVLink one for LL and LL128 (5.0 / 0.6, 8.5 / 1.25 us; tuning.cc 2.25.1), so that
-// steps follow the heads' arrivals (nccl_trees.hpp).
-constexpr int network_lag = 7;
-
 }  // namespace
 
 // nccl-tree-begin
 void allreduce_nccl_tree(Comm& comm, Buffer& buf, const CollectiveArgs& args) {
   if (comm.size() == 1) return;
-  const NcclTrees trees(localities_of(comm), args.channels, buf.size(), args.segment_elems, network_lag);
+  const NcclTrees trees(localities_of(comm), args.channels, buf.size(), args.segment_elems, args.hop_inside, args.hop_across);
   TreeRounds plan = plan_rounds(trees, comm.rank(), buf);
   // up: the partial sums from below go into mine; down: the final chunks land in place
   run_pipelined(comm, plan.rounds, all_rounds(plan.rounds.size()), "tree", [&](int q) {
@@ -87,7 +83,7 @@ Schedule schedule_allreduce_nccl_tree(const ModelInput& in) {
   if (in.p < 2) return schedule;
   schedule.mark_rank_by_rank();
   const std::vector<int> locality = localities_of(in);
-  const NcclTrees trees(locality, in.channels, in.elems, in.segment_elems, network_lag);
+  const NcclTrees trees(locality, in.channels, in.elems, in.segment_elems, in.hop_inside, in.hop_across);
   std::vector<std::vector<Flow>> steps;
   for (int rank = 0; rank < in.p; ++rank)
     for (const auto& m : trees.messages_of(rank)) {

@@ -56,6 +56,11 @@ struct CollectiveArgs {
   int fifo = 1;                  // NCCL's algorithms: chunks a connection's FIFO holds (NCCL_STEPS / chunk steps)
   HierarchyLevel intra = HierarchyLevel::ring;  // hierarchical: inside the groups
   HierarchyLevel inter = HierarchyLevel::ring;  // hierarchical: between them
+  // NCCL's algorithms: a message's hop latency (NCCL's hwLat in its transport, seconds) inside
+  // a locality group and between groups, by which nccl-tree merges each rank's two streams in
+  // time order (nccl_trees.hpp); 0: none
+  double hop_inside = 0;
+  double hop_across = 0;
 };
 
 // The root inside a group of `size` ranks: the scenario's root, or rank 0 once a rebuilt

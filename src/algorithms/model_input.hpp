@@ -53,6 +53,8 @@ struct ModelInput {
   HierarchyLevel intra_level = HierarchyLevel::ring;  // hierarchical: the algorithm inside the groups
   HierarchyLevel inter_level = HierarchyLevel::ring;  // and between them
   int fifo = 1;                 // NCCL's algorithms: chunks a connection's FIFO holds (CollectiveArgs::fifo)
+  double hop_inside = 0;        // NCCL's algorithms: a hop's latency inside a group and between (CollectiveArgs)
+  double hop_across = 0;
   // Bytes per second a rank reduces (gamma = 1 / this): a rank that reduces m bytes of a
   // step is busy m / reduce_bandwidth before its next step (in lock step the step lasts that
   // much longer for the rank reducing the most). Infinite: free.

@@ -8,8 +8,9 @@
 
 namespace collsim {
 
-NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, int lag)
-    : locality_(locality), lag_(std::max(0, lag)) {
+NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, size_t chunk_elems, double hop_inside,
+                     double hop_across)
+    : locality_(locality), hop_inside_(std::max(0.0, hop_inside)), hop_across_(std::max(0.0, hop_across)) {
   const auto nodes = locality_groups(locality);
   slices_ = split_evenly(count, lanes);
   size_t largest = 0;
@@ -19,12 +20,9 @@ NcclTrees::NcclTrees(const std::vector<int>& locality, int lanes, size_t count, 
   links_.assign(static_cast<size_t>(lanes), std::vector<Link>(locality.size()));
   for (int lane = 0; lane < lanes; ++lane) {
     link_lane(lane, nodes);
-    time_up(lane, nodes);
+    time_lane(lane, nodes);
   }
-  // every rank's chunks up come before its chunks down, in every lane (nccl_trees.hpp)
-  int down_from = 0;
-  for (int lane = 0; lane < lanes; ++lane) down_from = std::max(down_from, links_[static_cast<size_t>(lane)][static_cast<size_t>(roots_[static_cast<size_t>(lane)])].up_delay);
-  for (int lane = 0; lane < lanes; ++lane) time_down(lane, down_from + chunks_);
+  number_keys();
 }
 
 Chunk NcclTrees::chunk(int lane, int j) const {
@@ -63,31 +61,54 @@ void NcclTrees::link_lane(int lane, const std::vector<std::vector<int>>& nodes) 
   }
 }
 
-// d from the leaves up.
-void NcclTrees::time_up(int lane, const std::vector<std::vector<int>>& nodes) {
+// Each stream's Ready: up from the leaves (a rank's chunks are all in once its children's have
+// crossed their hop), then down from the root, which sends down as soon as its chunks up are in.
+void NcclTrees::time_lane(int lane, const std::vector<std::vector<int>>& nodes) {
   auto& links = links_[static_cast<size_t>(lane)];
-  const int n = static_cast<int>(nodes.size());
-  const Tree node_tree = double_binary_tree(n)[static_cast<size_t>(lane % 2)];
+  const Tree node_tree = double_binary_tree(static_cast<int>(nodes.size()))[static_cast<size_t>(lane % 2)];
   const int root = at(nodes[static_cast<size_t>(node_tree.root)], lane / 2, 0);
-  roots_.push_back(root);
-  std::vector<int>& order = orders_.emplace_back(1, root);  // parents before children
+  std::vector<int> order(1, root);  // parents before children
   for (size_t i = 0; i < order.size(); ++i)
     for (int child : links[static_cast<size_t>(order[i])].children) order.push_back(child);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Link& link = links[static_cast<size_t>(*it)];
-    for (int child : link.children)
-      link.up_delay = std::max(link.up_delay, links[static_cast<size_t>(child)].up_delay + 1 + hop_lag(child, *it));
+    for (int child : link.children) {
+      const Ready& below = links[static_cast<size_t>(child)].up;
+      link.up.at = std::max(link.up.at, below.at + hop(child, *it));
+      link.up.hops = std::max(link.up.hops, below.hops + 1);
+    }
+  }
+  for (int rank : order) {
+    Link& link = links[static_cast<size_t>(rank)];
+    if (link.parent < 0) {
+      link.down = link.up;
+      continue;
+    }
+    const Ready& above = links[static_cast<size_t>(link.parent)].down;
+    link.down = {above.at + hop(link.parent, rank), above.hops + 1};
   }
 }
 
-// The down offsets from the root, which sends chunk j down at step `root_offset` + j.
-void NcclTrees::time_down(int lane, int root_offset) {
-  auto& links = links_[static_cast<size_t>(lane)];
-  for (int rank : orders_[static_cast<size_t>(lane)]) {
-    Link& link = links[static_cast<size_t>(rank)];
-    link.down_offset = link.parent < 0 ? root_offset
-                                       : links[static_cast<size_t>(link.parent)].down_offset + 1 + hop_lag(link.parent, rank);
-  }
+// Every stream's Ready in order, the same on every rank and in the model.
+void NcclTrees::number_keys() {
+  std::vector<Ready> all;
+  for (const auto& lane : links_)
+    for (const Link& link : lane) {
+      all.push_back(link.up);
+      all.push_back(link.down);
+    }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end(), [](const Ready& a, const Ready& b) { return !(a < b) && !(b < a); }),
+            all.end());
+  keys_ = std::max(1, static_cast<int>(all.size()));
+  auto key_of = [&all](const Ready& ready) {
+    return static_cast<int>(std::lower_bound(all.begin(), all.end(), ready) - all.begin());
+  };
+  for (auto& lane : links_)
+    for (Link& link : lane) {
+      link.up_key = key_of(link.up);
+      link.down_key = key_of(link.down);
+    }
 }
 
 std::vector<NcclTrees::Message> NcclTrees::messages_of(int rank) const {
@@ -100,19 +121,27 @@ std::vector<NcclTrees::Message> NcclTrees::messages_of(int rank) const {
     m.wait = at_end_wait_steps;  // both ends wait for it in their last round
     out.push_back(m);
   };
+  const int last = last_step();
   for (int lane = 0; lane < lanes(); ++lane) {
     const auto& links = links_[static_cast<size_t>(lane)];
     const Link& me = links[static_cast<size_t>(rank)];
+    // a chunk down is waited for before its receiver passes it on (a leaf: in its last round)
+    auto down_wait = [&](const Link& receiver, int sent, int j) {
+      return receiver.children.empty() ? last - sent : step(receiver.down_key, j) - 1 - sent;
+    };
     for (int j = 0; j < chunks_; ++j) {
       if (me.parent >= 0) {
-        const int lag = hop_lag(rank, me.parent);
-        add({j + me.up_delay, lane, j, me.parent, true, true, lag});
-        add({j + links[static_cast<size_t>(me.parent)].down_offset, lane, j, me.parent, false, false, lag});
+        const Link& parent = links[static_cast<size_t>(me.parent)];
+        // up: waited for before the parent sends its own up (the root: down)
+        const int up = step(me.up_key, j), down = step(parent.down_key, j);
+        add({up, lane, j, me.parent, true, true, step(parent.up_key, j) - 1 - up});
+        add({down, lane, j, me.parent, false, false, down_wait(me, down, j)});
       }
       for (int child : me.children) {
-        const int lag = hop_lag(rank, child);
-        add({j + links[static_cast<size_t>(child)].up_delay, lane, j, child, false, true, lag});
-        add({j + me.down_offset, lane, j, child, true, false, lag});
+        const Link& below = links[static_cast<size_t>(child)];
+        const int up = step(below.up_key, j), down = step(me.down_key, j);
+        add({up, lane, j, child, false, true, step(me.up_key, j) - 1 - up});
+        add({down, lane, j, child, true, false, down_wait(below, down, j)});
       }
     }
   }

@@ -60,7 +60,10 @@ void add_scenario_flags(CLI::App* command, ScenarioFlags& flags, RunRequest& req
   // One value per occurrence, so that a scenario file after --set is not taken as a value.
   command->add_option("--set", request.overrides,
                       "Override any scenario field: key.path=value (repeatable); e.g. training.replay=false simulates "
-                      "every bucket or round collective, none replayed from an identical one (docs/training.md#replay)")
+                      "every bucket or round collective, none replayed from an identical one (docs/training.md#replay); "
+                      "nccl.launch=collective|step: collsim's own algorithm on GPUs stands in for NCCL's one-kernel "
+                      "collective (one launch) or runs alone on send/recv (a launch per dependent step; default: "
+                      "collective with training or parallelism, else step; docs/nccl.md)")
       ->allow_extra_args(false);
   command->add_option("--cfg", request.cfg, "Pass a SimGrid option KEY:VALUE through (repeatable)")
       ->allow_extra_args(false);

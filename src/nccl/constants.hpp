@@ -18,6 +18,11 @@ enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree };
 enum class Proto { ll, ll128, simple };
 // NCCL's hardware classes of a hop (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 enum class Hw { nvlink, pci, net };
+// How often collsim's own algorithms on GPUs launch a kernel (send_recv.hpp says why).
+enum class SendRecvLaunch {
+  per_step,        // collsim's collective alone, on send/recv: a launch per dependent step
+  per_collective,  // standing in for NCCL's own collective: one kernel, one launch first
+};
 
 std::string_view algo_name(Algo algo);   // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"
 std::string_view proto_name(Proto proto);  // "Simple", "LL", "LL128"

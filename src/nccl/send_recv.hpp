@@ -22,11 +22,6 @@
 
 namespace collsim::nccl {
 
-enum class SendRecvLaunch {
-  per_step,        // collsim's collective alone, on send/recv: a launch per dependent step
-  per_collective,  // standing in for NCCL's own collective: one kernel, one launch first
-};
-
 class SendRecvCost final : public MessageCost, public PostCost {
 public:
   // `vector_bytes`: the collective's vector per rank; with per_collective the launch is LL's

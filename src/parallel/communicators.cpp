@@ -29,6 +29,8 @@ ModelInput model_of_group(const RunPlan& plan, const std::vector<int>& members, 
   in.channels = how.channels;
   in.message_cost = how.cost;
   in.fifo = how.fifo;
+  in.hop_inside = how.hop_inside;
+  in.hop_across = how.hop_across;
   if (how.segment_elems > 0) in.segment_elems = how.segment_elems;
   // NCCL's rings and trees turn inside the nodes (the run's locality groups)
   if (in.locality.empty() && how.algorithm != nullptr && how.algorithm->uses.nccl)

@@ -32,6 +32,7 @@ struct GroupAlgorithm {
   double launch = 0;
   int fifo = 1;
   size_t segment_elems = 0;
+  double hop_inside = 0, hop_across = 0;  // NCCL's hop latencies (CollectiveArgs::hop_inside, hop_across)
   std::string nccl;
 };
 

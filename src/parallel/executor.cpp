@@ -98,6 +98,8 @@ CollectiveArgs args_of(const ParallelState& state, const CommunicatorPlan& c) {
   args.segment_elems = c.how.segment_elems > 0 ? c.how.segment_elems : segment_elements(CollectiveSpec{}.segment, c.spec.dtype);
   args.channels = c.channels;
   args.fifo = c.how.fifo;
+  args.hop_inside = c.how.hop_inside;
+  args.hop_across = c.how.hop_across;
   return args;
 }
 

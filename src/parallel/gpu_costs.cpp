@@ -74,6 +74,8 @@ GroupAlgorithm nccl_group_allreduce(const RunPlan& plan, const nccl::GpuSystem& 
   chosen.algorithm = &find_algorithm(Collective::allreduce, setup.algorithm, where);
   chosen.channels = setup.lanes;
   chosen.fifo = setup.fifo;
+  chosen.hop_inside = cost->hop_latency(nccl::Hw::nvlink);
+  chosen.hop_across = cost->hop_latency(nccl::Hw::net);
   const auto elem_bytes = static_cast<double>(dtype_size(dtype));
   chosen.segment_elems =
       nccl_chunk_elements(setup, static_cast<uint64_t>(bytes / elem_bytes), bytes, static_cast<int>(members.size()));

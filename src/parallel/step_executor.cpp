@@ -196,6 +196,8 @@ double run_collective(StepState& state, int world, Communicator c, const GroupAl
   args.channels = algorithm.channels;
   args.segment_elems = algorithm.segment_elems > 0 ? algorithm.segment_elems : segment_elements(CollectiveSpec{}.segment, Dtype::bfloat16);
   args.fifo = algorithm.fifo;
+  args.hop_inside = algorithm.hop_inside;
+  args.hop_across = algorithm.hop_across;
   // the group's switches are ready when its first rank reaches the collective, as hardware is
   if (algorithm.algorithm->switch_run != nullptr) {
     int& next = state.switch_started[&group];

@@ -122,6 +122,8 @@ void use_nccl(const ModelPlatform& platform, RunPlan& plan) {
                                     {"channels", nccl.choice.channels}};
   model.channels = nccl.lanes;
   model.fifo = nccl.fifo;
+  model.hop_inside = nccl.transport->hop_latency(nccl::Hw::nvlink);
+  model.hop_across = nccl.transport->hop_latency(nccl::Hw::net);
   model.segment_elems = nccl_chunk_elements(nccl, plan.payload.logical_elems, plan.payload.logical_bytes, model.p);
   model.message_cost = nccl.transport;
   if (!nccl.switches.empty()) {

@@ -217,6 +217,7 @@ nccl::GpuSystem describe_gpu_ranks(const std::vector<PlatformHost>& hosts, const
 }
 
 nccl::SendRecvLaunch send_recv_launch(const Scenario& scenario) {
+  if (scenario.nccl.launch) return *scenario.nccl.launch;  // nccl.launch
   const TrainingSpec& t = scenario.training;
   const bool trains = t.has_layers() || t.has_model() || t.rounds > 1 || t.compute > 0 || t.compute_flops > 0 ||
                       scenario.parallelism.given;

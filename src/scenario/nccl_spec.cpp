@@ -18,16 +18,18 @@ namespace {
 // Which algorithms read the section: NCCL's and "nccl" (the tuner's choice).
 void check_reader(const CollectiveSpec& collective, const std::string& key) {
   const std::string& name = collective.algorithm;
-  if (key == "gpu_cost") {
+  if (key == "gpu_cost" || key == "launch") {
     // read by collsim's own algorithms (auto's too); NCCL's always pay NCCL's transport, and
     // parameter servers, processes of their own, no GPU's (plan/nccl_run.hpp)
     std::vector<std::string> readers{"auto"};
     for (const std::string& own : classic_algorithm_names(collective.kind))
       if (!find_algorithm(collective.kind, own, "collective.algorithm").uses.servers) readers.push_back(own);
+    const char* what = key == "launch" ? "how often collsim's own algorithms launch a kernel on a GPU"
+                                       : "whether collsim's own algorithms pay a GPU's costs on a GPU platform";
     if (std::find(readers.begin(), readers.end(), name) == readers.end())
-      throw InputError(fmt::format("nccl.gpu_cost: it says whether collsim's own algorithms pay a GPU's costs on a GPU "
-                                   "platform; NCCL's always pay NCCL's, parameter servers none; allowed with: {}",
-                                   join(readers)));
+      throw InputError(fmt::format("nccl.{}: it says {}; NCCL's always pay NCCL's, parameter servers none; allowed "
+                                   "with: {}",
+                                   key, what, join(readers)));
     return;
   }
   if (name == "nccl") return;
@@ -66,6 +68,17 @@ NcclSpec read_values(const json& object) {
       throw InputError(fmt::format("nccl.gpu_cost: must be true or false, got {}", object["gpu_cost"].dump()));
     spec.gpu_cost = object["gpu_cost"].get<bool>();
   }
+  if (object.contains("launch")) {
+    const std::string launch = get_string(object["launch"], "nccl.launch");
+    if (launch != "collective" && launch != "step")
+      throw InputError(fmt::format("nccl.launch: '{}' is not a launch; allowed: collective (one kernel per collective, "
+                                   "standing in for NCCL's), step (a kernel per dependent step, on send/recv alone)",
+                                   launch));
+    spec.launch = launch == "collective" ? nccl::SendRecvLaunch::per_collective : nccl::SendRecvLaunch::per_step;
+    if (!spec.gpu_cost)
+      throw InputError("nccl.launch: with nccl.gpu_cost false a GPU pays no launch; leave nccl.launch out or "
+                       "nccl.gpu_cost true");
+  }
   return spec;
 }
 
@@ -100,7 +113,7 @@ std::vector<NcclReader> nccl_readers(const ParallelismSpec& p) {
 }  // namespace
 
 NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
-  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
+  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost", "launch"});
   for (const auto& [key, value] : object.items()) check_reader(collective, key);
   if (object.contains("proto") && collective.kind == Collective::alltoall)
     throw InputError("nccl.proto: NCCL's alltoall chooses its protocol per block as its send/recv do (LL up to "
@@ -112,10 +125,13 @@ NcclSpec parse_nccl_spec(const json& object, const CollectiveSpec& collective) {
 }
 
 NcclSpec parse_parallel_nccl_spec(const json& object, const ParallelismSpec& parallelism) {
-  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost"});
+  check_keys(object, "nccl", {"algo", "proto", "channels", "pxn", "gpu_cost", "launch"});
   if (object.contains("pxn"))
     throw InputError("nccl.pxn: a parallel run builds its platform without PXN routes (each GPU sends on its own "
                      "rail's NIC); leave nccl.pxn out");
+  if (object.contains("launch"))
+    throw InputError("nccl.launch: a parallel run's collectives are a framework's calls of NCCL's collectives, one "
+                     "kernel each, whatever algorithm stands in; leave nccl.launch out");
   const std::vector<NcclReader> readers = nccl_readers(parallelism);
   for (const auto& [key, value] : object.items())
     if (key != "gpu_cost" && readers.empty())
@@ -141,6 +157,7 @@ json nccl_spec_to_json(const NcclSpec& spec) {
   if (spec.channels) out["channels"] = *spec.channels;
   out["pxn"] = spec.pxn;
   if (!spec.gpu_cost) out["gpu_cost"] = false;  // absent: true
+  if (spec.launch) out["launch"] = *spec.launch == nccl::SendRecvLaunch::per_collective ? "collective" : "step";
   return out;
 }
 

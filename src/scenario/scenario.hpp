@@ -88,6 +88,10 @@ struct NcclSpec {
   // collsim's own algorithms on a GPU platform send with NCCL's send/recv and pay what it costs
   // (plan/nccl_run.hpp, setup_gpu_p2p); false: only their links' alpha and bandwidth
   bool gpu_cost = true;
+  // nccl.launch: whether collsim's own algorithm stands in for NCCL's one-kernel collective
+  // (per_collective, "collective") or runs alone on send/recv (per_step, "step"); unset: by the
+  // scenario (send_recv_launch, plan/nccl_run.hpp)
+  std::optional<nccl::SendRecvLaunch> launch;
   bool given = false;  // the scenario has an "nccl" section
 };
 

@@ -261,7 +261,8 @@ void set_up(RunState& state, const std::shared_ptr<const RunPlan>& plan) {
   }
   const ModelInput& model = plan->model;
   setup.args = CollectiveArgs{setup.op.get(), scenario.collective.root, model.segment_elems, model.servers,
-                              model.deployment, model.channels, model.fifo, model.intra_level, model.inter_level};
+                              model.deployment, model.channels, model.fifo, model.intra_level, model.inter_level,
+                              model.hop_inside, model.hop_across};
   setup.keep_inputs = scenario.recovery.policy != RecoveryPolicy::none || scenario.training.has_model();
   if (plan->training.zero3) {
     // The model everyone starts from (zeros for a model trained from scratch).

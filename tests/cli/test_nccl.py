@@ -376,6 +376,26 @@ class GpuCost(NcclTest):
                               "--set", "training.rounds=2")
         self.assertAlmostEqual(trained["summary"]["collective_time"], 8.4e-6 + 14 * step, delta=1e-12)
 
+    def test_nccl_launch_overrides_the_stand_in_rule(self):
+        # the same ring (14 steps of 128 KiB with LL, `step` as above), the rule forced both ways:
+        # alone as NCCL's collective (one launch first: Simple's 8.4 us, the 1 MiB vector beyond
+        # LL's 512 KiB), in training on send/recv alone (a launch per step: LL's 6.6 us each)
+        step = round(131072 * 2 * 25 / 20.6) / 450e9 + 0.6e-6
+        base = ("--topology", "dgx-h100:1", "--algorithm", "ring", "--size", "1MiB")
+        one = self.traced(*base, "--set", "nccl.launch=collective")
+        self.assertAlmostEqual(one["summary"]["collective_time"], 8.4e-6 + 14 * step, delta=1e-12)
+        self.assertEqual(one["scenario"]["nccl"]["launch"], "collective")
+        per_step = self.traced(*base, "--set", "training.rounds=2", "--set", "nccl.launch=step")
+        self.assertAlmostEqual(per_step["summary"]["collective_time"], 14 * (step + 6.6e-6), delta=1e-12)
+        done = collsim("run", *base, "--set", "nccl.launch=step", "--set", "training.rounds=2")
+        self.assertIn("a kernel's launch per step, 6.6 us with LL, 8.4 us with Simple", done.stdout)
+        # refused: an unknown value, NCCL's own algorithms, no GPU costs
+        self.assert_bad([*base, "--set", "nccl.launch=kernel"], r"nccl\.launch: 'kernel' is not a launch; allowed: collective")
+        self.assert_bad(["--topology", "dgx-h100:1", "--algorithm", "nccl-ring", "--size", "1MiB", "--set", "nccl.launch=step"],
+                        r"nccl\.launch: it says how often collsim's own algorithms launch a kernel")
+        self.assert_bad([*base, "--set", "nccl.gpu_cost=false", "--set", "nccl.launch=step"],
+                        r"nccl\.launch: with nccl\.gpu_cost false a GPU pays no launch")
+
     def test_the_network_row_says_the_transports_latency_not_alpha_0(self):
         # the links carry no latency on GPUs (the transport's hops take their place): the row
         # names NCCL's: Ring hwLat Simple 3.4 us on NVLink, 14 us across nodes, each with the

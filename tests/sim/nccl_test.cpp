@@ -153,6 +153,56 @@ TEST_SUITE("sim") {
     }
   }
 
+  TEST_CASE("NCCL's tree runs each rank's reduce up and broadcast down apart (runTreeSplit): NCCL's latency on 4 lanes") {
+    // Tree/Simple on two DGX H100 at 8 bytes: baseLat 8.4 us + 2 (7 x 4.0 + 1 x 14) us = 92.4 us
+    // (tuning.cc 2.25.1), whatever the lanes. With 4 and 8 lanes the chains start at GPU 0 and
+    // GPU 1 of each node, so a GPU is a chain's tail in one lane and its head's neighbour in
+    // another: run as one sequence of steps (a hop across nodes counted as 8 NVLink hops where
+    // Simple's is 3.5) its chunks up waited for another lane's chunks and it took 106.4 us; its
+    // streams apart, as NCCL's runTreeSplit (src/device/all_reduce.h, 2.25.1) runs them, pass
+    // every chunk on as soon as it is in
+    for (const int lanes : {1, 2, 4, 8}) {
+      CAPTURE(lanes);
+      Scenario s = allreduce_on("nccl-tree", "dgx-h100:2", 16, 8);
+      s.nccl.proto = nccl::Proto::simple;
+      s.nccl.channels = lanes;
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      const double latency = (8.4 + 2 * (7 * 4.0 + 14.0)) * us;
+      CHECK(run.simulated_time > latency);
+      CHECK(run.simulated_time < latency + 0.01 * us);
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
+  TEST_CASE("NCCL's tree, two streams per rank, 4 lanes of few chunks: latency + a lane's bytes once, by hand") {
+    // Tree/Simple on 2 nodes of 2 H100 (rail:2:2:h100:ndr), 4 channels = 4 lanes: lanes 0 and 1
+    // headed by GPU 0 of each node (tree 0 rooted at node 0, tree 1 its mirror), lanes 2 and 3
+    // by GPU 1. In every lane: the tail sends its chunks up at once, its head has them 4 us later
+    // (Tree/Simple NVLink hwLat) and the child node's head passes them across (14 us, network) to
+    // the root, which sends them down at 18 us; the child head has them at 32 us, its tail at 36
+    // us. A GPU is a tail in two lanes and a head in the two others: its streams apart, no chunk
+    // waits for another lane's. Each hop's bytes stream in one body at the lane's share of NCCL's
+    // ceiling, 4 x 41.4 GB/s (perChMaxTreeBws, Hopper, 2 nodes) / (2 x 4 lanes) = 20.7 GB/s
+    // (not the NIC's 50 GB/s: two bodies a direction at 20.7 x 1.006 / 0.92); the last, to a
+    // tail, starts at 32 us and is held 4 us after its last byte:
+    // 8.4 us + 36 us + a lane's slice at 20.7 GB/s, for 1 to several chunks of the slice.
+    // (Run as one sequence, the tails' chunks up waited 4 us each for their own lanes' heads'
+    // chunks: 141.06 us at 4 MiB, here 95.06.)
+    const double wire = nvlink_factor / 0.92;  // the last hop, on NVLink (Tree's x.92, tuning.cc)
+    for (const double bytes : {65536.0, 1048576.0, 4194304.0}) {
+      CAPTURE(bytes);
+      Scenario s = allreduce_on("nccl-tree", "rail:2:2:h100:ndr", 4, bytes);
+      s.nccl.proto = nccl::Proto::simple;
+      s.nccl.channels = 4;
+      const auto run = simulate_in_child(s);
+      REQUIRE_MESSAGE(run.exit_code == 0, run.error);
+      const double slice = bytes / 4, body = std::round(slice * wire) / (4 * 41.4e9 / 8 * wire);
+      CHECK(run.simulated_time == doctest::Approx((8.4 + 36) * us + body).epsilon(1e-9).scale(0));
+      CHECK(run.model_time == doctest::Approx(run.simulated_time).epsilon(1e-9).scale(0));
+    }
+  }
+
   TEST_CASE("NCCL's tree, NVLS and NVLSTree: the model prices the simulation exactly") {
     struct Case {
       const char* algorithm;

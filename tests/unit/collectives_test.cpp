@@ -174,39 +174,52 @@ TEST_CASE("verification: reduce-scatter checks chunk r of rank r, allgather ever
   CHECK_FALSE(verify_results(Collective::allgather, OpKind::sum, 0, ag, input).verified);
 }
 
-TEST_CASE("NCCL's tree: every rank's chunks go up before they come down, each hop a head, each connection one body") {
-  // 2 nodes x 2 GPUs, one lane, 4 chunks. Chains 0 -> 1 and 2 -> 3 (heads 0, 2); one head is the
-  // other's parent. Up: the chains' tails send chunk j at step j, the child head at j + 1 (after
-  // its chain child), the root head has them all by j + 1: its d is 2. Down: the roots send chunk
-  // j at U + j, U = 2 + 4 chunks = 6 (past every chunk up), the child head forwards at j + 7.
-  const NcclTrees trees({0, 0, 1, 1}, 1, 4, 1);
+TEST_CASE("NCCL's tree: each stream passes its chunks on when its heads are in, the streams merged in time order") {
+  // 2 nodes x 2 GPUs, one lane, 4 chunks, a hop 1 inside a node and 5 across. Chains 0 -> 1 and
+  // 2 -> 3 (heads 0, 2); one head is the other's parent. Each stream's time (and hops behind it):
+  // the tails send up at (0, 0), the child head at (1, 1), the root head has every chunk up at
+  // 1 + 5 = (6, 2) and sends down then; its tail has them at (7, 3), the child head at (11, 3),
+  // which passes them to its tail at (12, 4). Keys 0..5 in that order; chunk j of key k at step
+  // 4k + j; a receive is waited for in the round before the step that uses it (a tail's chunks
+  // down in its last round, step 23).
+  const NcclTrees trees({0, 0, 1, 1}, 1, 4, 1, 1.0, 5.0);
+  REQUIRE(trees.last_step() == 23);
   int child = -1;
   for (int head : {0, 2})
     for (const auto& m : trees.messages_of(head))
       if (m.send && m.up && (m.peer == 0 || m.peer == 2)) child = head;
   REQUIRE(child >= 0);
   const int root = 2 - child;
-  for (const auto& m : trees.messages_of(child)) {
-    if (m.peer == root && m.send) CHECK(m.step == m.chunk + 1);
-    if (m.peer == root && !m.send) CHECK(m.step == m.chunk + 6);
-    if (m.peer == child + 1 && m.send) CHECK(m.step == m.chunk + 7);
-  }
-  for (const auto& m : trees.messages_of(root))
-    if (m.send) CHECK(m.step == m.chunk + 6);  // down, to its chain child and across, at once
-  for (int rank = 0; rank < 4; ++rank) {
-    CAPTURE(rank);
-    int last_up = -1, first_down = 1 << 30, bodies = 0, heads = 0;
+  struct Expected {
+    int step, wait;
+  };
+  // (sender, receiver) -> chunk 0's step and its receiver's wait; chunk j: step + j, waits alike
+  // but for the tails' chunks down (waited for at step 23: wait - j)
+  auto expected = [&](int from, int to) -> Expected {
+    if (from == child + 1) return {0, 3};      // child's tail up: used by the child head at step 4
+    if (from == root + 1) return {0, 7};       // root's tail up: used by the root at step 8
+    if (from == child && to == root) return {4, 3};
+    if (from == root && to == root + 1) return {8, 15};  // to a tail: its last round
+    if (from == root && to == child) return {8, 7};      // used at the child head's step 16
+    return {16, 7};                                      // the child head to its tail
+  };
+  int bodies = 0, heads = 0;
+  for (int rank = 0; rank < 4; ++rank)
     for (const auto& m : trees.messages_of(rank)) {
-      if (m.up) last_up = std::max(last_up, m.step);
-      else first_down = std::min(first_down, m.step);
-      // a head is waited for at its step; the connection's body (with chunk 0's head) last
-      CHECK(m.wait == (m.body ? at_end_wait_steps : 0));
+      CAPTURE(rank);
+      CAPTURE(m.peer);
+      CAPTURE(m.chunk);
+      const int from = m.send ? rank : m.peer, to = m.send ? m.peer : rank;
+      const Expected e = expected(from, to);
+      CHECK(m.step == e.step + m.chunk);
+      const bool to_tail = !m.up && (to == child + 1 || to == root + 1);
+      if (m.body) CHECK(m.wait == at_end_wait_steps);  // the connection's bytes: both ends last
+      else CHECK(m.wait == (to_tail ? e.wait - m.chunk : e.wait));
       if (m.body) CHECK(m.chunk == 0);
       (m.body ? bodies : heads) += 1;
     }
-    CHECK(last_up < first_down);
-    CHECK(heads == 4 * bodies);  // 4 chunks on each of its connections
-  }
+  CHECK(heads == 4 * bodies);  // 4 chunks on each of the 6 connections' both ends
+  CHECK(bodies == 12);
 }
 
 TEST_CASE("hierarchical's NVLS level with the ring: each ring step 1 + lag steps after the last, pieces as a ring's") {
