@@ -21,6 +21,7 @@ def layouts(*args):
     return subprocess.run([COLLSIM, "sweep", "layouts", *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
+
 class Enumeration(unittest.TestCase):
     def table(self, *args):
         with tempfile.TemporaryDirectory() as folder:
@@ -163,6 +164,22 @@ def seconds(text):
     return float(value) * TIME_UNITS[unit]
 
 
+
+def run_layout(test, layout, step):
+    """The step time (seconds) of `layout` ("TP2 PP2 DP4 VP2") with `step`, written by hand as
+    a scenario on dgx-h100:2 and run."""
+    sizes = {part[:2]: int(part[2:]) for part in layout.split()}
+    if "VP" in sizes:
+        step = {**step, "virtual_stages": sizes["VP"]}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "layout.json"
+        path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
+            "tensor": sizes["TP"], "pipeline": sizes["PP"], "data": sizes["DP"], "step": step}}))
+        run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
+    test.assertEqual(run.returncode, 0, run.stderr)
+    return seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+
+
 class Simulate(unittest.TestCase):
     """--simulate: the first layouts by the estimate, run through the simulated step."""
 
@@ -195,18 +212,7 @@ class Simulate(unittest.TestCase):
         self.assertEqual(simulated, sorted(simulated))  # ranked by the simulated step
 
     def run_layout(self, layout):
-        """The step of `layout` ("TP2 PP2 DP4 VP2") written by hand as a scenario and run."""
-        sizes = {part[:2]: int(part[2:]) for part in layout.split()}
-        step = {"model": "tiny", "gpu": "h100", "efficiency": 0.5}
-        if "VP" in sizes:
-            step["virtual_stages"] = sizes["VP"]
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "layout.json"
-            path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
-                "tensor": sizes["TP"], "pipeline": sizes["PP"], "data": sizes["DP"], "step": step}}))
-            run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        return seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+        return run_layout(self, layout, {"model": "tiny", "gpu": "h100", "efficiency": 0.5})
 
     def test_an_interleaved_layout_is_simulated_with_its_chunks(self):
         # all 13 layouts of tiny on 16 GPUs simulated: each of the 3 interleaved rows is its
@@ -297,15 +303,7 @@ class FromAScenario(unittest.TestCase):
         rows = re.findall(r"(?m)^\s+\d+\s+(TP\d+ PP\d+ DP\d+(?: VP\d+)?)\s+\S+ \S+\s+(\S+ \S+)\s", table)
         self.assertEqual(len(rows), 2, table)
         for layout, simulated in rows:
-            sizes = {part[:2]: int(part[2:]) for part in layout.split()}
-            step = {**self.STEP, "virtual_stages": sizes.get("VP", 1)}
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "layout.json"
-                path.write_text(json.dumps({"topology": "dgx-h100:2", "parallelism": {
-                    "tensor": sizes["TP"], "pipeline": sizes["PP"], "data": sizes["DP"], "step": step}}))
-                run = subprocess.run([COLLSIM, "run", str(path)], capture_output=True, text=True, timeout=120)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            by_hand = seconds(re.search(r"(?m)^step time\s+(\S+ \S+):", run.stdout)[1])
+            by_hand = run_layout(self, layout, self.STEP)
             self.assertAlmostEqual(seconds(simulated), by_hand, delta=1e-5 * by_hand, msg=layout)
 
     def test_bad_input_is_one_line(self):
