@@ -468,6 +468,7 @@ class Parallelism(unittest.TestCase):
             {"group": "tensor", "algorithm": "nccl-ring", "size": "1MiB"}]}}
         self.refused(ring, "nccl.algo: Tree contradicts parallelism.collectives.0.algorithm 'nccl-ring'")
         self.refused({**rings, "nccl": {"pxn": False}}, "nccl.pxn: a parallel run builds its platform without PXN routes")
+        self.refused({**rings, "nccl": {"launch": "step"}}, "nccl.launch: a parallel run's collectives are a framework's")
         self.refused({**rings, "nccl": {"channels": 0}}, "nccl.channels")
         self.refused({**rings, "nccl": {"protocol": "LL"}}, "nccl")
 
